@@ -1,0 +1,91 @@
+"""Findings and the positions they point at.
+
+A position keeps the character offset into its file (for fixes) and the 1-based line and column
+(for renderers); renderers decide how to show them.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r}: use error, warning or info") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def sarif_level(self) -> str:
+        return {Severity.INFO: "note", Severity.WARNING: "warning", Severity.ERROR: "error"}[self]
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of one file: 0-based character offsets [start, end) plus 1-based line/column of both ends."""
+
+    start: int
+    end: int
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @classmethod
+    def point(cls, line: int, col: int, index: int = 0) -> "Span":
+        return cls(index, index, line, col, line, col)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a finding is about, independent of line numbers: used for fingerprints and baselines."""
+
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    container: str = ""
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    path: str
+    span: Span
+    subject: Subject = field(default_factory=Subject)
+    value: str = ""  # the offending text (a flag, an image, a port): part of the fingerprint
+    fix: object | None = None  # a vllmlint.fix.Fix when the rule can repair it
+    suppressed_by: str | None = None  # justification when a suppression hides it
+
+    @property
+    def sort_key(self):
+        return (self.path, self.span.line, self.span.col, self.code, self.message)
+
+    def fingerprint(self) -> str:
+        """Stable across unrelated edits and line shifts: rule, file, object, container and value."""
+        parts = [self.code, self.path, self.subject.kind, self.subject.namespace, self.subject.name,
+                 self.subject.container, self.value]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+@dataclass
+class Notice:
+    """A note about the run itself (a skipped template, an assumed release): stderr and SARIF notifications."""
+
+    code: str
+    message: str
+    path: str = ""
+    line: int = 0
+    level: str = "note"  # note | warning | error
