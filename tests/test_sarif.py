@@ -1,0 +1,300 @@
+"""SARIF output: valid against the OASIS 2.1.0 schema and within GitHub code scanning's profile."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+
+import pytest
+from jsonschema import Draft7Validator, validators
+
+from vllmlint import registry
+from vllmlint.data import schemas_dir
+from vllmlint.finding import Finding, Notice, Severity, Subject
+from vllmlint.formatters import Report, render
+from vllmlint.yamlmodel import SourceFile
+
+POD = """\
+# owner: team-zebra-1729
+apiVersion: v1
+kind: Pod
+metadata: {name: vllm}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    command: [python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-0.6B]
+"""
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return json.loads((schemas_dir() / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+
+
+def schema_errors(schema, log) -> list[str]:
+    """Errors from the validator the schema declares (draft-04) and from Draft 7 as well."""
+    declared = validators.validator_for(schema)
+    errors = [f"{declared.__name__}: {e.message}" for e in declared(schema).iter_errors(log)]
+    errors += [f"Draft7: {e.message}" for e in Draft7Validator(schema).iter_errors(log)]
+    return errors
+
+
+def rule_like(code: str, name: str, severity: Severity, **changes):
+    """A rule with real documentation (VL101's) under another code, for cases the registry lacks."""
+    return dataclasses.replace(registry.rule("VL101"), code=code, name=name, severity=severity, **changes)
+
+
+def finding_at(source: SourceFile, needle: str, code="VL101", severity=Severity.WARNING, message="msg",
+               **kwargs) -> Finding:
+    start = source.text.index(needle)
+    return Finding(code, severity, message, source.display_path, source.span(start, start + len(needle)),
+                   **kwargs)
+
+
+def sarif(report: Report) -> dict:
+    return json.loads(render("sarif", report))
+
+
+def all_keys(data):
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield key
+            yield from all_keys(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from all_keys(item)
+
+
+@pytest.fixture()
+def busy_report():
+    """Three severities, a suppressed finding, notices with and without a place, an awkward path."""
+    pod = SourceFile("/tmp/x/deploy/vllm pod.yaml", POD, display_path="./deploy\\vllm pod.yaml")
+    other = SourceFile("other.yaml", POD)
+    rules = [registry.rule("VL101"),
+             rule_like("VL902", "removed-flag", Severity.ERROR),
+             rule_like("VL903", "exposed-port", Severity.INFO, security_severity=7.5, tags=["network"])]
+    findings = [
+        finding_at(pod, "vllm.entrypoints.openai.api_server", message="Use `vllm serve` instead",
+                   subject=Subject("Pod", "default", "vllm", "vllm"), value="api_server"),
+        finding_at(pod, "--model", code="VL902", severity=Severity.ERROR, message="Flag --model was removed."),
+        finding_at(other, "image", code="VL903", severity=Severity.INFO, message="Port is open?"),
+    ]
+    suppressed = [finding_at(other, "vllm.entrypoints.openai.api_server", message="Deprecated entrypoint.",
+                             suppressed_by="legacy cluster, migrating in Q3")]
+    notices = [Notice("VL002", "Skipped a Helm template", path="chart/templates/deploy.yaml", line=4),
+               Notice("VL003", "Assumed vLLM 0.29.0", level="warning")]
+    return Report(findings=findings, suppressed=suppressed, notices=notices, rules=rules,
+                  sources={pod.display_path: pod, other.display_path: other}, files_checked=5,
+                  tool_version="1.2.3")
+
+
+def test_busy_log_is_valid_sarif(schema, busy_report):
+    assert validators.validator_for(schema).__name__ == "Draft4Validator"  # what the file declares
+    log = sarif(busy_report)
+    assert schema_errors(schema, log) == []
+    assert log["version"] == "2.1.0"
+
+
+def test_schema_check_has_teeth(schema, busy_report):
+    """The validation above would notice the mistakes a hand-written log typically makes."""
+    log = sarif(busy_report)
+    for path, bad in ((("region", "startLine"), 0), (("level",), "info"), (("message",), None)):
+        broken = copy.deepcopy(log)
+        result = broken["runs"][0]["results"][0]
+        if path[0] == "region":
+            result["locations"][0]["physicalLocation"]["region"]["startLine"] = bad
+        elif bad is None:
+            del result[path[0]]
+        else:
+            result[path[0]] = bad
+        assert schema_errors(schema, broken), path
+
+
+def test_clean_run_has_one_run_and_empty_results(schema):
+    report = Report(rules=[registry.rule("VL101")], files_checked=3)
+    log = sarif(report)
+    assert schema_errors(schema, log) == []
+    assert len(log["runs"]) == 1
+    run = log["runs"][0]
+    assert run["results"] == []
+    assert "automationDetails" not in run
+    assert run["invocations"][0]["executionSuccessful"] is True
+    assert "toolExecutionNotifications" not in run["invocations"][0]
+
+
+def test_driver_describes_the_tool(busy_report):
+    driver = sarif(busy_report)["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "vllmlint"
+    assert driver["version"] == driver["semanticVersion"] == "1.2.3"
+    assert driver["informationUri"].startswith("https://")
+    assert [r["id"] for r in driver["rules"]] == ["VL101", "VL902", "VL903"]
+
+
+def test_every_registry_rule_makes_a_complete_descriptor(schema):
+    rules = list(registry.all_rules().values())
+    source = SourceFile("a.yaml", POD)
+    findings = [finding_at(source, "image", code=rule.code, severity=rule.severity) for rule in rules]
+    log = sarif(Report(findings=findings, rules=rules, files_checked=1))
+    assert schema_errors(schema, log) == []
+    descriptors = {d["id"]: d for d in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert set(descriptors) == {rule.code for rule in rules}
+    for rule in rules:
+        d = descriptors[rule.code]
+        assert d["name"] == rule.name
+        assert d["shortDescription"]["text"].strip() == rule.summary.strip()
+        assert d["fullDescription"]["text"].strip() == rule.docs["what_it_does"].strip()
+        for heading in ("What it does", "Why is this bad", "Example", "Use instead"):
+            assert heading in d["help"]["text"]
+            assert f"## {heading}" in d["help"]["markdown"]
+        for reference in rule.docs.get("references") or []:
+            assert reference in d["help"]["text"] and reference in d["help"]["markdown"]
+        assert d["helpUri"] == f"https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{rule.code}.md"
+        assert d["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning",
+                                                      "info": "note"}[rule.severity.label]
+        assert 0 < len(d["properties"]["tags"]) <= 10
+        assert d["properties"]["precision"] == rule.precision
+        if rule.security_severity is None:
+            assert "security-severity" not in d["properties"]
+        else:
+            assert float(d["properties"]["security-severity"]) == pytest.approx(rule.security_severity)
+
+
+def test_security_severity_only_on_security_rules_as_a_numeric_string(busy_report):
+    descriptors = {d["id"]: d for d in sarif(busy_report)["runs"][0]["tool"]["driver"]["rules"]}
+    security = descriptors["VL903"]["properties"]
+    assert isinstance(security["security-severity"], str)
+    assert re.fullmatch(r"\d+(\.\d+)?", security["security-severity"])
+    assert float(security["security-severity"]) == 7.5
+    assert "security" in security["tags"]  # GitHub ignores security-severity without this tag
+    for code in ("VL101", "VL902"):
+        assert "security-severity" not in descriptors[code]["properties"]
+        assert "security" not in descriptors[code]["properties"]["tags"]
+
+
+def test_tags_are_capped_at_ten(schema):
+    many = [f"tag{i}" for i in range(12)]
+    rule = rule_like("VL904", "many-tags", Severity.WARNING, tags=many, security_severity=5)
+    log = sarif(Report(rules=[rule]))
+    tags = log["runs"][0]["tool"]["driver"]["rules"][0]["properties"]["tags"]
+    assert len(tags) == 10 and tags[0] == "security"
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["properties"]["security-severity"] == "5.0"
+
+
+def test_results_point_at_their_rule_place_and_fingerprint(busy_report):
+    run = sarif(busy_report)["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["columnKind"] == "unicodeCodePoints"
+    results = run["results"]
+    assert len(results) == len(busy_report.findings) + len(busy_report.suppressed)
+    for result, finding in zip(results, busy_report.findings + busy_report.suppressed):
+        assert result["ruleId"] == finding.code
+        assert rules[result["ruleIndex"]]["id"] == finding.code
+        assert result["level"] == {"VL101": "warning", "VL902": "error", "VL903": "note"}[finding.code]
+        assert len(result["locations"]) == 1
+        physical = result["locations"][0]["physicalLocation"]
+        assert physical["region"] == {"startLine": finding.span.line, "startColumn": finding.span.col,
+                                      "endLine": finding.span.end_line, "endColumn": finding.span.end_col}
+        assert result["partialFingerprints"] == {"vllmlint/v1": finding.fingerprint()}
+        assert result["message"]["text"].endswith((".", "?"))
+    first = results[0]
+    # Columns are 1-based and endColumn exclusive: the span covers exactly the module name.
+    line = POD.splitlines()[first["locations"][0]["physicalLocation"]["region"]["startLine"] - 1]
+    region = first["locations"][0]["physicalLocation"]["region"]
+    assert line[region["startColumn"] - 1:region["endColumn"] - 1] == "vllm.entrypoints.openai.api_server"
+    assert first["message"]["text"] == "Use `vllm serve` instead."
+    assert results[1]["message"]["text"] == "Flag --model was removed."  # no second full stop
+    assert results[2]["message"]["text"] == "Port is open?"
+
+
+def test_uris_are_relative_forward_slash_and_percent_encoded(busy_report):
+    run = sarif(busy_report)["runs"][0]
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]]
+    assert locations[0] == {"uri": "deploy/vllm%20pod.yaml", "uriBaseId": "%SRCROOT%"}
+    assert locations[2] == {"uri": "other.yaml", "uriBaseId": "%SRCROOT%"}
+    assert "%SRCROOT%" in run["originalUriBaseIds"]
+    for location in locations:
+        assert "\\" not in location["uri"] and " " not in location["uri"]
+        assert not location["uri"].startswith(("/", "./", "file:"))
+
+
+def test_absolute_path_becomes_a_file_uri(schema):
+    source = SourceFile("/srv/k8s/a b.yaml", POD)
+    log = sarif(Report(findings=[finding_at(source, "image")], rules=[registry.rule("VL101")]))
+    assert schema_errors(schema, log) == []
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "file:///srv/k8s/a%20b.yaml"}
+
+
+def test_no_line_hash_and_no_snippet_anywhere(busy_report):
+    text = render("sarif", busy_report)
+    keys = set(all_keys(json.loads(text)))
+    assert "primaryLocationLineHash" not in text
+    assert "snippet" not in keys and "contextRegion" not in keys
+    # No source text is carried: a line of the linted file appears nowhere in the log.
+    assert "team-zebra-1729" not in text
+
+
+def test_suppressed_findings_carry_their_justification(busy_report):
+    results = sarif(busy_report)["runs"][0]["results"]
+    assert [r.get("suppressions") for r in results[:3]] == [None, None, None]
+    assert results[3]["suppressions"] == [{"kind": "inSource", "justification": "legacy cluster, migrating in Q3"}]
+
+
+def test_notices_are_notifications_not_results(busy_report):
+    run = sarif(busy_report)["runs"][0]
+    assert {r["ruleId"] for r in run["results"]} == {"VL101", "VL902", "VL903"}
+    invocation = run["invocations"][0]
+    assert invocation["executionSuccessful"] is True
+    notes = invocation["toolExecutionNotifications"]
+    assert [n["message"]["text"] for n in notes] == ["Skipped a Helm template.", "Assumed vLLM 0.29.0."]
+    assert [n["level"] for n in notes] == ["note", "warning"]
+    assert notes[0]["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "chart/templates/deploy.yaml", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 4}}
+    assert "locations" not in notes[1]
+    described = run["tool"]["driver"]["notifications"]
+    for note in notes:
+        assert described[note["descriptor"]["index"]]["id"] == note["descriptor"]["id"]
+
+
+def test_automation_details_only_when_a_category_is_given(schema, busy_report):
+    assert "automationDetails" not in sarif(busy_report)["runs"][0]
+    busy_report.sarif_category = "k8s-manifests"
+    log = sarif(busy_report)
+    assert log["runs"][0]["automationDetails"] == {"id": "k8s-manifests/"}
+    assert schema_errors(schema, log) == []
+
+
+def test_findings_of_rules_that_did_not_run_still_resolve(schema):
+    """A finding whose code is not among report.rules (an engine code) gets a descriptor of its own."""
+    source = SourceFile("a.yaml", POD)
+    findings = [finding_at(source, "image", code="VL101"), finding_at(source, "kind", code="VL001",
+                                                                      severity=Severity.ERROR)]
+    log = sarif(Report(findings=findings, rules=[]))
+    assert schema_errors(schema, log) == []
+    run = log["runs"][0]
+    ids = [d["id"] for d in run["tool"]["driver"]["rules"]]
+    for result in run["results"]:
+        assert ids[result["ruleIndex"]] == result["ruleId"]
+    assert run["tool"]["driver"]["rules"][0]["name"] == "deprecated-entrypoint"  # found in the registry
+
+
+def test_output_is_deterministic(busy_report):
+    assert render("sarif", busy_report) == render("sarif", busy_report)
+
+
+def test_serializer_uses_sarif_names_drops_defaults_and_flattens_property_bags():
+    import sarif_om as om
+
+    from vllmlint.formatters.sarif import property_bag, to_sarif_json
+
+    region = om.Region(start_line=3)
+    assert to_sarif_json(region) == {"startLine": 3}  # charOffset/byteOffset default -1 dropped
+    result = om.Result(message=om.Message(text="m."), rule_id="VL1", rule_index=0, level="warning",
+                       properties=property_bag(tags=["a"], **{"security-severity": "9.0"}))
+    assert to_sarif_json(result) == {"message": {"text": "m."}, "level": "warning", "ruleId": "VL1",
+                                     "ruleIndex": 0, "properties": {"tags": ["a"], "security-severity": "9.0"}}
+    assert to_sarif_json(om.Run(tool=om.Tool(driver=om.ToolComponent(name="t")), results=[])) == {
+        "tool": {"driver": {"name": "t"}}, "results": []}

@@ -1,0 +1,214 @@
+"""Check the static catalog against vLLM's real `vllm serve` parser.
+
+    python tools/verify_parser.py 0.29.0 [--keep]
+
+Creates a throwaway venv, installs the CPU torch that lies on this machine's
+disk, `vllm==X` without dependencies, then only the light pure-Python packages
+the parser import asks for (one ModuleNotFoundError at a time). It builds the
+serve parser with the CPU platform forced, dumps every option string and the
+parser's behaviour (abbreviations, underscores), and diffs that against
+`schemas/vllm/X.json`. The venv is deleted afterwards.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+# import name -> PyPI name where they differ
+PIP_NAMES = {
+    "yaml": "pyyaml", "PIL": "pillow", "cv2": "opencv-python-headless", "google": "protobuf",
+    "zmq": "pyzmq", "sklearn": "scikit-learn", "cpuinfo": "py-cpuinfo", "msgspec": "msgspec",
+    "huggingface_hub": "huggingface-hub", "importlib_metadata": "importlib-metadata",
+    "multipart": "python-multipart", "dotenv": "python-dotenv", "jose": "python-jose",
+    "mistral_common": "mistral-common", "compressed_tensors": "compressed-tensors",
+    "gguf": "gguf", "lark": "lark", "partial_json_parser": "partial-json-parser",
+    "prometheus_fastapi_instrumentator": "prometheus-fastapi-instrumentator",
+    "llguidance": "llguidance", "xgrammar": "xgrammar", "outlines": "outlines",
+    "openai_harmony": "openai-harmony", "model_hub": "model-hub", "typing_extensions": "typing-extensions",
+    "depyf": "depyf", "setuptools": "setuptools", "pkg_resources": "setuptools",
+    "diskcache": "diskcache", "cachetools": "cachetools", "cbor2": "cbor2", "pybase64": "pybase64",
+    "blake3": "blake3", "ijson": "ijson", "anthropic": "anthropic", "setproctitle": "setproctitle",
+}
+
+DUMP = r'''
+import argparse, json, os, sys
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+result = {}
+try:
+    import vllm.platforms as platforms
+    from vllm.platforms.cpu import CpuPlatform
+    platforms._current_platform = CpuPlatform()
+except Exception as exc:  # older layouts resolve the platform differently
+    result["platform_note"] = repr(exc)
+parser = None
+try:
+    from vllm.entrypoints.cli.serve import ServeSubcommand
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:
+        from vllm.utils import FlexibleArgumentParser
+    top = FlexibleArgumentParser(prog="vllm")
+    subparsers = top.add_subparsers(dest="subparser")
+    parser = ServeSubcommand().subparser_init(subparsers)
+    result["entry"] = "ServeSubcommand.subparser_init"
+except ImportError as exc:
+    if "ServeSubcommand" not in str(exc) and "cli.serve" not in str(exc) and "vllm.entrypoints.cli" not in str(exc):
+        raise
+    from vllm.utils import FlexibleArgumentParser
+    from vllm.entrypoints.openai.cli_args import make_arg_parser
+    top = FlexibleArgumentParser(prog="vllm")
+    subparsers = top.add_subparsers(dest="subparser")
+    parser = subparsers.add_parser("serve")
+    parser.add_argument("model_tag", type=str, help="The model tag to serve")
+    parser.add_argument("--config", type=str, default="")
+    parser = make_arg_parser(parser)
+    result["entry"] = "make_arg_parser (model_tag and --config added as vllm.scripts does)"
+actions = []
+for action in parser._actions:
+    actions.append({
+        "option_strings": list(action.option_strings), "dest": action.dest,
+        "nargs": action.nargs if not isinstance(action.nargs, type) else str(action.nargs),
+        "type": getattr(action.type, "__name__", repr(action.type)) if action.type else None,
+        "choices": [str(c) for c in action.choices] if isinstance(action.choices, (list, tuple, set, frozenset)) else None,
+        "default": repr(action.default)[:80],
+        "action": type(action).__name__,
+    })
+result["actions"] = actions
+result["allow_abbrev"] = parser.allow_abbrev
+def try_parse(argv):
+    try:
+        ns = top.parse_args(["serve", "m"] + argv)
+        return {k: repr(v) for k, v in vars(ns).items() if k in ("max_model_len", "max_num_seqs", "gpu_memory_utilization")}
+    except SystemExit as exc:
+        return "exit %s" % exc.code
+result["probes"] = {
+    "--max_model_len 10": try_parse(["--max_model_len", "10"]),
+    "--max-num-seq 3": try_parse(["--max-num-seq", "3"]),
+    "--gpu-memory-util 0.5": try_parse(["--gpu-memory-util", "0.5"]),
+    "--max 1": try_parse(["--max", "1"]),
+}
+print("@@JSON@@" + json.dumps(result))
+'''
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, text=True, capture_output=True, **kw)
+
+
+def build_real_parser(version: str, venv: Path, log) -> dict:
+    py = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(py), "-m", "pip", "install", "--quiet"]
+    # The CPU torch lies in /opt/wheels (pip's find-links); pin its local version so no CUDA build is fetched.
+    res = run(pip + ["torch==2.13.0+cpu", "-v"])
+    source = re.findall(r"(Processing|Downloading|Using cached) (\S*torch-2\.13\.0\S*)", res.stdout + res.stderr)
+    log(f"torch install rc={res.returncode}: {source[:1]}")
+    if res.returncode:
+        raise SystemExit(res.stderr[-2000:])
+    res = run(pip + ["--no-deps", f"vllm=={version}"])
+    if res.returncode:
+        raise SystemExit(res.stderr[-2000:])
+    installed = []
+    env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", VLLM_LOGGING_LEVEL="ERROR", CUDA_VISIBLE_DEVICES="")
+    for _attempt in range(60):
+        res = run([str(py), "-c", DUMP], env=env, cwd=str(venv))
+        if res.returncode == 0 and "@@JSON@@" in res.stdout:
+            result = json.loads(res.stdout.split("@@JSON@@", 1)[1])
+            result["installed"] = installed
+            return result
+        missing = re.findall(r"No module named '([\w.]+)'", res.stderr)
+        if not missing:
+            raise SystemExit("parser build failed:\n" + res.stderr[-4000:])
+        top = missing[-1].split(".")[0]
+        package = PIP_NAMES.get(top, top.replace("_", "-"))
+        if package in installed:
+            raise SystemExit(f"{package} installed but {missing[-1]} still missing:\n" + res.stderr[-3000:])
+        log(f"installing {package} (for {missing[-1]})")
+        res2 = run(pip + ["-c", str(venv / "constraints.txt"), package])
+        if res2.returncode:
+            raise SystemExit(f"pip install {package} failed:\n{res2.stderr[-2000:]}")
+        installed.append(package)
+    raise SystemExit("gave up after 60 missing modules")
+
+
+def diff(version: str, real: dict) -> dict:
+    from vllmlint import catalog
+    release = catalog.load(version)
+    real_strings = {s for a in real["actions"] for s in a["option_strings"]}
+    real_positionals = {a["dest"] for a in real["actions"] if not a["option_strings"]}
+    ours = {s for opt in release.options.values() for s in opt.flags}
+    our_positionals = {name for name, opt in release.options.items() if opt.positional}
+    type_diffs, choice_diffs = [], []
+    by_flag = {s: opt for opt in release.options.values() for s in opt.flags}
+    for action in real["actions"]:
+        long = next((s for s in action["option_strings"] if s.startswith("--")), None)
+        opt = by_flag.get(long)
+        if opt is None:
+            continue
+        real_choices = action["choices"]
+        our_choices = [str(c) for c in opt.choices] if opt.choices_enforced and opt.choices else None
+        if (real_choices or None) != (our_choices or None) and not (real_choices and our_choices and set(real_choices) == set(our_choices)):
+            choice_diffs.append({"flag": long, "real": real_choices, "catalog": our_choices})
+        real_type = action["type"]
+        expected = {"int": "int", "float": "float", "str": "str", "json": None, "bool": None}.get(opt.type)
+        if expected and real_type and real_type != expected and not real_type.startswith(("human_readable_int", "_optional_type", "optional")):
+            type_diffs.append({"flag": long, "real_type": real_type, "catalog_type": opt.type})
+    return {
+        "only_in_real_parser": sorted(real_strings - ours),
+        "only_in_catalog": sorted(ours - real_strings),
+        "positionals": {"real": sorted(real_positionals), "catalog": sorted(our_positionals)},
+        "choice_diffs": choice_diffs,
+        "type_diffs": type_diffs,
+        "real_allow_abbrev": real["allow_abbrev"], "catalog_allow_abbrev": release.allow_abbrev,
+        "probes": real["probes"],
+        "probe_predictions": {p: _predict(release, p) for p in real["probes"]},
+        "counts": {"real_option_strings": len(real_strings), "catalog_option_strings": len(ours)},
+    }
+
+
+def _predict(release, probe: str) -> str:
+    res = release.resolve(probe.split()[0])
+    return f"{res.kind}:{res.option.name if res.option else res.candidates}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("version")
+    ap.add_argument("--keep", action="store_true", help="keep the venv (for debugging)")
+    ap.add_argument("--out", type=Path, help="write the JSON report here")
+    args = ap.parse_args()
+    venv = Path(tempfile.mkdtemp(prefix=f"vllm-verify-{args.version}-")) / "venv"
+    venv.parent.mkdir(exist_ok=True)
+    (venv.parent).mkdir(exist_ok=True)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    try:
+        venv.mkdir()
+        (venv / "constraints.txt").write_text("torch==2.13.0+cpu\n")
+        real = build_real_parser(args.version, venv, log)
+    finally:
+        if not args.keep:
+            shutil.rmtree(venv.parent, ignore_errors=True)
+    report = {"version": args.version, "entry": real.get("entry"), "installed": real.get("installed"),
+              "platform_note": real.get("platform_note"), **diff(args.version, real)}
+    text = json.dumps(report, indent=1)
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""What each vLLM release's `vllm serve` accepts, from `schemas/vllm/<version>.json`.
+
+The files are written by `python -m vllmlint.sync` (static extraction from the
+release wheels). This module is stdlib only and loads a release file only when
+asked for it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from vllmlint.data import schemas_dir
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def parse_version(version: str) -> tuple:
+    """Sortable key: 0.6.4.post1 < 0.6.6 < 0.10.1.1 < 0.29.0 (pre-releases sort before the release)."""
+    text = version.strip().lstrip("v")
+    match = re.match(r"^(\d+(?:\.\d+)*)(?:[.-]?(a|b|rc|dev)(\d*))?(?:[.-]?(post)(\d*))?(?:\+.*)?$", text)
+    if not match:
+        raise ValueError(f"not a vLLM version: {version!r}")
+    release = [int(p) for p in match.group(1).split(".")]
+    while len(release) < 4:
+        release.append(0)
+    pre_rank = {"dev": 0, "a": 1, "b": 2, "rc": 3}.get(match.group(2) or "", 4)
+    pre_num = int(match.group(3) or 0)
+    post = int(match.group(5) or 0) if match.group(4) else -1
+    return (tuple(release), pre_rank, pre_num, post)
+
+
+def compare_versions(a: str, b: str) -> int:
+    """-1, 0 or 1 as a is older than, equal to or newer than b."""
+    ka, kb = parse_version(a), parse_version(b)
+    return (ka > kb) - (ka < kb)
+
+
+# --------------------------------------------------------------------------- data model
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str                      # canonical long name without dashes, e.g. "max-model-len"
+    flags: tuple[str, ...]         # every accepted spelling, e.g. ("--enable-x", "--no-enable-x")
+    takes_value: bool
+    type: str                      # int | float | str | bool | json | none | unknown
+    nargs: Any = None
+    choices: tuple | None = None   # argparse-enforced choices
+    choices_enforced: bool = False
+    known_values: tuple | None = None  # values vLLM knows but only checks later at start-up
+    default: Any = None
+    json: bool = False
+    json_keys: tuple[str, ...] = ()
+    json_key_values: dict = field(default_factory=dict)
+    deprecated: bool = False
+    deprecation: str = ""
+    help: str = ""
+    positional: bool = False
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    maximum: float | None = None
+    exclusive_maximum: float | None = None
+
+    @property
+    def canonical_flag(self) -> str:
+        return self.name if self.positional else "--" + self.name
+
+    def implied_value(self, spelling: str) -> bool | None:
+        """For value-less boolean spellings: what the flag sets (--no-x / --disable-x give False)."""
+        if self.takes_value or self.type != "bool":
+            return None
+        if spelling == self.canonical_flag:
+            return True
+        if spelling.startswith("--no-") or (spelling.startswith("--disable-") and not self.name.startswith("disable-")) \
+                or (spelling.startswith("--enable-") and self.name.startswith("disable-")):
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a release's parser reads one argv token."""
+
+    token: str
+    kind: str                      # exact | alias | prefix | ambiguous | unknown | positional
+    option: Option | None = None
+    spelling: str | None = None    # the accepted spelling the token ended up as
+    value: str | None = None       # from --flag=value or -O3
+    implied_value: Any = None      # for --no-x style aliases
+    candidates: tuple[str, ...] = ()
+    json_path: tuple[str, ...] = ()  # --compilation-config.level -> ("level",)
+    normalized: str | None = None  # after underscore folding
+
+
+def _option_from_json(name: str, prop: dict) -> Option:
+    x = prop.get("x-vllm", {})
+
+    def tup(v):
+        return tuple(v) if isinstance(v, list) else v
+
+    return Option(
+        name=name, flags=tuple(x.get("flags") or ()), takes_value=bool(x.get("takes_value")),
+        type=x.get("type", "unknown"), nargs=x.get("nargs"), choices=tup(x.get("choices")),
+        choices_enforced=bool(x.get("choices_enforced")), known_values=tup(x.get("known_values")),
+        default=x.get("default"), json=bool(x.get("json")), json_keys=tuple(x.get("json_keys") or ()),
+        json_key_values=x.get("json_key_values") or {}, deprecated=bool(x.get("deprecated")),
+        deprecation=x.get("deprecation", ""), help=x.get("help", ""), positional=bool(x.get("positional")),
+        minimum=prop.get("minimum"), exclusive_minimum=prop.get("exclusiveMinimum"),
+        maximum=prop.get("maximum"), exclusive_maximum=prop.get("exclusiveMaximum"),
+    )
+
+
+class Release:
+    def __init__(self, doc: dict):
+        meta = doc["x-vllm-release"]
+        self.version: str = meta["version"]
+        self.allow_abbrev: bool = meta.get("allow_abbrev", True)
+        self.underscore_to_dash: bool = meta.get("underscore_to_dash", False)
+        self.dotted_keys: bool = meta.get("dotted_keys", False)
+        self.o_shorthand: bool = meta.get("o_shorthand", False)
+        self.o_target: str | None = meta.get("o_target")
+        self.default_gpu_memory_utilization = meta.get("default_gpu_memory_utilization")
+        self.env: dict[str, dict] = meta.get("env", {})
+        self.metrics: dict[str, str] = meta.get("metrics", {})
+        self.schema = doc
+        self.options: dict[str, Option] = {n: _option_from_json(n, p) for n, p in doc["properties"].items()}
+        self._by_spelling: dict[str, Option] = {}
+        for opt in self.options.values():
+            for spelling in opt.flags:
+                self._by_spelling.setdefault(spelling, opt)
+
+    def __repr__(self) -> str:
+        return f"Release({self.version!r}, {len(self.options)} options)"
+
+    def option(self, spelling: str) -> Option | None:
+        """Exact lookup of a spelling (`--max-model-len`, `-tp`, `--no-enable-prefix-caching`)."""
+        return self._by_spelling.get(spelling)
+
+    @property
+    def spellings(self) -> list[str]:
+        return sorted(self._by_spelling)
+
+    def resolve(self, token: str) -> Resolution:
+        """Resolve one argv token the way this release's `vllm serve` parser would."""
+        raw = token
+        if not token.startswith("-") or token == "-" or token == "--":
+            return Resolution(raw, "positional")
+        value = None
+        # -O3 / -O=3 / -Odecode shorthand (FlexibleArgumentParser rewrites it before argparse sees it)
+        if self.o_shorthand and token.startswith("-O") and not token.startswith("--") and token != "-O" \
+                and token[2:3] != ".":
+            level = token[2:].lstrip("=")
+            target = self.o_target or "-O"
+            opt = self._by_spelling.get(target)
+            if opt is not None:
+                path = ("level",) if target == "-O" and self.dotted_keys else ()
+                return Resolution(raw, "alias", opt, target, level, candidates=(), json_path=path)
+        if "=" in token:
+            token, value = token.split("=", 1)
+        normalized = token
+        if self.underscore_to_dash and token.startswith("--"):
+            # vLLM folds underscores only in the part before the first '.'
+            head, dot, rest = token[2:].partition(".")
+            normalized = "--" + head.replace("_", "-") + dot + rest
+        json_path: tuple[str, ...] = ()
+        lookup = normalized
+        if self.dotted_keys and "." in normalized:
+            head, _, rest = normalized.partition(".")
+            json_path = tuple(p for p in rest.split(".") if p)
+            lookup = head
+        opt = self._by_spelling.get(lookup)
+        if opt is not None:
+            if lookup == opt.canonical_flag or opt.takes_value or lookup in opt.flags[:1]:
+                kind = "exact" if lookup == opt.canonical_flag else "alias"
+            else:
+                kind = "alias"
+            return Resolution(raw, kind, opt, lookup, value, opt.implied_value(lookup), (), json_path,
+                              normalized if normalized != token else None)
+        if self.allow_abbrev and lookup.startswith("--") and not json_path:
+            matches = sorted(s for s in self._by_spelling if s.startswith(lookup) and s.startswith("--"))
+            if len(matches) == 1:
+                opt = self._by_spelling[matches[0]]
+                return Resolution(raw, "prefix", opt, matches[0], value, opt.implied_value(matches[0]),
+                                  (matches[0],), json_path, normalized if normalized != token else None)
+            if len(matches) > 1:
+                return Resolution(raw, "ambiguous", None, None, value, None, tuple(matches), json_path,
+                                  normalized if normalized != token else None)
+        return Resolution(raw, "unknown", None, None, value, None, (), json_path,
+                          normalized if normalized != token else None)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _catalog_dir() -> Path:
+    return schemas_dir() / "vllm"
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict:
+    return json.loads((_catalog_dir() / "index.json").read_text(encoding="utf-8"))
+
+
+def releases() -> list[str]:
+    """Catalogued releases, oldest first."""
+    return sorted(_index()["releases"], key=parse_version)
+
+
+def newest() -> str:
+    return releases()[-1]
+
+
+@lru_cache(maxsize=None)
+def load(version: str) -> Release:
+    """The catalog of one release; KeyError for a release that is not catalogued."""
+    if version not in _index()["releases"]:
+        raise KeyError(f"vLLM {version} is not in the catalog (known: {', '.join(releases())})")
+    return Release(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
+
+
+def nearest_release(version: str) -> str | None:
+    """The newest catalogued release that is not newer than `version`, or None."""
+    key = parse_version(version)
+    older = [r for r in releases() if parse_version(r) <= key]
+    return older[-1] if older else None
+
+
+def history(flag: str) -> dict | None:
+    """First and last catalogued release accepting this exact spelling, with deprecation and help."""
+    row = _index()["flags"].get(flag)
+    return dict(row) if row else None
+
+
+def env_history(name: str) -> dict | None:
+    row = _index()["env"].get(name)
+    return dict(row) if row else None
+
+
+def metric_history(name: str) -> dict | None:
+    row = _index()["metrics"].get(name)
+    return dict(row) if row else None
+
+
+@dataclass(frozen=True)
+class Removal:
+    flag: str
+    target: str
+    last_release: str | None       # newest catalogued release that accepted the spelling before target
+    first_release: str | None      # first catalogued release that accepted it (may be after target)
+    status: str                    # "removed" (VL102), "too_new" (VL105), "never" (no release had it)
+
+
+def removed_between(flag: str, target: str) -> Removal:
+    """For a spelling unknown to `target`: was it removed before, or only added after?"""
+    row = history(flag)
+    if row is None:
+        return Removal(flag, target, None, None, "never")
+    first, last = row["first"], row["last"]
+    if compare_versions(last, target) < 0:
+        return Removal(flag, target, last, first, "removed")
+    if compare_versions(first, target) > 0:
+        return Removal(flag, target, None, first, "too_new")
+    # Present in releases on both sides of target but missing in target itself: find the gap.
+    before = [r for r in releases() if compare_versions(r, target) < 0 and flag in load(r)._by_spelling]
+    return Removal(flag, target, before[-1] if before else None, first, "removed" if before else "too_new")

@@ -1,0 +1,53 @@
+"""Rule checks: one module per rule, named after its YAML (`VL101-deprecated-entrypoint.yaml` ->
+`vl101_deprecated_entrypoint.py`), each with one function `check(ctx)` that yields findings.
+
+Checks read the model (`ctx.world`: objects, pod templates, containers, vLLM invocations) and never
+parse YAML or shell themselves; `ctx.finding(...)` turns a node or token into a positioned finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..finding import Finding, Severity, Span, Subject
+from ..invocation import Invocation, Token
+from ..k8s import Container, K8sObject, PodTemplate, World
+from ..registry import Rule
+from ..yamlmodel import Node
+
+
+@dataclass
+class Context:
+    world: World
+    rule: Rule
+    severity: Severity  # the rule's severity for this run (after overrides)
+
+    def finding(self, where: Node | Token, message: str, *, about=None, value: str = "",
+                severity: Severity | None = None, fix=None) -> Finding | None:
+        """A finding at a YAML node or an argv token; `about` is the object, pod or container concerned."""
+        source = where.source
+        if source is None:
+            return None  # a synthetic token (an image's entrypoint) has no place in any file
+        span: Span = source.span(where.start, where.end)
+        return Finding(self.rule.code, severity or self.severity, message, source.display_path, span,
+                       subject_of(about), value, fix)
+
+
+def subject_of(about) -> Subject:
+    if isinstance(about, Invocation):
+        about = about.container
+    if isinstance(about, Container):
+        owner = about.pod.owner
+        return Subject(owner.kind, owner.namespace, owner.name, about.name)
+    if isinstance(about, PodTemplate):
+        return Subject(about.owner.kind, about.owner.namespace, about.owner.name)
+    if isinstance(about, K8sObject):
+        return Subject(about.kind, about.namespace, about.name)
+    return Subject()
+
+
+def describe_workload(invocation: Invocation) -> str:
+    container = invocation.container
+    if container is None:
+        return "this script"
+    owner = container.pod.owner
+    return f"{owner.kind} {owner.name}" if owner.name else owner.kind

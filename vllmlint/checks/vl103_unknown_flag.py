@@ -1,0 +1,13 @@
+from . import Context
+
+
+def check(ctx: Context):
+    table = {entry["flag"]: entry for entry in ctx.rule.data or []}
+    for invocation in ctx.world.invocations:
+        for option in invocation.options:
+            flag = option.name.replace("_", "-")
+            entry = table.get(flag)
+            if entry is None:
+                continue
+            yield ctx.finding(option.token, f"`{option.name}` is not an option of the vLLM server, which refuses "
+                              f"to start with it: {entry['replacement']}", about=invocation, value=flag)

@@ -1,0 +1,18 @@
+from ..images import parse_image
+from ..yamlmodel import scalar_str
+from . import Context
+
+
+def check(ctx: Context):
+    for container in ctx.world.containers:
+        node = container.image
+        text = scalar_str(node)
+        if node is None or not text:
+            continue
+        image = parse_image(text)
+        if image is None or image.pinned:
+            continue
+        what = "`:latest`" if image.tag == "latest" else "no tag (so `:latest`)"
+        yield ctx.finding(node, f"Image `{text}` has {what}, which changes under you and differs between "
+                          "nodes: pin a release tag (e.g. `vllm/vllm-openai:v0.29.0`) or a digest `@sha256:...`.",
+                          about=container, value=text)

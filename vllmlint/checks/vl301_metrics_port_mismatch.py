@@ -1,0 +1,166 @@
+import re
+
+from ..k8s import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port, selector_matches,
+                   service_ports, service_selector)
+from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from . import Context
+
+_METRICS_PORT_NAME = re.compile(r"^(metrics|prometheus|prom|http-metrics|.*-metrics|metrics-.*)$")
+
+
+def _vllm_ports(ctx: Context) -> dict[PodTemplate, tuple[set[int], set[int]]]:
+    """vLLM pod templates -> (their API ports, ports that other containers of the pod declare)."""
+    result: dict[PodTemplate, tuple[set[int], set[int]]] = {}
+    for invocation in ctx.world.invocations:
+        container = invocation.container
+        if container is None or container.pod.owner.kind == "ComposeService":
+            continue
+        port = invocation.api_port
+        if port is None:
+            continue  # unknown ($VAR): stay silent
+        api, others = result.setdefault(container.pod, (set(), set()))
+        api.add(port)
+    for template, (api, others) in result.items():
+        vllm_containers = {inv.container.name for inv in ctx.world.invocations if inv.container and inv.container.pod is template}
+        for container in template.containers:
+            if container.name not in vllm_containers:
+                others.update(number for _, number in container.ports)
+    return result
+
+
+def _mismatch(port: int | None, ports: tuple[set[int], set[int]]) -> bool:
+    api, others = ports
+    return port is not None and port not in api and port not in others
+
+
+def _describe(api: set[int]) -> str:
+    return " or ".join(str(p) for p in sorted(api))
+
+
+def _selected(ctx, selector, namespace, vllm) -> list[PodTemplate]:
+    return [t for t in ctx.world.selected_templates(selector, namespace) if t in vllm]
+
+
+def check(ctx: Context):
+    vllm = _vllm_ports(ctx)
+    if not vllm:
+        return
+    services = ctx.world.of_kind("Service")
+    # Service ports named like metrics on a Service in front of vLLM pods.
+    for service in services:
+        for template in _selected(ctx, service_selector(service), service.namespace, vllm):
+            for port in service_ports(service):
+                if not _METRICS_PORT_NAME.match(port.name):
+                    continue
+                number = resolve_container_port(template, port.target)
+                if _mismatch(number, vllm[template]):
+                    yield ctx.finding(port.target_node, f"Service port `{port.name}` sends scrapes to port {number}, "
+                                      f"but vLLM serves /metrics on its API port {_describe(vllm[template][0])}: point "
+                                      "`targetPort` at the API port (there is no separate metrics port).",
+                                      about=service, value=f"{port.name}:{number}")
+                    break
+    yield from _service_monitors(ctx, services, vllm)
+    yield from _pod_monitors(ctx, vllm)
+    yield from _annotations(ctx, vllm)
+
+
+def _monitor_namespaces(monitor: K8sObject) -> tuple[bool, list[str]]:
+    """(any namespace, explicit names) from a monitor's namespaceSelector."""
+    selector = monitor.spec.get("namespaceSelector") if monitor.spec else None
+    if isinstance(selector, Mapping):
+        any_node = selector.get("any")
+        if isinstance(any_node, Scalar) and any_node.value is True:
+            return True, []
+        names = selector.get("matchNames")
+        if isinstance(names, Sequence):
+            return False, [scalar_str(n) or "" for n in names.items]
+    return False, [monitor.namespace]
+
+
+def _in_namespaces(obj_namespace: str, scope: tuple[bool, list[str]]) -> bool:
+    any_namespace, names = scope
+    return any_namespace or any(namespaces_compatible(obj_namespace, n) for n in names)
+
+
+def _service_monitors(ctx, services, vllm):
+    for monitor in ctx.world.of_kind("ServiceMonitor"):
+        spec = monitor.spec
+        endpoints = spec.get("endpoints") if spec else None
+        if not isinstance(endpoints, Sequence):
+            continue
+        scope = _monitor_namespaces(monitor)
+        targets = [s for s in services if _in_namespaces(s.namespace, scope)
+                   and selector_matches(spec.get("selector"), s.labels)]
+        for endpoint in endpoints.items:
+            if not isinstance(endpoint, Mapping):
+                continue
+            reported = False
+            for service in targets:
+                templates = _selected(ctx, service_selector(service), service.namespace, vllm)
+                if not templates or reported:
+                    continue
+                port_name = scalar_str(endpoint.get("port"))
+                target_port = endpoint.get("targetPort")
+                for template in templates:
+                    if port_name is not None:
+                        match = [p for p in service_ports(service) if p.name == port_name]
+                        if not match:
+                            yield ctx.finding(endpoint.get("port"), f"ServiceMonitor endpoint port `{port_name}` "
+                                              f"names no port of Service {service.name}, so nothing is scraped: "
+                                              f"name the Service port that reaches vLLM's API port "
+                                              f"{_describe(vllm[template][0])}.", about=monitor, value=port_name)
+                            reported = True
+                            break
+                        number = resolve_container_port(template, match[0].target)
+                        where = endpoint.get("port")
+                    elif isinstance(target_port, Scalar):
+                        number = resolve_container_port(template, target_port.value)
+                        where = target_port
+                    else:
+                        continue
+                    if _mismatch(number, vllm[template]):
+                        yield ctx.finding(where, f"ServiceMonitor scrapes vLLM pods on port {number}, but vLLM serves "
+                                          f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API "
+                                          "port.", about=monitor, value=str(number))
+                        reported = True
+                        break
+
+
+def _pod_monitors(ctx, vllm):
+    for monitor in ctx.world.of_kind("PodMonitor"):
+        spec = monitor.spec
+        endpoints = spec.get("podMetricsEndpoints") if spec else None
+        if not isinstance(endpoints, Sequence):
+            continue
+        scope = _monitor_namespaces(monitor)
+        templates = [t for t in vllm if _in_namespaces(t.namespace, scope)
+                     and selector_matches(spec.get("selector"), t.labels)]
+        for endpoint in endpoints.items:
+            if not isinstance(endpoint, Mapping):
+                continue
+            for template in templates:
+                where = endpoint.get("port") or endpoint.get("targetPort")
+                if not isinstance(where, Scalar):
+                    continue
+                number = resolve_container_port(template, where.value)
+                if _mismatch(number, vllm[template]):
+                    yield ctx.finding(where, f"PodMonitor scrapes vLLM pods on port {number}, but vLLM serves "
+                                      f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API port.",
+                                      about=monitor, value=str(number))
+                    break
+
+
+def _annotations(ctx, vllm):
+    for template in vllm:
+        meta = template.metadata
+        annotations = meta.get("annotations") if meta else None
+        node = annotations.get("prometheus.io/port") if isinstance(annotations, Mapping) else None
+        if not isinstance(node, Scalar):
+            continue
+        text = scalar_str(node) or ""
+        if not text.isdigit():
+            continue
+        if _mismatch(int(text), vllm[template]):
+            yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
+                              f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
+                              about=template, value=text)

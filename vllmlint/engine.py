@@ -1,0 +1,275 @@
+"""The engine: finds input files, builds one world from all of them, runs the selected rules.
+
+Input problems (a file that does not parse, a binary file, an unrendered template) become findings or
+notices with a file and line; they never stop the other files from being linted.
+"""
+from __future__ import annotations
+
+import os
+import re
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .finding import Finding, Notice, Severity
+from .invocation import find_invocations, script_invocations
+from .k8s import World
+from .registry import Rule, select_rules
+from .yamlmodel import SourceFile, parse_documents
+
+YAML_SUFFIXES = {".yaml", ".yml", ".json"}
+SHELL_SUFFIXES = {".sh", ".bash"}
+SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES
+_HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
+                   r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
+_HELM_SOURCE = re.compile(r"^# Source: (\S.*)$", re.M)
+
+
+@dataclass
+class LintOptions:
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    severity: dict[str, str] = field(default_factory=dict)  # code -> severity override
+    vllm_version: str | None = None  # assumed where a workload's own release is unknown
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+    files_checked: int = 0
+    internal_error: bool = False
+
+
+# --- finding the files ----------------------------------------------------------------------------
+def collect_files(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Files to lint, and the paths that do not exist. Folders recurse into YAML/JSON/shell files,
+    skipping hidden folders and symlink loops; a file named explicitly is linted whatever its name."""
+    files: list[Path] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            _add(files, seen, path)
+        elif path.is_dir():
+            visited_dirs: set[str] = set()
+            for root, dirs, names in os.walk(path, followlinks=True):
+                real = os.path.realpath(root)
+                if real in visited_dirs:
+                    dirs[:] = []
+                    continue
+                visited_dirs.add(real)
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+                for name in sorted(names):
+                    if Path(name).suffix.lower() in SCAN_SUFFIXES and not name.startswith("."):
+                        _add(files, seen, Path(root) / name)
+        else:
+            missing.append(raw)
+    return files, missing
+
+
+def _add(files: list[Path], seen: set[str], path: Path) -> None:
+    key = os.path.realpath(path)
+    if key not in seen:
+        seen.add(key)
+        files.append(path)
+
+
+_TOPLEVEL_CACHE: dict[str, str | None] = {}
+
+
+def _git_toplevel(directory: str) -> str | None:
+    """The enclosing git work tree, found by looking for `.git` (no subprocess: start-up matters)."""
+    if directory in _TOPLEVEL_CACHE:
+        return _TOPLEVEL_CACHE[directory]
+    current = directory
+    result = None
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            result = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    _TOPLEVEL_CACHE[directory] = result
+    return result
+
+
+def display_path(path: Path) -> str:
+    """Relative to the git top level when inside a repository, else to the current folder."""
+    absolute = os.path.abspath(path)
+    top = _git_toplevel(os.path.dirname(absolute))
+    base = top or os.getcwd()
+    relative = os.path.relpath(absolute, base)
+    if relative.startswith(".."):
+        relative = os.path.relpath(absolute, os.getcwd())
+    return relative.replace(os.sep, "/")
+
+
+# --- reading -------------------------------------------------------------------------------------
+def read_text(data: bytes) -> tuple[str | None, str | None]:
+    """Decoded text, or why it is not text."""
+    if b"\x00" in data[:8192]:
+        return None, "binary file (it contains NUL bytes), not YAML or shell"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        return None, f"not UTF-8 text (invalid byte at line {line})"
+
+
+def split_helm_output(text: str) -> list[tuple[str, str]] | None:
+    """`helm template` output: (source file, document text) per document, or None if not Helm output."""
+    if not _HELM_SOURCE.search(text):
+        return None
+    chunks = re.split(r"^---[ \t]*$", text, flags=re.M)
+    result = []
+    for chunk in chunks:
+        match = _HELM_SOURCE.search(chunk)
+        if match and chunk.strip():
+            result.append((match.group(1).strip(), chunk))
+    return result or None
+
+
+class Linter:
+    def __init__(self, options: LintOptions | None = None):
+        self.options = options or LintOptions()
+        self.result = LintResult()
+        self.world = World()
+        self._errors: list[Finding] = []
+        self._shell_sources: list[SourceFile] = []
+
+    # inputs
+    def add_file(self, path: Path, shown: str | None = None) -> None:
+        shown = shown or display_path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self.result.notices.append(Notice("VL001", f"cannot read file: {exc.strerror or exc}", shown, 0, "error"))
+            self.result.internal_error = True
+            return
+        self.add_bytes(data, shown, path.suffix.lower(), path.name)
+
+    def add_bytes(self, data: bytes, shown: str, suffix: str = ".yaml", name: str = "") -> None:
+        self.result.files_checked += 1
+        text, problem = read_text(data)
+        source = SourceFile(shown, text if text is not None else "", shown)
+        self.result.sources[shown] = source
+        if problem:
+            self._error(source, problem, 1, 1)
+            return
+        self.add_text(text, shown, suffix, name)
+
+    def add_text(self, text: str, shown: str, suffix: str = ".yaml", name: str = "") -> None:
+        source = SourceFile(shown, text, shown)
+        self.result.sources[shown] = source
+        if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
+            self._shell_sources.append(source)
+            return
+        match = _HELM.search(text)
+        if match:
+            line, _ = source.line_col(match.start())
+            self.result.notices.append(Notice(
+                "VL002", "unrendered Helm template skipped: lint the output of `helm template` instead "
+                "(`helm template . | vllmlint -`)", shown, line, "note"))
+            return
+        documents, error = parse_documents(source)
+        for document in documents:
+            self.world.add_document(document)
+        if error is not None:
+            message = f"YAML syntax error: {error.message}"
+            if "\t" in error.message or "'\\t'" in error.message:
+                message += " (a tab character: kubectl's parser may accept it, this YAML parser does not; use spaces)"
+            self._error(source, message, error.line, error.col, error.index)
+
+    def add_stdin(self, data: bytes, filename: str | None) -> None:
+        text, problem = read_text(data)
+        shown = filename or "-"
+        if problem or text is None:
+            self.add_bytes(data, shown)
+            return
+        chunks = split_helm_output(text)
+        if chunks:
+            self.result.files_checked += 1
+            for chunk_source, chunk in chunks:
+                self.add_text(chunk, chunk_source, Path(chunk_source).suffix.lower() or ".yaml")
+            return
+        self.result.files_checked += 1
+        self.add_text(text, shown, Path(shown).suffix.lower() or ".yaml")
+
+    def _error(self, source: SourceFile, message: str, line: int, col: int, index: int | None = None) -> None:
+        from .finding import Span
+
+        if index is None:
+            index = source.line_starts[line - 1] + col - 1 if line - 1 < len(source.line_starts) else 0
+        self._errors.append(Finding("VL001", Severity.ERROR, message, source.display_path,
+                                    Span(index, index, line, col, line, col), value=message))
+
+    # running
+    def run(self) -> LintResult:
+        world = self.world
+        world.sources = list(self.result.sources.values())
+        world.invocations = find_invocations(world)
+        for source in self._shell_sources:
+            world.invocations.extend(script_invocations(source))
+        for invocation in world.invocations:
+            invocation.parse()
+        rules = select_rules(self.options.select, self.options.ignore)
+        self.result.rules = rules
+        from .checks import Context
+
+        findings: list[Finding] = []
+        for rule in rules:
+            severity = Severity.parse(self.options.severity.get(rule.code, rule.severity.label))
+            if rule.code == "VL001":
+                for error in self._errors:
+                    error.severity = severity
+                findings.extend(self._errors)
+                continue
+            if rule.kind != "result":
+                continue
+            try:
+                check = rule.load_check()
+                if check is None:
+                    continue
+                context = Context(world, rule, severity)
+                findings.extend(f for f in check(context) if f is not None)
+            except Exception:  # a bug of ours: say where, keep going, exit 2
+                self.result.internal_error = True
+                detail = traceback.format_exc(limit=-3).strip().splitlines()
+                self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
+                                                  f"{detail[-1]}", "", 0, "error"))
+        findings.sort(key=lambda f: f.sort_key)
+        self.result.findings = _dedupe(findings)
+        return self.result
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    unique = []
+    for finding in findings:
+        key = (finding.code, finding.path, finding.span.start, finding.span.end, finding.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique
+
+
+def lint_paths(paths: list[str], options: LintOptions | None = None) -> tuple[LintResult, list[str]]:
+    linter = Linter(options)
+    files, missing = collect_files(paths)
+    for path in files:
+        linter.add_file(path)
+    return linter.run(), missing
+
+
+def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | None = None) -> LintResult:
+    """Lint one in-memory file (tests, rule examples)."""
+    linter = Linter(options)
+    linter.result.files_checked += 1
+    linter.add_text(text, filename, Path(filename).suffix.lower())
+    return linter.run()

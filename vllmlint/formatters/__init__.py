@@ -1,0 +1,77 @@
+"""Output formats. A formatter only renders a finished `Report`; it never reads YAML or runs rules.
+
+    from vllmlint.formatters import Report, render
+    sys.stdout.write(render("text", report))
+
+`render` returns the whole output as one string that ends with a newline unless it is empty (quiet text
+output of a clean run is empty), so write it as is rather than `print` it. Each format module is imported
+only when asked for: the SARIF one pulls in sarif-om, which the text path must not pay for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+
+from .. import __version__
+from ..finding import Finding, Notice
+
+FORMATS = ("text", "json", "sarif", "github")
+_MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github"}
+
+
+@dataclass
+class Report:
+    """Everything a formatter may show about one run."""
+
+    findings: list[Finding] = field(default_factory=list)  # sorted; all of them are shown
+    suppressed: list[Finding] = field(default_factory=list)  # hidden by a suppression; `.suppressed_by` set
+    notices: list[Notice] = field(default_factory=list)
+    rules: list = field(default_factory=list)  # registry.Rule objects that ran (SARIF tool.driver.rules)
+    sources: dict = field(default_factory=dict)  # display path -> yamlmodel.SourceFile, for excerpts
+    files_checked: int = 0
+    color: bool = False
+    show_suppressed: bool = False
+    statistics: bool = False
+    quiet: bool = False
+    sarif_category: str | None = None
+    tool_version: str = __version__
+
+
+def render(fmt: str, report: Report) -> str:
+    """The report in format `fmt` (one of FORMATS)."""
+    module_name = _MODULES.get(fmt)
+    if module_name is None:
+        raise ValueError(f"unknown output format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return import_module(f"{__name__}.{module_name}").render(report)
+
+
+def rules_by_code(report: Report) -> dict:
+    """Rule metadata for every code the report mentions: the rules that ran, then the registry for
+    codes that did not come from a selected rule (engine codes such as a YAML syntax error)."""
+    known = {rule.code: rule for rule in report.rules}
+    codes = [f.code for f in report.findings] + [f.code for f in report.suppressed] + [n.code for n in report.notices]
+    missing = [code for code in codes if code not in known]
+    if missing:
+        from ..registry import all_rules
+
+        try:
+            registry = all_rules()
+        except (OSError, ValueError):  # a broken rules folder must not hide the findings themselves
+            registry = {}
+        for code in missing:
+            if code in registry:
+                known[code] = registry[code]
+    return known
+
+
+def rule_name(rules: dict, code: str) -> str:
+    rule = rules.get(code)
+    return rule.name if rule is not None else ""
+
+
+def sentence(message: str) -> str:
+    """The message as a sentence that stands alone: trimmed, ending with a full stop."""
+    text = message.strip()
+    if text and not text.endswith((".", "!", "?")):
+        text += "."
+    return text

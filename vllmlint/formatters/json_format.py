@@ -1,0 +1,90 @@
+"""Machine-readable output: one JSON object, indented, keys in a fixed order.
+
+Structure (version 1; new keys may be added, existing ones keep their meaning):
+
+    {
+      "version": 1,                        # of this structure
+      "tool": {"name": "vllmlint", "version": "0.1.0"},
+      "files_checked": 12,
+      "findings": [                        # in the linter's order (path, line, column, code)
+        {
+          "code": "VL101",
+          "name": "deprecated-entrypoint", # rule name; "" if the code has no rule file
+          "severity": "warning",           # error | warning | info (after any config override)
+          "message": "...",
+          "path": "deploy/vllm.yaml",      # as displayed: relative to the working directory
+          "line": 9, "column": 28,         # 1-based; columns count Unicode code points
+          "end_line": 9, "end_column": 62, # 1-based; end_column is exclusive (just past the span)
+          "fingerprint": "3f1c...",        # 32 hex digits, stable across line shifts (baselines)
+          "subject": {"kind": "Deployment", "namespace": "", "name": "vllm", "container": "vllm"},
+          "fixable": true,                 # `vllmlint fix` can repair it
+          "suppressed": false
+        }
+      ],
+      "suppressed": [                      # findings hidden by a suppression: same keys, plus
+        {..., "suppressed": true, "justification": "..."}
+      ],
+      "notices": [                         # about the run, not the code (skipped files, assumptions)
+        {"code": "VL002", "message": "...", "path": "chart/templates/x.yaml", "line": 0, "level": "note"}
+      ],                                   # line 0 / path "" when not tied to a place; level note|warning|error
+      "summary": {"error": 1, "warning": 3, "info": 0}   # counts over "findings" only
+    }
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..finding import Finding, Severity
+from . import Report, rule_name, rules_by_code
+
+FORMAT_VERSION = 1
+
+
+def finding_dict(finding: Finding, name: str) -> dict:
+    span, subject = finding.span, finding.subject
+    entry = {
+        "code": finding.code,
+        "name": name,
+        "severity": finding.severity.label,
+        "message": finding.message,
+        "path": finding.path,
+        "line": span.line,
+        "column": span.col,
+        "end_line": span.end_line,
+        "end_column": span.end_col,
+        "fingerprint": finding.fingerprint(),
+        "subject": {"kind": subject.kind, "namespace": subject.namespace, "name": subject.name,
+                    "container": subject.container},
+        "fixable": finding.fix is not None,
+        "suppressed": finding.suppressed_by is not None,
+    }
+    if finding.suppressed_by is not None:
+        entry["justification"] = finding.suppressed_by
+    return entry
+
+
+def build(report: Report) -> dict:
+    rules = rules_by_code(report)
+    counts = Counter(f.severity for f in report.findings)
+    suppressed = []
+    for finding in report.suppressed:
+        entry = finding_dict(finding, rule_name(rules, finding.code))
+        # Listed under "suppressed" means suppressed, even if the caller did not fill in a reason.
+        entry["suppressed"] = True
+        entry.setdefault("justification", finding.suppressed_by or "")
+        suppressed.append(entry)
+    return {
+        "version": FORMAT_VERSION,
+        "tool": {"name": "vllmlint", "version": report.tool_version},
+        "files_checked": report.files_checked,
+        "findings": [finding_dict(f, rule_name(rules, f.code)) for f in report.findings],
+        "suppressed": suppressed,
+        "notices": [{"code": n.code, "message": n.message, "path": n.path, "line": n.line, "level": n.level}
+                    for n in report.notices],
+        "summary": {s.label: counts[s] for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)},
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(build(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,217 @@
+"""SARIF 2.1.0 for GitHub code scanning, built with the sarif-om object model.
+
+One run; `tool.driver.rules` describes the rules that ran (documentation from the rule files, the
+`precision` and, for security rules, `security-severity` properties GitHub reads); every finding is a
+result with one physical location (relative URI, 1-based region, columns in Unicode code points) and a
+`partialFingerprints["vllmlint/v1"]` that survives line shifts. Suppressed findings are results with an
+in-source suppression. Run notices go to `invocations[0].toolExecutionNotifications`, never to results.
+No source text is copied into the log.
+
+sarif-om's classes are attrs classes whose fields name their SARIF property in
+`metadata["schema_property_name"]`; `to_sarif_json` walks them generically.
+"""
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import quote
+
+import attr
+import sarif_om as om
+
+from ..finding import Finding, Notice
+from . import Report, rules_by_code, sentence
+from .rule_docs import help_markdown, help_text
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/vllmlint/vllmlint"
+HELP_URI = "https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{code}.md"
+FINGERPRINT_KEY = "vllmlint/v1"
+SRCROOT = "%SRCROOT%"
+MAX_TAGS = 10  # GitHub keeps at most 10 tags per rule
+
+# SARIF's default for these is "warning", so dropping them when equal to it would be valid; they are
+# kept because consumers (and people reading the log) should not have to know that default.
+_ALWAYS_EMIT = {"level"}
+
+
+def to_sarif_json(obj):
+    """Plain JSON data from sarif-om objects: SARIF property names from the attrs metadata, fields equal
+    to their default left out, a PropertyBag's extra attributes (`security-severity`...) flattened in."""
+    if attr.has(type(obj)):
+        out = {}
+        fields = attr.fields(type(obj))
+        for f in fields:
+            value = getattr(obj, f.name)
+            if value is None:
+                continue
+            name = f.metadata["schema_property_name"]
+            default = f.default
+            if isinstance(default, attr.Factory):
+                default = default.factory()
+            if default is not attr.NOTHING and value == default and name not in _ALWAYS_EMIT:
+                continue
+            out[name] = to_sarif_json(value)
+        if isinstance(obj, om.PropertyBag):
+            known = {f.name for f in fields}
+            for key, value in vars(obj).items():
+                if key not in known:
+                    out[key] = to_sarif_json(value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [to_sarif_json(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: to_sarif_json(value) for key, value in obj.items()}
+    return obj
+
+
+def property_bag(tags=None, **extra) -> om.PropertyBag:
+    """A PropertyBag with extra properties; keys may contain '-' (pass them as a dict: **{"a-b": 1})."""
+    bag = om.PropertyBag(tags=tags)
+    for key, value in extra.items():
+        setattr(bag, key, value)
+    return bag
+
+
+_ABSOLUTE = re.compile(r"^(/|[A-Za-z]:/)")
+
+
+def artifact_location(path: str) -> om.ArtifactLocation:
+    """A relative, forward-slash, percent-encoded URI against %SRCROOT% (the directory vllmlint ran in).
+    An absolute display path (a file outside that directory) becomes a file:// URI of its own."""
+    posix = path.replace("\\", "/")
+    if _ABSOLUTE.match(posix):
+        prefix = "file://" if posix.startswith("/") else "file:///"
+        return om.ArtifactLocation(uri=prefix + quote(posix, safe="/:"))
+    while posix.startswith("./"):
+        posix = posix[2:]
+    return om.ArtifactLocation(uri=quote(posix, safe="/"), uri_base_id=SRCROOT)
+
+
+def _rule_descriptor(rule) -> om.ReportingDescriptor:
+    tags = list(dict.fromkeys(rule.tags or []))
+    extra = {"precision": rule.precision}
+    if rule.security_severity is not None:
+        # GitHub reads security-severity only from rules tagged "security", and wants it as a string.
+        if "security" not in tags:
+            tags.insert(0, "security")
+        extra["security-severity"] = f"{float(rule.security_severity):.1f}"
+    return om.ReportingDescriptor(
+        id=rule.code,
+        name=rule.name,
+        short_description=om.MultiformatMessageString(text=rule.summary.strip()),
+        full_description=om.MultiformatMessageString(
+            text=((rule.docs or {}).get("what_it_does") or rule.summary).strip()),
+        help=om.MultiformatMessageString(text=help_text(rule), markdown=help_markdown(rule)),
+        help_uri=HELP_URI.format(code=rule.code),
+        default_configuration=om.ReportingConfiguration(level=rule.severity.sarif_level),
+        properties=property_bag(tags=tags[:MAX_TAGS] or None, **extra),
+    )
+
+
+def _bare_descriptor(code: str) -> om.ReportingDescriptor:
+    """For a code without a rule file: SARIF still needs every ruleIndex to point at a descriptor."""
+    return om.ReportingDescriptor(id=code, short_description=om.MultiformatMessageString(text=code),
+                                  help_uri=HELP_URI.format(code=code))
+
+
+def _region(finding: Finding) -> om.Region | None:
+    span = finding.span
+    if span.line < 1:
+        return None  # about the whole file
+    start_col = max(span.col, 1)
+    end_line = max(span.end_line, span.line)
+    end_col = max(span.end_col, 1)
+    if end_line == span.line:
+        end_col = max(end_col, start_col)
+    return om.Region(start_line=span.line, start_column=start_col, end_line=end_line, end_column=end_col)
+
+
+def _result(finding: Finding, rule_index: int) -> om.Result:
+    location = om.Location(physical_location=om.PhysicalLocation(
+        artifact_location=artifact_location(finding.path), region=_region(finding)))
+    suppressions = None
+    if finding.suppressed_by is not None:
+        suppressions = [om.Suppression(kind="inSource", justification=finding.suppressed_by or None)]
+    return om.Result(
+        rule_id=finding.code,
+        rule_index=rule_index,
+        level=finding.severity.sarif_level,
+        message=om.Message(text=sentence(finding.message)),
+        locations=[location],
+        partial_fingerprints={FINGERPRINT_KEY: finding.fingerprint()},
+        suppressions=suppressions,
+    )
+
+
+def _notification(notice: Notice, descriptor_index: int) -> om.Notification:
+    locations = None
+    if notice.path:
+        region = om.Region(start_line=notice.line) if notice.line >= 1 else None
+        locations = [om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=artifact_location(notice.path), region=region))]
+    return om.Notification(
+        message=om.Message(text=sentence(notice.message)),
+        level=notice.level if notice.level in ("none", "note", "warning", "error") else "note",
+        locations=locations,
+        descriptor=om.ReportingDescriptorReference(id=notice.code, index=descriptor_index),
+    )
+
+
+def build(report: Report) -> om.SarifLog:
+    rules = rules_by_code(report)
+    descriptors: list[om.ReportingDescriptor] = []
+    rule_index: dict[str, int] = {}
+
+    def index_of(code: str) -> int:
+        if code not in rule_index:
+            rule_index[code] = len(descriptors)
+            rule = rules.get(code)
+            descriptors.append(_rule_descriptor(rule) if rule is not None else _bare_descriptor(code))
+        return rule_index[code]
+
+    for rule in report.rules:
+        if rule.kind != "notification":
+            index_of(rule.code)
+    results = [_result(f, index_of(f.code)) for f in report.findings]
+    results += [_result(f, index_of(f.code)) for f in report.suppressed]
+
+    # Notices are described in driver.notifications, so each notification's descriptor resolves.
+    notification_descriptors: list[om.ReportingDescriptor] = []
+    notification_index: dict[str, int] = {}
+    notifications = []
+    for notice in report.notices:
+        if notice.code not in notification_index:
+            notification_index[notice.code] = len(notification_descriptors)
+            rule = rules.get(notice.code)
+            notification_descriptors.append(
+                _rule_descriptor(rule) if rule is not None else _bare_descriptor(notice.code))
+        notifications.append(_notification(notice, notification_index[notice.code]))
+
+    driver = om.ToolComponent(
+        name="vllmlint",
+        version=report.tool_version,
+        semantic_version=report.tool_version,
+        information_uri=INFORMATION_URI,
+        rules=descriptors,
+        notifications=notification_descriptors or None,
+    )
+    run = om.Run(
+        tool=om.Tool(driver=driver),
+        invocations=[om.Invocation(execution_successful=True,
+                                   tool_execution_notifications=notifications or None)],
+        original_uri_base_ids={SRCROOT: om.ArtifactLocation(
+            description=om.Message(text="The directory vllmlint was run from."))},
+        column_kind="unicodeCodePoints",
+        results=results,
+    )
+    if report.sarif_category:
+        run.automation_details = om.RunAutomationDetails(id=report.sarif_category.rstrip("/") + "/")
+    return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
+
+
+def render(report: Report) -> str:
+    data = to_sarif_json(build(report))
+    # "$schema" and "version" first, as SARIF readers and people expect.
+    ordered = {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
+    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,168 @@
+"""Human output: one line per finding, a source excerpt with a caret under the span, a summary.
+
+    deploy/vllm.yaml:9:28: VL101 [warning] The container starts ... (deprecated-entrypoint)
+      9 |     command: [python3, -m, vllm.entrypoints.openai.api_server]
+        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+    Found 1 problem (1 warning) in 1 file (3 files checked).
+"""
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+
+from ..finding import Finding, Notice, Severity
+from . import Report, rule_name, rules_by_code
+
+TAB_WIDTH = 4
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_SEVERITY_COLOR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+_GUTTER_COLOR = "\x1b[34m"
+
+
+class _Paint:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{style}{text}{_RESET}" if self.enabled and text else text
+
+
+def _visible(text: str) -> str:
+    """Control characters (a manifest may hold ESC sequences or stray newlines) shown as their Unicode
+    control pictures, so they can neither drive the terminal nor break the one-line-per-finding layout."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\t" or ch.isprintable():
+            out.append(ch)
+        elif code < 0x20:
+            out.append(chr(0x2400 + code))
+        elif code == 0x7F:
+            out.append("\u2421")
+        else:
+            out.append("\ufffd")
+    return "".join(out)
+
+
+def _char_width(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _layout(line: str) -> tuple[str, list[int]]:
+    """The line as displayed (tabs expanded to TAB_WIDTH stops) and, for each character position
+    (plus the end), the display column it starts at: carets are placed by these, not by raw indexes."""
+    shown, starts, column = [], [], 0
+    for ch in line:
+        starts.append(column)
+        if ch == "\t":
+            step = TAB_WIDTH - column % TAB_WIDTH
+            shown.append(" " * step)
+            column += step
+        else:
+            shown.append(ch)
+            column += _char_width(ch)
+    starts.append(column)
+    return "".join(shown), starts
+
+
+def excerpt(finding: Finding, source, paint=None) -> list[str]:
+    """The finding's first line with a line-number gutter, and a caret line under columns col..end_col
+    (to the end of the line when the span goes on). Empty when the line is unknown."""
+    paint = paint or _Paint(False)
+    span = finding.span
+    if source is None or span.line < 1:
+        return []
+    raw = _visible(source.line_text(span.line))
+    if not raw and span.line > len(source.line_starts):
+        return []
+    shown, starts = _layout(raw)
+    last = len(raw) + 1  # 1-based column just past the line's end
+    first_col = min(max(span.col, 1), last)
+    end_col = span.end_col if span.end_line == span.line else last
+    end_col = min(max(end_col, first_col), last)
+    left = starts[first_col - 1]
+    width = max(starts[end_col - 1] - left, 1)
+    number = str(span.line)
+    gutter = paint(_GUTTER_COLOR, f" {number} |")
+    blank_gutter = paint(_GUTTER_COLOR, f" {' ' * len(number)} |")
+    caret = paint(_SEVERITY_COLOR[finding.severity], "^" * width)
+    return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
+
+
+def finding_line(finding: Finding, name: str, paint=None) -> str:
+    """`path:line:col: CODE [severity] message (rule-name)`."""
+    paint = paint or _Paint(False)
+    span = finding.span
+    where = paint(_BOLD, f"{_visible(finding.path)}:{span.line}:{span.col}:")
+    code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
+    suffix = f" ({name})" if name else ""
+    line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message)}{suffix}"
+    if finding.suppressed_by is not None:
+        line += paint(_DIM, f" [suppressed: {_visible(finding.suppressed_by)}]")
+    return line
+
+
+def notice_line(notice: Notice) -> str:
+    """One line for a run notice (the CLI prints these on stderr): `path:line: CODE note: message`."""
+    where = notice.path and (f"{notice.path}:{notice.line}: " if notice.line else f"{notice.path}: ")
+    return _visible(f"{where}{notice.code} {notice.level}: {notice.message}")
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def summary_line(report: Report) -> str:
+    checked = f"{_count(report.files_checked, 'file')} checked"
+    hidden = ""
+    if report.suppressed and not report.show_suppressed:
+        hidden = f"; {len(report.suppressed)} suppressed not shown"
+    if not report.findings:
+        return f"All checks passed ({checked}{hidden})."
+    by_severity = Counter(f.severity for f in report.findings)
+    parts = [_count(by_severity[s], w, p) for s, w, p in
+             ((Severity.ERROR, "error", None), (Severity.WARNING, "warning", None), (Severity.INFO, "info", "info"))
+             if by_severity[s]]
+    files = len({f.path for f in report.findings})
+    return (f"Found {_count(len(report.findings), 'problem')} ({', '.join(parts)}) "
+            f"in {_count(files, 'file')} ({checked}{hidden}).")
+
+
+def statistics_lines(findings: list[Finding], rules: dict) -> list[str]:
+    """`count  CODE  rule-name` per rule, most frequent first."""
+    counts = Counter(f.code for f in findings)
+    if not counts:
+        return []
+    width = max(3, len(str(max(counts.values()))))
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [f"{count:>{width}}  {code}  {rule_name(rules, code)}".rstrip() for code, count in ordered]
+
+
+def render(report: Report) -> str:
+    paint = _Paint(report.color)
+    rules = rules_by_code(report)
+    shown = list(report.findings)
+    if report.show_suppressed:
+        shown += report.suppressed
+    lines: list[str] = []
+    if report.statistics:
+        lines += statistics_lines(report.findings, rules)
+        if not report.quiet and lines:
+            lines.append("")
+    else:
+        for finding in shown:
+            lines.append(finding_line(finding, rule_name(rules, finding.code), paint))
+            if not report.quiet:
+                lines += excerpt(finding, report.sources.get(finding.path), paint)
+                lines.append("")
+    if not report.quiet:
+        lines.append(summary_line(report))
+    return "".join(line + "\n" for line in lines)

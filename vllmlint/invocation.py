@@ -1,0 +1,406 @@
+"""The one place that turns containers and scripts into vLLM invocations: argv tokens with positions.
+
+Rules never split shell strings or walk `command`/`args` themselves: they read `Invocation` objects.
+Only invocations recognised as vLLM's server are produced; other programs in the same pod (benchmark
+clients, nginx, init containers) never become invocations, so their flags are never checked as vLLM's.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterator
+
+from .finding import Span
+from .images import ImageRef, parse_image
+from .k8s import Container, World, namespaces_compatible
+from .release import release_from_tag, version_key
+from .shell import split_commands, script_from_shell_args
+from .yamlmodel import Mapping, Scalar, Sequence, SourceFile, scalar_str
+
+SERVE = "serve"
+OPENAI_API_SERVER = "openai-api-server"  # python -m vllm.entrypoints.openai.api_server
+DEMO_API_SERVER = "demo-api-server"  # python -m vllm.entrypoints.api_server: /generate only
+
+_MODULES = {
+    "vllm.entrypoints.openai.api_server": OPENAI_API_SERVER,
+    "vllm.entrypoints.api_server": DEMO_API_SERVER,
+}
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+DEFAULT_PORT = 8000
+
+
+@dataclass
+class Token:
+    text: str
+    source: SourceFile | None  # None for tokens that come from an image's entrypoint
+    start: int = 0  # character offsets into source.text
+    end: int = 0
+    dynamic: bool = False  # the value is unknown (shell expansion, unresolved $(VAR))
+    node: Scalar | None = None  # the YAML scalar holding the token (for fixes)
+
+    @property
+    def span(self) -> Span | None:
+        return self.source.span(self.start, self.end) if self.source else None
+
+    def __repr__(self):
+        return f"Token({self.text!r})"
+
+
+@dataclass
+class Option:
+    token: Token  # the token holding the flag (`--port` or `--port=8000`)
+    name: str  # the flag as written, without any `=value`
+    value: str | None
+    value_token: Token | None  # the token holding the value (the same token for `--flag=value`)
+    inline: bool = False
+
+    @property
+    def value_known(self) -> bool:
+        return self.value is not None and not (self.value_token and self.value_token.dynamic)
+
+
+@dataclass
+class Invocation:
+    kind: str  # SERVE, OPENAI_API_SERVER or DEMO_API_SERVER
+    entry: list[Token]  # the tokens that start vLLM (synthetic when they come from the image)
+    tokens: list[Token]  # the arguments after the entrypoint
+    container: Container | None  # None for a standalone shell script
+    via: str  # "command", "image-entrypoint", "shell", "configmap-script", "script"
+    image: ImageRef | None = None
+    release: str | None = None  # the vLLM release it runs, when the manifest says (image tag, pin, annotation)
+    release_origin: str = ""  # where `release` came from
+    options: list[Option] = field(default_factory=list)
+    positionals: list[Token] = field(default_factory=list)
+    script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
+
+    def parse(self, takes_value: Callable[[str], bool | None] | None = None) -> None:
+        self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
+
+    def option(self, *names: str) -> list[Option]:
+        wanted = set(names)
+        return [o for o in self.options if o.name.replace("_", "-") in wanted]
+
+    @property
+    def source(self) -> SourceFile | None:
+        for token in self.entry + self.tokens:
+            if token.source is not None:
+                return token.source
+        return None
+
+    @property
+    def anchor(self) -> Token:
+        """The token a finding about the whole invocation points at."""
+        for token in self.entry + self.tokens:
+            if token.source is not None:
+                return token
+        raise ValueError("invocation without any token from a file")
+
+    @property
+    def model(self) -> Token | None:
+        if self.kind == SERVE and self.positionals:
+            return self.positionals[0]
+        for option in self.option("--model"):
+            return option.value_token
+        return None
+
+    @property
+    def api_port(self) -> int | None:
+        """The port the API (and /metrics) listens on: `--port`, default 8000; None when unknown."""
+        ports = self.option("--port")
+        if not ports:
+            return DEFAULT_PORT
+        last = ports[-1]
+        if not last.value_known:
+            return None
+        try:
+            return int(last.value)
+        except (TypeError, ValueError):
+            return None
+
+
+# --- option parsing -------------------------------------------------------------------------------
+# Switches that take no value, for when no release catalog says otherwise.
+_SWITCHES = {
+    "--enable-prefix-caching", "--enable-chunked-prefill", "--trust-remote-code", "--enforce-eager",
+    "--disable-log-requests", "--enable-log-requests", "--disable-log-stats", "--enable-lora",
+    "--headless", "--enable-auto-tool-choice", "--use-v2-block-manager", "--worker-use-ray",
+    "--engine-use-ray", "--enable-metrics", "--disable-custom-all-reduce", "--disable-frontend-multiprocessing",
+    "--enable-reasoning", "--skip-tokenizer-init", "--disable-sliding-window", "--enable-expert-parallel",
+    "--no-enable-prefix-caching", "--no-enable-chunked-prefill", "--enable-sleep-mode", "--async-scheduling",
+    "--disable-fastapi-docs", "--enable-prompt-tokens-details", "--enable-server-load-tracking",
+    "--return-tokens-as-token-ids", "--disable-async-output-proc", "--enable-prompt-adapter",
+    "--multi-step-stream-outputs", "--disable-uvicorn-access-log", "--trust-request-mm-kwargs",
+}
+
+
+def default_takes_value(name: str) -> bool | None:
+    return False if name.replace("_", "-") in _SWITCHES else None
+
+
+def _looks_like_flag(text: str) -> bool:
+    return text.startswith("-") and len(text) > 1 and not re.match(r"^-\d", text)
+
+
+def parse_options(tokens: list[Token], takes_value: Callable[[str], bool | None]) -> tuple[list[Option], list[Token]]:
+    """Split arguments into options and positionals. `takes_value(flag)` answers True/False, or None
+    when it does not know: then the next token is a value unless it looks like a flag."""
+    options: list[Option] = []
+    positionals: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        text = token.text
+        if text == "--":
+            positionals.extend(tokens[i + 1:])
+            break
+        if not _looks_like_flag(text) or token.dynamic and not text.split("=", 1)[0].startswith("-"):
+            positionals.append(token)
+            i += 1
+            continue
+        name, eq, value = text.partition("=")
+        if eq:
+            options.append(Option(token, name, value, token, inline=True))
+            i += 1
+            continue
+        answer = takes_value(name)
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if nxt is not None and (answer is True or (answer is None and not _looks_like_flag(nxt.text))):
+            options.append(Option(token, name, nxt.text, nxt))
+            i += 2
+        else:
+            options.append(Option(token, name, None, None))
+            i += 1
+    return options, positionals
+
+
+# --- recognising vLLM -----------------------------------------------------------------------------
+def _match_vllm(tokens: list[Token]) -> tuple[str, int] | None:
+    """(kind, number of entry tokens) when `tokens` starts the vLLM server."""
+    if not tokens:
+        return None
+    program = tokens[0].text.rsplit("/", 1)[-1]
+    if program == "vllm" and len(tokens) > 1 and tokens[1].text == "serve":
+        return SERVE, 2
+    if _PYTHON.match(program):
+        i = 1
+        while i < len(tokens) and tokens[i].text.startswith("-") and tokens[i].text != "-m":
+            i += 1  # interpreter options such as -u
+        if i + 1 < len(tokens) and tokens[i].text == "-m":
+            module = tokens[i + 1].text
+            if module in _MODULES:
+                return _MODULES[module], i + 2
+            if module == "vllm.entrypoints.cli.main" and i + 2 < len(tokens) and tokens[i + 2].text == "serve":
+                return SERVE, i + 3
+    return None
+
+
+@lru_cache(maxsize=1)
+def _entrypoint_table() -> list[dict]:
+    from .data import rules_dir
+
+    path = rules_dir() / "data" / "image-entrypoints.yaml"
+    if not path.exists():
+        return []
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8")) or {}
+    return data.get("images", []) if isinstance(data, dict) else data
+
+
+def image_entrypoint(image: ImageRef) -> list[str] | None:
+    """The command an image runs before its `args`, from the sourced table; None when unknown."""
+    release = release_from_tag(image.tag)
+    for entry in _entrypoint_table():
+        pattern = entry.get("repository", "")
+        if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
+            continue
+        bounds = entry.get("releases") or {}
+        if bounds:
+            if release is None:
+                if bounds.get("to"):
+                    continue  # an untagged or floating image runs the newest entrypoint
+            else:
+                if bounds.get("from") and version_key(release) < version_key(str(bounds["from"])):
+                    continue
+                if bounds.get("to") and version_key(release) > version_key(str(bounds["to"])):
+                    continue
+        return list(entry.get("entrypoint") or [])
+    return None
+
+
+def _scalar_tokens(node, container: Container | None) -> list[Token]:
+    """Tokens of a `command`/`args` list, with Kubernetes `$(VAR)` expansion from the container env."""
+    env = container.env if container is not None and not container.is_compose else {}
+    tokens = []
+    items = node.items if isinstance(node, Sequence) else []
+    for item in items:
+        if not isinstance(item, Scalar):
+            continue
+        text = scalar_str(item) or ""
+        dynamic = False
+        if "$" in text and env is not None:
+            text, dynamic = _expand_k8s(text, env)
+        tokens.append(Token(text, item.source, item.start, item.end, dynamic, item))
+    return tokens
+
+
+def _expand_k8s(text: str, env: dict[str, str | None]) -> tuple[str, bool]:
+    unresolved = False
+
+    def replace(match):
+        nonlocal unresolved
+        if match.group(0) == "$$":
+            return "$"
+        value = env.get(match.group(1))
+        if value is None:
+            unresolved = True
+            return match.group(0)
+        return value
+
+    return _K8S_VAR.sub(replace, text), unresolved
+
+
+def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> list[list[Token]]:
+    """Commands of a shell script as token lists; offsets map into the file through the scalar."""
+    result = []
+    for command in split_commands(script):
+        tokens = []
+        for word in command.words:
+            if scalar is not None:
+                start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+            else:
+                start, end = word.start, word.end
+            tokens.append(Token(word.text, source, start, end, word.dynamic, scalar))
+        result.append(tokens)
+    return result
+
+
+def _invocations_in_commands(commands: list[list[Token]], container, via, image, script) -> Iterator[Invocation]:
+    for tokens in commands:
+        match = _match_vllm(tokens)
+        if match:
+            kind, size = match
+            yield Invocation(kind, tokens[:size], tokens[size:], container, via, image, script=script)
+
+
+def _mounted_script(container: Container, path: str, world: World):
+    """The ConfigMap value a container runs as a script (`bash /config/run_server.sh`), if mounted."""
+    mounts = container.node.get("volumeMounts")
+    volumes = container.pod.spec.get("volumes")
+    if not isinstance(mounts, Sequence) or not isinstance(volumes, Sequence):
+        return None
+    for mount in mounts.items:
+        if not isinstance(mount, Mapping):
+            continue
+        mount_path = (scalar_str(mount.get("mountPath")) or "").rstrip("/")
+        volume_name = scalar_str(mount.get("name"))
+        sub_path = scalar_str(mount.get("subPath"))
+        if not mount_path or not volume_name:
+            continue
+        if sub_path and path == mount_path:
+            key = sub_path
+        elif not sub_path and path.startswith(mount_path + "/"):
+            key = path[len(mount_path) + 1:]
+        else:
+            continue
+        for volume in volumes.items:
+            if not isinstance(volume, Mapping) or scalar_str(volume.get("name")) != volume_name:
+                continue
+            config_map = volume.get("configMap")
+            if not isinstance(config_map, Mapping):
+                return None
+            items = config_map.get("items")
+            if isinstance(items, Sequence):
+                for item in items.items:
+                    if isinstance(item, Mapping) and scalar_str(item.get("path")) == key:
+                        key = scalar_str(item.get("key")) or key
+            target = world.find("ConfigMap", scalar_str(config_map.get("name")) or "", container.pod.namespace)
+            data = target.node.get("data") if target is not None else None
+            value = data.get(key) if isinstance(data, Mapping) else None
+            return value if isinstance(value, Scalar) and isinstance(value.value, str) else None
+    return None
+
+
+def container_invocations(container: Container, world: World) -> Iterator[Invocation]:
+    """The vLLM server invocations a container runs (usually zero or one)."""
+    image_scalar = container.image
+    image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
+    command_node, args_node = container.command, container.args
+    source = container.pod.owner.source
+    if isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
+        # Compose accepts a command string, split like a shell does.
+        yield from _compose_string_invocations(container, command_node, args_node, image)
+        return
+    command = _scalar_tokens(command_node, container) if command_node is not None else None
+    args = _scalar_tokens(args_node, container) if args_node is not None else []
+    if command:
+        argv, via = command + args, "command"
+    elif image is not None:
+        entry = image_entrypoint(image)
+        if entry is None:
+            return
+        argv = [Token(text, None) for text in entry] + args
+        via = "image-entrypoint"
+        if not entry:
+            return
+    else:
+        return
+    match = _match_vllm(argv)
+    if match:
+        kind, size = match
+        yield Invocation(kind, argv[:size], argv[size:], container, via, image)
+        return
+    script_index = script_from_shell_args([t.text for t in argv])
+    if script_index is not None and script_index < len(argv):
+        holder = argv[script_index]
+        scalar = holder.node
+        if scalar is not None:
+            commands = _shell_tokens(scalar.text, scalar, scalar.source)
+            yield from _invocations_in_commands(commands, container, "shell", image, scalar)
+        return
+    # `bash /config/run_server.sh` or `/config/run_server.sh`: a script mounted from a ConfigMap.
+    script_path = None
+    program = argv[0].text.rsplit("/", 1)[-1] if argv else ""
+    if program in ("sh", "bash", "dash") and len(argv) > 1 and not argv[1].text.startswith("-"):
+        script_path = argv[1].text
+    elif argv and argv[0].text.startswith("/") and argv[0].text.endswith(".sh"):
+        script_path = argv[0].text
+    if script_path:
+        scalar = _mounted_script(container, script_path, world)
+        if scalar is not None:
+            commands = _shell_tokens(scalar.text, scalar, scalar.source)
+            yield from _invocations_in_commands(commands, container, "configmap-script", image, scalar)
+
+
+def _compose_string_invocations(container, command_node, args_node, image) -> Iterator[Invocation]:
+    tokens: list[Token] = []
+    for node in (command_node, args_node):
+        if isinstance(node, Scalar) and isinstance(node.value, str):
+            for command in _shell_tokens(node.text, node, node.source):
+                tokens.extend(command)
+        elif isinstance(node, Sequence):
+            tokens.extend(_scalar_tokens(node, container))
+    if command_node is None and image is not None:
+        entry = image_entrypoint(image)
+        if not entry:
+            return
+        tokens = [Token(text, None) for text in entry] + tokens
+    match = _match_vllm(tokens)
+    if match:
+        kind, size = match
+        yield Invocation(kind, tokens[:size], tokens[size:], container, "command", image)
+
+
+def script_invocations(source: SourceFile) -> list[Invocation]:
+    """vLLM invocations in a standalone shell script (`*.sh`)."""
+    commands = _shell_tokens(source.text, None, source)
+    return list(_invocations_in_commands(commands, None, "script", None, None))
+
+
+def find_invocations(world: World) -> list[Invocation]:
+    result = []
+    for container in world.containers:
+        result.extend(container_invocations(container, world))
+    return result

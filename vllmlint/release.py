@@ -1,0 +1,39 @@
+"""vLLM release numbers: parsing, ordering, and reading them off image tags and pip pins."""
+from __future__ import annotations
+
+import re
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|dev)(\d*))?$")
+# A tag may carry a build variant after the release: v0.29.0-cu129, 0.10.1.1-ubuntu2404.
+_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc)\d*)?)(?:-(?:cu\d+|cuda[\d.]+|rocm[\d.]*|ubuntu\d+|x86_64|amd64|arm64|aarch64|cpu|py3\d*|torch[\d.]+))*$")
+_PIP_PIN = re.compile(r"(?:^|[\s'\"])vllm(?:\[[^\]]*\])?==(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)(?=$|[\s'\";&|])")
+
+
+def version_key(version: str) -> tuple:
+    """Sort key: 0.6.4 < 0.6.4.post1 < 0.6.5 < 0.10.1 < 0.10.1.1 < 0.29.0; rc/dev sort before the release."""
+    match = _VERSION.match(version.strip())
+    if not match:
+        raise ValueError(f"not a vLLM release number: {version!r}")
+    major, minor, patch, extra, label, label_number = match.groups()
+    rank = {"dev": -2, "rc": -1, None: 0, "post": 1}[label]
+    return (int(major), int(minor), int(patch or 0), int(extra or 0), rank, int(label_number or 0))
+
+
+def is_version(text: str) -> bool:
+    return bool(_VERSION.match(text.strip()))
+
+
+def release_from_tag(tag: str | None) -> str | None:
+    """`v0.29.0-cu129` -> `0.29.0`; fork tags (`v0.7.3.self.post1`), dates, `latest`, `nightly` -> None."""
+    if not tag:
+        return None
+    match = _TAG.match(tag)
+    return match.group(1) if match else None
+
+
+def pinned_in_shell(text: str) -> str | None:
+    """The release of a `pip install vllm==X` (or `uv pip install`) in a shell string."""
+    if "install" not in text:
+        return None
+    match = _PIP_PIN.search(text)
+    return match.group(1) if match else None
