@@ -151,6 +151,11 @@ class Release:
         if not token.startswith("-") or token == "-" or token == "--":
             return Resolution(raw, "positional")
         value = None
+        if self.o_shorthand and token == "-O":
+            target = self.o_target or "-O"
+            opt = self._by_spelling.get(target)
+            if opt is not None:
+                return Resolution(raw, "alias", opt, target)
         # -O3 / -O=3 / -Odecode shorthand (FlexibleArgumentParser rewrites it before argparse sees it)
         if self.o_shorthand and token.startswith("-O") and not token.startswith("--") and token != "-O" \
                 and token[2:3] != ".":

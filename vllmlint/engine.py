@@ -19,7 +19,8 @@ from .yamlmodel import SourceFile, parse_documents
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 SHELL_SUFFIXES = {".sh", ".bash"}
-SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES | MARKDOWN_SUFFIXES
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
 _HELM_SOURCE = re.compile(r"^# Source: (\S.*)$", re.M)
@@ -167,6 +168,20 @@ class Linter:
     def add_text(self, text: str, shown: str, suffix: str = ".yaml", name: str = "") -> None:
         source = SourceFile(shown, text, shown)
         self.result.sources[shown] = source
+        if suffix in MARKDOWN_SUFFIXES:
+            self._add_markdown(text, shown)
+            return
+        self._add_source(source, suffix)
+
+    def _add_markdown(self, text: str, shown: str) -> None:
+        from .markdown import fenced_blocks
+
+        for block in fenced_blocks(text):
+            # Same path, same offsets: findings land on the Markdown file's own lines.
+            self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml")
+
+    def _add_source(self, source: SourceFile, suffix: str) -> None:
+        text, shown = source.text, source.display_path
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
             self._shell_sources.append(source)
             return
@@ -210,7 +225,8 @@ class Linter:
                                     Span(index, index, line, col, line, col), value=message))
 
     # running
-    def run(self) -> LintResult:
+    def build(self) -> World:
+        """The world of everything added so far, with every vLLM invocation found and parsed."""
         world = self.world
         world.sources = list(self.result.sources.values())
         world.invocations = find_invocations(world)
@@ -218,6 +234,10 @@ class Linter:
             world.invocations.extend(script_invocations(source))
         for invocation in world.invocations:
             invocation.parse()
+        return world
+
+    def run(self) -> LintResult:
+        world = self.build()
         rules = select_rules(self.options.select, self.options.ignore)
         self.result.rules = rules
         from .checks import Context

@@ -1605,33 +1605,44 @@ def _version_key(version: str) -> tuple:
 
 
 def build_index(schema_dir: Path) -> dict:
+    """For every spelling, env var and metric: first and last release, and releases missing in between."""
     releases = sorted((p.stem for p in schema_dir.glob("*.json") if p.stem != "index"), key=_version_key)
-    spellings: dict[str, dict] = {}
-    env: dict[str, dict] = {}
-    metrics: dict[str, dict] = {}
-
-    def note(table, key, version, extra=None):
-        row = table.setdefault(key, {"first": version})
-        row["last"] = version
-        if extra:
-            row.update(extra)
-
+    present: dict[str, dict[str, list]] = {"flags": {}, "env": {}, "metrics": {}}
+    details: dict[str, dict] = {}
     for version in releases:
         doc = json.loads((schema_dir / f"{version}.json").read_text())
         for canonical, prop in doc["properties"].items():
             x = prop["x-vllm"]
-            extra = {"canonical": canonical, "help": x.get("help", "")}
-            if x.get("deprecated"):
-                extra["deprecated_in"] = spellings.get(canonical, {}).get("deprecated_in", version)
-                if x.get("deprecation"):
-                    extra["deprecation"] = x["deprecation"]
             for spelling in x["flags"] or [canonical]:
-                note(spellings, spelling, version, extra)
+                present["flags"].setdefault(spelling, []).append(version)
+                row = details.setdefault(spelling, {})
+                row.update(canonical=canonical, help=x.get("help", ""))
+                if x.get("deprecated"):
+                    row.setdefault("deprecated_in", version)
+                    if x.get("deprecation"):
+                        row["deprecation"] = x["deprecation"]
+                else:
+                    row.pop("deprecated_in", None)   # deprecated once, then not (or revived)
+                    row.pop("deprecation", None)
         for name in doc["x-vllm-release"]["env"]:
-            note(env, name, version)
+            present["env"].setdefault(name, []).append(version)
         for name in doc["x-vllm-release"]["metrics"]:
-            note(metrics, name, version)
-    return {"releases": releases, "flags": spellings, "env": env, "metrics": metrics}
+            present["metrics"].setdefault(name, []).append(version)
+    position = {v: i for i, v in enumerate(releases)}
+    index: dict[str, Any] = {"releases": releases}
+    for table, rows in present.items():
+        out = {}
+        for key, versions in rows.items():
+            first, last = versions[0], versions[-1]
+            row = {"first": first, "last": last}
+            span = releases[position[first]: position[last] + 1]
+            if len(span) != len(versions):
+                row["missing"] = [v for v in span if v not in set(versions)]
+            if table == "flags":
+                row.update(details[key])
+            out[key] = row
+        index[table] = dict(sorted(out.items()))
+    return index
 
 
 def read_wheel_sources(wheel: Path) -> dict[str, str]:

@@ -235,11 +235,24 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
 
 
 def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError | None]:
-    """Every document that parses, in order, and the syntax error that stopped the parse (if any)."""
+    """Every document that parses, in order, and the syntax error that stopped the parse (if any).
+
+    libyaml (the fast C parser) rejects some valid YAML 1.2, such as `{image: repo:tag}` in flow style;
+    when it fails, the pure-Python parser gets a second try before anything is reported.
+    """
+    documents, error = _compose(source, pure=False)
+    if error is not None:
+        retry, retry_error = _compose(source, pure=True)
+        if retry_error is None:
+            return retry, None
+    return documents, error
+
+
+def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError
 
-    yaml = YAML(typ="safe", pure=False)
+    yaml = YAML(typ="safe", pure=pure)
     documents: list[Document] = []
     memo: dict = {}
     try:
@@ -254,7 +267,7 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
         if exc.context and exc.problem:
             problem = f"{exc.context.strip()}: {exc.problem.strip()}"
         return documents, YAMLSyntaxError(problem, line, col, index)
-    except Exception as exc:  # the C scanner raises plain errors for some encodings
+    except Exception as exc:  # the scanners raise plain errors for some inputs (encodings, depth)
         return documents, YAMLSyntaxError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1, 1, 0)
     return documents, None
 

@@ -1,0 +1,74 @@
+"""Fenced code blocks of Markdown files, as text that keeps the Markdown file's positions.
+
+Each block becomes a copy of the whole file in which everything outside the block is blanked (newlines
+kept), so the YAML and shell readers report lines and columns of the Markdown file itself.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
+YAML_LANGS = {"yaml", "yml"}
+SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
+
+
+@dataclass
+class Block:
+    language: str  # "yaml" or "shell"
+    text: str  # the whole file, blanked outside the block
+    start_line: int  # 1-based line of the opening fence
+    first_offset: int  # offset of the block's first content character
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    """`text` with every character outside [start, end) turned into a space, newlines kept."""
+    def spaces(part: str) -> str:
+        return re.sub(r"[^\n]", " ", part)
+
+    return spaces(text[:start]) + text[start:end] + spaces(text[end:])
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    blocks = []
+    pos = 0
+    while True:
+        opening = _FENCE.search(text, pos)
+        if not opening:
+            break
+        fence = opening.group("fence")
+        info = opening.group("info").strip().split()
+        language = info[0].lower() if info else ""
+        content_start = opening.end() + 1
+        closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.M)
+        close = closing.search(text, content_start)
+        content_end = close.start() if close else len(text)
+        pos = close.end() if close else len(text)
+        if content_start > len(text):
+            break
+        if language in YAML_LANGS or language in SHELL_LANGS:
+            body = _blank(text, content_start, content_end)
+            if language == "console" or language == "shell-session":
+                body = _console_commands(body, content_start, content_end)
+            kind = "yaml" if language in YAML_LANGS else "shell"
+            blocks.append(Block(kind, body, text.count("\n", 0, opening.start()) + 1, content_start))
+    return blocks
+
+
+def _console_commands(body: str, start: int, end: int) -> str:
+    """Keep only the commands of a console transcript: `$ ` lines (prompt blanked) and their continuations."""
+    lines = body[start:end].split("\n")
+    kept = []
+    continuing = False
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith("$ "):
+            prompt = line.index("$")
+            kept.append(" " * (prompt + 2) + line[prompt + 2:])
+            continuing = line.rstrip().endswith("\\")
+        elif continuing:
+            kept.append(line)
+            continuing = line.rstrip().endswith("\\")
+        else:
+            kept.append(" " * len(line))
+    return body[:start] + "\n".join(kept) + body[end:]
