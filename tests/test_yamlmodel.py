@@ -86,3 +86,11 @@ def test_json_manifests_parse():
     (doc,), error = parse('{"kind": "Pod", "apiVersion": "v1", "spec": {"containers": []}}')
     assert error is None and isinstance(doc.root, Mapping)
     assert isinstance(doc.root.get("kind"), Scalar)
+
+
+def test_documents_of_the_same_shape_stay_distinct():
+    # Regression: a conversion memo keyed by id() once returned an earlier document for a later one.
+    text = "\n---\n".join(f"kind: K{i}\nspec: {{a: [1, 2], b: {{c: d}}}}" for i in range(6)) + "\n"
+    documents, error = parse(text)
+    assert error is None
+    assert [d.root.get("kind").value for d in documents] == [f"K{i}" for i in range(6)]

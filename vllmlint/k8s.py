@@ -5,6 +5,7 @@ Service's selector, a ServiceMonitor's Service, a mounted ConfigMap) resolve acr
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -61,6 +62,41 @@ class PodTemplate:
     @property
     def namespace(self) -> str:
         return self.owner.namespace
+
+    def implicit_label(self, key: str, value: str) -> bool:
+        """Labels controllers add to the pods they create, which Services and monitors may select on."""
+        kind, name = self.owner.kind, self.owner.name
+        if kind == "StatefulSet":
+            if key == "statefulset.kubernetes.io/pod-name":
+                return re.fullmatch(re.escape(name) + r"-\d+", value) is not None
+            if key == "apps.kubernetes.io/pod-index":
+                return value.isdigit()
+        if kind in ("Deployment", "ReplicaSet") and key == "pod-template-hash":
+            return True
+        if kind in ("StatefulSet", "DaemonSet") and key == "controller-revision-hash":
+            return True
+        if kind in ("Job", "CronJob") and key in ("job-name", "batch.kubernetes.io/job-name"):
+            return kind == "CronJob" or value == name
+        if kind == "LeaderWorkerSet":
+            if key == "leaderworkerset.sigs.k8s.io/name":
+                return value == name
+            if key == "leaderworkerset.sigs.k8s.io/worker-index":
+                return (value == "0") == (self.role == "leader") and value.isdigit()
+            if key == "leaderworkerset.sigs.k8s.io/group-index":
+                return value.isdigit()
+        if kind == "InferenceService" and key == "serving.kserve.io/inferenceservice":
+            return value == name
+        if kind in ("RayCluster", "RayService", "RayJob"):
+            if key == "ray.io/node-type":
+                return value == ("head" if self.role == "head" else "worker")
+            if key == "ray.io/cluster":
+                return True
+            if key == "ray.io/group":
+                return value == ("headgroup" if self.role == "head" else self.role)
+        return False
+
+    def selected_by(self, selector) -> bool:
+        return selector_matches(selector, self.labels, self.implicit_label)
 
     @property
     def containers(self) -> list["Container"]:
@@ -257,8 +293,9 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
 
 
 # --- selectors -------------------------------------------------------------------------------------
-def selector_matches(selector: Node | dict | None, labels: dict[str, str]) -> bool:
-    """A LabelSelector (matchLabels + matchExpressions) or a plain map selector. Empty selects nothing."""
+def selector_matches(selector: Node | dict | None, labels: dict[str, str], implicit=None) -> bool:
+    """A LabelSelector (matchLabels + matchExpressions) or a plain map selector. Empty selects nothing.
+    `implicit(key, value)` answers for labels a controller adds that the manifest does not show."""
     data = to_python(selector) if isinstance(selector, Node) else selector
     if not isinstance(data, dict) or not data:
         return False
@@ -270,7 +307,8 @@ def selector_matches(selector: Node | dict | None, labels: dict[str, str]) -> bo
     if not match_labels and not expressions:
         return False
     for key, value in (match_labels.items() if isinstance(match_labels, dict) else []):
-        if labels.get(str(key)) != _label_value(value):
+        wanted = _label_value(value)
+        if labels.get(str(key)) != wanted and not (str(key) not in labels and implicit and implicit(str(key), wanted)):
             return False
     for expr in expressions if isinstance(expressions, list) else []:
         if not isinstance(expr, dict):
@@ -278,7 +316,8 @@ def selector_matches(selector: Node | dict | None, labels: dict[str, str]) -> bo
         key = str(expr.get("key"))
         operator = str(expr.get("operator"))
         values = [_label_value(v) for v in expr.get("values") or []]
-        if operator == "In" and labels.get(key) not in values:
+        if operator == "In" and labels.get(key) not in values and not (
+                key not in labels and implicit and any(implicit(key, v) for v in values)):
             return False
         if operator == "NotIn" and key in labels and labels[key] in values:
             return False
@@ -331,7 +370,7 @@ class World:
     def selected_templates(self, selector: Node | dict | None, namespace: str) -> list[PodTemplate]:
         return [t for t in self.templates
                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                and selector_matches(selector, t.labels)]
+                and t.selected_by(selector)]
 
     def vllm_invocations_in(self, template: PodTemplate) -> list:
         return [i for i in self.invocations if i.container is not None and i.container.pod is template]

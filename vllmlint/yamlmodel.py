@@ -71,10 +71,11 @@ class Node:
 
 
 class Scalar(Node):
-    __slots__ = ("value", "text", "style")
+    __slots__ = ("value", "text", "style", "_offsets")
 
     def __init__(self, start, end, source, value, text, style):
         super().__init__(start, end, source)
+        self._offsets: list[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
         self.style = style  # None (plain), "'", '"', "|", ">"
@@ -254,10 +255,10 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
 
     yaml = YAML(typ="safe", pure=pure)
     documents: list[Document] = []
-    memo: dict = {}
     try:
         for number, composed in enumerate(yaml.compose_all(source.text)):
-            root = _convert(composed, source, memo) if composed is not None else None
+            # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
+            root = _convert(composed, source, {}) if composed is not None else None
             documents.append(Document(source, root, number))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -273,9 +274,6 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
 
 
 # --- offsets inside scalars ------------------------------------------------------------------------
-_OFFSET_CACHE: dict[int, tuple[Scalar, list[int]]] = {}
-
-
 def _offset_map(scalar: Scalar) -> list[int]:
     """For each character of the scalar's text (plus its end), its offset in the file.
 
@@ -283,9 +281,8 @@ def _offset_map(scalar: Scalar) -> list[int]:
     folding). Walk both in step: each text character is matched to the next equal source character;
     folded line breaks match any run of whitespace. Good enough to put a caret on an argv token.
     """
-    cached = _OFFSET_CACHE.get(id(scalar))
-    if cached is not None and cached[0] is scalar:
-        return cached[1]
+    if scalar._offsets is not None:
+        return scalar._offsets
     text, src = scalar.text, scalar.source.text
     pos, end = scalar.start, min(scalar.end, len(src))
     if scalar.style in ("'", '"'):
@@ -307,7 +304,7 @@ def _offset_map(scalar: Scalar) -> list[int]:
         mapping.append(probe)
         pos = probe + 1 if probe < end else probe
     mapping.append(min(pos, end))
-    _OFFSET_CACHE[id(scalar)] = (scalar, mapping)
+    scalar._offsets = mapping
     return mapping
 
 

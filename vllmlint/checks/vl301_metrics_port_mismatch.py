@@ -134,7 +134,7 @@ def _pod_monitors(ctx, vllm):
             continue
         scope = _monitor_namespaces(monitor)
         templates = [t for t in vllm if _in_namespaces(t.namespace, scope)
-                     and selector_matches(spec.get("selector"), t.labels)]
+                     and t.selected_by(spec.get("selector"))]
         for endpoint in endpoints.items:
             if not isinstance(endpoint, Mapping):
                 continue

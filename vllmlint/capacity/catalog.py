@@ -1,0 +1,460 @@
+"""The three capacity catalogs (models, GPUs, instance types) as frozen dataclasses, and parameter counting.
+
+Data lives in rules/data/{models,gpus,instance-types}.yaml; this module only reads it (once, cached) and
+knows the per-layer arithmetic that turns an architecture into a parameter count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..data import rules_dir
+
+GiB = 1024**3
+MiB = 1024**2
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model architecture: what vLLM needs to size weights and KV cache."""
+
+    id: str
+    family: str
+    architecture: str
+    parameters: int
+    num_hidden_layers: int
+    hidden_size: int
+    intermediate_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    max_position_embeddings: int
+    torch_dtype: str = "bfloat16"
+    aliases: tuple[str, ...] = ()
+    attention_kind: str = "gqa"  # gqa | mha | mla
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    sliding_window: int | None = None
+    sliding_window_layers: str = "none"  # all | even | none
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    shared_experts: int = 0
+    first_dense_layers: int = 0
+    router_bias: bool = False
+    norms_per_layer: int = 2
+    checkpoint_quantization: str | None = None
+    source: str = ""
+    parameters_estimated: bool = False  # True when built from a config.json: `parameters` is our own count
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 1
+
+    @property
+    def is_mla(self) -> bool:
+        return self.attention_kind == "mla"
+
+    def is_moe_layer(self, layer: int) -> bool:
+        return self.is_moe and layer >= self.first_dense_layers
+
+    def is_sliding_layer(self, layer: int) -> bool:
+        if not self.sliding_window or self.sliding_window_layers == "none":
+            return False
+        if self.sliding_window_layers == "all":
+            return True
+        return layer % 2 == 0  # "even": Gemma 2 style, layer 0 is local
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.id, *self.aliases)
+
+
+@dataclass(frozen=True)
+class GPU:
+    id: str
+    name: str
+    architecture: str
+    compute_capability: str
+    bf16: bool
+    fp8: bool
+    marketing_memory_gb: int
+    nvidia_smi_total_mib: int | None
+    cuda_total_gib: float
+    cuda_total_estimated: bool
+    cuda_total_source: str
+    aws_gpu_memory_mib: int | None
+    gpu_product_labels: tuple[str, ...] = ()
+    gke_accelerator_labels: tuple[str, ...] = ()
+    karpenter_gpu_names: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def total_bytes(self) -> int:
+        """Device memory as torch.cuda.mem_get_info() reports it: what gpu_memory_utilization multiplies."""
+        return int(self.cuda_total_gib * GiB)
+
+    @property
+    def capability(self) -> tuple[int, int]:
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
+
+    @property
+    def karpenter_memory_mib(self) -> int:
+        """The value Karpenter's instance-gpu-memory label would carry for this GPU (see gpus.yaml)."""
+        if self.aws_gpu_memory_mib:
+            return self.aws_gpu_memory_mib
+        if self.nvidia_smi_total_mib:
+            return self.nvidia_smi_total_mib
+        return int(self.cuda_total_gib * 1024)
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    type: str
+    provider: str
+    family: str
+    gpu: GPU
+    gpu_count: int
+    vcpus: int | None = None
+    memory_gib: int | None = None
+    source: str = ""
+
+
+def _load(name: str) -> Any:
+    from ruamel.yaml import YAML  # lazy: only capacity checks pay for the catalogs
+
+    path: Path = rules_dir() / "data" / name
+    return YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8"))
+
+
+def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
+    """A ModelSpec from one models.yaml entry (the schema guarantees the required keys)."""
+    attention = entry.get("attention") or {}
+    moe = entry.get("moe") or {}
+    return ModelSpec(
+        id=entry["id"],
+        family=entry["family"],
+        architecture=entry["architecture"],
+        parameters=int(entry["parameters"]),
+        num_hidden_layers=entry["num_hidden_layers"],
+        hidden_size=entry["hidden_size"],
+        intermediate_size=entry["intermediate_size"],
+        num_attention_heads=entry["num_attention_heads"],
+        num_key_value_heads=entry["num_key_value_heads"],
+        head_dim=entry["head_dim"],
+        vocab_size=entry["vocab_size"],
+        tie_word_embeddings=bool(entry["tie_word_embeddings"]),
+        max_position_embeddings=entry["max_position_embeddings"],
+        torch_dtype=entry.get("torch_dtype", "bfloat16"),
+        aliases=tuple(entry.get("aliases") or ()),
+        attention_kind=attention.get("kind", "gqa"),
+        qkv_bias=bool(attention.get("qkv_bias", False)),
+        qk_norm=bool(attention.get("qk_norm", False)),
+        sliding_window=attention.get("sliding_window"),
+        sliding_window_layers=attention.get("sliding_window_layers", "none"),
+        q_lora_rank=attention.get("q_lora_rank"),
+        kv_lora_rank=attention.get("kv_lora_rank"),
+        qk_nope_head_dim=attention.get("qk_nope_head_dim"),
+        qk_rope_head_dim=attention.get("qk_rope_head_dim"),
+        v_head_dim=attention.get("v_head_dim"),
+        num_experts=moe.get("num_experts", 0),
+        experts_per_token=moe.get("experts_per_token", 0),
+        moe_intermediate_size=moe.get("moe_intermediate_size", 0),
+        shared_experts=moe.get("shared_experts", 0),
+        first_dense_layers=moe.get("first_dense_layers", 0),
+        router_bias=bool(moe.get("router_bias", False)),
+        norms_per_layer=entry.get("norms_per_layer", 2),
+        checkpoint_quantization=entry.get("checkpoint_quantization"),
+        source=entry.get("source", ""),
+    )
+
+
+@lru_cache(maxsize=1)
+def models() -> tuple[ModelSpec, ...]:
+    """Every catalogued model, in file order."""
+    return tuple(model_from_entry(entry) for entry in _load("models.yaml")["models"])
+
+
+@lru_cache(maxsize=1)
+def gpus() -> tuple[GPU, ...]:
+    result = []
+    for entry in _load("gpus.yaml")["gpus"]:
+        labels = entry.get("labels") or {}
+        result.append(
+            GPU(
+                id=entry["id"],
+                name=entry["name"],
+                architecture=entry["architecture"],
+                compute_capability=str(entry["compute_capability"]),
+                bf16=bool(entry["bf16"]),
+                fp8=bool(entry["fp8"]),
+                marketing_memory_gb=entry["marketing_memory_gb"],
+                nvidia_smi_total_mib=entry.get("nvidia_smi_total_mib"),
+                cuda_total_gib=float(entry["cuda_total_gib"]),
+                cuda_total_estimated=bool(entry["cuda_total_estimated"]),
+                cuda_total_source=entry["cuda_total_source"],
+                aws_gpu_memory_mib=entry.get("aws_gpu_memory_mib"),
+                gpu_product_labels=tuple(labels.get("gpu_product") or ()),
+                gke_accelerator_labels=tuple(labels.get("gke_accelerator") or ()),
+                karpenter_gpu_names=tuple(labels.get("karpenter_gpu_name") or ()),
+                source=entry.get("source", ""),
+            )
+        )
+    return tuple(result)
+
+
+@lru_cache(maxsize=1)
+def instance_types() -> dict[str, InstanceType]:
+    """Instance types keyed by their exact name (AWS/GCP/Azure spelling)."""
+    by_id = {gpu.id: gpu for gpu in gpus()}
+    result = {}
+    for entry in _load("instance-types.yaml")["instance_types"]:
+        result[entry["type"]] = InstanceType(
+            type=entry["type"],
+            provider=entry["provider"],
+            family=entry["family"],
+            gpu=by_id[entry["gpu"]],
+            gpu_count=entry["gpu_count"],
+            vcpus=entry.get("vcpus"),
+            memory_gib=entry.get("memory_gib"),
+            source=entry.get("source", ""),
+        )
+    return result
+
+
+def find_gpu(name: str) -> GPU | None:
+    """A GPU by catalog id or by any node-label spelling, case-insensitively ("h100-80gb", "NVIDIA-L4", "nvidia-l4")."""
+    wanted = name.strip().lower()
+    for gpu in gpus():
+        spellings = (gpu.id, *gpu.gpu_product_labels, *gpu.gke_accelerator_labels)
+        if wanted in (s.lower() for s in spellings):
+            return gpu
+    # Karpenter's short names (a100, v100) are shared by two memory sizes: only unique ones resolve.
+    matches = [gpu for gpu in gpus() if wanted in gpu.karpenter_gpu_names]
+    return matches[0] if len(matches) == 1 else None
+
+
+# --------------------------------------------------------------------------- parameter arithmetic
+
+
+@dataclass(frozen=True)
+class LayerParams:
+    """Parameters of one decoder layer as held by one tensor-parallel rank.
+
+    `linear` are the projection matrices a weight quantization (AWQ, GPTQ, FP8...) stores at reduced
+    precision; `other` (norms, biases, MoE router) stay in the activation dtype.
+    """
+
+    linear: int
+    other: int
+
+    @property
+    def total(self) -> int:
+        return self.linear + self.other
+
+
+def _split(n: int, tp: int) -> int:
+    # Column/row-parallel layers give each rank 1/tp of the rows or columns; vLLM requires divisibility
+    # for heads and intermediate sizes, ceil keeps odd inputs from under-counting.
+    return -(-n // tp)
+
+
+def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
+    """KV heads one rank holds: kv/tp, or 1 when there are fewer KV heads than ranks (vLLM replicates them)."""
+    if model.num_key_value_heads >= tp:
+        return _split(model.num_key_value_heads, tp)
+    return 1
+
+
+def layer_params(model: ModelSpec, layer: int, tp: int = 1) -> LayerParams:
+    """One decoder layer's parameters on one of `tp` tensor-parallel ranks."""
+    hidden = model.hidden_size
+    heads = _split(model.num_attention_heads, tp)
+    linear = other = 0
+
+    if model.is_mla:
+        nope, rope, v = model.qk_nope_head_dim or 0, model.qk_rope_head_dim or 0, model.v_head_dim or 0
+        kv_rank = model.kv_lora_rank or 0
+        if model.q_lora_rank:
+            linear += hidden * model.q_lora_rank  # q_a_proj: replicated on every rank
+            other += model.q_lora_rank  # q_a_layernorm
+            linear += model.q_lora_rank * heads * (nope + rope)  # q_b_proj: split by heads
+        else:
+            linear += hidden * heads * (nope + rope)
+        linear += hidden * (kv_rank + rope)  # kv_a_proj_with_mqa: replicated
+        other += kv_rank  # kv_a_layernorm
+        linear += kv_rank * heads * (nope + v)  # kv_b_proj: split by heads
+        linear += heads * v * hidden  # o_proj
+    else:
+        kv = kv_heads_per_rank(model, tp)
+        head_dim = model.head_dim
+        linear += hidden * heads * head_dim  # q_proj
+        linear += 2 * hidden * kv * head_dim  # k_proj, v_proj
+        linear += heads * head_dim * hidden  # o_proj
+        if model.qkv_bias:
+            other += (heads + 2 * kv) * head_dim
+        if model.qk_norm:
+            other += 2 * head_dim  # q_norm, k_norm (per-head RMSNorm weights)
+
+    if model.is_moe_layer(layer):
+        expert = 3 * hidden * _split(model.moe_intermediate_size, tp)  # gate, up, down; TP shards each expert
+        linear += model.num_experts * expert + model.shared_experts * expert
+        other += hidden * model.num_experts  # router: replicated, kept unquantized by vLLM's quant methods
+        if model.router_bias:
+            other += model.num_experts
+    else:
+        linear += 3 * hidden * _split(model.intermediate_size, tp)  # gated MLP: gate, up, down
+
+    other += model.norms_per_layer * hidden
+    return LayerParams(linear=linear, other=other)
+
+
+def count_parameters(model: ModelSpec) -> int:
+    """Total parameters recomputed from the architecture.
+
+    embeddings (vocab x hidden) + per layer [attention + MLP or MoE + norms] + final norm
+    + lm_head (vocab x hidden) unless tied to the embeddings.  Attention is q/k/v/o projections
+    (+ q/k/v bias for Qwen2, + q/k norms for Qwen3), or for MLA the low-rank q_a/q_b, kv_a/kv_b and o
+    projections with their two norms.  MoE layers hold num_experts routed + shared_experts gated
+    MLPs of moe_intermediate_size plus a hidden x num_experts router (+ DeepSeek's bias).
+    """
+    embeddings = model.vocab_size * model.hidden_size
+    lm_head = 0 if model.tie_word_embeddings else embeddings
+    layers = sum(layer_params(model, i).total for i in range(model.num_hidden_layers))
+    return embeddings + lm_head + layers + model.hidden_size
+
+
+# --------------------------------------------------------------------------- config.json
+
+
+_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32", "float": "float32"}
+
+
+def model_from_config_json(config: dict[str, Any], model_id: str = "local/config.json") -> ModelSpec | None:
+    """A ModelSpec from a Hugging Face config.json dict, or None when the fields needed are missing.
+
+    Multimodal configs keep the language model under text_config; its fields win.  `parameters` is
+    our own count (count_parameters), flagged by parameters_estimated=True.
+    """
+    if not isinstance(config, dict):
+        return None
+    text = config.get("text_config")
+    merged = {**config, **text} if isinstance(text, dict) else dict(config)
+
+    def integer(*keys: str) -> int | None:
+        for key in keys:
+            value = merged.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return None
+
+    layers = integer("num_hidden_layers", "n_layer", "num_layers")
+    hidden = integer("hidden_size", "n_embd", "d_model")
+    heads = integer("num_attention_heads", "n_head")
+    vocab = integer("vocab_size", "padded_vocab_size")
+    if not (layers and hidden and heads and vocab):
+        return None
+    intermediate = integer("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
+    kv_heads = integer("num_key_value_heads", "multi_query_group_num") or heads
+    head_dim = integer("head_dim") or hidden // heads
+    max_len = integer("max_position_embeddings", "n_positions", "seq_length") or 2048
+    dtype = _DTYPES.get(str(merged.get("torch_dtype") or merged.get("dtype") or "bfloat16"), "bfloat16")
+
+    kv_lora = integer("kv_lora_rank")
+    attention_kind = "mla" if kv_lora else ("mha" if kv_heads == heads else "gqa")
+    qk_nope = integer("qk_nope_head_dim")
+    qk_rope = integer("qk_rope_head_dim")
+    if attention_kind == "mla" and qk_nope and qk_rope:
+        head_dim = qk_nope + qk_rope
+
+    window = integer("sliding_window")
+    window_layers = "none"
+    model_type = str(merged.get("model_type") or "")
+    layer_types = merged.get("layer_types")
+    if merged.get("use_sliding_window") is False:
+        window = None  # Qwen2 configs carry a sliding_window value that is switched off
+    elif window and isinstance(layer_types, list) and layer_types:
+        sliding = [i for i, kind in enumerate(layer_types) if "sliding" in str(kind)]
+        if len(sliding) == len(layer_types):
+            window_layers = "all"
+        elif sliding == list(range(0, len(layer_types), 2)):
+            window_layers = "even"
+        elif not sliding:
+            window = None
+        else:
+            window_layers = "even"  # other patterns (Gemma 3's 5:1) are approximated, see docs/capacity.md
+    elif window and model_type.startswith("gemma2"):
+        window_layers = "even"
+    elif window:
+        window_layers = "all"
+    if window and window >= max_len:
+        window = None  # a window as long as the context bounds nothing
+        window_layers = "none"
+
+    experts = integer("num_local_experts", "num_experts", "n_routed_experts") or 0
+    moe_intermediate = integer("moe_intermediate_size") or (intermediate if experts else 0)
+    quant = merged.get("quantization_config")
+    checkpoint_quantization = None
+    if isinstance(quant, dict) and str(quant.get("quant_method", "")).lower() == "fp8":
+        checkpoint_quantization = "fp8"
+
+    model = ModelSpec(
+        id=model_id,
+        family=model_type or "unknown",
+        architecture=str((merged.get("architectures") or ["unknown"])[0]),
+        parameters=0,
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        vocab_size=vocab,
+        tie_word_embeddings=bool(merged.get("tie_word_embeddings", model_type.startswith("gemma"))),
+        max_position_embeddings=max_len,
+        torch_dtype=dtype,
+        attention_kind=attention_kind,
+        qkv_bias=bool(merged.get("attention_bias", model_type.startswith("qwen2"))),
+        qk_norm=model_type.startswith("qwen3"),
+        sliding_window=window if window_layers != "none" else None,
+        sliding_window_layers=window_layers if window else "none",
+        q_lora_rank=integer("q_lora_rank"),
+        kv_lora_rank=kv_lora,
+        qk_nope_head_dim=qk_nope,
+        qk_rope_head_dim=qk_rope,
+        v_head_dim=integer("v_head_dim"),
+        num_experts=experts,
+        experts_per_token=integer("num_experts_per_tok") or 0,
+        moe_intermediate_size=moe_intermediate,
+        shared_experts=integer("n_shared_experts") or 0,
+        first_dense_layers=integer("first_k_dense_replace") or 0,
+        router_bias=str(merged.get("topk_method", "")) == "noaux_tc",
+        norms_per_layer=4 if model_type.startswith("gemma2") else 2,
+        checkpoint_quantization=checkpoint_quantization,
+        source="config.json",
+        parameters_estimated=True,
+    )
+    return _with_parameters(model)
+
+
+def _with_parameters(model: ModelSpec) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(model, parameters=count_parameters(model))
+
+
+__all__ = [
+    "GiB", "MiB", "ModelSpec", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
+    "find_gpu", "layer_params", "kv_heads_per_rank", "count_parameters", "model_from_config_json",
+    "model_from_entry",
+]
