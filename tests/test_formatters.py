@@ -131,6 +131,32 @@ def test_wide_characters_and_control_characters_keep_the_caret_aligned():
     assert shown[start:start + count] == "# end"
 
 
+@pytest.mark.parametrize("index", [0, 2, 20, 59])
+def test_long_lines_are_cut_around_the_span(index):
+    """Minified or flow-style YAML: show at most ~120 columns, the caret still under the span."""
+    words = [f"k{i:03d}: v{i:03d}" for i in range(60)]  # 60 items of 10 characters
+    line = "{" + ", ".join(words) + "}"
+    needle = words[index]
+    source = SourceFile("long.yaml", line + "\n")
+    finding = finding_at(source, needle)
+    lines = render("text", Report(findings=[finding], sources={"long.yaml": source})).splitlines()
+    shown, start, count = caret_columns(lines[1:3])
+    assert len(shown) <= 122
+    assert shown[start:start + count] == needle
+    assert shown.startswith("\u2026") == (finding.span.col > 40)
+    assert shown.endswith("\u2026") == (index < 50)
+
+
+def test_a_span_longer_than_the_window_is_underlined_to_its_edge():
+    line = "x: " + "a" * 300
+    source = SourceFile("l.yaml", line + "\n")
+    finding = Finding("VL101", Severity.WARNING, "m", "l.yaml", source.span(3, 303))
+    lines = render("text", Report(findings=[finding], sources={"l.yaml": source})).splitlines()
+    shown, start, count = caret_columns(lines[1:3])
+    assert (start, shown[start:start + count]) == (3, "a" * 117)
+    assert shown.endswith("\u2026")
+
+
 def test_multiline_span_underlines_to_the_end_of_its_first_line():
     source = SourceFile("m.yaml", POD)
     start = POD.index("- name: vllm")
@@ -247,6 +273,12 @@ def test_github_escaping_of_data_and_properties():
                     "title=VL101 deprecated-entrypoint::100%25 sure:%0D%0Aline two, ok\n")
 
 
+def test_github_paths_use_forward_slashes_without_dot_prefix():
+    source = SourceFile("x", POD, display_path=".\\deploy\\vllm.yaml")
+    line = render("github", Report(findings=[finding_at(source, "kind")], rules=RULES))
+    assert line.startswith("::warning file=deploy/vllm.yaml,line=2,")
+
+
 def test_github_multiline_span_has_no_columns_and_notices_are_annotated():
     source = SourceFile("m.yaml", POD)
     finding = Finding("VL101", Severity.ERROR, "m", "m.yaml",
@@ -286,6 +318,12 @@ def test_json_structure(two_files):
     assert data["notices"] == [{"code": "VL002", "message": "Skipped a template", "path": "c/t.yaml", "line": 3,
                                 "level": "note"}]
     assert data["summary"] == {"error": 1, "warning": 1, "info": 0}
+
+
+def test_json_marks_everything_under_suppressed_as_suppressed():
+    source = SourceFile("a.yaml", POD)
+    data = json.loads(render("json", Report(suppressed=[finding_at(source, "kind")])))  # no reason given
+    assert (data["suppressed"][0]["suppressed"], data["suppressed"][0]["justification"]) == (True, "")
 
 
 def test_json_of_a_clean_run():

@@ -172,3 +172,21 @@ def test_removed_and_unknown_flags_do_not_overlap():
     removed = {e["flag"] for e in tables["VL102"]}
     unknown = {e["flag"] for e in tables["VL103"]}
     assert not removed & unknown, f"listed as both removed and never existing: {sorted(removed & unknown)}"
+
+
+@pytest.mark.parametrize("path", RULE_PATHS, ids=RULE_IDS)
+def test_shell_snippets_are_valid_shell(path):
+    """`bash -n` only parses, it runs nothing: a .sh example must be a script a shell would accept."""
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    problems = []
+    for label, filename, source, _ in snippets(load_rule(path)):
+        if filename.endswith(".sh"):
+            result = subprocess.run([bash, "-n"], input=source, capture_output=True, text=True, timeout=10)
+            if result.returncode != 0:
+                problems.append(f"{label}: {result.stderr.strip()}")
+    assert not problems, "\n".join(problems)

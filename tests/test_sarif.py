@@ -259,6 +259,20 @@ def test_notices_are_notifications_not_results(busy_report):
         assert described[note["descriptor"]["index"]]["id"] == note["descriptor"]["id"]
 
 
+def test_notification_rules_describe_notifications_not_results(schema, busy_report):
+    skipped = registry.rule("VL002")
+    assert skipped.kind == "notification"
+    busy_report.rules.append(skipped)
+    log = sarif(busy_report)
+    assert schema_errors(schema, log) == []
+    driver = log["runs"][0]["tool"]["driver"]
+    assert "VL002" not in [d["id"] for d in driver["rules"]]
+    note = log["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]
+    described = driver["notifications"][note["descriptor"]["index"]]
+    assert (described["id"], described["name"]) == ("VL002", skipped.name)
+    assert described["shortDescription"]["text"] == skipped.summary.strip()
+
+
 def test_automation_details_only_when_a_category_is_given(schema, busy_report):
     assert "automationDetails" not in sarif(busy_report)["runs"][0]
     busy_report.sarif_category = "k8s-manifests"

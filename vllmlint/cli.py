@@ -74,8 +74,10 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
+@click.option("--max-file-size", type=click.FloatRange(min=0), default=10, show_default=True,
+              help="Skip files larger than this many MiB (0: no limit).")
 def check_command(paths, fmt, output, fail_on, select, ignore, vllm_version, stdin_filename, color, quiet,
-                  statistics, sarif_category):
+                  statistics, sarif_category, max_file_size):
     """Lint PATHS (files, folders, or - for standard input)."""
     from .engine import Linter, LintOptions, collect_files
     from .registry import all_rules, unknown_selectors
@@ -93,7 +95,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, vllm_version, std
         if not is_version(vllm_version):
             _usage_error(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
 
-    linter = Linter(LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version))
+    linter = Linter(LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
+                                max_file_size=int(max_file_size * 1024 * 1024)))
     file_paths = [p for p in paths if p != "-"]
     files, missing = collect_files(file_paths)
     for path in files:

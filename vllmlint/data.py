@@ -22,3 +22,14 @@ def rules_dir() -> Path:
 
 def schemas_dir() -> Path:
     return data_dir("schemas")
+
+
+def load_yaml_data(path: Path):
+    """A shipped YAML data file as plain Python data, read through the linter's own YAML model (about
+    twice as fast as ruamel's constructor: start-up time is most of a pre-commit run)."""
+    from .yamlmodel import SourceFile, parse_documents, to_python
+
+    documents, error = parse_documents(SourceFile(str(path), path.read_text(encoding="utf-8")))
+    if error is not None:
+        raise ValueError(f"{path}:{error.line}:{error.col}: invalid data file: {error.message}")
+    return to_python(documents[0].root) if documents else None

@@ -32,6 +32,7 @@ class LintOptions:
     ignore: list[str] | None = None
     severity: dict[str, str] = field(default_factory=dict)  # code -> severity override
     vllm_version: str | None = None  # assumed where a workload's own release is unknown
+    max_file_size: int = 10 * 1024 * 1024  # bytes; 0 means no limit
 
 
 @dataclass
@@ -147,7 +148,13 @@ class Linter:
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
         shown = shown or display_path(path)
+        limit = self.options.max_file_size
         try:
+            if limit and path.stat().st_size > limit:
+                self.result.notices.append(Notice(
+                    "VL005", f"skipped: {path.stat().st_size / 1048576:.1f} MiB is over the {limit / 1048576:g} MiB "
+                    "limit (raise it with --max-file-size, 0 for none)", shown, 0, "warning"))
+                return
             data = path.read_bytes()
         except OSError as exc:
             self.result.notices.append(Notice("VL001", f"cannot read file: {exc.strerror or exc}", shown, 0, "error"))

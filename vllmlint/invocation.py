@@ -198,14 +198,12 @@ def _match_vllm(tokens: list[Token]) -> tuple[str, int] | None:
 
 @lru_cache(maxsize=1)
 def _entrypoint_table() -> list[dict]:
-    from .data import rules_dir
+    from .data import load_yaml_data, rules_dir
 
     path = rules_dir() / "data" / "image-entrypoints.yaml"
     if not path.exists():
         return []
-    from ruamel.yaml import YAML
-
-    data = YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml_data(path) or {}
     return data.get("images", []) if isinstance(data, dict) else data
 
 

@@ -334,6 +334,14 @@ def _label_value(value) -> str:
     return "" if value is None else str(value)
 
 
+_CONTROLLER_LABELS = {
+    "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index", "pod-template-hash",
+    "controller-revision-hash", "job-name", "batch.kubernetes.io/job-name", "leaderworkerset.sigs.k8s.io/name",
+    "leaderworkerset.sigs.k8s.io/worker-index", "leaderworkerset.sigs.k8s.io/group-index",
+    "serving.kserve.io/inferenceservice", "ray.io/node-type", "ray.io/cluster", "ray.io/group",
+}
+
+
 def namespaces_compatible(a: str, b: str) -> bool:
     return not a or not b or a == b
 
@@ -346,17 +354,25 @@ class World:
     templates: list[PodTemplate] = field(default_factory=list)
     invocations: list = field(default_factory=list)  # vllmlint.invocation.Invocation
 
+    _by_kind: dict = field(default_factory=dict, repr=False)
+    _by_name: dict = field(default_factory=dict, repr=False)
+    _template_index: tuple | None = field(default=None, repr=False)
+
     def add_document(self, document: Document) -> None:
         for obj in objects_in(document):
             self.objects.append(obj)
+            self._by_kind.setdefault(obj.kind, []).append(obj)
+            self._by_name.setdefault((obj.kind, obj.name), []).append(obj)
             self.templates.extend(t for t in pod_templates(obj) if t is not None)
 
     def of_kind(self, *kinds: str) -> list[K8sObject]:
+        if len(kinds) == 1:
+            return list(self._by_kind.get(kinds[0], ()))
         return [o for o in self.objects if o.kind in kinds]
 
     def find(self, kind: str, name: str, namespace: str = "") -> K8sObject | None:
-        for obj in self.objects:
-            if obj.kind == kind and obj.name == name and namespaces_compatible(obj.namespace, namespace):
+        for obj in self._by_name.get((kind, name), ()):
+            if namespaces_compatible(obj.namespace, namespace):
                 return obj
         return None
 
@@ -365,15 +381,42 @@ class World:
         return [c for t in self.templates for c in t.containers]
 
     def templates_of(self, obj: K8sObject) -> list[PodTemplate]:
-        return [t for t in self.templates if t.owner is obj]
+        return list(self._index()[0].get(id(obj), ()))
 
     def selected_templates(self, selector: Node | dict | None, namespace: str) -> list[PodTemplate]:
-        return [t for t in self.templates
+        data = to_python(selector) if isinstance(selector, Node) else selector
+        candidates = self.templates
+        if isinstance(data, dict):
+            plain = data.get("matchLabels") if "matchLabels" in data or "matchExpressions" in data else data
+            if isinstance(plain, dict):
+                # Narrow by one explicit label; labels controllers add are not in the index.
+                for key, value in plain.items():
+                    if str(key) not in _CONTROLLER_LABELS:
+                        candidates = self._index()[1].get((str(key), _label_value(value)), [])
+                        break
+        return [t for t in candidates
                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                and t.selected_by(selector)]
+                and t.selected_by(data)]
 
-    def vllm_invocations_in(self, template: PodTemplate) -> list:
-        return [i for i in self.invocations if i.container is not None and i.container.pod is template]
+    def _index(self):
+        """(templates by owner, templates by label pair), built once the world is complete."""
+        if self._template_index is None or self._template_index[2] != len(self.templates):
+            by_owner: dict = {}
+            by_label: dict = {}
+            for template in self.templates:
+                by_owner.setdefault(id(template.owner), []).append(template)
+                for pair in template.labels.items():
+                    by_label.setdefault(pair, []).append(template)
+            self._template_index = (by_owner, by_label, len(self.templates))
+        return self._template_index
+
+    def vllm_templates(self) -> dict:
+        """Pod templates that run vLLM -> their invocations, in order."""
+        result: dict = {}
+        for invocation in self.invocations:
+            if invocation.container is not None:
+                result.setdefault(invocation.container.pod, []).append(invocation)
+        return result
 
 
 def objects_in(document: Document) -> Iterator[K8sObject]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .data import rules_dir
+from .data import load_yaml_data, rules_dir
 from .finding import Severity
 
 
@@ -47,9 +47,7 @@ class Rule:
 
 
 def _load_yaml(path: Path) -> dict:
-    from ruamel.yaml import YAML
-
-    return YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8"))
+    return load_yaml_data(path)
 
 
 @lru_cache(maxsize=1)

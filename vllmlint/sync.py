@@ -579,6 +579,8 @@ class Interp:
         base = self.eval(node.value, frame)
         if isinstance(base, Ext):
             short = base.name.split(".")[-1]
+            if short in ("SkipValidation", "Required", "NotRequired", "ReadOnly", "InitVar"):
+                return self.eval_type(node.slice, frame)   # validation wrappers: the type inside counts
             if short in _TYPING_NAMES or short in _BUILTIN_TYPES:
                 return self.type_subscript(short, node.slice, frame)
         if isinstance(base, ClassVal):
@@ -1138,7 +1140,7 @@ _NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help"
 _INT_PARSERS = {"int", "human_readable_int", "human_readable_int_or_auto"}
 _FLOAT_PARSERS = {"float"}
 _JSON_PARSERS = {"json.loads", "loads", "parse_dataclass", "union_dict_and_str", "model_validate_json",
-                 "validate_json"}
+                 "validate_json", "from_cli", "from_json"}
 _STR_PARSERS = {"str", "nullable_str", "nullable_kvs", "optional_str"}
 
 
@@ -1167,6 +1169,13 @@ def value_type(type_value: Any) -> str:
     name = _callable_name(type_value)
     if name is None:
         return "unknown"
+    if isinstance(type_value, FuncVal) and getattr(type_value.node, "returns", None) is not None \
+            and name.split(".")[-1] not in _INT_PARSERS | _FLOAT_PARSERS | _JSON_PARSERS:
+        # a vLLM-defined converter: trust its return annotation (str / int / float / dict)
+        returns = ast.unparse(type_value.node.returns).replace("Optional[", "").replace(" | None", "").strip("'\"")
+        for prefix, kind in (("str", "str"), ("int", "int"), ("float", "float"), ("dict", "json")):
+            if returns == prefix or returns.startswith(prefix + "["):
+                return kind
     short = name.split(".")[-1]
     if name in ("json.loads",) or short in _JSON_PARSERS:
         return "json"

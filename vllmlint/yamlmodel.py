@@ -7,6 +7,7 @@ the same node object, so a walk that remembers what it has seen is safe against 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -35,8 +36,6 @@ class SourceFile:
         return self._line_starts
 
     def line_col(self, index: int) -> tuple[int, int]:
-        from bisect import bisect_right
-
         line = bisect_right(self.line_starts, index) - 1
         return line + 1, index - self.line_starts[line] + 1
 
@@ -249,11 +248,38 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     return documents, error
 
 
+_RESOLVER = None
+
+
+def _tag_only_resolver():
+    """A resolver that only names the node kind. Scalars are resolved by `resolve_plain` (YAML 1.1, as
+    Kubernetes does); ruamel's versioned resolver costs more than the whole C parse."""
+    global _RESOLVER
+    if _RESOLVER is None:
+        from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+        from ruamel.yaml.resolver import BaseResolver
+
+        tags = {ScalarNode: "tag:yaml.org,2002:str", SequenceNode: "tag:yaml.org,2002:seq",
+                MappingNode: "tag:yaml.org,2002:map"}
+
+        class TagOnlyResolver(BaseResolver):
+            def __init__(self, version=None, loadumper=None, loader=None):
+                super().__init__(loadumper=loadumper or loader)
+
+            def resolve(self, kind, value, implicit):
+                return tags[kind]
+
+        _RESOLVER = TagOnlyResolver
+    return _RESOLVER
+
+
 def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
     from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     yaml = YAML(typ="safe", pure=pure)
+    if not pure:  # the pure-Python composer wants ruamel's own Tag objects: keep its resolver there
+        yaml.Resolver = _tag_only_resolver()
     documents: list[Document] = []
     try:
         for number, composed in enumerate(yaml.compose_all(source.text)):
@@ -268,8 +294,10 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
         if exc.context and exc.problem:
             problem = f"{exc.context.strip()}: {exc.problem.strip()}"
         return documents, YAMLSyntaxError(problem, line, col, index)
-    except Exception as exc:  # the scanners raise plain errors for some inputs (encodings, depth)
+    except YAMLError as exc:  # reader errors (control characters) carry no mark
         return documents, YAMLSyntaxError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1, 1, 0)
+    except RecursionError:
+        return documents, YAMLSyntaxError("nesting too deep to be a manifest", 1, 1, 0)
     return documents, None
 
 

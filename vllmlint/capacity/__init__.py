@@ -1,0 +1,40 @@
+"""Capacity knowledge for vllmlint: which model, which GPUs, and whether vLLM's memory plan would fit.
+
+Pure data + arithmetic; imports nothing heavy until a catalog is first read.
+
+    from vllmlint.capacity import resolve_model, estimate, gib
+    match = resolve_model("Qwen/Qwen2.5-7B-Instruct-AWQ")
+    plan = estimate(match.model, "L4", quantization=match.quantization, max_model_len=8192)
+    plan.fits, plan.kv_ok, gib(plan.kv_cache_bytes), plan.breakdown
+"""
+from .catalog import (
+    GPU,
+    GiB,
+    InstanceType,
+    MiB,
+    ModelSpec,
+    count_parameters,
+    find_gpu,
+    gpus,
+    instance_types,
+    model_from_config_json,
+    models,
+)
+from .estimate import (
+    Estimate,
+    default_gpu_memory_utilization,
+    estimate,
+    gib,
+    parse_version,
+    smallest_tp_that_fits,
+    to_gib,
+)
+from .names import Match, resolve_model, split_quantization
+from .nodes import Candidate, gpus_for_node_constraints
+
+__all__ = [
+    "GPU", "GiB", "MiB", "InstanceType", "ModelSpec", "Match", "Estimate", "Candidate",
+    "models", "gpus", "instance_types", "find_gpu", "count_parameters", "model_from_config_json",
+    "resolve_model", "split_quantization", "estimate", "smallest_tp_that_fits", "gib", "to_gib",
+    "parse_version", "default_gpu_memory_utilization", "gpus_for_node_constraints",
+]

@@ -5,7 +5,7 @@ knows the per-layer arithmetic that turns an architecture into a parameter count
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -448,8 +448,6 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
 
 
 def _with_parameters(model: ModelSpec) -> ModelSpec:
-    from dataclasses import replace
-
     return replace(model, parameters=count_parameters(model))
 
 

@@ -118,7 +118,15 @@ def _core_tokens(model_name: str) -> set[str]:
     return {word for word in _tokens(model_name) if word not in _NOISE_WORDS}
 
 
+_HF_CACHE_DIR = re.compile(r"(?:^|[/\\])models--([^/\\]+?)--([^/\\]+)")
+
+
 def _resolve_local_path(path: str, catalog: tuple[ModelSpec, ...]) -> tuple[ModelSpec | None, str | None]:
+    cached = _HF_CACHE_DIR.search(path)
+    if cached:
+        # A Hugging Face cache directory (.../hub/models--Qwen--Qwen2.5-7B-Instruct/snapshots/<hash>) names its repo.
+        match = resolve_model(f"{cached.group(1)}/{cached.group(2)}", catalog)
+        return (match.model, match.quantization) if match else (None, None)
     stripped = path.rstrip("/\\")
     leaf = re.split(r"[/\\]", stripped)[-1]
     leaf, quant = split_quantization(leaf)

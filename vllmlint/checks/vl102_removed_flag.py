@@ -7,14 +7,12 @@ from . import Context
 @lru_cache(maxsize=1)
 def removal_releases() -> dict[str, dict]:
     """flag -> {removed_in, last_accepted} from the researched table `rules/data/removed-flags.yaml`."""
-    from ruamel.yaml import YAML
-
-    from ..data import rules_dir
+    from ..data import load_yaml_data, rules_dir
 
     path = rules_dir() / "data" / "removed-flags.yaml"
     if not path.exists():
         return {}
-    data = YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml_data(path) or {}
     entries = data.get("removed", []) if isinstance(data, dict) else data
     return {e["flag"]: e for e in entries if isinstance(e, dict) and "flag" in e}
 

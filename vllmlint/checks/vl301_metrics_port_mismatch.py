@@ -9,22 +9,21 @@ _METRICS_PORT_NAME = re.compile(r"^(metrics|prometheus|prom|http-metrics|.*-metr
 
 
 def _vllm_ports(ctx: Context) -> dict[PodTemplate, tuple[set[int], set[int]]]:
-    """vLLM pod templates -> (their API ports, ports that other containers of the pod declare)."""
+    """vLLM pod templates -> (their API ports, ports where something else in the pod listens)."""
     result: dict[PodTemplate, tuple[set[int], set[int]]] = {}
-    for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or container.pod.owner.kind == "ComposeService":
+    for template, invocations in ctx.world.vllm_templates().items():
+        if template.owner.kind == "ComposeService":
             continue
-        port = invocation.api_port
-        if port is None:
+        api = {inv.api_port for inv in invocations if inv.api_port is not None}
+        if not api:
             continue  # unknown ($VAR): stay silent
-        api, others = result.setdefault(container.pod, (set(), set()))
-        api.add(port)
-    for template, (api, others) in result.items():
-        vllm_containers = {inv.container.name for inv in ctx.world.invocations if inv.container and inv.container.pod is template}
+        vllm_containers = {id(inv.container) for inv in invocations}
+        others: set[int] = set()
         for container in template.containers:
-            if container.name not in vllm_containers:
+            # Other containers listen on their ports; in Ray pods `ray start` serves its own metrics too.
+            if id(container) not in vllm_containers or template.owner.kind.startswith("Ray"):
                 others.update(number for _, number in container.ports)
+        result[template] = (api, others - api)
     return result
 
 

@@ -30,7 +30,7 @@ def _restricted(service) -> str | None:
 
 
 def check(ctx: Context):
-    vllm_templates = {inv.container.pod for inv in ctx.world.invocations if inv.container is not None}
+    vllm_templates = ctx.world.vllm_templates()
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if not isinstance(spec, Mapping):

@@ -29,9 +29,17 @@ def _command(name: str, properties: list[tuple[str, object]], message: str) -> s
     return f"::{name} {props}::{escape_data(message)}" if props else f"::{name}::{escape_data(message)}"
 
 
+def annotation_path(path: str) -> str:
+    """GitHub matches annotations to repository paths: forward slashes, no leading `./`."""
+    posix = path.replace("\\", "/")
+    while posix.startswith("./"):
+        posix = posix[2:]
+    return posix
+
+
 def finding_command(finding: Finding, name: str) -> str:
     span = finding.span
-    properties: list[tuple[str, object]] = [("file", finding.path)]
+    properties: list[tuple[str, object]] = [("file", annotation_path(finding.path))]
     if span.line >= 1:
         properties.append(("line", span.line))
         if span.end_line == span.line:
@@ -49,7 +57,7 @@ def finding_command(finding: Finding, name: str) -> str:
 def notice_command(notice: Notice) -> str:
     properties: list[tuple[str, object]] = []
     if notice.path:
-        properties.append(("file", notice.path))
+        properties.append(("file", annotation_path(notice.path)))
         if notice.line >= 1:
             properties.append(("line", notice.line))
     properties.append(("title", notice.code))

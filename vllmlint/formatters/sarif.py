@@ -35,25 +35,39 @@ MAX_TAGS = 10  # GitHub keeps at most 10 tags per rule
 _ALWAYS_EMIT = {"level"}
 
 
+_NO_DEFAULT = object()
+_FIELD_CACHE: dict[type, list[tuple[str, str, object]]] = {}
+
+
+def _fields(cls) -> list[tuple[str, str, object]]:
+    """(attribute, SARIF property name, default) per field of a sarif-om class, computed once per class."""
+    cached = _FIELD_CACHE.get(cls)
+    if cached is None:
+        cached = []
+        for f in attr.fields(cls):
+            default = f.default
+            if isinstance(default, attr.Factory):
+                default = default.factory()
+            elif default is attr.NOTHING:
+                default = _NO_DEFAULT
+            cached.append((f.name, f.metadata["schema_property_name"], default))
+        _FIELD_CACHE[cls] = cached
+    return cached
+
+
 def to_sarif_json(obj):
     """Plain JSON data from sarif-om objects: SARIF property names from the attrs metadata, fields equal
     to their default left out, a PropertyBag's extra attributes (`security-severity`...) flattened in."""
     if attr.has(type(obj)):
         out = {}
-        fields = attr.fields(type(obj))
-        for f in fields:
-            value = getattr(obj, f.name)
-            if value is None:
-                continue
-            name = f.metadata["schema_property_name"]
-            default = f.default
-            if isinstance(default, attr.Factory):
-                default = default.factory()
-            if default is not attr.NOTHING and value == default and name not in _ALWAYS_EMIT:
+        fields = _fields(type(obj))
+        for attribute, name, default in fields:
+            value = getattr(obj, attribute)
+            if value is None or (value == default and name not in _ALWAYS_EMIT):
                 continue
             out[name] = to_sarif_json(value)
         if isinstance(obj, om.PropertyBag):
-            known = {f.name for f in fields}
+            known = {attribute for attribute, _, _ in fields}
             for key, value in vars(obj).items():
                 if key not in known:
                     out[key] = to_sarif_json(value)

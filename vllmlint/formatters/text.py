@@ -15,6 +15,8 @@ from ..finding import Finding, Notice, Severity
 from . import Report, rule_name, rules_by_code
 
 TAB_WIDTH = 4
+MAX_EXCERPT_WIDTH = 120  # display columns of source shown per excerpt line
+EXCERPT_CONTEXT = 30  # columns kept before the span when a long line is cut
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -56,21 +58,38 @@ def _char_width(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
-def _layout(line: str) -> tuple[str, list[int]]:
-    """The line as displayed (tabs expanded to TAB_WIDTH stops) and, for each character position
-    (plus the end), the display column it starts at: carets are placed by these, not by raw indexes."""
-    shown, starts, column = [], [], 0
+def _layout(line: str) -> tuple[list[str], list[int]]:
+    """Each character as displayed (a tab expands to the next TAB_WIDTH stop) and, for each character
+    position (plus the end), the display column it starts at: carets are placed by these columns."""
+    pieces, starts, column = [], [], 0
     for ch in line:
         starts.append(column)
         if ch == "\t":
             step = TAB_WIDTH - column % TAB_WIDTH
-            shown.append(" " * step)
+            pieces.append(" " * step)
             column += step
         else:
-            shown.append(ch)
+            pieces.append(ch)
             column += _char_width(ch)
     starts.append(column)
-    return "".join(shown), starts
+    return pieces, starts
+
+
+def _window(starts: list[int], first: int, end: int) -> tuple[int, int]:
+    """Character range [lo, hi) of a long line to show: at most MAX_EXCERPT_WIDTH columns, starting a
+    little before the span so the caret lands on screen (minified or flow-style YAML can be huge)."""
+    if starts[-1] <= MAX_EXCERPT_WIDTH:
+        return 0, len(starts) - 1
+    lo_column = max(starts[first] - EXCERPT_CONTEXT, 0)
+    lo = first
+    while lo > 0 and starts[lo - 1] >= lo_column:
+        lo -= 1
+    hi = lo
+    while hi < len(starts) - 1 and starts[hi + 1] - starts[lo] <= MAX_EXCERPT_WIDTH:
+        hi += 1
+    while lo > 0 and starts[hi] - starts[lo - 1] <= MAX_EXCERPT_WIDTH:  # near the end: use the room
+        lo -= 1
+    return lo, max(hi, min(end, first + 1))
 
 
 def excerpt(finding: Finding, source, paint=None) -> list[str]:
@@ -83,13 +102,18 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     raw = _visible(source.line_text(span.line))
     if not raw and span.line > len(source.line_starts):
         return []
-    shown, starts = _layout(raw)
-    last = len(raw) + 1  # 1-based column just past the line's end
-    first_col = min(max(span.col, 1), last)
-    end_col = span.end_col if span.end_line == span.line else last
-    end_col = min(max(end_col, first_col), last)
-    left = starts[first_col - 1]
-    width = max(starts[end_col - 1] - left, 1)
+    pieces, starts = _layout(raw)
+    # 0-based character indexes of the span on this line, [first, end)
+    first = min(max(span.col, 1), len(raw) + 1) - 1
+    end = span.end_col - 1 if span.end_line == span.line else len(raw)
+    end = min(max(end, first), len(raw))
+    lo, hi = _window(starts, first, end)
+    end = min(end, hi)
+    before = "\u2026" if lo > 0 else ""  # an ellipsis marks a cut, one column wide
+    after = "\u2026" if hi < len(raw) else ""
+    shown = before + "".join(pieces[lo:hi]) + after
+    left = starts[first] - starts[lo] + len(before)
+    width = max(starts[end] - starts[first], 1)
     number = str(span.line)
     gutter = paint(_GUTTER_COLOR, f" {number} |")
     blank_gutter = paint(_GUTTER_COLOR, f" {' ' * len(number)} |")

@@ -1,0 +1,168 @@
+"""The command line as users run it: exit codes, inputs, bad inputs, output destinations."""
+import json
+
+from conftest import FIXTURES, run_cli
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+"""
+CLEAN = DEPLOYMENT.replace(', --swap-space, "4"', "")
+
+
+def test_clean_file_exits_zero(tmp_path):
+    (tmp_path / "ok.yaml").write_text(CLEAN)
+    code, out, err = run_cli(tmp_path / "ok.yaml")
+    assert code == 0, out + err
+    assert "All checks passed" in out
+
+
+def test_findings_exit_one_with_exact_position(tmp_path):
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT)
+    code, out, _ = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 1
+    first = out.splitlines()[0]
+    assert first.startswith("bad.yaml:12:49: VL102 [error] `--swap-space`")
+    assert first.endswith("(removed-flag)")
+
+
+def test_fail_on_error_ignores_warnings(tmp_path):
+    (tmp_path / "w.yaml").write_text(CLEAN.replace("v0.29.0", "latest"))
+    assert run_cli("--fail-on", "error", tmp_path / "w.yaml")[0] == 0
+    assert run_cli(tmp_path / "w.yaml")[0] == 1
+
+
+def test_select_and_ignore_accept_codes_names_and_prefixes(tmp_path):
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT.replace("v0.29.0", "latest"))
+    _, out, _ = run_cli("--select", "removed-flag", "bad.yaml", cwd=tmp_path)
+    assert "VL102" in out and "VL201" not in out
+    _, out, _ = run_cli("--ignore", "VL1", "bad.yaml", cwd=tmp_path)
+    assert "VL102" not in out and "VL201" in out
+
+
+def test_unknown_rule_is_a_usage_error_with_a_suggestion(tmp_path):
+    code, _, err = run_cli("--select", "removed-flags", tmp_path)
+    assert code == 2
+    assert "unknown rule `removed-flags`" in err and "removed-flag" in err
+
+
+def test_missing_path_is_an_error_but_other_files_are_linted(tmp_path):
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT)
+    code, out, err = run_cli("bad.yaml", "nope.yaml", cwd=tmp_path)
+    assert code == 2
+    assert "VL102" in out
+    assert "nope.yaml: no such file or directory" in err
+
+
+def test_no_paths_is_a_usage_error():
+    code, _, err = run_cli()
+    assert code == 2 and "no paths given" in err
+
+
+def test_stdin_with_filename(tmp_path):
+    code, out, _ = run_cli("-", "--stdin-filename", "deploy/vllm.yaml", input=DEPLOYMENT.encode())
+    assert code == 1
+    assert out.startswith("deploy/vllm.yaml:12:49: VL102")
+
+
+def test_helm_template_output_points_at_the_source_file():
+    rendered = "---\n# Source: chart/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n" \
+               "spec: {selector: {app: vllm}, ports: [{port: 8000}]}\n---\n# Source: chart/templates/deploy.yaml\n" \
+               + DEPLOYMENT
+    code, out, _ = run_cli("-", input=rendered.encode())
+    assert code == 1
+    assert "chart/templates/deploy.yaml:14:49: VL102" in out
+
+
+def test_explicit_file_is_linted_whatever_its_extension(tmp_path):
+    (tmp_path / "deploy.yaml.template").write_text(DEPLOYMENT)
+    (tmp_path / "notes.txt").write_text(DEPLOYMENT)
+    _, out, _ = run_cli("deploy.yaml.template", cwd=tmp_path)
+    assert "deploy.yaml.template:12:49: VL102" in out
+    _, out, _ = run_cli(".", cwd=tmp_path)  # a folder only recurses into known extensions
+    assert "notes.txt" not in out and "deploy.yaml.template" not in out
+
+
+def test_folders_skip_hidden_dirs_and_survive_symlink_loops(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "bad.yaml").write_text(DEPLOYMENT)
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "bad.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "a" / "loop").symlink_to(tmp_path / "a")
+    code, out, _ = run_cli(".", cwd=tmp_path)
+    assert code == 1
+    assert out.count("VL102") == 1 and ".hidden" not in out
+
+
+def test_bad_inputs_give_one_line_errors_and_the_rest_is_linted(tmp_path):
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "broken.yaml").write_text("a: [1, 2\n")
+    (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "binary.yaml").write_bytes(b"\x00\x01\x02PK\x03\x04")
+    (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    (tmp_path / "helm.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Values.name }}\n")
+    code, out, err = run_cli(".", cwd=tmp_path)
+    assert code == 1
+    assert "Traceback" not in out + err
+    assert "bad.yaml:12:49: VL102" in out
+    assert "broken.yaml:2:1: VL001 [error] YAML syntax error" in out
+    assert "binary.yaml:1:1: VL001 [error] binary file" in out
+    assert "latin1.yaml:1:1: VL001 [error] not UTF-8 text (invalid byte at line 1)" in out
+    assert "empty.yaml" not in out
+    assert "helm.yaml:4: unrendered Helm template skipped" in err
+    assert "helm.yaml" not in out
+
+
+def test_a_20_mb_file_is_skipped_with_a_notice_and_the_rest_is_linted(tmp_path):
+    (tmp_path / "big.yaml").write_text("# filler\n" * (20 * 1024 * 1024 // 9) + DEPLOYMENT)
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT)
+    code, out, err = run_cli(".", cwd=tmp_path)
+    assert code == 1
+    assert "bad.yaml:12:49: VL102" in out and "big.yaml" not in out
+    assert "vllmlint: warning: big.yaml: skipped: 20.0 MiB is over the 10 MiB limit" in err
+
+
+def test_a_large_file_is_linted_when_the_limit_allows(tmp_path):
+    docs = [DEPLOYMENT.replace("name: vllm}", f"name: vllm-{i}}}") for i in range(600)]
+    (tmp_path / "big.yaml").write_text("---\n".join(docs))
+    code, out, _ = run_cli("--max-file-size", "0", "--statistics", "big.yaml", cwd=tmp_path)
+    assert code == 1
+    assert "600" in out and "VL102" in out
+
+
+def test_output_file_and_formats(tmp_path):
+    (tmp_path / "bad.yaml").write_text(DEPLOYMENT)
+    code, out, _ = run_cli("--format", "json", "--output", "report.json", "bad.yaml", cwd=tmp_path)
+    assert code == 1 and out == ""
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [f["code"] for f in report["findings"]] == ["VL102"]
+    code, out, _ = run_cli("--format", "sarif", "bad.yaml", cwd=tmp_path)
+    sarif = json.loads(out)
+    assert sarif["runs"][0]["results"][0]["ruleId"] == "VL102"
+
+
+def test_rules_and_explain():
+    code, out, _ = run_cli("rules")
+    assert code == 0 and "VL102  removed-flag" in out
+    code, out, _ = run_cli("rules", "--format", "json")
+    listed = {entry["code"]: entry for entry in json.loads(out)}
+    assert {"name": "deprecated-entrypoint", "severity": "warning", "fix": "safe"}.items() <= listed["VL101"].items()
+    code, out, _ = run_cli("explain", "removed-flag")
+    assert code == 0 and out.startswith("VL102 removed-flag (error") and "Why is this bad" in out
+    code, _, err = run_cli("explain", "VL999")
+    assert code == 2 and "unknown rule" in err
+
+
+def test_the_fixtures_folder_from_another_directory(tmp_path):
+    code, out, err = run_cli(FIXTURES, cwd=tmp_path)
+    assert code == 1 and "Traceback" not in err
+    assert "fixtures/original/single-node-deployment.yaml" in out

@@ -1,0 +1,481 @@
+"""What vLLM's startup memory profiling would conclude, computed from the catalogs instead of a GPU.
+
+vLLM (both engines) sizes the KV cache per GPU as
+
+    gpu_memory_utilization x total device memory            (the budget)
+      - model weights held by this rank
+      - memory the profiling run saw besides weights          (the reserve: activation peak,
+        non-torch allocations, and since 0.21 the estimated CUDA-graph pool)
+    = memory for KV cache blocks
+
+and refuses to start when that leaves no room for one max_model_len sequence.  Everything here is in
+bytes; gib() formats.  docs/capacity.md explains each term and where its figure comes from.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .catalog import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_params
+
+# --------------------------------------------------------------------------- versions
+
+CURRENT_VLLM = (0, 29, 0)  # the release the audited reference describes; None means "this one"
+
+
+def parse_version(version: str | tuple[int, ...] | None) -> tuple[int, int, int]:
+    """'v0.6.4.post1' -> (0, 6, 4); None/'latest' -> CURRENT_VLLM."""
+    if version is None:
+        return CURRENT_VLLM
+    if isinstance(version, tuple):
+        return (tuple(version) + (0, 0, 0))[:3]  # type: ignore[return-value]
+    numbers = re.findall(r"\d+", str(version).split("+")[0])[:3]
+    if not numbers:
+        return CURRENT_VLLM
+    return tuple(int(n) for n in (numbers + ["0", "0"])[:3])  # type: ignore[return-value]
+
+
+def default_gpu_memory_utilization(version: str | tuple[int, ...] | None = None) -> float:
+    """CacheConfig.gpu_memory_utilization default: 0.9 up to 0.19.x, 0.92 from 0.20.0 (checked in the PyPI wheels)."""
+    return 0.92 if parse_version(version) >= (0, 20, 0) else 0.9
+
+
+def uses_v1_engine(version: str | tuple[int, ...] | None = None) -> bool:
+    return parse_version(version) >= (0, 8, 0)  # V1 became the default engine in 0.8.0
+
+
+def cudagraphs_in_budget(version: str | tuple[int, ...] | None = None) -> bool:
+    # "CUDA graph memory profiling is enabled (default since v0.21.0)" - vllm/v1/worker/gpu_worker.py
+    return parse_version(version) >= (0, 21, 0)
+
+
+# --------------------------------------------------------------------------- bytes per parameter
+
+# Bytes per weight of a quantized linear layer, including its scales/zero points:
+#   4-bit with group size 128 (AWQ, GPTQ, w4a16): 0.5 + fp16 scale / 128 + 4-bit zero / 128 = 0.5195
+#   GPTQ 8-bit, group 128: 1 + fp16 scale / 128 + 8-bit zero / 128 = 1.0234
+#   FP8 / INT8 with per-tensor, per-channel or 128x128 block scales: ~1.0 (scales < 0.1%)
+#   bitsandbytes NF4, blocksize 64 with 8-bit double-quantized absmax: 0.5 + 1/64 = 0.5156
+# Embeddings, lm_head, norms, biases and MoE routers stay in the activation dtype.
+QUANTIZED_LINEAR_BYTES: dict[str, float] = {
+    "awq": 0.5 + 2 / 128 + 0.5 / 128,
+    "gptq-int4": 0.5 + 2 / 128 + 0.5 / 128,
+    "int4": 0.5 + 2 / 128 + 0.5 / 128,
+    "gptq-int8": 1 + 2 / 128 + 1 / 128,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "bnb-4bit": 0.5 + 1 / 64,
+}
+_QUANT_ALIASES = {
+    "awq_marlin": "awq", "gptq": "gptq-int4", "gptq_marlin": "gptq-int4", "gptq-int4": "gptq-int4",
+    "gptq_int4": "gptq-int4", "gptq_int8": "gptq-int8", "w4a16": "int4", "w8a8": "int8", "w8a16": "int8",
+    "fbgemm_fp8": "fp8", "modelopt": "fp8", "bitsandbytes": "bnb-4bit", "bnb_4bit": "bnb-4bit",
+    "ptpc_fp8": "fp8", "experts_int8": "int8",
+}
+_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "auto": None, "float32": 4, "float": 4}
+_FP8_KV = {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
+
+
+def canonical_quantization(quantization: str | None) -> str | None:
+    """A vLLM --quantization value or a name suffix ('awq_marlin', 'GPTQ-Int4') as a key of QUANTIZED_LINEAR_BYTES.
+
+    None/'none' -> None.  Raises ValueError for methods whose size this module does not know
+    (e.g. 'compressed-tensors' without knowing its bits, 'gguf').
+    """
+    if quantization is None:
+        return None
+    key = str(quantization).strip().lower()
+    if key in ("", "none", "null"):
+        return None
+    key = _QUANT_ALIASES.get(key, key)
+    if key not in QUANTIZED_LINEAR_BYTES:
+        raise ValueError(f"unknown weight size for quantization {quantization!r}")
+    return key
+
+
+def dtype_bytes(model: ModelSpec, dtype: str = "auto") -> int:
+    """Activation/unquantized weight bytes: --dtype auto keeps 16-bit checkpoints at 2 bytes and casts float32 ones to float16."""
+    size = _DTYPE_BYTES.get(str(dtype).lower())
+    if size is not None:
+        return size
+    return 2
+
+
+def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str = "auto", dtype: str = "auto") -> int:
+    if str(kv_cache_dtype).lower() in _FP8_KV:
+        return 1
+    return dtype_bytes(model, dtype)
+
+
+# --------------------------------------------------------------------------- pipeline split
+
+
+def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
+    """Layers per pipeline rank as vLLM's get_pp_indices assigns them (extra layers go to the ranks before the last)."""
+    base, extra = divmod(num_layers, pp)
+    sizes = [base] * pp
+    for i in range(2, extra + 2):
+        sizes[-i] += 1
+    ranges, start = [], 0
+    for size in sizes:
+        ranges.append(range(start, start + size))
+        start += size
+    return ranges
+
+
+def _padded_vocab(vocab: int) -> int:
+    return -(-vocab // 64) * 64  # VocabParallelEmbedding pads to a multiple of 64
+
+
+# --------------------------------------------------------------------------- the estimate
+
+
+@dataclass
+class RankMemory:
+    """One pipeline stage's view (every tensor-parallel rank of a stage holds the same amount)."""
+
+    pp_rank: int
+    layers: range
+    weights_bytes: int
+    reserve_bytes: int
+    kv_bytes_per_token: int  # all layers at full length
+    kv_bytes_per_sequence: int  # one max_model_len sequence, sliding-window layers bounded
+    kv_cache_bytes: int
+    reserve_parts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Estimate:
+    model: ModelSpec
+    gpu: GPU
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    gpu_memory_utilization: float
+    vllm_version: tuple[int, int, int]
+    max_model_len: int
+    quantization: str | None
+    kv_cache_dtype: str
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    total_bytes: int
+    budget_bytes: int
+    weights_bytes: int
+    reserve_bytes: int
+    reserve_parts: dict[str, int]
+    kv_bytes_per_token: int
+    kv_bytes_per_sequence: int
+    kv_cache_bytes: int
+    kv_tokens: int
+    max_sequences: int
+    ranks: list[RankMemory]
+    notes: list[str]
+    kv_cache_memory_bytes_override: int | None = None
+
+    @property
+    def fits(self) -> bool:
+        """The weights alone fit in the budget (vLLM fails while loading or profiling otherwise)."""
+        return self.weights_bytes <= self.budget_bytes
+
+    @property
+    def kv_ok(self) -> bool:
+        """At least one max_model_len sequence fits in the KV cache (vLLM refuses to start otherwise)."""
+        return self.fits and self.kv_tokens >= self.max_model_len
+
+    @property
+    def ok(self) -> bool:
+        return self.fits and self.kv_ok
+
+    @property
+    def concurrency(self) -> float:
+        """vLLM's 'Maximum concurrency for N tokens per request'."""
+        return self.kv_cache_bytes / self.kv_bytes_per_sequence if self.kv_bytes_per_sequence else 0.0
+
+    @property
+    def breakdown(self) -> str:
+        lines = [
+            f"{self.model.id} on {self.tensor_parallel_size * self.pipeline_parallel_size} x {self.gpu.id}"
+            f" (TP {self.tensor_parallel_size}, PP {self.pipeline_parallel_size}),"
+            f" vLLM {'.'.join(map(str, self.vllm_version))}, max_model_len {self.max_model_len}",
+            f"  GPU total (CUDA)        {gib(self.total_bytes):>9}",
+            f"  budget x {self.gpu_memory_utilization:<4}          {gib(self.budget_bytes):>9}",
+            f"  weights per GPU         {gib(self.weights_bytes):>9}"
+            f"  ({self.quantization or self.model.torch_dtype})",
+        ]
+        for name, size in self.reserve_parts.items():
+            lines.append(f"  reserve: {name:<14} {gib(size):>9}")
+        kv_line = "  KV cache                {:>9}".format(gib(self.kv_cache_bytes))
+        if self.kv_cache_memory_bytes_override is not None:
+            kv_line += "  (kv_cache_memory_bytes)"
+        lines.append(kv_line)
+        lines.append(
+            f"  KV per token per GPU    {self.kv_bytes_per_token / 1024:>8.1f} KiB"
+            f"  ({self.kv_cache_dtype}); {self.kv_tokens:,} tokens,"
+            f" {self.max_sequences} sequences of {self.max_model_len}"
+        )
+        verdict = "fits" if self.ok else ("weights fit, KV cache too small" if self.fits else "does not fit")
+        lines.append(f"  => {verdict}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def gib(size: float) -> str:
+    """Bytes as 'N.NN GiB'."""
+    return f"{size / GiB:.2f} GiB"
+
+
+def to_gib(size: float) -> float:
+    return size / GiB
+
+
+# Reserve figures.  docs/capacity.md gives the evidence behind each one.
+SAMPLER_BYTES_PER_LOGIT_V0 = 38  # V0 profile run samples max_num_seqs rows with top-p/top-k (sort of fp32 logits)
+SAMPLER_BYTES_PER_LOGIT_V1 = 10  # V1 dummy sampler run (FlashInfer/fused top-k/top-p)
+NON_TORCH_BYTES = int(0.15 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.05-0.35 GiB in logs)
+MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1
+CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
+CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
+
+
+def default_scheduler_limits(gpu: GPU, max_model_len: int, version: tuple[int, int, int]) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` would pick; the profiling run uses both."""
+    if not uses_v1_engine(version):
+        # V0 (vllm/config.py SchedulerConfig): chunked prefill on by default only beyond 32k context.
+        tokens = 512 if max_model_len > 32768 else max(max_model_len, 2048)
+        return tokens, 256
+    total_gib = gpu.cuda_total_gib
+    if total_gib >= 160:
+        return 16384, 1024
+    if total_gib >= 70 and not gpu.id.startswith("A100"):
+        return 8192, 1024
+    return 2048, 256
+
+
+def _activation_bytes_per_token(model: ModelSpec, tp: int, act_bytes: int) -> int:
+    """Largest transient per batched token in one layer's forward (vLLM frees each layer's activations)."""
+    hidden = model.hidden_size
+    heads = -(-model.num_attention_heads // tp)
+    if model.is_mla:
+        nope, rope, v = model.qk_nope_head_dim or 0, model.qk_rope_head_dim or 0, model.v_head_dim or 0
+        attention = heads * (nope + rope) + heads * (nope + v) + (model.kv_lora_rank or 0) + rope
+    else:
+        attention = (heads + 2 * kv_heads_per_rank(model, tp)) * model.head_dim
+    mlp = 0
+    if not model.is_moe or model.first_dense_layers:
+        mlp = 3 * -(-model.intermediate_size // tp)  # gate_up output (2I) + activation output (I)
+    if model.is_moe:
+        moe_local = -(-model.moe_intermediate_size // tp)
+        # fused_moe workspaces: tokens x top_k x (2I + I + hidden)
+        mlp = max(mlp, model.experts_per_token * (3 * moe_local + hidden) + 3 * model.shared_experts * moe_local)
+    return act_bytes * (2 * hidden + attention + mlp)
+
+
+def _rank_weights(model: ModelSpec, layers: range, tp: int, first: bool, last: bool,
+                  linear_bytes: float, other_bytes: int) -> int:
+    total = 0.0
+    for layer in layers:
+        params = layer_params(model, layer, tp)
+        total += params.linear * linear_bytes + params.other * other_bytes
+    vocab_rows = -(-_padded_vocab(model.vocab_size) // tp)
+    embedding = vocab_rows * model.hidden_size * other_bytes  # vocab-parallel: 1/tp of the rows per rank
+    if first:
+        total += embedding
+    if last:
+        total += model.hidden_size * other_bytes  # final norm
+        if not model.tie_word_embeddings or not first:
+            total += embedding  # lm_head (a tied head is its own copy on a later pipeline stage)
+    return int(total)
+
+
+def _kv_per_token_layer(model: ModelSpec, tp: int, kv_bytes: int) -> int:
+    if model.is_mla:
+        # One latent (kv_lora_rank) plus the shared rope key per token and layer, replicated on every TP rank.
+        return ((model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)) * kv_bytes
+    return 2 * kv_heads_per_rank(model, tp) * model.head_dim * kv_bytes
+
+
+def estimate(
+    model: ModelSpec | str,
+    gpu: GPU | str,
+    *,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    gpu_memory_utilization: float | None = None,
+    vllm_version: str | tuple[int, ...] | None = None,
+    max_model_len: int | None = None,
+    dtype: str = "auto",
+    quantization: str | None = None,
+    kv_cache_dtype: str = "auto",
+    kv_cache_memory_bytes: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    enforce_eager: bool = False,
+    cudagraph_bytes: int | None = None,
+) -> Estimate:
+    """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
+
+    model: a ModelSpec, or a name resolve_model() understands (its quantization suffix is used
+    when `quantization` is not given).  gpu: a GPU or a catalog id / node-label spelling.
+    gpu_memory_utilization None -> the release default (0.9 before 0.20, 0.92 after).
+    quantization None -> the checkpoint's own (FP8 for DeepSeek-V3/R1), else unquantized.
+    """
+    if isinstance(model, str):
+        from .names import resolve_model
+
+        match = resolve_model(model)
+        if match is None:
+            raise ValueError(f"unknown model {model!r}")
+        model = match.model
+        if quantization is None:
+            quantization = match.quantization
+    if isinstance(gpu, str):
+        found = find_gpu(gpu)
+        if found is None:
+            raise ValueError(f"unknown GPU {gpu!r}")
+        gpu = found
+    tp, pp = int(tensor_parallel_size), int(pipeline_parallel_size)
+    if tp < 1 or pp < 1:
+        raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
+
+    version = parse_version(vllm_version)
+    utilization = gpu_memory_utilization if gpu_memory_utilization is not None else default_gpu_memory_utilization(version)
+    max_len = int(max_model_len or model.max_position_embeddings)
+    quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
+    act_bytes = dtype_bytes(model, dtype)
+    linear_bytes = QUANTIZED_LINEAR_BYTES[quant] if quant else act_bytes
+    kv_bytes = kv_dtype_bytes(model, kv_cache_dtype, dtype)
+
+    default_tokens, default_seqs = default_scheduler_limits(gpu, max_len, version)
+    batched_tokens = int(max_num_batched_tokens or default_tokens)
+    num_seqs = int(max_num_seqs or default_seqs)
+
+    total = gpu.total_bytes
+    budget = int(total * utilization)
+    per_token_activation = _activation_bytes_per_token(model, tp, act_bytes)
+    sampler_per_logit = SAMPLER_BYTES_PER_LOGIT_V1 if uses_v1_engine(version) else SAMPLER_BYTES_PER_LOGIT_V0
+
+    ranks: list[RankMemory] = []
+    layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
+    for index, layers in enumerate(layer_ranges):
+        first, last = index == 0, index == pp - 1
+        weights = _rank_weights(model, layers, tp, first, last, linear_bytes, act_bytes)
+        parts: dict[str, int] = {}
+        forward = batched_tokens * per_token_activation
+        sampler = min(num_seqs, batched_tokens) * model.vocab_size * sampler_per_logit if last else 0
+        parts["activations"] = max(forward, sampler)  # the sampler runs after the forward pass has freed its buffers
+        parts["non-torch"] = NON_TORCH_BYTES + (MULTI_GPU_NON_TORCH_BYTES if tp * pp > 1 else 0)
+        if version < (0, 6, 5):
+            parts["CUDA context"] = CUDA_CONTEXT_BYTES
+        if cudagraphs_in_budget(version) and not enforce_eager:
+            parts["CUDA graphs"] = CUDAGRAPH_BYTES if cudagraph_bytes is None else int(cudagraph_bytes)
+        reserve = sum(parts.values())
+
+        per_token = per_sequence = 0
+        for layer in layers:
+            size = _kv_per_token_layer(model, tp, kv_bytes)
+            per_token += size
+            window = model.sliding_window if model.is_sliding_layer(layer) else None
+            per_sequence += size * (min(max_len, window) if window else max_len)
+        if kv_cache_memory_bytes is not None:
+            kv_cache = int(kv_cache_memory_bytes)
+        else:
+            kv_cache = max(0, budget - weights - reserve)
+        ranks.append(RankMemory(index, layers, weights, reserve, per_token, per_sequence, kv_cache, parts))
+
+    def tokens_of(rank: RankMemory) -> int:
+        if not rank.kv_bytes_per_sequence:
+            return 0
+        return int(rank.kv_cache_bytes * max_len // rank.kv_bytes_per_sequence)
+
+    binding = min(ranks, key=tokens_of)  # vLLM takes the smallest block count over all workers
+    heaviest = max(ranks, key=lambda rank: rank.weights_bytes)
+    kv_tokens = tokens_of(binding)
+    max_sequences = binding.kv_cache_bytes // binding.kv_bytes_per_sequence if binding.kv_bytes_per_sequence else 0
+
+    notes = _notes(model, gpu, tp, pp, max_len, quant, kv_cache_dtype, dtype, version, utilization, gpu_memory_utilization)
+    if kv_cache_memory_bytes is not None and heaviest.weights_bytes + heaviest.reserve_bytes + int(kv_cache_memory_bytes) > total:
+        notes.append("kv_cache_memory_bytes ignores gpu_memory_utilization: weights + reserve + this KV cache exceed the GPU")
+    return Estimate(
+        model=model,
+        gpu=gpu,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        gpu_memory_utilization=utilization,
+        vllm_version=version,
+        max_model_len=max_len,
+        quantization=quant,
+        kv_cache_dtype=kv_cache_dtype,
+        max_num_batched_tokens=batched_tokens,
+        max_num_seqs=num_seqs,
+        total_bytes=total,
+        budget_bytes=budget,
+        weights_bytes=heaviest.weights_bytes,
+        reserve_bytes=binding.reserve_bytes,
+        reserve_parts=dict(binding.reserve_parts),
+        kv_bytes_per_token=binding.kv_bytes_per_token,
+        kv_bytes_per_sequence=binding.kv_bytes_per_sequence,
+        kv_cache_bytes=binding.kv_cache_bytes,
+        kv_tokens=kv_tokens,
+        max_sequences=int(max_sequences),
+        ranks=ranks,
+        notes=notes,
+        kv_cache_memory_bytes_override=kv_cache_memory_bytes,
+    )
+
+
+def _notes(model: ModelSpec, gpu: GPU, tp: int, pp: int, max_len: int, quant: str | None, kv_cache_dtype: str,
+           dtype: str, version: tuple[int, int, int], utilization: float, given_utilization: float | None) -> list[str]:
+    notes = []
+    capability = gpu.capability
+    if given_utilization is None:
+        notes.append(f"gpu_memory_utilization defaults to {utilization} in vLLM {'.'.join(map(str, version))}")
+    if model.num_attention_heads % tp:
+        notes.append(f"vLLM requires num_attention_heads ({model.num_attention_heads}) divisible by tensor_parallel_size ({tp})")
+    if model.num_key_value_heads < tp:
+        notes.append(f"{model.num_key_value_heads} KV heads < TP {tp}: each rank holds a replicated KV head")
+    if pp > model.num_hidden_layers:
+        notes.append(f"pipeline_parallel_size {pp} exceeds the {model.num_hidden_layers} layers")
+    if max_len > model.max_position_embeddings:
+        notes.append(f"max_model_len {max_len} exceeds max_position_embeddings {model.max_position_embeddings};"
+                     " vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    if capability < (7, 5):
+        notes.append(f"{gpu.id} has compute capability {gpu.compute_capability}: the vLLM 0.29 GPU guide requires 7.5+"
+                     " (older releases ran on V100)")
+    if not gpu.bf16 and model.torch_dtype == "bfloat16" and dtype in ("auto", "bfloat16"):
+        notes.append(f"{gpu.id} (compute capability {gpu.compute_capability}) has no bfloat16:"
+                     " --dtype bfloat16 fails; auto/half runs in float16 (same size)")
+    if quant == "fp8" and capability < (8, 0):
+        notes.append(f"FP8 weights need compute capability 8.0+ (weight-only Marlin) or 8.9+ (native); {gpu.id} is {gpu.compute_capability}")
+    elif quant == "fp8" and not gpu.fp8:
+        notes.append(f"{gpu.id} has no native FP8: vLLM runs FP8 weights weight-only (Marlin), saving memory but not compute")
+    if quant in ("awq", "gptq-int4", "int4") and capability < (7, 5):
+        notes.append(f"vLLM's AWQ/4-bit kernels need compute capability 7.5+; {gpu.id} is {gpu.compute_capability}")
+    if str(kv_cache_dtype).lower() in _FP8_KV and capability < (8, 0):
+        notes.append(f"FP8 KV cache is not supported on compute capability {gpu.compute_capability}")
+    if model.sliding_window and model.sliding_window_layers != "none":
+        notes.append(f"sliding-window layers ({model.sliding_window_layers}) hold at most {model.sliding_window} tokens per sequence;"
+                     " releases before the V1 hybrid KV cache manager allocated them at full length")
+    return notes
+
+
+def smallest_tp_that_fits(
+    model: ModelSpec | str,
+    gpu: GPU | str,
+    *,
+    max_tp: int = 8,
+    require_kv: bool = True,
+    **kwargs,
+) -> Estimate | None:
+    """The estimate for the smallest tensor-parallel size (1, 2, 4, 8, ... up to max_tp, dividing the head count) that fits, or None."""
+    tp = 1
+    while tp <= max_tp:
+        result = estimate(model, gpu, tensor_parallel_size=tp, **kwargs)
+        if result.model.num_attention_heads % tp == 0 and (result.ok if require_kv else result.fits):
+            return result
+        tp *= 2
+    return None
+
+
+__all__ = [
+    "Estimate", "RankMemory", "estimate", "smallest_tp_that_fits", "gib", "to_gib", "parse_version",
+    "default_gpu_memory_utilization", "canonical_quantization", "pp_layer_ranges", "QUANTIZED_LINEAR_BYTES",
+]

@@ -1,0 +1,163 @@
+"""Which GPUs a pod can land on, read from its node selector / node affinity / Karpenter NodePool requirements.
+
+Only labels that name hardware are understood; everything else is ignored.  The answer is a list of
+candidates (an instance type with its GPU and count, or a bare GPU when only a GPU label constrains
+the node), or None when nothing hardware-related is constrained or no constrained value is known.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from .catalog import GPU, InstanceType, gpus, instance_types
+
+INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+INSTANCE_FAMILY_KEY = "karpenter.k8s.aws/instance-family"
+GPU_COUNT_KEY = "karpenter.k8s.aws/instance-gpu-count"
+GPU_PRODUCT_KEY = "nvidia.com/gpu.product"
+GKE_ACCELERATOR_KEY = "cloud.google.com/gke-accelerator"
+KARPENTER_GPU_NAME_KEY = "karpenter.k8s.aws/instance-gpu-name"
+KARPENTER_GPU_MEMORY_KEY = "karpenter.k8s.aws/instance-gpu-memory"  # MiB per GPU
+
+_INSTANCE_KEYS = (*INSTANCE_TYPE_KEYS, INSTANCE_FAMILY_KEY, GPU_COUNT_KEY)
+_GPU_KEYS = (GPU_PRODUCT_KEY, GKE_ACCELERATOR_KEY, KARPENTER_GPU_NAME_KEY, KARPENTER_GPU_MEMORY_KEY)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    gpu: GPU
+    gpu_count: int | None = None  # None: a GPU label alone says nothing about how many
+    instance_type: str | None = None
+
+
+@dataclass(frozen=True)
+class _Requirement:
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+
+def _requirements(node_selector: Mapping[str, Any] | None, requirements: Iterable[Mapping[str, Any]] | None) -> list[_Requirement]:
+    result = []
+    for key, value in (node_selector or {}).items():
+        result.append(_Requirement(str(key), "In", (str(value),)))
+    for expression in requirements or ():
+        if not isinstance(expression, Mapping) or "key" not in expression:
+            continue
+        values = expression.get("values") or ()
+        if isinstance(values, (str, int)):
+            values = (values,)
+        result.append(_Requirement(str(expression["key"]), str(expression.get("operator", "In")), tuple(str(v) for v in values)))
+    return result
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _test(requirement: _Requirement, present: Iterable[str] | None, number: float | None = None) -> bool:
+    """Does a node whose label `requirement.key` has one of `present` values (None: label absent) satisfy it?"""
+    operator = requirement.operator
+    values = {value.lower() for value in requirement.values}
+    spellings = None if present is None else {value.lower() for value in present}
+    if operator == "Exists":
+        return spellings is not None
+    if operator == "DoesNotExist":
+        return spellings is None
+    if operator in ("In", "NotIn"):
+        hit = bool(spellings and spellings & values)
+        return hit if operator == "In" else not hit
+    if operator in ("Gt", "Lt") and number is not None:
+        bound = _number(requirement.values[0]) if requirement.values else None
+        if bound is None:
+            return False
+        return number > bound if operator == "Gt" else number < bound
+    return False
+
+
+def _gpu_label(gpu: GPU, key: str) -> tuple[list[str] | None, float | None]:
+    if key == GPU_PRODUCT_KEY:
+        return list(gpu.gpu_product_labels) or None, None
+    if key == GKE_ACCELERATOR_KEY:
+        return list(gpu.gke_accelerator_labels) or None, None
+    if key == KARPENTER_GPU_NAME_KEY:
+        return list(gpu.karpenter_gpu_names) or None, None
+    if key == KARPENTER_GPU_MEMORY_KEY:
+        memory = gpu.karpenter_memory_mib
+        return [str(memory)], float(memory)
+    return None, None
+
+
+def _instance_label(instance: InstanceType, key: str) -> tuple[list[str] | None, float | None]:
+    if key in INSTANCE_TYPE_KEYS:
+        return [instance.type], None
+    if key == INSTANCE_FAMILY_KEY:
+        return ([instance.family], None) if instance.provider == "aws" else (None, None)
+    if key == GPU_COUNT_KEY:
+        return ([str(instance.gpu_count)], float(instance.gpu_count)) if instance.provider == "aws" else (None, None)
+    # Karpenter's labels exist only on AWS nodes, GKE's only on GKE nodes.
+    if key.startswith("karpenter.k8s.aws/") and instance.provider != "aws":
+        return None, None
+    if key == GKE_ACCELERATOR_KEY and instance.provider != "gcp":
+        return None, None
+    return _gpu_label(instance.gpu, key)
+
+
+def _known_values(requirement: _Requirement) -> bool:
+    """Whether an In list names at least one value the catalogs know (otherwise we cannot say anything)."""
+    if requirement.operator != "In":
+        return True
+    wanted = {value.lower() for value in requirement.values}
+    if requirement.key in INSTANCE_TYPE_KEYS:
+        known = {name.lower() for name in instance_types()}
+    elif requirement.key == INSTANCE_FAMILY_KEY:
+        known = {instance.family.lower() for instance in instance_types().values() if instance.provider == "aws"}
+    elif requirement.key == GPU_COUNT_KEY:
+        return True
+    else:
+        known = set()
+        for gpu in gpus():
+            labels, _ = _gpu_label(gpu, requirement.key)
+            known.update(label.lower() for label in labels or ())
+    return bool(wanted & known)
+
+
+def gpus_for_node_constraints(
+    node_selector: Mapping[str, Any] | None = None,
+    requirements: Iterable[Mapping[str, Any]] | None = None,
+) -> list[Candidate] | None:
+    """Candidate (instance type, GPU, count) for a pod's node constraints.
+
+    node_selector: spec.nodeSelector labels (each an `In` of one value).  requirements: node-affinity
+    matchExpressions or Karpenter NodePool requirements ({key, operator, values}; operators In,
+    NotIn, Exists, DoesNotExist, Gt, Lt).  With an instance-type, instance-family or GPU-count
+    constraint the candidates are instance types; with only GPU labels they are bare GPUs
+    (gpu_count None).  None when no hardware label is constrained, or an `In` names only values the
+    catalogs do not know.
+    """
+    relevant = [r for r in _requirements(node_selector, requirements) if r.key in _INSTANCE_KEYS + _GPU_KEYS]
+    if not relevant:
+        return None
+    if not all(_known_values(r) for r in relevant):
+        return None
+
+    def keep(label_of: Callable[[Any, str], tuple[list[str] | None, float | None]], subject: Any) -> bool:
+        for requirement in relevant:
+            present, number = label_of(subject, requirement.key)
+            if not _test(requirement, present, number):
+                return False
+        return True
+
+    if any(r.key in _INSTANCE_KEYS for r in relevant):
+        return [
+            Candidate(instance.gpu, instance.gpu_count, instance.type)
+            for instance in instance_types().values()
+            if keep(_instance_label, instance)
+        ]
+    return [Candidate(gpu) for gpu in gpus() if keep(_gpu_label, gpu)]
+
+
+__all__ = ["Candidate", "gpus_for_node_constraints"]
