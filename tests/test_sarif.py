@@ -13,6 +13,7 @@ from vllmlint import registry
 from vllmlint.data import schemas_dir
 from vllmlint.finding import Finding, Notice, Severity, Subject
 from vllmlint.formatters import Report, render
+from vllmlint.formatters.rule_docs import help_text
 from vllmlint.yamlmodel import SourceFile
 
 POD = """\
@@ -145,6 +146,7 @@ def test_every_registry_rule_makes_a_complete_descriptor(schema):
         assert d["name"] == rule.name
         assert d["shortDescription"]["text"].strip() == rule.summary.strip()
         assert d["fullDescription"]["text"].strip() == rule.docs["what_it_does"].strip()
+        assert d["help"]["text"] == help_text(rule)  # the words `vllmlint explain` prints
         for heading in ("What it does", "Why is this bad", "Example", "Use instead"):
             assert heading in d["help"]["text"]
             assert f"## {heading}" in d["help"]["markdown"]

@@ -20,6 +20,7 @@ class K8sObject:
     namespace: str  # "" when the manifest does not say: matches any namespace
     node: Mapping
     source: SourceFile
+    _labels: dict | None = field(default=None, repr=False)
 
     @property
     def metadata(self) -> Mapping | None:
@@ -28,7 +29,9 @@ class K8sObject:
 
     @property
     def labels(self) -> dict[str, str]:
-        return string_map(self.metadata.get("labels") if self.metadata else None)
+        if self._labels is None:
+            self._labels = string_map(self.metadata.get("labels") if self.metadata else None)
+        return self._labels
 
     @property
     def annotations(self) -> dict[str, str]:
@@ -50,10 +53,13 @@ class PodTemplate:
     metadata: Mapping | None
     role: str = ""  # "leader", "worker", "head", a Ray group name, a Compose service name...
     _containers: list | None = field(default=None, repr=False)
+    _labels: dict | None = field(default=None, repr=False)
 
     @property
     def labels(self) -> dict[str, str]:
-        return string_map(self.metadata.get("labels") if self.metadata else None)
+        if self._labels is None:
+            self._labels = string_map(self.metadata.get("labels") if self.metadata else None)
+        return self._labels
 
     @property
     def annotations(self) -> dict[str, str]:
@@ -342,6 +348,19 @@ _CONTROLLER_LABELS = {
 }
 
 
+def _first_label_pair(selector) -> tuple[str, str] | None:
+    """One (key, value) every match must carry, to narrow a search through an index. Labels that
+    controllers add are not written in manifests, so they cannot narrow anything."""
+    if not isinstance(selector, dict):
+        return None
+    plain = selector.get("matchLabels") if "matchLabels" in selector or "matchExpressions" in selector else selector
+    if isinstance(plain, dict):
+        for key, value in plain.items():
+            if str(key) not in _CONTROLLER_LABELS:
+                return str(key), _label_value(value)
+    return None
+
+
 def namespaces_compatible(a: str, b: str) -> bool:
     return not a or not b or a == b
 
@@ -357,6 +376,7 @@ class World:
     _by_kind: dict = field(default_factory=dict, repr=False)
     _by_name: dict = field(default_factory=dict, repr=False)
     _template_index: tuple | None = field(default=None, repr=False)
+    _object_labels: dict = field(default_factory=dict, repr=False)
 
     def add_document(self, document: Document) -> None:
         for obj in objects_in(document):
@@ -386,17 +406,27 @@ class World:
     def selected_templates(self, selector: Node | dict | None, namespace: str) -> list[PodTemplate]:
         data = to_python(selector) if isinstance(selector, Node) else selector
         candidates = self.templates
-        if isinstance(data, dict):
-            plain = data.get("matchLabels") if "matchLabels" in data or "matchExpressions" in data else data
-            if isinstance(plain, dict):
-                # Narrow by one explicit label; labels controllers add are not in the index.
-                for key, value in plain.items():
-                    if str(key) not in _CONTROLLER_LABELS:
-                        candidates = self._index()[1].get((str(key), _label_value(value)), [])
-                        break
+        pair = _first_label_pair(data)
+        if pair is not None:
+            candidates = self._index()[1].get(pair, [])
         return [t for t in candidates
                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
                 and t.selected_by(data)]
+
+    def selected_objects(self, kind: str, selector: Node | dict | None) -> list[K8sObject]:
+        """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""
+        data = to_python(selector) if isinstance(selector, Node) else selector
+        candidates = self._by_kind.get(kind, [])
+        pair = _first_label_pair(data)
+        if pair is not None:
+            index = self._object_labels.get(kind)
+            if index is None:
+                index = self._object_labels[kind] = {}
+                for obj in candidates:
+                    for item in obj.labels.items():
+                        index.setdefault(item, []).append(obj)
+            candidates = index.get(pair, [])
+        return [o for o in candidates if selector_matches(data, o.labels)]
 
     def _index(self):
         """(templates by owner, templates by label pair), built once the world is complete."""

@@ -1,6 +1,6 @@
 import re
 
-from ..k8s import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port, selector_matches,
+from ..k8s import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port,
                    service_ports, service_selector)
 from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
 from . import Context
@@ -88,8 +88,8 @@ def _service_monitors(ctx, services, vllm):
         if not isinstance(endpoints, Sequence):
             continue
         scope = _monitor_namespaces(monitor)
-        targets = [s for s in services if _in_namespaces(s.namespace, scope)
-                   and selector_matches(spec.get("selector"), s.labels)]
+        targets = [s for s in ctx.world.selected_objects("Service", spec.get("selector"))
+                   if _in_namespaces(s.namespace, scope)]
         for endpoint in endpoints.items:
             if not isinstance(endpoint, Mapping):
                 continue

@@ -1,10 +1,15 @@
 """Human output: one line per finding, a source excerpt with a caret under the span, a summary.
 
-    deploy/vllm.yaml:9:28: VL101 [warning] The container starts ... (deprecated-entrypoint)
-      9 |     command: [python3, -m, vllm.entrypoints.openai.api_server]
-        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    deploy/vllm.yaml:8:28: VL101 [warning] Use `vllm serve` instead. (deprecated-entrypoint)
+     8 |     command: [python3, -m, vllm.entrypoints.openai.api_server]
+       |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 
     Found 1 problem (1 warning) in 1 file (3 files checked).
+
+Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
+two columns, control characters are shown as their Unicode pictures, long lines are cut around the span.
+`statistics` prints `count  CODE  rule-name` per rule instead of the findings; `quiet` prints only the
+finding (or statistics) lines. Run notices are not part of this output: the CLI prints them on stderr.
 """
 from __future__ import annotations
 
