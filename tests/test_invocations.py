@@ -193,3 +193,18 @@ def test_compose_services():
     inv = only(world_of(text, "compose.yaml"))
     assert inv.container.pod.owner.kind == "ComposeService"
     assert inv.api_port == 8001 and inv.option("--swap-space")
+
+
+def test_release_comes_from_annotation_then_image_tag_then_pip_pin():
+    assert only(world_of(pod(command="[vllm, serve, m]", image="vllm/vllm-openai:v0.29.0-cu129"))).release == "0.29.0"
+    assert only(world_of(pod(command="[vllm, serve, m]",
+                             image="registry.local:5000/mirror/vllm/vllm-openai:0.6.4.post1"))).release == "0.6.4.post1"
+    assert only(world_of(pod(command="[vllm, serve, m]", image="myorg/vllm-openai:v0.29.0"))).release is None
+    assert only(world_of(pod(command="[vllm, serve, m]", image="vllm/vllm-openai:v0.7.3.self.post1"))).release is None
+    assert only(world_of(pod(command="[vllm, serve, m]", image="vllm/vllm-openai@sha256:" + "a" * 64))).release is None
+    pinned = pod(command='[bash, -c, "pip install vllm==0.10.2 && vllm serve m"]', image="python:3.12-slim")
+    assert only(world_of(pinned)).release == "0.10.2"
+    annotated = pod(command="[vllm, serve, m]", image="vllm/vllm-openai:v0.29.0").replace(
+        "metadata: {name: p}", "metadata: {name: p, annotations: {vllmlint.io/vllm-version: 0.31.0}}")
+    inv = only(world_of(annotated))
+    assert inv.release == "0.31.0" and "annotation" in inv.release_origin

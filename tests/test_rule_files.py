@@ -21,7 +21,6 @@ RULE_IDS = [path.stem for path in RULE_PATHS]
 # VL001's failing snippets are broken on purpose; VL002's are Helm templates, which may or may not parse.
 DELIBERATELY_BROKEN = {"VL001"}
 TEMPLATES = {"VL002"}
-FLAG_TABLE_RULES = {"VL102", "VL103"}
 
 
 def load_rule(path: Path) -> dict:
@@ -151,27 +150,20 @@ def test_snippets_parse_as_yaml(path):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", [p for p in RULE_PATHS if p.name[:5] in FLAG_TABLE_RULES],
-                         ids=[p.stem for p in RULE_PATHS if p.name[:5] in FLAG_TABLE_RULES])
-def test_flag_tables_are_complete(path):
-    table = load_rule(path).get("data")
-    assert isinstance(table, list) and table, "data must be a list of {flag, replacement, note}"
-    flags = []
-    for entry in table:
-        assert set(entry) == {"flag", "replacement", "note"}, entry
+def test_flag_table_is_complete():
+    """`rules/data/removed-flags.yaml` feeds VL102 (removed) and VL103 (never existed)."""
+    from vllmlint.data import load_yaml_data
+
+    table = load_yaml_data(rules_dir() / "data" / "removed-flags.yaml")
+    removed = [entry["flag"] for entry in table["removed"]]
+    never = [entry["flag"] for entry in table["never_existed"]]
+    for entry in table["removed"]:
         assert re.match(r"^--[a-z0-9]+(-[a-z0-9]+)*$", entry["flag"]), entry["flag"]
-        assert entry["replacement"].strip() and entry["note"].strip(), entry
-        flags.append(entry["flag"])
-    assert len(flags) == len(set(flags)), "a flag is listed twice"
-
-
-def test_removed_and_unknown_flags_do_not_overlap():
-    tables = {p.name[:5]: load_rule(p).get("data") or [] for p in RULE_PATHS if p.name[:5] in FLAG_TABLE_RULES}
-    if len(tables) < 2:
-        pytest.skip("needs both flag tables")
-    removed = {e["flag"] for e in tables["VL102"]}
-    unknown = {e["flag"] for e in tables["VL103"]}
-    assert not removed & unknown, f"listed as both removed and never existing: {sorted(removed & unknown)}"
+        assert entry["replacement"].strip() and entry["source"].strip(), entry
+    for entry in table["never_existed"]:
+        assert entry["instead"].strip() and entry["source"].strip(), entry
+    assert len(removed) == len(set(removed)) and len(never) == len(set(never)), "a flag is listed twice"
+    assert not set(removed) & set(never), "listed as both removed and never existing"
 
 
 @pytest.mark.parametrize("path", RULE_PATHS, ids=RULE_IDS)

@@ -239,7 +239,12 @@ class Linter:
         world.invocations = find_invocations(world)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source))
+        from .release import workload_release
+
         for invocation in world.invocations:
+            invocation.release, invocation.release_origin = workload_release(invocation)
+            if invocation.release is None and self.options.vllm_version:
+                invocation.release, invocation.release_origin = self.options.vllm_version, "--vllm-version"
             invocation.parse()
         return world
 

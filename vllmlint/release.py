@@ -37,3 +37,29 @@ def pinned_in_shell(text: str) -> str | None:
         return None
     match = _PIP_PIN.search(text)
     return match.group(1) if match else None
+
+
+ANNOTATION = "vllmlint.io/vllm-version"
+# Repositories whose tags are vLLM release numbers; a mirror keeps the path under its own host.
+_UPSTREAM = re.compile(r"(^|.*/)vllm/vllm-(openai|openai-rocm|openai-cpu|tpu|xpu|neuron)$")
+
+
+def workload_release(invocation) -> tuple[str | None, str]:
+    """(release, where it came from) for one invocation, by precedence: the workload's annotation,
+    the image tag of an upstream vLLM image or a `vllm==X` pin in its shell script; else (None, "")."""
+    container = invocation.container
+    if container is not None:
+        for annotations in (container.pod.owner.annotations, container.pod.annotations):
+            value = annotations.get(ANNOTATION)
+            if value and is_version(value):
+                return value.strip().lstrip("v"), f"annotation {ANNOTATION}"
+    image = invocation.image
+    if image is not None and _UPSTREAM.match(image.name):
+        release = release_from_tag(image.tag)
+        if release:
+            return release, f"image tag {image.raw}"
+    if invocation.script is not None:
+        release = pinned_in_shell(invocation.script.text)
+        if release:
+            return release, "pip pin vllm==" + release
+    return None, ""

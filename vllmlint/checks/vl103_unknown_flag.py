@@ -1,8 +1,9 @@
+from ..flagtable import first_sentence, never_existed
 from . import Context
 
 
 def check(ctx: Context):
-    table = {entry["flag"]: entry for entry in ctx.rule.data or []}
+    table = never_existed()
     for invocation in ctx.world.invocations:
         for option in invocation.options:
             flag = option.name.replace("_", "-")
@@ -10,4 +11,4 @@ def check(ctx: Context):
             if entry is None:
                 continue
             yield ctx.finding(option.token, f"`{option.name}` is not an option of the vLLM server, which refuses "
-                              f"to start with it: {entry['replacement']}", about=invocation, value=flag)
+                              f"to start with it. {first_sentence(entry['instead'])}", about=invocation, value=flag)
