@@ -64,15 +64,31 @@ try:
 except ImportError as exc:
     if "ServeSubcommand" not in str(exc) and "cli.serve" not in str(exc) and "vllm.entrypoints.cli" not in str(exc):
         raise
+    # Old layout: vllm.scripts.main() builds the parsers inline. Run it up to parse_args and keep
+    # the "serve" subparser it created.
     from vllm.utils import FlexibleArgumentParser
-    from vllm.entrypoints.openai.cli_args import make_arg_parser
-    top = FlexibleArgumentParser(prog="vllm")
-    subparsers = top.add_subparsers(dest="subparser")
-    parser = subparsers.add_parser("serve")
-    parser.add_argument("model_tag", type=str, help="The model tag to serve")
-    parser.add_argument("--config", type=str, default="")
-    parser = make_arg_parser(parser)
-    result["entry"] = "make_arg_parser (model_tag and --config added as vllm.scripts does)"
+    created = {}
+    original_add_parser = argparse._SubParsersAction.add_parser
+    def add_parser(self, name, **kw):
+        created[name] = original_add_parser(self, name, **kw)
+        return created[name]
+    class Stop(Exception):
+        pass
+    original_parse_args = FlexibleArgumentParser.parse_args
+    def stop(self, *args, **kwargs):
+        created["<top>"] = self
+        raise Stop()
+    argparse._SubParsersAction.add_parser = add_parser
+    FlexibleArgumentParser.parse_args = stop
+    import vllm.scripts
+    sys.argv = ["vllm", "serve", "m"]
+    try:
+        vllm.scripts.main()
+    except Stop:
+        pass
+    FlexibleArgumentParser.parse_args = original_parse_args
+    parser, top = created["serve"], created["<top>"]
+    result["entry"] = "vllm.scripts.main (captured serve subparser)"
 actions = []
 for action in parser._actions:
     actions.append({
@@ -88,7 +104,9 @@ result["allow_abbrev"] = parser.allow_abbrev
 def try_parse(argv):
     try:
         ns = top.parse_args(["serve", "m"] + argv)
-        return {k: repr(v) for k, v in vars(ns).items() if k in ("max_model_len", "max_num_seqs", "gpu_memory_utilization")}
+        keep = ("max_model_len", "max_num_seqs", "gpu_memory_utilization", "tokenizer_mode", "optimization_level",
+                "compilation_config", "enable_log_requests", "disable_log_requests")
+        return {k: repr(v)[:60] for k, v in vars(ns).items() if k in keep}
     except SystemExit as exc:
         return "exit %s" % exc.code
 result["probes"] = {
@@ -96,6 +114,11 @@ result["probes"] = {
     "--max-num-seq 3": try_parse(["--max-num-seq", "3"]),
     "--gpu-memory-util 0.5": try_parse(["--gpu-memory-util", "0.5"]),
     "--max 1": try_parse(["--max", "1"]),
+    "--tokenizer-mode bogus": try_parse(["--tokenizer-mode", "bogus"]),
+    "--dtype bogus": try_parse(["--dtype", "bogus"]),
+    "-O3": try_parse(["-O3"]),
+    "--disable-log-requests": try_parse(["--disable-log-requests"]),
+    "--swap-space 4": try_parse(["--swap-space", "4"]),
 }
 print("@@JSON@@" + json.dumps(result))
 '''
@@ -105,7 +128,7 @@ def run(cmd, **kw):
     return subprocess.run(cmd, text=True, capture_output=True, **kw)
 
 
-def build_real_parser(version: str, venv: Path, log) -> dict:
+def build_real_parser(version: str, venv: Path, log, seed: list[str]) -> dict:
     py = venv / "bin" / "python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(py), "-m", "pip", "install", "--quiet"]
@@ -119,6 +142,12 @@ def build_real_parser(version: str, venv: Path, log) -> dict:
     if res.returncode:
         raise SystemExit(res.stderr[-2000:])
     installed = []
+    if seed:
+        log(f"seeding: {' '.join(seed)}")
+        res = run(pip + ["-c", str(venv / "constraints.txt"), *seed])
+        if res.returncode:
+            raise SystemExit(res.stderr[-2000:])
+        installed.extend(seed)
     env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", VLLM_LOGGING_LEVEL="ERROR", CUDA_VISIBLE_DEVICES="")
     for _attempt in range(60):
         res = run([str(py), "-c", DUMP], env=env, cwd=str(venv))
@@ -146,7 +175,7 @@ def diff(version: str, real: dict) -> dict:
     release = catalog.load(version)
     real_strings = {s for a in real["actions"] for s in a["option_strings"]}
     real_positionals = {a["dest"] for a in real["actions"] if not a["option_strings"]}
-    ours = {s for opt in release.options.values() for s in opt.flags}
+    ours = {s for opt in release.options.values() if not opt.positional for s in opt.flags}
     our_positionals = {name for name, opt in release.options.items() if opt.positional}
     type_diffs, choice_diffs = [], []
     by_flag = {s: opt for opt in release.options.values() for s in opt.flags}
@@ -177,8 +206,13 @@ def diff(version: str, real: dict) -> dict:
 
 
 def _predict(release, probe: str) -> str:
-    res = release.resolve(probe.split()[0])
-    return f"{res.kind}:{res.option.name if res.option else res.candidates}"
+    token, *value = probe.split()
+    res = release.resolve(token)
+    verdict = f"{res.kind}:{res.option.name if res.option else list(res.candidates)[:4]}"
+    if res.option is not None and value and res.option.choices_enforced and res.option.choices \
+            and value[0] not in [str(c) for c in res.option.choices]:
+        verdict += " (value rejected by choices)"
+    return verdict
 
 
 def main() -> int:
@@ -186,6 +220,7 @@ def main() -> int:
     ap.add_argument("version")
     ap.add_argument("--keep", action="store_true", help="keep the venv (for debugging)")
     ap.add_argument("--out", type=Path, help="write the JSON report here")
+    ap.add_argument("--seed", default="", help="packages to install up front (saves one import round per package)")
     args = ap.parse_args()
     venv = Path(tempfile.mkdtemp(prefix=f"vllm-verify-{args.version}-")) / "venv"
     venv.parent.mkdir(exist_ok=True)
@@ -197,7 +232,7 @@ def main() -> int:
     try:
         venv.mkdir()
         (venv / "constraints.txt").write_text("torch==2.13.0+cpu\n")
-        real = build_real_parser(args.version, venv, log)
+        real = build_real_parser(args.version, venv, log, args.seed.split() if args.seed else [])
     finally:
         if not args.keep:
             shutil.rmtree(venv.parent, ignore_errors=True)

@@ -11,17 +11,34 @@ import click
 
 from . import __version__
 from .finding import Severity
+from .formatters import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+# Subcommands that live in their own modules, imported only when used (start-up time matters).
+LAZY_COMMANDS = {
+}
 
 
 class DefaultGroup(click.Group):
     """`vllmlint PATH...` runs `check`; a first word that names a subcommand runs that instead."""
 
     def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx):
+        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx, name):
+        if name in LAZY_COMMANDS and name not in self.commands:
+            import importlib
+
+            module_name, attribute = LAZY_COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(module_name), attribute), name)
+        return self.commands.get(name)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,7 +78,7 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
               show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="warning", show_default=True,

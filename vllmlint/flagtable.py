@@ -24,14 +24,26 @@ def never_existed() -> dict[str, dict]:
     return {entry["flag"]: entry for entry in _table().get("never_existed", [])}
 
 
-def first_sentence(text: str) -> str:
-    """The first sentence of a hint, for a message; `explain` and the table keep the whole text."""
+def first_sentence(text: str, limit: int = 240) -> str:
+    """The first sentence of a hint, for a message; `explain` and the table keep the whole text.
+    Parentheses and quotes (JSON examples) never end a sentence; asides go when it is too long."""
     text = " ".join(text.split())
-    aside = text.find(" (")
-    if aside > 0 and aside < (text.find(". ") % 10_000):
-        text = text[:aside].rstrip() + "."  # drop the parenthetical detail, keep the instruction
-    for end in (". ", "; "):
-        cut = text.find(end)
-        if 0 < cut < 200:
-            return text[:cut + 1].rstrip(";") + ("" if end == ". " else ".")
-    return text
+    depth, quoted, end = 0, None, len(text)
+    for i, ch in enumerate(text):
+        if quoted:
+            quoted = None if ch == quoted else quoted
+        elif ch in "'\"`":
+            quoted = ch
+        elif ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth = max(0, depth - 1)
+        elif ch in ".;" and depth == 0 and (i + 1 == len(text) or text[i + 1] == " "):
+            end = i + 1
+            break
+    sentence = text[:end].rstrip(";").rstrip()
+    if len(sentence) > limit:
+        import re
+
+        sentence = re.sub(r" \([^()]*\)", "", sentence)
+    return sentence if sentence.endswith(".") else sentence + "."

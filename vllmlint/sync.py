@@ -769,6 +769,13 @@ class Interp:
         plain_args = all(_plain(a) for a in args) and all(_plain(v) for v in kwargs.values())
         if short in ("ArgumentParser", "FlexibleArgumentParser"):
             return ParserVal(collect=False)
+        if short in ("permutations", "product", "combinations", "chain") and plain_args and "itertools" in func.name:
+            import itertools
+            try:
+                return [tuple(x) if isinstance(x, tuple) else x
+                        for x in getattr(itertools, short)(*args, **kwargs)][:5000]
+            except Exception:
+                return UNKNOWN
         if short == "get_args" and args and isinstance(args[0], LiteralType):
             return args[0].values
         if short == "get_args" and args and isinstance(args[0], UnionType):
@@ -970,6 +977,7 @@ class Interp:
         dataclass_is_json = "is_dataclass(th)" in src or "is_dataclass(" in src
         bool_or_str = "{bool, str, type(None)}" in src
         metavar_if_str = '"metavar" if contains_type(type_hints, str)' in src
+        literal_elements = '.get("type")) is Literal' in src
         sorted_choices = "sorted(options)" in src or "sorted(get_args(" in src
         kwargs = {}
         for name, info in self.dataclass_fields(cls).items():
@@ -1002,8 +1010,13 @@ class Interp:
                 entry["type"] = _element_type(generics.get("tuple"))
                 entry["nargs"] = "+"
             elif "list" in generics or "list" in atoms or "set" in generics or "set" in atoms:
-                entry["type"] = _element_type(generics.get("list") or generics.get("set"))
+                generic = generics.get("list") or generics.get("set")
+                entry["type"] = _element_type(generic)
                 entry["nargs"] = "+"
+                element = generic.args[0] if generic is not None and generic.args else None
+                if literal_elements and isinstance(element, LiteralType):
+                    values = list(element.values)
+                    entry["choices"] = sorted(values) if sorted_choices else values
             elif "int" in atoms:
                 entry["type"] = Ext("int")
             elif "float" in atoms:

@@ -15,8 +15,8 @@ from importlib import import_module
 from .. import __version__
 from ..finding import Finding, Notice
 
-FORMATS = ("text", "json", "sarif", "github")
-_MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github"}
+FORMATS = ("text", "json", "sarif", "github", "junit")
+_MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github", "junit": "junit"}
 
 
 @dataclass

@@ -1,0 +1,81 @@
+"""The chapter's examples: every mistake of the April edition is flagged exactly where it is, and the
+audited October edition is clean. Exact findings, so a rule that drifts (or starts crying wolf) fails here."""
+import pytest
+
+from conftest import FIXTURES
+from vllmlint.engine import LintOptions, lint_paths
+from vllmlint.finding import Severity
+
+CORE = ["VL001", "VL101", "VL102", "VL103", "VL201", "VL301", "VL401", "VL501"]
+
+EXPECTED = {
+    # the April 2026 edition, linted as one folder (the HPA, the metrics Service and the Deployment meet)
+    ("fixtures/original/api-gateway.yaml", 17, 16, "VL201", "warning"),  # nginx:latest
+    ("fixtures/original/hpa.yaml", 15, 13, "VL401", "warning"),  # CPU HPA, no CPU requests
+    ("fixtures/original/metrics-service-monitor.yaml", 12, 17, "VL301", "error"),  # Service port 8001
+    ("fixtures/original/metrics-service-monitor.yaml", 25, 11, "VL301", "error"),  # ServiceMonitor port
+    ("fixtures/original/model-download-job.yaml", 10, 16, "VL201", "warning"),  # transformers:latest
+    ("fixtures/original/multi-node-statefulset.yaml", 19, 15, "VL101", "warning"),  # in the ConfigMap script
+    ("fixtures/original/multi-node-statefulset.yaml", 28, 7, "VL103", "error"),  # --rank=$RANK
+    ("fixtures/original/multi-node-statefulset.yaml", 57, 16, "VL201", "warning"),
+    ("fixtures/original/multi-node-statefulset.yaml", 119, 9, "VL501", "warning"),  # LB on pod 0
+    ("fixtures/original/single-node-deployment.yaml", 17, 16, "VL201", "warning"),
+    ("fixtures/original/single-node-deployment.yaml", 21, 11, "VL101", "warning"),
+    ("fixtures/original/single-node-deployment.yaml", 55, 9, "VL501", "warning"),
+    ("fixtures/original/speculative-decoding.sh", 1, 11, "VL101", "warning"),
+    ("fixtures/original/speculative-decoding.sh", 3, 3, "VL102", "error"),  # --speculative-model
+    ("fixtures/original/speculative-decoding.sh", 4, 3, "VL102", "error"),  # --num-speculative-tokens
+    # own cases
+    ("fixtures/own/bash-c-vllm.yaml", 23, 75, "VL102", "error"),  # --swap-space inside bash -c
+    ("fixtures/own/broken.yaml", 18, 18, "VL201", "warning"),  # documents before the error still linted
+    ("fixtures/own/broken.yaml", 41, 1, "VL001", "error"),
+    ("fixtures/own/compose.yaml", 4, 12, "VL201", "warning"),
+    ("fixtures/own/compose.yaml", 5, 38, "VL102", "error"),
+    ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
+    ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
+    ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
+    ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
+    ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
+    ("fixtures/own/original-deployment-with-removed-flags.yaml", 22, 11, "VL101", "warning"),
+    ("fixtures/own/original-deployment-with-removed-flags.yaml", 30, 11, "VL102", "error"),  # --swap-space=16
+    ("fixtures/own/original-deployment-with-removed-flags.yaml", 31, 11, "VL102", "error"),
+    ("fixtures/own/original-deployment-with-removed-flags.yaml", 32, 11, "VL102", "error"),
+    ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
+}
+
+
+def test_original_edition_and_own_cases_exact_findings():
+    result, missing = lint_paths([str(FIXTURES / "original"), str(FIXTURES / "own")], LintOptions(select=CORE))
+    assert not missing
+    found = {(f.path, f.span.line, f.span.col, f.code, f.severity.label) for f in result.findings}
+    assert found - EXPECTED == set(), "unexpected findings"
+    assert EXPECTED - found == set(), "missed findings"
+
+
+def test_each_original_rule_message_says_what_to_do():
+    result, _ = lint_paths([str(FIXTURES / "original")], LintOptions(select=CORE))
+    by_code = {f.code: f.message for f in result.findings}
+    assert "vllm serve MODEL" in by_code["VL101"]
+    assert "--speculative-config" in by_code["VL102"]
+    assert "--nnodes" in by_code["VL103"] and "--node-rank" in by_code["VL103"]
+    assert "pin a release tag" in by_code["VL201"]
+    assert "API port 8000" in by_code["VL301"]
+    assert "requests.cpu" in by_code["VL401"]
+    assert "--api-key" in by_code["VL501"] and "/metrics" in by_code["VL501"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "audited").iterdir()))
+def test_audited_edition_has_nothing_at_warning_or_above(name):
+    result, _ = lint_paths([str(FIXTURES / "audited" / name)])
+    assert [f for f in result.findings if f.severity >= Severity.WARNING] == []
+
+
+def test_audited_edition_as_one_folder_with_every_rule():
+    result, _ = lint_paths([str(FIXTURES / "audited")], LintOptions(select=["ALL"]))
+    serious = [(f.path, f.span.line, f.code, f.message) for f in result.findings if f.severity >= Severity.WARNING]
+    assert serious == []
+
+
+def test_the_benchmark_client_is_not_vllm():
+    result, _ = lint_paths([str(FIXTURES / "own" / "benchmark-client.yaml")], LintOptions(select=["ALL"]))
+    assert [f for f in result.findings if f.code.startswith(("VL1", "VL3"))] == []

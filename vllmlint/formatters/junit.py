@@ -1,0 +1,102 @@
+"""JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines, test-reporter actions).
+
+    <testsuites name="vllmlint" tests="2" failures="1" errors="0" skipped="1">
+      <testsuite name="vllmlint" tests="2" failures="1" errors="0" skipped="1">
+        <testcase classname="deploy/vllm.yaml" name="VL101 deprecated-entrypoint 9:28" file="deploy/vllm.yaml" line="9">
+          <failure type="warning" message="...">deploy/vllm.yaml:9:28: VL101 [warning] ...</failure>
+        </testcase>
+        <testcase ...><skipped message="justification of the suppression" /></testcase>
+      </testsuite>
+    </testsuites>
+
+One testcase per finding (a failure whatever its severity: `type` says which), one per suppressed
+finding (skipped), and a single passing testcase named "no findings" when nothing was found, so that a
+report is never empty (some readers treat an empty suite as an error). Run notices go to the suite's
+`<system-out>`. ElementTree escapes `<&>"`; characters XML 1.0 cannot hold at all (control characters,
+lone surrogates from undecodable input) are replaced by a visible `\\xNN` / `\\uNNNN` first.
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ..finding import Finding
+from . import Report, rule_name, rules_by_code, sentence
+
+SUITE_NAME = "vllmlint"
+# Same page as SARIF's helpUri (tests check they agree); kept here so JUnit output needs no sarif-om.
+HELP_URI = "https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{code}.md"
+
+# Everything outside XML 1.0's Char production: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_text(text: str) -> str:
+    """Text that XML 1.0 can represent; ElementTree does the `<&>"` escaping itself."""
+    return _NOT_XML.sub(_visible, text)
+
+
+def _position(finding: Finding) -> str:
+    span = finding.span
+    return f"{span.line}:{span.col}" if span.line >= 1 else "file"
+
+
+def _testcase(suite: ET.Element, finding: Finding, name: str) -> ET.Element:
+    title = " ".join(part for part in (finding.code, name, _position(finding)) if part)
+    attrs = {"classname": xml_text(finding.path), "name": xml_text(title), "file": xml_text(finding.path)}
+    if finding.span.line >= 1:
+        attrs["line"] = str(finding.span.line)
+    return ET.SubElement(suite, "testcase", attrs)
+
+
+def _failure_body(finding: Finding, rules: dict) -> str:
+    where = f"{finding.path}:{finding.span.line}:{finding.span.col}" if finding.span.line >= 1 else finding.path
+    lines = [f"{where}: {finding.code} [{finding.severity.label}] {sentence(finding.message)}"]
+    rule = rules.get(finding.code)
+    if rule is not None:
+        lines.append(f"{rule.code} {rule.name}: {rule.summary.strip()}")
+        lines.append(f"See {HELP_URI.format(code=rule.code)}")
+    return xml_text("\n".join(lines) + "\n")
+
+
+def build(report: Report) -> ET.Element:
+    rules = rules_by_code(report)
+    root = ET.Element("testsuites", {"name": SUITE_NAME})
+    suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME})
+    for finding in report.findings:
+        case = _testcase(suite, finding, rule_name(rules, finding.code))
+        failure = ET.SubElement(case, "failure", {"type": finding.severity.label,
+                                                  "message": xml_text(sentence(finding.message))})
+        failure.text = _failure_body(finding, rules)
+    for finding in report.suppressed:
+        case = _testcase(suite, finding, rule_name(rules, finding.code))
+        reason = finding.suppressed_by or "suppressed"
+        ET.SubElement(case, "skipped", {"message": xml_text(reason)})
+    if not report.findings:
+        ET.SubElement(suite, "testcase", {"classname": SUITE_NAME, "name": "no findings"})
+    if report.notices:
+        out = ET.SubElement(suite, "system-out")
+        out.text = xml_text("".join(
+            f"{n.level}: {n.path + ':' if n.path else ''}{str(n.line) + ':' if n.path and n.line >= 1 else ''}"
+            f" {n.code} {n.message}\n" for n in report.notices))
+
+    counts = {
+        "tests": str(len(suite.findall("testcase"))),
+        "failures": str(len(report.findings)),
+        "errors": "0",
+        "skipped": str(len(report.suppressed)),
+    }
+    for element in (root, suite):
+        element.attrib.update(counts)
+    return root
+
+
+def render(report: Report) -> str:
+    root = build(report)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
