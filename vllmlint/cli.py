@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -78,49 +79,80 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="warning", show_default=True,
-              help="Exit 1 when a finding is at least this severe.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
+              help="Exit 1 when a finding is at least this severe [default: warning].")
 @click.option("--select", multiple=True, help="Rules to run: codes, names or prefixes (VL1), comma-separated.")
 @click.option("--ignore", multiple=True, help="Rules to skip: codes, names or prefixes, comma-separated.")
+@click.option("--exclude", multiple=True, help="Globs of files to skip (added to the config file's).")
 @click.option("--vllm-version", help="vLLM release assumed where a workload's own release is unknown.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file to use.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 @click.option("--stdin-filename", help="Name to report for input read from `-`.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour in text output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
-@click.option("--max-file-size", type=click.FloatRange(min=0), default=10, show_default=True,
-              help="Skip files larger than this many MiB (0: no limit).")
-def check_command(paths, fmt, output, fail_on, select, ignore, vllm_version, stdin_filename, color, quiet,
-                  statistics, sarif_category, max_file_size):
+@click.option("--max-file-size", type=click.FloatRange(min=0), help="Skip files larger than this many MiB "
+              "(0: no limit) [default: 10].")
+def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
+                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size):
     """Lint PATHS (files, folders, or - for standard input)."""
-    from .engine import Linter, LintOptions, collect_files
-    from .registry import all_rules, unknown_selectors
+    from .config import Config, ConfigError, find_config, load_config, path_matches
+    from .engine import Linter, LintOptions, collect_files, display_path, git_ignored
+    from .registry import all_rules, matches, unknown_selectors
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
-    selected, ignored = _split(select), _split(ignore)
+    try:
+        if no_config:
+            config = Config()
+        elif config_path:
+            config = load_config(Path(config_path))
+        else:
+            found = find_config(Path.cwd())
+            config = load_config(found) if found else Config()
+    except ConfigError as exc:
+        _usage_error(str(exc))
+    selected, ignored = _split(select) or config.select, _split(ignore) or config.ignore
     bad = unknown_selectors((selected or []) + (ignored or []))
     if bad:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
         _usage_error(f"unknown rule `{bad[0]}`{_did_you_mean(bad[0], names)}: see `vllmlint rules`")
+    vllm_version = vllm_version or config.vllm_version
     if vllm_version:
         from .release import is_version
 
         if not is_version(vllm_version):
             _usage_error(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
+        vllm_version = vllm_version.strip().lstrip("v")
+    fail_on = fail_on or config.fail_on or "warning"
+    size = max_file_size if max_file_size is not None else (config.max_file_size if config.max_file_size is not None else 10)
+    if config.models or config.gpus:
+        from .capacity import register_extra
+
+        register_extra(models=config.models, gpus=config.gpus)
 
     linter = Linter(LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                                max_file_size=int(max_file_size * 1024 * 1024)))
-    file_paths = [p for p in paths if p != "-"]
-    files, missing = collect_files(file_paths)
+                                severity=config.severity, max_file_size=int(size * 1024 * 1024)))
+    files, missing = collect_files([p for p in paths if p != "-"])
+    excludes = list(config.exclude) + list(exclude)
+    if excludes:
+        files = [f for f in files if not any(path_matches(g, display_path(f)) for g in excludes)]
+    if config.respect_gitignore and files:
+        skipped = git_ignored(files)
+        files = [f for f in files if f not in skipped]
     for path in files:
         linter.add_file(path)
     if "-" in paths:
         linter.add_stdin(click.get_binary_stream("stdin").read(), stdin_filename)
     result = linter.run()
+    if config.per_file_ignores:
+        rules = all_rules()
+        result.findings = [f for f in result.findings if not any(
+            path_matches(glob, f.path) and any(matches(s, rules[f.code]) for s in selectors if f.code in rules)
+            for glob, selectors in config.per_file_ignores.items())]
 
     threshold = Severity.parse(fail_on)
     from .formatters import Report, render

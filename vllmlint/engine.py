@@ -305,3 +305,26 @@ def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | 
     linter.result.files_checked += 1
     linter.add_text(text, filename, Path(filename).suffix.lower())
     return linter.run()
+
+
+def git_ignored(files: list[Path]) -> set[Path]:
+    """Files git ignores, asked in one `git check-ignore` call per repository (none outside a work tree)."""
+    import subprocess
+
+    by_top: dict[str, list[Path]] = {}
+    for path in files:
+        top = _git_toplevel(os.path.dirname(os.path.abspath(path)))
+        if top is not None:
+            by_top.setdefault(top, []).append(path)
+    ignored: set[Path] = set()
+    for top, paths in by_top.items():
+        names = {os.path.relpath(os.path.abspath(p), top): p for p in paths}
+        try:
+            proc = subprocess.run(["git", "-C", top, "check-ignore", "-z", "--stdin"],
+                                  input="\0".join(names).encode(), capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            continue  # no git: nothing is known to be ignored
+        for name in proc.stdout.decode(errors="replace").split("\0"):
+            if name in names:
+                ignored.add(names[name])
+    return ignored

@@ -179,14 +179,65 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
     )
 
 
-@lru_cache(maxsize=1)
+# Models and GPUs added at run time (the config file's `models:` / `gpus:` keys), searched before the catalogs.
+_extra_models: list[ModelSpec] = []
+_extra_gpus: list[GPU] = []
+
+
+def register_extra(models: Any = (), gpus: Any = ()) -> None:
+    """Add models and GPUs beside the catalogs, for this process. Each item is a ModelSpec / GPU or a dict
+    shaped like a models.yaml / gpus.yaml entry. An extra with a catalogued id takes precedence."""
+    for item in models or ():
+        _extra_models.insert(0, item if isinstance(item, ModelSpec) else model_from_entry(item))
+    for item in gpus or ():
+        _extra_gpus.insert(0, item if isinstance(item, GPU) else gpu_from_entry(item))
+
+
+def clear_extra() -> None:
+    _extra_models.clear()
+    _extra_gpus.clear()
+
+
 def models() -> tuple[ModelSpec, ...]:
-    """Every catalogued model, in file order."""
+    """Every model: the registered extras first, then the catalog in file order."""
+    return tuple(_extra_models) + _catalog_models()
+
+
+@lru_cache(maxsize=1)
+def _catalog_models() -> tuple[ModelSpec, ...]:
     return tuple(model_from_entry(entry) for entry in _load("models.yaml")["models"])
 
 
-@lru_cache(maxsize=1)
 def gpus() -> tuple[GPU, ...]:
+    """Every GPU: the registered extras first, then the catalog."""
+    return tuple(_extra_gpus) + _catalog_gpus()
+
+
+def gpu_from_entry(entry: dict[str, Any]) -> GPU:
+    """A GPU from one gpus.yaml-shaped entry; only id, compute_capability and cuda_total_gib are required."""
+    labels = entry.get("labels") or {}
+    return GPU(
+        id=entry["id"],
+        name=entry.get("name", entry["id"]),
+        architecture=entry.get("architecture", "unknown"),
+        compute_capability=str(entry["compute_capability"]),
+        bf16=bool(entry.get("bf16", float(entry["compute_capability"]) >= 8.0)),
+        fp8=bool(entry.get("fp8", float(entry["compute_capability"]) >= 8.9)),
+        marketing_memory_gb=entry.get("marketing_memory_gb", 0),
+        nvidia_smi_total_mib=entry.get("nvidia_smi_total_mib"),
+        cuda_total_gib=float(entry["cuda_total_gib"]),
+        cuda_total_estimated=bool(entry.get("cuda_total_estimated", False)),
+        cuda_total_source=entry.get("cuda_total_source", "configuration"),
+        aws_gpu_memory_mib=entry.get("aws_gpu_memory_mib"),
+        gpu_product_labels=tuple(labels.get("gpu_product") or ()),
+        gke_accelerator_labels=tuple(labels.get("gke_accelerator") or ()),
+        karpenter_gpu_names=tuple(labels.get("karpenter_gpu_name") or ()),
+        source=entry.get("source", ""),
+    )
+
+
+@lru_cache(maxsize=1)
+def _catalog_gpus() -> tuple[GPU, ...]:
     result = []
     for entry in _load("gpus.yaml")["gpus"]:
         labels = entry.get("labels") or {}
@@ -216,7 +267,7 @@ def gpus() -> tuple[GPU, ...]:
 @lru_cache(maxsize=1)
 def instance_types() -> dict[str, InstanceType]:
     """Instance types keyed by their exact name (AWS/GCP/Azure spelling)."""
-    by_id = {gpu.id: gpu for gpu in gpus()}
+    by_id = {gpu.id: gpu for gpu in _catalog_gpus()}
     result = {}
     for entry in _load("instance-types.yaml")["instance_types"]:
         result[entry["type"]] = InstanceType(
@@ -453,6 +504,6 @@ def _with_parameters(model: ModelSpec) -> ModelSpec:
 
 __all__ = [
     "GiB", "MiB", "ModelSpec", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
-    "find_gpu", "layer_params", "kv_heads_per_rank", "count_parameters", "model_from_config_json",
+    "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank", "count_parameters", "model_from_config_json",
     "model_from_entry",
 ]

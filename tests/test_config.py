@@ -1,0 +1,114 @@
+"""Configuration files, end to end through the CLI."""
+import subprocess
+
+from conftest import run_cli
+
+BAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:latest
+        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+"""
+
+
+def codes(out):
+    return sorted({line.split(": ")[1].split()[0] for line in out.splitlines() if ": VL" in line})
+
+
+def test_yaml_config_in_a_parent_folder_selects_and_overrides_severity(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".vllmlint.yaml").write_text("ignore: [VL201]\nseverity:\n  removed-flag: warning\nfail-on: error\n")
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "bad.yaml").write_text(BAD)
+    code, out, err = run_cli("bad.yaml", cwd=tmp_path / "k8s")
+    assert codes(out) == ["VL102"], out + err
+    assert "VL102 [warning]" in out
+    assert code == 0  # fail-on: error, and the only finding is now a warning
+
+
+def test_cli_flags_override_the_file(tmp_path):
+    (tmp_path / ".vllmlint.yaml").write_text("select: [VL201]\nfail-on: error\n")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, out, _ = run_cli("--select", "VL102", "--fail-on", "warning", "bad.yaml", cwd=tmp_path)
+    assert codes(out) == ["VL102"] and code == 1
+
+
+def test_no_config_and_explicit_config(tmp_path):
+    (tmp_path / ".vllmlint.yaml").write_text("select: [VL201]\n")
+    (tmp_path / "other.yaml").write_text("select: [VL102]\n")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    assert codes(run_cli("bad.yaml", cwd=tmp_path)[1]) == ["VL201"]
+    assert codes(run_cli("--config", "other.yaml", "bad.yaml", cwd=tmp_path)[1]) == ["VL102"]
+    assert codes(run_cli("--no-config", "bad.yaml", cwd=tmp_path)[1]) == ["VL102", "VL201"]
+
+
+def test_pyproject_tool_section(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.vllmlint]\nignore = ["image-unpinned"]\n')
+    (tmp_path / "bad.yaml").write_text(BAD)
+    assert codes(run_cli("bad.yaml", cwd=tmp_path)[1]) == ["VL102"]
+
+
+def test_unknown_key_is_a_usage_error_with_line_and_suggestion(tmp_path):
+    (tmp_path / ".vllmlint.yaml").write_text("# team settings\nselect: [VL1]\nfail_on: error\n")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, out, err = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 2 and out == ""
+    assert err.strip() == "vllmlint: error: " + str(tmp_path / ".vllmlint.yaml") + \
+        ":3: unknown key `fail_on` (did you mean `fail-on`?)"
+
+
+def test_wrong_type_and_unknown_rule_in_config(tmp_path):
+    (tmp_path / ".vllmlint.yaml").write_text("fail-on: critical\n")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, _, err = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 2 and ":1: `fail-on`: 'critical' is not valid here: use one of error, warning, info" in err
+    (tmp_path / ".vllmlint.yaml").write_text("ignore:\n  - VL201\n  - removed-flags\n")
+    code, _, err = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 2 and "unknown rule `removed-flags` (did you mean `removed-flag`?)" in err
+
+
+def test_pyproject_errors_name_the_key_path(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.vllmlint]\nselct = ["VL1"]\n')
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, _, err = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 2 and "pyproject.toml: [tool.vllmlint].selct: unknown key `selct` (did you mean `select`?)" in err
+
+
+def test_per_file_ignores_and_exclude_also_for_named_files(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".vllmlint.yaml").write_text(
+        "per-file-ignores:\n  'legacy/**': [VL102]\nexclude: ['vendor/']\n")
+    for folder in ("legacy", "vendor", "apps"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "bad.yaml").write_text(BAD)
+    code, out, _ = run_cli(".", "vendor/bad.yaml", cwd=tmp_path)
+    assert "vendor/" not in out
+    assert "legacy/bad.yaml" in out and "legacy/bad.yaml:12" not in out  # VL201 stays, VL102 ignored there
+    assert "apps/bad.yaml:12:" in out
+
+
+def test_gitignored_files_are_skipped(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "bad.yaml").write_text(BAD)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    _, out, _ = run_cli(".", "generated/bad.yaml", cwd=tmp_path)
+    assert "generated/" not in out and "bad.yaml:12" in out
+    (tmp_path / ".vllmlint.yaml").write_text("respect-gitignore: false\n")
+    _, out, _ = run_cli(".", cwd=tmp_path)
+    assert "generated/bad.yaml" in out
+
+
+def test_vllm_version_from_config_is_the_default_release(tmp_path):
+    (tmp_path / ".vllmlint.yaml").write_text("vllm-version: 0.6.4.post1\n")
+    (tmp_path / "bad.yaml").write_text(BAD)  # :latest, so the release is unknown: the config decides
+    assert "VL102" not in run_cli("bad.yaml", cwd=tmp_path)[1]  # --swap-space was fine on 0.6.4.post1
+    assert "VL102" in run_cli("--vllm-version", "0.29.0", "bad.yaml", cwd=tmp_path)[1]

@@ -1,0 +1,248 @@
+"""Configuration: `.vllmlint.yaml` (or `[tool.vllmlint]` in pyproject.toml) in the current folder or a parent,
+up to the repository root. Validated against `schemas/config.schema.json`; a mistake is a usage error that
+names the file, the line (YAML) or key path (TOML), and the key, with a did-you-mean."""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .data import schemas_dir
+
+CONFIG_NAMES = (".vllmlint.yaml", ".vllmlint.yml")
+
+
+class ConfigError(Exception):
+    """A one-line, user-facing problem with a configuration file."""
+
+
+@dataclass
+class Config:
+    path: Path | None = None
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    severity: dict[str, str] = field(default_factory=dict)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True
+    fail_on: str | None = None
+    vllm_version: str | None = None
+    require_suppression_reason: bool = True
+    max_file_size: float | None = None
+    models: list[dict] = field(default_factory=list)
+    gpus: list[dict] = field(default_factory=list)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file from `start` upwards, stopping at the repository root."""
+    current = start.resolve()
+    while True:
+        for name in CONFIG_NAMES:
+            if (current / name).is_file():
+                return current / name
+        pyproject = current / "pyproject.toml"
+        if pyproject.is_file() and "[tool.vllmlint" in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return pyproject
+        if (current / ".git").exists() or current.parent == current:
+            return None
+        current = current.parent
+
+
+def load_config(path: Path) -> Config:
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such configuration file")
+    if path.name == "pyproject.toml":
+        data, locate = _read_pyproject(path)
+    else:
+        data, locate = _read_yaml(path)
+    _validate(data, path, locate)
+    return _to_config(data, path, locate)
+
+
+def _read_yaml(path: Path):
+    from .yamlmodel import Mapping, SourceFile, parse_documents, to_python
+
+    source = SourceFile(str(path), path.read_text(encoding="utf-8"))
+    documents, error = parse_documents(source)
+    if error is not None:
+        raise ConfigError(f"{path}:{error.line}:{error.col}: invalid YAML: {error.message}")
+    root = documents[0].root if documents else None
+    if root is None:
+        return {}, lambda keys: f"{path}"
+    if not isinstance(root, Mapping):
+        raise ConfigError(f"{path}:1: the configuration must be a mapping of keys")
+
+    def locate(keys: list) -> str:
+        node = root
+        line = 1
+        for key in keys:
+            if isinstance(node, Mapping) and node.key_node(str(key)) is not None:
+                line = node.key_node(str(key)).line
+                node = node.get(str(key))
+            elif hasattr(node, "items") and isinstance(key, int) and isinstance(node.items, list) \
+                    and key < len(node.items):
+                node = node.items[key]
+                line = node.line
+            else:
+                break
+        return f"{path}:{line}"
+
+    return to_python(root), locate
+
+
+def _read_pyproject(path: Path):
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    section = data.get("tool", {}).get("vllmlint", {})
+
+    def locate(keys: list) -> str:
+        return f"{path}: [tool.vllmlint]" + "".join(f".{k}" if isinstance(k, str) else f"[{k}]" for k in keys)
+
+    return section, locate
+
+
+def _validate(data, path: Path, locate) -> None:
+    import json
+
+    import jsonschema
+
+    schema = json.loads((schemas_dir() / "config.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    keys = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = list((error.schema or {}).get("properties", {}))
+        extra = [k for k in error.instance if k not in allowed]
+        if extra:
+            close = difflib.get_close_matches(str(extra[0]), allowed, n=1, cutoff=0.5)
+            hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(allowed)})"
+            raise ConfigError(f"{locate(keys + [extra[0]])}: unknown key `{extra[0]}`{hint}")
+    where = ".".join(str(k) for k in keys) or "(top level)"
+    message = error.message
+    if error.validator in ("enum", "oneOf", "type", "pattern"):
+        message = f"{error.instance!r} is not valid here: {_expectation(error)}"
+    raise ConfigError(f"{locate(keys)}: `{where}`: {message}")
+
+
+def _expectation(error) -> str:
+    schema = error.schema or {}
+    if "enum" in schema:
+        return "use one of " + ", ".join(map(str, schema["enum"]))
+    if "pattern" in schema:
+        return "a release number such as 0.29.0"
+    if "oneOf" in schema:
+        return "a list of rule codes or names, or one comma-separated string"
+    return f"expected {schema.get('type', 'something else')}"
+
+
+def split_selectors(value) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+
+
+def _to_config(data: dict, path: Path, locate) -> Config:
+    from .registry import rule, unknown_selectors
+
+    config = Config(path=path)
+    for key in ("select", "ignore"):
+        selectors = split_selectors(data.get(key)) or None
+        if selectors:
+            bad = unknown_selectors(selectors)
+            if bad:
+                raise ConfigError(f"{locate([key])}: `{key}`: unknown rule `{bad[0]}`{_did_you_mean(bad[0])}")
+        setattr(config, key, selectors)
+    for name, level in (data.get("severity") or {}).items():
+        try:
+            config.severity[rule(name).code] = level
+        except KeyError:
+            raise ConfigError(f"{locate(['severity', name])}: `severity`: unknown rule `{name}`"
+                              f"{_did_you_mean(name)}") from None
+    for glob, selectors in (data.get("per-file-ignores") or {}).items():
+        codes = split_selectors(selectors)
+        bad = unknown_selectors(codes)
+        if bad:
+            raise ConfigError(f"{locate(['per-file-ignores', glob])}: unknown rule `{bad[0]}`{_did_you_mean(bad[0])}")
+        config.per_file_ignores[glob] = codes
+    config.exclude = list(data.get("exclude") or [])
+    config.respect_gitignore = data.get("respect-gitignore", True)
+    config.fail_on = data.get("fail-on")
+    config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
+    config.require_suppression_reason = data.get("require-suppression-reason", True)
+    config.max_file_size = data.get("max-file-size")
+    config.models = list(data.get("models") or [])
+    config.gpus = list(data.get("gpus") or [])
+    _check_capacity_entries(config, locate)
+    return config
+
+
+def _check_capacity_entries(config: Config, locate) -> None:
+    """Extra models and GPUs must have the catalogs' shape (`schemas/models.schema.json`, `gpus.schema.json`)."""
+    import json
+
+    import jsonschema
+
+    for key, schema_name, definition in (("models", "models.schema.json", "model"), ("gpus", "gpus.schema.json", "gpu")):
+        entries = getattr(config, key)
+        if not entries:
+            continue
+        schema = json.loads((schemas_dir() / schema_name).read_text(encoding="utf-8"))
+        item_schema = {"$ref": f"#/$defs/{definition}", "$defs": schema.get("$defs", {})}
+        validator = jsonschema.Draft202012Validator(item_schema)
+        for index, entry in enumerate(entries):
+            error = next(iter(sorted(validator.iter_errors(entry), key=lambda e: list(e.absolute_path))), None)
+            if error is not None:
+                keys = [key, index] + list(error.absolute_path)
+                raise ConfigError(f"{locate(keys)}: `{key}[{index}]`: {error.message}")
+
+
+def _did_you_mean(word: str) -> str:
+    from .registry import all_rules
+
+    names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+# --- globs ----------------------------------------------------------------------------------------
+def glob_to_regex(pattern: str) -> re.Pattern:
+    """Gitignore-style globs on forward-slash paths: `*` within a folder, `**` across folders, a pattern
+    without a slash matches a name at any depth, a trailing slash matches everything below a folder."""
+    pattern = pattern.strip()
+    anchored = "/" in pattern.rstrip("/")
+    if pattern.endswith("/"):
+        pattern += "**"
+    pattern = pattern.lstrip("/")
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        out.append({"*": "[^/]*", "?": "[^/]"}.get(ch, re.escape(ch)))
+        i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    return re.compile(f"^{prefix}{body}(?:/.*)?$")
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    path = path.replace("\\", "/")
+    return glob_to_regex(pattern).match(path[2:] if path.startswith("./") else path) is not None
