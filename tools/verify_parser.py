@@ -40,6 +40,13 @@ PIP_NAMES = {
     "blake3": "blake3", "ijson": "ijson", "anthropic": "anthropic", "setproctitle": "setproctitle",
 }
 
+# converter names seen on real parsers -> the catalog's type words
+REAL_TYPE_KIND = {
+    "int": "int", "human_readable_int": "int", "human_readable_int_or_auto": "int", "float": "float",
+    "str": "str", "nullable_str": "str", "loads": "json", "parse_dataclass": "json",
+    "union_dict_and_str": "json", "from_cli": "json", "from_json": "json",
+}
+
 DUMP = r'''
 import argparse, json, os, sys
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
@@ -89,12 +96,21 @@ except ImportError as exc:
     FlexibleArgumentParser.parse_args = original_parse_args
     parser, top = created["serve"], created["<top>"]
     result["entry"] = "vllm.scripts.main (captured serve subparser)"
+def type_name(t):
+    if t is None:
+        return None
+    name = getattr(t, "__name__", repr(t))
+    if name.startswith("_") and getattr(t, "__closure__", None):   # optional_type(int) and friends
+        inner = [c.cell_contents for c in t.__closure__ if callable(c.cell_contents)]
+        if inner:
+            return type_name(inner[0])
+    return name
 actions = []
 for action in parser._actions:
     actions.append({
         "option_strings": list(action.option_strings), "dest": action.dest,
         "nargs": action.nargs if not isinstance(action.nargs, type) else str(action.nargs),
-        "type": getattr(action.type, "__name__", repr(action.type)) if action.type else None,
+        "type": type_name(action.type),
         "choices": [str(c) for c in action.choices] if isinstance(action.choices, (list, tuple, set, frozenset)) else None,
         "default": repr(action.default)[:80],
         "action": type(action).__name__,
@@ -188,10 +204,11 @@ def diff(version: str, real: dict) -> dict:
         our_choices = [str(c) for c in opt.choices] if opt.choices_enforced and opt.choices else None
         if (real_choices or None) != (our_choices or None) and not (real_choices and our_choices and set(real_choices) == set(our_choices)):
             choice_diffs.append({"flag": long, "real": real_choices, "catalog": our_choices})
-        real_type = action["type"]
-        expected = {"int": "int", "float": "float", "str": "str", "json": None, "bool": None}.get(opt.type)
-        if expected and real_type and real_type != expected and not real_type.startswith(("human_readable_int", "_optional_type", "optional")):
-            type_diffs.append({"flag": long, "real_type": real_type, "catalog_type": opt.type})
+        real_type = REAL_TYPE_KIND.get(action["type"], action["type"]) if action["type"] else None
+        if real_type is None and action["action"] in ("_StoreAction", "_AppendAction"):
+            real_type = "str"      # argparse's default converter
+        if real_type in ("int", "float", "str", "json") and real_type != opt.type:
+            type_diffs.append({"flag": long, "real_type": action["type"], "catalog_type": opt.type})
     return {
         "only_in_real_parser": sorted(real_strings - ours),
         "only_in_catalog": sorted(ours - real_strings),
@@ -220,22 +237,27 @@ def main() -> int:
     ap.add_argument("version")
     ap.add_argument("--keep", action="store_true", help="keep the venv (for debugging)")
     ap.add_argument("--out", type=Path, help="write the JSON report here")
+    ap.add_argument("--save-real", type=Path, help="also save the real parser dump (JSON)")
+    ap.add_argument("--from-real", type=Path, help="diff a saved dump instead of building a venv")
     ap.add_argument("--seed", default="", help="packages to install up front (saves one import round per package)")
     args = ap.parse_args()
     venv = Path(tempfile.mkdtemp(prefix=f"vllm-verify-{args.version}-")) / "venv"
-    venv.parent.mkdir(exist_ok=True)
-    (venv.parent).mkdir(exist_ok=True)
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    try:
-        venv.mkdir()
-        (venv / "constraints.txt").write_text("torch==2.13.0+cpu\n")
-        real = build_real_parser(args.version, venv, log, args.seed.split() if args.seed else [])
-    finally:
-        if not args.keep:
-            shutil.rmtree(venv.parent, ignore_errors=True)
+    if args.from_real:
+        real = json.loads(args.from_real.read_text())
+    else:
+        try:
+            venv.mkdir()
+            (venv / "constraints.txt").write_text("torch==2.13.0+cpu\n")
+            real = build_real_parser(args.version, venv, log, args.seed.split() if args.seed else [])
+        finally:
+            if not args.keep:
+                shutil.rmtree(venv.parent, ignore_errors=True)
+        if args.save_real:
+            args.save_real.write_text(json.dumps(real))
     report = {"version": args.version, "entry": real.get("entry"), "installed": real.get("installed"),
               "platform_note": real.get("platform_note"), **diff(args.version, real)}
     text = json.dumps(report, indent=1)

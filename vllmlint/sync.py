@@ -486,8 +486,8 @@ class Interp:
             items = []
             for elt in node.elts:
                 if isinstance(elt, ast.Starred):
-                    inner = self.eval(elt.value, frame)
-                    if not isinstance(inner, (list, tuple)):
+                    inner = self.iterate(self.eval(elt.value, frame))
+                    if inner is None:
                         return UNKNOWN
                     items.extend(inner)
                 else:
@@ -1278,8 +1278,11 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
         info["positional"] = True
     if nargs is not None and _plain(nargs):
         info["nargs"] = nargs
+    if isinstance(choices, (list, tuple)):
+        choices = [c.value if isinstance(c, EnumMember) else c for c in choices]
     if isinstance(choices, (list, tuple)) and choices and all(_plain(c) for c in choices):
-        info["choices"] = [c if not isinstance(c, EnumMember) else c.value for c in choices]
+        # argparse compares the converted value; a None choice is what nullable_str makes of "None"
+        info["choices"] = ["None" if c is None else c for c in choices]
         info["choices_enforced"] = True
     elif choices is not None and "choices" in kw:
         info["choices_enforced"] = True

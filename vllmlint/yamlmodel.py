@@ -278,7 +278,7 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     yaml = YAML(typ="safe", pure=pure)
-    if not pure:  # the pure-Python composer wants ruamel's own Tag objects: keep its resolver there
+    if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
         yaml.Resolver = _tag_only_resolver()
     documents: list[Document] = []
     try:

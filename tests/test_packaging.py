@@ -1,0 +1,93 @@
+"""The linter as users get it: a wheel installed into a fresh virtual environment, and the pre-commit hook
+run by the real pre-commit. Slow-ish (they install packages), and the only way to know the data ships."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+
+BAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+"""
+GOOD = BAD.replace(', --swap-space, "4"', "")
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """vllmlint installed from its wheel into a fresh venv, outside the source tree."""
+    work = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), str(ROOT)],
+                   check=True, env=_env(), timeout=600)
+    (wheel,) = (work / "dist").glob("vllmlint-*.whl")
+    venv.create(work / "venv", with_pip=True)
+    python = work / "venv" / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, env=_env(), timeout=600)
+    return work, work / "venv" / "bin" / "vllmlint", wheel
+
+
+def test_wheel_carries_rules_and_schemas(installed):
+    _, _, wheel = installed
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    for folder in ("rules", "schemas"):
+        shipped = {n for n in names if f"/_data/{folder}/" in n}
+        on_disk = [p for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in (".yaml", ".json", ".md")]
+        assert len(shipped) >= len(on_disk) > 0, folder
+
+
+def test_installed_linter_runs_on_the_fixtures_from_another_folder(installed):
+    work, vllmlint, _ = installed
+    elsewhere = work / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run([str(vllmlint), str(FIXTURES)], cwd=elsewhere, capture_output=True, env=_env(), timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert "VL102" in out and "VL101" in out and "Traceback" not in proc.stderr.decode()
+    sarif = subprocess.run([str(vllmlint), "--format", "sarif", str(FIXTURES)], cwd=elsewhere,
+                           capture_output=True, env=_env(), timeout=120)
+    assert json.loads(sarif.stdout)["runs"][0]["results"]
+    explain = subprocess.run([str(vllmlint), "explain", "VL102"], cwd=elsewhere, capture_output=True, env=_env())
+    assert explain.returncode == 0 and b"Why is this bad" in explain.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_pre_commit_try_repo_with_the_real_hook(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "bad.yaml").write_text(BAD)
+    (repo / "good.yaml").write_text(GOOD)
+    subprocess.run(git + ["-C", str(repo), "add", "."], check=True)
+    subprocess.run(git + ["-C", str(repo), "commit", "-qm", "manifests"], check=True)
+    env = _env()
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "cache")
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "vllmlint", "--all-files"],
+                          cwd=repo, capture_output=True, env=env, timeout=900)
+    out = proc.stdout.decode() + proc.stderr.decode()
+    assert proc.returncode == 1, out
+    assert "bad.yaml:12:49: VL102" in out
+    assert "good.yaml:" not in out

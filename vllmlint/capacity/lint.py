@@ -1,0 +1,96 @@
+"""What the capacity rules (VL601-VL609) share: judging a workload on each GPU it may land on, and wording.
+
+A pod may land on several instance types (a NodePool listing p3.16xlarge and g5.12xlarge). Each rule
+judges every place the pod can be scheduled on: when all of them fail the finding is an error, when only
+some do it is a warning naming them.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..finding import Severity
+from .estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
+from .workload import Placement, Workload, gib1, workloads
+
+__all__ = ["capacity_workloads", "judge", "utilization_words", "model_words", "where_words", "knobs_for_weights"]
+
+
+def capacity_workloads(world) -> list[Workload]:
+    return workloads(world)
+
+
+def judge(work: Workload, placements: list[Placement], fails: Callable[[Placement], object]):
+    """(failing [(placement, detail)], all_fail) over `placements`; detail is whatever `fails` returned (truthy)."""
+    failing = []
+    for placement in placements:
+        detail = fails(placement)
+        if detail:
+            failing.append((placement, detail))
+    return failing, bool(failing) and len(failing) == len(placements)
+
+
+def scope(ctx, failing, all_fail, placements) -> tuple[Severity, str]:
+    """The severity (the rule's own when every placement fails, else warning) and a sentence naming the rest."""
+    if all_fail:
+        return ctx.severity, ""
+    ok = [p for p in placements if p not in {f[0] for f in failing}]
+    names = ", ".join(p.label for p in ok)
+    return min(ctx.severity, Severity.WARNING), f" The pod can also land on {names}, where it fits; pin it there."
+
+
+def also_words(failing) -> str:
+    if len(failing) < 2:
+        return ""
+    return " Same on " + ", ".join(p.label for p, _ in failing[1:]) + "."
+
+
+def model_words(work: Workload) -> str:
+    """The model's id, and how a name that is not the id was read (`/models/llama-3.1-70b` read as ...)."""
+    if work.match is None:
+        return ""
+    if work.match.how in ("exact id", "case-insensitive id"):
+        return work.model.id
+    return f"{work.model.id} (`{work.model_name}` read as it)"
+
+
+def utilization_words(work: Workload, plan: Estimate) -> str:
+    if work.gpu_memory_utilization is not None:
+        return f"--gpu-memory-utilization {work.gpu_memory_utilization:g}"
+    version = ".".join(map(str, parse_version(work.release)))
+    return f"the default --gpu-memory-utilization {default_gpu_memory_utilization(work.release):g} of vLLM {version}"
+
+
+def where_words(placement: Placement) -> str:
+    c = placement.candidate
+    where = f"{c.instance_type}, " if c.instance_type else ""
+    return f"{where}from {placement.origin}"
+
+
+def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need_kv: bool) -> str:
+    """What would help: the smallest TP that fits on this GPU, a 4-bit checkpoint, a bigger GPU."""
+    gpu = placement.candidate.gpu
+    kwargs = work.estimate_kwargs()
+    tp_now = kwargs.pop("tensor_parallel_size")
+    helps = []
+    tp = tp_now * 2
+    while tp <= 64:
+        try:
+            candidate = estimate(work.model, gpu, tensor_parallel_size=tp, **kwargs)
+        except ValueError:
+            break
+        if work.model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
+            count = placement.candidate.gpu_count
+            room = "" if count is None or tp * work.pipeline_parallel_size <= count else \
+                f" (more than the {count} GPUs of one {placement.candidate.instance_type}: add --pipeline-parallel-size or nodes)"
+            helps.append(f"--tensor-parallel-size {tp} would fit{room}")
+            break
+        tp *= 2
+    if plan.quantization not in ("awq", "gptq-int4", "int4", "bnb-4bit"):
+        try:
+            four_bit = estimate(work.model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
+            if four_bit.ok if need_kv else four_bit.fits:
+                helps.append(f"a 4-bit (AWQ/GPTQ) checkpoint needs {gib1(four_bit.weights_bytes)} per GPU at TP {tp_now}")
+        except ValueError:
+            pass
+    helps.append("a GPU with more memory")
+    return "; ".join(helps)

@@ -1,0 +1,30 @@
+"""VL601: the weights one GPU holds exceed what vLLM may use of that GPU."""
+from ..capacity.lint import also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope, utilization_words, where_words
+from ..capacity.workload import gib1
+from . import Context
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        if work.model is None or not work.estimate_inputs_known():
+            continue
+        hosting = work.hosting_placements()
+
+        def fails(placement):
+            plan = work.estimate(placement.candidate.gpu)
+            return plan if plan is not None and not plan.fits else None
+
+        failing, all_fail = judge(work, hosting, fails)
+        if not failing:
+            continue
+        placement, plan = failing[0]
+        severity, rest = scope(ctx, failing, all_fail, hosting)
+        gpu = placement.candidate.gpu
+        layout = f"TP {plan.tensor_parallel_size}" + (f", PP {plan.pipeline_parallel_size}" if plan.pipeline_parallel_size > 1 else "")
+        message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU "
+                   f"({plan.quantization or work.model.torch_dtype}, {layout}); a {gpu.id} ({where_words(placement)}) "
+                   f"gives vLLM {gib1(plan.budget_bytes)} at {utilization_words(work, plan)}, so loading fails with "
+                   f"CUDA out of memory. What helps: {knobs_for_weights(work, placement, plan, need_kv=False)}."
+                   f"{also_words(failing)}{rest}")
+        yield ctx.finding(work.model_token, message, about=work.invocation, value=f"{work.model.id}@{gpu.id}",
+                          severity=severity)

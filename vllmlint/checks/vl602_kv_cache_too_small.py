@@ -1,0 +1,52 @@
+"""VL602: after weights and the profiling reserve, the KV cache cannot hold one max-model-len sequence."""
+from ..capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
+                             utilization_words, where_words)
+from ..capacity.workload import gib1
+from ..finding import Severity
+from . import Context
+
+# The reserve (activations, CUDA graphs, NCCL buffers) is an estimate; a shortfall this small is reported
+# as a warning: vLLM may or may not start.
+BORDERLINE = 0.9
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        if work.model is None or not work.estimate_inputs_known():
+            continue
+        hosting = work.hosting_placements()
+
+        def fails(placement):
+            plan = work.estimate(placement.candidate.gpu)
+            return plan if plan is not None and plan.fits and not plan.kv_ok else None
+
+        failing, all_fail = judge(work, hosting, fails)
+        if not failing:
+            continue
+        placement, plan = failing[0]
+        severity, rest = scope(ctx, failing, all_fail, hosting)
+        borderline = plan.kv_tokens >= BORDERLINE * plan.max_model_len
+        if borderline:
+            severity = min(severity, Severity.WARNING)
+        gpu = placement.candidate.gpu
+        given = "--max-model-len" in work.options
+        length = f"--max-model-len {plan.max_model_len}" if given else \
+            f"the model's full context of {plan.max_model_len} tokens (no --max-model-len)"
+        if plan.kv_cache_memory_bytes_override is not None:
+            room = f"--kv-cache-memory-bytes gives the KV cache {gib1(plan.kv_cache_bytes)}"
+        else:
+            room = (f"of the {gib1(plan.budget_bytes)} vLLM may use at {utilization_words(work, plan)}, weights take "
+                    f"{gib1(plan.weights_bytes)} and the profiling reserve about {gib1(plan.reserve_bytes)}, leaving "
+                    f"{gib1(plan.kv_cache_bytes)} of KV cache")
+        lower = max(1024, plan.kv_tokens // 1024 * 1024) if plan.kv_tokens >= 1024 else None
+        knobs = (f"lower --max-model-len (to {lower} or less)" if lower else "lower --max-model-len") + "; " + \
+            knobs_for_weights(work, placement, plan, need_kv=True)
+        verdict = ("that is within the estimate's margin, so vLLM may refuse to start" if borderline else
+                   "vLLM refuses to start (\"the model's max seq len is larger than the maximum number of tokens "
+                   "that can be stored in KV cache\")")
+        message = (f"{model_words(work)} on {gpu.id} ({where_words(placement)}): {room}, which holds about "
+                   f"{plan.kv_tokens:,} tokens ({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU), fewer "
+                   f"than one sequence of {length}; {verdict}. What helps: {knobs}.{also_words(failing)}{rest}")
+        where = work.value_token("--max-model-len") or work.model_token
+        yield ctx.finding(where, message, about=work.invocation, value=f"{plan.max_model_len}@{gpu.id}",
+                          severity=severity)

@@ -1,0 +1,37 @@
+"""VL605: --max-model-len beyond the model's context window without an override vLLM accepts."""
+from ..capacity.lint import capacity_workloads, model_words
+from ..release import version_key
+from . import Context
+
+
+def _override(work) -> str | None:
+    """Why a longer context is allowed, if it is: --hf-overrides, VLLM_ALLOW_LONG_MAX_MODEL_LEN, or (before
+    0.11) --rope-scaling."""
+    if "--hf-overrides" in work.options or "--hf-config-path" in work.options:
+        return "hf-overrides"
+    container = work.container
+    if container is not None:
+        env = container.env
+        if "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in env and env["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] in (None, "1", "true", "True"):
+            return "env"  # None: from a ConfigMap or Secret, which may well say 1
+    # --rope-scaling was removed in 0.11 (a release-less workload is assumed to run the newest release).
+    if "--rope-scaling" in work.options and work.release is not None and version_key(work.release) < version_key("0.11.0"):
+        return "rope-scaling"
+    return None
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        model = work.model
+        if model is None or work.max_model_len is None or not work.known("--max-model-len"):
+            continue
+        limit = model.max_position_embeddings
+        if work.max_model_len <= limit or _override(work):
+            continue
+        yield ctx.finding(work.value_token("--max-model-len") or work.model_token,
+                          f"--max-model-len {work.max_model_len} is beyond the {limit}-token context of "
+                          f"{model_words(work)} (max_position_embeddings in its config.json): vLLM refuses to start "
+                          f"(\"User-specified max_model_len ({work.max_model_len}) is greater than the derived "
+                          f"max_model_len\"). Use --max-model-len {limit} or less; for a longer context, extend RoPE with "
+                          "--hf-overrides (e.g. rope_scaling with YaRN) if the model supports it.",
+                          about=work.invocation, value=f"{work.max_model_len}>{limit}")

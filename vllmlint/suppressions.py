@@ -1,0 +1,563 @@
+"""Suppressions: comments and annotations that hide findings, with the reason a team gave for it.
+
+Forms (rules named by code or name, several comma-separated, or `all`; the reason follows ` -- `):
+
+    image: nginx:latest  # vllmlint: disable=VL201 -- reason        this line
+    # vllmlint: disable-next-line=VL201,image-unpinned -- reason     next line that is not blank/comment
+    # vllmlint: disable-file=VL301 -- reason                         the whole file
+    <!-- vllmlint: disable=VL102 -- reason -->                       Markdown: the next fenced block
+    metadata: {annotations: {vllmlint.io/ignore: "VL201", vllmlint.io/ignore-reason: "..."}}
+
+Only real comments count: `#` inside a quoted or plain YAML scalar or inside a shell word is text. A
+literal block scalar (`|`) is read as a shell script: its comment lines are shell comments, and a
+`disable-next-line` there covers the whole next command, backslash continuations included.
+
+Suppressions that hide nothing become VL003 (unused-suppression), those without a reason VL004
+(suppression-without-reason); neither can be hidden by the suppression it reports.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from .finding import Finding, Severity, Span, Subject
+from .k8s import K8sObject, World
+from .yamlmodel import Mapping, Scalar, SourceFile
+
+MARKER = "vllmlint"  # files without it (nearly all) are skipped after this one substring check
+UNUSED, NO_REASON = "VL003", "VL004"
+META_CODES = {UNUSED, NO_REASON}  # only a suppression naming them explicitly (not `all`) hides them
+IGNORE_KEY, REASON_KEY = "vllmlint.io/ignore", "vllmlint.io/ignore-reason"
+
+_NAME = r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*"
+_DIRECTIVE = re.compile(r"vllmlint:[ \t]*(?P<kind>disable-next-line|disable-file|disable)\b")
+_BODY = re.compile(r"[ \t]*=[ \t]*(?P<rules>" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)")
+_NAME_AT = re.compile(_NAME)
+_HTML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
+_YAML_LANGS = {"yaml", "yml"}
+_SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
+
+
+@dataclass
+class Entry:
+    """One rule name of a suppression, where it is written, and whether it hid anything."""
+
+    name: str
+    span: Span
+    code: str | None  # the rule's code, "*" for `all`, None when it names no rule
+    used: bool = False
+
+
+@dataclass
+class Directive:
+    path: str
+    scope: str  # "line", "next-line", "next-command", "block", "file", "object"
+    span: Span  # the comment (or annotation value) itself
+    text: str  # as written, for messages
+    entries: list[Entry]
+    reason: str | None
+    lines: tuple[int, int] | None = None  # first and last line covered (line scopes)
+    obj: K8sObject | None = None  # annotation scope
+    malformed: bool = False
+
+    def covers(self, finding: Finding) -> bool:
+        if self.scope == "file":
+            return finding.path == self.path
+        if self.scope == "object":
+            obj, subject = self.obj, finding.subject
+            if obj.name and (subject.kind, subject.namespace, subject.name) == (obj.kind, obj.namespace, obj.name):
+                return True
+            return finding.path == self.path and obj.node.start <= finding.span.start < obj.node.end
+        return (finding.path == self.path and self.lines is not None
+                and self.lines[0] <= finding.span.line <= self.lines[1])
+
+    def matching_entries(self, code: str) -> list[Entry]:
+        return [e for e in self.entries if e.code == code or (e.code == "*" and code not in META_CODES)]
+
+
+@dataclass
+class SuppressionOutcome:
+    kept: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)  # each with .suppressed_by = reason ("" if none)
+    problems: list[Finding] = field(default_factory=list)  # VL003 / VL004 findings
+
+
+def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], world: World, *,
+                       require_reason: bool = True, active_codes: set[str] | None = None) -> SuppressionOutcome:
+    """Split `findings` into kept and suppressed, and report unused (VL003) and unexplained (VL004)
+    suppressions. `active_codes` are the rules that ran (None: all): a suppression for a rule that did
+    not run is not unused, and VL003/VL004 are reported only if they are active themselves."""
+    directives: list[Directive] = []
+    for path, source in sources.items():
+        if MARKER in source.text:
+            directives.extend(comment_directives(source))
+    directives.extend(annotation_directives(world))
+    if not directives:
+        return SuppressionOutcome(kept=list(findings))
+
+    def active(code: str) -> bool:
+        return active_codes is None or code in active_codes
+
+    outcome = SuppressionOutcome()
+    index = _LineIndex(directives)
+    for finding in findings:
+        reason = _suppress(finding, index.candidates(finding))
+        if reason is None:
+            outcome.kept.append(finding)
+        else:
+            outcome.suppressed.append(dataclasses.replace(finding, suppressed_by=reason))
+
+    # Problems found now may be hidden by another suppression that names VL003/VL004 explicitly.
+    problems = []
+    for directive in directives:
+        problems.extend((directive, p) for p in _problems(directive, require_reason, active, meta=False))
+    for owner, problem in problems:
+        others = [d for d in index.candidates(problem) if d is not owner]
+        reason = _suppress(problem, others)
+        if reason is None:
+            outcome.problems.append(problem)
+        else:
+            outcome.suppressed.append(dataclasses.replace(problem, suppressed_by=reason))
+    # Entries naming VL003/VL004 are judged last, once they had their chance; these are final.
+    for directive in directives:
+        outcome.problems.extend(_problems(directive, require_reason, active, meta=True))
+    outcome.problems.sort(key=lambda f: f.sort_key)
+    return outcome
+
+
+class _LineIndex:
+    """Directives by (path, line) for line scopes, by path for files; object scopes are few: scanned."""
+
+    def __init__(self, directives: list[Directive]):
+        self.by_line: dict[tuple[str, int], list[Directive]] = {}
+        self.by_file: dict[str, list[Directive]] = {}
+        self.objects: list[Directive] = []
+        for directive in directives:
+            if directive.scope == "file":
+                self.by_file.setdefault(directive.path, []).append(directive)
+            elif directive.scope == "object":
+                self.objects.append(directive)
+            elif directive.lines is not None:
+                for line in range(directive.lines[0], directive.lines[1] + 1):
+                    self.by_line.setdefault((directive.path, line), []).append(directive)
+
+    def candidates(self, finding: Finding) -> list[Directive]:
+        """Most specific first: line scopes, then objects, then the file."""
+        found = list(self.by_line.get((finding.path, finding.span.line), ()))
+        found.extend(d for d in self.objects if d.covers(finding))
+        found.extend(self.by_file.get(finding.path, ()))
+        return found
+
+
+def _suppress(finding: Finding, directives: list[Directive]) -> str | None:
+    """The reason `finding` is suppressed ("" when none was given), or None; marks the entries used."""
+    reasons = []
+    for directive in directives:
+        entries = directive.matching_entries(finding.code)
+        if entries and directive.covers(finding):
+            for entry in entries:
+                entry.used = True
+            reasons.append(directive.reason)
+    if not reasons:
+        return None
+    return next((r for r in reasons if r), "")
+
+
+_SCOPE_WORDS = {"line": "on this line", "next-line": "on the next line", "next-command": "in the next command",
+                "block": "in the next code block", "file": "in this file"}
+
+
+def _problems(directive: Directive, require_reason: bool, active, meta: bool) -> list[Finding]:
+    """VL004 for a missing reason (with the first pass), VL003 for entries that hid nothing: entries for
+    ordinary rules in the first pass (meta=False), entries naming VL003/VL004 in the second."""
+    from .registry import all_rules
+
+    rules = all_rules()
+    result = []
+    subject = _subject(directive.obj)
+    if not meta and directive.malformed and active(UNUSED):
+        result.append(_finding(UNUSED, f"`{directive.text}` is not a suppression vllmlint understands: write "
+                               "`# vllmlint: disable=CODE -- reason` (or disable-next-line, disable-file)",
+                               directive, directive.span, subject, directive.text))
+        return result
+    if not meta and require_reason and directive.reason is None and active(NO_REASON):
+        where = ("add the annotation `vllmlint.io/ignore-reason`" if directive.scope == "object"
+                 else "add ` -- why` after the rule list")
+        result.append(_finding(NO_REASON, f"`{directive.text}` gives no reason: {where}, so the next reader "
+                               "knows whether it still applies", directive, directive.span, subject, directive.text))
+    if not active(UNUSED):
+        return result
+    scope = (f"in {directive.obj.describe()}" if directive.scope == "object" else _SCOPE_WORDS[directive.scope])
+    for entry in directive.entries:
+        if (entry.code in META_CODES) != meta or entry.used:
+            continue
+        if entry.code is None:
+            if meta:
+                continue
+            close = difflib.get_close_matches(entry.name, [r.name for r in rules.values()], n=1, cutoff=0.6)
+            hint = f" (did you mean `{close[0]}`?)" if close else "; use a rule code (VL201) or name (image-unpinned)"
+            result.append(_finding(UNUSED, f"`{entry.name}` in `{directive.text}` names no rule, so it suppresses "
+                                   f"nothing{hint}", directive, entry.span, subject, f"{directive.text}:{entry.name}"))
+            continue
+        if entry.code == "*":
+            if not _all_rules_active(active, rules):
+                continue
+            what = "any finding"
+        else:
+            if not active(entry.code):
+                continue  # the rule did not run: nobody knows whether it would have found something
+            what = f"{entry.code} ({rules[entry.code].name})" if entry.code in rules else entry.code
+        result.append(_finding(UNUSED, f"`{entry.name}` in `{directive.text}` suppresses nothing: no {what} "
+                               f"{scope}; remove it", directive, entry.span, subject, f"{directive.text}:{entry.name}"))
+    return result
+
+
+def _all_rules_active(active, rules) -> bool:
+    return all(active(r.code) for r in rules.values() if r.enabled and r.kind == "result")
+
+
+def _finding(code: str, message: str, directive: Directive, span: Span, subject: Subject, value: str) -> Finding:
+    from .registry import all_rules
+
+    rule = all_rules().get(code)
+    severity = rule.severity if rule is not None else Severity.WARNING
+    return Finding(code, severity, message, directive.path, span, subject, value)
+
+
+def _subject(obj: K8sObject | None) -> Subject:
+    return Subject(obj.kind, obj.namespace, obj.name) if obj is not None else Subject()
+
+
+# --- reading directives ---------------------------------------------------------------------------
+def _resolve(name: str) -> str | None:
+    from .registry import rule
+
+    if name.lower() == "all":
+        return "*"
+    try:
+        return rule(name).code
+    except KeyError:
+        return None
+
+
+def parse_directive(source: SourceFile, start: int, end: int, comment_start: int, path: str) -> Directive | None:
+    """The directive whose `vllmlint:` is at `start` in a comment that starts at `comment_start` and ends
+    at `end`; None if the comment only mentions vllmlint. Scope and lines are the caller's to set."""
+    text = source.text
+    head = _DIRECTIVE.match(text, start, end)
+    if head is None:
+        return None
+    kind = head.group("kind")
+    scope = {"disable": "line", "disable-next-line": "next-line", "disable-file": "file"}[kind]
+    whole = source.span(comment_start, end)
+    body = _BODY.match(text, head.end(), end)
+    if body is None:
+        written = text[start:end].strip()
+        return Directive(path, scope, whole, written, [], None, malformed=True)
+    entries = []
+    rules_start = body.start("rules")
+    for match in _NAME_AT.finditer(body.group("rules")):
+        name_start = rules_start + match.start()
+        entries.append(Entry(match.group(), source.span(name_start, name_start + len(match.group())),
+                             _resolve(match.group())))
+    tail = text[body.end():end].strip()
+    reason = tail[2:].strip() if tail.startswith("--") else ""
+    written = f"{kind}={','.join(e.name for e in entries)}"
+    return Directive(path, scope, whole, written, entries, reason or None)
+
+
+def comment_directives(source: SourceFile) -> list[Directive]:
+    path, text = source.display_path, source.text
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if suffix in ("md", "markdown"):
+        return _markdown_directives(source)
+    if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
+        return _script_directives(source, text, 0, len(text))
+    return _yaml_directives(source, text)
+
+
+def _line_bounds(text: str, pos: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return start, len(text) if end == -1 else end
+
+
+def _directive_sites(text: str, start: int, end: int):
+    """(offset of `#`, offset of `vllmlint:`) for every `# vllmlint:` between start and end."""
+    pos = text.find("vllmlint:", start, end)
+    while pos != -1:
+        hash_at = pos - 1
+        while hash_at >= start and text[hash_at] in " \t":
+            hash_at -= 1
+        if hash_at >= start and text[hash_at] == "#":
+            yield hash_at, pos
+        pos = text.find("vllmlint:", pos + 1, end)
+
+
+def _comment_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    end = len(text) if end == -1 else end
+    return end - 1 if end > pos and text[end - 1] == "\r" else end
+
+
+# YAML ---------------------------------------------------------------------------------------------
+def _yaml_directives(source: SourceFile, text: str) -> list[Directive]:
+    """Directives in YAML comments, and in shell comments inside literal block scalars. `text` is the
+    file's text, or a Markdown file with everything but one fenced block blanked (same offsets)."""
+    sites = list(_directive_sites(text, 0, len(text)))
+    if not sites:
+        return []
+    starts, ends, styles, parsed_until = _scalar_ranges(text)
+    directives = []
+    scripts: dict[int, list[Directive]] = {}
+    for hash_at, at in sites:
+        i = bisect_right(starts, hash_at) - 1
+        inside = i >= 0 and hash_at < ends[i]
+        if inside and styles[i] == "|":
+            if i not in scripts:  # a literal block scalar is read as a shell script, once
+                region_start = text.find("\n", starts[i]) + 1
+                scripts[i] = _script_directives(source, text, region_start, ends[i]) if region_start else []
+            continue
+        if inside or (hash_at >= parsed_until and not _yaml_comment_heuristic(text, hash_at)):
+            continue  # text inside a scalar, or (past a syntax error) apparently inside quotes
+        directive = parse_directive(source, at, _comment_end(text, at), hash_at, source.display_path)
+        if directive is None:
+            continue
+        directive.lines = _yaml_lines(text, source, hash_at, directive.scope)
+        directives.append(directive)
+    for found in scripts.values():
+        directives.extend(found)
+    return directives
+
+
+def _scalar_ranges(text: str) -> tuple[list[int], list[int], list[str], int]:
+    """Start and end offsets and style of every scalar, in order, from the parser's events, and how far
+    the parse got (the whole text unless there is a syntax error)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    starts, ends, styles = [], [], []
+    parsed_until = len(text) + 1
+    try:
+        for event in YAML(typ="safe", pure=False).parse(text):
+            if type(event).__name__ == "ScalarEvent":
+                starts.append(event.start_mark.index)
+                ends.append(event.end_mark.index)
+                styles.append(event.style or "")
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        parsed_until = min(mark.index if mark is not None else 0, ends[-1] if ends else 0)
+    except RecursionError:
+        parsed_until = 0
+    return starts, ends, styles, parsed_until
+
+
+def _yaml_comment_heuristic(text: str, hash_at: int) -> bool:
+    """Past a syntax error: a `#` at line start or after a blank, with no quote left open on its line."""
+    line_start, _ = _line_bounds(text, hash_at)
+    quote = None
+    for pos in range(line_start, hash_at + 1):
+        ch = text[pos]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"" and (pos == line_start or text[pos - 1] in " \t[{,:-"):
+            quote = ch
+        elif ch == "#" and (pos == line_start or text[pos - 1] in " \t"):
+            return True
+    return False
+
+
+def _yaml_lines(text: str, source: SourceFile, hash_at: int, scope: str) -> tuple[int, int] | None:
+    line, _ = source.line_col(hash_at)
+    if scope == "line":
+        return line, line
+    if scope == "next-line":
+        starts = source.line_starts
+        for number in range(line + 1, len(starts) + 1):
+            stripped = source.line_text(number).strip()
+            if stripped and not stripped.startswith("#"):
+                return number, number
+        return None
+    return None
+
+
+# shell --------------------------------------------------------------------------------------------
+def _script_directives(source: SourceFile, text: str, start: int, end: int) -> list[Directive]:
+    """Directives in the shell comments of text[start:end] (a script, a block scalar, a fenced block)."""
+    if text.find("vllmlint:", start, end) == -1:
+        return []
+    comments, continued = _shell_scan(text, start, end)
+    comment_starts = {source.line_col(c)[0]: c for c in comments}
+    last_line = source.line_col(max(end - 1, start))[0]
+    directives = []
+    for hash_at, at in _directive_sites(text, start, end):
+        line = source.line_col(hash_at)[0]
+        comment = comment_starts.get(line)
+        if comment is None or comment > hash_at:
+            continue  # inside a word or quotes
+        directive = parse_directive(source, at, min(_comment_end(text, at), end), hash_at, source.display_path)
+        if directive is None:
+            continue
+        if directive.scope == "line":
+            directive.lines = (line, line)
+        elif directive.scope == "next-line":
+            directive.scope = "next-command"
+            directive.lines = _next_command(source, line, last_line, comment_starts, continued)
+        directives.append(directive)
+    return directives
+
+
+def _next_command(source: SourceFile, line: int, last_line: int, comment_starts: dict[int, int],
+                  continued: set[int]) -> tuple[int, int] | None:
+    """Lines of the first command after `line`: blank and comment lines skipped, continuations followed."""
+    first = line + 1
+    while first <= last_line:
+        stripped = source.line_text(first).strip()
+        if stripped and not (stripped.startswith("#") and first in comment_starts):
+            break
+        first += 1
+    else:
+        return None
+    last = first
+    starts = source.line_starts
+    while last < last_line and (starts[last] - 1) in continued:  # the newline ending line `last`
+        last += 1
+    return first, last
+
+
+def _shell_scan(text: str, start: int, end: int) -> tuple[list[int], set[int]]:
+    """Offsets of the `#` that start shell comments, and of the newlines that do not end a command
+    (escaped by a backslash, or inside quotes). A reader, not a shell: no heredocs, no expansions."""
+    comments: list[int] = []
+    continued: set[int] = set()
+    i, quote, word_start = start, None, True
+    while i < end:
+        ch = text[i]
+        if quote is not None:
+            if quote == '"' and ch == "\\" and i + 1 < end:
+                if text[i + 1] == "\n":
+                    continued.add(i + 1)
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            elif ch == "\n":
+                continued.add(i)
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < end:
+            if text[i + 1] == "\n":
+                continued.add(i + 1)
+                word_start = True
+            else:
+                word_start = False
+            i += 2
+            continue
+        if ch in "'\"":
+            quote, word_start = ch, False
+        elif ch == "#" and word_start:
+            comments.append(i)
+            newline = text.find("\n", i, end)
+            i = end if newline == -1 else newline
+            continue
+        else:
+            word_start = ch in " \t\r\n;&|()<>"
+        i += 1
+    return comments, continued
+
+
+# Markdown -----------------------------------------------------------------------------------------
+def _fences(text: str) -> list[tuple[int, int, int, int, str]]:
+    """(opening fence start, content start, content end, closing fence end, language) of every fenced
+    block, found the way `vllmlint.markdown` finds them."""
+    fences = []
+    pos = 0
+    while True:
+        opening = _FENCE.search(text, pos)
+        if not opening:
+            return fences
+        fence = opening.group("fence")
+        info = opening.group("info").strip().split()
+        content_start = min(opening.end() + 1, len(text))
+        closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.M)
+        close = closing.search(text, content_start)
+        content_end = close.start() if close else len(text)
+        pos = close.end() if close else len(text)
+        fences.append((opening.start(), content_start, content_end, pos, info[0].lower() if info else ""))
+        if pos >= len(text):
+            return fences
+
+
+def _markdown_directives(source: SourceFile) -> list[Directive]:
+    text = source.text
+    fences = _fences(text)
+    directives = []
+    for opening, content_start, content_end, _, language in fences:
+        if text.find("vllmlint:", content_start, content_end) == -1:
+            continue
+        if language in _YAML_LANGS:
+            blanked = re.sub(r"[^\n]", " ", text[:content_start]) + text[content_start:content_end] + \
+                re.sub(r"[^\n]", " ", text[content_end:])
+            directives.extend(_yaml_directives(source, blanked))
+        elif language in _SHELL_LANGS:
+            directives.extend(_script_directives(source, text, content_start, content_end))
+    for comment in _HTML_COMMENT.finditer(text):
+        if any(opening <= comment.start() < closing for opening, _, _, closing, _ in fences):
+            continue  # inside a code block: text, not a Markdown comment
+        at = text.find("vllmlint:", comment.start(1), comment.end(1))
+        if at == -1 or text[comment.start(1):at].strip():
+            continue
+        directive = parse_directive(source, at, comment.end(1), comment.start(), source.display_path)
+        if directive is None:
+            continue
+        directive.span = source.span(comment.start(), comment.end())
+        if directive.scope != "file":
+            directive.scope = "block"
+            directive.lines = _next_block(source, comment.end(), fences)
+        directives.append(directive)
+    return directives
+
+
+def _next_block(source: SourceFile, after: int, fences) -> tuple[int, int] | None:
+    """Lines of the fenced block right below `after` (only blank lines between), fences included."""
+    for opening, _, _, closing, _ in fences:
+        if opening >= after:
+            if source.text[after:opening].strip():
+                return None
+            return source.line_col(opening)[0], source.line_col(max(closing - 1, opening))[0]
+    return None
+
+
+# annotations --------------------------------------------------------------------------------------
+def annotation_directives(world: World) -> list[Directive]:
+    directives = []
+    marked: dict[int, bool] = {}
+    for obj in world.objects:
+        key = id(obj.source)
+        if key not in marked:
+            marked[key] = MARKER in obj.source.text
+        if not marked[key]:
+            continue
+        meta = obj.metadata
+        annotations = meta.get("annotations") if meta is not None else None
+        if not isinstance(annotations, Mapping):
+            continue
+        value = annotations.get(IGNORE_KEY)
+        if not isinstance(value, Scalar) or value.value is None:
+            continue
+        source = obj.source
+        entries = []
+        for match in re.finditer(r"[^,\s]+", value.text):
+            start, end = value.source_index(match.start()), value.source_index(match.end())
+            entries.append(Entry(match.group(), source.span(start, end), _resolve(match.group())))
+        reason_node = annotations.get(REASON_KEY)
+        reason = reason_node.text.strip() if isinstance(reason_node, Scalar) and reason_node.value is not None else ""
+        written = f"{IGNORE_KEY}: {','.join(e.name for e in entries)}"
+        directives.append(Directive(source.display_path, "object", value.span, written, entries,
+                                    reason or None, obj=obj))
+    return directives
