@@ -377,9 +377,11 @@ def _yaml_lines(text: str, source: SourceFile, hash_at: int, scope: str) -> tupl
     if scope == "line":
         return line, line
     if scope == "next-line":
+        # Lines are read from `text`, not the file: in Markdown everything outside the block is blank.
         starts = source.line_starts
         for number in range(line + 1, len(starts) + 1):
-            stripped = source.line_text(number).strip()
+            end = starts[number] - 1 if number < len(starts) else len(text)
+            stripped = text[starts[number - 1]:end].strip()
             if stripped and not stripped.startswith("#"):
                 return number, number
         return None
@@ -425,7 +427,7 @@ def _next_command(source: SourceFile, line: int, last_line: int, comment_starts:
         return None
     last = first
     starts = source.line_starts
-    while last < last_line and (starts[last] - 1) in continued:  # the newline ending line `last`
+    while last < min(last_line, len(starts) - 1) and (starts[last] - 1) in continued:  # the newline ending line `last`
         last += 1
     return first, last
 

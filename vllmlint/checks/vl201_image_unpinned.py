@@ -13,6 +13,7 @@ def check(ctx: Context):
         if image is None or image.pinned:
             continue
         what = "`:latest`" if image.tag == "latest" else "no tag (so `:latest`)"
+        example = " (e.g. `vllm/vllm-openai:v0.29.0`)" if image.repository.endswith("vllm/vllm-openai") else ""
         yield ctx.finding(node, f"Image `{text}` has {what}, which changes under you and differs between "
-                          "nodes: pin a release tag (e.g. `vllm/vllm-openai:v0.29.0`) or a digest `@sha256:...`.",
+                          f"nodes: pin a release tag{example} or a digest `@sha256:...`.",
                           about=container, value=text)

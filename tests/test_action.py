@@ -1,0 +1,292 @@
+"""action.yml, the composite GitHub Action: its structure, and its shell steps run locally.
+
+The steps run with bash as the runner would run them: each step's `env:` is evaluated from the inputs
+(defaults overridden per test) and earlier steps' outputs, `$GITHUB_OUTPUT` is a temporary file, and the
+installed step output `python` is this interpreter. The install step itself needs PyPI and ~15 s, so it
+runs only with VLLMLINT_TEST_INSTALL=1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from vllmlint.formatters import FORMATS
+
+from conftest import FIXTURES, ROOT
+
+ACTION = ROOT / "action.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+# Outputs of the actions the composite uses, from their action.yml.
+KNOWN_ACTION_OUTPUTS = {"actions/setup-python": {"python-version", "python-path", "cache-hit"}}
+REMOVED_FLAGS = FIXTURES / "own" / "original-deployment-with-removed-flags.yaml"
+CLEAN = FIXTURES / "own" / "hpa-cpu-ok.yaml"
+
+
+@pytest.fixture(scope="module")
+def action() -> dict:
+    return YAML(typ="safe").load(ACTION.read_text(encoding="utf-8"))
+
+
+def steps(action) -> list[dict]:
+    return action["runs"]["steps"]
+
+
+def step(action, step_id: str) -> dict:
+    found = [s for s in steps(action) if s.get("id") == step_id]
+    assert len(found) == 1, f"one step with id {step_id!r}"
+    return found[0]
+
+
+def strings(node):
+    """Every string value in the parsed action, recursively."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings(value)
+
+
+@pytest.fixture(scope="module")
+def check_help() -> str:
+    proc = subprocess.run([sys.executable, "-m", "vllmlint", "check", "--help"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, env=dict(os.environ, COLUMNS="200"))
+    assert proc.returncode == 0
+    return proc.stdout
+
+
+def help_choices(check_help: str, flag: str) -> list[str]:
+    match = re.search(rf"{flag} \[([a-z|]+)\]", check_help)
+    assert match, f"{flag} has no choices in `vllmlint check --help`"
+    return match.group(1).split("|")
+
+
+# --- structure -------------------------------------------------------------------------------------------
+def test_is_a_composite_action_with_the_documented_inputs_and_outputs(action):
+    assert action["runs"]["using"] == "composite"
+    assert action["name"] and action["description"]
+    inputs = action["inputs"]
+    for name in ("paths", "format", "fail-on", "select", "ignore", "config", "vllm-version", "sarif-file",
+                 "upload-sarif", "category", "version"):
+        assert name in inputs and inputs[name].get("description"), name
+    assert inputs["paths"]["default"] == "."
+    assert inputs["sarif-file"]["default"] == "vllmlint.sarif"
+    assert inputs["upload-sarif"]["default"] == "true"
+    assert set(action["outputs"]) == {"sarif-file", "exit-code"}
+    for output in action["outputs"].values():
+        assert output["description"] and EXPRESSION.fullmatch(output["value"])
+
+
+def test_every_input_referenced_exists_and_every_input_is_used(action):
+    referenced = set()
+    for text in strings(action["runs"]):
+        referenced |= set(re.findall(r"\binputs\.([A-Za-z0-9_-]+)", text))
+    for output in action["outputs"].values():
+        referenced |= set(re.findall(r"\binputs\.([A-Za-z0-9_-]+)", output["value"]))
+    assert referenced - set(action["inputs"]) == set(), "references to inputs that do not exist"
+    assert set(action["inputs"]) - referenced == set(), "inputs that nothing uses"
+
+
+def test_step_outputs_referenced_are_produced_by_earlier_steps(action):
+    earlier: dict[str, set[str]] = {}
+    for s in steps(action):
+        texts = list(strings({k: v for k, v in s.items() if k != "run"}))
+        for step_id, output in (m for t in texts for m in re.findall(r"\bsteps\.([\w-]+)\.outputs\.([\w-]+)", t)):
+            assert step_id in earlier, f"step {s.get('name')!r} reads steps.{step_id} before it ran"
+            assert output in earlier[step_id], f"steps.{step_id} has no output {output!r}"
+        if "id" in s:
+            if "run" in s:
+                # Outputs are written as `echo "name=value"` (into $GITHUB_OUTPUT).
+                produced = set(re.findall(r'echo "([\w-]+)=', s["run"]))
+                assert produced and "$GITHUB_OUTPUT" in s["run"]
+            else:
+                produced = KNOWN_ACTION_OUTPUTS[s["uses"].split("@")[0]]
+            earlier[s["id"]] = produced
+    for output in action["outputs"].values():
+        step_id, name = re.search(r"steps\.([\w-]+)\.outputs\.([\w-]+)", output["value"]).groups()
+        assert name in earlier[step_id]
+
+
+def test_shell_steps_take_inputs_only_through_env(action):
+    for s in steps(action):
+        if "run" in s:
+            assert s["shell"] == "bash"
+            # An expression inside the script would be pasted into it as shell code (script injection).
+            assert "${{" not in s["run"], f"step {s['name']!r} expands an expression inside run:"
+        else:
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", s["uses"]), f"{s['uses']} is not pinned to a major version"
+
+
+def test_sarif_is_uploaded_with_the_category_before_the_step_that_fails(action):
+    ordered = steps(action)
+    uploads = [i for i, s in enumerate(ordered) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    assert len(uploads) == 1
+    upload = ordered[uploads[0]]
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
+    assert upload["with"]["category"] == "${{ inputs.category }}"
+    assert upload["with"]["sarif_file"] == "${{ steps.lint.outputs.sarif-file }}"
+    assert "inputs.upload-sarif == 'true'" in upload["if"]
+    lint_index = ordered.index(step(action, "lint"))
+    exit_steps = [i for i, s in enumerate(ordered) if "exit \"$STATUS\"" in s.get("run", "")]
+    assert lint_index < uploads[0] < exit_steps[0] == len(ordered) - 1
+    # The lint step itself must not fail on findings, or the upload would be skipped.
+    assert step(action, "lint")["run"].rstrip().endswith("exit 0")
+
+
+def test_flags_passed_to_vllmlint_exist(action, check_help):
+    script = step(action, "lint")["run"]
+    code_lines = "\n".join(line.split("#", 1)[0] for line in script.splitlines())
+    flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", code_lines))
+    assert {"--format", "--output", "--fail-on", "--select", "--ignore", "--vllm-version"} <= flags
+    missing = sorted(f for f in flags if not re.search(rf"(?<![\w-]){re.escape(f)}\b", check_help))
+    assert not missing, f"action.yml passes flags `vllmlint check` does not have: {missing}"
+    # The fixed option values the script uses are ones the CLI accepts.
+    assert {"sarif", "github"} <= set(help_choices(check_help, "--format"))
+    assert "always" in help_choices(check_help, "--color")
+
+
+def test_input_descriptions_list_the_cli_choices(action, check_help):
+    inputs = action["inputs"]
+    assert inputs["format"]["default"] in FORMATS
+    for fmt in help_choices(check_help, "--format"):
+        assert fmt in inputs["format"]["description"], f"format input does not mention {fmt}"
+    assert inputs["fail-on"]["default"] in help_choices(check_help, "--fail-on")
+    for level in help_choices(check_help, "--fail-on"):
+        assert level in inputs["fail-on"]["description"]
+
+
+# --- running the shell steps -------------------------------------------------------------------------
+def evaluate(value: str, context: dict) -> str:
+    """`${{ x.y }}` expressions in an env value: plain lookups only, which is all the action should need."""
+    def lookup(match):
+        key = match.group(1)
+        assert key in context, f"unsupported or unknown expression ${{{{ {key} }}}}"
+        return context[key]
+    return EXPRESSION.sub(lookup, str(value))
+
+
+def run_step(action, the_step: dict, context: dict, cwd: Path, tmp: Path):
+    """Run one `run:` step with bash; return (exit code, stdout, stderr, outputs it wrote)."""
+    output_file = tmp / f"output-{the_step.get('id', 'step')}"
+    output_file.write_text("", encoding="utf-8")
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp)), "NO_COLOR": "",
+           "GITHUB_OUTPUT": str(output_file), "RUNNER_TEMP": str(tmp)}
+    env.update({name: evaluate(value, context) for name, value in (the_step.get("env") or {}).items()})
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", the_step["run"]],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines() if line)
+    return proc.returncode, proc.stdout, proc.stderr, outputs
+
+
+def run_action(action, tmp_path: Path, cwd: Path, **inputs):
+    """The lint step then the exit step, as the runner would after a successful install."""
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    values.update({name.replace("_", "-"): value for name, value in inputs.items()})
+    context = {f"inputs.{name}": value for name, value in values.items()}
+    context["steps.install.outputs.python"] = sys.executable
+    code, out, err, outputs = run_step(action, step(action, "lint"), context, cwd, tmp_path)
+    assert code == 0, f"the lint step must not fail, even on findings:\n{err}"
+    context.update({f"steps.lint.outputs.{k}": v for k, v in outputs.items()})
+    exit_step = steps(action)[-1]
+    final_code, final_out, _, _ = run_step(action, exit_step, context, cwd, tmp_path)
+    return final_code, out + final_out, err, outputs
+
+
+@pytest.fixture()
+def workspace(tmp_path):
+    """A repository checkout with one manifest with findings and one without."""
+    space = tmp_path / "workspace"
+    (space / "deploy").mkdir(parents=True)
+    shutil.copy(REMOVED_FLAGS, space / "deploy" / "vllm.yaml")
+    shutil.copy(CLEAN, space / "deploy" / "hpa.yaml")
+    return space
+
+
+def test_findings_write_sarif_annotate_and_fail_after_the_lint_step(action, tmp_path, workspace):
+    code, out, err, outputs = run_action(action, tmp_path, workspace)
+    assert outputs["exit-code"] == "1" and code == 1
+    assert outputs["sarif-file"] == "vllmlint.sarif" and outputs["sarif-written"] == "true"
+    log = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))
+    assert log["version"] == "2.1.0"
+    results = log["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"VL101", "VL102"}
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"deploy/vllm.yaml"}
+    assert "::error file=deploy/vllm.yaml,line=" in out  # annotations
+    assert "deploy/vllm.yaml:" in out and "VL102" in out  # the text report in the log
+    assert "exited with status 1" in out
+
+
+def test_clean_paths_pass_and_still_write_sarif(action, tmp_path, workspace):
+    code, out, _, outputs = run_action(action, tmp_path, workspace, paths="deploy/hpa.yaml",
+                                       sarif_file="reports/lint/out.sarif")
+    assert (code, outputs["exit-code"]) == (0, "0")
+    log = json.loads((workspace / "reports" / "lint" / "out.sarif").read_text(encoding="utf-8"))
+    assert log["runs"][0]["results"] == []
+    assert outputs["sarif-written"] == "true"
+    assert "::" not in out
+
+
+def test_fail_on_none_and_fail_on_error(action, tmp_path, workspace):
+    code, _, _, outputs = run_action(action, tmp_path, workspace, fail_on="none")
+    assert outputs["exit-code"] == "1" and code == 0
+    # Only the unpinned-image warning selected: below fail-on error, so the step passes.
+    code, _, _, outputs = run_action(action, tmp_path, workspace, select="VL201", fail_on="error")
+    assert (code, outputs["exit-code"]) == (0, "0")
+    results = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert results and {r["ruleId"] for r in results} == {"VL201"}
+    code, _, _, outputs = run_action(action, tmp_path, workspace, select="VL201", fail_on="warning")
+    assert (code, outputs["exit-code"]) == (1, "1")
+
+
+def test_ignore_and_several_paths(action, tmp_path, workspace):
+    code, _, _, _ = run_action(action, tmp_path, workspace, paths="deploy/hpa.yaml\n  deploy/vllm.yaml ",
+                               ignore="VL102,VL201")
+    log = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))
+    rule_ids = {r["ruleId"] for r in log["runs"][0]["results"]}
+    assert "VL101" in rule_ids and not rule_ids & {"VL102", "VL201"}
+    assert code == 1
+
+
+def test_usage_errors_fail_even_with_fail_on_none(action, tmp_path, workspace):
+    code, _, err, outputs = run_action(action, tmp_path, workspace, vllm_version="not-a-version", fail_on="none")
+    assert (code, outputs["exit-code"]) == (2, "2")
+    assert "--vllm-version" in err
+    code, _, _, outputs = run_action(action, tmp_path, workspace, paths="deploy/missing.yaml")
+    assert (code, outputs["exit-code"]) == (2, "2")
+
+
+def test_inputs_are_data_not_shell_code(action, tmp_path, workspace):
+    code, _, _, outputs = run_action(action, tmp_path, workspace, paths='$(touch pwned) "; touch pwned2',
+                                     select="VL1$(touch pwned3)")
+    assert not list(workspace.glob("pwned*"))
+    assert code == 2 and outputs["exit-code"] == "2"  # no such rule / no such paths: a usage error
+
+
+def test_log_format_and_no_annotations(action, tmp_path, workspace):
+    code, out, _, _ = run_action(action, tmp_path, workspace, format="junit", annotations="false")
+    assert "<testsuites" in out and "::error" not in out
+    assert code == 1
+    code, out, _, _ = run_action(action, tmp_path, workspace, format="github")
+    assert out.count("::error file=deploy/vllm.yaml") == 3  # printed once, not twice
+
+
+@pytest.mark.skipif(os.environ.get("VLLMLINT_TEST_INSTALL") != "1", reason="needs PyPI; set VLLMLINT_TEST_INSTALL=1")
+def test_install_step_installs_the_actions_checkout(action, tmp_path):
+    context = {"steps.python.outputs.python-path": sys.executable, "inputs.version": "",
+               "github.action_path": str(ROOT), "runner.temp": str(tmp_path)}
+    code, out, err, outputs = run_step(action, step(action, "install"), context, tmp_path, tmp_path)
+    assert code == 0, err
+    assert "vllmlint, version" in out
+    installed = subprocess.run([outputs["python"], "-m", "vllmlint", "--format", "json", str(REMOVED_FLAGS)],
+                               capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert installed.returncode == 1 and json.loads(installed.stdout)["findings"]

@@ -1,0 +1,143 @@
+"""VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
+from ..capacity.lint import capacity_workloads
+from ..capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, quantity_bytes, requested_accelerator
+from ..finding import Severity
+from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from . import Context
+
+# Signs that data-parallel ranks are spread over several nodes (then --data-parallel-size is not local).
+_MULTI_NODE_DP = ("--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rpc-port")
+
+
+def _lws_size(template) -> int | None:
+    if template.owner.kind != "LeaderWorkerSet" or template.owner.spec is None:
+        return None
+    lwt = template.owner.spec.get("leaderWorkerTemplate")
+    size = lwt.get("size") if isinstance(lwt, Mapping) else None
+    return size.value if isinstance(size, Scalar) and isinstance(size.value, int) else None
+
+
+def _ray_cluster_gpus(world, owner) -> int | None:
+    """GPUs of every pod of a Ray cluster at its largest (head + worker replicas), or None when unknown."""
+    total = 0
+    spec = owner.spec
+    for template in world.templates_of(owner):
+        per_pod = 0
+        for container in template.containers:
+            request = requested_accelerator(container)
+            if request is not None and request[0] == "nvidia.com/gpu":
+                per_pod += request[1]
+        replicas = 1
+        if template.role not in ("head", "submitter"):
+            group = _ray_group(spec, template.role)
+            if group is None:
+                return None
+            counts = [quantity_bytes(scalar_str(group.get(k))) for k in ("maxReplicas", "replicas")]
+            counts = [c for c in counts if c is not None]
+            if not counts:
+                return None
+            replicas = max(counts) * max(1, quantity_bytes(scalar_str(group.get("numOfHosts"))) or 1)
+        total += per_pod * replicas
+    return total
+
+
+def _ray_group(spec, name):
+    for path in (("workerGroupSpecs",), ("rayClusterConfig", "workerGroupSpecs"), ("rayClusterSpec", "workerGroupSpecs")):
+        node = spec
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if isinstance(node, Sequence):
+            for group in node.items:
+                if isinstance(group, Mapping) and (scalar_str(group.get("groupName")) or "worker") == name:
+                    return group
+    return None
+
+
+def _needed_per_pod(work, template) -> tuple[int, str] | None:
+    """(GPUs each pod of this workload must have, how that was worked out), or None when it cannot be said."""
+    if not work.known("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+                      "--data-parallel-size-local", "--nnodes"):
+        return None
+    world_size = work.world_size
+    layout = f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}"
+    multi_node_dp = any(flag in work.options for flag in _MULTI_NODE_DP)
+    if work.data_parallel_size_local is not None:
+        ranks, layout = work.data_parallel_size_local, layout + f" x {work.data_parallel_size_local} local data-parallel ranks"
+    elif work.data_parallel_size > 1:
+        if multi_node_dp or (work.nnodes or 1) > 1:
+            return None  # data-parallel ranks over several nodes without --data-parallel-size-local
+        ranks, layout = work.data_parallel_size, layout + f" x DP {work.data_parallel_size}"
+    else:
+        ranks = 1
+    if work.nnodes and work.nnodes > 1:
+        if world_size % work.nnodes:
+            return None
+        return world_size // work.nnodes * ranks, f"{layout} over --nnodes {work.nnodes}"
+    size = _lws_size(template)
+    if size and size > 1:
+        if world_size % size:
+            return None
+        return world_size // size * ranks, f"{layout} over a LeaderWorkerSet group of {size} pods"
+    return world_size * ranks, layout
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        container = work.container
+        if container is None or work.gpu_resource is None:
+            continue  # no accelerator requested here (or a Compose service): the GPUs come from elsewhere
+        template = container.pod
+        owner = template.owner
+        if owner.kind in SERVING_RUNTIME_KINDS:
+            continue  # a ServingRuntime's GPUs come from the InferenceService that uses it
+        resource, count, node = work.gpu_resource
+        ray = owner.kind in RAY_KINDS or any(o.value == "ray" for o in work.invocation.option("--distributed-executor-backend"))
+        if ray:
+            yield from _ray(ctx, work, owner, node)
+        else:
+            needed = _needed_per_pod(work, template)
+            if needed is not None:
+                per_pod, how = needed
+                if count < per_pod:
+                    yield ctx.finding(node, f"the pod requests {count} {resource} but vLLM needs {per_pod} GPUs in it "
+                                      f"({how}): it fails at start-up with too few devices for its workers. Request "
+                                      f"{per_pod}, or spread the ranks over pods with --nnodes (multi-node), or lower "
+                                      "the parallel sizes.", about=work.invocation, value=f"{count}<{per_pod}")
+                if count > per_pod:
+                    yield ctx.finding(node, f"the pod requests {count} {resource} but vLLM uses only {per_pod} of them "
+                                      f"({how}): {count - per_pod} GPUs stay idle and blocked for other pods. Request "
+                                      f"{per_pod}, or raise --tensor-parallel-size / --data-parallel-size-local to use them.",
+                                      about=work.invocation, value=f"{count}>{per_pod}", severity=Severity.WARNING)
+        yield from _unschedulable(ctx, work, resource, count, node)
+
+
+def _ray(ctx, work, owner, node):
+    """Ray places workers anywhere in its cluster: only a cluster too small for the world size is clearly wrong."""
+    if owner.kind not in RAY_KINDS or not work.known("--tensor-parallel-size", "--pipeline-parallel-size"):
+        return
+    total = _ray_cluster_gpus(ctx.world, owner)
+    if total is not None and total < work.world_size:
+        yield ctx.finding(node, f"the Ray cluster of {owner.describe()} has at most {total} GPUs, but vLLM needs "
+                          f"{work.world_size} (TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}): the "
+                          "placement group never gets its bundles and start-up hangs until it times out.",
+                          about=work.invocation, value=f"ray:{total}<{work.world_size}")
+
+
+def _unschedulable(ctx, work, resource, count, node):
+    if resource != "nvidia.com/gpu" or not work.placements:
+        return
+    sized = [p for p in work.placements if p.candidate.gpu_count is not None]
+    too_small = [p for p in sized if p.candidate.gpu_count < count]
+    if not too_small:
+        return
+    names = ", ".join(f"{p.candidate.instance_type} ({p.candidate.gpu_count} GPUs, from {p.origin})" for p in too_small)
+    if len(too_small) == len(sized):
+        yield ctx.finding(node, f"the pod requests {count} {resource}, more than any node it may land on has: {names}. "
+                          "It stays Pending. Pick an instance type with enough GPUs, or split the work over pods "
+                          "(--nnodes).", about=work.invocation, value=f"unschedulable:{count}", severity=ctx.severity)
+    else:
+        fits = ", ".join(p.candidate.instance_type for p in sized if p not in too_small)
+        yield ctx.finding(node, f"the pod requests {count} {resource}; {names} cannot host it, only {fits} can: "
+                          "if those are meant for this pod, they never will be (it stays Pending wherever only they "
+                          "are available); drop them from its node constraints or request fewer GPUs.", about=work.invocation,
+                          value=f"unschedulable-some:{count}", severity=Severity.WARNING)

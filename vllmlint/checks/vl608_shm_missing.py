@@ -1,0 +1,50 @@
+"""VL608: tensor or pipeline parallelism without a memory-backed /dev/shm."""
+from ..capacity.lint import capacity_workloads
+from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from . import Context
+
+
+def _shm_provided(template, container) -> bool:
+    spec = template.spec
+    if template.owner.kind == "ComposeService":
+        ipc = scalar_str(spec.get("ipc"))
+        return ipc in ("host", "shareable") or spec.get("shm_size") is not None or (ipc or "").startswith("container:")
+    host_ipc = spec.get("hostIPC")
+    if isinstance(host_ipc, Scalar) and host_ipc.value is True:
+        return True
+    memory_volumes = set()
+    volumes = spec.get("volumes")
+    for volume in volumes.items if isinstance(volumes, Sequence) else []:
+        if not isinstance(volume, Mapping):
+            continue
+        empty_dir = volume.get("emptyDir")
+        if isinstance(empty_dir, Mapping) and scalar_str(empty_dir.get("medium")) == "Memory":
+            memory_volumes.add(scalar_str(volume.get("name")))
+        elif volume.get("hostPath") is not None and scalar_str((volume.get("hostPath") or {}).get("path")) == "/dev/shm":
+            memory_volumes.add(scalar_str(volume.get("name")))
+    mounts = container.node.get("volumeMounts")
+    for mount in mounts.items if isinstance(mounts, Sequence) else []:
+        if isinstance(mount, Mapping) and (scalar_str(mount.get("mountPath")) or "").rstrip("/") == "/dev/shm" \
+                and scalar_str(mount.get("name")) in memory_volumes:
+            return True
+    return False
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        container = work.container
+        if container is None or work.world_size <= 1:
+            continue
+        if _shm_provided(container.pod, container):
+            continue
+        flag = "--tensor-parallel-size" if work.tensor_parallel_size > 1 else "--pipeline-parallel-size"
+        where = work.option_token(flag) or work.invocation.anchor
+        if container.is_compose:
+            fix = "add `ipc: host` or `shm_size: 16gb` to the service"
+        else:
+            fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: ...}` volume at /dev/shm (or set hostIPC: true, "
+                   "which shares the node's IPC namespace)")
+        yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers exchange "
+                          "tensors through shared memory (NCCL, PyTorch multiprocessing), but the container has only the "
+                          f"runtime's default 64 MB /dev/shm: expect NCCL errors or crashes under load. Fix: {fix}.",
+                          about=work.invocation, value=f"shm:{work.world_size}")
