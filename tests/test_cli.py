@@ -166,3 +166,24 @@ def test_the_fixtures_folder_from_another_directory(tmp_path):
     code, out, err = run_cli(FIXTURES, cwd=tmp_path)
     assert code == 1 and "Traceback" not in err
     assert "fixtures/original/single-node-deployment.yaml" in out
+
+
+def test_upgrade_to_reports_what_the_move_would_break(tmp_path):
+    old = DEPLOYMENT.replace("vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:v0.17.1")
+    (tmp_path / "old.yaml").write_text(old)
+    code, out, _ = run_cli("old.yaml", cwd=tmp_path)
+    assert code == 0 and "VL102" not in out  # --swap-space is still accepted by 0.17.1
+    code, out, err = run_cli("--upgrade-to", "0.29.0", "old.yaml", cwd=tmp_path)
+    assert code == 1
+    assert "old.yaml:12:49: VL102 [error] after an upgrade to vLLM 0.29.0: `--swap-space` was removed" in out
+    assert "--upgrade-to 0.29.0: 1 new finding(s)" in err
+    assert run_cli("--upgrade-to", "banana", "old.yaml", cwd=tmp_path)[0] == 2
+
+
+def test_release_assumed_notice_once_per_workload(tmp_path):
+    (tmp_path / "latest.yaml").write_text(DEPLOYMENT.replace("v0.29.0", "latest"))
+    _, _, err = run_cli("latest.yaml", cwd=tmp_path)
+    notes = [line for line in err.splitlines() if "vLLM release unknown" in line]
+    assert len(notes) == 1 and "assuming vLLM 0.33.0" in notes[0] and "Deployment vllm" in notes[0]
+    _, _, err = run_cli("--vllm-version", "0.29.0", "latest.yaml", cwd=tmp_path)
+    assert "release unknown" not in err

@@ -96,8 +96,10 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
 @click.option("--max-file-size", type=click.FloatRange(min=0), help="Skip files larger than this many MiB "
               "(0: no limit) [default: 10].")
+@click.option("--upgrade-to", metavar="VERSION", help="Report what would break if every workload moved to this "
+              "vLLM release.")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
-                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size):
+                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to):
     """Lint PATHS (files, folders, or - for standard input)."""
     from .config import Config, ConfigError, find_config, load_config, path_matches
     from .engine import Linter, LintOptions, collect_files, display_path, git_ignored
@@ -134,8 +136,14 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
 
         register_extra(models=config.models, gpus=config.gpus)
 
-    linter = Linter(LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                                severity=config.severity, max_file_size=int(size * 1024 * 1024)))
+    if upgrade_to:
+        from .release import is_version
+
+        if not is_version(upgrade_to):
+            _usage_error(f"--upgrade-to {upgrade_to!r} is not a release number such as 0.31.0")
+        upgrade_to = upgrade_to.strip().lstrip("v")
+    options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
+                          severity=config.severity, max_file_size=int(size * 1024 * 1024))
     files, missing = collect_files([p for p in paths if p != "-"])
     excludes = list(config.exclude) + list(exclude)
     if excludes:
@@ -143,11 +151,37 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if config.respect_gitignore and files:
         skipped = git_ignored(files)
         files = [f for f in files if f not in skipped]
-    for path in files:
-        linter.add_file(path)
-    if "-" in paths:
-        linter.add_stdin(click.get_binary_stream("stdin").read(), stdin_filename)
-    result = linter.run()
+    stdin = click.get_binary_stream("stdin").read() if "-" in paths else None
+
+    def lint(lint_options: LintOptions):
+        linter = Linter(lint_options)
+        for path in files:
+            linter.add_file(path)
+        if stdin is not None:
+            linter.add_stdin(stdin, stdin_filename)
+        return linter.run()
+
+    result = lint(options)
+    if upgrade_to:
+        # What changes if every workload moved to that release: findings the move adds.
+        from collections import Counter
+        from dataclasses import replace
+
+        before = Counter(f.fingerprint() for f in result.findings)
+        after = lint(replace(options, upgrade_to=upgrade_to))
+        added = []
+        for finding in after.findings:
+            key = finding.fingerprint()
+            if before[key]:
+                before[key] -= 1
+            else:
+                finding.message = f"after an upgrade to vLLM {upgrade_to}: {finding.message}"
+                added.append(finding)
+        gone = sum(before.values())
+        click.echo(f"vllmlint: note: --upgrade-to {upgrade_to}: {len(added)} new finding(s), {gone} that the "
+                   "upgrade resolves", err=True)
+        after.findings = added
+        result = after
     if config.per_file_ignores:
         rules = all_rules()
         result.findings = [f for f in result.findings if not any(

@@ -33,6 +33,7 @@ class LintOptions:
     severity: dict[str, str] = field(default_factory=dict)  # code -> severity override
     vllm_version: str | None = None  # assumed where a workload's own release is unknown
     max_file_size: int = 10 * 1024 * 1024  # bytes; 0 means no limit
+    upgrade_to: str | None = None  # check every workload as if it ran this release
 
 
 @dataclass
@@ -231,21 +232,42 @@ class Linter:
         self._errors.append(Finding("VL001", Severity.ERROR, message, source.display_path,
                                     Span(index, index, line, col, line, col), value=message))
 
+    def _note_assumed(self, invocation, seen: set) -> None:
+        """Once per workload: its release is unknown, so the newest catalog is assumed."""
+        container = invocation.container
+        key = id(container.pod.owner) if container is not None else invocation.source.display_path
+        if key in seen:
+            return
+        seen.add(key)
+        anchor = invocation.anchor
+        what = f"{container.pod.owner.kind} {container.pod.owner.name}" if container is not None else "this script"
+        image = f" (image {invocation.image.raw})" if invocation.image is not None else ""
+        self.result.notices.append(Notice(
+            "VL006", f"{what}: vLLM release unknown{image}; assuming vLLM {invocation.catalog.version}: pin the "
+            "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest", anchor.source.display_path,
+            anchor.span.line if anchor.span else 0, "note"))
+
     # running
     def build(self) -> World:
         """The world of everything added so far, with every vLLM invocation found and parsed."""
         world = self.world
         world.sources = list(self.result.sources.values())
-        world.invocations = find_invocations(world)
+        world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source))
+        from .flags import resolve_invocation
         from .release import workload_release
 
+        assumed_for: set = set()
         for invocation in world.invocations:
             invocation.release, invocation.release_origin = workload_release(invocation)
             if invocation.release is None and self.options.vllm_version:
                 invocation.release, invocation.release_origin = self.options.vllm_version, "--vllm-version"
-            invocation.parse()
+            if self.options.upgrade_to:
+                invocation.release, invocation.release_origin = self.options.upgrade_to, "--upgrade-to"
+            resolve_invocation(invocation, None)
+            if invocation.assumed:
+                self._note_assumed(invocation, assumed_for)
         return world
 
     def run(self) -> LintResult:

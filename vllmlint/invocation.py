@@ -55,6 +55,14 @@ class Option:
     value: str | None
     value_token: Token | None  # the token holding the value (the same token for `--flag=value`)
     inline: bool = False
+    resolution: object = None  # catalog.Resolution: how the target release's parser reads the flag
+    status: object = None  # flags.FlagStatus: ok, removed, too-new, unknown, ambiguous, absorbed
+
+    @property
+    def canonical(self) -> str:
+        """The option the release's parser maps this flag to (`--max_model_len` -> `--max-model-len`)."""
+        option = getattr(self.resolution, "option", None)
+        return option.canonical_flag if option is not None else self.name.replace("_", "-")
 
     @property
     def value_known(self) -> bool:
@@ -71,6 +79,9 @@ class Invocation:
     image: ImageRef | None = None
     release: str | None = None  # the vLLM release it runs, when the manifest says (image tag, pin, annotation)
     release_origin: str = ""  # where `release` came from
+    catalog: object = None  # catalog.Release the flags are checked against (the release, or the one assumed)
+    assumed: bool = False  # True when the release is unknown and `catalog` is an assumption
+    beyond_catalog: bool = False  # the release is newer than the newest catalog: new flags may be missing
     options: list[Option] = field(default_factory=list)
     positionals: list[Token] = field(default_factory=list)
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
@@ -79,8 +90,9 @@ class Invocation:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
 
     def option(self, *names: str) -> list[Option]:
+        """Options by canonical name: `--max_model_len`, `--max-model` (a prefix) and `-tp` all count."""
         wanted = set(names)
-        return [o for o in self.options if o.name.replace("_", "-") in wanted]
+        return [o for o in self.options if o.canonical in wanted or o.name.replace("_", "-") in wanted]
 
     @property
     def source(self) -> SourceFile | None:
@@ -207,9 +219,10 @@ def _entrypoint_table() -> list[dict]:
     return data.get("images", []) if isinstance(data, dict) else data
 
 
-def image_entrypoint(image: ImageRef) -> list[str] | None:
-    """The command an image runs before its `args`, from the sourced table; None when unknown."""
-    release = release_from_tag(image.tag)
+def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] | None:
+    """The command an image runs before its `args`, from the sourced table; None when unknown.
+    `release` overrides the tag (to ask what the image would run after an upgrade)."""
+    release = release or release_from_tag(image.tag)
     for entry in _entrypoint_table():
         pattern = entry.get("repository", "")
         if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
@@ -321,7 +334,7 @@ def _mounted_script(container: Container, path: str, world: World):
     return None
 
 
-def container_invocations(container: Container, world: World) -> Iterator[Invocation]:
+def container_invocations(container: Container, world: World, upgrade_to: str | None = None) -> Iterator[Invocation]:
     """The vLLM server invocations a container runs (usually zero or one)."""
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
@@ -329,14 +342,14 @@ def container_invocations(container: Container, world: World) -> Iterator[Invoca
     source = container.pod.owner.source
     if isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         # Compose accepts a command string, split like a shell does.
-        yield from _compose_string_invocations(container, command_node, args_node, image)
+        yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to)
         return
     command = _scalar_tokens(command_node, container) if command_node is not None else None
     args = _scalar_tokens(args_node, container) if args_node is not None else []
     if command:
         argv, via = command + args, "command"
     elif image is not None:
-        entry = image_entrypoint(image)
+        entry = image_entrypoint(image, upgrade_to)
         if entry is None:
             return
         argv = [Token(text, None) for text in entry] + args
@@ -372,7 +385,7 @@ def container_invocations(container: Container, world: World) -> Iterator[Invoca
             yield from _invocations_in_commands(commands, container, "configmap-script", image, scalar)
 
 
-def _compose_string_invocations(container, command_node, args_node, image) -> Iterator[Invocation]:
+def _compose_string_invocations(container, command_node, args_node, image, upgrade_to=None) -> Iterator[Invocation]:
     tokens: list[Token] = []
     for node in (command_node, args_node):
         if isinstance(node, Scalar) and isinstance(node.value, str):
@@ -381,7 +394,7 @@ def _compose_string_invocations(container, command_node, args_node, image) -> It
         elif isinstance(node, Sequence):
             tokens.extend(_scalar_tokens(node, container))
     if command_node is None and image is not None:
-        entry = image_entrypoint(image)
+        entry = image_entrypoint(image, upgrade_to)
         if not entry:
             return
         tokens = [Token(text, None) for text in entry] + tokens
@@ -397,8 +410,8 @@ def script_invocations(source: SourceFile) -> list[Invocation]:
     return list(_invocations_in_commands(commands, None, "script", None, None))
 
 
-def find_invocations(world: World) -> list[Invocation]:
+def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
     result = []
     for container in world.containers:
-        result.extend(container_invocations(container, world))
+        result.extend(container_invocations(container, world, upgrade_to))
     return result
