@@ -160,7 +160,7 @@ def test_input_descriptions_list_the_cli_choices(action, check_help):
     assert inputs["format"]["default"] in FORMATS
     for fmt in help_choices(check_help, "--format"):
         assert fmt in inputs["format"]["description"], f"format input does not mention {fmt}"
-    assert inputs["fail-on"]["default"] in help_choices(check_help, "--fail-on")
+    assert inputs["fail-on"]["default"] == ""  # so a configuration file's fail-on is not overridden
     for level in help_choices(check_help, "--fail-on"):
         assert level in inputs["fail-on"]["description"]
 
@@ -175,12 +175,13 @@ def evaluate(value: str, context: dict) -> str:
     return EXPRESSION.sub(lookup, str(value))
 
 
-def run_step(action, the_step: dict, context: dict, cwd: Path, tmp: Path):
-    """Run one `run:` step with bash; return (exit code, stdout, stderr, outputs it wrote)."""
+def run_step(action, the_step: dict, context: dict, cwd: Path, tmp: Path, extra_env: dict | None = None):
+    """Run one `run:` step with bash, as the runner does (`bash --noprofile --norc -eo pipefail`);
+    return (exit code, stdout, stderr, outputs it wrote)."""
     output_file = tmp / f"output-{the_step.get('id', 'step')}"
     output_file.write_text("", encoding="utf-8")
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp)), "NO_COLOR": "",
-           "GITHUB_OUTPUT": str(output_file), "RUNNER_TEMP": str(tmp)}
+           "GITHUB_OUTPUT": str(output_file), "RUNNER_TEMP": str(tmp), **(extra_env or {})}
     env.update({name: evaluate(value, context) for name, value in (the_step.get("env") or {}).items()})
     proc = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", the_step["run"]],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
@@ -207,6 +208,7 @@ def workspace(tmp_path):
     """A repository checkout with one manifest with findings and one without."""
     space = tmp_path / "workspace"
     (space / "deploy").mkdir(parents=True)
+    (space / ".git").mkdir()  # the configuration lookup stops at the repository root
     shutil.copy(REMOVED_FLAGS, space / "deploy" / "vllm.yaml")
     shutil.copy(CLEAN, space / "deploy" / "hpa.yaml")
     return space
@@ -265,6 +267,26 @@ def test_usage_errors_fail_even_with_fail_on_none(action, tmp_path, workspace):
     assert (code, outputs["exit-code"]) == (2, "2")
 
 
+def test_a_configuration_files_fail_on_holds_unless_the_input_sets_one(action, tmp_path, workspace):
+    (workspace / ".vllmlint.yaml").write_text("fail-on: error\nselect: [VL201]\n", encoding="utf-8")
+    code, _, _, outputs = run_action(action, tmp_path, workspace)
+    assert (code, outputs["exit-code"]) == (0, "0")  # a warning, below the file's fail-on
+    results = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"VL201"}
+    code, _, _, outputs = run_action(action, tmp_path, workspace, fail_on="warning")
+    assert (code, outputs["exit-code"]) == (1, "1")
+
+
+def test_config_input_names_the_file(action, tmp_path, workspace):
+    (workspace / "ci").mkdir()
+    (workspace / "ci" / "lint.yaml").write_text("ignore: [VL101, VL102]\n", encoding="utf-8")
+    run_action(action, tmp_path, workspace, config="ci/lint.yaml")
+    results = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert results and not {r["ruleId"] for r in results} & {"VL101", "VL102"}
+    code, _, err, outputs = run_action(action, tmp_path, workspace, config="ci/missing.yaml")
+    assert (code, outputs["exit-code"]) == (2, "2") and "missing.yaml" in err
+
+
 def test_inputs_are_data_not_shell_code(action, tmp_path, workspace):
     code, _, _, outputs = run_action(action, tmp_path, workspace, paths='$(touch pwned) "; touch pwned2',
                                      select="VL1$(touch pwned3)")
@@ -278,6 +300,35 @@ def test_log_format_and_no_annotations(action, tmp_path, workspace):
     assert code == 1
     code, out, _, _ = run_action(action, tmp_path, workspace, format="github")
     assert out.count("::error file=deploy/vllm.yaml") == 3  # printed once, not twice
+
+
+# Stands in for Python in the install step: `-m venv DIR` makes DIR/bin/python (a copy of this script);
+# every other call is logged, so the test sees what would have been installed without PyPI.
+FAKE_PYTHON = """#!/bin/bash
+if [ "$1 $2" = "-m venv" ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; exit 0; fi
+(IFS="|"; echo "$*") >> "$FAKE_PYTHON_LOG"  # arguments joined by |
+if [ "$2" = vllmlint ]; then echo "vllmlint, version 0.0.0"; fi
+"""
+
+
+@pytest.mark.parametrize("version, expected", [("", "ACTION_PATH"), ("0.1.0", "vllmlint==0.1.0")])
+def test_install_step_installs_the_checkout_or_the_pinned_version(action, tmp_path, version, expected):
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON, encoding="utf-8")
+    fake.chmod(0o755)
+    log = tmp_path / "calls.log"
+    action_path = tmp_path / "action checkout"  # a space, to see the path stays one argument
+    context = {"steps.python.outputs.python-path": str(fake), "inputs.version": version,
+               "github.action_path": str(action_path), "runner.temp": str(tmp_path)}
+    code, out, err, outputs = run_step(action, step(action, "install"), context, tmp_path, tmp_path,
+                                       {"FAKE_PYTHON_LOG": str(log)})
+    assert code == 0, err
+    venv_python = tmp_path / "vllmlint-venv" / "bin" / "python"
+    assert outputs == {"python": str(venv_python)}
+    calls = log.read_text(encoding="utf-8").splitlines()
+    spec = str(action_path) if expected == "ACTION_PATH" else expected
+    assert calls[0] == f"-m|pip|install|--quiet|--disable-pip-version-check|{spec}"
+    assert calls[1] == "-m|vllmlint|--version"
 
 
 @pytest.mark.skipif(os.environ.get("VLLMLINT_TEST_INSTALL") != "1", reason="needs PyPI; set VLLMLINT_TEST_INSTALL=1")

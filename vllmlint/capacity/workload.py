@@ -403,14 +403,16 @@ def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     return _rank_weights(model, range(model.num_hidden_layers), 1, True, True, linear, stored)
 
 
-def download_dir(work: Workload) -> tuple[str, str]:
-    """(path, why): where the Hugging Face hub cache of this container is."""
+def download_dir(work: Workload) -> tuple[str | None, str]:
+    """(path, why): where the Hugging Face hub cache of this container is; path None when not in the manifest."""
     option = work.options.get("--download-dir")
-    if option is not None and option.value_known:
-        return option.value.rstrip("/") or "/", "--download-dir"
+    if option is not None:
+        return (option.value.rstrip("/") or "/", "--download-dir") if option.value_known else (None, "--download-dir")
     env = work.container.env
     for name, suffix in (("HF_HUB_CACHE", ""), ("HUGGINGFACE_HUB_CACHE", ""), ("HF_HOME", "/hub"),
                          ("XDG_CACHE_HOME", "/huggingface/hub")):
+        if name in env and env[name] is None:
+            return None, f"env {name} from a ConfigMap or Secret"  # the path is not in the manifest
         value = env.get(name)
         if value:
             return value.rstrip("/") + suffix, f"env {name}"

@@ -13,15 +13,55 @@ def check(ctx: Context):
             continue  # the image's own entrypoint: not something the manifest wrote
         if invocation.kind == OPENAI_API_SERVER:
             release = invocation.release
+            fix = serve_fix(invocation)
             if release and version_key(release) < version_key(SHIM_SINCE):
                 yield ctx.finding(module, f"`vllm.entrypoints.openai.api_server` still works on vLLM {release}, "
                                   "but it is a deprecated shim from 0.29.0 on: prefer `vllm serve MODEL`.",
-                                  about=invocation, value=module.text, severity=Severity.INFO)
+                                  about=invocation, value=module.text, severity=Severity.INFO, fix=fix)
             else:
                 yield ctx.finding(module, "`python -m vllm.entrypoints.openai.api_server` is deprecated: use "
                                   "`vllm serve MODEL` (the model becomes its first argument instead of `--model`).",
-                                  about=invocation, value=module.text)
+                                  about=invocation, value=module.text, fix=fix)
         elif invocation.kind == DEMO_API_SERVER:
+            # No fix: the demo server has another API, so `vllm serve` is not the same program.
             yield ctx.finding(module, "`vllm.entrypoints.api_server` is vLLM's demo server (only `/generate`, "
                               "not the OpenAI API): serve with `vllm serve MODEL` and move clients to `/v1`.",
                               about=invocation, value=module.text)
+
+
+def serve_fix(invocation):
+    """`python -m vllm.entrypoints.openai.api_server [...] --model X` -> `vllm serve X [...]`.
+
+    Safe: the shim runs the same server with the same parser, and `vllm serve` takes the model as its
+    first argument. No fix when the model is ambiguous (two `--model`s, or `--model` beside a positional)
+    or a positional is not first (argparse would take an optional positional too early)."""
+    from ..fix import SAFE, Keep, argv_editor, make_fix
+
+    try:
+        editor = argv_editor(invocation)
+        if editor is None:
+            return None
+        models = invocation.option("--model")
+        positionals = [t for t in invocation.positionals if not t.dynamic]
+        if len(models) > 1 or (models and positionals):
+            return None
+        if positionals and (not invocation.tokens or invocation.tokens[0] is not positionals[0]):
+            return None
+        words = ["vllm", "serve"]
+        edits = []
+        if models:
+            option = models[0]
+            if option.value_token is None:
+                return None
+            words.append(Keep(option.value_token, option.name + "=" if option.inline else ""))
+            removal = editor.delete_options([option])
+            if removal is None:
+                return None
+            edits.extend(removal)
+        replacement = editor.replace(invocation.entry, words)
+        if replacement is None:
+            return None
+        edits.extend(replacement)
+        return make_fix(edits, SAFE, "run `vllm serve MODEL` instead of the deprecated api_server module")
+    except Exception:  # a fix we cannot build never costs the finding
+        return None

@@ -1,11 +1,35 @@
+import json
+import re
+
 from ..flagtable import first_sentence, removed
 from ..release import version_key
 from . import Context, describe_workload
+
+# `--speculative-config` with `"method": "draft_model"`: the method became a checked Literal that lists
+# draft_model in 0.8.5 (vllm/config.py SpeculativeMethod; 0.8.4 had a free-form str).
+SPECULATIVE_CONFIG_SINCE = "0.8.5"
+# Old speculative flags and their keys inside --speculative-config (0.8.5 SpeculativeConfig fields).
+_SPECULATIVE_KEYS = {
+    "--num-speculative-tokens": ("num_speculative_tokens", int),
+    "--speculative-draft-tensor-parallel-size": ("draft_tensor_parallel_size", int),
+    "--speculative-max-model-len": ("max_model_len", int),
+    "--speculative-model-quantization": ("quantization", str),
+    "--ngram-prompt-lookup-max": ("prompt_lookup_max", int),
+    "--ngram-prompt-lookup-min": ("prompt_lookup_min", int),
+}
+# Draft models that old vLLM recognised by name as another method: "draft_model" would change them.
+_OTHER_METHOD = re.compile(r"eagle|medusa|mlp[_-]?speculator|mtp", re.I)
+# Switches with a one-for-one spelling on every release that rejects them (0.6.6.post1 help: "Deprecated,
+# use --distributed-executor-backend=ray.").
+_RESPELLED = {"--worker-use-ray": ["--distributed-executor-backend", "ray"]}
+# Removal hints that mean the flag changed nothing (or nothing that still exists): dropping it is safe.
+_NOTHING_LOST = re.compile(r"^(Delete it|Remove it)\b")
 
 
 def check(ctx: Context):
     table = removed()
     for invocation in ctx.world.invocations:
+        speculative = _speculative_fix(invocation)
         for option in invocation.options:
             flag = option.name.replace("_", "-")
             entry = table.get(flag)
@@ -19,5 +43,97 @@ def check(ctx: Context):
             if entry.get("last_accepted"):
                 when += f" (last accepted by {entry['last_accepted']})"
             runs = f"; {describe_workload(invocation)} runs {release}" if release else ""
+            if id(option) in speculative:
+                fix = speculative[id(option)]
+            elif flag == "--speculative-model" or flag in _SPECULATIVE_KEYS:
+                fix = None  # dropping a part of the speculative setup would keep the rest half-configured
+            else:
+                fix = _drop_fix(invocation, option, entry)
             yield ctx.finding(option.token, f"`{option.name}` {when}{runs}, and vLLM refuses to start with it. "
-                              f"{first_sentence(entry['replacement'])}", about=invocation, value=flag)
+                              f"{first_sentence(entry['replacement'])}", about=invocation, value=flag, fix=fix)
+
+
+def _drop_fix(invocation, option, entry):
+    """Delete the flag (and its value). Safe when the flag did nothing any more, or nothing that still
+    exists ("Delete it", "Remove it"); unsafe when it asked for something that now has another spelling
+    (speculative decoding, rope scaling, a task, a structured-output backend): dropping it starts the
+    server without that."""
+    from ..fix import SAFE, UNSAFE, argv_editor, make_fix
+
+    try:
+        editor = argv_editor(invocation)
+        flag = option.name.replace("_", "-")
+        words = _RESPELLED.get(flag)
+        if editor and words and option.value is None and not invocation.option(words[0]):
+            return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
+        edits = editor.delete_options([option]) if editor else None
+        lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
+        if flag == "--task" and option.value in ("generate", "auto"):
+            lost_nothing = True  # text generation is what the server does without it
+        return make_fix(edits, SAFE if lost_nothing else UNSAFE, f"delete the removed flag `{option.name}`")
+    except Exception:  # a fix we cannot build never costs the finding
+        return None
+
+
+def _literal(option) -> bool:
+    """The value is written out: no shell expansion, and no Kubernetes `$(VAR)` that the JSON would lose."""
+    token = option.value_token
+    if not option.value_known or token is None:
+        return False
+    node = token.node
+    is_list_item = node is not None and (token.start, token.end) == (node.start, node.end)
+    return not (is_list_item and "$" in node.text)
+
+
+def _speculative_fix(invocation) -> dict:
+    """`--speculative-model X --num-speculative-tokens N` (and the other old speculative flags) -> one
+    `--speculative-config '{"model": "X", "num_speculative_tokens": N, "method": "draft_model"}'`.
+    Safe: the old flags no longer start at all, and the JSON asks for the same draft model and count.
+    The same fix goes to every folded flag's finding (option id -> fix)."""
+    from ..fix import SAFE, argv_editor, make_fix
+
+    release = invocation.release
+    if release and version_key(release) < version_key(SPECULATIVE_CONFIG_SINCE):
+        return {}
+    models = invocation.option("--speculative-model")
+    counts = invocation.option("--num-speculative-tokens")
+    if len(models) != 1 or len(counts) != 1 or invocation.option("--speculative-config"):
+        return {}
+    try:
+        folded = [o for o in invocation.options if o.name.replace("_", "-") in _SPECULATIVE_KEYS]
+        config: dict = {}
+        for option in folded:
+            key, kind = _SPECULATIVE_KEYS[option.name.replace("_", "-")]
+            if key in config or not _literal(option):
+                return {}
+            config[key] = int(option.value) if kind is int else option.value
+        model = models[0]
+        if not _literal(model):
+            return {}
+        if model.value == "[ngram]":
+            head = {"method": "ngram"}
+        elif _OTHER_METHOD.search(model.value) or any(k.startswith("prompt_lookup") for k in config):
+            return {}
+        else:
+            head = {"model": model.value, "num_speculative_tokens": config.pop("num_speculative_tokens"),
+                    "method": "draft_model"}
+        value = json.dumps({**head, **config})
+        editor = argv_editor(invocation)
+        if editor is None:
+            return {}
+        if model.inline:
+            words = [f"--speculative-config={value}"]
+            tokens = [model.token]
+        else:
+            words = ["--speculative-config", value]
+            tokens = [model.token, model.value_token]
+        edits = editor.replace(tokens, words)
+        removal = editor.delete_options(folded)
+        if edits is None or removal is None:
+            return {}
+        fix = make_fix(edits + removal, SAFE, "fold the old speculative-decoding flags into `--speculative-config`")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    if fix is None:
+        return {}
+    return {id(option): fix for option in [model] + folded}

@@ -8,9 +8,10 @@ from . import Context
 _METRICS_PORT_NAME = re.compile(r"^(metrics|prometheus|prom|http-metrics|.*-metrics|metrics-.*)$")
 
 
-def _vllm_ports(ctx: Context) -> dict[PodTemplate, tuple[set[int], set[int]]]:
-    """vLLM pod templates -> (their API ports, ports where something else in the pod listens)."""
-    result: dict[PodTemplate, tuple[set[int], set[int]]] = {}
+def _vllm_ports(ctx: Context) -> dict[PodTemplate, tuple[set[int], set[int], int | None]]:
+    """vLLM pod templates -> (their API ports, ports where something else in the pod listens, the one API
+    port when every vLLM server of the template is known to listen on it: what a fix may write)."""
+    result: dict[PodTemplate, tuple[set[int], set[int], int | None]] = {}
     for template, invocations in ctx.world.vllm_templates().items():
         if template.owner.kind == "ComposeService":
             continue
@@ -23,12 +24,13 @@ def _vllm_ports(ctx: Context) -> dict[PodTemplate, tuple[set[int], set[int]]]:
             # Other containers listen on their ports; in Ray pods `ray start` serves its own metrics too.
             if id(container) not in vllm_containers or template.owner.kind.startswith("Ray"):
                 others.update(number for _, number in container.ports)
-        result[template] = (api, others - api)
+        exact = next(iter(api)) if len(api) == 1 and all(inv.api_port is not None for inv in invocations) else None
+        result[template] = (api, others - api, exact)
     return result
 
 
-def _mismatch(port: int | None, ports: tuple[set[int], set[int]]) -> bool:
-    api, others = ports
+def _mismatch(port: int | None, ports: tuple[set[int], set[int], int | None]) -> bool:
+    api, others, _ = ports
     return port is not None and port not in api and port not in others
 
 
@@ -56,7 +58,8 @@ def check(ctx: Context):
                     yield ctx.finding(port.target_node, f"Service port `{port.name}` sends scrapes to port {number}, "
                                       f"but vLLM serves /metrics on its API port {_describe(vllm[template][0])}: point "
                                       "`targetPort` at the API port (there is no separate metrics port).",
-                                      about=service, value=f"{port.name}:{number}")
+                                      about=service, value=f"{port.name}:{number}",
+                                      fix=_port_fix(port.node.get("targetPort"), vllm[template], "targetPort"))
                     break
     yield from _service_monitors(ctx, services, vllm)
     yield from _pod_monitors(ctx, vllm)
@@ -107,7 +110,9 @@ def _service_monitors(ctx, services, vllm):
                             yield ctx.finding(endpoint.get("port"), f"ServiceMonitor endpoint port `{port_name}` "
                                               f"names no port of Service {service.name}, so nothing is scraped: "
                                               f"name the Service port that reaches vLLM's API port "
-                                              f"{_describe(vllm[template][0])}.", about=monitor, value=port_name)
+                                              f"{_describe(vllm[template][0])}.", about=monitor, value=port_name,
+                                              fix=_service_port_name_fix(endpoint.get("port"), service, template,
+                                                                         vllm[template]))
                             reported = True
                             break
                         number = resolve_container_port(template, match[0].target)
@@ -118,9 +123,13 @@ def _service_monitors(ctx, services, vllm):
                     else:
                         continue
                     if _mismatch(number, vllm[template]):
+                        if port_name is not None:
+                            fix = _service_port_name_fix(where, service, template, vllm[template])
+                        else:
+                            fix = _port_fix(where, vllm[template], "the endpoint's targetPort")
                         yield ctx.finding(where, f"ServiceMonitor scrapes vLLM pods on port {number}, but vLLM serves "
                                           f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API "
-                                          "port.", about=monitor, value=str(number))
+                                          "port.", about=monitor, value=str(number), fix=fix)
                         reported = True
                         break
 
@@ -145,7 +154,8 @@ def _pod_monitors(ctx, vllm):
                 if _mismatch(number, vllm[template]):
                     yield ctx.finding(where, f"PodMonitor scrapes vLLM pods on port {number}, but vLLM serves "
                                       f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API port.",
-                                      about=monitor, value=str(number))
+                                      about=monitor, value=str(number),
+                                      fix=_pod_port_fix(where, template, vllm[template]))
                     break
 
 
@@ -162,4 +172,62 @@ def _annotations(ctx, vllm):
         if _mismatch(int(text), vllm[template]):
             yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
                               f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
-                              about=template, value=text)
+                              about=template, value=text, fix=_port_fix(node, vllm[template], "the annotation"))
+
+
+# --- fixes: point the scrape at the API port ------------------------------------------------------
+# A number is rewritten to the API port number: safe, the scrape reaches the only port serving /metrics
+# and nothing else reads that field. A name is rewritten to another name (or a number): unsafe, the
+# name may be shared with something else, and the right Service port may still have to be created.
+
+
+def _port_fix(node, ports, what: str):
+    from ..fix import SAFE, UNSAFE, make_fix, replace_number
+
+    api = ports[2]
+    if not isinstance(node, Scalar) or api is None:
+        return None
+    numeric = isinstance(node.value, int) or (scalar_str(node) or "").isdigit()
+    edit = replace_number(node, api) if numeric else replace_number(_plain(node), api)
+    return make_fix([edit] if edit else None, SAFE if numeric else UNSAFE,
+                    f"point {what} at vLLM's API port {api}")
+
+
+def _plain(node):
+    """A named port's scalar, so that `replace_number` writes a bare number (an int, not a name)."""
+    return Scalar(node.start, node.end, node.source, node.value, node.text, None)
+
+
+def _service_port_name_fix(node, service, template, ports):
+    """Name the Service port that already reaches the API port (unsafe: see above)."""
+    from ..fix import UNSAFE, make_fix, replace_scalar
+
+    api = ports[2]
+    if not isinstance(node, Scalar) or api is None:
+        return None
+    names = [p.name for p in service_ports(service)
+             if p.name and resolve_container_port(template, p.target) == api]
+    if not names:
+        return None  # the Service has no port to the API port: that needs a new Service port
+    if isinstance(node.value, int):
+        return None
+    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+                    f"scrape Service port `{names[0]}`, which reaches vLLM's API port {api}")
+
+
+def _pod_port_fix(node, template, ports):
+    """A PodMonitor `port` names a container port: name the one the API listens on; a number (the
+    `targetPort` field) becomes the API port number."""
+    from ..fix import UNSAFE, make_fix, replace_scalar
+
+    api = ports[2]
+    if not isinstance(node, Scalar) or api is None:
+        return None
+    if isinstance(node.value, int) or (scalar_str(node) or "").isdigit():
+        return _port_fix(node, ports, "the endpoint")
+    names = [name for container in template.containers for name, number in container.ports
+             if name and number == api]
+    if not names:
+        return None
+    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+                    f"scrape container port `{names[0]}`, vLLM's API port {api}")

@@ -3,6 +3,16 @@ from ..capacity.lint import capacity_workloads, model_words
 from . import Context
 
 
+def _valid_sizes(model) -> list[int]:
+    """Powers of two up to 64 that split both the attention heads and the KV heads (MLA: heads only)."""
+    sizes = []
+    for tp in (1, 2, 4, 8, 16, 32, 64):
+        kv = model.num_key_value_heads
+        if model.num_attention_heads % tp == 0 and (model.is_mla or kv % tp == 0 or tp % kv == 0):
+            sizes.append(tp)
+    return sizes
+
+
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         model = work.model
@@ -13,7 +23,7 @@ def check(ctx: Context):
             where = work.value_token("--tensor-parallel-size") or work.model_token
             heads, kv = model.num_attention_heads, model.num_key_value_heads
             if heads % tp:
-                divisors = ", ".join(str(d) for d in range(1, min(heads, 64) + 1) if heads % d == 0 and d & (d - 1) == 0)
+                divisors = ", ".join(str(d) for d in _valid_sizes(model))
                 yield ctx.finding(where, f"{model_words(work)} has {heads} attention heads, not divisible by "
                                   f"--tensor-parallel-size {tp}: vLLM refuses to start (\"Total number of attention heads "
                                   f"({heads}) must be divisible by tensor parallel size ({tp})\"). Use a TP that divides "
@@ -22,7 +32,8 @@ def check(ctx: Context):
             elif not model.is_mla and kv % tp and tp % kv:
                 yield ctx.finding(where, f"{model_words(work)} has {kv} KV heads and --tensor-parallel-size {tp}: "
                                   f"neither divides the other, so vLLM cannot shard or replicate the KV heads evenly and "
-                                  f"refuses to start. Use a TP that divides {kv} or is a multiple of it.",
+                                  f"refuses to start. Use a TP that divides {kv} or is a multiple of it "
+                                  f"(and divides the {heads} attention heads): {', '.join(map(str, _valid_sizes(model)))}.",
                                   about=work.invocation, value=f"kv_heads:{kv}/{tp}")
         if pp > 1 and work.known("--pipeline-parallel-size") and pp > model.num_hidden_layers:
             where = work.value_token("--pipeline-parallel-size") or work.model_token

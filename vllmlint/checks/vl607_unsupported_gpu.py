@@ -7,13 +7,13 @@ from ..finding import Severity
 from ..release import version_key
 from . import Context
 
-# vLLM's documented minimum compute capability for NVIDIA GPUs (the GPU installation guide), by release:
-#   through 0.14.x: 7.0 - "GPU: compute capability 7.0 or higher (e.g., V100, T4, RTX20xx, A100, L4, H100, etc.)"
-#     (docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/)
-#   from 0.21.0: 7.5 - "GPU: compute capability 7.5 or higher (e.g., T4, RTX20xx, A100, L4, H100, B200, etc.)"
-#     (docs/getting_started/installation/gpu.cuda.inc.md at v0.21.0; the audited 0.29 guide: "excluding V100")
-#   0.15.0 - 0.20.x: not verified here, so no finding.
-CAPABILITY_FLOORS = (("0.0.0", (7, 0)), ("0.15.0", None), ("0.21.0", (7, 5)))
+# vLLM's minimum compute capability for NVIDIA GPUs, by release:
+#   before 0.20.0: 7.0 - the GPU guide says "compute capability 7.0 or higher (e.g., V100, T4, ...)" up to
+#     docs.vllm.ai/en/v0.14.0, and the PyPI wheels 0.14.1 - 0.19.1 still carry sm_70 kernels in _C / _moe_C;
+#   from 0.20.0: 7.5 - the 0.20.0 wheel is the first with no sm_70 code (bisected over the PyPI wheels by
+#     reading the CUDA fatbins of vllm/*.so), and the guide at v0.21.0 says "compute capability 7.5 or higher
+#     (e.g., T4, RTX20xx, A100, L4, H100, B200, etc.)"; the audited 0.29 reference: "excluding V100 (7.0)".
+CAPABILITY_FLOORS = (("0.0.0", (7, 0)), ("0.20.0", (7, 5)))
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")
@@ -58,7 +58,7 @@ def check(ctx: Context):
                                   f"below the compute capability {floor[0]}.{floor[1]} that the GPU installation guide of {runs} "
                                   "requires: its prebuilt CUDA kernels do not target that GPU, so expect start-up to fail. Use a GPU of compute capability "
                                   f"{floor[0]}.{floor[1]} or newer (T4, A10G, L4, A100, H100), or pin a release that "
-                                  f"still supported it (0.14.x or older for V100).{also_words(failing)}{rest}",
+                                  f"still supported it (0.19.x or older for V100).{also_words(failing)}{rest}",
                                   about=work.invocation, value=f"cc:{placement.candidate.gpu.id}", severity=severity)
         if work.dtype in ("bfloat16", "bf16") and work.known("--dtype"):
             failing, all_fail = judge(work, hosting, lambda p: not p.candidate.gpu.bf16)

@@ -20,7 +20,8 @@ def _shm_provided(template, container) -> bool:
         empty_dir = volume.get("emptyDir")
         if isinstance(empty_dir, Mapping) and scalar_str(empty_dir.get("medium")) == "Memory":
             memory_volumes.add(scalar_str(volume.get("name")))
-        elif volume.get("hostPath") is not None and scalar_str((volume.get("hostPath") or {}).get("path")) == "/dev/shm":
+        host_path = volume.get("hostPath")
+        if isinstance(host_path, Mapping) and scalar_str(host_path.get("path")) == "/dev/shm":
             memory_volumes.add(scalar_str(volume.get("name")))
     mounts = container.node.get("volumeMounts")
     for mount in mounts.items if isinstance(mounts, Sequence) else []:

@@ -1,0 +1,653 @@
+"""`--fix`: minimal text edits at the positions the model already knows, verified before anything is written.
+
+Checks attach a `Fix` (edits on the file text, by character offset) to the findings they can repair;
+`run_fixes` applies them, re-lints, and writes a file only when its new text still parses, runs the same
+vLLM commands and produces no finding that was not there before. Every byte outside an edited span stays
+as it was: comments, quoting, flow or block style, indentation.
+
+The `ArgvEditor` turns argv-level operations on a vLLM invocation (delete these tokens, replace them with
+these words) into text edits, whether the argv is a YAML list (block or flow, JSON) or a shell string
+(a `.sh` file, a literal block scalar, a one-line quoted or plain scalar). Anything it cannot edit
+exactly (folded scalars, YAML escapes inside a touched shell word) yields no fix rather than a guess.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shlex
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+MAX_PASSES = 5
+
+
+@dataclass(frozen=True)
+class Edit:
+    path: str  # the file as displayed (SourceFile.display_path)
+    start: int  # character offsets into the file text: [start, end) becomes `replacement`
+    end: int
+    replacement: str
+
+
+@dataclass
+class Fix:
+    edits: list[Edit]
+    safety: str  # SAFE: same behaviour on the target release (or the original cannot start); UNSAFE otherwise
+    description: str
+
+    def key(self) -> tuple:
+        return tuple(sorted((e.path, e.start, e.end, e.replacement) for e in self.edits))
+
+
+def make_fix(edits: list[Edit] | None, safety: str, description: str) -> Fix | None:
+    """A fix from edits that do not overlap each other; None when there is nothing (or nothing coherent)."""
+    if not edits:
+        return None
+    edits = _merge_touching_deletions(sorted(edits, key=lambda e: (e.path, e.start, e.end)))
+    for first, second in zip(edits, edits[1:]):
+        if first.path == second.path and _conflict(first, second):
+            return None
+    return Fix(edits, safety, description)
+
+
+def _merge_touching_deletions(edits: list[Edit]) -> list[Edit]:
+    merged: list[Edit] = []
+    for edit in edits:
+        last = merged[-1] if merged else None
+        if (last is not None and last.path == edit.path and last.end == edit.start and not last.replacement
+                and not edit.replacement and last.start < last.end and edit.start < edit.end):
+            merged[-1] = Edit(last.path, last.start, edit.end, "")
+        else:
+            merged.append(edit)
+    return merged
+
+
+def _conflict(a: Edit, b: Edit) -> bool:
+    """Two edits of one file that cannot both apply: overlapping ranges, an insertion inside the other's
+    range, or two insertions at the same point (their order would be a guess)."""
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start
+    if a.start == a.end:
+        return b.start < a.start < b.end
+    if b.start == b.end:
+        return a.start < b.start < a.end
+    return max(a.start, b.start) < min(a.end, b.end)
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[:edit.start] + edit.replacement + text[edit.end:]
+    return text
+
+
+# --- YAML scalars ---------------------------------------------------------------------------------
+_PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
+
+
+def plain_ok(value: str, flow: bool) -> bool:
+    """Whether `value` can be written as a plain YAML scalar and still read back as that string."""
+    from .yamlmodel import resolve_plain
+
+    if not value or value != value.strip() or "\n" in value or "\t" in value:
+        return False
+    if value[0] in _PLAIN_FIRST_BAD and not (value[0] in "-?:" and len(value) > 1 and value[1] not in " ,[]{}"):
+        return False
+    if ": " in value or " #" in value or value.endswith(":"):
+        return False
+    if flow and any(ch in value for ch in ",[]{}"):
+        return False
+    return resolve_plain(value) == value
+
+
+def yaml_string(value: str, flow: bool, like: str | None = None) -> str:
+    """`value` as a YAML string scalar, in the quoting style `like` when given (None = plain if possible)."""
+    if like == '"':
+        return json.dumps(value, ensure_ascii=False)
+    if like == "'" and "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    if plain_ok(value, flow):
+        return value
+    if "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def replace_scalar(scalar, value: str, flow: bool | None = None) -> Edit | None:
+    """Rewrite a string scalar to `value`, keeping its quoting style where it allows."""
+    if scalar.style in ("|", ">"):
+        return None
+    if flow is None:
+        flow = in_flow(scalar)
+    return Edit(scalar.source.display_path, scalar.start, scalar.end, yaml_string(value, flow, scalar.style))
+
+
+def replace_number(scalar, number: int) -> Edit | None:
+    """Rewrite a port number (plain stays plain, quoted stays quoted: `"8001"` -> `"8000"`)."""
+    if scalar.style in ("|", ">"):
+        return None
+    text = str(number)
+    if scalar.style == '"':
+        text = f'"{text}"'
+    elif scalar.style == "'":
+        text = f"'{text}'"
+    return Edit(scalar.source.display_path, scalar.start, scalar.end, text)
+
+
+def in_flow(node) -> bool:
+    """Whether a node sits inside a flow collection (where `,[]{}` end a plain scalar)."""
+    text = node.source.text
+    depth = 0
+    for ch in reversed(text[:node.start]):
+        if ch in "]}":
+            depth += 1
+        elif ch in "[{":
+            if depth == 0:
+                return True
+            depth -= 1
+        elif ch == "\n" and depth == 0:
+            # A flow collection spanning lines is rare; a block line start settles it otherwise.
+            line_start = text.rfind("\n", 0, node.start) + 1
+            return "[" in text[line_start:node.start] or "{" in text[line_start:node.start]
+    return False
+
+
+def _is_flow_sequence(seq) -> bool:
+    return seq.source.text[seq.start:seq.start + 1] == "["
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """[first char of start's line, index after the newline that ends end's line)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    newline = text.find("\n", end)
+    return line_start, (len(text) if newline == -1 else newline + 1)
+
+
+_BLOCK_ITEM_PREFIX = re.compile(r"^[ \t]*-[ \t]+$")
+_REST_OF_LINE = re.compile(r"^[ \t]*(#.*)?\r?$")
+
+
+def delete_sequence_items(seq, indices: list[int]) -> list[Edit] | None:
+    """Edits deleting the items at `indices`: whole lines in a block list, `item, ` in a flow list."""
+    indices = sorted(set(indices))
+    if not indices:
+        return []
+    items = seq.items
+    path, text = seq.source.display_path, seq.source.text
+    if _is_flow_sequence(seq):
+        edits = []
+        for run in _runs(indices):
+            first, last = run[0], run[-1]
+            if last + 1 < len(items):
+                edits.append(Edit(path, items[first].start, items[last + 1].start, ""))
+            elif first > 0:
+                edits.append(Edit(path, items[first - 1].end, items[last].end, ""))
+            else:
+                edits.append(Edit(path, items[0].start, items[-1].end, ""))
+        return edits
+    if len(indices) == len(items):
+        return None  # an emptied block list needs `key: []`: a structural edit left to a person
+    edits = []
+    for index in indices:
+        item = items[index]
+        line_start, line_end = _line_bounds(text, item.start, item.end)
+        newline = text.find("\n", item.end)
+        rest = text[item.end:(len(text) if newline == -1 else newline)]
+        if not _BLOCK_ITEM_PREFIX.match(text[line_start:item.start]) or not _REST_OF_LINE.match(rest):
+            return None  # `- - x`, two items on a line, or something after the item: not a plain line
+        edits.append(Edit(path, line_start, line_end, ""))
+    return edits
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and runs[-1][-1] == index - 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return runs
+
+
+def insert_sequence_items_after(seq, index: int, rendered: list[str]) -> Edit | None:
+    """An edit adding items (already written as YAML) right after item `index`: `, x` in a flow list,
+    a new `- x` line per item in a block list."""
+    item = seq.items[index]
+    path, text = seq.source.display_path, seq.source.text
+    if _is_flow_sequence(seq):
+        return Edit(path, item.end, item.end, "".join(", " + r for r in rendered))
+    line_start, line_end = _line_bounds(text, item.start, item.end)
+    prefix = text[line_start:item.start]
+    if not _BLOCK_ITEM_PREFIX.match(prefix):
+        return None
+    newline = _newline(text)
+    lines = "".join(prefix + r + newline for r in rendered)
+    if line_end == len(text) and not text.endswith("\n"):
+        lines = newline + lines[:-len(newline)]
+    return Edit(path, line_end, line_end, lines)
+
+
+# --- argv of one invocation -----------------------------------------------------------------------
+@dataclass
+class Keep:
+    """An argv word reused as written (its quoting, `$VAR`s, `$(VAR)`s), optionally minus a prefix
+    such as `--model=`."""
+    token: object
+    strip_prefix: str = ""
+
+
+class ArgvEditor:
+    """Argv-level edits of one invocation, as text edits. `mode` is "list", "shell" or None (not editable)."""
+
+    def __init__(self, invocation):
+        self.invocation = invocation
+        # An image's entrypoint gives synthetic tokens with no place in a file: they cannot be edited
+        # (operations on them fail), but the `args` written after them can.
+        tokens = [t for t in invocation.entry + invocation.tokens if t.source is not None]
+        self.mode: str | None = None
+        self.scalar = None
+        if not tokens:
+            return
+        self.source = tokens[0].source
+        self.path = self.source.display_path
+        self.text = self.source.text
+        if all(self._item(t) is not None for t in tokens):
+            self.mode = "list"
+        elif invocation.via in ("shell", "configmap-script", "script", "command") and self._shell_editable(tokens):
+            self.mode = "shell"
+
+    # list mode
+    def _item(self, token):
+        """(sequence, index) of the YAML list item that is exactly this token."""
+        node = token.node
+        container = self.invocation.container
+        if node is None or container is None or (token.start, token.end) != (node.start, node.end):
+            return None
+        from .yamlmodel import Sequence
+
+        for seq in (container.command, container.args):
+            if isinstance(seq, Sequence):
+                for index, item in enumerate(seq.items):
+                    if item is node:
+                        return seq, index
+        return None
+
+    # shell mode
+    def _shell_editable(self, tokens) -> bool:
+        scalar = self.invocation.script or tokens[0].node
+        if any(t.node is not scalar for t in tokens):
+            return False  # words from a shell string and from list items mixed (Compose): not one text
+        if scalar is not None:
+            if scalar.style == ">":
+                return False  # folding: a line of the file is not a line of the script
+            if scalar.style != "|":
+                first, _ = self.source.line_col(scalar.start)
+                last, _ = self.source.line_col(scalar.end)
+                if first != last:
+                    return False  # a multi-line quoted or plain scalar folds its lines
+        self.scalar = scalar
+        return all(self._slice_reads_as(t) for t in tokens if not t.dynamic)
+
+    def _slice_reads_as(self, token) -> bool:
+        """The file text of a word, read as shell, gives the word: no YAML escape sits inside it."""
+        from .shell import split_commands
+
+        raw = self.text[token.start:token.end]
+        if self.scalar is not None and self.scalar.style == '"' and "\\" in raw:
+            return False
+        commands = split_commands(raw)
+        return len(commands) == 1 and len(commands[0].words) == 1 and commands[0].words[0].text == token.text
+
+    def _encode(self, shell_text: str) -> str | None:
+        """Shell text as it must be written inside the YAML scalar holding the script (None: cannot)."""
+        scalar = self.scalar
+        if scalar is None or scalar.style == "|":
+            return shell_text
+        if scalar.style == '"':
+            return json.dumps(shell_text, ensure_ascii=False)[1:-1]
+        if scalar.style == "'":
+            return shell_text.replace("'", "''")
+        # plain: the new text must not end or fold the scalar
+        flow = in_flow(scalar)
+        if ": " in shell_text or " #" in shell_text or (flow and any(c in shell_text for c in ",[]{}")):
+            return None
+        return shell_text
+
+    # words
+    def _word_list(self, word, flow: bool, like) -> str | None:
+        if isinstance(word, Keep):
+            node = word.token.node
+            raw = node.text  # unexpanded: `$(VAR)` stays for Kubernetes to expand
+            if not raw.startswith(word.strip_prefix):
+                return None
+            return yaml_string(raw[len(word.strip_prefix):], flow, like)
+        return yaml_string(word, flow, like)
+
+    def _word_shell(self, word) -> str | None:
+        if isinstance(word, Keep):
+            raw = self.text[word.token.start:word.token.end]
+            return raw[len(word.strip_prefix):] if raw.startswith(word.strip_prefix) else None
+        return self._encode(shlex.quote(word))
+
+    # operations
+    def delete(self, tokens) -> list[Edit] | None:
+        """Delete these tokens (a flag and its value)."""
+        if any(t.source is None for t in tokens):
+            return None
+        if self.mode == "list":
+            by_seq: dict[int, tuple[object, list[int]]] = {}
+            for token in tokens:
+                seq, index = self._item(token)
+                by_seq.setdefault(id(seq), (seq, []))[1].append(index)
+            edits: list[Edit] = []
+            for seq, indices in by_seq.values():
+                part = delete_sequence_items(seq, indices)
+                if part is None:
+                    return None
+                edits.extend(part)
+            return edits
+        if self.mode == "shell":
+            return [self._shell_delete(min(t.start for t in tokens), max(t.end for t in tokens))]
+        return None
+
+    def delete_options(self, options) -> list[Edit] | None:
+        """Delete several options (each flag with its value). In a shell string, options separated only
+        by blanks and continuations are deleted as one stretch, so whole continuation lines can go."""
+        if self.mode == "list":
+            tokens = [t for o in options for t in _option_tokens(o)]
+            return self.delete(tokens)
+        if self.mode != "shell":
+            return None
+        regions = sorted((min(t.start for t in _option_tokens(o)), max(t.end for t in _option_tokens(o)))
+                         for o in options)
+        merged: list[list[int]] = []
+        for start, end in regions:
+            if merged and _BLANKS_BETWEEN.match(self.text[merged[-1][1]:start]):
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return [self._shell_delete(start, end) for start, end in merged]
+
+    def _shell_delete(self, start: int, end: int) -> Edit:
+        """Delete [start, end) from a shell line; a continuation line holding only it goes entirely."""
+        text = self.text
+        line_start = text.rfind("\n", 0, start) + 1
+        newline = text.find("\n", end)
+        line_end = len(text) if newline == -1 else newline
+        before, after = text[line_start:start], text[end:line_end].strip(" \t\r")
+        alone = before.strip(" \t") == ""
+        if alone and after == "\\":
+            return Edit(self.path, line_start, min(line_end + 1, len(text)), "")
+        if alone and after == "" and line_start > 0:
+            previous = text[text.rfind("\n", 0, line_start - 1) + 1:line_start - 1].rstrip(" \t\r")
+            if previous.endswith("\\") and not previous.endswith("\\\\"):
+                backslash = text.rfind("\\", 0, line_start)
+                cut = backslash
+                while cut > 0 and text[cut - 1] in " \t":
+                    cut -= 1
+                return Edit(self.path, cut, end, "")
+        if alone:
+            cut = end
+            while cut < line_end and text[cut] in " \t":
+                cut += 1
+            return Edit(self.path, start, cut, "")
+        cut = start
+        while cut > line_start and text[cut - 1] in " \t":
+            cut -= 1
+        return Edit(self.path, cut, end, "")
+
+    def replace(self, tokens, words: list) -> list[Edit] | None:
+        """Replace contiguous tokens by argv words (`str`, quoted as needed, or `Keep`)."""
+        if any(t.source is None for t in tokens):
+            return None
+        if self.mode == "list":
+            located = [self._item(t) for t in tokens]
+            seq, first = located[0]
+            flow = _is_flow_sequence(seq)
+            like = seq.items[first].style if seq.items[first].style in ("'", '"') else None
+            rendered = [self._word_list(w, flow, like) for w in words]
+            if any(r is None for r in rendered):
+                return None
+            edits: list[Edit] = []
+            # Rewrite the tokens one for one; extra words go after the last, missing ones are deleted.
+            for (s, index), text in zip(located, rendered):
+                item = s.items[index]
+                edits.append(Edit(self.path, item.start, item.end, text))
+            if len(rendered) > len(located):
+                seq_last, index = located[-1]
+                insert = insert_sequence_items_after(seq_last, index, rendered[len(located):])
+                if insert is None:
+                    return None
+                edits.append(insert)
+            elif len(rendered) < len(located):
+                rest = self.delete(tokens[len(rendered):])
+                if rest is None:
+                    return None
+                edits.extend(rest)
+            return edits
+        if self.mode == "shell":
+            rendered = [self._word_shell(w) for w in words]
+            if any(r is None for r in rendered):
+                return None
+            start, end = min(t.start for t in tokens), max(t.end for t in tokens)
+            return [Edit(self.path, start, end, " ".join(rendered))]
+        return None
+
+
+_BLANKS_BETWEEN = re.compile(r"^(?:[ \t]|\\\r?\n)*$")
+
+
+def _option_tokens(option) -> list:
+    if option.value_token is None or option.value_token is option.token:
+        return [option.token]
+    return [option.token, option.value_token]
+
+
+def argv_editor(invocation) -> ArgvEditor | None:
+    editor = ArgvEditor(invocation)
+    return editor if editor.mode else None
+
+
+# --- running fixes on files -----------------------------------------------------------------------
+@dataclass
+class FixOutcome:
+    diff: str = ""  # unified diff of every change, paths as displayed
+    applied: int = 0  # fixes applied (in files that were written or would be)
+    files: list[str] = field(default_factory=list)  # changed files, as displayed
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (file, why its fixes were not kept)
+    result: object = None  # the LintResult after fixing
+
+
+@dataclass
+class _File:
+    path: object  # pathlib.Path
+    shown: str
+    original: str
+    bom: bool
+    text: str = ""
+    applied: int = 0
+
+
+def fixable(finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return (isinstance(fix, Fix) and finding.suppressed_by is None
+            and (fix.safety == SAFE or (unsafe and fix.safety == UNSAFE)))
+
+
+def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = True) -> FixOutcome:
+    """Lint `paths` as one world, apply the available fixes (safe ones; unsafe too when asked) until
+    nothing changes (at most MAX_PASSES passes), keep a file's changes only if they verify, then write
+    the kept files atomically (when `write`)."""
+    from .engine import collect_files, display_path
+
+    files: dict[str, _File] = {}
+    for path in collect_files(paths)[0]:
+        shown = display_path(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and b"\x00" not in data[:8192]:
+            files[shown] = _File(path, shown, text, data.startswith(b"\xef\xbb\xbf"), text)
+
+    def lint():
+        return _lint_texts(paths, options, {f.shown: f.text for f in files.values() if f.text != f.original})
+
+    baseline, baseline_world = lint()
+    outcome = FixOutcome()
+    result, world = baseline, baseline_world
+    for _ in range(MAX_PASSES):
+        chosen = _choose(result.findings, unsafe, files)
+        if not chosen:
+            break
+        for shown, fixes in chosen.items():
+            record = files[shown]
+            record.text = apply_edits(record.text, [e for fix in fixes for e in fix.edits])
+            record.applied += len(fixes)
+        result, world = lint()
+
+    # Verify; a refused file goes back to its original text, which changes the world: check again.
+    while True:
+        changed = [f for f in files.values() if f.text != f.original]
+        if not changed:
+            break
+        problems = _verify(baseline, baseline_world, result, world, {f.shown for f in changed})
+        if not problems:
+            break
+        for shown, reason in problems.items():
+            record = files[shown]
+            record.text, record.applied = record.original, 0
+            outcome.refused.append((shown, reason))
+        result, world = lint()
+
+    diffs = []
+    for record in sorted(files.values(), key=lambda f: f.shown):
+        if record.text == record.original:
+            continue
+        outcome.files.append(record.shown)
+        outcome.applied += record.applied
+        diffs.append(unified_diff(record.original, record.text, record.shown))
+        if write:
+            write_atomically(record.path, record.text, record.bom)
+    outcome.diff = "".join(diffs)
+    outcome.result = result
+    return outcome
+
+
+def _lint_texts(paths, options, overrides: dict[str, str]):
+    """Lint the files of `paths`, reading `overrides` (display path -> text) instead of the disk."""
+    from .engine import Linter, collect_files, display_path
+
+    linter = Linter(options)
+    for path in collect_files(paths)[0]:
+        shown = display_path(path)
+        if shown in overrides:
+            linter.add_bytes(overrides[shown].encode("utf-8"), shown, path.suffix.lower(), path.name)
+        else:
+            linter.add_file(path, shown)
+    result = linter.run()
+    return result, linter.world
+
+
+def _choose(findings, unsafe: bool, files: dict[str, _File]) -> dict[str, list[Fix]]:
+    """Per file, fixes whose edits conflict with none already chosen (the others wait for a pass)."""
+    chosen: dict[str, list[Fix]] = {}
+    taken: dict[str, list[Edit]] = {}
+    seen: set[tuple] = set()
+    candidates = [f.fix for f in findings if fixable(f, unsafe)]
+    candidates.sort(key=lambda fix: min((e.path, e.start) for e in fix.edits))
+    for fix in candidates:
+        key = fix.key()
+        if key in seen:
+            continue  # one fix shared by several findings (two flags folded into one)
+        seen.add(key)
+        if any(e.path not in files for e in fix.edits):
+            continue
+        if any(_conflict(e, other) for e in fix.edits for other in taken.get(e.path, [])):
+            continue
+        for edit in fix.edits:
+            taken.setdefault(edit.path, []).append(edit)
+        # A fix's edits are all in one file in practice; count it once, against its first file.
+        chosen.setdefault(fix.edits[0].path, []).append(fix)
+        for path in {e.path for e in fix.edits[1:]} - {fix.edits[0].path}:
+            chosen.setdefault(path, [])
+    return chosen
+
+
+def _verify(baseline, baseline_world, result, world, changed: set[str]) -> dict[str, str]:
+    """Changed files whose new text is worse: it no longer parses, runs a different number of vLLM
+    commands, or the run has findings it did not have before."""
+    problems: dict[str, str] = {}
+    before_errors = Counter(f.path for f in baseline.findings if f.code == "VL001")
+    after_errors = Counter(f.path for f in result.findings if f.code == "VL001")
+    for shown in changed:
+        if after_errors[shown] > before_errors[shown]:
+            message = next(f.message for f in result.findings if f.code == "VL001" and f.path == shown)
+            problems[shown] = f"the fixed text would not parse ({message})"
+    count_before = Counter(_invocation_path(i) for i in baseline_world.invocations)
+    count_after = Counter(_invocation_path(i) for i in world.invocations)
+    for shown in changed - set(problems):
+        if count_before[shown] != count_after[shown]:
+            problems[shown] = (f"the fixed text runs {count_after[shown]} vLLM command(s) instead of "
+                               f"{count_before[shown]}")
+    new = Counter(f.fingerprint() for f in result.findings) - Counter(f.fingerprint() for f in baseline.findings)
+    if new:
+        for finding in result.findings:
+            if new[finding.fingerprint()] <= 0 or finding.path in problems:
+                continue
+            reason = f"the fix would add a finding: {finding.code} {finding.message}"
+            if finding.path in changed:
+                problems[finding.path] = reason
+            else:  # a new finding in a file we did not touch: any changed file may have caused it
+                for shown in changed - set(problems):
+                    problems[shown] = reason
+    return problems
+
+
+def _invocation_path(invocation) -> str:
+    source = invocation.source
+    return source.display_path if source is not None else ""
+
+
+def unified_diff(before: str, after: str, shown: str) -> str:
+    lines = []
+    for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                     fromfile=shown, tofile=shown):
+        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def write_atomically(path, text: str, bom: bool = False) -> None:
+    """Write through a temporary file in the same folder and `os.replace`, keeping the file's mode
+    (a symlink keeps pointing at its target, which gets the new text)."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target) or "."
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+    handle, temp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".vllmlint-fix")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
