@@ -341,3 +341,13 @@ def test_install_step_installs_the_actions_checkout(action, tmp_path):
     installed = subprocess.run([outputs["python"], "-m", "vllmlint", "--format", "json", str(REMOVED_FLAGS)],
                                capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert installed.returncode == 1 and json.loads(installed.stdout)["findings"]
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
+def test_shell_steps_pass_shellcheck(action, tmp_path):
+    for number, the_step in enumerate(s for s in steps(action) if "run" in s):
+        script = tmp_path / f"step{number}.sh"
+        # The runner's own prologue: bash -eo pipefail.
+        script.write_text("#!/bin/bash\nset -eo pipefail\n" + the_step["run"], encoding="utf-8")
+        proc = subprocess.run(["shellcheck", "--shell=bash", str(script)], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{the_step['name']}:\n{proc.stdout}"

@@ -406,3 +406,14 @@ def test_extractor_replays_dataclass_driven_parser():
     # both sides of an unknown condition count; the positional is kept
     assert "only-sometimes" in props and props["model_tag"]["x-vllm"]["positional"]
     assert props["headless"]["x-vllm"]["takes_value"] is False
+
+
+def test_resolve_short_option_with_attached_value():
+    release = catalog.load(CURRENT)
+    res = release.resolve("-qfp8")     # one-letter short option: argparse splits the value off
+    assert res.kind == "alias" and res.option.name == "quantization" and res.value == "fp8"
+    assert release.resolve("-tp").kind == "alias"
+    assert release.resolve("-tp4").kind == "unknown"   # multi-letter short options cannot carry a value
+    # -O in 0.6.6 is argparse's own short option of --compilation-config: -O3 is -O with value 3
+    res = catalog.load("0.6.6.post1").resolve("-O3")
+    assert res.option.name == "compilation-config" and res.value == "3"

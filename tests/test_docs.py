@@ -96,9 +96,11 @@ def test_check_reports_stale_missing_and_extra_pages_and_write_repairs_them(tmp_
     assert run_docsgen("--check", tmp_path)[0] == 0
 
     first, second = list(registry.all_rules())[:2]
-    (tmp_path / f"{first}.md").write_text("hand edited\n", encoding="utf-8")
+    first_page = tmp_path / f"{first}.md"
+    first_page.write_text(first_page.read_text(encoding="utf-8") + "hand edited\n", encoding="utf-8")
     (tmp_path / f"{second}.md").unlink()
-    (tmp_path / "VL999.md").write_text("a page for a rule that was removed\n", encoding="utf-8")
+    (tmp_path / "VL999.md").write_text(docsgen.GENERATED_NOTE.format(source="rules/VL999-gone.yaml") + "\n",
+                                       encoding="utf-8")  # a page of a rule that was removed since
     (tmp_path / "notes.txt").write_text("not ours\n", encoding="utf-8")
 
     code, _, err = run_docsgen("--check", tmp_path)
@@ -108,7 +110,7 @@ def test_check_reports_stale_missing_and_extra_pages_and_write_repairs_them(tmp_
     assert "VL999.md: extra" in err
     assert "notes.txt" not in err
     assert "python -m vllmlint.docsgen" in err
-    assert (tmp_path / f"{first}.md").read_text(encoding="utf-8") == "hand edited\n"  # --check writes nothing
+    assert first_page.read_text(encoding="utf-8").endswith("hand edited\n")  # --check writes nothing
 
     code, out, _ = run_docsgen(tmp_path)
     assert code == 0 and "3 page(s)" in out
@@ -120,3 +122,12 @@ def test_check_reports_stale_missing_and_extra_pages_and_write_repairs_them(tmp_
 def test_check_on_the_checkout_uses_docs_rules_by_default():
     code, _, err = run_docsgen("--check")
     assert code == 0, f"{err}\n{REGENERATE}"
+
+
+def test_write_refuses_to_replace_files_it_did_not_write(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# My project\n", encoding="utf-8")
+    code, _, err = run_docsgen(tmp_path)
+    assert code == 2 and "README.md not written by vllmlint.docsgen" in err
+    assert readme.read_text(encoding="utf-8") == "# My project\n"
+    assert not list(tmp_path.glob("VL*.md"))

@@ -334,7 +334,7 @@ def test_json_of_a_clean_run():
 
 # --- dispatch and import cost ------------------------------------------------------------------------
 def test_unknown_format_is_rejected():
-    assert FORMATS == ("text", "json", "sarif", "github")
+    assert FORMATS == ("text", "json", "sarif", "github", "junit")
     with pytest.raises(ValueError, match="unknown output format"):
         render("xml", Report())
 

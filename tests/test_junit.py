@@ -56,7 +56,8 @@ def test_one_testcase_per_finding_with_a_failure_of_its_severity():
     unpinned = finding_at(pod, "vllm/vllm-openai:latest", "VL201", Severity.WARNING, "pin the image",
                           suppressed_by="we track latest on purpose")
     notice = Notice("VL002", "unrendered Helm template skipped", "chart/templates/x.yaml", 3)
-    report = Report(findings=[deprecated, removed], suppressed=[unpinned], notices=[notice],
+    no_place = Notice("VL006", "assumed vLLM 0.29.0")
+    report = Report(findings=[deprecated, removed], suppressed=[unpinned], notices=[notice, no_place],
                     rules=list(registry.all_rules().values()), files_checked=2)
     root = parse(report)
     suite = the_suite(root)
@@ -88,7 +89,8 @@ def test_one_testcase_per_finding_with_a_failure_of_its_severity():
 
     # No "no findings" case when there are findings; the notice goes to system-out.
     assert "no findings" not in [c.get("name") for c in cases]
-    assert "chart/templates/x.yaml:3: VL002 unrendered Helm template skipped" in suite.find("system-out").text
+    assert suite.find("system-out").text == (
+        "note: chart/templates/x.yaml:3: VL002 unrendered Helm template skipped\nnote: VL006 assumed vLLM 0.29.0\n")
 
 
 def test_special_characters_are_escaped_and_round_trip():

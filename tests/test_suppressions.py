@@ -6,7 +6,7 @@ hold whether or not the engine itself applies suppressions."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -368,7 +368,8 @@ exec vllm serve Qwen/Qwen3-0.6B --swap-space 16""")
 
 
 def test_a_yaml_comment_above_the_block_scalar_does_not_reach_into_it():
-    text = SCRIPT_POD.replace("    - |\n", "    # vllmlint: disable-next-line=removed-flag -- too far\n    - |\n").format(
+    too_far = "    # vllmlint: disable-next-line=removed-flag -- too far\n    - |\n"
+    text = SCRIPT_POD.replace("    - |\n", too_far).format(
         script="      exec vllm serve Qwen/Qwen3-0.6B \\\n        --swap-space 16")
     result = run(text)
     assert result.kept("VL102") and result.problems("VL003")
@@ -540,8 +541,8 @@ def test_rule_examples_with_all_rules(code, outcome, example):
 
 
 def test_findings_given_are_not_modified():
-    findings, sources, world, codes = raw_lint({"example.yaml": pod("    image: nginx:latest  # vllmlint: disable=VL201 -- x")})
+    text = pod("    image: nginx:latest  # vllmlint: disable=VL201 -- x")
+    findings, sources, world, codes = raw_lint({"example.yaml": text})
     outcome = apply_suppressions(findings, sources, world, active_codes=codes)
     assert outcome.suppressed[0].suppressed_by == "x"
     assert all(f.suppressed_by is None for f in findings)
-    assert Path(__file__).exists()

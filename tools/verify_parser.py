@@ -47,6 +47,8 @@ REAL_TYPE_KIND = {
     "union_dict_and_str": "json", "from_cli": "json", "from_json": "json",
 }
 
+PIP_NAMES_REVERSE = {"python-multipart": "multipart"}
+
 DUMP = r'''
 import argparse, json, os, sys
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
@@ -121,6 +123,7 @@ def try_parse(argv):
     try:
         ns = top.parse_args(["serve", "m"] + argv)
         keep = ("max_model_len", "max_num_seqs", "gpu_memory_utilization", "tokenizer_mode", "optimization_level",
+                "tensor_parallel_size", "quantization",
                 "compilation_config", "enable_log_requests", "disable_log_requests")
         return {k: repr(v)[:60] for k, v in vars(ns).items() if k in keep}
     except SystemExit as exc:
@@ -135,6 +138,9 @@ result["probes"] = {
     "-O3": try_parse(["-O3"]),
     "--disable-log-requests": try_parse(["--disable-log-requests"]),
     "--swap-space 4": try_parse(["--swap-space", "4"]),
+    "-tp4": try_parse(["-tp4"]),
+    "-qfp8": try_parse(["-qfp8"]),
+    "--compilation-config.mode 3": try_parse(["--compilation-config.mode", "3"]),
 }
 print("@@JSON@@" + json.dumps(result))
 '''
@@ -172,6 +178,8 @@ def build_real_parser(version: str, venv: Path, log, seed: list[str]) -> dict:
             result["installed"] = installed
             return result
         missing = re.findall(r"No module named '([\w.]+)'", res.stderr)
+        if not missing:   # some libraries say what to install instead (fastapi: python-multipart)
+            missing = [PIP_NAMES_REVERSE.get(m, m) for m in re.findall(r"pip install ([\w-]+)", res.stderr)]
         if not missing:
             raise SystemExit("parser build failed:\n" + res.stderr[-4000:])
         top = missing[-1].split(".")[0]

@@ -180,12 +180,24 @@ class Release:
             lookup = head
         opt = self._by_spelling.get(lookup)
         if opt is not None:
-            if lookup == opt.canonical_flag or opt.takes_value or lookup in opt.flags[:1]:
-                kind = "exact" if lookup == opt.canonical_flag else "alias"
-            else:
-                kind = "alias"
+            kind = "exact" if lookup == opt.canonical_flag else "alias"
             return Resolution(raw, kind, opt, lookup, value, opt.implied_value(lookup), (), json_path,
                               normalized if normalized != token else None)
+        if not lookup.startswith("--") and len(lookup) > 2 and not json_path:
+            # argparse: "-q" + "awq" written together, or a prefix of a longer single-dash option ("-as" of "-asc")
+            found = []
+            short = self._by_spelling.get(lookup[:2])
+            if short is not None and short.takes_value:
+                found.append((short, lookup[:2], lookup[2:]))
+            if self.allow_abbrev:
+                found += [(self._by_spelling[s], s, value) for s in sorted(self._by_spelling)
+                          if s.startswith(lookup) and not s.startswith("--")]
+            if len(found) == 1:
+                opt, spelling, attached = found[0]
+                kind = "alias" if spelling == lookup[:2] else "prefix"
+                return Resolution(raw, kind, opt, spelling, attached, opt.implied_value(spelling), (spelling,))
+            if len(found) > 1:
+                return Resolution(raw, "ambiguous", None, None, value, None, tuple(s for _, s, _ in found))
         if self.allow_abbrev and lookup.startswith("--") and not json_path:
             matches = sorted(s for s in self._by_spelling if s.startswith(lookup) and s.startswith("--"))
             if len(matches) == 1:

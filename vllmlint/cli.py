@@ -19,6 +19,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 # Subcommands that live in their own modules, imported only when used (start-up time matters).
 LAZY_COMMANDS = {
+    "flag": "vllmlint.commands.flag:command",
+    "capacity": "vllmlint.commands.capacity:command",
 }
 
 
@@ -98,8 +100,16 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
               "(0: no limit) [default: 10].")
 @click.option("--upgrade-to", metavar="VERSION", help="Report what would break if every workload moved to this "
               "vLLM release.")
+@click.option("--show-suppressed", is_flag=True, help="Also list findings hidden by suppressions.")
+@click.option("--require-suppression-reason/--no-require-suppression-reason", default=None,
+              help="Report suppressions without a `-- reason` (VL004) [default: yes].")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
+              help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
+              help="Record today's findings in FILE and exit 0.")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
-                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to):
+                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
+                  show_suppressed, require_suppression_reason, baseline_path, write_baseline_path):
     """Lint PATHS (files, folders, or - for standard input)."""
     from .config import Config, ConfigError, find_config, load_config, path_matches
     from .engine import Linter, LintOptions, collect_files, display_path, git_ignored
@@ -142,8 +152,20 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         if not is_version(upgrade_to):
             _usage_error(f"--upgrade-to {upgrade_to!r} is not a release number such as 0.31.0")
         upgrade_to = upgrade_to.strip().lstrip("v")
+    if require_suppression_reason is None:
+        require_suppression_reason = config.require_suppression_reason
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                          severity=config.severity, max_file_size=int(size * 1024 * 1024))
+                          severity=config.severity, max_file_size=int(size * 1024 * 1024),
+                          require_suppression_reason=require_suppression_reason)
+    baseline = None
+    baseline_path = baseline_path or (str(config.baseline) if config.baseline and not write_baseline_path else None)
+    if baseline_path:
+        from .baseline import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(Path(baseline_path))
+        except BaselineError as exc:
+            _usage_error(str(exc))
     files, missing = collect_files([p for p in paths if p != "-"])
     excludes = list(config.exclude) + list(exclude)
     if excludes:
@@ -188,13 +210,27 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             path_matches(glob, f.path) and any(matches(s, rules[f.code]) for s in selectors if f.code in rules)
             for glob, selectors in config.per_file_ignores.items())]
 
+    if write_baseline_path:
+        from .baseline import write_baseline
+
+        count = write_baseline(Path(write_baseline_path), result.findings)
+        click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
+        sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
+    if baseline is not None:
+        stale = baseline.stale_count(result.findings)
+        result.findings, known = baseline.filter(result.findings)
+        click.echo(f"vllmlint: note: {len(known)} finding(s) in the baseline not shown"
+                   + (f"; {stale} baseline entr{'y' if stale == 1 else 'ies'} no longer match" if stale else ""),
+                   err=True)
+
     threshold = Severity.parse(fail_on)
     from .formatters import Report, render
 
     stream = open(output, "w", encoding="utf-8") if output else sys.stdout
-    report = Report(findings=result.findings, notices=result.notices, rules=result.rules, sources=result.sources,
-                    files_checked=result.files_checked, color=_use_color(color, stream) and fmt == "text",
-                    quiet=quiet, statistics=statistics, sarif_category=sarif_category)
+    report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
+                    rules=result.rules, sources=result.sources, files_checked=result.files_checked,
+                    color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
+                    sarif_category=sarif_category, show_suppressed=show_suppressed)
     try:
         stream.write(render(fmt, report))
     finally:

@@ -30,6 +30,7 @@ class Config:
     vllm_version: str | None = None
     require_suppression_reason: bool = True
     max_file_size: float | None = None
+    baseline: Path | None = None
     models: list[dict] = field(default_factory=list)
     gpus: list[dict] = field(default_factory=list)
 
@@ -181,6 +182,8 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)
     config.max_file_size = data.get("max-file-size")
+    if data.get("baseline"):
+        config.baseline = (path.parent / data["baseline"]) if path else Path(data["baseline"])
     config.models = list(data.get("models") or [])
     config.gpus = list(data.get("gpus") or [])
     _check_capacity_entries(config, locate)

@@ -34,11 +34,13 @@ class LintOptions:
     vllm_version: str | None = None  # assumed where a workload's own release is unknown
     max_file_size: int = 10 * 1024 * 1024  # bytes; 0 means no limit
     upgrade_to: str | None = None  # check every workload as if it ran this release
+    require_suppression_reason: bool = True
 
 
 @dataclass
 class LintResult:
     findings: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)  # hidden by a suppression, with its reason
     notices: list[Notice] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
@@ -186,9 +188,10 @@ class Linter:
 
         for block in fenced_blocks(text):
             # Same path, same offsets: findings land on the Markdown file's own lines.
-            self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml")
+            self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
+                             error_limit=block.end_offset)
 
-    def _add_source(self, source: SourceFile, suffix: str) -> None:
+    def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None) -> None:
         text, shown = source.text, source.display_path
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
             self._shell_sources.append(source)
@@ -204,6 +207,10 @@ class Linter:
         for document in documents:
             self.world.add_document(document)
         if error is not None:
+            if error_limit is not None and error.index > error_limit:
+                # The parser ran past a Markdown block to the end of the file: the block is what ended early.
+                error.index = error_limit
+                error.line, error.col = source.line_col(error_limit)
             message = f"YAML syntax error: {error.message}"
             if "\t" in error.message or "'\\t'" in error.message:
                 message += " (a tab character: kubectl's parser may accept it, this YAML parser does not; use spaces)"
@@ -239,13 +246,19 @@ class Linter:
         if key in seen:
             return
         seen.add(key)
-        anchor = invocation.anchor
-        what = f"{container.pod.owner.kind} {container.pod.owner.name}" if container is not None else "this script"
-        image = f" (image {invocation.image.raw})" if invocation.image is not None else ""
-        self.result.notices.append(Notice(
-            "VL006", f"{what}: vLLM release unknown{image}; assuming vLLM {invocation.catalog.version}: pin the "
-            "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest", anchor.source.display_path,
-            anchor.span.line if anchor.span else 0, "note"))
+        tokens = [t for t in invocation.entry + invocation.tokens if t.source is not None]
+        where = tokens[0] if tokens else (container.image or container.node)
+        line = where.source.line_col(where.start)[0]
+        version = invocation.catalog.version
+        if container is not None:
+            owner = container.pod.owner
+            image = f" (image {invocation.image.raw})" if invocation.image is not None else ""
+            message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
+                       "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
+        else:
+            message = (f"vLLM release unknown for this script; assuming vLLM {version}: pass --vllm-version "
+                       "(or set `vllm-version` in .vllmlint.yaml)")
+        self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note"))
 
     # running
     def build(self) -> World:
@@ -298,7 +311,16 @@ class Linter:
                 self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
                                                   f"{detail[-1]}", "", 0, "error"))
         findings.sort(key=lambda f: f.sort_key)
-        self.result.findings = _dedupe(findings)
+        findings = _dedupe(findings)
+        from .suppressions import apply_suppressions
+
+        outcome = apply_suppressions(findings, self.result.sources, world,
+                                     require_reason=self.options.require_suppression_reason,
+                                     active_codes={r.code for r in rules})
+        for problem in outcome.problems:
+            problem.severity = Severity.parse(self.options.severity.get(problem.code, problem.severity.label))
+        self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
+        self.result.suppressed = outcome.suppressed
         return self.result
 
 

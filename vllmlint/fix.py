@@ -12,6 +12,7 @@ exactly (folded scalars, YAML escapes inside a touched shell word) yields no fix
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -118,43 +119,23 @@ def yaml_string(value: str, flow: bool, like: str | None = None) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def replace_scalar(scalar, value: str, flow: bool | None = None) -> Edit | None:
-    """Rewrite a string scalar to `value`, keeping its quoting style where it allows."""
+def replace_scalar(scalar, value: str) -> Edit | None:
+    """Rewrite a string scalar to `value`, keeping its quoting style where it allows. A plain result
+    follows the flow-context rules (no `,[]{}`), which are also safe in block context."""
     if scalar.style in ("|", ">"):
         return None
-    if flow is None:
-        flow = in_flow(scalar)
-    return Edit(scalar.source.display_path, scalar.start, scalar.end, yaml_string(value, flow, scalar.style))
+    return Edit(scalar.source.display_path, scalar.start, scalar.end, yaml_string(value, True, scalar.style))
 
 
-def replace_number(scalar, number: int) -> Edit | None:
-    """Rewrite a port number (plain stays plain, quoted stays quoted: `"8001"` -> `"8000"`)."""
+def replace_number(scalar, number: int, keep_quotes: bool = True) -> Edit | None:
+    """Rewrite a port to a number: plain stays plain, quoted stays quoted (`"8001"` -> `"8000"`, for
+    annotations, which are strings) unless `keep_quotes` is off (a port name becoming a number)."""
     if scalar.style in ("|", ">"):
         return None
     text = str(number)
-    if scalar.style == '"':
-        text = f'"{text}"'
-    elif scalar.style == "'":
-        text = f"'{text}'"
+    if keep_quotes and scalar.style in ("'", '"'):
+        text = scalar.style + text + scalar.style
     return Edit(scalar.source.display_path, scalar.start, scalar.end, text)
-
-
-def in_flow(node) -> bool:
-    """Whether a node sits inside a flow collection (where `,[]{}` end a plain scalar)."""
-    text = node.source.text
-    depth = 0
-    for ch in reversed(text[:node.start]):
-        if ch in "]}":
-            depth += 1
-        elif ch in "[{":
-            if depth == 0:
-                return True
-            depth -= 1
-        elif ch == "\n" and depth == 0:
-            # A flow collection spanning lines is rare; a block line start settles it otherwise.
-            line_start = text.rfind("\n", 0, node.start) + 1
-            return "[" in text[line_start:node.start] or "{" in text[line_start:node.start]
-    return False
 
 
 def _is_flow_sequence(seq) -> bool:
@@ -316,9 +297,8 @@ class ArgvEditor:
             return json.dumps(shell_text, ensure_ascii=False)[1:-1]
         if scalar.style == "'":
             return shell_text.replace("'", "''")
-        # plain: the new text must not end or fold the scalar
-        flow = in_flow(scalar)
-        if ": " in shell_text or " #" in shell_text or (flow and any(c in shell_text for c in ",[]{}")):
+        # plain: the new text must not end the scalar (flow-context rules: the strictest)
+        if ": " in shell_text or " #" in shell_text or any(c in shell_text for c in ",[]{}"):
             return None
         return shell_text
 
@@ -503,12 +483,17 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
         if text is not None and b"\x00" not in data[:8192]:
             files[shown] = _File(path, shown, text, data.startswith(b"\xef\xbb\xbf"), text)
 
-    def lint():
-        return _lint_texts(paths, options, {f.shown: f.text for f in files.values() if f.text != f.original})
+    # Fixes come from the rules the user selected; verification runs every rule, so that a fix never
+    # trades a selected finding for one the selection happens to hide.
+    everything = dataclasses.replace(options, select=None, ignore=None)
+    narrowed = bool(options.select or options.ignore)
 
-    baseline, baseline_world = lint()
+    def lint(with_options=options):
+        return _lint_texts(paths, with_options, {f.shown: f.text for f in files.values() if f.text != f.original})
+
+    result, _ = lint()
+    baseline, baseline_world = lint(everything) if narrowed else (result, _)
     outcome = FixOutcome()
-    result, world = baseline, baseline_world
     for _ in range(MAX_PASSES):
         chosen = _choose(result.findings, unsafe, files)
         if not chosen:
@@ -517,21 +502,20 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
             record = files[shown]
             record.text = apply_edits(record.text, [e for fix in fixes for e in fix.edits])
             record.applied += len(fixes)
-        result, world = lint()
+        result, _ = lint()
 
     # Verify; a refused file goes back to its original text, which changes the world: check again.
-    while True:
-        changed = [f for f in files.values() if f.text != f.original]
-        if not changed:
-            break
-        problems = _verify(baseline, baseline_world, result, world, {f.shown for f in changed})
+    while any(f.text != f.original for f in files.values()):
+        changed = {f.shown for f in files.values() if f.text != f.original}
+        after, world = lint(everything) if narrowed else lint()
+        problems = _verify(baseline, baseline_world, after, world, changed)
         if not problems:
             break
         for shown, reason in problems.items():
             record = files[shown]
             record.text, record.applied = record.original, 0
             outcome.refused.append((shown, reason))
-        result, world = lint()
+    result, _ = lint()
 
     diffs = []
     for record in sorted(files.values(), key=lambda f: f.shown):

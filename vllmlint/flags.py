@@ -58,10 +58,10 @@ def classify(flag: str, release) -> tuple[object, FlagStatus]:
     """(Resolution, FlagStatus) for one flag (without `=value`) on a catalogued release."""
     resolution = release.resolve(flag)
     spelling = _spelling(flag)
+    if resolution.kind in ("exact", "alias", "positional"):
+        return resolution, FlagStatus(OK, spelling)  # the common case: no table is even loaded
     curated = removed().get(spelling)
     hint = (curated or {}).get("replacement", "") or (never_existed().get(spelling) or {}).get("instead", "")
-    if resolution.kind in ("exact", "alias", "positional"):
-        return resolution, FlagStatus(OK, spelling)
     history = catalog.history(spelling)
     if resolution.kind == "prefix":
         gone = catalog.removed_between(spelling, release.version) if history else None

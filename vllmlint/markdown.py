@@ -19,6 +19,7 @@ class Block:
     text: str  # the whole file, blanked outside the block
     start_line: int  # 1-based line of the opening fence
     first_offset: int  # offset of the block's first content character
+    end_offset: int  # offset just past the block's content (where the closing fence starts)
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -51,7 +52,7 @@ def fenced_blocks(text: str) -> list[Block]:
             if language == "console" or language == "shell-session":
                 body = _console_commands(body, content_start, content_end)
             kind = "yaml" if language in YAML_LANGS else "shell"
-            blocks.append(Block(kind, body, text.count("\n", 0, opening.start()) + 1, content_start))
+            blocks.append(Block(kind, body, text.count("\n", 0, opening.start()) + 1, content_start, content_end))
     return blocks
 
 

@@ -18,7 +18,6 @@ Suppressions that hide nothing become VL003 (unused-suppression), those without 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -126,6 +125,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
     for directive in directives:
         outcome.problems.extend(_problems(directive, require_reason, active, meta=True))
     outcome.problems.sort(key=lambda f: f.sort_key)
+    outcome.suppressed.sort(key=lambda f: f.sort_key)
     return outcome
 
 
@@ -198,6 +198,8 @@ def _problems(directive: Directive, require_reason: bool, active, meta: bool) ->
         if entry.code is None:
             if meta:
                 continue
+            import difflib
+
             close = difflib.get_close_matches(entry.name, [r.name for r in rules.values()], n=1, cutoff=0.6)
             hint = f" (did you mean `{close[0]}`?)" if close else "; use a rule code (VL201) or name (image-unpinned)"
             result.append(_finding(UNUSED, f"`{entry.name}` in `{directive.text}` names no rule, so it suppresses "

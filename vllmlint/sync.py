@@ -210,50 +210,59 @@ class Tree:
 class Module:
     def __init__(self, tree: Tree, name: str, node: ast.Module, is_package: bool):
         self.tree, self.name, self.node, self.is_package = tree, name, node, is_package
-        self.bindings: dict[str, tuple] = {}
-        self._values: dict[str, Any] = {}
-        self._resolving: set[str] = set()
-        self._collect(node.body, type_checking_else=False)
+        self.bindings: dict[str, tuple] = {}      # what the code sees at run time
+        self.tc_bindings: dict[str, tuple] = {}   # what a type checker sees (`if TYPE_CHECKING:` imports)
+        self._values: dict[tuple, Any] = {}
+        self._resolving: set[tuple] = set()
+        self._collect(node.body)
 
-    def _bind(self, name: str, binding: tuple):
-        # Keep the first real binding; an import beats a plain assignment (TYPE_CHECKING idiom).
-        old = self.bindings.get(name)
-        if old is None or (old[0] == "assign" and binding[0] == "import"):
+    def _bind(self, name: str, binding: tuple, fallback: bool = False, type_checking: bool = False):
+        if type_checking:
+            self.tc_bindings[name] = binding
+        # Module code runs top to bottom, so the last binding is the runtime value. Names bound only
+        # under `if TYPE_CHECKING:` are kept as a fallback (string annotations still refer to them).
+        if fallback or type_checking:
+            self.bindings.setdefault(name, binding)
+        else:
             self.bindings[name] = binding
 
-    def _collect(self, body, type_checking_else: bool):
+    def _collect(self, body, fallback: bool = False, tc: bool = False):
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._bind(stmt.name, ("def", stmt))
+                self._bind(stmt.name, ("def", stmt), fallback, tc)
             elif isinstance(stmt, ast.ClassDef):
-                self._bind(stmt.name, ("class", stmt))
+                self._bind(stmt.name, ("class", stmt), fallback, tc)
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
-                        self._bind(target.id, ("assign", stmt.value))
+                        self._bind(target.id, ("assign", stmt.value), fallback, tc)
             elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                self._bind(stmt.target.id, ("assign", stmt.value))
+                self._bind(stmt.target.id, ("assign", stmt.value), fallback, tc)
             elif type(stmt).__name__ == "TypeAlias":
-                self._bind(stmt.name.id, ("assign", stmt.value))
+                self._bind(stmt.name.id, ("assign", stmt.value), fallback, tc)
             elif isinstance(stmt, ast.ImportFrom):
                 base = self._absolute(stmt.module, stmt.level)
                 for alias in stmt.names:
                     if alias.name != "*":
-                        self._bind(alias.asname or alias.name, ("import", base, alias.name))
+                        self._bind(alias.asname or alias.name, ("import", base, alias.name), fallback, tc)
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     if alias.asname:
-                        self._bind(alias.asname, ("import", alias.name, None))
+                        self._bind(alias.asname, ("import", alias.name, None), fallback, tc)
                     else:
                         top = alias.name.split(".")[0]
-                        self._bind(top, ("import", top, None))
+                        self._bind(top, ("import", top, None), fallback, tc)
             elif isinstance(stmt, ast.If):
-                self._collect(stmt.body, type_checking_else)
-                self._collect(stmt.orelse, type_checking_else)
+                if "TYPE_CHECKING" in ast.unparse(stmt.test):
+                    self._collect(stmt.orelse, fallback, tc)
+                    self._collect(stmt.body, fallback=True, tc=True)
+                else:
+                    self._collect(stmt.body, fallback, tc)
+                    self._collect(stmt.orelse, fallback=True, tc=tc)
             elif isinstance(stmt, ast.Try):
-                self._collect(stmt.body, type_checking_else)
-                for handler in stmt.handlers:
-                    self._collect(handler.body, type_checking_else)
+                self._collect(stmt.body, fallback, tc)
+                for handler in stmt.handlers:   # the except branch runs only if the body failed
+                    self._collect(handler.body, fallback=True, tc=tc)
 
     def _absolute(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -266,16 +275,18 @@ class Module:
         return ".".join(parts + ([module] if module else []))
 
     def lookup(self, name: str, interp: "Interp") -> Any:
-        if name in self._values:
-            return self._values[name]
-        if name in self._resolving:
+        view = interp.type_checking and name in self.tc_bindings
+        key = (view, name)
+        if key in self._values:
+            return self._values[key]
+        if key in self._resolving:
             return UNKNOWN
-        binding = self.bindings.get(name)
+        binding = self.tc_bindings[name] if view else self.bindings.get(name)
         if binding is None:
             if name in _BUILTIN_TYPES or name in __builtins__ if isinstance(__builtins__, dict) else hasattr(__builtins__, name):
                 return Ext(name)
             return UNKNOWN
-        self._resolving.add(name)
+        self._resolving.add(key)
         try:
             kind = binding[0]
             if kind == "def":
@@ -287,8 +298,8 @@ class Module:
             else:
                 value = interp.import_value(binding[1], binding[2])
         finally:
-            self._resolving.discard(name)
-        self._values[name] = value
+            self._resolving.discard(key)
+        self._values[key] = value
         return value
 
 
@@ -314,6 +325,9 @@ class Interp:
         self.recorded: list[Recorded] = []
         self.depth = 0
         self.get_kwargs_source = ""
+        # False: names as the running code sees them. True: as a type checker sees them; used only for
+        # values vLLM documents but does not enforce (`QuantizationMethods = Any` at run time).
+        self.type_checking = False
 
     # ---- imports
     def import_value(self, module: str, attr: str | None) -> Any:
@@ -1027,8 +1041,28 @@ class Interp:
                 entry["type"] = Ext("str")
             if "None" in atoms and "bool" not in atoms and entry.get("choices"):
                 entry["choices"] = list(entry["choices"]) + ["None"]
+            if "choices" not in entry and "_known_values" not in entry:
+                static_literals, static_classes = self.type_checking_hints(cls, name)
+                if static_literals:
+                    entry["_known_values"] = static_literals
+                if static_classes and entry.get("type") == Ext("json.loads") and "_json_class" not in entry:
+                    entry["_json_class"] = static_classes[0]
             kwargs[name] = entry
         return kwargs
+
+    def type_checking_hints(self, cls: ClassVal, field_name: str) -> tuple[list, list]:
+        """Literal values and dataclasses in a field's annotation as a type checker sees it."""
+        self.type_checking = True
+        try:
+            info = self.dataclass_fields(cls).get(field_name)
+        finally:
+            self.type_checking = False
+        if info is None:
+            return [], []
+        hints, _ = _flatten_hints(info["annotation"])
+        literals = [v for h in hints if isinstance(h, LiteralType) for v in h.values if _plain(v)]
+        classes = [h for h in hints if isinstance(h, ClassVal) and self.is_dataclass(h)]
+        return list(dict.fromkeys(literals)), classes
 
     def is_dataclass(self, cls: ClassVal) -> bool:
         for klass in self.mro(cls):
@@ -1054,9 +1088,9 @@ def _element_type(generic: GenericType | None) -> Any:
     return Ext("str")
 
 
-def _flatten_hints(annotation: Any) -> tuple[set, dict]:
+def _flatten_hints(annotation: Any) -> tuple[dict, dict]:
     """Turn an evaluated annotation into a set of atoms ('int', 'None', LiteralType, ClassVal, GenericType)."""
-    hints: set = set()
+    hints: dict = {}   # an ordered set: the output must not depend on hash randomisation
     bounds: dict = {}
 
     def visit(t):
@@ -1067,19 +1101,19 @@ def _flatten_hints(annotation: Any) -> tuple[set, dict]:
             bounds.update(dict(t.bounds))
             visit(t.inner)
         elif t is None or (isinstance(t, Ext) and t.name in ("None", "NoneType", "types.NoneType")):
-            hints.add("None")
+            hints.setdefault("None", None)
         elif isinstance(t, Ext):
             short = t.name.split(".")[-1]
-            hints.add(short if short in _BUILTIN_TYPES else "other")
+            hints.setdefault(short if short in _BUILTIN_TYPES else "other", None)
         elif isinstance(t, GenericType):
             if t.origin in _BUILTIN_TYPES:
-                hints.add(t)
+                hints.setdefault(t, None)
             else:
-                hints.add("other")
+                hints.setdefault("other", None)
         elif isinstance(t, (LiteralType, ClassVal)):
-            hints.add(t)
+            hints.setdefault(t, None)
         else:
-            hints.add("unknown")
+            hints.setdefault("unknown", None)
 
     visit(annotation)
     return hints, bounds
@@ -1230,6 +1264,12 @@ class ReleaseFeatures:
     deprecation_notes: dict = field(default_factory=dict)
 
 
+# "[DEPRECATED] ...", "(Deprecated) ...", "... is deprecated", "... will be removed in v0.12" -- but not
+# "Enable deprecated Prometheus metrics" or "allow deprecated quantization methods".
+_DEPRECATED_HELP = re.compile(r"^\s*[\[(]?deprecated\b|\b(?:is|are|has been|now) deprecated\b|\bwill be removed in v?\d",
+                              re.I)
+
+
 def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hints: dict) -> tuple[str, dict] | None:
     kw = rec.kwargs
     flags = list(dict.fromkeys(rec.flags))
@@ -1298,7 +1338,7 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
     help_text = kw.get("help")
     deprecated = kw.get("deprecated") is True
     note = feats.deprecation_notes.get(canonical if positional else "--" + canonical)
-    if isinstance(help_text, str) and re.search(r"\bdeprecated\b", help_text, re.I):
+    if isinstance(help_text, str) and _DEPRECATED_HELP.search(help_text):
         deprecated = True
         note = note or " ".join(help_text.split())[:300]
     if note:
@@ -1315,7 +1355,11 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
         if json_cls is None:
             json_cls = _guess_config_class(interp, canonical)
         if json_cls is not None:
-            fields = interp.dataclass_fields(json_cls)
+            interp.type_checking = True   # documented keys and values, as a type checker sees them
+            try:
+                fields = interp.dataclass_fields(json_cls)
+            finally:
+                interp.type_checking = False
             info["json_keys"] = sorted(k for k in fields if not k.startswith("_"))
             values = {}
             for key, finfo in fields.items():
@@ -1394,7 +1438,36 @@ def release_features(interp: Interp) -> ReleaseFeatures:
             match = re.search(r"argument '(--[\w-]+)' is deprecated", text)
             if match:
                 feats.deprecation_notes[match.group(1)] = " ".join(text.split())
+    feats.deprecation_notes = {**_deprecation_messages(interp.tree), **feats.deprecation_notes}
     return feats
+
+
+_DEPRECATED_SENTENCE = re.compile(
+    r"[`'\"]?(--[a-z0-9][a-z0-9-]*)[`'\"]?(?: option| flag| argument)? (?:is|are|has been|was) (?:now )?deprecated")
+
+
+def _deprecation_messages(tree: Tree) -> dict[str, str]:
+    """`"--x is deprecated ..."` warnings vLLM prints after parsing (not visible to argparse)."""
+    notes: dict[str, str] = {}
+    prefixes = ("vllm/engine/", "vllm/entrypoints/", "vllm/config", "vllm/utils/argparse")
+    for path, text in sorted(tree.files.items()):
+        if not path.startswith(prefixes) or "deprecated" not in text:
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(module):
+            if isinstance(node, ast.JoinedStr):
+                string = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                string = node.value
+            else:
+                continue
+            for match in _DEPRECATED_SENTENCE.finditer(string):
+                sentence = " ".join(string[match.start():].split())
+                notes.setdefault(match.group(1), sentence[:300].strip("`'\" "))
+    return notes
 
 
 def _env_type(lambda_src: str, annotation: str | None) -> str:
@@ -1477,14 +1550,17 @@ def extract_metrics(tree: Tree) -> dict:
                 continue
             candidates = [a for a in node.args[:1]] + [k.value for k in node.keywords if k.arg == "name"]
             names = [c.value for c in candidates if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                     and re.fullmatch(r"vllm:[a-zA-Z0-9_:]+", c.value)]
+                     and re.fullmatch(r"vllm:[a-zA-Z0-9_]+", c.value)]
             if not names:
                 continue
+            # only metric constructors (prometheus_client.Gauge, self._counter_cls, ...): this skips
+            # torch custom ops ("vllm::...") and other "vllm:" strings
             func = ast.unparse(node.func).lower()
-            kind = next((k for k in _METRIC_KINDS if k in func), "unknown")
+            kind = next((k for k in _METRIC_KINDS if k in func), None)
+            if kind is None:
+                continue
             for name in names:
-                if out.get(name, "unknown") == "unknown":
-                    out[name] = kind
+                out.setdefault(name, kind)
     return dict(sorted(out.items()))
 
 
@@ -1499,7 +1575,12 @@ def _literal_hints(interp: Interp) -> dict:
         cls = _find_class(interp, module, name)
         if cls is None:
             continue
-        for fname, info in interp.dataclass_fields(cls).items():
+        interp.type_checking = True
+        try:
+            fields = interp.dataclass_fields(cls)
+        finally:
+            interp.type_checking = False
+        for fname, info in fields.items():
             found, _ = _flatten_hints(info["annotation"])
             values = [v for h in found if isinstance(h, LiteralType) for v in h.values if _plain(v)]
             if values:

@@ -40,6 +40,23 @@ def default_gpu_memory_utilization(version: str | tuple[int, ...] | None = None)
     return 0.92 if parse_version(version) >= (0, 20, 0) else 0.9
 
 
+# vLLM's minimum compute capability for NVIDIA GPUs, by release:
+#   before 0.20.0: 7.0 - the GPU guide says "compute capability 7.0 or higher (e.g., V100, T4, ...)" up to
+#     docs.vllm.ai/en/v0.14.0, and the PyPI wheels 0.14.1 - 0.19.1 still carry sm_70 kernels in _C / _moe_C;
+#   from 0.20.0: 7.5 - the 0.20.0 wheel is the first with no sm_70 code (bisected over the PyPI wheels by
+#     reading the CUDA fatbins of vllm/*.so), and the guide at v0.21.0 says "compute capability 7.5 or higher
+#     (e.g., T4, RTX20xx, A100, L4, H100, B200, etc.)"; the audited 0.29 reference: "excluding V100 (7.0)".
+CAPABILITY_FLOORS = (((0, 0, 0), (7, 0)), ((0, 20, 0), (7, 5)))
+
+
+def capability_floor(version: str | tuple[int, ...] | None = None) -> tuple[int, int]:
+    """The lowest compute capability the release's CUDA build supports (None: the newest release)."""
+    if version is None:
+        return CAPABILITY_FLOORS[-1][1]
+    key = parse_version(version)
+    return [floor for start, floor in CAPABILITY_FLOORS if key >= start][-1]
+
+
 def uses_v1_engine(version: str | tuple[int, ...] | None = None) -> bool:
     return parse_version(version) >= (0, 8, 0)  # V1 became the default engine in 0.8.0
 
@@ -437,9 +454,10 @@ def _notes(model: ModelSpec, gpu: GPU, tp: int, pp: int, max_len: int, quant: st
     if max_len > model.max_position_embeddings:
         notes.append(f"max_model_len {max_len} exceeds max_position_embeddings {model.max_position_embeddings};"
                      " vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
-    if capability < (7, 5):
-        notes.append(f"{gpu.id} has compute capability {gpu.compute_capability}: the vLLM 0.29 GPU guide requires 7.5+"
-                     " (older releases ran on V100)")
+    floor = capability_floor(version)
+    if capability < floor:
+        notes.append(f"{gpu.id} has compute capability {gpu.compute_capability}: vLLM {'.'.join(map(str, version))}"
+                     f" supports {floor[0]}.{floor[1]}+ (V100 ran up to 0.19.x)")
     if not gpu.bf16 and model.torch_dtype == "bfloat16" and dtype in ("auto", "bfloat16"):
         notes.append(f"{gpu.id} (compute capability {gpu.compute_capability}) has no bfloat16:"
                      " --dtype bfloat16 fails; auto/half runs in float16 (same size)")
@@ -477,5 +495,5 @@ def smallest_tp_that_fits(
 
 __all__ = [
     "Estimate", "RankMemory", "estimate", "smallest_tp_that_fits", "gib", "to_gib", "parse_version",
-    "default_gpu_memory_utilization", "canonical_quantization", "pp_layer_ranges", "QUANTIZED_LINEAR_BYTES",
+    "default_gpu_memory_utilization", "capability_floor", "canonical_quantization", "pp_layer_ranges", "QUANTIZED_LINEAR_BYTES",
 ]

@@ -190,7 +190,8 @@ def read_workload(invocation) -> Workload:
     """The settings of one invocation (no placement: see `workloads`)."""
     work = Workload(invocation)
     for option in invocation.options:
-        flag = option.name.replace("_", "-")
+        # `canonical`: how the release's own parser reads it (`--max_model_len`, a prefix like `--max-model`).
+        flag = getattr(option, "canonical", None) or option.name.replace("_", "-")
         flag = _ALIASES.get(flag, flag)
         work.options[flag] = option
     for flag, option in work.options.items():

@@ -29,18 +29,26 @@ def check(ctx: Context):
                               about=invocation, value=module.text)
 
 
+def _oldest_catalogued() -> str:
+    from ..catalog import releases
+
+    return releases()[0]
+
+
 def serve_fix(invocation):
     """`python -m vllm.entrypoints.openai.api_server [...] --model X` -> `vllm serve X [...]`.
 
     Safe: the shim runs the same server with the same parser, and `vllm serve` takes the model as its
     first argument. No fix when the model is ambiguous (two `--model`s, or `--model` beside a positional)
     or a positional is not first (argparse would take an optional positional too early)."""
-    from ..fix import SAFE, Keep, argv_editor, make_fix
+    from ..fix import SAFE, UNSAFE, Keep, argv_editor, make_fix
 
     try:
         editor = argv_editor(invocation)
-        if editor is None:
-            return None
+        if editor is None or len(invocation.entry) != 3:
+            return None  # `python -u -m ...`: `vllm` would drop the interpreter options
+        if invocation.release and version_key(invocation.release) < version_key(_oldest_catalogued()):
+            return None  # older than any release whose `vllm serve` was examined
         models = invocation.option("--model")
         positionals = [t for t in invocation.positionals if not t.dynamic]
         if len(models) > 1 or (models and positionals):
@@ -53,15 +61,26 @@ def serve_fix(invocation):
             option = models[0]
             if option.value_token is None:
                 return None
-            words.append(Keep(option.value_token, option.name + "=" if option.inline else ""))
-            removal = editor.delete_options([option])
-            if removal is None:
+            if editor.mode == "list" and invocation.tokens and invocation.tokens[0] is option.token:
+                # `--model X` right after the module: drop `--model` and X is in place (the list keeps
+                # its items where they are, so `args: [--model, X]` never ends up empty).
+                if option.inline:
+                    edits.extend(editor.replace([option.token], [Keep(option.token, option.name + "=")]) or [None])
+                else:
+                    edits.extend(editor.delete([option.token]) or [None])
+            else:
+                words.append(Keep(option.value_token, option.name + "=" if option.inline else ""))
+                edits.extend(editor.delete_options([option]) or [None])
+            if None in edits:
                 return None
-            edits.extend(removal)
         replacement = editor.replace(invocation.entry, words)
         if replacement is None:
             return None
         edits.extend(replacement)
-        return make_fix(edits, SAFE, "run `vllm serve MODEL` instead of the deprecated api_server module")
+        # `/opt/venv/bin/python -m ...` names its environment; plain `vllm` is whatever PATH finds.
+        pinned_interpreter = "/" in invocation.entry[0].text
+        return make_fix(edits, UNSAFE if pinned_interpreter else SAFE,
+                        "run `vllm serve MODEL` instead of the deprecated api_server module"
+                        + (" (`vllm` from PATH instead of that interpreter)" if pinned_interpreter else ""))
     except Exception:  # a fix we cannot build never costs the finding
         return None

@@ -64,7 +64,8 @@ def _drop_fix(invocation, option, entry):
         editor = argv_editor(invocation)
         flag = option.name.replace("_", "-")
         words = _RESPELLED.get(flag)
-        if editor and words and option.value is None and not invocation.option(words[0]):
+        if (editor and words and option.value is None and not invocation.option(words[0])
+                and _catalog_accepts(invocation, words[0])):
             return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
         edits = editor.delete_options([option]) if editor else None
         lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
@@ -73,6 +74,22 @@ def _drop_fix(invocation, option, entry):
         return make_fix(edits, SAFE if lost_nothing else UNSAFE, f"delete the removed flag `{option.name}`")
     except Exception:  # a fix we cannot build never costs the finding
         return None
+
+
+def _catalog_accepts(invocation, flag: str, config: dict | None = None) -> bool:
+    """The release catalog the invocation is checked against has `flag` (and, for a JSON option, the
+    keys and the `method` written): a fix must not write what the other rules would then reject."""
+    release = getattr(invocation, "catalog", None)
+    if release is None:
+        return True  # no catalog: the release bounds above are all there is
+    option = release.option(flag)
+    if option is None:
+        return False
+    keys = set(option.json_keys or ())
+    if config and keys and not set(config) <= keys:
+        return False
+    methods = (option.json_key_values or {}).get("method")
+    return not (config and methods and config.get("method") not in methods)
 
 
 def _literal(option) -> bool:
@@ -117,7 +134,10 @@ def _speculative_fix(invocation) -> dict:
         else:
             head = {"model": model.value, "num_speculative_tokens": config.pop("num_speculative_tokens"),
                     "method": "draft_model"}
-        value = json.dumps({**head, **config})
+        config = {**head, **config}
+        if not _catalog_accepts(invocation, "--speculative-config", config):
+            return {}
+        value = json.dumps(config)
         editor = argv_editor(invocation)
         if editor is None:
             return {}

@@ -188,14 +188,9 @@ def _port_fix(node, ports, what: str):
     if not isinstance(node, Scalar) or api is None:
         return None
     numeric = isinstance(node.value, int) or (scalar_str(node) or "").isdigit()
-    edit = replace_number(node, api) if numeric else replace_number(_plain(node), api)
+    edit = replace_number(node, api, keep_quotes=numeric)
     return make_fix([edit] if edit else None, SAFE if numeric else UNSAFE,
                     f"point {what} at vLLM's API port {api}")
-
-
-def _plain(node):
-    """A named port's scalar, so that `replace_number` writes a bare number (an int, not a name)."""
-    return Scalar(node.start, node.end, node.source, node.value, node.text, None)
 
 
 def _service_port_name_fix(node, service, template, ports):

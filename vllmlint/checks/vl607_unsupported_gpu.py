@@ -1,19 +1,11 @@
 """VL607: the GPU (or accelerator) the pod lands on cannot run this vLLM build, dtype or FP8 setting."""
 import re
 
+from ..capacity.estimate import capability_floor
 from ..capacity.lint import also_words, capacity_workloads, judge, scope
 from ..capacity.workload import pod_node_constraints
 from ..finding import Severity
-from ..release import version_key
 from . import Context
-
-# vLLM's minimum compute capability for NVIDIA GPUs, by release:
-#   before 0.20.0: 7.0 - the GPU guide says "compute capability 7.0 or higher (e.g., V100, T4, ...)" up to
-#     docs.vllm.ai/en/v0.14.0, and the PyPI wheels 0.14.1 - 0.19.1 still carry sm_70 kernels in _C / _moe_C;
-#   from 0.20.0: 7.5 - the 0.20.0 wheel is the first with no sm_70 code (bisected over the PyPI wheels by
-#     reading the CUDA fatbins of vllm/*.so), and the guide at v0.21.0 says "compute capability 7.5 or higher
-#     (e.g., T4, RTX20xx, A100, L4, H100, B200, etc.)"; the audited 0.29 reference: "excluding V100 (7.0)".
-CAPABILITY_FLOORS = (("0.0.0", (7, 0)), ("0.20.0", (7, 5)))
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")
@@ -22,17 +14,6 @@ _OTHER_ACCELERATORS = {"amd.com/gpu": "AMD GPUs", "google.com/tpu": "TPUs", "aws
                        "habana.ai/gaudi": "Intel Gaudi accelerators"}
 _NON_NVIDIA_INSTANCE = re.compile(r"^(trn\d+n?|inf\d+|g4ad|dl1|dl2q)\.", re.I)
 _FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
-
-
-def capability_floor(release: str | None):
-    """The documented floor for a release (None: the newest, 7.5), or None when not known for that release."""
-    if release is None:
-        return CAPABILITY_FLOORS[-1][1]
-    floor = None
-    for start, value in CAPABILITY_FLOORS:
-        if version_key(release) >= version_key(start):
-            floor = value
-    return floor
 
 
 def _cc(gpu) -> str:
@@ -47,8 +28,8 @@ def check(ctx: Context):
             continue
         anchor = work.container.image if work.container is not None and work.container.image is not None else work.model_token
         release = work.release
-        floor = capability_floor(release)
-        if floor is not None:
+        floor = capability_floor(release)  # the release's documented floor; the newest when unknown
+        if floor:
             failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < floor)
             if failing:
                 severity, rest = scope(ctx, failing, all_fail, hosting)

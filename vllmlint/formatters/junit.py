@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..finding import Finding
+from ..finding import Finding, Notice
 from . import Report, rule_name, rules_by_code, sentence
 
 SUITE_NAME = "vllmlint"
@@ -64,6 +64,13 @@ def _failure_body(finding: Finding, rules: dict) -> str:
     return xml_text("\n".join(lines) + "\n")
 
 
+def _notice_line(notice: Notice) -> str:
+    where = notice.path
+    if where and notice.line >= 1:
+        where += f":{notice.line}"
+    return f"{notice.level}: {where + ': ' if where else ''}{notice.code} {notice.message}\n"
+
+
 def build(report: Report) -> ET.Element:
     rules = rules_by_code(report)
     root = ET.Element("testsuites", {"name": SUITE_NAME})
@@ -81,9 +88,7 @@ def build(report: Report) -> ET.Element:
         ET.SubElement(suite, "testcase", {"classname": SUITE_NAME, "name": "no findings"})
     if report.notices:
         out = ET.SubElement(suite, "system-out")
-        out.text = xml_text("".join(
-            f"{n.level}: {n.path + ':' if n.path else ''}{str(n.line) + ':' if n.path and n.line >= 1 else ''}"
-            f" {n.code} {n.message}\n" for n in report.notices))
+        out.text = xml_text("".join(_notice_line(n) for n in report.notices))
 
     counts = {
         "tests": str(len(suite.findall("testcase"))),

@@ -1,0 +1,59 @@
+"""Runbooks: fenced yaml/bash/console blocks of Markdown files are linted in place."""
+from vllmlint.engine import LintOptions, lint_text
+
+RUNBOOK = """# Serving runbook
+
+Start the server by hand:
+
+```bash
+python -m vllm.entrypoints.openai.api_server --model m --swap-space 4
+```
+
+Or deploy it:
+
+```yaml
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: nginx
+```
+
+A session:
+
+```console
+$ vllm serve m \\
+    --rank 0
+INFO: --rank is not a flag anyone should type
+```
+
+```python
+subprocess.run(["vllm", "serve", "m", "--swap-space", "4"])
+```
+
+    indented code is not a fenced block: vllm serve m --swap-space 4
+"""
+
+
+def test_fenced_blocks_are_linted_with_markdown_positions():
+    result = lint_text(RUNBOOK, "docs/runbook.md", LintOptions(vllm_version="0.29.0"))
+    found = [(f.span.line, f.span.col, f.code) for f in result.findings]
+    assert found == [(6, 11, "VL101"), (6, 56, "VL102"), (18, 12, "VL201"), (25, 5, "VL103")]
+    assert all(f.path == "docs/runbook.md" for f in result.findings)
+
+
+def test_console_output_lines_and_other_languages_are_ignored():
+    result = lint_text(RUNBOOK, "docs/runbook.md", LintOptions(select=["VL103"], vllm_version="0.29.0"))
+    assert [f.span.line for f in result.findings] == [25]  # not the INFO output line
+
+
+def test_broken_yaml_block_is_reported_at_its_markdown_line():
+    text = "intro\n\n```yaml\na: [1, 2\n```\n"
+    result = lint_text(text, "x.md")
+    assert [(f.code, f.span.line) for f in result.findings] == [("VL001", 5)]
+
+
+def test_markdown_without_blocks_is_fine():
+    assert lint_text("# Title\n\nNothing to see.\n", "README.md").findings == []

@@ -1,0 +1,42 @@
+"""VL105: a flag that only releases newer than the one the workload runs accept."""
+from __future__ import annotations
+
+from . import Context, describe_workload
+
+
+def release_phrase(invocation) -> str:
+    """'vLLM 0.6.4.post1, the release Deployment x runs (image tag ...)', for messages of the VL1xx rules."""
+    version = invocation.release or invocation.catalog.version
+    if invocation.release is None or invocation.assumed:
+        return f"vLLM {invocation.catalog.version} (assumed: the release {describe_workload(invocation)} runs is unknown)"
+    origin = f" ({invocation.release_origin})" if invocation.release_origin else ""
+    return f"vLLM {version}, the release {describe_workload(invocation)} runs{origin}"
+
+
+def catalog_note(invocation) -> str:
+    """When the release itself is not catalogued, say which catalogued release stood in for it."""
+    if invocation.release and invocation.release != invocation.catalog.version and not invocation.beyond_catalog:
+        return f" (checked against {invocation.catalog.version}, the closest catalogued release before it)"
+    return ""
+
+
+def check(ctx: Context):
+    for invocation in ctx.world.invocations:
+        for option in invocation.options:
+            status = option.status
+            if status is None or status.kind != "too-new":
+                continue
+            exact = not catalog_note(invocation)
+            yield ctx.finding(
+                option.token,
+                f"`{status.spelling}` does not exist in {release_phrase(invocation)}{catalog_note(invocation)}; "
+                f"it first appears in {status.first_release}. vLLM exits with \"unrecognized arguments\" and the "
+                f"pod crash-loops: upgrade the image to {status.first_release} or later, or drop the flag.",
+                about=invocation, value=status.spelling,
+                severity=None if exact else min(ctx.severity, _warning()))
+
+
+def _warning():
+    from ..finding import Severity
+
+    return Severity.WARNING

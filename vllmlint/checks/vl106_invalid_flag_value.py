@@ -1,0 +1,214 @@
+"""VL106: a flag value the target release's parser or config validation rejects.
+
+The release catalog is a JSON Schema (`schemas/vllm/<version>.json`): each option is a property with
+its type, enforced choices (`enum`) and range. The known values of an invocation become one instance
+{option name: typed value}, validated against that schema; each error goes back to the value's token.
+What the schema cannot say (a value given to a switch, JSON that does not parse, JSON keys and methods,
+values vLLM knows but does not enforce at parse time) is checked from the options' `x-vllm` data.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import lru_cache
+
+from ..finding import Severity
+from . import Context
+
+# vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
+_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
+_MULTIPLIER = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
+
+
+@lru_cache(maxsize=None)
+def _validator(version: str):
+    import jsonschema  # only when this rule runs: the import costs ~50 ms
+
+    from .. import catalog
+
+    schema = catalog.load(version).schema
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def _typed(option, text: str):
+    """The value as argparse hands it to vLLM; the text itself when it does not convert (the schema
+    then reports the type). None for values vLLM reads as None ("None", "")."""
+    if text in ("None", ""):
+        return None
+    kind = option.type
+    if kind == "int":
+        match = _HUMAN_INT.match(text.strip())
+        if match:
+            return int(float(match.group(1)) * _MULTIPLIER[match.group(2)])
+        if text.strip().lower() == "auto" and option.name == "max-model-len":
+            return -1
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if kind == "json":
+        return None  # checked separately: its own parse errors and keys
+    if kind in ("str",):
+        return text
+    return None
+
+
+def _open_json(ctx: Context) -> set[str]:
+    return {entry["option"] for entry in (ctx.rule.data or {}).get("open_json", [])}
+
+
+def _describe_range(prop: dict) -> str:
+    low = "" if prop.get("minimum") is None else f">= {prop['minimum']}"
+    low = low or ("" if prop.get("exclusiveMinimum") is None else f"> {prop['exclusiveMinimum']}")
+    high = "" if prop.get("maximum") is None else f"<= {prop['maximum']}"
+    high = high or ("" if prop.get("exclusiveMaximum") is None else f"< {prop['exclusiveMaximum']}")
+    return " and ".join(p for p in (low, high) if p)
+
+
+def _schema_message(error, option, release_text: str) -> str:
+    prop = error.schema if isinstance(error.schema, dict) else {}
+    shown = f"`{option.name} {option.value}`" if not option.inline else f"`{option.token.text}`"
+    if error.validator == "enum":
+        choices = ", ".join(str(c) for c in error.validator_value)
+        near = difflib.get_close_matches(str(error.instance), [str(c) for c in error.validator_value], n=1)
+        hint = f" Did you mean `{near[0]}`?" if near else ""
+        return (f"{shown}: `{error.instance}` is not one of the choices of {release_text}: {choices}. "
+                f"argparse exits with \"invalid choice\".{hint}")
+    if error.validator == "type":
+        wanted = {"integer": "an integer", "number": "a number", "string": "a string",
+                  "boolean": "a boolean"}.get(str(error.validator_value), str(error.validator_value))
+        return (f"{shown}: `{error.instance}` is not {wanted}, so vLLM's parser exits with an invalid-value "
+                f"error: give {wanted}.")
+    if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return (f"{shown} is out of range: {release_text} accepts values {_describe_range(prop)}, and "
+                f"refuses to start otherwise. {_help_hint(option)}").rstrip()
+    return f"{shown}: {error.message} ({release_text})."
+
+
+def _help_hint(option) -> str:
+    help_text = getattr(getattr(option.resolution, "option", None), "help", "") or ""
+    return f"vLLM's help: \"{help_text}\"" if help_text else ""
+
+
+def check(ctx: Context):
+    open_json = _open_json(ctx)
+    for invocation in ctx.world.invocations:
+        release = invocation.catalog
+        release_text = f"vLLM {invocation.release or release.version}"
+        # argparse converts every occurrence of a repeated flag: one instance per repetition.
+        instances: list[dict] = []
+        positionals = {id(t) for t in invocation.positionals}
+        for index, option in enumerate(invocation.options):
+            known = getattr(option.resolution, "option", None)
+            if known is None or option.status is None or option.status.kind != "ok" or known.positional:
+                continue
+            if not known.takes_value:
+                yield from _switch_value(ctx, invocation, option, known, positionals)
+                continue
+            if option.value is None:
+                if known.nargs not in ("?", "*") and option.resolution.value is None:
+                    yield ctx.finding(option.token, f"`{option.name}` expects a value and none follows: argparse "
+                                      "exits with \"expected one argument\".", about=invocation, value=known.name)
+                continue
+            if not option.value_known or "$" in option.value:
+                continue  # `$VAR`: the value is not known here
+            if known.json:
+                yield from _json_value(ctx, invocation, option, known, open_json, release_text)
+                continue
+            typed = _typed(known, option.value)
+            if typed is None:
+                continue
+            if known.nargs in ("+", "*"):
+                typed = [typed]
+            layer = next((i for i in instances if known.name not in i), None)
+            if layer is None:
+                layer = {}
+                instances.append(layer)
+            layer[known.name] = (typed, option)
+            if known.known_values and not known.choices_enforced and isinstance(typed, str) \
+                    and typed not in known.known_values:
+                yield _unknown_value(ctx, invocation, option, known, release_text)
+        for layer in instances:
+            instance = {name: typed for name, (typed, _) in layer.items()}
+            for error in _validator(release.version).iter_errors(instance):
+                if not error.path or error.path[0] not in layer:
+                    continue
+                option = layer[error.path[0]][1]
+                yield ctx.finding(option.value_token or option.token, _schema_message(error, option, release_text),
+                                  about=invocation, value=f"{option.canonical}={option.value}")
+
+
+def _switch_value(ctx, invocation, option, known, positionals):
+    """`--enable-chunked-prefill=false`, or `--enable-chunked-prefill false` (the word becomes a positional)."""
+    negative = [f for f in known.flags if f.startswith("--no-")]
+    off = f" or `{negative[0]}` to turn it off" if negative else ""
+    if option.inline:
+        yield ctx.finding(option.token, f"`{option.name}` is a switch and takes no value, so `{option.token.text}` "
+                          f"stops vLLM with \"ignored explicit argument '{option.value}'\": write `{option.name}`"
+                          f"{off}.", about=invocation, value=option.token.text)
+        return
+    tokens = invocation.tokens
+    for i, token in enumerate(tokens[:-1]):
+        if token is option.token:
+            following = tokens[i + 1]
+            if id(following) in positionals and following.text.lower() in _TRUTHY:
+                yield ctx.finding(following, f"`{option.name}` is a switch and takes no value: `{following.text}` "
+                                  "after it is read as a stray positional argument (\"unrecognized arguments\", or "
+                                  f"taken as the model): drop `{following.text}`{off}.",
+                                  about=invocation, value=f"{option.name} {following.text}")
+            return
+
+
+def _unknown_value(ctx, invocation, option, known, release_text):
+    near = difflib.get_close_matches(option.value, list(known.known_values), n=1)
+    hint = f" Did you mean `{near[0]}`?" if near else ""
+    return ctx.finding(option.value_token or option.token,
+                       f"`{option.name} {option.value}`: `{option.value}` is not among the values {release_text} "
+                       f"knows ({', '.join(known.known_values)}); vLLM checks it at start-up and fails unless a "
+                       f"plugin registers it.{hint}", about=invocation, value=f"{known.name}={option.value}",
+                       severity=min(ctx.severity, Severity.WARNING))
+
+
+def _json_value(ctx, invocation, option, known, open_json, release_text):
+    path = getattr(option.resolution, "json_path", ()) or ()
+    where = option.value_token or option.token
+    if path:  # --speculative-config.method ngram
+        keys = {path[0]: option.value}
+    else:
+        text = option.value.strip()
+        if not text.startswith(("{", "[")):
+            return  # a plain string (a path, a name): vLLM accepts it for some options and checks it later
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield ctx.finding(where, f"`{option.name}` is not valid JSON ({exc.msg} at character {exc.pos}), so "
+                              "vLLM's parser exits: quote the whole JSON as one argument, with double-quoted keys.",
+                              about=invocation, value=known.name)
+            return
+        if not isinstance(value, dict):
+            return
+        keys = value
+    if known.name in open_json or not known.json_keys:
+        return
+    for key, value in keys.items():
+        if key not in known.json_keys:
+            near = difflib.get_close_matches(key, known.json_keys, n=1)
+            hint = f" Did you mean `{near[0]}`?" if near else ""
+            yield ctx.finding(where, f"`{option.name}` has key `{key}`, which {release_text} does not know: its "
+                              f"config class rejects unknown keys at start-up.{hint}", about=invocation,
+                              value=f"{known.name}.{key}")
+            continue
+        allowed = known.json_key_values.get(key)
+        if allowed and isinstance(value, str) and value not in allowed:
+            near = difflib.get_close_matches(value, allowed, n=1)
+            hint = f" Did you mean `{near[0]}`?" if near else ""
+            yield ctx.finding(where, f"`{option.name}` sets `{key}` to `{value}`, which {release_text} does not "
+                              f"accept (one of {', '.join(allowed)}).{hint}", about=invocation,
+                              value=f"{known.name}.{key}={value}")

@@ -1,0 +1,134 @@
+"""VL107: arguments of one vLLM invocation that contradict each other."""
+from __future__ import annotations
+
+from ..finding import Severity
+from ..invocation import SERVE
+from ..release import version_key
+from . import Context
+from .vl105_flag_too_new import release_phrase
+
+# `vllm serve --model X` without a positional model: argparse required the positional `model_tag` and
+# scripts.py / cli/serve.py raised "With `vllm serve`, you should provide the model as a positional
+# argument instead of via the `--model` option" (0.6.x - 0.7.x); FlexibleArgumentParser.parse_args
+# raised the same for an `--model` token from 0.8.0 to 0.11.0; from 0.11.1 it only warns that "The
+# `--model` option will be removed" and moves the value to the front (vllm/utils/argparse_utils.py).
+MODEL_OPTION_WARNS_FROM = "0.11.1"
+# Before 0.8.0 the positional was required: any `--model` spelling failed, not only the bare token.
+POSITIONAL_OPTIONAL_FROM = "0.8.0"
+
+
+def model_positionals(invocation) -> list:
+    """Positionals the parser would read as the model: not the extra words of an `nargs='+'` option
+    (`--served-model-name a b`), which the generic option parser leaves as positionals."""
+    by_token = {id(o.token): o for o in invocation.options}
+    positional_ids = {id(t) for t in invocation.positionals}
+    result, in_list = [], False
+    for token in invocation.tokens:
+        option = by_token.get(id(token))
+        if option is not None:
+            known = getattr(option.resolution, "option", None)
+            in_list = known is not None and known.nargs in ("+", "*") and option.value is not None
+            continue
+        if id(token) in positional_ids and not in_list:
+            result.append(token)
+    return result
+
+
+def _effective(option):
+    """What the option sets, for comparing repetitions; None when unknown."""
+    resolution = option.resolution
+    known = getattr(resolution, "option", None)
+    if known is not None and not known.takes_value:
+        return resolution.implied_value
+    if not option.value_known:
+        return None
+    return option.value
+
+
+def check(ctx: Context):
+    for invocation in ctx.world.invocations:
+        yield from _repeated(ctx, invocation)
+        yield from _model_twice(ctx, invocation)
+        yield from _serve_serve(ctx, invocation)
+        yield from _kv_bytes_and_utilization(ctx, invocation)
+
+
+def _repeated(ctx, invocation):
+    seen: dict = {}
+    for option in invocation.options:
+        known = getattr(option.resolution, "option", None)
+        if known is None or option.status is None or option.status.kind != "ok" or option.resolution.json_path:
+            continue
+        value = _effective(option)
+        first = seen.get(known.name)
+        if first is None:
+            seen[known.name] = option
+            continue
+        earlier = _effective(first)
+        if value is None or earlier is None or value == earlier:
+            continue
+        shown = lambda o: o.token.text if o.inline or o.value is None else f"{o.name} {o.value}"  # noqa: E731
+        yield ctx.finding(option.token, f"`{known.canonical_flag}` is given twice with different values "
+                          f"(`{shown(first)}` and `{shown(option)}`); the last one wins and the other is silently "
+                          "ignored: keep one.", about=invocation, value=known.canonical_flag)
+
+
+def _model_twice(ctx, invocation):
+    models = invocation.option("--model")
+    positionals = model_positionals(invocation)
+    if invocation.kind != SERVE or invocation.via == "image-entrypoint" and positionals and \
+            positionals[0].text in ("serve", "vllm"):
+        return
+    target = invocation.release or invocation.catalog.version
+    if models and positionals:
+        given = f"{models[0].name} {models[0].value or ''}".strip() if not models[0].inline else models[0].token.text
+        yield ctx.finding(models[0].token, f"The model is given twice: positional `{positionals[0].text}` and "
+                          f"`{given}`; `vllm serve` rejects `--model` next to "
+                          "a positional model (or ignores one of them on some releases): keep only the positional "
+                          "model.", about=invocation, value="--model")
+        return
+    if not models or positionals:
+        return
+    option = models[0]
+    if version_key(target) < version_key(POSITIONAL_OPTIONAL_FROM):
+        broken = True
+    elif version_key(target) < version_key(MODEL_OPTION_WARNS_FROM):
+        broken = not option.inline and option.name == "--model"
+    else:
+        broken = False
+    model = option.value or "MODEL"
+    if broken:
+        yield ctx.finding(option.token, f"{release_phrase(invocation)} rejects `vllm serve {option.name} ...`: it "
+                          f"wants the model as the positional argument. Write `vllm serve {model} ...`.",
+                          about=invocation, value="--model")
+    else:
+        yield ctx.finding(option.token, f"`vllm serve {option.name} ...` is deprecated: vLLM warns \"The `--model` "
+                          "option will be removed in a future version\". Give the model as the positional argument: "
+                          f"`vllm serve {model} ...`.", about=invocation, value="--model",
+                          severity=min(ctx.severity, Severity.WARNING))
+
+
+def _serve_serve(ctx, invocation):
+    if invocation.kind != SERVE or invocation.via != "image-entrypoint":
+        return
+    positionals = model_positionals(invocation)
+    if not positionals or positionals[0].text not in ("serve", "vllm"):
+        return
+    first = positionals[0]
+    entry = " ".join(t.text for t in invocation.entry)
+    image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
+    yield ctx.finding(first, f"The image{image} already runs `{entry}`, so these `args` run `{entry} "
+                      f"{first.text} ...`: vLLM tries to load a model called \"{first.text}\" and fails. Drop "
+                      f"`{first.text}`{' and `serve`' if first.text == 'vllm' else ''} from `args`, or set "
+                      "`command` instead.", about=invocation, value=first.text)
+
+
+def _kv_bytes_and_utilization(ctx, invocation):
+    explicit = invocation.option("--kv-cache-memory-bytes")
+    fraction = invocation.option("--gpu-memory-utilization")
+    if not explicit or not fraction:
+        return
+    yield ctx.finding(fraction[-1].token, f"`--gpu-memory-utilization` has no effect next to "
+                      f"`--kv-cache-memory-bytes`: vLLM sizes the KV cache from the byte count and ignores the "
+                      "fraction. Keep one of them.", about=invocation, value="--gpu-memory-utilization",
+                      severity=min(ctx.severity, Severity.WARNING))

@@ -1,0 +1,90 @@
+"""VL109: `VLLM_*` variables in a vLLM container that the release does not read, or reads a bad value of."""
+from __future__ import annotations
+
+import difflib
+
+from .. import catalog
+from ..finding import Severity
+from ..yamlmodel import Mapping
+from . import Context
+
+_BOOL_WORDS = {"0", "1", "true", "false"}
+
+
+def _allowed(ctx: Context) -> set[str]:
+    return {entry["name"] for entry in (ctx.rule.data or {}).get("not_vllm", [])}
+
+
+def _where(container, name):
+    item = container.env_node(name)
+    if isinstance(item, Mapping) and item.get("name") is not None:
+        return item.get("name")
+    return item if item is not None else container.node
+
+
+def _bad_value(spec: dict, value: str) -> str | None:
+    """Why vLLM cannot use this value, or None."""
+    kind = spec.get("type")
+    text = value.strip()
+    if kind == "bool" and text.lower() not in _BOOL_WORDS:
+        return "vLLM reads its switches as `1`/`0` (most also accept `true`/`false`); other words are false or crash"
+    if kind == "int":
+        try:
+            int(text)
+        except ValueError:
+            return "vLLM converts it with int() and fails at start-up"
+    if kind == "float":
+        try:
+            float(text)
+        except ValueError:
+            return "vLLM converts it with float() and fails at start-up"
+    choices = spec.get("choices")
+    if kind == "choices" and choices and text.lower() not in {str(c).lower() for c in choices}:
+        return f"vLLM accepts one of {', '.join(map(str, choices))}"
+    return None
+
+
+def check(ctx: Context):
+    allowed = _allowed(ctx)
+    every = catalog._index()["env"]
+    seen: set[int] = set()
+    for invocation in ctx.world.invocations:
+        container = invocation.container
+        if container is None or id(container) in seen:
+            continue
+        seen.add(id(container))
+        release = invocation.catalog
+        version = invocation.release or release.version
+        reads = {n for n in release.env if n.startswith("VLLM_")}
+        for name, value in container.env.items():
+            if not name.startswith("VLLM_") or name in allowed:
+                continue
+            where = _where(container, name)
+            if name in release.env:
+                problem = _bad_value(release.env[name], value) if value is not None and "$" not in value else None
+                if problem:
+                    yield ctx.finding(where, f"`{name}={value}`: {problem}. Give a valid value.", about=container,
+                                      value=f"{name}={value}", severity=min(ctx.severity, Severity.WARNING))
+                continue
+            row = every.get(name)
+            if row is not None:
+                if catalog.compare_versions(row["last"], version) < 0:
+                    why = f"vLLM read it from {row['first']} to {row['last']}; {version} ignores it"
+                else:
+                    why = f"vLLM reads it only from {row['first']} on; {version} ignores it"
+                yield ctx.finding(where, f"`{name}` has no effect: {why}. Delete it (or upgrade, if it was meant "
+                                  "for a newer release).", about=container, value=name,
+                                  severity=min(ctx.severity, Severity.INFO))
+                continue
+            near = difflib.get_close_matches(name, sorted(reads), n=1, cutoff=0.85)
+            if near:
+                yield ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
+                                  f"{version} reads? As written it is silently ignored.", about=container,
+                                  value=name, severity=min(ctx.severity, Severity.WARNING))
+                continue
+            stale = difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.85)
+            if stale and stale[0].startswith("VLLM_"):
+                yield ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale[0]}`, which "
+                                  f"{version} does not read either (vLLM {every[stale[0]]['first']} to "
+                                  f"{every[stale[0]]['last']}). Delete it.", about=container, value=name,
+                                  severity=min(ctx.severity, Severity.INFO))
