@@ -38,7 +38,8 @@ def test_planning_70b_on_h100_tp4():
 
 
 def test_planning_text_output_answers_the_question():
-    done = capacity("--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--tp", "4", "--max-model-len", "32k")
+    done = capacity("--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--tp", "4",
+                    "--max-model-len", "32k")
     assert done.returncode == 0, done.stderr
     for label in ("weights per GPU", "reserve per GPU", "KV per token per GPU", "KV tokens that fit",
                   "full-length sequences", "verdict", "smallest TP that fits"):

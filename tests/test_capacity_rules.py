@@ -130,12 +130,12 @@ def test_every_admitted_instance_type_too_small_is_an_error():
 
 def test_some_instance_types_failing_is_a_warning_naming_them():
     # Qwen2.5-32B in bf16 on one GPU: 61 GiB of weights do not fit an L40S (48 GB), they do fit an H100.
-    findings = [f for f in run(manifest("g6e.xlarge, p5.4xlarge", "Qwen/Qwen2.5-32B-Instruct", 1, ", --max-model-len, '8192'"))
+    flags = ", --max-model-len, '8192'"
+    findings = [f for f in run(manifest("g6e.xlarge, p5.4xlarge", "Qwen/Qwen2.5-32B-Instruct", 1, flags))
                 if f.code == "VL601"]
     assert [f.severity for f in findings] == [Severity.WARNING]
     assert "L40S" in findings[0].message and "p5.4xlarge" in findings[0].message
-    only_l40s = [f for f in run(manifest("g6e.xlarge", "Qwen/Qwen2.5-32B-Instruct", 1, ", --max-model-len, '8192'"))
-                 if f.code == "VL601"]
+    only_l40s = [f for f in run(manifest("g6e.xlarge", "Qwen/Qwen2.5-32B-Instruct", 1, flags)) if f.code == "VL601"]
     assert [f.severity for f in only_l40s] == [Severity.ERROR]
 
 
@@ -177,7 +177,8 @@ def _placed(text: str):
 
 
 def test_nodepool_template_label_must_match_the_node_selector():
-    pool = NODEPOOL.format(types="g6.xlarge").replace("  template:\n", "  template:\n    metadata: {labels: {team: a}}\n")
+    pool = NODEPOOL.format(types="g6.xlarge")
+    pool = pool.replace("  template:\n", "  template:\n    metadata: {labels: {team: a}}\n")
     pod = DEPLOYMENT.format(model="Qwen/Qwen3-8B", gpus=1, flags="").replace(
         "    spec:\n      containers:", "    spec:\n      nodeSelector: {team: b}\n      containers:")
     assert _placed(pool + "---\n" + pod) is None
@@ -206,7 +207,9 @@ def test_a_pool_of_unknown_hardware_makes_the_gpu_unknown():
 # --- settings ---------------------------------------------------------------------------------------
 def test_values_only_known_at_run_time_silence_what_depends_on_them():
     text = manifest("p3.16xlarge", "meta-llama/Llama-3.1-70B-Instruct", 8, ", --tensor-parallel-size, $(TP)")
-    assert "VL601" not in codes(run(text)) and "VL606" not in [f.code for f in run(text) if f.severity == Severity.ERROR]
+    findings = run(text)
+    assert "VL601" not in codes(findings)
+    assert "VL606" not in [f.code for f in findings if f.severity == Severity.ERROR]
     linter = Linter()
     linter.add_text(text, "m.yaml")
     [work] = workloads(linter.build())
@@ -233,7 +236,8 @@ def test_human_readable_lengths_and_quantities():
 
 def test_short_flags_and_underscores():
     linter = Linter()
-    linter.add_text(DEPLOYMENT.format(model="Qwen/Qwen3-32B", gpus=4, flags=", -tp, '4', --max_model_len, '8k'"), "m.yaml")
+    flags = ", -tp, '4', --max_model_len, '8k'"
+    linter.add_text(DEPLOYMENT.format(model="Qwen/Qwen3-32B", gpus=4, flags=flags), "m.yaml")
     [work] = workloads(linter.build())
     assert work.tensor_parallel_size == 4 and work.max_model_len == 8000
 
@@ -263,7 +267,8 @@ def test_tp_16_replicates_llama_70b_kv_heads():
 def test_long_context_allowed_by_env():
     text = manifest("p5.48xlarge", "Qwen/Qwen2.5-7B-Instruct", 1, ", --max-model-len, '65536'")
     assert "VL605" in codes(run(text))
-    allowed = text.replace("        resources:", "        env: [{name: VLLM_ALLOW_LONG_MAX_MODEL_LEN, value: '1'}]\n        resources:")
+    env = "        env: [{name: VLLM_ALLOW_LONG_MAX_MODEL_LEN, value: '1'}]\n"
+    allowed = text.replace("        resources:", env + "        resources:")
     assert "VL605" not in codes(run(allowed))
 
 
@@ -287,7 +292,8 @@ def test_low_concurrency_runs_only_when_selected():
 
 
 def test_cache_volume_compares_bytes_not_names():
-    pod = DEPLOYMENT.format(model="meta-llama/Llama-3.1-405B-Instruct", gpus=8, flags=", -tp, '8', -pp, '2', --nnodes, '2'")
+    flags = ", -tp, '8', -pp, '2', --nnodes, '2'"
+    pod = DEPLOYMENT.format(model="meta-llama/Llama-3.1-405B-Instruct", gpus=8, flags=flags)
     pod = pod.replace("        resources:", "        env: [{name: HF_HOME, value: /hf}]\n"
                       "        volumeMounts: [{name: hf, mountPath: /hf}]\n        resources:")
     pod += "      volumes: [{name: hf, emptyDir: {sizeLimit: SIZE}}]\n"
@@ -305,8 +311,9 @@ def test_registered_extra_model_and_gpu():
         gpus=[{"id": "Acme-24GB", "compute_capability": "8.9", "cuda_total_gib": 22.0,
                "labels": {"gpu_product": ["Acme-24GB"]}}])
     try:
-        text = DEPLOYMENT.format(model="acme/Tiny-70B", gpus=1, flags="").replace(
-            "    spec:\n      containers:", "    spec:\n      nodeSelector: {nvidia.com/gpu.product: Acme-24GB}\n      containers:")
+        selector = "    spec:\n      nodeSelector: {nvidia.com/gpu.product: Acme-24GB}\n      containers:"
+        text = DEPLOYMENT.format(model="acme/Tiny-70B", gpus=1, flags="")
+        text = text.replace("    spec:\n      containers:", selector)
         [finding] = [f for f in run(text) if f.code == "VL601"]
         assert "acme/Tiny-70B" in finding.message and "Acme-24GB" in finding.message
     finally:
@@ -320,3 +327,15 @@ def test_read_workload_without_a_world():
     world = linter.build()
     work = read_workload(world.invocations[0])
     assert work.model is None and "model" in work.unknown
+
+
+def test_karpenter_shape_labels_narrow_instance_types():
+    from vllmlint.capacity import gpus_for_node_constraints
+
+    family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "g6"]}
+    size = {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["12xlarge", "48xlarge"]}
+    found = gpus_for_node_constraints(None, [family, size])
+    assert sorted(c.instance_type for c in found) == ["g5.12xlarge", "g5.48xlarge", "g6.12xlarge", "g6.48xlarge"]
+    # A size or category alone spans CPU instances too: no hardware is known from it.
+    assert gpus_for_node_constraints(None, [{"key": "karpenter.k8s.aws/instance-category", "operator": "In",
+                                             "values": ["g"]}]) is None

@@ -49,6 +49,9 @@ def test_nearest_release():
 def test_unknown_release_raises_key_error():
     with pytest.raises(KeyError):
         catalog.load("0.0.1")
+    with pytest.raises(KeyError):
+        catalog.load(None)
+    assert catalog.nearest_release(None) is None
 
 
 def test_load_is_cached():

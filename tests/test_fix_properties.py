@@ -37,7 +37,9 @@ def arguments(draw):
     options = draw(st.permutations(removed + kept))
     if draw(st.booleans()):
         pair = [("--speculative-model", "Qwen/Qwen3-0.6B"), ("--num-speculative-tokens", "5")]
-        options = list(options) + draw(st.permutations(pair))
+        folded = draw(st.lists(st.sampled_from([("--speculative-draft-tensor-parallel-size", "1"),
+                                                ("--speculative-max-model-len", "2048")]), unique=True))
+        options = list(options) + draw(st.permutations(pair + folded))
         options = draw(st.permutations(options))
     return [(flag, value, value is not None and draw(st.booleans())) for flag, value in options]
 
@@ -130,17 +132,71 @@ def untouchable(line):
     return not (line.startswith("          ") and not line.strip().startswith("#"))
 
 
+def shell_word(word, style):
+    if style == "'":
+        return f"'{word}'"
+    if style == '"':
+        return f'"{word}"'
+    return word
+
+
+@st.composite
+def scripts(draw):
+    """(file name, text, the lines of the vLLM command): a `.sh` script, or a script in a ConfigMap that
+    a Deployment mounts and runs."""
+    shim = draw(st.booleans())
+    options = draw(arguments())
+    if shim:
+        at = draw(st.integers(0, len(options)))
+        options = options[:at] + [("--model", "Qwen/Qwen3-8B", draw(st.booleans()))] + options[at:]
+        argv = ["python3", "-m", "vllm.entrypoints.openai.api_server"] + words(options)
+    else:
+        argv = ["vllm", "serve", "Qwen/Qwen3-8B"] + words(options)
+    argv = [shell_word(w, draw(st.sampled_from([None, None, "'", '"']))) if i > 1 else w
+            for i, w in enumerate(argv)]
+    per_line = draw(st.integers(1, 3))
+    chunks = [argv[i:i + per_line] for i in range(0, len(argv), per_line)]
+    command = [("exec " if number == 0 and draw(st.booleans()) else "") + " ".join(chunk)
+               + (" \\" if number < len(chunks) - 1 else "") for number, chunk in enumerate(chunks)]
+    command = [line if number == 0 else "  " + line for number, line in enumerate(command)]
+    script = ["#!/bin/bash", "set -e", "# start the server"] + command
+    if draw(st.booleans()):
+        script += ["echo stopped  # after the server"]
+    if draw(st.booleans()):
+        return "serve.sh", "\n".join(script) + "\n", set(command)
+    indent = "    "
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: scripts}\ndata:\n  run.sh: |\n"
+            + "".join(indent + line + "\n" for line in script)
+            + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n"
+            "  selector: {matchLabels: {app: vllm}}\n  template:\n    metadata: {labels: {app: vllm}}\n"
+            "    spec:\n      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.29.0\n"
+            "        command: [bash, /config/run.sh]\n        volumeMounts:\n"
+            "        - {name: scripts, mountPath: /config}\n      volumes:\n"
+            "      - name: scripts\n        configMap: {name: scripts}\n")
+    return "deploy.yaml", text, {indent + line for line in command}
+
+
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=manifests())
 def test_fix_properties(tmp_path_factory, text):
-    folder = tmp_path_factory.mktemp("fix")
-    path = folder / "deploy.yaml"
+    check_fix_properties(tmp_path_factory.mktemp("fix") / "deploy.yaml", text, lambda line: not untouchable(line))
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(generated=scripts())
+def test_fix_properties_of_scripts(tmp_path_factory, generated):
+    name, text, command = generated
+    check_fix_properties(tmp_path_factory.mktemp("fix") / name, text, lambda line: line in command)
+
+
+def check_fix_properties(path, text, touchable):
     path.write_text(text)
     from vllmlint.engine import lint_paths
 
     before, _ = lint_paths([str(path)])
     assert not [f for f in before.findings if f.code == "VL001"], text
     fixable = [f for f in before.findings if f.fix is not None]
+    assert {f.code for f in before.findings} & {"VL101", "VL102"} <= {f.code for f in fixable}, text
 
     outcome = run_fixes([str(path)], LintOptions(), unsafe=True)
     fixed = path.read_text()
@@ -158,19 +214,27 @@ def test_fix_properties(tmp_path_factory, text):
     again = run_fixes([str(path)], LintOptions(), unsafe=True)
     assert again.applied == 0 and again.diff == "" and path.read_text() == fixed
 
-    # 4. no debris: no new blank line, no continuation left dangling into a blank line or another key
+    # 4. no debris: no new blank line, no continuation left dangling into a blank line or another command
     def blanks(t):
         return sum(1 for line in t.splitlines() if not line.strip())
 
     assert blanks(fixed) <= blanks(text), fixed
     fixed_lines = fixed.splitlines()
+
+    def indentation(line):
+        return len(line) - len(line.lstrip())
+
     for number, line in enumerate(fixed_lines):
         if line.endswith("\\"):
+            first = number
+            while first > 0 and fixed_lines[first - 1].endswith("\\"):
+                first -= 1
             following = fixed_lines[number + 1] if number + 1 < len(fixed_lines) else ""
-            assert following.startswith("            "), fixed  # the chain goes on, indented as it was
+            # the chain goes on into an indented continuation, not a blank line or the next command
+            assert following.strip() and indentation(following) > indentation(fixed_lines[first]), fixed
 
     # 5. lines the fixes had no reason to touch stay, unchanged and in order
-    kept = [line for line in text.splitlines() if untouchable(line)]
     remaining = iter(fixed.splitlines())
-    for line in kept:
-        assert any(line == candidate for candidate in remaining), (line, fixed)
+    for line in text.splitlines():
+        if not touchable(line):
+            assert any(line == candidate for candidate in remaining), (line, fixed)

@@ -21,6 +21,8 @@ from vllmlint.data import schemas_dir
 
 def parse_version(version: str) -> tuple:
     """Sortable key: 0.6.4.post1 < 0.6.6 < 0.10.1.1 < 0.29.0 (pre-releases sort before the release)."""
+    if not isinstance(version, str):
+        raise ValueError(f"not a vLLM version: {version!r}")
     text = version.strip().lstrip("v")
     match = re.match(r"^(\d+(?:\.\d+)*)(?:[.-]?(a|b|rc|dev)(\d*))?(?:[.-]?(post)(\d*))?(?:\+.*)?$", text)
     if not match:
@@ -240,8 +242,10 @@ def load(version: str) -> Release:
     return Release(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
 
 
-def nearest_release(version: str) -> str | None:
+def nearest_release(version: str | None) -> str | None:
     """The newest catalogued release that is not newer than `version`, or None."""
+    if version is None:
+        return None
     key = parse_version(version)
     older = [r for r in releases() if parse_version(r) <= key]
     return older[-1] if older else None

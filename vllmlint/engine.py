@@ -271,6 +271,7 @@ class Linter:
         from .flags import resolve_invocation
         from .release import workload_release
 
+        world.default_release = self.options.upgrade_to or self.options.vllm_version
         assumed_for: set = set()
         for invocation in world.invocations:
             invocation.release, invocation.release_origin = workload_release(invocation)

@@ -314,8 +314,13 @@ class ArgvEditor:
 
     def _word_shell(self, word) -> str | None:
         if isinstance(word, Keep):
-            raw = self.text[word.token.start:word.token.end]
-            return raw[len(word.strip_prefix):] if raw.startswith(word.strip_prefix) else None
+            token, prefix = word.token, word.strip_prefix
+            raw = self.text[token.start:token.end]
+            if raw.startswith(prefix):
+                return raw[len(prefix):]  # as written: quoting and `$VAR`s stay
+            if token.dynamic or not token.text.startswith(prefix):
+                return None
+            word = token.text[len(prefix):]  # `'--model=X'`: quote the value afresh
         return self._encode(shlex.quote(word))
 
     # operations
@@ -435,6 +440,12 @@ def _option_tokens(option) -> list:
 def argv_editor(invocation) -> ArgvEditor | None:
     editor = ArgvEditor(invocation)
     return editor if editor.mode else None
+
+
+def drop_options_fix(invocation, options, safety: str, description: str) -> Fix | None:
+    """A fix deleting options (each flag with its value) from an invocation, in whatever form it is written."""
+    editor = argv_editor(invocation)
+    return make_fix(editor.delete_options(options), safety, description) if editor else None
 
 
 # --- running fixes on files -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from .flagtable import never_existed, removed
 from .release import version_key
 
 OK, REMOVED, TOO_NEW, UNKNOWN, AMBIGUOUS, ABSORBED = "ok", "removed", "too-new", "unknown", "ambiguous", "absorbed"
+MANY = "many"  # takes_value answer for nargs='+' / '*' options: every following non-flag token
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,17 @@ def target_release(release: str | None, default: str | None) -> tuple[object, bo
 
 def takes_value_for(release):
     """A `takes_value(flag)` answer for option parsing from the release's parser."""
-    def takes_value(flag: str) -> bool | None:
+    def takes_value(flag: str):
         resolution = release.resolve(flag)
         option = resolution.option
         if option is None or resolution.kind not in ("exact", "alias", "prefix"):
             return None
-        if resolution.implied_value is not None:
-            return False
+        if resolution.implied_value is not None or resolution.value is not None:
+            return False  # `--no-x`, or `-O3` carrying its own value
+        if option.nargs == "?":
+            return None  # an optional value: the next token is one unless it looks like a flag
+        if option.nargs in ("+", "*"):
+            return MANY
         return bool(option.takes_value)
     return takes_value
 

@@ -55,6 +55,7 @@ class Option:
     value: str | None
     value_token: Token | None  # the token holding the value (the same token for `--flag=value`)
     inline: bool = False
+    extra_values: list = field(default_factory=list)  # further value tokens of a nargs='+' option
     resolution: object = None  # catalog.Resolution: how the target release's parser reads the flag
     status: object = None  # flags.FlagStatus: ok, removed, too-new, unknown, ambiguous, absorbed
 
@@ -178,6 +179,17 @@ def parse_options(tokens: list[Token], takes_value: Callable[[str], bool | None]
             continue
         answer = takes_value(name)
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if answer == "many":  # nargs='+': every following token up to the next flag
+            j = i + 1
+            while j < len(tokens) and not _looks_like_flag(tokens[j].text):
+                j += 1
+            values = tokens[i + 1:j]
+            option = Option(token, name, " ".join(t.text for t in values) if values else None,
+                            values[0] if values else None)
+            option.extra_values = values[1:]
+            options.append(option)
+            i = j
+            continue
         if nxt is not None and (answer is True or (answer is None and not _looks_like_flag(nxt.text))):
             options.append(Option(token, name, nxt.text, nxt))
             i += 2

@@ -372,6 +372,7 @@ class World:
     objects: list[K8sObject] = field(default_factory=list)
     templates: list[PodTemplate] = field(default_factory=list)
     invocations: list = field(default_factory=list)  # vllmlint.invocation.Invocation
+    default_release: str | None = None  # --vllm-version / --upgrade-to: the release where nothing says
 
     _by_kind: dict = field(default_factory=dict, repr=False)
     _by_name: dict = field(default_factory=dict, repr=False)

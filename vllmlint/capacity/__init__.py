@@ -36,7 +36,8 @@ from .nodes import Candidate, gpus_for_node_constraints
 
 __all__ = [
     "GPU", "GiB", "MiB", "InstanceType", "ModelSpec", "Match", "Estimate", "Candidate",
-    "models", "gpus", "register_extra", "clear_extra", "instance_types", "find_gpu", "count_parameters", "model_from_config_json",
+    "models", "gpus", "register_extra", "clear_extra", "instance_types", "find_gpu", "count_parameters",
+    "model_from_config_json",
     "resolve_model", "split_quantization", "estimate", "smallest_tp_that_fits", "gib", "to_gib",
     "parse_version", "default_gpu_memory_utilization", "gpus_for_node_constraints",
 ]

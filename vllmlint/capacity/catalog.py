@@ -504,6 +504,7 @@ def _with_parameters(model: ModelSpec) -> ModelSpec:
 
 __all__ = [
     "GiB", "MiB", "ModelSpec", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
-    "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank", "count_parameters", "model_from_config_json",
+    "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
+    "count_parameters", "model_from_config_json",
     "model_from_entry",
 ]

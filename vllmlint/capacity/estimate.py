@@ -461,10 +461,12 @@ def _notes(model: ModelSpec, gpu: GPU, tp: int, pp: int, max_len: int, quant: st
     if not gpu.bf16 and model.torch_dtype == "bfloat16" and dtype in ("auto", "bfloat16"):
         notes.append(f"{gpu.id} (compute capability {gpu.compute_capability}) has no bfloat16:"
                      " --dtype bfloat16 fails; auto/half runs in float16 (same size)")
-    if quant == "fp8" and capability < (8, 0):
-        notes.append(f"FP8 weights need compute capability 8.0+ (weight-only Marlin) or 8.9+ (native); {gpu.id} is {gpu.compute_capability}")
+    if quant == "fp8" and capability < (7, 5):
+        notes.append(f"FP8 weights need compute capability 7.5+ (weight-only Marlin; 8.0+ in releases up to 0.6)"
+                     f" or 8.9+ (native); {gpu.id} is {gpu.compute_capability}")
     elif quant == "fp8" and not gpu.fp8:
-        notes.append(f"{gpu.id} has no native FP8: vLLM runs FP8 weights weight-only (Marlin), saving memory but not compute")
+        notes.append(f"{gpu.id} (compute capability {gpu.compute_capability}) has no native FP8 (8.9+): vLLM runs FP8"
+                     " weights weight-only (Marlin, 7.5+), saving memory but not compute")
     if quant in ("awq", "gptq-int4", "int4") and capability < (7, 5):
         notes.append(f"vLLM's AWQ/4-bit kernels need compute capability 7.5+; {gpu.id} is {gpu.compute_capability}")
     if str(kv_cache_dtype).lower() in _FP8_KV and capability < (8, 0):
@@ -495,5 +497,6 @@ def smallest_tp_that_fits(
 
 __all__ = [
     "Estimate", "RankMemory", "estimate", "smallest_tp_that_fits", "gib", "to_gib", "parse_version",
-    "default_gpu_memory_utilization", "capability_floor", "canonical_quantization", "pp_layer_ranges", "QUANTIZED_LINEAR_BYTES",
+    "default_gpu_memory_utilization", "capability_floor", "canonical_quantization", "pp_layer_ranges",
+    "QUANTIZED_LINEAR_BYTES",
 ]

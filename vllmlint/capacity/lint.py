@@ -12,7 +12,8 @@ from ..finding import Severity
 from .estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
 from .workload import Placement, Workload, gib1, workloads
 
-__all__ = ["capacity_workloads", "judge", "utilization_words", "model_words", "where_words", "knobs_for_weights"]
+__all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
+           "knobs_for_weights"]
 
 
 def capacity_workloads(world) -> list[Workload]:
@@ -34,14 +35,20 @@ def scope(ctx, failing, all_fail, placements) -> tuple[Severity, str]:
     if all_fail:
         return ctx.severity, ""
     ok = [p for p in placements if p not in {f[0] for f in failing}]
-    names = ", ".join(p.label for p in ok)
+    names = listing([p.label for p in ok])
     return min(ctx.severity, Severity.WARNING), f" The pod can also land on {names}, where it fits; pin it there."
+
+
+def listing(names: list[str], limit: int = 4) -> str:
+    """`a, b, c and 3 more`: long NodePools list dozens of instance types."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def also_words(failing) -> str:
     if len(failing) < 2:
         return ""
-    return " Same on " + ", ".join(p.label for p, _ in failing[1:]) + "."
+    return " Same on " + listing([p.label for p, _ in failing[1:]]) + "."
 
 
 def model_words(work: Workload) -> str:
@@ -80,8 +87,12 @@ def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need
             break
         if work.model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
             count = placement.candidate.gpu_count
-            room = "" if count is None or tp * work.pipeline_parallel_size <= count else \
-                f" (more than the {count} GPUs of one {placement.candidate.instance_type}: add --pipeline-parallel-size or nodes)"
+            stages = -(-tp * work.pipeline_parallel_size // count) if count else 1
+            room = ""
+            if count is not None and stages > 1:
+                gpus = f"{count} GPU" if count == 1 else f"{count} GPUs"
+                room = (f" (more than the {gpus} of one {placement.candidate.instance_type}: spread it over {stages} "
+                        f"nodes, e.g. TP {min(tp, count)} x PP {stages} with --nnodes {stages})")
             helps.append(f"--tensor-parallel-size {tp} would fit{room}")
             break
         tp *= 2
@@ -89,7 +100,8 @@ def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need
         try:
             four_bit = estimate(work.model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
             if four_bit.ok if need_kv else four_bit.fits:
-                helps.append(f"a 4-bit (AWQ/GPTQ) checkpoint needs {gib1(four_bit.weights_bytes)} per GPU at TP {tp_now}")
+                helps.append(f"a 4-bit (AWQ/GPTQ) checkpoint needs {gib1(four_bit.weights_bytes)} per GPU at "
+                             f"TP {tp_now}")
         except ValueError:
             pass
     helps.append("a GPU with more memory")

@@ -6,6 +6,7 @@ the node), or None when nothing hardware-related is constrained or no constraine
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
@@ -14,12 +15,19 @@ from .catalog import GPU, InstanceType, gpus, instance_types
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 INSTANCE_FAMILY_KEY = "karpenter.k8s.aws/instance-family"
 GPU_COUNT_KEY = "karpenter.k8s.aws/instance-gpu-count"
+INSTANCE_SIZE_KEY = "karpenter.k8s.aws/instance-size"  # xlarge, 12xlarge, 48xlarge
+INSTANCE_CATEGORY_KEY = "karpenter.k8s.aws/instance-category"  # g, p
+INSTANCE_GENERATION_KEY = "karpenter.k8s.aws/instance-generation"  # 5 for g5
 GPU_PRODUCT_KEY = "nvidia.com/gpu.product"
 GKE_ACCELERATOR_KEY = "cloud.google.com/gke-accelerator"
 KARPENTER_GPU_NAME_KEY = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_MEMORY_KEY = "karpenter.k8s.aws/instance-gpu-memory"  # MiB per GPU
 
-_INSTANCE_KEYS = (*INSTANCE_TYPE_KEYS, INSTANCE_FAMILY_KEY, GPU_COUNT_KEY)
+_INSTANCE_KEYS = (*INSTANCE_TYPE_KEYS, INSTANCE_FAMILY_KEY, GPU_COUNT_KEY, INSTANCE_SIZE_KEY, INSTANCE_CATEGORY_KEY,
+                  INSTANCE_GENERATION_KEY)
+# Karpenter's labels narrow the instance types but never name one alone: a pool constrained only by them is
+# still "AWS GPU instances of these shapes".
+_SHAPE_KEYS = (INSTANCE_SIZE_KEY, INSTANCE_CATEGORY_KEY, INSTANCE_GENERATION_KEY)
 _GPU_KEYS = (GPU_PRODUCT_KEY, GKE_ACCELERATOR_KEY, KARPENTER_GPU_NAME_KEY, KARPENTER_GPU_MEMORY_KEY)
 
 
@@ -98,6 +106,16 @@ def _instance_label(instance: InstanceType, key: str) -> tuple[list[str] | None,
         return ([instance.family], None) if instance.provider == "aws" else (None, None)
     if key == GPU_COUNT_KEY:
         return ([str(instance.gpu_count)], float(instance.gpu_count)) if instance.provider == "aws" else (None, None)
+    if key in _SHAPE_KEYS:
+        if instance.provider != "aws" or "." not in instance.type:
+            return None, None
+        family, size = instance.type.split(".", 1)
+        match = re.match(r"([a-z]+)(\d+)", family)
+        if key == INSTANCE_SIZE_KEY:
+            return [size], None
+        if key == INSTANCE_CATEGORY_KEY:
+            return ([match.group(1)], None) if match else (None, None)
+        return ([match.group(2)], float(match.group(2))) if match else (None, None)
     # Karpenter's labels exist only on AWS nodes, GKE's only on GKE nodes.
     if key.startswith("karpenter.k8s.aws/") and instance.provider != "aws":
         return None, None
@@ -115,7 +133,7 @@ def _known_values(requirement: _Requirement) -> bool:
         known = {name.lower() for name in instance_types()}
     elif requirement.key == INSTANCE_FAMILY_KEY:
         known = {instance.family.lower() for instance in instance_types().values() if instance.provider == "aws"}
-    elif requirement.key == GPU_COUNT_KEY:
+    elif requirement.key in (GPU_COUNT_KEY, *_SHAPE_KEYS):
         return True
     else:
         known = set()
@@ -139,8 +157,8 @@ def gpus_for_node_constraints(
     catalogs do not know.
     """
     relevant = [r for r in _requirements(node_selector, requirements) if r.key in _INSTANCE_KEYS + _GPU_KEYS]
-    if not relevant:
-        return None
+    if not relevant or all(r.key in _SHAPE_KEYS for r in relevant):
+        return None  # nothing names hardware (a size or category alone spans CPU and GPU instances)
     if not all(_known_values(r) for r in relevant):
         return None
 

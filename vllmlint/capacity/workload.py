@@ -28,9 +28,9 @@ SERVING_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 # Labels Karpenter (or the GPU feature discovery that runs on its nodes) puts on every node it launches,
 # whatever the NodePool's template says: a pod selecting on them can still land on the pool.
 _WELL_KNOWN_LABELS = re.compile(
-    r"^(kubernetes\.io/(arch|os|hostname)|node\.kubernetes\.io/instance-type|beta\.kubernetes\.io/(arch|os|instance-type)"
+    r"^(kubernetes\.io/(arch|os|hostname)|node\.kubernetes\.io/.*|beta\.kubernetes\.io/(arch|os|instance-type)"
     r"|topology\.kubernetes\.io/(zone|region)|karpenter\.sh/(capacity-type|nodepool)|karpenter\.k8s\.aws/.*"
-    r"|nvidia\.com/gpu\..*|node\.kubernetes\.io/.*)$")
+    r"|nvidia\.com/gpu\..*)$")
 
 
 def human_int(text: str) -> int | None:
@@ -174,15 +174,18 @@ class Workload:
 
 
 # The flags each estimate depends on: when one is `$VAR`, the estimate is not made.
+# "--cpu-offload-gb" is here because weights offloaded to CPU memory are not modelled: with it, no estimate.
 ESTIMATE_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization", "--max-model-len",
                   "--dtype", "--quantization", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--max-num-seqs",
-                  "--max-num-batched-tokens", "model")
+                  "--max-num-batched-tokens", "--cpu-offload-gb", "model")
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
             "-dpl": "--data-parallel-size-local", "-q": "--quantization"}
 _INT_FLAGS = {"--tensor-parallel-size": "tensor_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
               "--data-parallel-size": "data_parallel_size", "--data-parallel-size-local": "data_parallel_size_local",
-              "--nnodes": "nnodes", "--max-model-len": "max_model_len", "--kv-cache-memory-bytes": "kv_cache_memory_bytes",
-              "--max-num-seqs": "max_num_seqs", "--max-num-batched-tokens": "max_num_batched_tokens"}
+              "--nnodes": "nnodes", "--max-model-len": "max_model_len",
+              "--kv-cache-memory-bytes": "kv_cache_memory_bytes", "--max-num-seqs": "max_num_seqs",
+              "--max-num-batched-tokens": "max_num_batched_tokens"}
+_OTHER_FLAGS = ("--gpu-memory-utilization", "--quantization")
 _STR_FLAGS = {"--dtype": "dtype", "--kv-cache-dtype": "kv_cache_dtype"}
 
 
@@ -195,10 +198,13 @@ def read_workload(invocation) -> Workload:
         flag = _ALIASES.get(flag, flag)
         work.options[flag] = option
     for flag, option in work.options.items():
+        if flag == "--cpu-offload-gb" and str(option.value).strip() not in ("0", "0.0"):
+            work.unknown.add(flag)
+            continue
         if flag == "--enforce-eager":
             work.enforce_eager = option.value is None or str(option.value).lower() not in ("false", "0")
             continue
-        if flag not in _INT_FLAGS and flag not in _STR_FLAGS and flag not in ("--gpu-memory-utilization", "--quantization"):
+        if flag not in _INT_FLAGS and flag not in _STR_FLAGS and flag not in _OTHER_FLAGS:
             continue
         if not option.value_known:
             work.unknown.add(flag)
@@ -223,7 +229,7 @@ def read_workload(invocation) -> Workload:
 
     token = invocation.model
     if token is None:
-        # `vllm serve` without a model serves its default (facebook/opt-125m before 0.8, Qwen/Qwen3-0.6B since): not ours to guess.
+        # `vllm serve` without a model serves vLLM's default model: not ours to guess.
         work.unknown.add("model")
         return work
     work.model_token = token
@@ -280,9 +286,10 @@ def pod_node_constraints(template) -> tuple[dict, list[list[dict]], list[dict]]:
     """(nodeSelector, required node-affinity terms (ORed lists of ANDed expressions), tolerations)."""
     spec = _python(template.spec) or {}
     selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
-    selector = {str(k): "" if v is None else str(v).lower() if isinstance(v, bool) else str(v) for k, v in selector.items()}
+    selector = {str(k): _label_text(v) for k, v in selector.items()}
     terms: list[list[dict]] = []
-    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}) if isinstance(spec.get("affinity"), dict) else {}
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    affinity = affinity.get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(affinity, dict) else None
     if isinstance(required, dict):
         for term in required.get("nodeSelectorTerms") or []:
@@ -291,6 +298,13 @@ def pod_node_constraints(template) -> tuple[dict, list[list[dict]], list[dict]]:
                 terms.append(expressions)
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
     return selector, terms or [[]], tolerations
+
+
+def _label_text(value) -> str:
+    """A label value as Kubernetes stores it (YAML `true` is the string "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def _tolerates(tolerations: list[dict], taint: dict) -> bool:
@@ -314,7 +328,8 @@ def _pool_parts(pool) -> tuple[dict, list[dict], list[dict]]:
     spec = _python(pool.spec) or {}
     template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
     meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()} if isinstance(meta.get("labels"), dict) else {}
+    raw_labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    labels = {str(k): _label_text(v) for k, v in raw_labels.items()}
     pool_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
     requirements = [r for r in pool_spec.get("requirements") or [] if isinstance(r, dict) and "key" in r]
     taints = [t for t in pool_spec.get("taints") or [] if isinstance(t, dict)]
@@ -350,14 +365,16 @@ def _pool_allows(key: str, operator: str, values: list[str], labels: dict, requi
 def pool_admits(pool, selector: dict, expressions: list[dict], tolerations: list[dict]) -> bool:
     labels, requirements, taints = _pool_parts(pool)
     for taint in taints:
-        if str(taint.get("effect") or "NoSchedule") in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, taint):
+        repels = str(taint.get("effect") or "NoSchedule") in ("NoSchedule", "NoExecute")
+        if repels and not _tolerates(tolerations, taint):
             return False
     for key, value in selector.items():
         if not _pool_allows(key, "In", [value], labels, requirements):
             return False
     for expression in expressions:
         values = [str(v) for v in expression.get("values") or []]
-        if not _pool_allows(str(expression["key"]), str(expression.get("operator") or "In"), values, labels, requirements):
+        operator = str(expression.get("operator") or "In")
+        if not _pool_allows(str(expression["key"]), operator, values, labels, requirements):
             return False
     return True
 
@@ -381,7 +398,8 @@ def placements(template, world) -> list[Placement] | None:
             candidates = gpus_for_node_constraints(selector, expressions)
             if candidates is None:
                 return None
-            origin = "nodeSelector" if selector and not expressions else "node affinity" if not selector else "nodeSelector and node affinity"
+            origin = " and ".join(part for part, used in (("nodeSelector", selector), ("node affinity", expressions))
+                                  if used)
             for candidate in candidates:
                 found.setdefault(candidate, Placement(candidate, origin))
     return list(found.values()) or None

@@ -58,20 +58,20 @@ def _drop_fix(invocation, option, entry):
     exists ("Delete it", "Remove it"); unsafe when it asked for something that now has another spelling
     (speculative decoding, rope scaling, a task, a structured-output backend): dropping it starts the
     server without that."""
-    from ..fix import SAFE, UNSAFE, argv_editor, make_fix
+    from ..fix import SAFE, UNSAFE, argv_editor, drop_options_fix, make_fix
 
     try:
-        editor = argv_editor(invocation)
         flag = option.name.replace("_", "-")
         words = _RESPELLED.get(flag)
+        editor = argv_editor(invocation)
         if (editor and words and option.value is None and not invocation.option(words[0])
                 and _catalog_accepts(invocation, words[0])):
             return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
-        edits = editor.delete_options([option]) if editor else None
         lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
         if flag == "--task" and option.value in ("generate", "auto"):
             lost_nothing = True  # text generation is what the server does without it
-        return make_fix(edits, SAFE if lost_nothing else UNSAFE, f"delete the removed flag `{option.name}`")
+        return drop_options_fix(invocation, [option], SAFE if lost_nothing else UNSAFE,
+                                f"delete the removed flag `{option.name}`")
     except Exception:  # a fix we cannot build never costs the finding
         return None
 

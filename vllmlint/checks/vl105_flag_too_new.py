@@ -40,3 +40,19 @@ def _warning():
     from ..finding import Severity
 
     return Severity.WARNING
+
+
+def value_of(option) -> str | None:
+    """The option's value as vLLM reads it: `-O3` carries its own value (the generic argv parser may
+    have taken the next token as the value as well)."""
+    resolution = option.resolution
+    if resolution is not None and getattr(resolution, "value", None) is not None and not option.inline:
+        return resolution.value
+    return option.value
+
+
+def version_label(invocation) -> str:
+    """`0.29.0`, or `0.33.0 (assumed: the release is unknown)` when nothing in the manifest says."""
+    if invocation.release is None or invocation.assumed:
+        return f"{invocation.catalog.version} (assumed: the release is unknown)"
+    return invocation.release

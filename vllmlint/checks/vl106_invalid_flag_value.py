@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from ..finding import Severity
 from . import Context
+from .vl105_flag_too_new import value_of, version_label
 
 # vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
 _HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -101,17 +102,19 @@ def check(ctx: Context):
     open_json = _open_json(ctx)
     for invocation in ctx.world.invocations:
         release = invocation.catalog
-        release_text = f"vLLM {invocation.release or release.version}"
+        release_text = f"vLLM {version_label(invocation)}"
         # argparse converts every occurrence of a repeated flag: one instance per repetition.
         instances: list[dict] = []
         positionals = {id(t) for t in invocation.positionals}
-        for index, option in enumerate(invocation.options):
+        for option in invocation.options:
             known = getattr(option.resolution, "option", None)
             if known is None or option.status is None or option.status.kind != "ok" or known.positional:
                 continue
             if not known.takes_value:
                 yield from _switch_value(ctx, invocation, option, known, positionals)
                 continue
+            if value_of(option) != option.value:
+                continue  # `-O3`: the level is part of the flag (argparse-side, vLLM rewrites it to a number)
             if option.value is None:
                 if known.nargs not in ("?", "*") and option.resolution.value is None:
                     yield ctx.finding(option.token, f"`{option.name}` expects a value and none follows: argparse "
@@ -119,8 +122,20 @@ def check(ctx: Context):
                 continue
             if not option.value_known or "$" in option.value:
                 continue  # `$VAR`: the value is not known here
+            if not option.inline and re.match(r"^--?[A-Za-z]", option.value):
+                if known.nargs != "?":  # argparse leaves a following flag alone for nargs="?"
+                    yield ctx.finding(option.token, f"`{option.name}` expects a value but is followed by the flag "
+                                      f"`{option.value}`: argparse exits with \"expected one argument\".",
+                                      about=invocation, value=known.name)
+                continue
             if known.json:
                 yield from _json_value(ctx, invocation, option, known, open_json, release_text)
+                continue
+            if known.type == "bool" and option.value.lower() not in ("true", "false"):
+                # vLLM's old StoreBoolean action (0.6.x, nargs="?") takes only true/false, any case.
+                yield ctx.finding(option.value_token or option.token, f"`{option.name}` takes `true` or `false` in "
+                                  f"{release_text}, not `{option.value}`: vLLM raises \"Invalid boolean value\".",
+                                  about=invocation, value=f"{known.name}={option.value}")
                 continue
             typed = _typed(known, option.value)
             if typed is None:

@@ -5,7 +5,7 @@ from ..finding import Severity
 from ..invocation import SERVE
 from ..release import version_key
 from . import Context
-from .vl105_flag_too_new import release_phrase
+from .vl105_flag_too_new import release_phrase, value_of
 
 # `vllm serve --model X` without a positional model: argparse required the positional `model_tag` and
 # scripts.py / cli/serve.py raised "With `vllm serve`, you should provide the model as a positional
@@ -42,7 +42,7 @@ def _effective(option):
         return resolution.implied_value
     if not option.value_known:
         return None
-    return option.value
+    return value_of(option)
 
 
 def check(ctx: Context):
@@ -67,7 +67,8 @@ def _repeated(ctx, invocation):
         earlier = _effective(first)
         if value is None or earlier is None or value == earlier:
             continue
-        shown = lambda o: o.token.text if o.inline or o.value is None else f"{o.name} {o.value}"  # noqa: E731
+        shown = lambda o: o.token.text if o.inline or value_of(o) is None or value_of(o) != o.value \
+            else f"{o.name} {o.value}"  # noqa: E731
         yield ctx.finding(option.token, f"`{known.canonical_flag}` is given twice with different values "
                           f"(`{shown(first)}` and `{shown(option)}`); the last one wins and the other is silently "
                           "ignored: keep one.", about=invocation, value=known.canonical_flag)
@@ -76,9 +77,8 @@ def _repeated(ctx, invocation):
 def _model_twice(ctx, invocation):
     models = invocation.option("--model")
     positionals = model_positionals(invocation)
-    if invocation.kind != SERVE or invocation.via == "image-entrypoint" and positionals and \
-            positionals[0].text in ("serve", "vllm"):
-        return
+    if invocation.kind != SERVE or positionals and positionals[0].text in ("serve", "vllm"):
+        return  # `vllm serve serve`: reported on its own
     target = invocation.release or invocation.catalog.version
     if models and positionals:
         given = f"{models[0].name} {models[0].value or ''}".strip() if not models[0].inline else models[0].token.text
@@ -109,18 +109,24 @@ def _model_twice(ctx, invocation):
 
 
 def _serve_serve(ctx, invocation):
-    if invocation.kind != SERVE or invocation.via != "image-entrypoint":
+    """`vllm serve serve MODEL`: the image's entrypoint (or `command`) already says `vllm serve`."""
+    if invocation.kind != SERVE:
         return
     positionals = model_positionals(invocation)
     if not positionals or positionals[0].text not in ("serve", "vllm"):
         return
     first = positionals[0]
+    if first.text == "vllm" and (len(positionals) < 2 or positionals[1].text != "serve"):
+        return
     entry = " ".join(t.text for t in invocation.entry)
-    image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
-    yield ctx.finding(first, f"The image{image} already runs `{entry}`, so these `args` run `{entry} "
-                      f"{first.text} ...`: vLLM tries to load a model called \"{first.text}\" and fails. Drop "
-                      f"`{first.text}`{' and `serve`' if first.text == 'vllm' else ''} from `args`, or set "
-                      "`command` instead.", about=invocation, value=first.text)
+    if invocation.via == "image-entrypoint":
+        image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
+        said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
+    else:
+        said, where = "This runs", "after `vllm serve`"
+    yield ctx.finding(first, f"{said} `{entry} {first.text} ...`: vLLM tries to load a model called "
+                      f"\"{first.text}\" and fails. Drop `{'vllm serve' if first.text == 'vllm' else 'serve'}` "
+                      f"{where}.", about=invocation, value=first.text)
 
 
 def _kv_bytes_and_utilization(ctx, invocation):

@@ -7,6 +7,7 @@ from .. import catalog
 from ..finding import Severity
 from ..yamlmodel import Mapping
 from . import Context
+from .vl105_flag_too_new import version_label
 
 _BOOL_WORDS = {"0", "1", "true", "false"}
 
@@ -55,6 +56,7 @@ def check(ctx: Context):
         seen.add(id(container))
         release = invocation.catalog
         version = invocation.release or release.version
+        label = version_label(invocation)
         reads = {n for n in release.env if n.startswith("VLLM_")}
         for name, value in container.env.items():
             if not name.startswith("VLLM_") or name in allowed:
@@ -69,9 +71,9 @@ def check(ctx: Context):
             row = every.get(name)
             if row is not None:
                 if catalog.compare_versions(row["last"], version) < 0:
-                    why = f"vLLM read it from {row['first']} to {row['last']}; {version} ignores it"
+                    why = f"vLLM read it from {row['first']} to {row['last']}; {label} ignores it"
                 else:
-                    why = f"vLLM reads it only from {row['first']} on; {version} ignores it"
+                    why = f"vLLM reads it only from {row['first']} on; {label} ignores it"
                 yield ctx.finding(where, f"`{name}` has no effect: {why}. Delete it (or upgrade, if it was meant "
                                   "for a newer release).", about=container, value=name,
                                   severity=min(ctx.severity, Severity.INFO))
@@ -79,12 +81,12 @@ def check(ctx: Context):
             near = difflib.get_close_matches(name, sorted(reads), n=1, cutoff=0.85)
             if near:
                 yield ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
-                                  f"{version} reads? As written it is silently ignored.", about=container,
+                                  f"{label} reads? As written it is silently ignored.", about=container,
                                   value=name, severity=min(ctx.severity, Severity.WARNING))
                 continue
             stale = difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.85)
             if stale and stale[0].startswith("VLLM_"):
                 yield ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale[0]}`, which "
-                                  f"{version} does not read either (vLLM {every[stale[0]]['first']} to "
+                                  f"{label} does not read either (vLLM {every[stale[0]]['first']} to "
                                   f"{every[stale[0]]['last']}). Delete it.", about=container, value=name,
                                   severity=min(ctx.severity, Severity.INFO))

@@ -1,5 +1,6 @@
 """VL601: the weights one GPU holds exceed what vLLM may use of that GPU."""
-from ..capacity.lint import also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope, utilization_words, where_words
+from ..capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
+                             utilization_words, where_words)
 from ..capacity.workload import gib1
 from . import Context
 
@@ -20,11 +21,14 @@ def check(ctx: Context):
         placement, plan = failing[0]
         severity, rest = scope(ctx, failing, all_fail, hosting)
         gpu = placement.candidate.gpu
-        layout = f"TP {plan.tensor_parallel_size}" + (f", PP {plan.pipeline_parallel_size}" if plan.pipeline_parallel_size > 1 else "")
-        message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU "
-                   f"({plan.quantization or work.model.torch_dtype}, {layout}); a {gpu.id} ({where_words(placement)}) "
-                   f"gives vLLM {gib1(plan.budget_bytes)} at {utilization_words(work, plan)}, so loading fails with "
-                   f"CUDA out of memory. What helps: {knobs_for_weights(work, placement, plan, need_kv=False)}."
+        layout = f"TP {plan.tensor_parallel_size}"
+        if plan.pipeline_parallel_size > 1:
+            layout += f", PP {plan.pipeline_parallel_size}"
+        dtype = plan.quantization or work.model.torch_dtype
+        helps = knobs_for_weights(work, placement, plan, need_kv=False)
+        message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU ({dtype}, {layout}); "
+                   f"one {gpu.id} ({where_words(placement)}) gives vLLM {gib1(plan.budget_bytes)} at "
+                   f"{utilization_words(work, plan)}, so loading fails with CUDA out of memory. What helps: {helps}."
                    f"{also_words(failing)}{rest}")
         yield ctx.finding(work.model_token, message, about=work.invocation, value=f"{work.model.id}@{gpu.id}",
                           severity=severity)

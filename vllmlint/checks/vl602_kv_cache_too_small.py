@@ -41,9 +41,11 @@ def check(ctx: Context):
         lower = max(1024, plan.kv_tokens // 1024 * 1024) if plan.kv_tokens >= 1024 else None
         knobs = (f"lower --max-model-len (to {lower} or less)" if lower else "lower --max-model-len") + "; " + \
             knobs_for_weights(work, placement, plan, need_kv=True)
-        verdict = ("that is within the estimate's margin, so vLLM may refuse to start" if borderline else
-                   "vLLM refuses to start (\"the model's max seq len is larger than the maximum number of tokens "
-                   "that can be stored in KV cache\")")
+        need = f"one sequence needs {gib1(plan.kv_bytes_per_sequence)} of KV cache per GPU"
+        verdict = (f"{need}; the shortfall is within the estimate's margin, so vLLM may refuse to start" if borderline
+                   else f"{need}, and vLLM refuses to start (\"To serve at least one request with the model's max seq "
+                   f"len ({plan.max_model_len}), ... KV cache is needed, which is larger than the available KV cache "
+                   "memory\")")
         message = (f"{model_words(work)} on {gpu.id} ({where_words(placement)}): {room}, which holds about "
                    f"{plan.kv_tokens:,} tokens ({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU), fewer "
                    f"than one sequence of {length}; {verdict}. What helps: {knobs}.{also_words(failing)}{rest}")

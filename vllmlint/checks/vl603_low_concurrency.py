@@ -12,10 +12,10 @@ def check(ctx: Context):
             if plan is None or not plan.ok or plan.max_sequences >= work.max_num_seqs:
                 continue
             message = (f"{model_words(work)} on {placement.candidate.gpu.id} ({where_words(placement)}): the KV cache "
-                       f"holds about {plan.kv_tokens:,} tokens, {plan.concurrency:.1f} sequences of {plan.max_model_len} "
-                       f"tokens, but --max-num-seqs {work.max_num_seqs} admits more: when requests are that long, vLLM "
-                       "preempts and queues them instead of running them together. Lower --max-num-seqs or "
-                       "--max-model-len, or give the KV cache more memory.")
+                       f"holds about {plan.kv_tokens:,} tokens, {plan.concurrency:.1f} sequences of "
+                       f"{plan.max_model_len} tokens, but --max-num-seqs {work.max_num_seqs} admits more: when "
+                       "requests are that long, vLLM preempts and queues them instead of running them together. "
+                       "Lower --max-num-seqs or --max-model-len, or give the KV cache more memory.")
             yield ctx.finding(work.value_token("--max-num-seqs") or work.model_token, message, about=work.invocation,
                               value=f"{work.max_num_seqs}@{placement.candidate.gpu.id}")
             break

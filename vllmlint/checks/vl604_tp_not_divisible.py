@@ -24,19 +24,21 @@ def check(ctx: Context):
             heads, kv = model.num_attention_heads, model.num_key_value_heads
             if heads % tp:
                 divisors = ", ".join(str(d) for d in _valid_sizes(model))
-                yield ctx.finding(where, f"{model_words(work)} has {heads} attention heads, not divisible by "
-                                  f"--tensor-parallel-size {tp}: vLLM refuses to start (\"Total number of attention heads "
-                                  f"({heads}) must be divisible by tensor parallel size ({tp})\"). Use a TP that divides "
-                                  f"{heads} ({divisors}), and pipeline parallelism for the rest.",
-                                  about=work.invocation, value=f"heads:{heads}/{tp}")
+                message = (f"{model_words(work)} has {heads} attention heads, not divisible by "
+                           f"--tensor-parallel-size {tp}: vLLM refuses to start (\"Total number of attention heads "
+                           f"({heads}) must be divisible by tensor parallel size ({tp})\"). Use a TP that divides "
+                           f"{heads} ({divisors}), and pipeline parallelism for the rest.")
+                yield ctx.finding(where, message, about=work.invocation, value=f"heads:{heads}/{tp}")
             elif not model.is_mla and kv % tp and tp % kv:
-                yield ctx.finding(where, f"{model_words(work)} has {kv} KV heads and --tensor-parallel-size {tp}: "
-                                  f"neither divides the other, so vLLM cannot shard or replicate the KV heads evenly and "
-                                  f"refuses to start. Use a TP that divides {kv} or is a multiple of it "
-                                  f"(and divides the {heads} attention heads): {', '.join(map(str, _valid_sizes(model)))}.",
-                                  about=work.invocation, value=f"kv_heads:{kv}/{tp}")
+                sizes = ", ".join(map(str, _valid_sizes(model)))
+                message = (f"{model_words(work)} has {kv} KV heads and --tensor-parallel-size {tp}: neither divides "
+                           "the other, so vLLM cannot shard or replicate the KV heads evenly and refuses to start. Use "
+                           f"a TP that divides {kv} or is a multiple of it (and divides the {heads} attention heads): "
+                           f"{sizes}.")
+                yield ctx.finding(where, message, about=work.invocation, value=f"kv_heads:{kv}/{tp}")
         if pp > 1 and work.known("--pipeline-parallel-size") and pp > model.num_hidden_layers:
             where = work.value_token("--pipeline-parallel-size") or work.model_token
             yield ctx.finding(where, f"--pipeline-parallel-size {pp} exceeds the {model.num_hidden_layers} layers of "
-                              f"{model_words(work)}: some pipeline stages would get no layer, and vLLM refuses to start.",
+                              f"{model_words(work)}: some pipeline stages would get no layer, and vLLM refuses to "
+                              "start.",
                               about=work.invocation, value=f"pp:{pp}>{model.num_hidden_layers}")

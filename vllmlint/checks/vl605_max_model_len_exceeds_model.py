@@ -12,10 +12,12 @@ def _override(work) -> str | None:
     container = work.container
     if container is not None:
         env = container.env
-        if "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in env and env["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] in (None, "1", "true", "True"):
+        allow = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+        if allow in env and env[allow] in (None, "1", "true", "True"):
             return "env"  # None: from a ConfigMap or Secret, which may well say 1
     # --rope-scaling was removed in 0.11 (a release-less workload is assumed to run the newest release).
-    if "--rope-scaling" in work.options and work.release is not None and version_key(work.release) < version_key("0.11.0"):
+    release = work.release
+    if "--rope-scaling" in work.options and release is not None and version_key(release) < version_key("0.11.0"):
         return "rope-scaling"
     return None
 
@@ -32,6 +34,6 @@ def check(ctx: Context):
                           f"--max-model-len {work.max_model_len} is beyond the {limit}-token context of "
                           f"{model_words(work)} (max_position_embeddings in its config.json): vLLM refuses to start "
                           f"(\"User-specified max_model_len ({work.max_model_len}) is greater than the derived "
-                          f"max_model_len\"). Use --max-model-len {limit} or less; for a longer context, extend RoPE with "
-                          "--hf-overrides (e.g. rope_scaling with YaRN) if the model supports it.",
+                          f"max_model_len\"). Use --max-model-len {limit} or less; for a longer context, extend "
+                          "RoPE with --hf-overrides (e.g. rope_scaling with YaRN) if the model supports it.",
                           about=work.invocation, value=f"{work.max_model_len}>{limit}")

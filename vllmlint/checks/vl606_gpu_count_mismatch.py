@@ -1,5 +1,5 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
-from ..capacity.lint import capacity_workloads
+from ..capacity.lint import capacity_workloads, listing
 from ..capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, quantity_bytes, requested_accelerator
 from ..finding import Severity
 from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
@@ -42,7 +42,8 @@ def _ray_cluster_gpus(world, owner) -> int | None:
 
 
 def _ray_group(spec, name):
-    for path in (("workerGroupSpecs",), ("rayClusterConfig", "workerGroupSpecs"), ("rayClusterSpec", "workerGroupSpecs")):
+    for path in (("workerGroupSpecs",), ("rayClusterConfig", "workerGroupSpecs"),
+                 ("rayClusterSpec", "workerGroupSpecs")):
         node = spec
         for key in path:
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -62,7 +63,8 @@ def _needed_per_pod(work, template) -> tuple[int, str] | None:
     layout = f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}"
     multi_node_dp = any(flag in work.options for flag in _MULTI_NODE_DP)
     if work.data_parallel_size_local is not None:
-        ranks, layout = work.data_parallel_size_local, layout + f" x {work.data_parallel_size_local} local data-parallel ranks"
+        ranks = work.data_parallel_size_local
+        layout += f" x {ranks} local data-parallel ranks"
     elif work.data_parallel_size > 1:
         if multi_node_dp or (work.nnodes or 1) > 1:
             return None  # data-parallel ranks over several nodes without --data-parallel-size-local
@@ -91,7 +93,8 @@ def check(ctx: Context):
         if owner.kind in SERVING_RUNTIME_KINDS:
             continue  # a ServingRuntime's GPUs come from the InferenceService that uses it
         resource, count, node = work.gpu_resource
-        ray = owner.kind in RAY_KINDS or any(o.value == "ray" for o in work.invocation.option("--distributed-executor-backend"))
+        backends = work.invocation.option("--distributed-executor-backend")
+        ray = owner.kind in RAY_KINDS or any(o.value == "ray" for o in backends)
         if ray:
             yield from _ray(ctx, work, owner, node)
         else:
@@ -106,7 +109,8 @@ def check(ctx: Context):
                 if count > per_pod:
                     yield ctx.finding(node, f"the pod requests {count} {resource} but vLLM uses only {per_pod} of them "
                                       f"({how}): {count - per_pod} GPUs stay idle and blocked for other pods. Request "
-                                      f"{per_pod}, or raise --tensor-parallel-size / --data-parallel-size-local to use them.",
+                                      f"{per_pod}, or raise --tensor-parallel-size / --data-parallel-size-local to "
+                                      "use them.",
                                       about=work.invocation, value=f"{count}>{per_pod}", severity=Severity.WARNING)
         yield from _unschedulable(ctx, work, resource, count, node)
 
@@ -123,6 +127,10 @@ def _ray(ctx, work, owner, node):
                           about=work.invocation, value=f"ray:{total}<{work.world_size}")
 
 
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 def _unschedulable(ctx, work, resource, count, node):
     if resource != "nvidia.com/gpu" or not work.placements:
         return
@@ -130,14 +138,16 @@ def _unschedulable(ctx, work, resource, count, node):
     too_small = [p for p in sized if p.candidate.gpu_count < count]
     if not too_small:
         return
-    names = ", ".join(f"{p.candidate.instance_type} ({p.candidate.gpu_count} GPUs, from {p.origin})" for p in too_small)
+    names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
+                     for p in too_small])
     if len(too_small) == len(sized):
         yield ctx.finding(node, f"the pod requests {count} {resource}, more than any node it may land on has: {names}. "
                           "It stays Pending. Pick an instance type with enough GPUs, or split the work over pods "
                           "(--nnodes).", about=work.invocation, value=f"unschedulable:{count}", severity=ctx.severity)
     else:
-        fits = ", ".join(p.candidate.instance_type for p in sized if p not in too_small)
+        fits = listing([p.candidate.instance_type for p in sized if p not in too_small])
         yield ctx.finding(node, f"the pod requests {count} {resource}; {names} cannot host it, only {fits} can: "
                           "if those are meant for this pod, they never will be (it stays Pending wherever only they "
-                          "are available); drop them from its node constraints or request fewer GPUs.", about=work.invocation,
+                          "are available); drop them from its node constraints or request fewer GPUs.",
+                          about=work.invocation,
                           value=f"unschedulable-some:{count}", severity=Severity.WARNING)

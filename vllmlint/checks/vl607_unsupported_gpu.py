@@ -9,9 +9,11 @@ from . import Context
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")
-_OTHER_ACCELERATORS = {"amd.com/gpu": "AMD GPUs", "google.com/tpu": "TPUs", "aws.amazon.com/neuron": "AWS Neuron devices",
-                       "aws.amazon.com/neuroncore": "AWS Neuron cores", "aws.amazon.com/neurondevice": "AWS Neuron devices",
-                       "habana.ai/gaudi": "Intel Gaudi accelerators"}
+_OTHER_ACCELERATORS = {
+    "amd.com/gpu": "AMD GPUs", "google.com/tpu": "TPUs", "habana.ai/gaudi": "Intel Gaudi accelerators",
+    "aws.amazon.com/neuron": "AWS Neuron devices", "aws.amazon.com/neuroncore": "AWS Neuron cores",
+    "aws.amazon.com/neurondevice": "AWS Neuron devices",
+}
 _NON_NVIDIA_INSTANCE = re.compile(r"^(trn\d+n?|inf\d+|g4ad|dl1|dl2q)\.", re.I)
 _FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 
@@ -26,21 +28,9 @@ def check(ctx: Context):
         hosting = work.hosting_placements()
         if not hosting:
             continue
-        anchor = work.container.image if work.container is not None and work.container.image is not None else work.model_token
-        release = work.release
-        floor = capability_floor(release)  # the release's documented floor; the newest when unknown
-        if floor:
-            failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < floor)
-            if failing:
-                severity, rest = scope(ctx, failing, all_fail, hosting)
-                placement = failing[0][0]
-                runs = f"vLLM {release}" if release else "the newest vLLM (the image names no release)"
-                yield ctx.finding(anchor, f"{_cc(placement.candidate.gpu)} on {placement.label} (from {placement.origin}) is "
-                                  f"below the compute capability {floor[0]}.{floor[1]} that the GPU installation guide of {runs} "
-                                  "requires: its prebuilt CUDA kernels do not target that GPU, so expect start-up to fail. Use a GPU of compute capability "
-                                  f"{floor[0]}.{floor[1]} or newer (T4, A10G, L4, A100, H100), or pin a release that "
-                                  f"still supported it (0.19.x or older for V100).{also_words(failing)}{rest}",
-                                  about=work.invocation, value=f"cc:{placement.candidate.gpu.id}", severity=severity)
+        image = work.container.image if work.container is not None else None
+        anchor = next((a for a in (image, work.model_token) if a is not None), None) or work.invocation.anchor
+        yield from _below_floor(ctx, work, hosting, anchor)
         if work.dtype in ("bfloat16", "bf16") and work.known("--dtype"):
             failing, all_fail = judge(work, hosting, lambda p: not p.candidate.gpu.bf16)
             if failing:
@@ -54,6 +44,24 @@ def check(ctx: Context):
         yield from _fp8(ctx, work, hosting)
 
 
+def _below_floor(ctx, work, hosting, anchor):
+    release = work.release
+    floor = capability_floor(release)  # the release's floor; the newest release's when the manifest names none
+    failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < floor)
+    if not failing:
+        return
+    severity, rest = scope(ctx, failing, all_fail, hosting)
+    placement = failing[0][0]
+    gpu = placement.candidate.gpu
+    runs = f"vLLM {release}" if release else "the newest vLLM (the image names no release)"
+    older = " or pin a release that still supported it (0.19.x or older)" if gpu.capability >= (7, 0) else ""
+    yield ctx.finding(anchor, f"{_cc(gpu)} on {placement.label} (from {placement.origin}) is below the compute "
+                      f"capability {floor[0]}.{floor[1]} that {runs} supports: its prebuilt CUDA kernels do not target "
+                      f"that GPU, so expect start-up to fail. Use a GPU of compute capability {floor[0]}.{floor[1]} or "
+                      f"newer (T4, A10G, L4, A100, H100){older}.{also_words(failing)}{rest}",
+                      about=work.invocation, value=f"cc:{gpu.id}", severity=severity)
+
+
 def _fp8(ctx, work, hosting):
     weights = work.quantization == "fp8" or (work.quantization is None and work.model is not None
                                              and work.model.checkpoint_quantization == "fp8")
@@ -61,7 +69,10 @@ def _fp8(ctx, work, hosting):
     if not (weights or kv) or not work.known("--quantization", "--kv-cache-dtype"):
         return
     what = " and ".join(w for w, on in (("FP8 weights", weights), ("an FP8 KV cache", kv)) if on)
-    where = (work.option_token("--quantization") if weights else None) or work.option_token("--kv-cache-dtype") or work.model_token
+    where = next((t for t in (work.option_token("--quantization") if weights else None,
+                              work.option_token("--kv-cache-dtype"), work.model_token) if t is not None), None)
+    if where is None:
+        return
     failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < (7, 5))
     if failing:
         severity, rest = scope(ctx, failing, all_fail, hosting)

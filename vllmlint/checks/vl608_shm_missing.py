@@ -46,6 +46,7 @@ def check(ctx: Context):
             fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: ...}` volume at /dev/shm (or set hostIPC: true, "
                    "which shares the node's IPC namespace)")
         yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers exchange "
-                          "tensors through shared memory (NCCL, PyTorch multiprocessing), but the container has only the "
-                          f"runtime's default 64 MB /dev/shm: expect NCCL errors or crashes under load. Fix: {fix}.",
+                          "tensors through shared memory (NCCL, PyTorch multiprocessing), but the container has only "
+                          "the runtime's default 64 MB /dev/shm: expect NCCL errors or crashes under load. "
+                          f"Fix: {fix}.",
                           about=work.invocation, value=f"shm:{work.world_size}")

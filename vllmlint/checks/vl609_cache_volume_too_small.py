@@ -72,7 +72,8 @@ def check(ctx: Context):
         if weights <= size:
             continue
         yield ctx.finding(node, f"{model_words(work)} is downloaded to {path} ({why}), on {where}: {gib1(size)}, but "
-                          f"its weights take about {gib1(weights)}. The download fills the volume and the kubelet evicts "
-                          f"the pod (or the write fails), over and over. Give the cache at least {gib1(weights * 1.1)} "
-                          "(Kubernetes `Gi` is 2^30 bytes, `G` is 10^9), or pre-load the weights on a PVC.",
+                          f"its weights take about {gib1(weights)}. The download fills the volume and the kubelet "
+                          "evicts the pod (or the write fails), over and over. Give the cache at least "
+                          f"{gib1(weights * 1.1)} (Kubernetes `Gi` is 2^30 bytes, `G` is 10^9), or pre-load the "
+                          "weights on a PVC.",
                           about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")

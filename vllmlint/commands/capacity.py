@@ -100,7 +100,8 @@ def _text(row: dict) -> str:
         ("parallel", f"TP {row['tensor_parallel_size']} x PP {row['pipeline_parallel_size']}"),
         ("GPU", f"{gpu}, from {row['gpu_origin']}"),
         ("vLLM", f"{row['vllm_version']} ({row['vllm_version_origin']})"),
-        ("budget per GPU", f"{row['budget_gib']:.2f} GiB = {row['gpu_memory_utilization']:g} x {row['gpu_total_gib']:.2f} GiB"),
+        ("budget per GPU", f"{row['budget_gib']:.2f} GiB = {row['gpu_memory_utilization']:g} x "
+                           f"{row['gpu_total_gib']:.2f} GiB"),
         ("weights per GPU", f"{row['weights_gib']:.2f} GiB"),
         ("reserve per GPU", f"{row['reserve_gib']:.2f} GiB ({parts})"),
         ("KV cache per GPU", f"{row['kv_cache_gib']:.2f} GiB"),
@@ -111,8 +112,12 @@ def _text(row: dict) -> str:
     ]
     if row["smallest_tp_that_fits"] is not None:
         sequences = row["smallest_tp_full_length_sequences"]
-        pairs.append(("smallest TP that fits", f"{row['smallest_tp_that_fits']} ({sequences} full-length "
-                      f"sequence{'' if sequences == 1 else 's'})"))
+        smallest, per_node = row["smallest_tp_that_fits"], row["gpus_per_node"]
+        beyond = ""
+        if per_node and smallest > per_node:
+            beyond = f"; more than the {per_node} GPUs of one {row['instance_type']}"
+        pairs.append(("smallest TP that fits", f"{smallest} ({sequences} full-length "
+                      f"sequence{'' if sequences == 1 else 's'}{beyond})"))
     elif not (row["fits"] and row["kv_ok"]):
         pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
     pairs.extend(("note", note) for note in row["notes"])
@@ -205,7 +210,7 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
             continue
         if not work.estimate_inputs_known():
             flags = ", ".join(sorted(work.unknown))
-            skipped.append(f"{label}: not estimated: {flags} only known at run time")
+            skipped.append(f"{label}: not estimated: the value of {flags} is not known from the manifest")
             continue
         places = [(p.candidate.gpu, p.origin, p.candidate.instance_type, p.candidate.gpu_count)
                   for p in work.hosting_placements()]
@@ -220,7 +225,8 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
         for gpu, origin, instance_type, count in places:
             plan = work.estimate(gpu)
             if plan is None:
-                skipped.append(f"{label}: not estimated on {gpu.id}: quantization {work.quantization} has no known size")
+                skipped.append(f"{label}: not estimated on {gpu.id}: quantization {work.quantization} has no "
+                               "known size")
                 continue
             rows.append(_row(plan, model_how=work.match.how, gpu_origin=origin, instance_type=instance_type,
                              gpu_count=count, release=release, kwargs=kwargs, workload=described))
