@@ -339,3 +339,25 @@ def test_karpenter_shape_labels_narrow_instance_types():
     # A size or category alone spans CPU instances too: no hardware is known from it.
     assert gpus_for_node_constraints(None, [{"key": "karpenter.k8s.aws/instance-category", "operator": "In",
                                              "values": ["g"]}]) is None
+
+
+def test_local_model_sized_from_a_config_json_in_the_linted_files(tmp_path):
+    (tmp_path / "weights" / "acme-ft").mkdir(parents=True)
+    (tmp_path / "weights" / "acme-ft" / "config.json").write_text(
+        '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, '
+        '"intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 80, '
+        '"vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}')
+    pod = DEPLOYMENT.format(model="/models/acme-ft", gpus=4, flags=", -tp, '4', --max-model-len, '8192'")
+    selector = "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: g6.12xlarge}\n      containers:"
+    (tmp_path / "deploy.yaml").write_text(pod.replace("    spec:\n      containers:", selector))
+    from vllmlint.engine import lint_paths
+
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL601"]))
+    [finding] = result.findings
+    assert "sized from its config.json at" in finding.message and "32.9 GiB" in finding.message
+    # a generic directory name (`/models/model`) is never matched to some config.json
+    deploy = tmp_path / "deploy.yaml"
+    deploy.write_text(deploy.read_text().replace("/models/acme-ft", "/models/model"))
+    (tmp_path / "weights" / "acme-ft").rename(tmp_path / "weights" / "model")
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL601"]))
+    assert result.findings == []

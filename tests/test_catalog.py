@@ -420,3 +420,17 @@ def test_resolve_short_option_with_attached_value():
     # -O in 0.6.6 is argparse's own short option of --compilation-config: -O3 is -O with value 3
     res = catalog.load("0.6.6.post1").resolve("-O3")
     assert res.option.name == "compilation-config" and res.value == "3"
+
+
+def test_run_time_choices_are_known_values_not_an_enum():
+    release = catalog.load(CURRENT)
+    reasoning = release.options["reasoning-parser"]
+    assert "qwen3" in reasoning.known_values and reasoning.known_values_source == "registry"
+    assert "enum" not in release.schema["properties"]["reasoning-parser"]
+    # choices=["auto", "cpu"] + [current_platform.device_type]: known head, machine-dependent tail
+    device = release.options["mm-processor-device"]
+    assert device.choices_unknown and set(device.known_values) == {"auto", "cpu"}
+    assert "enum" not in release.schema["properties"]["mm-processor-device"]
+    # 0.10.2 enforces choices from the reasoning-parser registry at parse time
+    old = catalog.load(V10).options["reasoning-parser"]
+    assert old.choices_enforced and old.choices_unknown and "deepseek_r1" in old.known_values

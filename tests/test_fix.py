@@ -487,3 +487,76 @@ def test_selection_limits_what_is_fixed(tmp_path, monkeypatch):
     after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", FLOW, options=LintOptions(select=["VL102"]))
     assert after == FLOW.replace(', --swap-space, "16"', "").replace(", --use-v2-block-manager]", "]")
     assert outcome.applied == 2
+
+
+SERVICE_MONITOR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-8B]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: vllm
+  labels: {app: vllm}
+spec:
+  selector: {app: vllm}
+  ports:
+  - {name: http, port: 8000, targetPort: 8000}
+  - {name: scrape, port: 9090, targetPort: 9090}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: vllm}
+spec:
+  selector:
+    matchLabels: {app: vllm}
+  endpoints:
+  - port: scrape  # the sidecar that never was
+"""
+
+
+def test_service_monitor_named_port_is_an_unsafe_fix(tmp_path, monkeypatch):
+    after, outcome = fix_text(tmp_path, monkeypatch, "mon.yaml", SERVICE_MONITOR)
+    assert after == SERVICE_MONITOR
+    assert [(f.code, f.fix.safety) for f in outcome.result.findings if f.code == "VL301"] == [("VL301", UNSAFE)]
+    after, outcome = fix_text(tmp_path, monkeypatch, "mon.yaml", SERVICE_MONITOR, unsafe=True)
+    assert after == SERVICE_MONITOR.replace("  - port: scrape  #", "  - port: http  #")
+    assert codes(outcome) == []
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "serve.sh").write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+
+    def failing_replace(source, target):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    outcome = run_fixes(["serve.sh"], LintOptions())
+    assert outcome.refused == [("serve.sh", "cannot write the fixed file: disk full")]
+    assert outcome.files == [] and outcome.applied == 0 and outcome.diff == ""
+    assert codes(outcome) == ["VL102:--swap-space"]  # the result describes the file as it is
+    assert (tmp_path / "serve.sh").read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["serve.sh"]
+
+
+@pytest.mark.parametrize("flags,fixed", [
+    ("--multi-step-stream-outputs, Qwen/Qwen3-8B", "Qwen/Qwen3-8B"),  # a switch: the model stays
+    ("--swap-space, '4', Qwen/Qwen3-8B", "Qwen/Qwen3-8B"),  # a value: it goes with its flag
+    ("--guided-decoding-disable-fallback, Qwen/Qwen3-8B", None),  # took a value: was that the model?
+])
+def test_a_removed_flag_takes_its_value_as_its_last_release_read_it(tmp_path, monkeypatch, flags, fixed):
+    before = SPECULATIVE_POD.format(tag="v0.29.0", annotation="").replace(
+        'Qwen/Qwen3-8B, --speculative-model, Qwen/Qwen3-0.6B, --num-speculative-tokens, "4"', flags)
+    after, _ = fix_text(tmp_path, monkeypatch, "pod.yaml", before, unsafe=True)
+    assert after == (before if fixed is None else before.replace(flags, fixed))

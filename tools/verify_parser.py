@@ -210,6 +210,8 @@ def diff(version: str, real: dict) -> dict:
             continue
         real_choices = action["choices"]
         our_choices = [str(c) for c in opt.choices] if opt.choices_enforced and opt.choices else None
+        if our_choices is None and opt.choices_unknown and opt.known_values:
+            our_choices = [str(c) for c in opt.known_values]   # registry names stand in for run-time choices
         if (real_choices or None) != (our_choices or None) and not (real_choices and our_choices and set(real_choices) == set(our_choices)):
             choice_diffs.append({"flag": long, "real": real_choices, "catalog": our_choices})
         real_type = REAL_TYPE_KIND.get(action["type"], action["type"]) if action["type"] else None

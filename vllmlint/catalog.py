@@ -55,6 +55,8 @@ class Option:
     choices: tuple | None = None   # argparse-enforced choices
     choices_enforced: bool = False
     known_values: tuple | None = None  # values vLLM knows but only checks later at start-up
+    choices_unknown: bool = False  # choices computed at run time (plugin registry, current platform)
+    known_values_source: str = ""  # "registry" when known_values come from a plugin registry
     default: Any = None
     json: bool = False
     json_keys: tuple[str, ...] = ()
@@ -109,6 +111,7 @@ def _option_from_json(name: str, prop: dict) -> Option:
         name=name, flags=tuple(x.get("flags") or ()), takes_value=bool(x.get("takes_value")),
         type=x.get("type", "unknown"), nargs=x.get("nargs"), choices=tup(x.get("choices")),
         choices_enforced=bool(x.get("choices_enforced")), known_values=tup(x.get("known_values")),
+        choices_unknown=bool(x.get("choices_unknown")), known_values_source=x.get("known_values_source", ""),
         default=x.get("default"), json=bool(x.get("json")), json_keys=tuple(x.get("json_keys") or ()),
         json_key_values=x.get("json_key_values") or {}, deprecated=bool(x.get("deprecated")),
         deprecation=x.get("deprecation", ""), help=x.get("help", ""), positional=bool(x.get("positional")),

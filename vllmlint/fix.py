@@ -13,13 +13,10 @@ exactly (folded scalars, YAML escapes inside a touched shell word) yields no fix
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import os
 import re
 import shlex
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -432,9 +429,12 @@ _BLANKS_BETWEEN = re.compile(r"^(?:[ \t]|\\\r?\n)*$")
 
 
 def _option_tokens(option) -> list:
-    if option.value_token is None or option.value_token is option.token:
-        return [option.token]
-    return [option.token, option.value_token]
+    """The flag's token and its value tokens (one for `--flag=value`)."""
+    tokens = [option.token]
+    for token in [option.value_token] + list(getattr(option, "extra_values", None) or []):
+        if token is not None and all(token is not seen for seen in tokens):
+            tokens.append(token)
+    return tokens
 
 
 def argv_editor(invocation) -> ArgvEditor | None:
@@ -502,8 +502,8 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
     def lint(with_options=options):
         return _lint_texts(paths, with_options, {f.shown: f.text for f in files.values() if f.text != f.original})
 
-    result, _ = lint()
-    baseline, baseline_world = lint(everything) if narrowed else (result, _)
+    result, world = lint()
+    baseline, baseline_world = lint(everything) if narrowed else (result, world)
     outcome = FixOutcome()
     for _ in range(MAX_PASSES):
         chosen = _choose(result.findings, unsafe, files)
@@ -513,32 +513,39 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
             record = files[shown]
             record.text = apply_edits(record.text, [e for fix in fixes for e in fix.edits])
             record.applied += len(fixes)
-        result, _ = lint()
+        result, world = lint()
 
     # Verify; a refused file goes back to its original text, which changes the world: check again.
     while any(f.text != f.original for f in files.values()):
         changed = {f.shown for f in files.values() if f.text != f.original}
-        after, world = lint(everything) if narrowed else lint()
-        problems = _verify(baseline, baseline_world, after, world, changed)
+        after, after_world = lint(everything) if narrowed else (result, world)
+        problems = _verify(baseline, baseline_world, after, after_world, changed)
         if not problems:
             break
         for shown, reason in problems.items():
             record = files[shown]
             record.text, record.applied = record.original, 0
             outcome.refused.append((shown, reason))
-    result, _ = lint()
+        result, world = lint()
 
     diffs = []
+    unwritten = False
     for record in sorted(files.values(), key=lambda f: f.shown):
         if record.text == record.original:
             continue
+        if write:
+            try:
+                write_atomically(record.path, record.text, record.bom)
+            except OSError as exc:  # read-only file or folder, full disk: that file stays as it was
+                outcome.refused.append((record.shown, f"cannot write the fixed file: {exc.strerror or exc}"))
+                record.text = record.original
+                unwritten = True
+                continue
         outcome.files.append(record.shown)
         outcome.applied += record.applied
         diffs.append(unified_diff(record.original, record.text, record.shown))
-        if write:
-            write_atomically(record.path, record.text, record.bom)
     outcome.diff = "".join(diffs)
-    outcome.result = result
+    outcome.result = lint()[0] if unwritten else result
     return outcome
 
 
@@ -618,6 +625,8 @@ def _invocation_path(invocation) -> str:
 
 
 def unified_diff(before: str, after: str, shown: str) -> str:
+    import difflib
+
     lines = []
     for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                      fromfile=shown, tofile=shown):
@@ -628,6 +637,9 @@ def unified_diff(before: str, after: str, shown: str) -> str:
 def write_atomically(path, text: str, bom: bool = False) -> None:
     """Write through a temporary file in the same folder and `os.replace`, keeping the file's mode
     (a symlink keeps pointing at its target, which gets the new text)."""
+    import stat
+    import tempfile
+
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     mode = stat.S_IMODE(os.stat(target).st_mode)

@@ -360,6 +360,8 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     args = _scalar_tokens(args_node, container) if args_node is not None else []
     if command:
         argv, via = command + args, "command"
+    elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
+        return  # KubeRay replaces the image's entrypoint with its own `ray start` command
     elif image is not None:
         entry = image_entrypoint(image, upgrade_to)
         if entry is None:

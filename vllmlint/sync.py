@@ -154,6 +154,10 @@ class Recorded:
     kwargs: dict
 
 
+class PartialList(list):
+    """`["auto", "cpu"] + <something unknown>`: the known head of a list whose tail is unknown."""
+
+
 class _Return(Exception):
     pass
 
@@ -536,6 +540,9 @@ class Interp:
             left, right = self.eval(node.left, frame), self.eval(node.right, frame)
             if isinstance(node.op, ast.BitOr) and (_is_type(left) or _is_type(right)):
                 return UnionType(tuple(_union_members(left) + _union_members(right)))
+            if isinstance(node.op, ast.Add) and isinstance(left, list) and _plain(list(left)) \
+                    and not (_plain(right) and isinstance(right, list)):
+                return PartialList(left)   # e.g. choices=["auto", "cpu"] + [current_platform.device_type]
             if not (known(left) and known(right)) or not _plain(left) or not _plain(right):
                 return UNKNOWN
             return _binop(node.op, left, right)
@@ -1139,7 +1146,7 @@ def _hashable(value: Any) -> bool:
 
 def _plain(value: Any) -> bool:
     """A real Python value we may compute with (not UNKNOWN, not a symbolic reference)."""
-    if value is UNKNOWN:
+    if value is UNKNOWN or isinstance(value, PartialList):
         return False
     if isinstance(value, (str, int, float, bool, type(None))):
         return True
@@ -1318,6 +1325,9 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
         info["positional"] = True
     if nargs is not None and _plain(nargs):
         info["nargs"] = nargs
+    partial_choices = None
+    if isinstance(choices, PartialList):
+        partial_choices, choices = [c for c in choices if _plain(c)], UNKNOWN
     if isinstance(choices, (list, tuple)):
         choices = [c.value if isinstance(c, EnumMember) else c for c in choices]
     if isinstance(choices, (list, tuple)) and choices and all(_plain(c) for c in choices):
@@ -1327,6 +1337,8 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
     elif choices is not None and "choices" in kw:
         info["choices_enforced"] = True
         info["choices_unknown"] = True   # computed at run time (e.g. a plugin registry)
+    if partial_choices:
+        info["known_values"] = partial_choices   # the rest depends on the machine vLLM runs on
     literal = kw.get("_known_values") or literal_hints.get(dest)
     if literal and "choices" not in info:
         info["known_values"] = literal
@@ -1564,6 +1576,40 @@ def extract_metrics(tree: Tree) -> dict:
     return dict(sorted(out.items()))
 
 
+# Options whose valid values live in a plugin registry filled at import time. The names are read from
+# `@Manager.register_module("name")` decorators and the `_..._TO_REGISTER = {"name": ...}` tables of lazy
+# registration; plugins can add more, so these are known values, never an enforced enum.
+_REGISTRY_OPTIONS = {"tool-call-parser": "ToolParserManager", "reasoning-parser": "ReasoningParserManager"}
+
+
+def extract_registries(tree: Tree) -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {manager: [] for manager in _REGISTRY_OPTIONS.values()}
+    table_names = {"ToolParserManager": "_TOOL_PARSERS_TO_REGISTER",
+                   "ReasoningParserManager": "_REASONING_PARSERS_TO_REGISTER"}
+    for path, text in sorted(tree.files.items()):
+        if not any(m in text for m in names):
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(module):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "register_module" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id in names and node.args:
+                arg = node.args[0]
+                values = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+                names[node.func.value.id] += [v.value for v in values
+                                              if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                for manager, table in table_names.items():
+                    if any(isinstance(t, ast.Name) and t.id == table for t in node.targets):
+                        names[manager] += [k.value for k in node.value.keys
+                                           if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return {option: sorted(set(names[manager])) for option, manager in _REGISTRY_OPTIONS.items()
+            if names[manager]}
+
+
 # --------------------------------------------------------------------------- the serve parser
 
 
@@ -1639,6 +1685,12 @@ def extract_release(files: dict[str, str], version: str) -> dict:
             merged["flags"] = list(dict.fromkeys(merged["flags"] + info["flags"]))
             continue
         options[canonical] = info
+    for option, values in extract_registries(interp.tree).items():
+        info = options.get(option)
+        if info is not None and not info.get("choices"):
+            info["known_values"] = values
+            info["known_values_source"] = "registry"
+            info.setdefault("choices_enforced", False)
     properties = {name.lstrip("-"): _schema_property(info) for name, info in options.items()}
     gmu = options.get("gpu-memory-utilization", {}).get("default")
     return {

@@ -57,6 +57,8 @@ def model_words(work: Workload) -> str:
         return ""
     if work.match.how in ("exact id", "case-insensitive id"):
         return work.model.id
+    if work.match.how.startswith("config.json at"):
+        return f"`{work.model_name}` (sized from its {work.match.how})"
     return f"{work.model.id} (`{work.model_name}` read as it)"
 
 

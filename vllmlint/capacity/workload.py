@@ -251,6 +251,8 @@ def workloads(world) -> list[Workload]:
     result = []
     for invocation in world.invocations:
         work = read_workload(invocation)
+        if work.match is None and work.model_name and _is_local_path(work.model_name):
+            work.match = _match_config_json(work.model_name, world)
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
@@ -258,6 +260,31 @@ def workloads(world) -> list[Workload]:
         result.append(work)
     world._vllmlint_capacity_workloads = result
     return result
+
+
+_GENERIC_DIRS = {"", "model", "models", "weights", "main", "snapshot", "data", "mnt", "checkpoint", "hf", "huggingface"}
+
+
+def _match_config_json(path: str, world) -> Match | None:
+    """A model served from a local path whose `config.json` is among the linted files: the one file named
+    `<last path component>/config.json`, for a directory name specific enough to tell (not `model`)."""
+    import json
+
+    from .catalog import model_from_config_json
+
+    leaf = path.rstrip("/").rsplit("/", 1)[-1]
+    if leaf.lower() in _GENERIC_DIRS:
+        return None
+    found = [source for source in world.sources
+             if source.display_path.replace("\\", "/").endswith(f"/{leaf}/config.json")
+             or source.display_path == f"{leaf}/config.json"]
+    if len(found) != 1:
+        return None
+    try:
+        model = model_from_config_json(json.loads(found[0].text), model_id=path)
+    except ValueError:
+        return None
+    return Match(model, f"config.json at {found[0].display_path}") if model is not None else None
 
 
 # --- GPUs a container asks for --------------------------------------------------------------------

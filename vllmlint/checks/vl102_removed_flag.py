@@ -1,7 +1,9 @@
+import dataclasses
 import json
 import re
 
 from ..flagtable import first_sentence, removed
+from ..invocation import SERVE
 from ..release import version_key
 from . import Context, describe_workload
 
@@ -67,6 +69,16 @@ def _drop_fix(invocation, option, entry):
         if (editor and words and option.value is None and not invocation.option(words[0])
                 and _catalog_accepts(invocation, words[0])):
             return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
+        if option.value_token is not None and not option.inline:
+            # The target release does not know the flag, so the parse guessed whether the next word is
+            # its value; the release that last accepted it knows. A switch must not take the model along.
+            takes_value = _took_value(flag)
+            if takes_value is None:
+                return None
+            if not takes_value:
+                option = dataclasses.replace(option, value=None, value_token=None, extra_values=[])
+            elif invocation.kind == SERVE and not invocation.positionals and not invocation.option("--model"):
+                return None  # `vllm serve --flag X`: X may well be the model the author meant
         lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
         if flag == "--task" and option.value in ("generate", "auto"):
             lost_nothing = True  # text generation is what the server does without it
@@ -74,6 +86,21 @@ def _drop_fix(invocation, option, entry):
                                 f"delete the removed flag `{option.name}`")
     except Exception:  # a fix we cannot build never costs the finding
         return None
+
+
+def _took_value(flag: str) -> bool | None:
+    """Whether the removed flag took a value in the last catalogued release that accepted it (None:
+    unknown, or an optional value)."""
+    from .. import catalog
+    from ..invocation import default_takes_value
+
+    row = catalog.history(flag)
+    option = catalog.load(row["last"]).option(flag) if row and row.get("last") else None
+    if option is None:
+        return default_takes_value(flag)
+    if option.nargs == "?":
+        return None
+    return bool(option.takes_value)
 
 
 def _catalog_accepts(invocation, flag: str, config: dict | None = None) -> bool:
