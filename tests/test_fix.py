@@ -560,3 +560,21 @@ def test_a_removed_flag_takes_its_value_as_its_last_release_read_it(tmp_path, mo
         'Qwen/Qwen3-8B, --speculative-model, Qwen/Qwen3-0.6B, --num-speculative-tokens, "4"', flags)
     after, _ = fix_text(tmp_path, monkeypatch, "pod.yaml", before, unsafe=True)
     assert after == (before if fixed is None else before.replace(flags, fixed))
+
+
+def test_plain_shell_string_gets_compact_json_or_no_fix(tmp_path, monkeypatch):
+    block = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+             "    image: vllm/vllm-openai:v0.29.0\n    command:\n    - sh\n    - -c\n"
+             "    - exec vllm serve Qwen/Qwen3-8B --speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2\n")
+    after, _ = fix_text(tmp_path, monkeypatch, "pod.yaml", block)
+    # ": " would end a plain scalar: the compact JSON keeps the scalar plain and the same string
+    assert after == block.replace("--speculative-model Qwen/Qwen3-0.6B --num-speculative-tokens 2",
+                                  "--speculative-config '{\"model\":\"Qwen/Qwen3-0.6B\",\"num_speculative_tokens\":2,"
+                                  "\"method\":\"draft_model\"}'")
+    flow = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+            "    image: vllm/vllm-openai:v0.29.0\n"
+            "    command: [sh, -c, exec vllm serve Qwen/Qwen3-8B --speculative-model Qwen/Qwen3-0.6B "
+            "--num-speculative-tokens 2]\n")
+    after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", flow, unsafe=True)
+    assert after == flow  # `,` and `{}` would end a plain item of a flow list: no fix
+    assert "VL102:--speculative-model" in codes(outcome)

@@ -294,10 +294,22 @@ class ArgvEditor:
             return json.dumps(shell_text, ensure_ascii=False)[1:-1]
         if scalar.style == "'":
             return shell_text.replace("'", "''")
-        # plain: the new text must not end the scalar (flow-context rules: the strictest)
-        if ": " in shell_text or " #" in shell_text or any(c in shell_text for c in ",[]{}"):
+        # plain: the new text must not end the scalar, nor (in a flow list) the list item
+        if ": " in shell_text or " #" in shell_text or shell_text.endswith(":"):
+            return None
+        if self._script_in_flow() and any(c in shell_text for c in ",[]{}"):
             return None
         return shell_text
+
+    def _script_in_flow(self) -> bool:
+        """Whether the script scalar is an item of a flow list (`[sh, -c, ...]`); unsure counts as yes."""
+        container = self.invocation.container
+        from .yamlmodel import Sequence
+
+        for seq in (container.command, container.args) if container is not None else ():
+            if isinstance(seq, Sequence) and any(item is self.scalar for item in seq.items):
+                return _is_flow_sequence(seq)
+        return True
 
     # words
     def _word_list(self, word, flow: bool, like) -> str | None:

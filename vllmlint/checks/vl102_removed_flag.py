@@ -164,17 +164,18 @@ def _speculative_fix(invocation) -> dict:
         config = {**head, **config}
         if not _catalog_accepts(invocation, "--speculative-config", config):
             return {}
-        value = json.dumps(config)
         editor = argv_editor(invocation)
         if editor is None:
             return {}
-        if model.inline:
-            words = [f"--speculative-config={value}"]
-            tokens = [model.token]
-        else:
-            words = ["--speculative-config", value]
-            tokens = [model.token, model.value_token]
-        edits = editor.replace(tokens, words)
+        tokens = [model.token] if model.inline else [model.token, model.value_token]
+        edits = None
+        # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
+        for separators in ((", ", ": "), (",", ":")):
+            value = json.dumps(config, separators=separators)
+            words = [f"--speculative-config={value}"] if model.inline else ["--speculative-config", value]
+            edits = editor.replace(tokens, words)
+            if edits is not None:
+                break
         removal = editor.delete_options(folded)
         if edits is None or removal is None:
             return {}
