@@ -305,8 +305,8 @@ spec:
     ("v0.8.4", "", False),
     ("latest", "\n  annotations: {vllmlint.io/vllm-version: 0.8.4}", False),
     ("v0.8.5.post1", "", True),
-    # 0.8.5 has the flag, but the catalog checks it against 0.7.3 (VL105 would object): no fix
-    ("v0.8.5", "", False),
+    # 0.8.5 is not catalogued: 0.8.5.post1 stands in, and both have --speculative-config
+    ("v0.8.5", "", True),
     ("latest", "", True),  # unknown release: the newest
 ])
 def test_speculative_config_only_from_0_8_5(tmp_path, monkeypatch, tag, annotation, fixed):
@@ -396,7 +396,7 @@ def test_write_false_only_reports(tmp_path, monkeypatch):
 def test_mode_kept_and_no_temporary_file_left(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "serve.sh"
-    path.write_text("#!/bin/sh\nexec vllm serve Qwen/Qwen3-8B --disable-log-requests\n")
+    path.write_text("#!/bin/sh\nexec vllm serve Qwen/Qwen3-8B --swap-space 4\n")
     os.chmod(path, 0o751)
     outcome = run_fixes(["serve.sh"], LintOptions())
     assert outcome.applied == 1

@@ -68,11 +68,11 @@ def test_kv_cache_memory_bytes_on_the_benchmark_release_is_too_new():
     assert "first appears in 0.10.2" in finding.message
 
 
-def test_too_new_on_an_uncatalogued_release_is_a_warning():
-    # 0.11.1 is checked against the 0.10.2 catalog; a flag first catalogued in 0.11.2 may exist in 0.11.1.
+def test_an_uncatalogued_patch_is_checked_against_its_minor_release():
+    # 0.11.1 is not catalogued: 0.11.2 stands in (not 0.10.2, which lacks what 0.11 added).
     text = "vllm serve Qwen/Qwen3-8B --kv-offloading-size 8\n"
-    [finding] = lint(text, ["VL105"], "0.11.1", "serve.sh")
-    assert finding.severity == Severity.WARNING and "0.10.2" in finding.message
+    assert lint(text, ["VL105"], "0.11.1", "serve.sh") == []
+    assert len(lint(text, ["VL105"], "0.10.2", "serve.sh")) == 1
 
 
 # --- VL104 ------------------------------------------------------------------------------------------

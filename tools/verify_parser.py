@@ -118,6 +118,8 @@ for action in parser._actions:
         "action": type(action).__name__,
     })
 result["actions"] = actions
+# every string argparse matches, including ones hidden from help (0.33 hides --no-enable-x)
+result["accepted"] = sorted(parser._option_string_actions)
 result["allow_abbrev"] = parser.allow_abbrev
 def try_parse(argv):
     try:
@@ -197,7 +199,7 @@ def build_real_parser(version: str, venv: Path, log, seed: list[str]) -> dict:
 def diff(version: str, real: dict) -> dict:
     from vllmlint import catalog
     release = catalog.load(version)
-    real_strings = {s for a in real["actions"] for s in a["option_strings"]}
+    real_strings = set(real.get("accepted") or {s for a in real["actions"] for s in a["option_strings"]})
     real_positionals = {a["dest"] for a in real["actions"] if not a["option_strings"]}
     ours = {s for opt in release.options.values() if not opt.positional for s in opt.flags}
     our_positionals = {name for name, opt in release.options.items() if opt.positional}

@@ -107,9 +107,13 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
               help="Report only findings that are not in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
               help="Record today's findings in FILE and exit 0.")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
-                  show_suppressed, require_suppression_reason, baseline_path, write_baseline_path):
+                  show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
+                  apply_fixes, show_diff, unsafe_fixes):
     """Lint PATHS (files, folders, or - for standard input)."""
     from .config import Config, ConfigError, find_config, load_config, path_matches
     from .engine import Linter, LintOptions, collect_files, display_path, git_ignored
@@ -183,7 +187,22 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             linter.add_stdin(stdin, stdin_filename)
         return linter.run()
 
-    result = lint(options)
+    if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
+        _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
+    if apply_fixes or show_diff:
+        from .fix import run_fixes
+
+        outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff)
+        for path, reason in outcome.refused:
+            click.echo(f"vllmlint: warning: {path}: fix not applied: {reason}", err=True)
+        if show_diff:
+            sys.stdout.write(outcome.diff)
+            click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
+            sys.exit(EXIT_ERROR if missing else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
+        click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
+        result = outcome.result
+    else:
+        result = lint(options)
     if upgrade_to:
         # What changes if every workload moved to that release: findings the move adds.
         from collections import Counter

@@ -33,8 +33,22 @@ def target_release(release: str | None, default: str | None) -> tuple[object, bo
         return catalog.load(newest), True, False
     if version_key(wanted) > version_key(newest):
         return catalog.load(newest), False, True
-    nearest = catalog.nearest_release(wanted) or catalog.releases()[0]
-    return catalog.load(nearest), False, False
+    return catalog.load(_closest_catalog(wanted)), False, False
+
+
+def _closest_catalog(version: str) -> str:
+    """The catalog that stands for `version`: itself, else the nearest later patch of the same minor
+    release (patches rarely change flags; an older minor would miss the flags the minor added), else the
+    newest older release, else the oldest catalog."""
+    known = catalog.releases()
+    if version in known:
+        return version
+    minor = version_key(version)[:2]
+    same_minor = [r for r in known if version_key(r)[:2] == minor]
+    if same_minor:
+        later = [r for r in same_minor if version_key(r) >= version_key(version)]
+        return later[0] if later else same_minor[-1]
+    return catalog.nearest_release(version) or known[0]
 
 
 def takes_value_for(release):

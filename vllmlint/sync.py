@@ -216,6 +216,7 @@ class Module:
         self.tree, self.name, self.node, self.is_package = tree, name, node, is_package
         self.bindings: dict[str, tuple] = {}      # what the code sees at run time
         self.tc_bindings: dict[str, tuple] = {}   # what a type checker sees (`if TYPE_CHECKING:` imports)
+        self.star_imports: list[str] = []         # `from .types import *`
         self._values: dict[tuple, Any] = {}
         self._resolving: set[tuple] = set()
         self._collect(node.body)
@@ -249,6 +250,8 @@ class Module:
                 for alias in stmt.names:
                     if alias.name != "*":
                         self._bind(alias.asname or alias.name, ("import", base, alias.name), fallback, tc)
+                    else:
+                        self.star_imports.append(base)
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     if alias.asname:
@@ -287,6 +290,12 @@ class Module:
             return UNKNOWN
         binding = self.tc_bindings[name] if view else self.bindings.get(name)
         if binding is None:
+            for star in self.star_imports:
+                source = self.tree.module(star)
+                if source is not None and source is not self and (name in source.bindings or source.star_imports):
+                    value = source.lookup(name, interp)
+                    if known(value):
+                        return value
             if name in _BUILTIN_TYPES or name in __builtins__ if isinstance(__builtins__, dict) else hasattr(__builtins__, name):
                 return Ext(name)
             return UNKNOWN
@@ -344,6 +353,8 @@ class Interp:
             return mod.lookup(attr, self)
         if self.tree.is_module(module + "." + attr):
             return ModuleVal(module + "." + attr)
+        if mod is not None and mod.star_imports:
+            return mod.lookup(attr, self)
         if mod is not None and "__getattr__" in mod.bindings:
             return UNKNOWN  # lazily re-exported name; cannot resolve statically
         return UNKNOWN
@@ -999,10 +1010,14 @@ class Interp:
         bool_or_str = "{bool, str, type(None)}" in src
         metavar_if_str = '"metavar" if contains_type(type_hints, str)' in src
         literal_elements = '.get("type")) is Literal' in src
+        dict_subclass_is_dict = "is_dict_subclass(th)" in src
         sorted_choices = "sorted(options)" in src or "sorted(get_args(" in src
         kwargs = {}
         for name, info in self.dataclass_fields(cls).items():
             hints, bounds = _flatten_hints(info["annotation"])
+            if dict_subclass_is_dict:
+                hints = {(GenericType("dict") if isinstance(h, ClassVal) and self.is_dict_subclass(h) else h): None
+                         for h in hints}
             bounds = dict(bounds, **info["bounds"])
             entry = {"default": info["default"], "help": " ".join(info["doc"].split()), "_bounds": bounds}
             atoms = {h for h in hints if isinstance(h, str)}
@@ -1070,6 +1085,12 @@ class Interp:
         literals = [v for h in hints if isinstance(h, LiteralType) for v in h.values if _plain(v)]
         classes = [h for h in hints if isinstance(h, ClassVal) and self.is_dataclass(h)]
         return list(dict.fromkeys(literals)), classes
+
+    def is_dict_subclass(self, cls: ClassVal) -> bool:
+        for klass in self.mro(cls):
+            if any(ast.unparse(b).split("[")[0] in ("dict", "Dict", "typing.Dict") for b in klass.node.bases):
+                return True
+        return False
 
     def is_dataclass(self, cls: ClassVal) -> bool:
         for klass in self.mro(cls):

@@ -5,6 +5,7 @@ import re
 from ..flagtable import first_sentence, removed
 from ..invocation import SERVE
 from ..release import version_key
+from ..flags import ABSORBED, REMOVED
 from . import Context, describe_workload
 
 # `--speculative-config` with `"method": "draft_model"`: the method became a checked Literal that lists
@@ -29,30 +30,50 @@ _NOTHING_LOST = re.compile(r"^(Delete it|Remove it)\b")
 
 
 def check(ctx: Context):
-    table = removed()
     for invocation in ctx.world.invocations:
-        speculative = _speculative_fix(invocation)
+        speculative = None
         for option in invocation.options:
-            flag = option.name.replace("_", "-")
-            entry = table.get(flag)
-            if entry is None:
+            status = option.status
+            if status is None or status.kind not in (REMOVED, ABSORBED):
                 continue
-            removed_in = entry.get("removed_in")
-            release = invocation.release
-            if release and removed_in and version_key(release) < version_key(str(removed_in)):
-                continue  # the release this workload runs still accepts it
-            when = f"was removed in vLLM {removed_in}" if removed_in else "was removed from vLLM"
-            if entry.get("last_accepted"):
-                when += f" (last accepted by {entry['last_accepted']})"
-            runs = f"; {describe_workload(invocation)} runs {release}" if release else ""
-            if id(option) in speculative:
-                fix = speculative[id(option)]
-            elif flag == "--speculative-model" or flag in _SPECULATIVE_KEYS:
-                fix = None  # dropping a part of the speculative setup would keep the rest half-configured
-            else:
-                fix = _drop_fix(invocation, option, entry)
-            yield ctx.finding(option.token, f"`{option.name}` {when}{runs}, and vLLM refuses to start with it. "
-                              f"{first_sentence(entry['replacement'])}", about=invocation, value=flag, fix=fix)
+            flag = status.spelling
+            entry = removed().get(flag) or {}
+            if speculative is None:
+                speculative = _speculative_fix(invocation)
+            yield ctx.finding(option.token, _message(option, invocation), about=invocation, value=flag,
+                              fix=None if status.kind == ABSORBED else _fix_for(invocation, option, entry, speculative))
+
+
+def _message(option, invocation) -> str:
+    status = option.status
+    target = invocation.catalog.version
+    if status.removed_in:
+        when = f"was removed in vLLM {status.removed_in}"
+    elif status.last_release:
+        when = "was removed after vLLM " + status.last_release
+    else:
+        when = "was removed from vLLM"
+    if status.last_release and status.removed_in:
+        when += f" (last accepted by {status.last_release})"
+    runs = f"{describe_workload(invocation)} runs {invocation.release}" if invocation.release and not invocation.assumed \
+        else f"assuming vLLM {target}"
+    if status.kind == ABSORBED:
+        return (f"`{option.name}` {when}; on {target} the parser silently reads it as a prefix of "
+                f"`{status.absorbed_by}` ({runs}). {first_sentence(status.hint) if status.hint else 'Remove it.'}")
+    crash = "vLLM refuses to start with it"
+    if status.candidates:
+        crash += f" (it is an ambiguous prefix of {', '.join(status.candidates[:3])} there)"
+    hint = first_sentence(status.hint) if status.hint else "Remove it."
+    return f"`{option.name}` {when}; {runs}, and {crash}. {hint}"
+
+
+def _fix_for(invocation, option, entry, speculative):
+    flag = option.status.spelling
+    if id(option) in speculative:
+        return speculative[id(option)]
+    if flag == "--speculative-model" or flag in _SPECULATIVE_KEYS:
+        return None  # dropping a part of the speculative setup would keep the rest half-configured
+    return _drop_fix(invocation, option, entry)
 
 
 def _drop_fix(invocation, option, entry):
