@@ -57,7 +57,7 @@ def takes_value_for(release):
         resolution = release.resolve(flag)
         option = resolution.option
         if option is None or resolution.kind not in ("exact", "alias", "prefix"):
-            return None
+            return _former_takes_value(flag)
         if resolution.implied_value is not None or resolution.value is not None:
             return False  # `--no-x`, or `-O3` carrying its own value
         if option.nargs == "?":
@@ -66,6 +66,19 @@ def takes_value_for(release):
             return MANY
         return bool(option.takes_value)
     return takes_value
+
+
+def _former_takes_value(flag: str) -> bool | None:
+    """For a flag the target release does not know: whether the last release that had it took a value
+    (so that `--use-v2-block-manager MODEL` keeps its model). None when no release had it."""
+    spelling = _spelling(flag)
+    history = catalog.history(spelling)
+    if history is None:
+        return None
+    option = catalog.load(history["last"]).option(spelling)
+    if option is None or option.nargs in ("?", "+", "*"):
+        return None
+    return bool(option.takes_value) and option.implied_value(spelling) is None
 
 
 def _spelling(flag: str) -> str:
