@@ -207,6 +207,7 @@ def test_resolve_ambiguous_and_unknown():
     assert release.resolve("--swap-space").kind == "unknown"
     assert release.resolve("--definitely-not-a-flag").kind == "unknown"
     assert release.resolve("Qwen/Qwen3-8B").kind == "positional"
+    assert release.resolve("-1").kind == "positional"      # a negative number is a value for argparse
 
 
 def test_resolve_no_form_is_alias_with_implied_value():
@@ -434,3 +435,26 @@ def test_run_time_choices_are_known_values_not_an_enum():
     # 0.10.2 enforces choices from the reasoning-parser registry at parse time
     old = catalog.load(V10).options["reasoning-parser"]
     assert old.choices_enforced and old.choices_unknown and "deepseek_r1" in old.known_values
+
+
+def test_facts_confirmed_by_the_real_parsers():
+    """Behaviour seen when the real parsers were built (docs/catalog.md), pinned offline."""
+    # 0.10.2: -O3 is rewritten to -O.level=3 (compilation_config.level == 3)
+    res = catalog.load(V10).resolve("-O3")
+    assert res.option.name == "compilation-config" and res.json_path == ("level",) and res.value == "3"
+    # 0.10.2: QuantizationMethods is `Any` at run time, so argparse enforces nothing; the Literal is known
+    quantization = catalog.load(V10).options["quantization"]
+    assert not quantization.choices_enforced and "awq" in quantization.known_values
+    # 0.6.4.post1: the same option enforces its 20 choices, "None" included
+    old = catalog.load(OLD).options["quantization"]
+    assert old.choices_enforced and len(old.choices) == 20 and "None" in old.choices
+    # 0.10.2: --disable-log-requests still parses but is deprecated, with vLLM's warning text
+    disable = catalog.load(V10).options["disable-log-requests"]
+    assert disable.deprecated and "--enable-log-requests" in disable.deprecation
+    # 0.33.0: hidden --no-enable-x spellings are still accepted
+    assert catalog.load(NEWEST).option("--no-enable-log-requests") is not None
+    row = catalog.history("--disable-log-requests")
+    assert row["first"] == OLD and row["last"] == NEWEST and CURRENT in row["missing"]
+    # collect-detailed-traces: list[Literal] plus the permutations vLLM appends
+    traces = catalog.load(CURRENT).options["collect-detailed-traces"]
+    assert traces.choices_enforced and "worker,model" in traces.choices and len(traces.choices) == 10

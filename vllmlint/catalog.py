@@ -120,6 +120,9 @@ def _option_from_json(name: str, prop: dict) -> Option:
     )
 
 
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
 class Release:
     def __init__(self, doc: dict):
         meta = doc["x-vllm-release"]
@@ -153,8 +156,8 @@ class Release:
     def resolve(self, token: str) -> Resolution:
         """Resolve one argv token the way this release's `vllm serve` parser would."""
         raw = token
-        if not token.startswith("-") or token == "-" or token == "--":
-            return Resolution(raw, "positional")
+        if not token.startswith("-") or token == "-" or token == "--" or _NEGATIVE_NUMBER.match(token):
+            return Resolution(raw, "positional")   # argparse reads "-1" / "-0.5" as values, not options
         value = None
         if self.o_shorthand and token == "-O":
             target = self.o_target or "-O"
@@ -203,7 +206,7 @@ class Release:
                 return Resolution(raw, kind, opt, spelling, attached, opt.implied_value(spelling), (spelling,))
             if len(found) > 1:
                 return Resolution(raw, "ambiguous", None, None, value, None, tuple(s for _, s, _ in found))
-        if self.allow_abbrev and lookup.startswith("--") and not json_path:
+        if self.allow_abbrev and lookup.startswith("--"):
             matches = sorted(s for s in self._by_spelling if s.startswith(lookup) and s.startswith("--"))
             if len(matches) == 1:
                 opt = self._by_spelling[matches[0]]

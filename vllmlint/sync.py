@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +26,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from vllmlint.catalog import parse_version
 
 # --------------------------------------------------------------------------- values
 
@@ -296,7 +298,7 @@ class Module:
                     value = source.lookup(name, interp)
                     if known(value):
                         return value
-            if name in _BUILTIN_TYPES or name in __builtins__ if isinstance(__builtins__, dict) else hasattr(__builtins__, name):
+            if name in _BUILTIN_TYPES or hasattr(builtins, name):
                 return Ext(name)
             return UNKNOWN
         self._resolving.add(key)
@@ -501,8 +503,6 @@ class Interp:
 
     def _eval(self, node: ast.expr, frame: Frame) -> Any:
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and frame is not None and getattr(frame, "annotation", False):
-                return node.value
             return node.value
         if isinstance(node, ast.Name):
             return self.lookup(node.id, frame)
@@ -730,7 +730,7 @@ class Interp:
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 for elt in target.elts:
                     self.bind_target(elt, UNKNOWN, frame)
-                return not known(value) and False
+                return False
             return all(self.bind_target(t, v, frame) for t, v in zip(target.elts, value))
         return False
 
@@ -825,8 +825,7 @@ class Interp:
                     return _copy.deepcopy(args[0])
                 if short == "set":
                     return list(dict.fromkeys(args[0])) if args else []
-                return __builtins__[short](*args, **kwargs) if isinstance(__builtins__, dict) \
-                    else getattr(__builtins__, short)(*args, **kwargs)
+                return getattr(builtins, short)(*args, **kwargs)
             except Exception:
                 return UNKNOWN
         return Opaque(func.name, tuple(a if _plain_or_ref(a) else UNKNOWN for a in args))
@@ -1768,24 +1767,9 @@ def _schema_property(info: dict) -> dict:
 # --------------------------------------------------------------------------- index and command line
 
 
-def _version_key(version: str) -> tuple:
-    parts = []
-    for piece in version.split("."):
-        match = re.match(r"(\d+)(?:post(\d+))?$", piece)
-        if match:
-            parts.append((int(match.group(1)), 0))
-            if match.group(2):
-                parts.append((-1, int(match.group(2))))
-        elif piece.startswith("post"):
-            parts.append((-1, int(piece[4:] or 0)))
-        else:
-            parts.append((0, 0))
-    return tuple(parts)
-
-
 def build_index(schema_dir: Path) -> dict:
     """For every spelling, env var and metric: first and last release, and releases missing in between."""
-    releases = sorted((p.stem for p in schema_dir.glob("*.json") if p.stem != "index"), key=_version_key)
+    releases = sorted((p.stem for p in schema_dir.glob("*.json") if p.stem != "index"), key=parse_version)
     present: dict[str, dict[str, list]] = {"flags": {}, "env": {}, "metrics": {}}
     details: dict[str, dict] = {}
     for version in releases:
