@@ -187,3 +187,30 @@ def test_release_assumed_notice_once_per_workload(tmp_path):
     assert len(notes) == 1 and "assuming vLLM 0.33.0" in notes[0] and "Deployment vllm" in notes[0]
     _, _, err = run_cli("--vllm-version", "0.29.0", "latest.yaml", cwd=tmp_path)
     assert "release unknown" not in err
+
+
+def test_template_text_inside_a_block_scalar_is_data_not_a_helm_chart(tmp_path):
+    alerting = ('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\ndata:\n  rules.tmpl: |\n'
+                '    {{ if .Alerts }}{{ range .Alerts }}{{ .Labels.alertname }}{{ end }}{{ end }}\n---\n' + DEPLOYMENT)
+    (tmp_path / "cm.yaml").write_text(alerting)
+    code, out, err = run_cli("cm.yaml", cwd=tmp_path)
+    assert "template skipped" not in err and "cm.yaml:19:49: VL102" in out
+    (tmp_path / "cm.yaml").write_text(DEPLOYMENT.replace("image: vllm/vllm-openai:v0.29.0",
+                                                          'image: "{{ .Values.image }}"'))
+    code, out, err = run_cli("cm.yaml", cwd=tmp_path)
+    assert "unrendered Helm template skipped" in err and out.startswith("All checks passed")
+
+
+def test_a_nodepool_in_another_folder_does_not_place_unrelated_pods(tmp_path):
+    """One run often mixes clusters: a pool counts for pods that point at it or share its folder."""
+    import shutil
+
+    (tmp_path / "cluster-a").mkdir()
+    (tmp_path / "cluster-b").mkdir()
+    for name in ("single-node-deployment.yaml", "karpenter-nodepool.yaml"):
+        shutil.copy(FIXTURES / "original" / name, tmp_path / "cluster-a" / name)
+    _, out, _ = run_cli("--select", "VL601", ".", cwd=tmp_path)
+    assert "cluster-a/single-node-deployment.yaml" in out and "VL601" in out
+    shutil.move(tmp_path / "cluster-a" / "karpenter-nodepool.yaml", tmp_path / "cluster-b" / "nodepool.yaml")
+    code, out, _ = run_cli("--select", "VL601", ".", cwd=tmp_path)
+    assert code == 0 and "VL601" not in out

@@ -127,6 +127,24 @@ def read_text(data: bytes) -> tuple[str | None, str | None]:
         return None, f"not UTF-8 text (invalid byte at line {line})"
 
 
+def _template_action(text: str, documents) -> int | None:
+    """Offset of the first Helm/Go template action that makes this file a template, or None. Actions
+    inside block scalars of a file that parses are data (an alert template in a ConfigMap, a doc string)."""
+    matches = list(_HELM.finditer(text))
+    if not matches:
+        return None
+    if documents is None:
+        return matches[0].start()
+    from .yamlmodel import Scalar, walk
+
+    blocks = [(n.start, n.end) for d in documents for n in walk(d.root)
+              if isinstance(n, Scalar) and n.style in ("|", ">")]
+    for match in matches:
+        if not any(start <= match.start() < end for start, end in blocks):
+            return match.start()
+    return None
+
+
 def split_helm_output(text: str) -> list[tuple[str, str]] | None:
     """`helm template` output: (source file, document text) per document, or None if not Helm output."""
     if not _HELM_SOURCE.search(text):
@@ -196,14 +214,14 @@ class Linter:
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
             self._shell_sources.append(source)
             return
-        match = _HELM.search(text)
-        if match:
-            line, _ = source.line_col(match.start())
+        documents, error = parse_documents(source)
+        template = _template_action(text, documents if error is None else None)
+        if template is not None:
+            line, _ = source.line_col(template)
             self.result.notices.append(Notice(
                 "VL002", "unrendered Helm template skipped: lint the output of `helm template` instead "
                 "(`helm template . | vllmlint -`)", shown, line, "note"))
             return
-        documents, error = parse_documents(source)
         for document in documents:
             self.world.add_document(document)
         if error is not None:

@@ -105,7 +105,9 @@ def classify(flag: str, release) -> tuple[object, FlagStatus]:
     if history is not None:
         gone = catalog.removed_between(spelling, release.version)
         if gone.status == "removed":
-            return resolution, FlagStatus(REMOVED, spelling, gone.last_release, None,
+            # The curated table names the exact releases; the catalogs only the catalogued ones around them.
+            last = (curated or {}).get("last_accepted") or gone.last_release
+            return resolution, FlagStatus(REMOVED, spelling, last, None,
                                           (curated or {}).get("removed_in"), hint, resolution.candidates)
         if gone.status == "too_new":
             return resolution, FlagStatus(TOO_NEW, spelling, None, gone.first_release, hint=hint)

@@ -91,9 +91,13 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
     suppressions. `active_codes` are the rules that ran (None: all): a suppression for a rule that did
     not run is not unused, and VL003/VL004 are reported only if they are active themselves."""
     directives: list[Directive] = []
+    manifests = {obj.source.display_path for obj in world.objects}
     for path, source in sources.items():
-        if MARKER in source.text:
-            directives.extend(comment_directives(source))
+        if MARKER not in source.text:
+            continue
+        if path.lower().endswith((".yaml", ".yml", ".json")) and path not in manifests:
+            continue  # YAML that is not a manifest (a workflow, a rule file) is not linted: nothing to hide
+        directives.extend(comment_directives(source))
     directives.extend(annotation_directives(world))
     if not directives:
         return SuppressionOutcome(kept=list(findings))
@@ -513,6 +517,9 @@ def _markdown_directives(source: SourceFile) -> list[Directive]:
     for comment in _HTML_COMMENT.finditer(text):
         if any(opening <= comment.start() < closing for opening, _, _, closing, _ in fences):
             continue  # inside a code block: text, not a Markdown comment
+        line_start = text.rfind("\n", 0, comment.start()) + 1
+        if text[line_start:comment.start()].strip():
+            continue  # not at the start of a line: inline text (often `code`), not an HTML comment block
         at = text.find("vllmlint:", comment.start(1), comment.end(1))
         if at == -1 or text[comment.start(1):at].strip():
             continue

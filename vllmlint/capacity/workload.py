@@ -406,13 +406,31 @@ def pool_admits(pool, selector: dict, expressions: list[dict], tolerations: list
     return True
 
 
+def _pool_meant_for(pool, template, selector: dict, expressions: list[dict], tolerations: list[dict]) -> bool:
+    """Whether a NodePool is plausibly where this pod runs, not just one it would fit: one run often mixes
+    manifests of several clusters. The pod must point at the pool (select one of its template labels or
+    requirement keys beyond the well-known ones, or tolerate one of its taints), or live in its folder."""
+    labels, requirements, taints = _pool_parts(pool)
+    keys = set(selector) | {str(e.get("key")) for e in expressions}
+    pool_keys = set(labels) | {str(r.get("key")) for r in requirements}
+    if any(k in pool_keys and not _WELL_KNOWN_LABELS.match(k) for k in keys):
+        return True
+    if any(k in labels for k in keys):
+        return True
+    if any(_tolerates(tolerations, taint) for taint in taints):
+        return True
+    folder = pool.source.display_path.rpartition("/")[0]
+    return template.owner.source.display_path.rpartition("/")[0] == folder
+
+
 def placements(template, world) -> list[Placement] | None:
     """Where a pod can land, each with its origin; None when no GPU is known for some place it could land."""
     selector, terms, tolerations = pod_node_constraints(template)
     pools = [o for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
     found: dict = {}
     for expressions in terms:
-        admitting = [p for p in pools if pool_admits(p, selector, expressions, tolerations)]
+        admitting = [p for p in pools if pool_admits(p, selector, expressions, tolerations)
+                     and _pool_meant_for(p, template, selector, expressions, tolerations)]
         if admitting:
             for pool in admitting:
                 labels, requirements, _ = _pool_parts(pool)
