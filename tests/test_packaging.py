@@ -58,6 +58,16 @@ def test_wheel_carries_rules_and_schemas(installed):
         assert len(shipped) >= len(on_disk) > 0, folder
 
 
+def test_wheel_compiled_data_says_what_the_yaml_says(installed):
+    _, _, wheel = installed
+    import zipfile
+
+    from vllmlint.data import compile_rules_data
+
+    shipped = json.loads(zipfile.ZipFile(wheel).read("vllmlint/_data/compiled-data.json"))
+    assert shipped == json.loads(json.dumps(compile_rules_data(ROOT / "rules")))
+
+
 def test_installed_linter_runs_on_the_fixtures_from_another_folder(installed):
     work, vllmlint, _ = installed
     elsewhere = work / "elsewhere"

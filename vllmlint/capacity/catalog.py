@@ -131,10 +131,9 @@ class InstanceType:
 
 
 def _load(name: str) -> Any:
-    from ruamel.yaml import YAML  # lazy: only capacity checks pay for the catalogs
+    from ..data import load_yaml_data  # lazy: only capacity checks pay for the catalogs
 
-    path: Path = rules_dir() / "data" / name
-    return YAML(typ="safe", pure=False).load(path.read_text(encoding="utf-8"))
+    return load_yaml_data(rules_dir() / "data" / name)
 
 
 def model_from_entry(entry: dict[str, Any]) -> ModelSpec:

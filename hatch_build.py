@@ -1,0 +1,31 @@
+"""Wheel build hook: pre-parse the YAML data under `rules/` into one JSON file shipped beside it.
+
+Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than linting one manifest.
+The YAML stays the source of truth (it ships too); `vllmlint.data.load_yaml_data` reads the JSON copy
+when it exists, and tests check that both say the same.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+
+class CompiledDataHook(BuildHookInterface):
+    PLUGIN_NAME = "vllmlint-compiled-data"
+
+    def initialize(self, version, build_data):
+        if self.target_name != "wheel" or version == "editable":
+            return  # an editable install reads the YAML of the checkout, which may change at any time
+        root = Path(self.root)
+        sys.path.insert(0, str(root))
+        try:
+            from vllmlint.data import compile_rules_data
+        finally:
+            sys.path.pop(0)
+        out = Path(tempfile.mkdtemp(prefix="vllmlint-build-")) / "compiled-data.json"
+        out.write_text(json.dumps(compile_rules_data(root / "rules"), sort_keys=True), encoding="utf-8")
+        build_data["force_include"][str(out)] = "vllmlint/_data/compiled-data.json"
