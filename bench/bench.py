@@ -4,7 +4,10 @@
     python bench/bench.py                 # 1, 100 and 1,000 files, best of 3 runs each
     python bench/bench.py --sizes 1000 --repeat 5
 
-Both sides run as fresh processes, interpreter start-up included, as a pre-commit hook would run them.
+Both sides run as fresh processes, interpreter start-up included, as a pre-commit hook would run them,
+with the interpreter that runs this script: run it with the Python of the installation to measure. A
+wheel install (what users and pre-commit get) reads pre-parsed rule data; an editable install parses
+the YAML under rules/ at every start, which costs a few tens of milliseconds more.
 The baseline is ruamel.yaml's C composer alone (`compose_all` over every file, nothing else): vllmlint
 parses with the same composer, so the ratio is the cost of everything vllmlint does on top of parsing.
 """

@@ -330,3 +330,22 @@ def test_unknown_name_never_exported_is_only_a_warning():
     text = RULE.replace("vllm:gpu_cache_usage_perc", "vllm:requests_per_second_custom")
     [finding] = lint(text, ["VL111"], "0.29.0")
     assert finding.severity == Severity.WARNING
+
+
+def test_plain_values_skip_jsonschema_but_doubtful_ones_reach_it():
+    """The shortcut only ever says "valid" for what jsonschema would accept too."""
+    import jsonschema
+
+    from vllmlint import catalog
+    from vllmlint.checks.vl106_invalid_flag_value import _plainly_valid
+
+    schema = catalog.load("0.29.0").schema
+    samples = {"max-model-len": [4096, -1, -2, "abc", 4096.5], "gpu-memory-utilization": [0.9, 1.5, 0, 1, "x"],
+               "dtype": ["bfloat16", "float17", 3], "tensor-parallel-size": [8, 0, True], "port": [8000, "8000"]}
+    for name, values in samples.items():
+        prop = schema["properties"][name]
+        for value in values:
+            if _plainly_valid(prop, value):
+                assert jsonschema.Draft202012Validator(prop).is_valid(value), (name, value)
+    assert not _plainly_valid(schema["properties"]["gpu-memory-utilization"], 1.5)
+    assert not _plainly_valid(schema["properties"]["dtype"], "float17")

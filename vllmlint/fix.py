@@ -250,14 +250,13 @@ class ArgvEditor:
         container = self.invocation.container
         if node is None or container is None or (token.start, token.end) != (node.start, node.end):
             return None
-        from .yamlmodel import Sequence
+        items = getattr(self, "_items", None)
+        if items is None:
+            from .yamlmodel import Sequence
 
-        for seq in (container.command, container.args):
-            if isinstance(seq, Sequence):
-                for index, item in enumerate(seq.items):
-                    if item is node:
-                        return seq, index
-        return None
+            items = self._items = {id(item): (seq, index) for seq in (container.command, container.args)
+                                   if isinstance(seq, Sequence) for index, item in enumerate(seq.items)}
+        return items.get(id(node))
 
     # shell mode
     def _shell_editable(self, tokens) -> bool:

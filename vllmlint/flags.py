@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import catalog
 from .flagtable import never_existed, removed
@@ -25,6 +26,7 @@ class FlagStatus:
     absorbed_by: str | None = None  # a removed flag now read as a prefix of this option
 
 
+@lru_cache(maxsize=None)
 def target_release(release: str | None, default: str | None) -> tuple[object, bool, bool]:
     """(catalog Release, assumed, beyond_catalog) for a workload's release (or the default, else the newest)."""
     wanted = release or default
@@ -53,6 +55,7 @@ def _closest_catalog(version: str) -> str:
 
 def takes_value_for(release):
     """A `takes_value(flag)` answer for option parsing from the release's parser."""
+    @lru_cache(maxsize=None)
     def takes_value(flag: str):
         resolution = release.resolve(flag)
         option = resolution.option
@@ -68,6 +71,12 @@ def takes_value_for(release):
     return takes_value
 
 
+@lru_cache(maxsize=None)
+def _takes_value(version: str):
+    return takes_value_for(catalog.load(version))
+
+
+@lru_cache(maxsize=None)
 def _former_takes_value(flag: str) -> bool | None:
     """For a flag the target release does not know: whether the last release that had it took a value
     (so that `--use-v2-block-manager MODEL` keeps its model). None when no release had it."""
@@ -86,8 +95,10 @@ def _spelling(flag: str) -> str:
     return head.replace("_", "-") if head.startswith("--") else head
 
 
+@lru_cache(maxsize=4096)
 def classify(flag: str, release) -> tuple[object, FlagStatus]:
-    """(Resolution, FlagStatus) for one flag (without `=value`) on a catalogued release."""
+    """(Resolution, FlagStatus) for one flag (without `=value`) on a catalogued release (cached: a run
+    sees the same few flags over and over)."""
     resolution = release.resolve(flag)
     spelling = _spelling(flag)
     if resolution.kind in ("exact", "alias", "positional"):
@@ -126,7 +137,7 @@ def resolve_invocation(invocation, default_release: str | None) -> None:
     """Pick the catalog for an invocation, parse its options with that release's parser, classify each."""
     release, assumed, beyond = target_release(invocation.release, default_release)
     invocation.catalog, invocation.assumed, invocation.beyond_catalog = release, assumed, beyond
-    invocation.parse(takes_value_for(release))
+    invocation.parse(_takes_value(release.version))
     for option in invocation.options:
         if option.token.dynamic and "$" in option.name:
             continue  # the flag itself is unknown text

@@ -73,7 +73,10 @@ class Scalar(Node):
     __slots__ = ("value", "text", "style", "_offsets")
 
     def __init__(self, start, end, source, value, text, style):
-        super().__init__(start, end, source)
+        # No super().__init__: a manifest has hundreds of thousands of scalars.
+        self.start = start
+        self.end = end
+        self.source = source
         self._offsets: list[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
@@ -166,8 +169,13 @@ _FLOAT = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?$|^[-+]?[0
 _SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
+_MAYBE_SPECIAL = frozenset("0123456789+-.~nNyYtTfFoO")
+
+
 def resolve_plain(text: str):
     """The value of a plain (unquoted) scalar under YAML 1.1 rules."""
+    if text and text[0] not in _MAYBE_SPECIAL:
+        return text  # most scalars: names, images, flags
     if text in _NULL:
         return None
     lower = text.lower()
@@ -197,21 +205,19 @@ def resolve_plain(text: str):
 
 # --- building the model from composed nodes --------------------------------------------------------
 def _convert(node, source: SourceFile, memo: dict) -> Node:
-    """Turn a ruamel composed node into our node; each composed node is converted once (alias-safe)."""
+    """Turn a ruamel composed node into our node. Collections are converted once each (memo by id), so
+    aliases share one node and alias bombs cost nothing; scalars are leaves and need no memo."""
+    if node.id == "scalar":
+        text = node.value
+        style = node.style or None  # the C composer reports plain scalars as ''
+        return Scalar(node.start_mark.index, node.end_mark.index, source,
+                      resolve_plain(text) if style is None else text, text, style)
     key = id(node)
     done = memo.get(key)
     if done is not None:
         return done
     start, end = node.start_mark.index, node.end_mark.index
-    kind = node.id
-    if kind == "scalar":
-        text = node.value
-        style = node.style or None  # the C composer reports plain scalars as ''
-        value = resolve_plain(text) if style is None else text
-        result = Scalar(start, end, source, value, text, style)
-        memo[key] = result
-        return result
-    if kind == "sequence":
+    if node.id == "sequence":
         result = Sequence(start, end, source)
         memo[key] = result
         result.items = [_convert(item, source, memo) for item in node.value]
@@ -219,6 +225,7 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
     result = Mapping(start, end, source)
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
+    append = result.items.append
     for key_node, value_node in node.value:
         if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
             sources = value_node.value if value_node.id == "sequence" else [value_node]
@@ -227,7 +234,7 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
                 if isinstance(converted, Mapping):
                     merged.extend(converted.items)
             continue
-        result.items.append((_convert(key_node, source, memo), _convert(value_node, source, memo)))
+        append((_convert(key_node, source, memo), _convert(value_node, source, memo)))
     if merged:
         # Explicit keys win over merged ones: merged pairs go last, and lookups keep the first.
         result.items.extend(merged)

@@ -33,6 +33,34 @@ def _validator(version: str):
     return jsonschema.validators.validator_for(schema)(schema)
 
 
+_PLAIN_KEYWORDS = {"type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "x-vllm"}
+_PLAIN_TYPES = {"integer": (int,), "number": (int, float), "string": (str,)}
+
+
+def _plainly_valid(prop: dict | None, value) -> bool:
+    """True only when a property schema made of plain keywords obviously accepts the value; anything
+    else (other keywords, a doubt) goes to jsonschema, which has the last word."""
+    if not isinstance(prop, dict) or not set(prop) <= _PLAIN_KEYWORDS:
+        return False
+    kinds = _PLAIN_TYPES.get(prop.get("type")) if isinstance(prop.get("type"), str) else None
+    if "type" in prop and (kinds is None or isinstance(value, bool) or not isinstance(value, kinds)):
+        return False
+    if "enum" in prop and value not in prop["enum"]:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in prop and not value >= prop["minimum"]:
+            return False
+        if "maximum" in prop and not value <= prop["maximum"]:
+            return False
+        if "exclusiveMinimum" in prop and not value > prop["exclusiveMinimum"]:
+            return False
+        if "exclusiveMaximum" in prop and not value < prop["exclusiveMaximum"]:
+            return False
+    elif any(k in prop for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")):
+        return False
+    return True
+
+
 def _typed(option, text: str):
     """The value as argparse hands it to vLLM; the text itself when it does not convert (the schema
     then reports the type). None for values vLLM reads as None ("None", "")."""
@@ -152,6 +180,8 @@ def check(ctx: Context):
                 yield _unknown_value(ctx, invocation, option, known, release_text)
         for layer in instances:
             instance = {name: typed for name, (typed, _) in layer.items()}
+            if all(_plainly_valid(release.schema["properties"].get(name), value) for name, value in instance.items()):
+                continue  # the usual case; importing jsonschema costs more than linting a file
             for error in _validator(release.version).iter_errors(instance):
                 if not error.path or error.path[0] not in layer:
                     continue
