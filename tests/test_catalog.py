@@ -458,3 +458,17 @@ def test_facts_confirmed_by_the_real_parsers():
     # collect-detailed-traces: list[Literal] plus the permutations vLLM appends
     traces = catalog.load(CURRENT).options["collect-detailed-traces"]
     assert traces.choices_enforced and "worker,model" in traces.choices and len(traces.choices) == 10
+
+
+def test_landmark_boundaries():
+    assert catalog.load("0.19.1").default_gpu_memory_utilization == 0.9
+    assert catalog.load("0.20.2").default_gpu_memory_utilization == 0.92
+    assert catalog.load("0.11.2").options["tokenizer-mode"].choices_enforced
+    assert not catalog.load("0.12.0").options["tokenizer-mode"].choices_enforced
+    assert not catalog.load("0.8.5.post1").dotted_keys and catalog.load("0.9.2").dotted_keys
+    assert catalog.load("0.11.2").o_target == "-O" and catalog.load("0.12.0").o_target == "--optimization-level"
+    for version in catalog.releases():
+        release = catalog.load(version)
+        assert release.allow_abbrev and release.underscore_to_dash, version
+        assert release.env and release.metrics, version
+        assert "max-model-len" in release.options and "model_tag" in release.options, version

@@ -145,7 +145,9 @@ def test_every_registry_rule_makes_a_complete_descriptor(schema):
         d = descriptors[rule.code]
         assert d["name"] == rule.name
         assert d["shortDescription"]["text"].strip() == rule.summary.strip()
-        assert d["fullDescription"]["text"].strip() == rule.docs["what_it_does"].strip()
+        first_paragraph = " ".join(rule.docs["what_it_does"].strip().split("\n\n")[0].split())
+        assert d["fullDescription"]["text"] == first_paragraph or (
+            d["fullDescription"]["text"].endswith("…") and len(first_paragraph) > 1024)
         assert d["help"]["text"] == help_text(rule)  # the words `vllmlint explain` prints
         for heading in ("What it does", "Why is this bad", "Example", "Use instead"):
             assert heading in d["help"]["text"]
@@ -314,3 +316,23 @@ def test_serializer_uses_sarif_names_drops_defaults_and_flattens_property_bags()
                                      "ruleIndex": 0, "properties": {"tags": ["a"], "security-severity": "9.0"}}
     assert to_sarif_json(om.Run(tool=om.Tool(driver=om.ToolComponent(name="t")), results=[])) == {
         "tool": {"driver": {"name": "t"}}, "results": []}
+
+
+def test_github_limits_results_per_run_and_description_lengths():
+    """GitHub rejects a run over 25,000 results: the log keeps the most severe and says so."""
+    from vllmlint.finding import Finding, Severity, Span
+    from vllmlint.formatters import Report, render
+    from vllmlint.registry import all_rules
+
+    span = Span(0, 1, 1, 1, 1, 2)
+    findings = [Finding("VL201", Severity.WARNING, f"w{i}.", "a.yaml", span) for i in range(25_000)]
+    findings += [Finding("VL102", Severity.ERROR, f"e{i}.", "a.yaml", span) for i in range(10)]
+    log = json.loads(render("sarif", Report(findings=findings, rules=list(all_rules().values()))))
+    run = log["runs"][0]
+    assert len(run["results"]) == 25_000
+    assert sum(r["ruleId"] == "VL102" for r in run["results"]) == 10
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert any("10 results left out" in n["message"]["text"] for n in notes)
+    for rule in run["tool"]["driver"]["rules"]:
+        assert len(rule["fullDescription"]["text"]) <= 1024 and len(rule["shortDescription"]["text"]) <= 1024
+        assert len(rule["properties"].get("tags", [])) <= 10

@@ -53,6 +53,14 @@ DUMP = r'''
 import argparse, json, os, sys
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 result = {}
+# Some releases' CpuPlatform.import_kernels probe CPU features through torch APIs that torch 2.13 lacks
+# (0.17.1: torch._C._cpu._is_avx512_supported). Answer "no" so the import goes on; parsers do not care.
+import torch
+for _probe in ("_is_avx512_supported", "_is_avx2_supported", "_is_avx512_bf16_supported",
+               "_is_amx_tile_supported", "_is_avx512_vnni_supported"):
+    if not hasattr(torch._C._cpu, _probe):
+        setattr(torch._C._cpu, _probe, lambda: False)
+        result.setdefault("torch_shims", []).append(_probe)
 try:
     import vllm.platforms as platforms
     from vllm.platforms.cpu import CpuPlatform
@@ -253,7 +261,6 @@ def main() -> int:
     ap.add_argument("--from-real", type=Path, help="diff a saved dump instead of building a venv")
     ap.add_argument("--seed", default="", help="packages to install up front (saves one import round per package)")
     args = ap.parse_args()
-    venv = Path(tempfile.mkdtemp(prefix=f"vllm-verify-{args.version}-")) / "venv"
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -261,6 +268,7 @@ def main() -> int:
     if args.from_real:
         real = json.loads(args.from_real.read_text())
     else:
+        venv = Path(tempfile.mkdtemp(prefix=f"vllm-verify-{args.version}-")) / "venv"
         try:
             venv.mkdir()
             (venv / "constraints.txt").write_text("torch==2.13.0+cpu\n")

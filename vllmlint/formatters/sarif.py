@@ -102,6 +102,19 @@ def artifact_location(path: str) -> om.ArtifactLocation:
     return om.ArtifactLocation(uri=quote(posix, safe="/"), uri_base_id=SRCROOT)
 
 
+MAX_RESULTS = 25_000  # GitHub rejects a run with more results
+MAX_DESCRIPTION = 1024
+
+
+def _full_description(rule) -> str:
+    """The first paragraph of "what it does", within GitHub's description limit; the rest is in `help`."""
+    text = ((rule.docs or {}).get("what_it_does") or rule.summary).strip().split("\n\n")[0]
+    text = " ".join(text.split())
+    if len(text) > MAX_DESCRIPTION:
+        text = text[:MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
+    return text
+
+
 def _rule_descriptor(rule) -> om.ReportingDescriptor:
     tags = list(dict.fromkeys(rule.tags or []))
     extra = {"precision": rule.precision}
@@ -114,8 +127,7 @@ def _rule_descriptor(rule) -> om.ReportingDescriptor:
         id=rule.code,
         name=rule.name,
         short_description=om.MultiformatMessageString(text=rule.summary.strip()),
-        full_description=om.MultiformatMessageString(
-            text=((rule.docs or {}).get("what_it_does") or rule.summary).strip()),
+        full_description=om.MultiformatMessageString(text=_full_description(rule)),
         help=om.MultiformatMessageString(text=help_text(rule), markdown=help_markdown(rule)),
         help_uri=HELP_URI.format(code=rule.code),
         default_configuration=om.ReportingConfiguration(level=rule.severity.sarif_level),
@@ -187,14 +199,24 @@ def build(report: Report) -> om.SarifLog:
     for rule in report.rules:
         if rule.kind != "notification":
             index_of(rule.code)
-    results = [_result(f, index_of(f.code)) for f in report.findings]
-    results += [_result(f, index_of(f.code)) for f in report.suppressed]
+    shown = list(report.findings) + list(report.suppressed)
+    notices = list(report.notices)
+    if len(shown) > MAX_RESULTS:
+        # GitHub rejects the whole upload past its limit: keep the most severe, say what was left out.
+        shown = sorted(report.findings, key=lambda f: -f.severity) + list(report.suppressed)
+        left_out = len(shown) - MAX_RESULTS
+        shown = shown[:MAX_RESULTS]
+        from ..finding import Notice
+
+        notices.append(Notice("VL005", f"{left_out} results left out of the SARIF log: GitHub code scanning "
+                              f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
+    results = [_result(f, index_of(f.code)) for f in shown]
 
     # Notices are described in driver.notifications, so each notification's descriptor resolves.
     notification_descriptors: list[om.ReportingDescriptor] = []
     notification_index: dict[str, int] = {}
     notifications = []
-    for notice in report.notices:
+    for notice in notices:
         if notice.code not in notification_index:
             notification_index[notice.code] = len(notification_descriptors)
             rule = rules.get(notice.code)
@@ -215,7 +237,8 @@ def build(report: Report) -> om.SarifLog:
         invocations=[om.Invocation(execution_successful=True,
                                    tool_execution_notifications=notifications or None)],
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(
-            description=om.Message(text="The directory vllmlint was run from."))},
+            description=om.Message(text="The repository root (git top level), or the directory vllmlint "
+                                             "was run from outside a repository."))},
         column_kind="unicodeCodePoints",
         results=results,
     )
