@@ -8,6 +8,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
+# A vLLM Deployment with one removed flag (VL102 at 12:49 on vLLM 0.29.0) and nothing else wrong.
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+"""
+CLEAN_DEPLOYMENT = DEPLOYMENT.replace(', --swap-space, "4"', "")
+
 
 def run_cli(*args, input: bytes | None = None, cwd=None, env=None):
     """Run the real command line in a subprocess: exit code, stdout, stderr."""

@@ -1,22 +1,7 @@
 """The command line as users run it: exit codes, inputs, bad inputs, output destinations."""
 import json
 
-from conftest import FIXTURES, run_cli
-
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  selector: {matchLabels: {app: vllm}}
-  template:
-    metadata: {labels: {app: vllm}}
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.29.0
-        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
-"""
-CLEAN = DEPLOYMENT.replace(', --swap-space, "4"', "")
+from conftest import CLEAN_DEPLOYMENT as CLEAN, DEPLOYMENT, FIXTURES, run_cli
 
 
 def test_clean_file_exits_zero(tmp_path):

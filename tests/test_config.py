@@ -1,21 +1,9 @@
 """Configuration files, end to end through the CLI."""
 import subprocess
 
-from conftest import run_cli
+from conftest import DEPLOYMENT, run_cli
 
-BAD = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  selector: {matchLabels: {app: vllm}}
-  template:
-    metadata: {labels: {app: vllm}}
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:latest
-        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
-"""
+BAD = DEPLOYMENT.replace("v0.29.0", "latest")  # VL102 and VL201
 
 
 def codes(out):

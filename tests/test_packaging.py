@@ -10,22 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import CLEAN_DEPLOYMENT as GOOD, DEPLOYMENT as BAD, FIXTURES, ROOT
 
-BAD = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  selector: {matchLabels: {app: vllm}}
-  template:
-    metadata: {labels: {app: vllm}}
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.29.0
-        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
-"""
-GOOD = BAD.replace(', --swap-space, "4"', "")
 
 
 def _env():

@@ -12,8 +12,22 @@ from typing import Iterator
 from .yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str, to_python
 
 
+class _Labelled:
+    """Labels and annotations of whatever has `metadata` (an object, a pod template)."""
+
+    @property
+    def labels(self) -> dict[str, str]:
+        if self._labels is None:  # read once: selectors ask again and again
+            self._labels = string_map(self.metadata.get("labels") if self.metadata else None)
+        return self._labels
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return string_map(self.metadata.get("annotations") if self.metadata else None)
+
+
 @dataclass(eq=False)
-class K8sObject:
+class K8sObject(_Labelled):
     kind: str
     api_version: str
     name: str
@@ -28,16 +42,6 @@ class K8sObject:
         return meta if isinstance(meta, Mapping) else None
 
     @property
-    def labels(self) -> dict[str, str]:
-        if self._labels is None:
-            self._labels = string_map(self.metadata.get("labels") if self.metadata else None)
-        return self._labels
-
-    @property
-    def annotations(self) -> dict[str, str]:
-        return string_map(self.metadata.get("annotations") if self.metadata else None)
-
-    @property
     def spec(self) -> Mapping | None:
         spec = self.node.get("spec")
         return spec if isinstance(spec, Mapping) else None
@@ -47,23 +51,13 @@ class K8sObject:
 
 
 @dataclass(eq=False)
-class PodTemplate:
+class PodTemplate(_Labelled):
     owner: K8sObject
     spec: Mapping  # the PodSpec (or a Compose service)
     metadata: Mapping | None
     role: str = ""  # "leader", "worker", "head", a Ray group name, a Compose service name...
     _containers: list | None = field(default=None, repr=False)
     _labels: dict | None = field(default=None, repr=False)
-
-    @property
-    def labels(self) -> dict[str, str]:
-        if self._labels is None:
-            self._labels = string_map(self.metadata.get("labels") if self.metadata else None)
-        return self._labels
-
-    @property
-    def annotations(self) -> dict[str, str]:
-        return string_map(self.metadata.get("annotations") if self.metadata else None)
 
     @property
     def namespace(self) -> str:
