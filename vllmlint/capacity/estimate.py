@@ -20,18 +20,22 @@ from .catalog import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_par
 
 # --------------------------------------------------------------------------- versions
 
-CURRENT_VLLM = (0, 29, 0)  # the release the audited reference describes; None means "this one"
+def current_vllm() -> tuple[int, int, int]:
+    """The release assumed when none is known: the newest catalogued one, as the flag rules assume."""
+    from ..catalog import newest
+
+    return parse_version(newest())
 
 
 def parse_version(version: str | tuple[int, ...] | None) -> tuple[int, int, int]:
-    """'v0.6.4.post1' -> (0, 6, 4); None/'latest' -> CURRENT_VLLM."""
+    """'v0.6.4.post1' -> (0, 6, 4); None/'latest' -> the newest catalogued release."""
     if version is None:
-        return CURRENT_VLLM
+        return current_vllm()
     if isinstance(version, tuple):
         return (tuple(version) + (0, 0, 0))[:3]  # type: ignore[return-value]
     numbers = re.findall(r"\d+", str(version).split("+")[0])[:3]
     if not numbers:
-        return CURRENT_VLLM
+        return current_vllm()
     return tuple(int(n) for n in (numbers + ["0", "0"])[:3])  # type: ignore[return-value]
 
 

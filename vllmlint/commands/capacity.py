@@ -221,7 +221,7 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
                            "pass --gpu to assume one")
             continue
         kwargs = work.estimate_kwargs()
-        release = f"{invocation.release_origin}" if invocation.release else "release unknown: 0.29 behaviour assumed"
+        release = f"{invocation.release_origin}" if invocation.release else "release unknown: the newest known assumed"
         for gpu, origin, instance_type, count in places:
             plan = work.estimate(gpu)
             if plan is None:
@@ -253,8 +253,8 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
 @click.option("--max-num-seqs", type=click.IntRange(min=1))
 @click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
 @click.option("--enforce-eager", is_flag=True)
-@click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: 0.29.0 for plans; "
-              "each workload's own release for PATHS].")
+@click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: the newest known for "
+              "plans; each workload's own release for PATHS].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (for its "
               "`models:` and `gpus:`).")
@@ -296,7 +296,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
                       vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
                       kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
-        release = "--vllm-version" if vllm_version else "assumed: the audited 0.29.0"
+        release = "--vllm-version" if vllm_version else "assumed: the newest known release"
         rows, skipped = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release), []
 
     if fmt == "json":
