@@ -361,3 +361,13 @@ def test_local_model_sized_from_a_config_json_in_the_linted_files(tmp_path):
     (tmp_path / "weights" / "acme-ft").rename(tmp_path / "weights" / "model")
     result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL601"]))
     assert result.findings == []
+
+
+def test_no_shm_warning_when_each_pod_holds_one_gpu():
+    """Ray spreads PP 2 over two one-GPU pods: their ranks talk over the network, not /dev/shm."""
+    from vllmlint.engine import LintOptions, lint_paths
+
+    result, _ = lint_paths([str(ROOT / "fixtures" / "own" / "rayservice.yaml")], LintOptions(select=["VL608"]))
+    assert result.findings == []
+    result, _ = lint_paths([str(ORIGINAL / "single-node-deployment.yaml")], LintOptions(select=["VL608"]))
+    assert [f.code for f in result.findings] == ["VL608"]  # TP 8 inside one 8-GPU pod does need it

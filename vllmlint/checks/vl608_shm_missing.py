@@ -36,6 +36,9 @@ def check(ctx: Context):
         container = work.container
         if container is None or work.world_size <= 1:
             continue
+        requested = work.gpu_resource
+        if requested is not None and isinstance(requested[1], int) and requested[1] <= 1:
+            continue  # one GPU in this pod: its ranks talk to other pods over the network, not /dev/shm
         if _shm_provided(container.pod, container):
             continue
         flag = "--tensor-parallel-size" if work.tensor_parallel_size > 1 else "--pipeline-parallel-size"
