@@ -75,3 +75,52 @@ def test_broken_baseline_is_a_usage_error(tmp_path):
     (tmp_path / "baseline.json").write_text("{not json")
     code, _, err = lint(tmp_path, POD.format(comment=""), "--baseline", "baseline.json")
     assert code == 2 and "baseline.json" in err and "Traceback" not in err
+
+
+FIXABLE = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    # the server, started the old way
+    command:
+    - python3
+    - -m
+    - vllm.entrypoints.openai.api_server
+    - --model=Qwen/Qwen3-0.6B
+    - --swap-space=4       # left over from 0.6
+"""
+
+
+def test_diff_shows_fixes_without_writing_and_fix_writes_them(tmp_path):
+    (tmp_path / "pod.yaml").write_text(FIXABLE)
+    code, out, err = run_cli("--diff", "pod.yaml", cwd=tmp_path)
+    assert code == 1 and (tmp_path / "pod.yaml").read_text() == FIXABLE
+    assert "-    - python3\n" in out and "+    - vllm\n" in out and "-    - --swap-space=4" in out
+    code, out, err = run_cli("--fix", "pod.yaml", cwd=tmp_path)
+    fixed = (tmp_path / "pod.yaml").read_text()
+    assert code == 0, out + err
+    assert "fixed 2 problem(s) in 1 file(s)" in err
+    assert "    # the server, started the old way\n    command:\n    - vllm\n    - serve\n    - Qwen/Qwen3-0.6B\n" in fixed
+    assert "swap-space" not in fixed and fixed.endswith("Qwen/Qwen3-0.6B\n")
+    code, out, err = run_cli("--fix", "pod.yaml", cwd=tmp_path)
+    assert "fixed 0 problem(s)" in err and (tmp_path / "pod.yaml").read_text() == fixed
+
+
+def test_fix_refuses_standard_input(tmp_path):
+    code, _, err = run_cli("--fix", "-", input=FIXABLE.encode())
+    assert code == 2 and "cannot be combined with `-`" in err
+
+
+def test_github_statistics_and_quiet_through_the_cli(tmp_path):
+    (tmp_path / "pod.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("--format", "github", "pod.yaml", cwd=tmp_path)
+    assert out.splitlines()[0].startswith("::warning file=pod.yaml,line=13,col=7,")
+    assert any(line.startswith("::error file=pod.yaml,line=15,col=7,") for line in out.splitlines())
+    _, out, _ = run_cli("--statistics", "pod.yaml", cwd=tmp_path)
+    assert "VL101" in out and "VL102" in out and "pod.yaml:" not in out
+    _, out, _ = run_cli("--quiet", "pod.yaml", cwd=tmp_path)
+    assert all(line.startswith("pod.yaml:") for line in out.splitlines())
