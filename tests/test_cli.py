@@ -65,7 +65,7 @@ def test_helm_template_output_points_at_the_source_file():
                + DEPLOYMENT
     code, out, _ = run_cli("-", input=rendered.encode())
     assert code == 1
-    assert "chart/templates/deploy.yaml:14:49: VL102" in out
+    assert "chart/templates/deploy.yaml:13:49: VL102" in out
 
 
 def test_explicit_file_is_linted_whatever_its_extension(tmp_path):

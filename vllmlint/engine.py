@@ -150,12 +150,13 @@ def split_helm_output(text: str) -> list[tuple[str, str]] | None:
     if not _HELM_SOURCE.search(text):
         return None
     chunks = re.split(r"^---[ \t]*$", text, flags=re.M)
-    result = []
+    by_source: dict[str, list[str]] = {}
     for chunk in chunks:
         match = _HELM_SOURCE.search(chunk)
         if match and chunk.strip():
-            result.append((match.group(1).strip(), chunk))
-    return result or None
+            # One template may render several documents: they stay one multi-document file.
+            by_source.setdefault(match.group(1).strip(), []).append(chunk.strip("\n") + "\n")
+    return [(source, "---\n".join(parts)) for source, parts in by_source.items()] or None
 
 
 class Linter:
