@@ -295,7 +295,9 @@ def test_github_multiline_span_has_no_columns_and_notices_are_annotated():
 def test_json_structure(two_files):
     source = two_files.sources["deploy/vllm.yaml"]
     two_files.findings[0].subject = Subject("Pod", "default", "vllm", "vllm")
-    two_files.findings[0].fix = object()
+    from vllmlint.fix import Fix
+
+    two_files.findings[0].fix = Fix([], "safe", "rewrite the entrypoint")
     two_files.suppressed = [finding_at(source, "image", message="Old image.", suppressed_by="pinned")]
     two_files.notices = [Notice("VL002", "Skipped a template", path="c/t.yaml", line=3)]
     two_files.tool_version = "9.9.9"
@@ -310,8 +312,9 @@ def test_json_structure(two_files):
         "message": "Use `vllm serve` instead of the deprecated module.", "path": "deploy/vllm.yaml",
         "line": 8, "column": 28, "end_line": 8, "end_column": 62, "fingerprint": first.fingerprint(),
         "subject": {"kind": "Pod", "namespace": "default", "name": "vllm", "container": "vllm"},
-        "fixable": True, "suppressed": False}
+        "fixable": True, "fix": "safe", "suppressed": False}
     assert data["findings"][1]["severity"] == "error" and data["findings"][1]["fixable"] is False
+    assert data["findings"][1]["fix"] is None
     assert data["suppressed"][0]["suppressed"] is True
     assert data["suppressed"][0]["justification"] == "pinned"
     assert data["suppressed"][0]["line"] == 7

@@ -12,12 +12,13 @@ Structure (version 1; new keys may be added, existing ones keep their meaning):
           "name": "deprecated-entrypoint", # rule name; "" if the code has no rule file
           "severity": "warning",           # error | warning | info (after any config override)
           "message": "...",
-          "path": "deploy/vllm.yaml",      # as displayed: relative to the working directory
+          "path": "deploy/vllm.yaml",      # as displayed: relative to the git top level (else the working directory)
           "line": 9, "column": 28,         # 1-based; columns count Unicode code points
           "end_line": 9, "end_column": 62, # 1-based; end_column is exclusive (just past the span)
           "fingerprint": "3f1c...",        # 32 hex digits, stable across line shifts (baselines)
           "subject": {"kind": "Deployment", "namespace": "", "name": "vllm", "container": "vllm"},
-          "fixable": true,                 # `vllmlint fix` can repair it
+          "fixable": true,                 # `vllmlint --fix` can repair it (a safe fix)
+          "fix": "safe",                   # safe | unsafe (needs --unsafe-fixes) | null (no fix)
           "suppressed": false
         }
       ],
@@ -56,7 +57,8 @@ def finding_dict(finding: Finding, name: str) -> dict:
         "fingerprint": finding.fingerprint(),
         "subject": {"kind": subject.kind, "namespace": subject.namespace, "name": subject.name,
                     "container": subject.container},
-        "fixable": finding.fix is not None,
+        "fixable": getattr(finding.fix, "safety", None) == "safe",
+        "fix": getattr(finding.fix, "safety", None),
         "suppressed": finding.suppressed_by is not None,
     }
     if finding.suppressed_by is not None:
