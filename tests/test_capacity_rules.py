@@ -72,7 +72,7 @@ def test_chapter_8_gpu_pods_cannot_use_the_4_gpu_g5(chapter):
     for path in ("single-node-deployment.yaml", "multi-node-statefulset.yaml"):
         warnings = [f for f in of(chapter, "VL606", path) if f.severity == Severity.WARNING]
         assert len(warnings) == 1
-        assert "g5.12xlarge (4 GPUs" in warnings[0].message and "only p3.16xlarge can" in warnings[0].message
+        assert "g5.12xlarge (4 GPUs" in warnings[0].message and "can only run on p3.16xlarge" in warnings[0].message
 
 
 def test_chapter_deployment_findings(chapter):
@@ -371,3 +371,35 @@ def test_no_shm_warning_when_each_pod_holds_one_gpu():
     assert result.findings == []
     result, _ = lint_paths([str(ORIGINAL / "single-node-deployment.yaml")], LintOptions(select=["VL608"]))
     assert [f.code for f in result.findings] == ["VL608"]  # TP 8 inside one 8-GPU pod does need it
+
+
+def test_a_family_wide_nodepool_is_not_a_gpu_count_problem():
+    """Karpenter picks a size that fits among a family's sizes: no size is worth a warning unless named."""
+    text = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: l40s}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --tensor-parallel-size, "4", --max-model-len, "8192"]
+        resources: {limits: {nvidia.com/gpu: 4}}
+        volumeMounts: [{name: shm, mountPath: /dev/shm}]
+      volumes: [{name: shm, emptyDir: {medium: Memory}}]
+"""
+    result = lint_text(text, "k8s/vllm.yaml", LintOptions(select=["VL606"]))
+    assert result.findings == [] and not result.internal_error

@@ -302,10 +302,64 @@ def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> lis
 
 def _invocations_in_commands(commands: list[list[Token]], container, via, image, script) -> Iterator[Invocation]:
     for tokens in commands:
+        tokens, run_image = _unwrap_launcher(tokens)
         match = _match_vllm(tokens)
         if match:
             kind, size = match
-            yield Invocation(kind, tokens[:size], tokens[size:], container, via, image, script=script)
+            yield Invocation(kind, tokens[:size], tokens[size:], container, via, run_image or image, script=script)
+
+
+# `docker run` options that take a value (the next word, unless written `--opt=value`).
+_DOCKER_VALUE_OPTIONS = {
+    "-p", "--publish", "-v", "--volume", "-e", "--env", "--env-file", "--name", "--gpus", "--runtime", "--ipc",
+    "--shm-size", "--network", "--net", "-w", "--workdir", "--entrypoint", "--mount", "--device", "-u", "--user",
+    "-m", "--memory", "--cpus", "-l", "--label", "--platform", "--pull", "--restart", "-h", "--hostname",
+    "--add-host", "--ulimit", "--cap-add", "--cap-drop", "--security-opt", "--log-driver", "--log-opt", "--tmpfs",
+    "--pid", "--userns", "--cgroupns", "--stop-signal", "--cidfile", "--dns", "--expose", "--group-add",
+    "--health-cmd", "--memory-swap", "--cpuset-cpus", "--annotation",
+}
+_UV_VALUE_OPTIONS = {"--with", "--python", "-p", "--project", "--directory", "--extra", "--group", "--env-file",
+                     "--index", "--index-url", "--from", "--with-requirements"}
+
+
+def _unwrap_launcher(tokens: list[Token]) -> tuple[list[Token], ImageRef | None]:
+    """`uv run vllm serve ...` -> `vllm serve ...`; `docker run [opts] IMAGE ARGS` -> what the image runs
+    with ARGS (its entrypoint from the table, or `--entrypoint`), and the image. Anything else unchanged."""
+    if len(tokens) < 3 or tokens[1].text != "run":
+        return tokens, None
+    program = tokens[0].text.rsplit("/", 1)[-1]
+    if program == "uv":
+        rest = _skip_options(tokens[2:], _UV_VALUE_OPTIONS)
+        return rest, None
+    if program not in ("docker", "podman", "nerdctl"):
+        return tokens, None
+    entrypoint = None
+    i = 2
+    while i < len(tokens) and tokens[i].text.startswith("-"):
+        text = tokens[i].text
+        name, eq, value = text.partition("=")
+        takes = name in _DOCKER_VALUE_OPTIONS and not eq
+        if name == "--entrypoint":
+            entrypoint = value if eq else (tokens[i + 1].text if i + 1 < len(tokens) else None)
+        i += 2 if takes else 1
+    if i >= len(tokens):
+        return tokens, None
+    image = parse_image(tokens[i].text)
+    if image is None:
+        return tokens, None
+    args = tokens[i + 1:]
+    entry = [entrypoint] if entrypoint else image_entrypoint(image)
+    if not entry:
+        return tokens, None
+    return [Token(text, None) for text in entry] + args, image
+
+
+def _skip_options(tokens: list[Token], value_options: set[str]) -> list[Token]:
+    i = 0
+    while i < len(tokens) and tokens[i].text.startswith("-"):
+        name, eq, _ = tokens[i].text.partition("=")
+        i += 2 if name in value_options and not eq else 1
+    return tokens[i:]
 
 
 def _mounted_script(container: Container, path: str, world: World):

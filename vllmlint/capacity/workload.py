@@ -431,15 +431,16 @@ def placements(template, world) -> list[Placement] | None:
     for expressions in terms:
         admitting = [p for p in pools if pool_admits(p, selector, expressions, tolerations)
                      and _pool_meant_for(p, template, selector, expressions, tolerations)]
-        if admitting:
-            for pool in admitting:
-                labels, requirements, _ = _pool_parts(pool)
-                candidates = gpus_for_node_constraints({**labels, **selector}, requirements + expressions)
-                if candidates is None:
-                    return None  # a pool whose hardware we do not know: never guess
-                for candidate in candidates:
-                    found.setdefault(candidate, Placement(candidate, f"NodePool {pool.name}"))
-        else:
+        from_pools = False
+        for pool in admitting:
+            labels, requirements, _ = _pool_parts(pool)
+            candidates = gpus_for_node_constraints({**labels, **selector}, requirements + expressions)
+            if candidates is None:
+                return None  # a pool whose hardware we do not know: never guess
+            for candidate in candidates:  # none when the pool's hardware contradicts the pod's selector
+                from_pools = True
+                found.setdefault(candidate, Placement(candidate, f"NodePool {pool.name}"))
+        if not from_pools:
             candidates = gpus_for_node_constraints(selector, expressions)
             if candidates is None:
                 return None

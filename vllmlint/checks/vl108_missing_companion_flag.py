@@ -8,7 +8,9 @@ from ..yamlmodel import Scalar, scalar_str
 from . import Context
 
 _RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
-_RAY_START = re.compile(r"\bray\s+start\b")
+# `ray start`, or the scripts vLLM's image ships to start a Ray cluster (their `leader`/`worker` modes
+# run `ray start`: examples/online_serving/multi-node-serving.sh, examples/online_serving/run_cluster.sh).
+_RAY_START = re.compile(r"\bray\s+start\b|multi-node-serving\.sh\s+(leader|worker)\b|run_cluster\.sh\b")
 
 
 def _int(option) -> int | None:

@@ -145,9 +145,28 @@ def _unschedulable(ctx, work, resource, count, node):
                           "It stays Pending. Pick an instance type with enough GPUs, or split the work over pods "
                           "(--nnodes).", about=work.invocation, value=f"unschedulable:{count}", severity=ctx.severity)
     else:
+        # Karpenter and the scheduler pick a node that fits among many sizes of a family: only instance
+        # types someone listed by name for this pod are worth a word.
+        named = [p for p in too_small if _named_in_constraints(ctx, work, p)]
+        if not named:
+            return
+        names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
+                         for p in named])
         fits = listing([p.candidate.instance_type for p in sized if p not in too_small])
-        yield ctx.finding(node, f"the pod requests {count} {resource}; {names} cannot host it, only {fits} can: "
-                          "if those are meant for this pod, they never will be (it stays Pending wherever only they "
-                          "are available); drop them from its node constraints or request fewer GPUs.",
-                          about=work.invocation,
+        yield ctx.finding(node, f"the pod requests {count} {resource}, but {names} has fewer: it can only run on "
+                          f"{fits}. Drop the smaller instance types from the constraints meant for this pod, or "
+                          "request fewer GPUs.", about=work.invocation,
                           value=f"unschedulable-some:{count}", severity=Severity.WARNING)
+
+
+def _named_in_constraints(ctx, work, placement) -> bool:
+    """Whether the instance type is written by name in the NodePool or the pod's node constraints."""
+    instance_type = placement.candidate.instance_type or ""
+    if not instance_type:
+        return False
+    holders = [work.container.pod.spec] if work.container is not None else []
+    if placement.origin.startswith("NodePool "):
+        pool = ctx.world.find("NodePool", placement.origin[len("NodePool "):])
+        if pool is not None:
+            holders.append(pool.node)
+    return any(instance_type in h.source.text[h.start:h.end] for h in holders)

@@ -31,6 +31,13 @@ def _shm_provided(template, container) -> bool:
     return False
 
 
+def _disk_backed_shm(container) -> bool:
+    """/dev/shm is mounted, but from a volume that is not memory-backed (an `emptyDir: {}` on disk)."""
+    mounts = container.node.get("volumeMounts")
+    return any(isinstance(m, Mapping) and (scalar_str(m.get("mountPath")) or "").rstrip("/") == "/dev/shm"
+               for m in (mounts.items if isinstance(mounts, Sequence) else []))
+
+
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         container = work.container
@@ -48,8 +55,10 @@ def check(ctx: Context):
         else:
             fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: ...}` volume at /dev/shm (or set hostIPC: true, "
                    "which shares the node's IPC namespace)")
+        have = ("its /dev/shm is mounted from a volume that is not memory-backed (give the emptyDir `medium: "
+                "Memory`)" if not container.is_compose and _disk_backed_shm(container)
+                else "the container has only the runtime's default 64 MB /dev/shm")
         yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers exchange "
-                          "tensors through shared memory (NCCL, PyTorch multiprocessing), but the container has only "
-                          "the runtime's default 64 MB /dev/shm: expect NCCL errors or crashes under load. "
-                          f"Fix: {fix}.",
+                          f"tensors through shared memory (NCCL, PyTorch multiprocessing), but {have}: expect NCCL "
+                          f"errors or crashes under load. Fix: {fix}.",
                           about=work.invocation, value=f"shm:{work.world_size}")

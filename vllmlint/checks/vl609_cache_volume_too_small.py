@@ -66,7 +66,9 @@ def check(ctx: Context):
             continue
         size, node, where = room
         try:
-            weights = checkpoint_bytes(work.model, work.quantization)
+            # What is downloaded is the checkpoint as published: `--quantization fp8` on a bf16 repository
+            # quantizes after loading, so the download is still bf16. Only the repository name tells.
+            weights = checkpoint_bytes(work.model, work.match.quantization if work.match else None)
         except ValueError:
             continue
         if weights <= size:
