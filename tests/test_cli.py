@@ -199,3 +199,12 @@ def test_a_nodepool_in_another_folder_does_not_place_unrelated_pods(tmp_path):
     shutil.move(tmp_path / "cluster-a" / "karpenter-nodepool.yaml", tmp_path / "cluster-b" / "nodepool.yaml")
     code, out, _ = run_cli("--select", "VL601", ".", cwd=tmp_path)
     assert code == 0 and "VL601" not in out
+
+
+def test_control_characters_from_a_manifest_cannot_forge_output(tmp_path):
+    """A name with a newline and an escape sequence must not start a fake GitHub command or move the cursor."""
+    text = DEPLOYMENT.replace("v0.29.0", "latest").replace("name: vllm}", 'name: "x\\n::error file=README.md::forged\\u001b]0;t\\u0007"}')
+    (tmp_path / "evil.yaml").write_text(text)
+    _, out, err = run_cli("--format", "github", "evil.yaml", cwd=tmp_path)
+    assert not any(line.startswith("::error file=README.md") for line in (out + err).splitlines())
+    assert "\x1b" not in out + err and "\x07" not in out + err

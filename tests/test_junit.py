@@ -90,7 +90,8 @@ def test_one_testcase_per_finding_with_a_failure_of_its_severity():
     # No "no findings" case when there are findings; the notice goes to system-out.
     assert "no findings" not in [c.get("name") for c in cases]
     assert suite.find("system-out").text == (
-        "note: chart/templates/x.yaml:3: VL002 unrendered Helm template skipped\nnote: VL006 assumed vLLM 0.29.0\n")
+        "vllmlint: note: chart/templates/x.yaml:3: unrendered Helm template skipped\n"
+        "vllmlint: note: assumed vLLM 0.29.0\n")
 
 
 def test_special_characters_are_escaped_and_round_trip():

@@ -29,6 +29,7 @@ def test_rule_example(rule, outcome, example):
     select = None if rule.code in ("VL003", "VL004") else [rule.code]
     options = LintOptions(select=select, vllm_version=example.get("vllm_version"))
     result = lint_text(example["source"], filename, options)
+    assert not result.internal_error, [n.message for n in result.notices]
     found = [f for f in result.findings if f.code == rule.code]
     title = example.get("title", "")
     if outcome == "fails":

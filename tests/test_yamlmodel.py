@@ -94,3 +94,13 @@ def test_documents_of_the_same_shape_stay_distinct():
     documents, error = parse(text)
     assert error is None
     assert [d.root.get("kind").value for d in documents] == [f"K{i}" for i in range(6)]
+
+
+def test_duplicate_keys_are_recorded_and_lone_cr_breaks_lines():
+    source = SourceFile("t.yaml", "a: 1\nb: 2\na: 3\n")
+    (doc,), _ = parse_documents(source)
+    assert doc.root.get("a").value == 1
+    assert [(source.line_col(start), key) for start, _, key in source.duplicate_keys] == [((3, 1), "a")]
+    source = SourceFile("t.yaml", "a: 1\rb: 2\r")
+    (doc,), _ = parse_documents(source)
+    assert doc.root.get("b").span.line == 2

@@ -255,9 +255,10 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     finally:
         if output:
             stream.close()
+    from .formatters.text import notice_line
+
     for notice in result.notices:
-        where = f"{notice.path}:{notice.line}: " if notice.path and notice.line else (f"{notice.path}: " if notice.path else "")
-        click.echo(f"vllmlint: {notice.level}: {where}{notice.message}", err=True)
+        click.echo(notice_line(notice), err=True)
     for path in missing:
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:

@@ -145,7 +145,7 @@ def _template_action(text: str, documents) -> int | None:
     return None
 
 
-def split_helm_output(text: str) -> list[tuple[str, str]] | None:
+def split_helm_output(text: str, unlabelled: str = "-") -> list[tuple[str, str]] | None:
     """`helm template` output: (source file, document text) per document, or None if not Helm output."""
     if not _HELM_SOURCE.search(text):
         return None
@@ -153,9 +153,11 @@ def split_helm_output(text: str) -> list[tuple[str, str]] | None:
     by_source: dict[str, list[str]] = {}
     for chunk in chunks:
         match = _HELM_SOURCE.search(chunk)
-        if match and chunk.strip():
-            # One template may render several documents: they stay one multi-document file.
-            by_source.setdefault(match.group(1).strip(), []).append(chunk.strip("\n") + "\n")
+        if chunk.strip():
+            # One template may render several documents: they stay one multi-document file. Documents
+            # without a `# Source:` (hand-written ones piped in with the chart) keep the stdin name.
+            source = match.group(1).strip() if match else unlabelled
+            by_source.setdefault(source, []).append(chunk.strip("\n") + "\n")
     return [(source, "---\n".join(parts)) for source, parts in by_source.items()] or None
 
 
@@ -225,6 +227,10 @@ class Linter:
             return
         for document in documents:
             self.world.add_document(document)
+        for start, end, key in source.duplicate_keys:
+            line, col = source.line_col(start)
+            self._error(source, f"duplicate key `{key}`: kubectl rejects the document (`mapping key \"{key}\" "
+                        "already defined`), and other tools silently keep one of the two: remove one", line, col, start)
         if error is not None:
             if error_limit is not None and error.index > error_limit:
                 # The parser ran past a Markdown block to the end of the file: the block is what ended early.
@@ -241,7 +247,7 @@ class Linter:
         if problem or text is None:
             self.add_bytes(data, shown)
             return
-        chunks = split_helm_output(text)
+        chunks = split_helm_output(text, shown)
         if chunks:
             self.result.files_checked += 1
             for chunk_source, chunk in chunks:

@@ -301,7 +301,11 @@ def selector_matches(selector: Node | dict | None, labels: dict[str, str], impli
         return False
     if "matchLabels" in data or "matchExpressions" in data:
         match_labels = data.get("matchLabels") or {}
-        expressions = data.get("matchExpressions") or []
+        expressions = data.get("matchExpressions")
+        if expressions is not None and not isinstance(expressions, list) or \
+                match_labels is not None and not isinstance(match_labels, dict):
+            return False  # a malformed selector selects nothing (the API server would reject it)
+        expressions = expressions or []
     else:
         match_labels, expressions = data, []
     if not match_labels and not expressions:
@@ -315,7 +319,7 @@ def selector_matches(selector: Node | dict | None, labels: dict[str, str], impli
             return False
         key = str(expr.get("key"))
         operator = str(expr.get("operator"))
-        values = [_label_value(v) for v in expr.get("values") or []]
+        values = [_label_value(v) for v in as_list(expr.get("values"))]
         if operator == "In" and labels.get(key) not in values and not (
                 key not in labels and implicit and any(implicit(key, v) for v in values)):
             return False
@@ -326,6 +330,12 @@ def selector_matches(selector: Node | dict | None, labels: dict[str, str], impli
         if operator == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def as_list(value) -> list:
+    """A field that should be a YAML list: the list, or empty when a manifest has something else there
+    (rules must survive a malformed-but-parseable manifest)."""
+    return value if isinstance(value, list) else []
 
 
 def _label_value(value) -> str:

@@ -22,16 +22,20 @@ class SourceFile:
         self.display_path = display_path or path
         self.text = text
         self._line_starts: list[int] | None = None
+        self.duplicate_keys: list[tuple[int, int, str]] = []  # (start, end, key) of repeated mapping keys
 
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            pos = find("\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = find("\n", pos + 1)
+            if "\r" in self.text:  # YAML also breaks lines at a lone CR (old Mac files)
+                starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
+            else:
+                starts = [0]
+                find = self.text.find
+                pos = find("\n")
+                while pos != -1:
+                    starts.append(pos + 1)
+                    pos = find("\n", pos + 1)
             self._line_starts = starts
         return self._line_starts
 
@@ -226,7 +230,12 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
     append = result.items.append
+    seen: set[str] = set()
     for key_node, value_node in node.value:
+        if key_node.id == "scalar":
+            if key_node.value in seen:
+                source.duplicate_keys.append((key_node.start_mark.index, key_node.end_mark.index, key_node.value))
+            seen.add(key_node.value)
         if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
             sources = value_node.value if value_node.id == "sequence" else [value_node]
             for merge_source in sources:
@@ -284,6 +293,7 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    source.duplicate_keys = []  # a retry with the other parser starts over
     yaml = YAML(typ="safe", pure=pure)
     if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
         yaml.Resolver = _tag_only_resolver()

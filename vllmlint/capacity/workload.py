@@ -18,6 +18,7 @@ from typing import Any
 
 from .catalog import GiB, ModelSpec
 from .names import Match, _is_local_path, resolve_model
+from ..k8s import as_list
 from .nodes import Candidate, gpus_for_node_constraints
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
@@ -319,12 +320,18 @@ def pod_node_constraints(template) -> tuple[dict, list[list[dict]], list[dict]]:
     affinity = affinity.get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(affinity, dict) else None
     if isinstance(required, dict):
-        for term in required.get("nodeSelectorTerms") or []:
+        for term in as_list(required.get("nodeSelectorTerms")):
             if isinstance(term, dict):
-                expressions = [e for e in term.get("matchExpressions") or [] if isinstance(e, dict) and "key" in e]
+                expressions = [_expression(e) for e in as_list(term.get("matchExpressions"))
+                               if isinstance(e, dict) and "key" in e]
                 terms.append(expressions)
-    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    tolerations = [t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)]
     return selector, terms or [[]], tolerations
+
+
+def _expression(expression: dict) -> dict:
+    """A node selector requirement with `values` as a list (anything else in a manifest counts as none)."""
+    return {**expression, "values": as_list(expression.get("values"))}
 
 
 def _label_text(value) -> str:
@@ -358,8 +365,8 @@ def _pool_parts(pool) -> tuple[dict, list[dict], list[dict]]:
     raw_labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
     labels = {str(k): _label_text(v) for k, v in raw_labels.items()}
     pool_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    requirements = [r for r in pool_spec.get("requirements") or [] if isinstance(r, dict) and "key" in r]
-    taints = [t for t in pool_spec.get("taints") or [] if isinstance(t, dict)]
+    requirements = [_expression(r) for r in as_list(pool_spec.get("requirements")) if isinstance(r, dict) and "key" in r]
+    taints = [t for t in as_list(pool_spec.get("taints")) if isinstance(t, dict)]
     return labels, requirements, taints
 
 
@@ -373,7 +380,7 @@ def _pool_allows(key: str, operator: str, values: list[str], labels: dict, requi
     if mine:
         for requirement in mine:
             pool_op = str(requirement.get("operator") or "In")
-            pool_values = [str(v) for v in requirement.get("values") or []]
+            pool_values = [str(v) for v in as_list(requirement.get("values"))]
             if operator == "In" and pool_op == "In" and not set(values) & set(pool_values):
                 return False
             if operator == "In" and pool_op == "NotIn" and set(values) <= set(pool_values):
@@ -399,7 +406,7 @@ def pool_admits(pool, selector: dict, expressions: list[dict], tolerations: list
         if not _pool_allows(key, "In", [value], labels, requirements):
             return False
     for expression in expressions:
-        values = [str(v) for v in expression.get("values") or []]
+        values = [str(v) for v in as_list(expression.get("values"))]
         operator = str(expression.get("operator") or "In")
         if not _pool_allows(str(expression["key"]), operator, values, labels, requirements):
             return False

@@ -2,6 +2,7 @@
 import re
 
 from ..capacity.estimate import capability_floor
+from ..k8s import as_list
 from ..capacity.lint import also_words, capacity_workloads, judge, scope
 from ..capacity.workload import pod_node_constraints
 from ..finding import Severity
@@ -102,7 +103,7 @@ def _cuda_image_elsewhere(ctx, work):
     else:
         selector, terms, _ = pod_node_constraints(container.pod)
         values = list(selector.items()) + [(e.get("key"), v) for term in terms for e in term
-                                           if str(e.get("operator") or "In") == "In" for v in e.get("values") or []]
+                                           if str(e.get("operator") or "In") == "In" for v in as_list(e.get("values"))]
         for key, value in values:
             if key in ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family") and \
                     _NON_NVIDIA_INSTANCE.match(str(value) + ("." if "." not in str(value) else "")):

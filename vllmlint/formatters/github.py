@@ -15,8 +15,14 @@ _NOTICE_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def escape_data(text: str) -> str:
-    """The message part, as the Actions runner unescapes it (%, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The message part, as the Actions runner unescapes it (%, CR, LF); other control characters (an
+    escape sequence from a manifest) are shown as symbols rather than sent to the log."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if not text.isprintable():
+        from .text import _visible
+
+        text = _visible(text)
+    return text
 
 
 def escape_property(text: str) -> str:

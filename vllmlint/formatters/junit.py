@@ -65,10 +65,9 @@ def _failure_body(finding: Finding, rules: dict) -> str:
 
 
 def _notice_line(notice: Notice) -> str:
-    where = notice.path
-    if where and notice.line >= 1:
-        where += f":{notice.line}"
-    return f"{notice.level}: {where + ': ' if where else ''}{notice.code} {notice.message}\n"
+    from .text import notice_line
+
+    return notice_line(notice) + "\n"
 
 
 def build(report: Report) -> ET.Element:

@@ -140,9 +140,11 @@ def finding_line(finding: Finding, name: str, paint=None) -> str:
 
 
 def notice_line(notice: Notice) -> str:
-    """One line for a run notice (the CLI prints these on stderr): `path:line: CODE note: message`."""
-    where = notice.path and (f"{notice.path}:{notice.line}: " if notice.line else f"{notice.path}: ")
-    return _visible(f"{where}{notice.code} {notice.level}: {notice.message}")
+    """One line for a run notice, as the CLI prints it on stderr: `vllmlint: LEVEL: path:line: message`.
+    Control characters from a manifest (a name, an image) are made visible: they must not drive the
+    terminal or forge a GitHub workflow command."""
+    where = f"{notice.path}:{notice.line}: " if notice.path and notice.line else (f"{notice.path}: " if notice.path else "")
+    return "vllmlint: " + _visible(f"{notice.level}: {where}{notice.message}")
 
 
 def _count(n: int, word: str, plural: str | None = None) -> str:
