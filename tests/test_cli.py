@@ -48,6 +48,11 @@ def test_missing_path_is_an_error_but_other_files_are_linted(tmp_path):
     assert "nope.yaml: no such file or directory" in err
 
 
+def test_only_missing_paths_do_not_claim_all_checks_passed(tmp_path):
+    code, out, err = run_cli("nope.yaml", cwd=tmp_path)
+    assert code == 2 and out == "" and "nope.yaml: no such file or directory" in err
+
+
 def test_no_paths_is_a_usage_error():
     code, _, err = run_cli()
     assert code == 2 and "no paths given" in err
@@ -208,3 +213,21 @@ def test_control_characters_from_a_manifest_cannot_forge_output(tmp_path):
     _, out, err = run_cli("--format", "github", "evil.yaml", cwd=tmp_path)
     assert not any(line.startswith("::error file=README.md") for line in (out + err).splitlines())
     assert "\x1b" not in out + err and "\x07" not in out + err
+
+
+def test_a_bug_of_ours_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    from vllmlint import cli, engine
+
+    def broken(self):
+        raise RuntimeError("simulated bug")
+
+    (tmp_path / "ok.yaml").write_text(CLEAN)
+    monkeypatch.setattr(engine.Linter, "build", broken)
+    monkeypatch.setattr("sys.argv", ["vllmlint", str(tmp_path / "ok.yaml")])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith("vllmlint: internal error: RuntimeError: simulated bug") and "Traceback" not in err

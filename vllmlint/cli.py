@@ -46,7 +46,7 @@ class DefaultGroup(click.Group):
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllmlint")
-def main():
+def cli():
     """Lint vLLM deployments: Kubernetes manifests, Compose files and shell scripts that start vLLM.
 
     Run `vllmlint PATH...` (same as `vllmlint check PATH...`). Exit codes: 0 clean, 1 findings at or
@@ -79,7 +79,7 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-@main.command("check")
+@cli.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
@@ -251,7 +251,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                     color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
                     sarif_category=sarif_category, show_suppressed=show_suppressed)
     try:
-        stream.write(render(fmt, report))
+        if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
+            stream.write(render(fmt, report))
     finally:
         if output:
             stream.close()
@@ -266,7 +267,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 
 
-@main.command("rules")
+@cli.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(fmt):
     """List every rule: code, name, default severity, fixable, summary."""
@@ -285,7 +286,7 @@ def rules_command(fmt):
         click.echo(f"{r.code}  {r.name:32s} {r.severity.label:8s} {flags:10s} {r.summary}")
 
 
-@main.command("explain")
+@cli.command("explain")
 @click.argument("rule")
 def explain_command(rule):
     """Print a rule's documentation (by code or name)."""
@@ -299,6 +300,22 @@ def explain_command(rule):
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
         _usage_error(f"unknown rule `{rule}`{_did_you_mean(rule, names)}: see `vllmlint rules`")
     click.echo(help_text(found), nl=False)
+
+
+def main():
+    """The console script: a bug of ours is one line and exit 2, never a traceback read as "findings"."""
+    try:
+        cli()
+    except Exception as exc:  # click handles usage errors and exits itself; anything else is our bug
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+        click.echo(f"vllmlint: internal error: {type(exc).__name__}: {exc} ({where}); please report it, with the "
+                   "input if you can (VLLMLINT_DEBUG=1 shows the traceback)", err=True)
+        if os.environ.get("VLLMLINT_DEBUG"):
+            traceback.print_exc()
+        sys.exit(EXIT_ERROR)
 
 
 if __name__ == "__main__":

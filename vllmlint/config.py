@@ -109,7 +109,39 @@ def _read_pyproject(path: Path):
     return section, locate
 
 
+_SEVERITIES = ("error", "warning", "info")
+_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+){0,2}(\.?post[0-9]+)?$")
+
+
+def _selectors_ok(value) -> bool:
+    return isinstance(value, str) and bool(value) or isinstance(value, list) and all(
+        isinstance(v, str) and v for v in value)
+
+
+def _plainly_valid(data) -> bool:
+    """A quick look that only ever says yes to what the schema accepts: most configuration files are a
+    few plain keys, and importing jsonschema costs more than linting a file. Anything else, or any doubt,
+    goes to jsonschema, which also words the error."""
+    checks = {
+        "select": _selectors_ok, "ignore": _selectors_ok,
+        "severity": lambda v: isinstance(v, dict) and all(x in _SEVERITIES for x in v.values()),
+        "per-file-ignores": lambda v: isinstance(v, dict) and all(_selectors_ok(x) for x in v.values()),
+        "exclude": lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v),
+        "respect-gitignore": lambda v: isinstance(v, bool),
+        "require-suppression-reason": lambda v: isinstance(v, bool),
+        "fail-on": lambda v: v in _SEVERITIES,
+        "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
+        "max-file-size": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+        "baseline": lambda v: isinstance(v, str) and bool(v),
+        "models": lambda v: v == [],
+        "gpus": lambda v: v == [],
+    }
+    return isinstance(data, dict) and all(k in checks and checks[k](v) for k, v in data.items())
+
+
 def _validate(data, path: Path, locate) -> None:
+    if _plainly_valid(data):
+        return
     import json
 
     import jsonschema
@@ -132,6 +164,8 @@ def _validate(data, path: Path, locate) -> None:
     message = error.message
     if error.validator in ("enum", "oneOf", "type", "pattern"):
         message = f"{error.instance!r} is not valid here: {_expectation(error)}"
+        if keys == ["vllm-version"] and isinstance(error.instance, (int, float)):
+            message += f" (quote it: YAML reads {error.instance!r} as a number)"
     raise ConfigError(f"{locate(keys)}: `{where}`: {message}")
 
 
@@ -192,6 +226,8 @@ def _to_config(data: dict, path: Path, locate) -> Config:
 
 def _check_capacity_entries(config: Config, locate) -> None:
     """Extra models and GPUs must have the catalogs' shape (`schemas/models.schema.json`, `gpus.schema.json`)."""
+    if not config.models and not config.gpus:
+        return
     import json
 
     import jsonschema

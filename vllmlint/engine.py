@@ -264,6 +264,25 @@ class Linter:
         self._errors.append(Finding("VL001", Severity.ERROR, message, source.display_path,
                                     Span(index, index, line, col, line, col), value=message))
 
+    def _note_outside(self, invocation, seen: set) -> None:
+        """Once per release: it is not catalogued, so a neighbouring release's knowledge stands in."""
+        from .release import version_key
+
+        from . import catalog
+
+        release, stand_in = invocation.release, invocation.catalog.version
+        known = catalog.releases()
+        inside = version_key(known[0]) <= version_key(release) <= version_key(known[-1])
+        if ("outside", release) in seen or inside and version_key(release)[:2] == version_key(stand_in)[:2]:
+            return  # a patch of a catalogued minor release: close enough to say nothing
+        seen.add(("outside", release))
+        where = "newer than the" if version_key(release) > version_key(known[-1]) else "not among the"
+        tokens = [t for t in invocation.entry + invocation.tokens if t.source is not None]
+        path, line = (tokens[0].source.display_path, tokens[0].span.line) if tokens else ("", 0)
+        self.result.notices.append(Notice(
+            "VL006", f"vLLM {release} is {where} releases vllmlint knows ({known[0]} to {known[-1]}): its flags are "
+            f"checked against {stand_in}", path, line, "note"))
+
     def _note_assumed(self, invocation, seen: set) -> None:
         """Once per workload: its release is unknown, so the newest catalog is assumed."""
         container = invocation.container
@@ -307,6 +326,8 @@ class Linter:
             resolve_invocation(invocation, None)
             if invocation.assumed:
                 self._note_assumed(invocation, assumed_for)
+            elif invocation.release and invocation.release != invocation.catalog.version:
+                self._note_outside(invocation, assumed_for)
         return world
 
     def run(self) -> LintResult:

@@ -16,7 +16,10 @@ def release_phrase(invocation) -> str:
 def catalog_note(invocation) -> str:
     """When the release itself is not catalogued, say which catalogued release stood in for it."""
     if invocation.release and invocation.release != invocation.catalog.version and not invocation.beyond_catalog:
-        return f" (checked against {invocation.catalog.version}, the closest catalogued release before it)"
+        from ..release import version_key
+
+        side = "before" if version_key(invocation.catalog.version) < version_key(invocation.release) else "after"
+        return f" (checked against {invocation.catalog.version}, the closest catalogued release {side} it)"
     return ""
 
 

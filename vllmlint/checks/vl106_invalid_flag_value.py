@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from functools import lru_cache
 
@@ -40,6 +41,9 @@ _PLAIN_TYPES = {"integer": (int,), "number": (int, float), "string": (str,)}
 def _plainly_valid(prop: dict | None, value) -> bool:
     """True only when a property schema made of plain keywords obviously accepts the value; anything
     else (other keywords, a doubt) goes to jsonschema, which has the last word."""
+    if isinstance(prop, dict) and prop.get("type") == "array" and isinstance(value, list):
+        items = prop.get("items")
+        return set(prop) <= _PLAIN_KEYWORDS | {"items"} and all(_plainly_valid(items, v) for v in value)
     if not isinstance(prop, dict) or not set(prop) <= _PLAIN_KEYWORDS:
         return False
     kinds = _PLAIN_TYPES.get(prop.get("type")) if isinstance(prop.get("type"), str) else None
@@ -79,9 +83,10 @@ def _typed(option, text: str):
             return text
     if kind == "float":
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             return text
+        return number if math.isfinite(number) else text  # `nan`/`inf` are not a number vLLM can use
     if kind == "json":
         return None  # checked separately: its own parse errors and keys
     if kind in ("str",):

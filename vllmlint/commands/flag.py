@@ -112,10 +112,14 @@ def _print_report(report: dict) -> None:
         if report["deprecated_since"]:
             echo(f"  deprecated:  since {report['deprecated_since']}" +
                  (f": {report['deprecation']}" if report["deprecation"] else ""))
+    back_again = report.get("in_newest_catalog") and len(report.get("releases") or []) > 1
     if report.get("removed_in"):
-        echo(f"  removed in:  {report['removed_in']} (last accepted by {report.get('last_accepted') or '?'})")
-    if report.get("replacement"):
+        again = f"; accepted again from {report['releases'][-1][0]}" if back_again else ""
+        echo(f"  removed in:  {report['removed_in']} (last accepted by {report.get('last_accepted') or '?'}){again}")
+    if report.get("replacement") and not report.get("in_newest_catalog"):
         echo(f"  instead:     {report['replacement']}")
+    elif report.get("replacement"):
+        echo(f"  on releases without it: {report['replacement']}")
     if report.get("help"):
         echo(f"  help:        {report['help']}")
 
