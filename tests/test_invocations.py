@@ -208,3 +208,19 @@ def test_release_comes_from_annotation_then_image_tag_then_pip_pin():
         "metadata: {name: p}", "metadata: {name: p, annotations: {vllmlint.io/vllm-version: 0.31.0}}")
     inv = only(world_of(annotated))
     assert inv.release == "0.31.0" and "annotation" in inv.release_origin
+
+
+def test_docker_run_and_uv_run_start_vllm_too():
+    script = ('docker run --runtime nvidia --gpus all -v ~/.cache:/root/.cache --env "HF_TOKEN=$T" -p 8000:8000 '
+              '--ipc=host vllm/vllm-openai:v0.29.0 --model m --swap-space 8\n'
+              'uv run --with vllm vllm serve m --port 9000\n'
+              'docker run -d --name web nginx:1.27 --swap-space 3\n')
+    world = world_of(script, "run.sh")
+    docker, uv = world.invocations
+    assert docker.kind == "serve" and docker.release == "0.29.0" and docker.image.repository == "vllm/vllm-openai"
+    assert [o.name for o in docker.options] == ["--model", "--swap-space"]
+    assert docker.option("--swap-space")[0].token.span.line == 1
+    assert uv.kind == "serve" and uv.api_port == 9000
+    old = world_of("docker run vllm/vllm-openai:v0.6.4.post1 --model m\n", "run.sh").invocations[0]
+    assert old.kind == "openai-api-server"  # that image's entrypoint was the api_server module
+    assert world_of("docker run --entrypoint bash vllm/vllm-openai:v0.29.0 -c true\n", "run.sh").invocations == []
