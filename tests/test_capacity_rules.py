@@ -25,7 +25,9 @@ def lint_files(*paths: Path, select=CAPACITY):
     linter = Linter(LintOptions(select=select))
     for path in paths:
         linter.add_file(path, path.name)
-    return linter.run()
+    result = linter.run()
+    assert not result.internal_error, [n.message for n in result.notices]  # a crashed rule finds nothing
+    return result
 
 
 def codes(findings, path=None):
