@@ -230,12 +230,10 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
     append = result.items.append
-    seen: set[str] = set()
-    for key_node, value_node in node.value:
-        if key_node.id == "scalar":
-            if key_node.value in seen:
-                source.duplicate_keys.append((key_node.start_mark.index, key_node.end_mark.index, key_node.value))
-            seen.add(key_node.value)
+    pairs = node.value
+    if len({key.value for key, _ in pairs if key.id == "scalar"}) < sum(key.id == "scalar" for key, _ in pairs):
+        _record_duplicates(pairs, source)
+    for key_node, value_node in pairs:
         if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
             sources = value_node.value if value_node.id == "sequence" else [value_node]
             for merge_source in sources:
@@ -287,6 +285,15 @@ def _tag_only_resolver():
 
         _RESOLVER = TagOnlyResolver
     return _RESOLVER
+
+
+def _record_duplicates(pairs, source: SourceFile) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key.id == "scalar":
+            if key.value in seen:
+                source.duplicate_keys.append((key.start_mark.index, key.end_mark.index, key.value))
+            seen.add(key.value)
 
 
 def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
