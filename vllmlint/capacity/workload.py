@@ -297,7 +297,7 @@ def requested_accelerator(container) -> tuple | None:
         for name in ACCELERATOR_RESOURCES:
             node = container.resource(section, name)
             if isinstance(node, Scalar):
-                count = quantity_bytes(node.value if not isinstance(node.value, str) else node.value)
+                count = quantity_bytes(node.value)
                 if count is not None:
                     return name, int(count), node
     return None

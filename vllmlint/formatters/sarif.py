@@ -206,8 +206,6 @@ def build(report: Report) -> om.SarifLog:
         shown = sorted(report.findings, key=lambda f: -f.severity) + list(report.suppressed)
         left_out = len(shown) - MAX_RESULTS
         shown = shown[:MAX_RESULTS]
-        from ..finding import Notice
-
         notices.append(Notice("VL005", f"{left_out} results left out of the SARIF log: GitHub code scanning "
                               f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
     results = [_result(f, index_of(f.code)) for f in shown]
