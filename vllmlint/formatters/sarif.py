@@ -206,7 +206,7 @@ def build(report: Report) -> om.SarifLog:
         shown = sorted(report.findings, key=lambda f: -f.severity) + list(report.suppressed)
         left_out = len(shown) - MAX_RESULTS
         shown = shown[:MAX_RESULTS]
-        notices.append(Notice("VL005", f"{left_out} results left out of the SARIF log: GitHub code scanning "
+        notices.append(Notice("VL007", f"{left_out} results left out of the SARIF log: GitHub code scanning "
                               f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
     results = [_result(f, index_of(f.code)) for f in shown]
 
