@@ -1,7 +1,7 @@
 """Configuration files, end to end through the CLI."""
 import subprocess
 
-from conftest import DEPLOYMENT, run_cli
+from conftest import CLEAN_DEPLOYMENT as CLEAN, DEPLOYMENT, run_cli
 
 BAD = DEPLOYMENT.replace("v0.29.0", "latest")  # VL102 and VL201
 
@@ -100,3 +100,36 @@ def test_vllm_version_from_config_is_the_default_release(tmp_path):
     (tmp_path / "bad.yaml").write_text(BAD)  # :latest, so the release is unknown: the config decides
     assert "VL102" not in run_cli("bad.yaml", cwd=tmp_path)[1]  # --swap-space was fine on 0.6.4.post1
     assert "VL102" in run_cli("--vllm-version", "0.29.0", "bad.yaml", cwd=tmp_path)[1]
+
+
+def test_config_extends_the_capacity_catalogs(tmp_path):
+    """A team's own model and GPU, from `.vllmlint.yaml`, are sized like the catalogued ones."""
+    (tmp_path / ".vllmlint.yaml").write_text("""
+models:
+  - id: acme/llama-70b-ft
+    family: llama3.1
+    architecture: LlamaForCausalLM
+    parameters: 70553706496
+    num_hidden_layers: 80
+    hidden_size: 8192
+    intermediate_size: 28672
+    num_attention_heads: 64
+    num_key_value_heads: 8
+    head_dim: 128
+    vocab_size: 128256
+    tie_word_embeddings: false
+    max_position_embeddings: 131072
+    torch_dtype: bfloat16
+    attention: {kind: gqa}
+    source: our own fine-tune of meta-llama/Llama-3.1-70B-Instruct
+""")
+    manifest = CLEAN.replace("Qwen/Qwen3-0.6B", "acme/llama-70b-ft").replace(
+        "    spec:\n      containers:", "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: g6.xlarge}\n"
+        "      containers:")
+    (tmp_path / "big.yaml").write_text(manifest)
+    code, out, err = run_cli("--select", "VL601", "big.yaml", cwd=tmp_path)
+    assert code == 1 and "VL601" in out and "acme/llama-70b-ft" in out, out + err
+    assert run_cli("--no-config", "--select", "VL601", "big.yaml", cwd=tmp_path)[0] == 0  # unknown model: silent
+    (tmp_path / ".vllmlint.yaml").write_text("models:\n  - id: acme/x\n")
+    code, _, err = run_cli("big.yaml", cwd=tmp_path)
+    assert code == 2 and ".vllmlint.yaml:2: `models[0]`:" in err
