@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from .finding import Span
 from .images import ImageRef, parse_image
-from .k8s import Container, World, namespaces_compatible
+from .k8s import Container, World
 from .release import release_from_tag, version_key
 from .shell import split_commands, script_from_shell_args
 from .yamlmodel import Mapping, Scalar, Sequence, SourceFile, scalar_str
@@ -405,7 +405,6 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
     command_node, args_node = container.command, container.args
-    source = container.pod.owner.source
     if isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         # Compose accepts a command string, split like a shell does.
         yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to)

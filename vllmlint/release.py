@@ -49,8 +49,8 @@ def workload_release(invocation) -> tuple[str | None, str]:
     the image tag of an upstream vLLM image or a `vllm==X` pin in its shell script; else (None, "")."""
     container = invocation.container
     if container is not None:
-        for annotations in (container.pod.owner.annotations, container.pod.annotations):
-            value = annotations.get(ANNOTATION)
+        for found in (container.pod.owner.annotations, container.pod.annotations):
+            value = found.get(ANNOTATION)
             if value and is_version(value):
                 return value.strip().lstrip("v"), f"annotation {ANNOTATION}"
     image = invocation.image

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ..data import rules_dir

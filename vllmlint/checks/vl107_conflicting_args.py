@@ -134,7 +134,7 @@ def _kv_bytes_and_utilization(ctx, invocation):
     fraction = invocation.option("--gpu-memory-utilization")
     if not explicit or not fraction:
         return
-    yield ctx.finding(fraction[-1].token, f"`--gpu-memory-utilization` has no effect next to "
-                      f"`--kv-cache-memory-bytes`: vLLM sizes the KV cache from the byte count and ignores the "
+    yield ctx.finding(fraction[-1].token, "`--gpu-memory-utilization` has no effect next to "
+                      "`--kv-cache-memory-bytes`: vLLM sizes the KV cache from the byte count and ignores the "
                       "fraction. Keep one of them.", about=invocation, value="--gpu-memory-utilization",
                       severity=min(ctx.severity, Severity.WARNING))

@@ -1,4 +1,4 @@
-from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from ..yamlmodel import Mapping, Sequence, scalar_str
 from . import Context
 
 
