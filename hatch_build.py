@@ -1,4 +1,4 @@
-"""Wheel build hook: pre-parse the YAML data under `rules/` into one JSON file shipped beside it.
+"""Wheel build hook: pre-parse the YAML data under `rules/` and `data/` into one JSON file shipped beside it.
 
 Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than linting one manifest.
 The YAML stays the source of truth (it ships too); `vllmlint.data.load_yaml_data` reads the JSON copy
@@ -27,5 +27,5 @@ class CompiledDataHook(BuildHookInterface):
         finally:
             sys.path.pop(0)
         out = Path(tempfile.mkdtemp(prefix="vllmlint-build-")) / "compiled-data.json"
-        out.write_text(json.dumps(compile_rules_data(root / "rules"), sort_keys=True), encoding="utf-8")
+        out.write_text(json.dumps(compile_rules_data(root), sort_keys=True), encoding="utf-8")
         build_data["force_include"][str(out)] = "vllmlint/_data/compiled-data.json"

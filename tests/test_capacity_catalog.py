@@ -17,7 +17,7 @@ from vllmlint.capacity import (
     resolve_model,
     split_quantization,
 )
-from vllmlint.data import rules_dir, schemas_dir
+from vllmlint.data import knowledge_dir, rules_dir, schemas_dir
 
 CATALOGS = [
     ("models.yaml", "models.schema.json"),
@@ -29,7 +29,7 @@ CATALOGS = [
 def _yaml(name):
     from ruamel.yaml import YAML
 
-    return YAML(typ="safe", pure=False).load((rules_dir() / "data" / name).read_text(encoding="utf-8"))
+    return YAML(typ="safe", pure=False).load((knowledge_dir() / "capacity" / name).read_text(encoding="utf-8"))
 
 
 def _validator(schema_name):

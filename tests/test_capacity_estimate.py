@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from vllmlint.capacity import GiB, default_gpu_memory_utilization, estimate, find_gpu, gib, resolve_model, smallest_tp_that_fits
-from vllmlint.capacity.catalog import layer_params
+from vllmlint.capacity.specs import layer_params
 from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, canonical_quantization, parse_version, pp_layer_ranges
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from vllmlint import catalog
+from vllmlint.vllm import catalog
 from vllmlint.data import schemas_dir
 
 OLD, V10, V17, V18, CURRENT, LATEST_CHECKED, NEWEST = (
@@ -369,7 +369,7 @@ class ServeSubcommand:
 
 
 def fake_release():
-    from vllmlint import sync
+    from vllmlint_dev import sync
     files = {
         "vllm/__init__.py": "",
         "vllm/config/__init__.py": FAKE_CONFIG,

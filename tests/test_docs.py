@@ -8,14 +8,15 @@ import sys
 
 import pytest
 
-from vllmlint import docsgen, registry
+from vllmlint import registry
+from vllmlint_dev import docsgen
 from vllmlint.formatters import sarif
 from vllmlint.formatters.rule_docs import help_markdown
 
 from conftest import ROOT
 
 COMMITTED = ROOT / "docs" / "rules"
-REGENERATE = "run `python -m vllmlint.docsgen` and commit docs/rules/"
+REGENERATE = "run `python -m vllmlint_dev.docsgen` and commit docs/rules/"
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_sarif_help_uri_points_at_the_committed_pages():
 
 
 def run_docsgen(*args):
-    proc = subprocess.run([sys.executable, "-m", "vllmlint.docsgen", *map(str, args)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "vllmlint_dev.docsgen", *map(str, args)], capture_output=True,
                           text=True, cwd=ROOT, timeout=120)
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -109,7 +110,7 @@ def test_check_reports_stale_missing_and_extra_pages_and_write_repairs_them(tmp_
     assert f"{second}.md: missing" in err
     assert "VL999.md: extra" in err
     assert "notes.txt" not in err
-    assert "python -m vllmlint.docsgen" in err
+    assert "python -m vllmlint_dev.docsgen" in err
     assert first_page.read_text(encoding="utf-8").endswith("hand edited\n")  # --check writes nothing
 
     code, out, _ = run_docsgen(tmp_path)
@@ -128,6 +129,6 @@ def test_write_refuses_to_replace_files_it_did_not_write(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# My project\n", encoding="utf-8")
     code, _, err = run_docsgen(tmp_path)
-    assert code == 2 and "README.md not written by vllmlint.docsgen" in err
+    assert code == 2 and "README.md not written by vllmlint_dev.docsgen" in err
     assert readme.read_text(encoding="utf-8") == "# My project\n"
     assert not list(tmp_path.glob("VL*.md"))

@@ -1,7 +1,7 @@
 """`vllmlint flag`: one flag's history across the release catalogs, or one release's options."""
 import json
 
-from vllmlint import catalog
+from vllmlint.vllm import catalog
 
 
 def test_flag_history_as_typed(cli):
@@ -9,7 +9,7 @@ def test_flag_history_as_typed(cli):
     assert code == 0, err
     assert out.splitlines()[0] == "--swap-space"
     assert "0.6.4.post1 - 0.17.1" in out and "last accepted by 0.17.1" in out
-    assert "removed in:  0.18.0" in out  # from rules/data/removed-flags.yaml
+    assert "removed in:  0.18.0" in out  # from data/removed-flags.yaml
     assert "--kv-offloading-size" in out  # the curated replacement hint
     assert "Size of the CPU swap space" in out
 

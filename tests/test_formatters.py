@@ -15,7 +15,7 @@ import vllmlint
 from vllmlint import registry
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.formatters import FORMATS, Report, render
-from vllmlint.yamlmodel import SourceFile
+from vllmlint.source.yamlmodel import SourceFile
 
 POD = """\
 apiVersion: v1

@@ -8,7 +8,7 @@ from vllmlint import registry
 from vllmlint.finding import Finding, Notice, Severity
 from vllmlint.formatters import FORMATS, Report, render
 from vllmlint.formatters import junit
-from vllmlint.yamlmodel import SourceFile
+from vllmlint.source.yamlmodel import SourceFile
 
 from conftest import FIXTURES
 

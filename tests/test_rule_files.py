@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from vllmlint.data import rules_dir, schemas_dir
-from vllmlint.yamlmodel import SourceFile, parse_documents
+from vllmlint.data import knowledge_dir, rules_dir, schemas_dir
+from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 RULE_PATHS = sorted(rules_dir().glob("VL*.yaml"))
 RULE_IDS = [path.stem for path in RULE_PATHS]
@@ -151,10 +151,10 @@ def test_snippets_parse_as_yaml(path):
 
 
 def test_flag_table_is_complete():
-    """`rules/data/removed-flags.yaml` feeds VL102 (removed) and VL103 (never existed)."""
+    """`data/removed-flags.yaml` feeds VL102 (removed) and VL103 (never existed)."""
     from vllmlint.data import load_yaml_data
 
-    table = load_yaml_data(rules_dir() / "data" / "removed-flags.yaml")
+    table = load_yaml_data(knowledge_dir() / "removed-flags.yaml")
     removed = [entry["flag"] for entry in table["removed"]]
     never = [entry["flag"] for entry in table["never_existed"]]
     for entry in table["removed"]:

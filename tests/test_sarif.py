@@ -14,7 +14,7 @@ from vllmlint.data import schemas_dir
 from vllmlint.finding import Finding, Notice, Severity, Subject
 from vllmlint.formatters import Report, render
 from vllmlint.formatters.rule_docs import help_text
-from vllmlint.yamlmodel import SourceFile
+from vllmlint.source.yamlmodel import SourceFile
 
 POD = """\
 # owner: team-zebra-1729

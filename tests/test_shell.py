@@ -1,5 +1,5 @@
 """Shell splitting: commands and words with offsets; nothing is expanded or executed."""
-from vllmlint.shell import script_from_shell_args, split_commands
+from vllmlint.source.shell import script_from_shell_args, split_commands
 
 
 def words(script):

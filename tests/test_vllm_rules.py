@@ -336,7 +336,7 @@ def test_plain_values_skip_jsonschema_but_doubtful_ones_reach_it():
     """The shortcut only ever says "valid" for what jsonschema would accept too."""
     import jsonschema
 
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
     from vllmlint.checks.vl106_invalid_flag_value import _plainly_valid
 
     schema = catalog.load("0.29.0").schema

@@ -1,7 +1,7 @@
 """The YAML model: positions, Kubernetes-style scalar resolution, merge keys, aliases, errors."""
 import time
 
-from vllmlint.yamlmodel import Mapping, Scalar, SourceFile, parse_documents, resolve_plain, walk
+from vllmlint.source.yamlmodel import Mapping, Scalar, SourceFile, parse_documents, resolve_plain, walk
 
 
 def parse(text):

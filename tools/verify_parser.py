@@ -205,7 +205,7 @@ def build_real_parser(version: str, venv: Path, log, seed: list[str]) -> dict:
 
 
 def diff(version: str, real: dict) -> dict:
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
     release = catalog.load(version)
     real_strings = set(real.get("accepted") or {s for a in real["actions"] for s in a["option_strings"]})
     real_positionals = {a["dest"] for a in real["actions"] if not a["option_strings"]}

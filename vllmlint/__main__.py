@@ -1,3 +1,3 @@
-from .cli import main
+from vllmlint.cli import main
 
 main()

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .finding import Finding
+from vllmlint.finding import Finding
 
 FORMAT_VERSION = 1
 

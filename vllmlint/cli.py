@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .finding import Severity
-from .formatters import FORMATS
+from vllmlint import __version__
+from vllmlint.finding import Severity
+from vllmlint.formatters import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -115,9 +115,9 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes):
     """Lint PATHS (files, folders, or - for standard input)."""
-    from .config import Config, ConfigError, find_config, load_config, path_matches
-    from .engine import Linter, LintOptions, collect_files, display_path, git_ignored
-    from .registry import all_rules, matches, unknown_selectors
+    from vllmlint.config import Config, ConfigError, find_config, load_config, path_matches
+    from vllmlint.engine import Linter, LintOptions, collect_files, display_path, git_ignored
+    from vllmlint.registry import all_rules, matches, unknown_selectors
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
@@ -138,7 +138,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         _usage_error(f"unknown rule `{bad[0]}`{_did_you_mean(bad[0], names)}: see `vllmlint rules`")
     vllm_version = vllm_version or config.vllm_version
     if vllm_version:
-        from .release import is_version
+        from vllmlint.vllm.release import is_version
 
         if not is_version(vllm_version):
             _usage_error(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
@@ -146,12 +146,12 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     fail_on = fail_on or config.fail_on or "warning"
     size = max_file_size if max_file_size is not None else (config.max_file_size if config.max_file_size is not None else 10)
     if config.models or config.gpus:
-        from .capacity import register_extra
+        from vllmlint.capacity import register_extra
 
         register_extra(models=config.models, gpus=config.gpus)
 
     if upgrade_to:
-        from .release import is_version
+        from vllmlint.vllm.release import is_version
 
         if not is_version(upgrade_to):
             _usage_error(f"--upgrade-to {upgrade_to!r} is not a release number such as 0.31.0")
@@ -164,7 +164,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     baseline = None
     baseline_path = baseline_path or (str(config.baseline) if config.baseline and not write_baseline_path else None)
     if baseline_path:
-        from .baseline import BaselineError, load_baseline
+        from vllmlint.baseline import BaselineError, load_baseline
 
         try:
             baseline = load_baseline(Path(baseline_path))
@@ -190,7 +190,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     if apply_fixes or show_diff:
-        from .fix import run_fixes
+        from vllmlint.fix import run_fixes
 
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff)
         for path, reason in outcome.refused:
@@ -230,7 +230,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             for glob, selectors in config.per_file_ignores.items())]
 
     if write_baseline_path:
-        from .baseline import write_baseline
+        from vllmlint.baseline import write_baseline
 
         count = write_baseline(Path(write_baseline_path), result.findings)
         click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
@@ -243,7 +243,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                    err=True)
 
     threshold = Severity.parse(fail_on)
-    from .formatters import Report, render
+    from vllmlint.formatters import Report, render
 
     stream = open(output, "w", encoding="utf-8") if output else sys.stdout
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
@@ -256,7 +256,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     finally:
         if output:
             stream.close()
-    from .formatters.text import notice_line
+    from vllmlint.formatters.text import notice_line
 
     for notice in result.notices:
         click.echo(notice_line(notice), err=True)
@@ -273,7 +273,7 @@ def rules_command(fmt):
     """List every rule: code, name, default severity, fixable, summary."""
     import json
 
-    from .registry import all_rules
+    from vllmlint.registry import all_rules
 
     rules = list(all_rules().values())
     if fmt == "json":
@@ -290,9 +290,9 @@ def rules_command(fmt):
 @click.argument("rule")
 def explain_command(rule):
     """Print a rule's documentation (by code or name)."""
-    from .registry import all_rules
-    from .registry import rule as find_rule
-    from .formatters.rule_docs import help_text
+    from vllmlint.registry import all_rules
+    from vllmlint.registry import rule as find_rule
+    from vllmlint.formatters.rule_docs import help_text
 
     try:
         found = find_rule(rule)

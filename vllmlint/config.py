@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .data import schemas_dir
+from vllmlint.data import schemas_dir
 
 CONFIG_NAMES = (".vllmlint.yaml", ".vllmlint.yml")
 
@@ -62,7 +62,7 @@ def load_config(path: Path) -> Config:
 
 
 def _read_yaml(path: Path):
-    from .yamlmodel import Mapping, SourceFile, parse_documents, to_python
+    from vllmlint.source.yamlmodel import Mapping, SourceFile, parse_documents, to_python
 
     source = SourceFile(str(path), path.read_text(encoding="utf-8"))
     documents, error = parse_documents(source)
@@ -188,7 +188,7 @@ def split_selectors(value) -> list[str]:
 
 
 def _to_config(data: dict, path: Path, locate) -> Config:
-    from .registry import rule, unknown_selectors
+    from vllmlint.registry import rule, unknown_selectors
 
     config = Config(path=path)
     for key in ("select", "ignore"):
@@ -247,7 +247,7 @@ def _check_capacity_entries(config: Config, locate) -> None:
 
 
 def _did_you_mean(word: str) -> str:
-    from .registry import all_rules
+    from vllmlint.registry import all_rules
 
     names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)

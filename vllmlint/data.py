@@ -1,4 +1,5 @@
-"""Where the shipped data lives: `rules/` and `schemas/` at the top of a checkout, `vllmlint/_data/` in a wheel."""
+"""Where the shipped data lives: `rules/` (rule metadata and docs), `data/` (knowledge: capacity catalogs,
+image entrypoints, the removed-flag table) and `schemas/` at the top of a checkout, `vllmlint/_data/` in a wheel."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -9,7 +10,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @lru_cache(maxsize=None)
 def data_dir(name: str) -> Path:
-    """Return the folder `rules` or `schemas`, from the wheel or from the source checkout."""
+    """Return the folder `rules`, `data` or `schemas`, from the wheel or from the source checkout."""
     for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
         if candidate.is_dir():
             return candidate
@@ -20,13 +21,18 @@ def rules_dir() -> Path:
     return data_dir("rules")
 
 
+def knowledge_dir() -> Path:
+    """Sourced knowledge: `data/` (capacity catalogs, image entrypoints, removed flags)."""
+    return data_dir("data")
+
+
 def schemas_dir() -> Path:
     return data_dir("schemas")
 
 
 @lru_cache(maxsize=1)
 def _compiled() -> dict:
-    """The YAML data under `rules/`, pre-parsed at wheel build time (`hatch_build.py`); {} in a checkout."""
+    """The YAML under `rules/` and `data/`, pre-parsed at wheel build time (`hatch_build.py`); {} in a checkout."""
     path = _PACKAGE / "_data" / "compiled-data.json"
     if not path.is_file():
         return {}
@@ -35,9 +41,11 @@ def _compiled() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def compile_rules_data(folder: Path) -> dict:
-    """Every YAML file under a `rules/` folder, parsed, keyed by its path relative to the folder."""
-    return {p.relative_to(folder).as_posix(): _parse_yaml_file(p) for p in sorted(folder.rglob("*.yaml"))}
+def compile_rules_data(root: Path) -> dict:
+    """Every YAML file under the `rules/` and `data/` folders of `root`, parsed, keyed by its path relative
+    to `root` (`rules/VL101-deprecated-entrypoint.yaml`, `data/capacity/gpus.yaml`)."""
+    return {p.relative_to(root).as_posix(): _parse_yaml_file(p)
+            for name in ("rules", "data") for p in sorted((root / name).rglob("*.yaml"))}
 
 
 def load_yaml_data(path: Path):
@@ -45,17 +53,19 @@ def load_yaml_data(path: Path):
     else read through the linter's own YAML model (start-up time is most of a pre-commit run)."""
     compiled = _compiled()
     if compiled:
-        try:
-            key = Path(path).resolve().relative_to(rules_dir().resolve()).as_posix()
-        except ValueError:
-            key = None
-        if key in compiled:
-            return compiled[key]
+        resolved = Path(path).resolve()
+        for name in ("rules", "data"):
+            try:
+                key = f"{name}/{resolved.relative_to(data_dir(name).resolve()).as_posix()}"
+            except ValueError:
+                continue
+            if key in compiled:
+                return compiled[key]
     return _parse_yaml_file(path)
 
 
 def _parse_yaml_file(path: Path):
-    from .yamlmodel import SourceFile, parse_documents, to_python
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents, to_python
 
     documents, error = parse_documents(SourceFile(str(path), path.read_text(encoding="utf-8")))
     if error is not None:

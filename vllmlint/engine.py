@@ -11,11 +11,11 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .finding import Finding, Notice, Severity
-from .invocation import find_invocations, script_invocations
-from .k8s import World
-from .registry import Rule, select_rules
-from .yamlmodel import SourceFile, parse_documents
+from vllmlint.finding import Finding, Notice, Severity
+from vllmlint.vllm.invocation import find_invocations, script_invocations
+from vllmlint.k8s.objects import World
+from vllmlint.registry import Rule, select_rules
+from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 SHELL_SUFFIXES = {".sh", ".bash"}
@@ -135,7 +135,7 @@ def _template_action(text: str, documents) -> int | None:
         return None
     if documents is None:
         return matches[0].start()
-    from .yamlmodel import Scalar, walk
+    from vllmlint.source.yamlmodel import Scalar, walk
 
     blocks = [(n.start, n.end) for d in documents for n in walk(d.root)
               if isinstance(n, Scalar) and n.style in ("|", ">")]
@@ -205,7 +205,7 @@ class Linter:
         self._add_source(source, suffix)
 
     def _add_markdown(self, text: str, shown: str) -> None:
-        from .markdown import fenced_blocks
+        from vllmlint.source.markdown import fenced_blocks
 
         for block in fenced_blocks(text):
             # Same path, same offsets: findings land on the Markdown file's own lines.
@@ -257,7 +257,7 @@ class Linter:
         self.add_text(text, shown, Path(shown).suffix.lower() or ".yaml")
 
     def _error(self, source: SourceFile, message: str, line: int, col: int, index: int | None = None) -> None:
-        from .finding import Span
+        from vllmlint.finding import Span
 
         if index is None:
             index = source.line_starts[line - 1] + col - 1 if line - 1 < len(source.line_starts) else 0
@@ -266,9 +266,9 @@ class Linter:
 
     def _note_outside(self, invocation, seen: set) -> None:
         """Once per release: it is not catalogued, so a neighbouring release's knowledge stands in."""
-        from .release import version_key
+        from vllmlint.vllm.release import version_key
 
-        from . import catalog
+        from vllmlint.vllm import catalog
 
         release, stand_in = invocation.release, invocation.catalog.version
         known = catalog.releases()
@@ -312,8 +312,8 @@ class Linter:
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source))
-        from .flags import resolve_invocation
-        from .release import workload_release
+        from vllmlint.vllm.flags import resolve_invocation
+        from vllmlint.vllm.release import workload_release
 
         world.default_release = self.options.upgrade_to or self.options.vllm_version
         assumed_for: set = set()
@@ -334,7 +334,7 @@ class Linter:
         world = self.build()
         rules = select_rules(self.options.select, self.options.ignore)
         self.result.rules = rules
-        from .checks import Context
+        from vllmlint.checks import Context
 
         findings: list[Finding] = []
         for rule in rules:
@@ -359,7 +359,7 @@ class Linter:
                                                   f"{detail[-1]}", "", 0, "error"))
         findings.sort(key=lambda f: f.sort_key)
         findings = _dedupe(findings)
-        from .suppressions import apply_suppressions
+        from vllmlint.suppressions import apply_suppressions
 
         outcome = apply_suppressions(findings, self.result.sources, world,
                                      require_reason=self.options.require_suppression_reason,

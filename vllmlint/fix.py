@@ -90,7 +90,7 @@ _PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
 
 def plain_ok(value: str, flow: bool) -> bool:
     """Whether `value` can be written as a plain YAML scalar and still read back as that string."""
-    from .yamlmodel import resolve_plain
+    from vllmlint.source.yamlmodel import resolve_plain
 
     if not value or value != value.strip() or "\n" in value or "\t" in value:
         return False
@@ -252,7 +252,7 @@ class ArgvEditor:
             return None
         items = getattr(self, "_items", None)
         if items is None:
-            from .yamlmodel import Sequence
+            from vllmlint.source.yamlmodel import Sequence
 
             items = self._items = {id(item): (seq, index) for seq in (container.command, container.args)
                                    if isinstance(seq, Sequence) for index, item in enumerate(seq.items)}
@@ -276,7 +276,7 @@ class ArgvEditor:
 
     def _slice_reads_as(self, token) -> bool:
         """The file text of a word, read as shell, gives the word: no YAML escape sits inside it."""
-        from .shell import split_commands
+        from vllmlint.source.shell import split_commands
 
         raw = self.text[token.start:token.end]
         if self.scalar is not None and self.scalar.style == '"' and "\\" in raw:
@@ -303,7 +303,7 @@ class ArgvEditor:
     def _script_in_flow(self) -> bool:
         """Whether the script scalar is an item of a flow list (`[sh, -c, ...]`); unsure counts as yes."""
         container = self.invocation.container
-        from .yamlmodel import Sequence
+        from vllmlint.source.yamlmodel import Sequence
 
         for seq in (container.command, container.args) if container is not None else ():
             if isinstance(seq, Sequence) and any(item is self.scalar for item in seq.items):
@@ -489,7 +489,7 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
     """Lint `paths` as one world, apply the available fixes (safe ones; unsafe too when asked) until
     nothing changes (at most MAX_PASSES passes), keep a file's changes only if they verify, then write
     the kept files atomically (when `write`)."""
-    from .engine import collect_files, display_path
+    from vllmlint.engine import collect_files, display_path
 
     files: dict[str, _File] = {}
     for path in collect_files(paths)[0]:
@@ -562,7 +562,7 @@ def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = 
 
 def _lint_texts(paths, options, overrides: dict[str, str]):
     """Lint the files of `paths`, reading `overrides` (display path -> text) instead of the disk."""
-    from .engine import Linter, collect_files, display_path
+    from vllmlint.engine import Linter, collect_files, display_path
 
     linter = Linter(options)
     for path in collect_files(paths)[0]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .data import load_yaml_data, rules_dir
-from .finding import Severity
+from vllmlint.data import load_yaml_data, rules_dir
+from vllmlint.finding import Severity
 
 
 @dataclass

@@ -22,9 +22,9 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from .finding import Finding, Severity, Span, Subject
-from .k8s import K8sObject, World
-from .yamlmodel import Mapping, Scalar, SourceFile
+from vllmlint.finding import Finding, Severity, Span, Subject
+from vllmlint.k8s.objects import K8sObject, World
+from vllmlint.source.yamlmodel import Mapping, Scalar, SourceFile
 
 MARKER = "vllmlint"  # files without it (nearly all) are skipped after this one substring check
 UNUSED, NO_REASON = "VL003", "VL004"
@@ -178,7 +178,7 @@ _SCOPE_WORDS = {"line": "on this line", "next-line": "on the next line", "next-c
 def _problems(directive: Directive, require_reason: bool, active, meta: bool) -> list[Finding]:
     """VL004 for a missing reason (with the first pass), VL003 for entries that hid nothing: entries for
     ordinary rules in the first pass (meta=False), entries naming VL003/VL004 in the second."""
-    from .registry import all_rules
+    from vllmlint.registry import all_rules
 
     rules = all_rules()
     result = []
@@ -227,7 +227,7 @@ def _all_rules_active(active, rules) -> bool:
 
 
 def _finding(code: str, message: str, directive: Directive, span: Span, subject: Subject, value: str) -> Finding:
-    from .registry import all_rules
+    from vllmlint.registry import all_rules
 
     rule = all_rules().get(code)
     severity = rule.severity if rule is not None else Severity.WARNING
@@ -240,7 +240,7 @@ def _subject(obj: K8sObject | None) -> Subject:
 
 # --- reading directives ---------------------------------------------------------------------------
 def _resolve(name: str) -> str | None:
-    from .registry import rule
+    from vllmlint.registry import rule
 
     if name.lower() == "all":
         return "*"

@@ -7,7 +7,7 @@ Pure data + arithmetic; imports nothing heavy until a catalog is first read.
     plan = estimate(match.model, "L4", quantization=match.quantization, max_model_len=8192)
     plan.fits, plan.kv_ok, gib(plan.kv_cache_bytes), plan.breakdown
 """
-from .catalog import (
+from vllmlint.capacity.specs import (
     GPU,
     GiB,
     InstanceType,
@@ -22,7 +22,7 @@ from .catalog import (
     models,
     register_extra,
 )
-from .estimate import (
+from vllmlint.capacity.estimate import (
     Estimate,
     default_gpu_memory_utilization,
     estimate,
@@ -31,8 +31,8 @@ from .estimate import (
     smallest_tp_that_fits,
     to_gib,
 )
-from .names import Match, resolve_model, split_quantization
-from .nodes import Candidate, gpus_for_node_constraints
+from vllmlint.capacity.names import Match, resolve_model, split_quantization
+from vllmlint.capacity.nodes import Candidate, gpus_for_node_constraints
 
 __all__ = [
     "GPU", "GiB", "MiB", "InstanceType", "ModelSpec", "Match", "Estimate", "Candidate",

@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .catalog import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_params
+from vllmlint.capacity.specs import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_params
 
 # --------------------------------------------------------------------------- versions
 
 def current_vllm() -> tuple[int, int, int]:
     """The release assumed when none is known: the newest catalogued one, as the flag rules assume."""
-    from ..catalog import newest
+    from vllmlint.vllm.catalog import newest
 
     return parse_version(newest())
 
@@ -340,7 +340,7 @@ def estimate(
     quantization None -> the checkpoint's own (FP8 for DeepSeek-V3/R1), else unquantized.
     """
     if isinstance(model, str):
-        from .names import resolve_model
+        from vllmlint.capacity.names import resolve_model
 
         match = resolve_model(model)
         if match is None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..finding import Severity
-from .estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
-from .workload import Placement, Workload, gib1, workloads
+from vllmlint.finding import Severity
+from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
+from vllmlint.capacity.workload import Placement, Workload, gib1, workloads
 
 __all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
            "knobs_for_weights"]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .catalog import ModelSpec, models
+from vllmlint.capacity.specs import ModelSpec, models
 
 
 @dataclass(frozen=True)

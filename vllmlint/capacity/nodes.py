@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from .catalog import GPU, InstanceType, gpus, instance_types
+from vllmlint.capacity.specs import GPU, InstanceType, gpus, instance_types
 
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 INSTANCE_FAMILY_KEY = "karpenter.k8s.aws/instance-family"

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import GiB, ModelSpec
-from .names import Match, _is_local_path, resolve_model
-from ..k8s import as_list
-from .nodes import Candidate, gpus_for_node_constraints
+from vllmlint.capacity.specs import GiB, ModelSpec
+from vllmlint.capacity.names import Match, _is_local_path, resolve_model
+from vllmlint.k8s.objects import as_list
+from vllmlint.capacity.nodes import Candidate, gpus_for_node_constraints
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
                          "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "habana.ai/gaudi")
@@ -141,7 +141,7 @@ class Workload:
 
     def estimate(self, gpu):
         """The estimate on one GPU, or None when the settings are not ones the estimator can size."""
-        from .estimate import estimate
+        from vllmlint.capacity.estimate import estimate
 
         cache = self.__dict__.setdefault("_estimates", {})
         if gpu.id not in cache:
@@ -271,7 +271,7 @@ def _match_config_json(path: str, world) -> Match | None:
     `<last path component>/config.json`, for a directory name specific enough to tell (not `model`)."""
     import json
 
-    from .catalog import model_from_config_json
+    from vllmlint.capacity.specs import model_from_config_json
 
     leaf = path.rstrip("/").rsplit("/", 1)[-1]
     if leaf.lower() in _GENERIC_DIRS:
@@ -291,7 +291,7 @@ def _match_config_json(path: str, world) -> Match | None:
 # --- GPUs a container asks for --------------------------------------------------------------------
 def requested_accelerator(container) -> tuple | None:
     """(resource, count, YAML node) of the accelerator the container requests (limits, else requests)."""
-    from ..yamlmodel import Scalar
+    from vllmlint.source.yamlmodel import Scalar
 
     for section in ("limits", "requests"):
         for name in ACCELERATOR_RESOURCES:
@@ -305,7 +305,7 @@ def requested_accelerator(container) -> tuple | None:
 
 # --- where a pod lands ----------------------------------------------------------------------------
 def _python(node):
-    from ..yamlmodel import to_python
+    from vllmlint.source.yamlmodel import to_python
 
     return to_python(node) if node is not None else None
 
@@ -467,7 +467,7 @@ def downloaded_by_name(work: Workload) -> bool:
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     """Bytes of the weight files: every parameter at the checkpoint's own size (quantized linears smaller)."""
-    from .estimate import QUANTIZED_LINEAR_BYTES, _rank_weights, canonical_quantization
+    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, _rank_weights, canonical_quantization
 
     stored = 4 if model.torch_dtype == "float32" else 2
     quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..finding import Finding, Severity, Span, Subject
-from ..invocation import Invocation, Token
-from ..k8s import Container, K8sObject, PodTemplate, World
-from ..registry import Rule
-from ..yamlmodel import Node
+from vllmlint.finding import Finding, Severity, Span, Subject
+from vllmlint.vllm.invocation import Invocation, Token
+from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
+from vllmlint.registry import Rule
+from vllmlint.source.yamlmodel import Node
 
 
 @dataclass

@@ -1,7 +1,7 @@
-from ..invocation import DEMO_API_SERVER, OPENAI_API_SERVER
-from ..finding import Severity
-from ..release import version_key
-from . import Context
+from vllmlint.vllm.invocation import DEMO_API_SERVER, OPENAI_API_SERVER
+from vllmlint.finding import Severity
+from vllmlint.vllm.release import version_key
+from vllmlint.checks import Context
 
 SHIM_SINCE = "0.29.0"  # the release that turned the module into a deprecated shim (audited chapter)
 
@@ -30,7 +30,7 @@ def check(ctx: Context):
 
 
 def _oldest_catalogued() -> str:
-    from ..catalog import releases
+    from vllmlint.vllm.catalog import releases
 
     return releases()[0]
 
@@ -41,7 +41,7 @@ def serve_fix(invocation):
     Safe: the shim runs the same server with the same parser, and `vllm serve` takes the model as its
     first argument. No fix when the model is ambiguous (two `--model`s, or `--model` beside a positional)
     or a positional is not first (argparse would take an optional positional too early)."""
-    from ..fix import SAFE, UNSAFE, Keep, argv_editor, make_fix
+    from vllmlint.fix import SAFE, UNSAFE, Keep, argv_editor, make_fix
 
     try:
         editor = argv_editor(invocation)

@@ -2,11 +2,11 @@ import dataclasses
 import json
 import re
 
-from ..flagtable import first_sentence, removed
-from ..invocation import SERVE
-from ..release import version_key
-from ..flags import ABSORBED, REMOVED
-from . import Context, describe_workload
+from vllmlint.vllm.flagtable import first_sentence, removed
+from vllmlint.vllm.invocation import SERVE
+from vllmlint.vllm.release import version_key
+from vllmlint.vllm.flags import ABSORBED, REMOVED
+from vllmlint.checks import Context, describe_workload
 
 # `--speculative-config` with `"method": "draft_model"`: the method became a checked Literal that lists
 # draft_model in 0.8.5 (vllm/config.py SpeculativeMethod; 0.8.4 had a free-form str).
@@ -81,7 +81,7 @@ def _drop_fix(invocation, option, entry):
     exists ("Delete it", "Remove it"); unsafe when it asked for something that now has another spelling
     (speculative decoding, rope scaling, a task, a structured-output backend): dropping it starts the
     server without that."""
-    from ..fix import SAFE, UNSAFE, argv_editor, drop_options_fix, make_fix
+    from vllmlint.fix import SAFE, UNSAFE, argv_editor, drop_options_fix, make_fix
 
     try:
         flag = option.name.replace("_", "-")
@@ -112,8 +112,8 @@ def _drop_fix(invocation, option, entry):
 def _took_value(flag: str) -> bool | None:
     """Whether the removed flag took a value in the last catalogued release that accepted it (None:
     unknown, or an optional value)."""
-    from .. import catalog
-    from ..invocation import default_takes_value
+    from vllmlint.vllm import catalog
+    from vllmlint.vllm.invocation import default_takes_value
 
     row = catalog.history(flag)
     option = catalog.load(row["last"]).option(flag) if row and row.get("last") else None
@@ -155,7 +155,7 @@ def _speculative_fix(invocation) -> dict:
     `--speculative-config '{"model": "X", "num_speculative_tokens": N, "method": "draft_model"}'`.
     Safe: the old flags no longer start at all, and the JSON asks for the same draft model and count.
     The same fix goes to every folded flag's finding (option id -> fix)."""
-    from ..fix import SAFE, argv_editor, make_fix
+    from vllmlint.fix import SAFE, argv_editor, make_fix
 
     release = invocation.release
     if release and version_key(release) < version_key(SPECULATIVE_CONFIG_SINCE):

@@ -1,7 +1,7 @@
-from ..finding import Severity
-from ..flags import AMBIGUOUS, UNKNOWN
-from ..flagtable import first_sentence
-from . import Context
+from vllmlint.finding import Severity
+from vllmlint.vllm.flags import AMBIGUOUS, UNKNOWN
+from vllmlint.vllm.flagtable import first_sentence
+from vllmlint.checks import Context
 
 # Flags whose removal loses nothing: the server already does what they ask for.
 _DROP_SAFELY = {"--enable-metrics": "metrics are always served on the API port"}
@@ -45,7 +45,7 @@ def _fix(invocation, option):
     reason = _DROP_SAFELY.get(option.status.spelling)
     if reason is None:
         return None
-    from ..fix import SAFE, drop_options_fix
+    from vllmlint.fix import SAFE, drop_options_fix
 
     if option.value is not None and not option.inline:
         return None  # `--enable-metrics X`: X may be the model; the parse cannot know

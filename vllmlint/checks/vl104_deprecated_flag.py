@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 
-from .. import catalog
-from ..flagtable import first_sentence, removed
-from ..release import version_key
-from . import Context
-from .vl105_flag_too_new import catalog_note, release_phrase
+from vllmlint.vllm import catalog
+from vllmlint.vllm.flagtable import first_sentence, removed
+from vllmlint.vllm.release import version_key
+from vllmlint.checks import Context
+from vllmlint.checks.vl105_flag_too_new import catalog_note, release_phrase
 
 _REMOVED_IN = re.compile(r"removed in v?(\d+\.\d+(?:\.\d+)?)", re.I)
 

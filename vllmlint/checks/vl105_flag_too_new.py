@@ -1,7 +1,7 @@
 """VL105: a flag that only releases newer than the one the workload runs accept."""
 from __future__ import annotations
 
-from . import Context, describe_workload
+from vllmlint.checks import Context, describe_workload
 
 
 def release_phrase(invocation) -> str:
@@ -16,7 +16,7 @@ def release_phrase(invocation) -> str:
 def catalog_note(invocation) -> str:
     """When the release itself is not catalogued, say which catalogued release stood in for it."""
     if invocation.release and invocation.release != invocation.catalog.version and not invocation.beyond_catalog:
-        from ..release import version_key
+        from vllmlint.vllm.release import version_key
 
         side = "before" if version_key(invocation.catalog.version) < version_key(invocation.release) else "after"
         return f" (checked against {invocation.catalog.version}, the closest catalogued release {side} it)"
@@ -40,7 +40,7 @@ def check(ctx: Context):
 
 
 def _warning():
-    from ..finding import Severity
+    from vllmlint.finding import Severity
 
     return Severity.WARNING
 

@@ -14,9 +14,9 @@ import math
 import re
 from functools import lru_cache
 
-from ..finding import Severity
-from . import Context
-from .vl105_flag_too_new import value_of, version_label
+from vllmlint.finding import Severity
+from vllmlint.checks import Context
+from vllmlint.checks.vl105_flag_too_new import value_of, version_label
 
 # vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
 _HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -28,7 +28,7 @@ _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
 def _validator(version: str):
     import jsonschema  # only when this rule runs: the import costs ~50 ms
 
-    from .. import catalog
+    from vllmlint.vllm import catalog
 
     schema = catalog.load(version).schema
     return jsonschema.validators.validator_for(schema)(schema)

@@ -1,11 +1,11 @@
 """VL107: arguments of one vLLM invocation that contradict each other."""
 from __future__ import annotations
 
-from ..finding import Severity
-from ..invocation import SERVE
-from ..release import version_key
-from . import Context
-from .vl105_flag_too_new import release_phrase, value_of
+from vllmlint.finding import Severity
+from vllmlint.vllm.invocation import SERVE
+from vllmlint.vllm.release import version_key
+from vllmlint.checks import Context
+from vllmlint.checks.vl105_flag_too_new import release_phrase, value_of
 
 # `vllm serve --model X` without a positional model: argparse required the positional `model_tag` and
 # scripts.py / cli/serve.py raised "With `vllm serve`, you should provide the model as a positional

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-from ..finding import Severity
-from ..yamlmodel import Scalar, scalar_str
-from . import Context
+from vllmlint.finding import Severity
+from vllmlint.source.yamlmodel import Scalar, scalar_str
+from vllmlint.checks import Context
 
 _RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
 # `ray start`, or the scripts vLLM's image ships to start a Ray cluster (their `leader`/`worker` modes

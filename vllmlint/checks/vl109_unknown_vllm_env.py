@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import difflib
 
-from .. import catalog
-from ..finding import Severity
-from ..yamlmodel import Mapping
-from . import Context
-from .vl105_flag_too_new import version_label
+from vllmlint.vllm import catalog
+from vllmlint.finding import Severity
+from vllmlint.source.yamlmodel import Mapping
+from vllmlint.checks import Context
+from vllmlint.checks.vl105_flag_too_new import version_label
 
 _BOOL_WORDS = {"0", "1", "true", "false"}
 

@@ -1,9 +1,9 @@
 """VL110: a Service named `vllm` makes the kubelet set VLLM_PORT=tcp://... in vLLM's own pods."""
 from __future__ import annotations
 
-from ..k8s import namespaces_compatible
-from ..yamlmodel import Scalar, scalar_str
-from . import Context
+from vllmlint.k8s.objects import namespaces_compatible
+from vllmlint.source.yamlmodel import Scalar, scalar_str
+from vllmlint.checks import Context
 
 
 def _has_cluster_ip(service) -> bool:

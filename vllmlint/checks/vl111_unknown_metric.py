@@ -10,10 +10,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from .. import catalog
-from ..finding import Severity
-from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
-from . import Context
+from vllmlint.vllm import catalog
+from vllmlint.finding import Severity
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.checks import Context
 
 _NAME = re.compile(r"(?<![A-Za-z0-9_:])vllm:[A-Za-z_][A-Za-z0-9_:]*")
 _REGEX_META = set(".*+?[(\\{")

@@ -1,6 +1,6 @@
-from ..images import parse_image
-from ..yamlmodel import scalar_str
-from . import Context
+from vllmlint.vllm.images import parse_image
+from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.checks import Context
 
 
 def check(ctx: Context):

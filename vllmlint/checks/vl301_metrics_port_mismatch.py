@@ -1,9 +1,9 @@
 import re
 
-from ..k8s import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port,
+from vllmlint.k8s.objects import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port,
                    service_ports, service_selector)
-from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
-from . import Context
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.checks import Context
 
 _METRICS_PORT_NAME = re.compile(r"^(metrics|prometheus|prom|http-metrics|.*-metrics|metrics-.*)$")
 
@@ -182,7 +182,7 @@ def _annotations(ctx, vllm):
 
 
 def _port_fix(node, ports, what: str):
-    from ..fix import SAFE, UNSAFE, make_fix, replace_number
+    from vllmlint.fix import SAFE, UNSAFE, make_fix, replace_number
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:
@@ -195,7 +195,7 @@ def _port_fix(node, ports, what: str):
 
 def _service_port_name_fix(node, service, template, ports):
     """Name the Service port that already reaches the API port (unsafe: see above)."""
-    from ..fix import UNSAFE, make_fix, replace_scalar
+    from vllmlint.fix import UNSAFE, make_fix, replace_scalar
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:
@@ -213,7 +213,7 @@ def _service_port_name_fix(node, service, template, ports):
 def _pod_port_fix(node, template, ports):
     """A PodMonitor `port` names a container port: name the one the API listens on; a number (the
     `targetPort` field) becomes the API port number."""
-    from ..fix import UNSAFE, make_fix, replace_scalar
+    from vllmlint.fix import UNSAFE, make_fix, replace_scalar
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:

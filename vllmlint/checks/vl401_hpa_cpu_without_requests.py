@@ -1,5 +1,5 @@
-from ..yamlmodel import Mapping, Sequence, scalar_str
-from . import Context
+from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
+from vllmlint.checks import Context
 
 
 def _cpu_utilization_nodes(spec: Mapping):

@@ -1,7 +1,7 @@
-from ..finding import Severity
-from ..k8s import service_selector
-from ..yamlmodel import Mapping, scalar_str
-from . import Context
+from vllmlint.finding import Severity
+from vllmlint.k8s.objects import service_selector
+from vllmlint.source.yamlmodel import Mapping, scalar_str
+from vllmlint.checks import Context
 
 INTERNAL_ANNOTATIONS = {
     "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",

@@ -1,8 +1,8 @@
 """VL601: the weights one GPU holds exceed what vLLM may use of that GPU."""
-from ..capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
+from vllmlint.capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
                              utilization_words, where_words)
-from ..capacity.workload import gib1
-from . import Context
+from vllmlint.capacity.workload import gib1
+from vllmlint.checks import Context
 
 
 def check(ctx: Context):

@@ -1,9 +1,9 @@
 """VL602: after weights and the profiling reserve, the KV cache cannot hold one max-model-len sequence."""
-from ..capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
+from vllmlint.capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
                              utilization_words, where_words)
-from ..capacity.workload import gib1
-from ..finding import Severity
-from . import Context
+from vllmlint.capacity.workload import gib1
+from vllmlint.finding import Severity
+from vllmlint.checks import Context
 
 # The reserve (activations, CUDA graphs, NCCL buffers) is an estimate; a shortfall this small is reported
 # as a warning: vLLM may or may not start.

@@ -1,6 +1,6 @@
 """VL603: fewer full-length sequences fit in the KV cache than --max-num-seqs admits."""
-from ..capacity.lint import capacity_workloads, model_words, where_words
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads, model_words, where_words
+from vllmlint.checks import Context
 
 
 def check(ctx: Context):

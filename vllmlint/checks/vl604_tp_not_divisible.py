@@ -1,6 +1,6 @@
 """VL604: the model's heads (or layers) cannot be split the way --tensor/--pipeline-parallel-size asks."""
-from ..capacity.lint import capacity_workloads, model_words
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads, model_words
+from vllmlint.checks import Context
 
 
 def _valid_sizes(model) -> list[int]:

@@ -1,7 +1,7 @@
 """VL605: --max-model-len beyond the model's context window without an override vLLM accepts."""
-from ..capacity.lint import capacity_workloads, model_words
-from ..release import version_key
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads, model_words
+from vllmlint.vllm.release import version_key
+from vllmlint.checks import Context
 
 
 def _override(work) -> str | None:

@@ -1,9 +1,9 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
-from ..capacity.lint import capacity_workloads, listing
-from ..capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, quantity_bytes, requested_accelerator
-from ..finding import Severity
-from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads, listing
+from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, quantity_bytes, requested_accelerator
+from vllmlint.finding import Severity
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.checks import Context
 
 # Signs that data-parallel ranks are spread over several nodes (then --data-parallel-size is not local).
 _MULTI_NODE_DP = ("--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rpc-port")

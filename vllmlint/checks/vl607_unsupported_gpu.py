@@ -1,12 +1,12 @@
 """VL607: the GPU (or accelerator) the pod lands on cannot run this vLLM build, dtype or FP8 setting."""
 import re
 
-from ..capacity.estimate import capability_floor
-from ..k8s import as_list
-from ..capacity.lint import also_words, capacity_workloads, judge, scope
-from ..capacity.workload import pod_node_constraints
-from ..finding import Severity
-from . import Context
+from vllmlint.capacity.estimate import capability_floor
+from vllmlint.k8s.objects import as_list
+from vllmlint.capacity.lint import also_words, capacity_workloads, judge, scope
+from vllmlint.capacity.workload import pod_node_constraints
+from vllmlint.finding import Severity
+from vllmlint.checks import Context
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")

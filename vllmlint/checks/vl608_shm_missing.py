@@ -1,7 +1,7 @@
 """VL608: tensor or pipeline parallelism without a memory-backed /dev/shm."""
-from ..capacity.lint import capacity_workloads
-from ..yamlmodel import Mapping, Scalar, Sequence, scalar_str
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.checks import Context
 
 
 def _shm_provided(template, container) -> bool:

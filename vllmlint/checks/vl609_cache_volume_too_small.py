@@ -1,8 +1,8 @@
 """VL609: the weights vLLM downloads do not fit where they are downloaded to."""
-from ..capacity.lint import capacity_workloads, model_words
-from ..capacity.workload import checkpoint_bytes, download_dir, downloaded_by_name, gib1, quantity_bytes
-from ..yamlmodel import Mapping, Sequence, scalar_str
-from . import Context
+from vllmlint.capacity.lint import capacity_workloads, model_words
+from vllmlint.capacity.workload import checkpoint_bytes, download_dir, downloaded_by_name, gib1, quantity_bytes
+from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
+from vllmlint.checks import Context
 
 
 def _mount_for(container, path: str):

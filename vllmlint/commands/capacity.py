@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from ..capacity import GiB
+from vllmlint.capacity import GiB
 
 EXIT_FITS, EXIT_DOES_NOT_FIT, EXIT_USAGE = 0, 1, 2
 
@@ -40,7 +40,7 @@ def _verdict(plan) -> str:
 
 def _smallest_tp(model, gpu, kwargs):
     """The smallest power-of-two TP (up to 64) whose weights and one full-length sequence fit, or None."""
-    from ..capacity import smallest_tp_that_fits
+    from vllmlint.capacity import smallest_tp_that_fits
 
     options = {k: v for k, v in kwargs.items() if k != "tensor_parallel_size"}
     try:
@@ -128,7 +128,7 @@ def _text(row: dict) -> str:
 
 def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin) -> list[dict]:
     """The planning question: one model on one GPU (or instance type) with the given settings."""
-    from ..capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
+    from vllmlint.capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
 
     quantization = kwargs.get("quantization")
     if model_config:
@@ -158,7 +158,7 @@ def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, releas
     else:
         gpu = find_gpu(gpu_name) or _gpu_by_prefix(gpu_name)
         if gpu is None:
-            from ..capacity import gpus
+            from vllmlint.capacity import gpus
 
             _fail(f"unknown GPU {gpu_name!r}: one of {', '.join(g.id for g in gpus())}")
         origin = "--gpu"
@@ -173,7 +173,7 @@ def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, releas
 
 def _gpu_by_prefix(name: str):
     """`H100` or `a100` on the command line: the one catalogued GPU whose id starts with it (the larger if two)."""
-    from ..capacity import gpus
+    from vllmlint.capacity import gpus
 
     wanted = name.strip().lower()
     hits = [g for g in gpus() if g.id.lower().startswith(wanted)]
@@ -182,8 +182,8 @@ def _gpu_by_prefix(name: str):
 
 def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str]]:
     """Every vLLM workload of the files, estimated on each GPU it may land on."""
-    from ..capacity.workload import workloads
-    from ..engine import Linter, LintOptions, collect_files
+    from vllmlint.capacity.workload import workloads
+    from vllmlint.engine import Linter, LintOptions, collect_files
 
     files, missing = collect_files(list(paths))
     linter = Linter(LintOptions(vllm_version=overrides.get("vllm_version")))
@@ -264,8 +264,8 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
             fmt, config_path, no_config):
     """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
     --model/--model-config on --gpu/--instance-type."""
-    from ..capacity import find_gpu, register_extra
-    from ..capacity.workload import human_int
+    from vllmlint.capacity import find_gpu, register_extra
+    from vllmlint.capacity.workload import human_int
 
     _load_config(config_path, no_config, register_extra)
     length = None
@@ -274,7 +274,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
         if length is None:
             _fail(f"--max-model-len {max_model_len!r} is not a number such as 32768 or 32k")
     if vllm_version:
-        from ..release import is_version
+        from vllmlint.vllm.release import is_version
 
         if not is_version(vllm_version):
             _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
@@ -312,7 +312,7 @@ def _load_config(config_path, no_config, register_extra) -> None:
     """Extra models and GPUs from the configuration file, as `vllmlint check` reads them."""
     if no_config:
         return
-    from ..config import ConfigError, find_config, load_config
+    from vllmlint.config import ConfigError, find_config, load_config
 
     try:
         path = Path(config_path) if config_path else find_config(Path.cwd())

@@ -29,8 +29,8 @@ def _ranges(present: list[str], everything: list[str]) -> list[tuple[str, str]]:
 
 def flag_report(flag: str) -> dict | None:
     """Everything the catalogs and the curated table say about one spelling; None when nothing does."""
-    from vllmlint import catalog
-    from vllmlint.flagtable import never_existed, removed
+    from vllmlint.vllm import catalog
+    from vllmlint.vllm.flagtable import never_existed, removed
 
     head, dot, rest = flag.partition(".")
     spelling = head.replace("_", "-") if head.startswith("--") else head
@@ -70,7 +70,7 @@ def flag_report(flag: str) -> dict | None:
 
 def _abbreviation(flag: str) -> dict | None:
     """argparse takes a unique prefix (`--max-num-seq`) as the full flag: report on that flag."""
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
 
     resolution = catalog.load(catalog.newest()).resolve(flag)
     if resolution.kind != "prefix" or resolution.spelling is None:
@@ -83,7 +83,7 @@ def _abbreviation(flag: str) -> dict | None:
 
 
 def _suggest(flag: str) -> str:
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
 
     spellings = list(catalog._index()["flags"])
     close = difflib.get_close_matches(flag.replace("_", "-"), spellings, n=1, cutoff=0.6)
@@ -132,14 +132,14 @@ def _not_deprecated() -> set[str]:
 
 
 def _newest() -> str:
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
 
     return catalog.newest()
 
 
 def _release_listing(version: str) -> tuple[str, list[dict]]:
-    from vllmlint import catalog
-    from vllmlint.release import is_version
+    from vllmlint.vllm import catalog
+    from vllmlint.vllm.release import is_version
 
     if not is_version(version):
         raise click.UsageError(f"--vllm-version {version!r} is not a release number such as 0.29.0")
@@ -166,7 +166,7 @@ def _release_listing(version: str) -> tuple[str, list[dict]]:
 def command(flags, list_all, vllm_version, fmt):
     """What vLLM's server makes of FLAG across releases: `vllmlint flag --swap-space` (a flag may also
     follow `--`). With --list, every option of one release."""
-    from vllmlint import catalog
+    from vllmlint.vllm import catalog
 
     if list_all:
         version, rows = _release_listing(vllm_version or catalog.newest())

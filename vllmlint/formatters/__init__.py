@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from .. import __version__
-from ..finding import Finding, Notice
+from vllmlint import __version__
+from vllmlint.finding import Finding, Notice
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 _MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github", "junit": "junit"}
@@ -52,7 +52,7 @@ def rules_by_code(report: Report) -> dict:
     codes = [f.code for f in report.findings] + [f.code for f in report.suppressed] + [n.code for n in report.notices]
     missing = [code for code in codes if code not in known]
     if missing:
-        from ..registry import all_rules
+        from vllmlint.registry import all_rules
 
         try:
             registry = all_rules()

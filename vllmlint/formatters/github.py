@@ -7,8 +7,8 @@ too (without a file when they have none). Suppressed findings are not annotated.
 """
 from __future__ import annotations
 
-from ..finding import Finding, Notice, Severity
-from . import Report, rule_name, rules_by_code
+from vllmlint.finding import Finding, Notice, Severity
+from vllmlint.formatters import Report, rule_name, rules_by_code
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _NOTICE_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
@@ -19,7 +19,7 @@ def escape_data(text: str) -> str:
     escape sequence from a manifest) are shown as symbols rather than sent to the log."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if not text.isprintable():
-        from .text import _visible
+        from vllmlint.formatters.text import _visible
 
         text = _visible(text)
     return text

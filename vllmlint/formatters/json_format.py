@@ -36,8 +36,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ..finding import Finding, Severity
-from . import Report, rule_name, rules_by_code
+from vllmlint.finding import Finding, Severity
+from vllmlint.formatters import Report, rule_name, rules_by_code
 
 FORMAT_VERSION = 1
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..finding import Finding, Notice
-from . import Report, rule_name, rules_by_code, sentence
+from vllmlint.finding import Finding, Notice
+from vllmlint.formatters import Report, rule_name, rules_by_code, sentence
 
 SUITE_NAME = "vllmlint"
 # Same page as SARIF's helpUri (tests check they agree); kept here so JUnit output needs no sarif-om.
@@ -65,7 +65,7 @@ def _failure_body(finding: Finding, rules: dict) -> str:
 
 
 def _notice_line(notice: Notice) -> str:
-    from .text import notice_line
+    from vllmlint.formatters.text import notice_line
 
     return notice_line(notice) + "\n"
 

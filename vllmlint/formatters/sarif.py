@@ -19,9 +19,9 @@ from urllib.parse import quote
 import attr
 import sarif_om as om
 
-from ..finding import Finding, Notice
-from . import Report, rules_by_code, sentence
-from .rule_docs import help_markdown, help_text
+from vllmlint.finding import Finding, Notice
+from vllmlint.formatters import Report, rules_by_code, sentence
+from vllmlint.formatters.rule_docs import help_markdown, help_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/vllmlint/vllmlint"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 
-from ..finding import Finding, Notice, Severity
-from . import Report, rule_name, rules_by_code
+from vllmlint.finding import Finding, Notice, Severity
+from vllmlint.formatters import Report, rule_name, rules_by_code
 
 TAB_WIDTH = 4
 MAX_EXCERPT_WIDTH = 120  # display columns of source shown per excerpt line

@@ -1,6 +1,6 @@
 """Maintainer command: build `schemas/vllm/<version>.json` from vLLM's own source.
 
-    python -m vllmlint.sync 0.29.0 0.31.0 ...
+    python -m vllmlint_dev.sync 0.29.0 0.31.0 ...
 
 For each release the wheel is downloaded (`pip download --no-deps`), its Python
 files are read straight out of the zip and the wheel is deleted. Nothing from
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vllmlint.catalog import parse_version
+from vllmlint.vllm.catalog import parse_version
 
 # --------------------------------------------------------------------------- values
 
@@ -1844,7 +1844,7 @@ def default_schema_dir() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vllmlint.sync", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vllmlint_dev.sync", description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="vLLM releases to (re)extract, e.g. 0.29.0 0.31.0")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: schemas/vllm)")
     parser.add_argument("--source-dir", type=Path, default=None,

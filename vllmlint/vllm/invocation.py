@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from .finding import Span
-from .images import ImageRef, parse_image
-from .k8s import Container, World
-from .release import release_from_tag, version_key
-from .shell import split_commands, script_from_shell_args
-from .yamlmodel import Mapping, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.finding import Span
+from vllmlint.vllm.images import ImageRef, parse_image
+from vllmlint.k8s.objects import Container, World
+from vllmlint.vllm.release import release_from_tag, version_key
+from vllmlint.source.shell import split_commands, script_from_shell_args
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, SourceFile, scalar_str
 
 SERVE = "serve"
 OPENAI_API_SERVER = "openai-api-server"  # python -m vllm.entrypoints.openai.api_server
@@ -222,9 +222,9 @@ def _match_vllm(tokens: list[Token]) -> tuple[str, int] | None:
 
 @lru_cache(maxsize=1)
 def _entrypoint_table() -> list[dict]:
-    from .data import load_yaml_data, rules_dir
+    from vllmlint.data import knowledge_dir, load_yaml_data
 
-    path = rules_dir() / "data" / "image-entrypoints.yaml"
+    path = knowledge_dir() / "image-entrypoints.yaml"
     if not path.exists():
         return []
     data = load_yaml_data(path) or {}

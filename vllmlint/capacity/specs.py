@@ -1,6 +1,6 @@
 """The three capacity catalogs (models, GPUs, instance types) as frozen dataclasses, and parameter counting.
 
-Data lives in rules/data/{models,gpus,instance-types}.yaml; this module only reads it (once, cached) and
+Data lives in data/{models,gpus,instance-types}.yaml; this module only reads it (once, cached) and
 knows the per-layer arithmetic that turns an architecture into a parameter count.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..data import rules_dir
+from vllmlint.data import knowledge_dir
 
 GiB = 1024**3
 MiB = 1024**2
@@ -130,9 +130,9 @@ class InstanceType:
 
 
 def _load(name: str) -> Any:
-    from ..data import load_yaml_data  # lazy: only capacity checks pay for the catalogs
+    from vllmlint.data import load_yaml_data  # lazy: only capacity checks pay for the catalogs
 
-    return load_yaml_data(rules_dir() / "data" / name)
+    return load_yaml_data(knowledge_dir() / "capacity" / name)
 
 
 def model_from_entry(entry: dict[str, Any]) -> ModelSpec:

@@ -6,9 +6,9 @@ import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import catalog
-from .flagtable import never_existed, removed
-from .release import version_key
+from vllmlint.vllm import catalog
+from vllmlint.vllm.flagtable import never_existed, removed
+from vllmlint.vllm.release import version_key
 
 OK, REMOVED, TOO_NEW, UNKNOWN, AMBIGUOUS, ABSORBED = "ok", "removed", "too-new", "unknown", "ambiguous", "absorbed"
 MANY = "many"  # takes_value answer for nargs='+' / '*' options: every following non-flag token

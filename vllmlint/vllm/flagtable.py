@@ -1,4 +1,4 @@
-"""The curated table of vLLM server flags that were removed or never existed (`rules/data/removed-flags.yaml`):
+"""The curated table of vLLM server flags that were removed or never existed (`data/removed-flags.yaml`):
 release bounds read from vLLM's wheels and a replacement users can act on, for VL102 and VL103."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from functools import lru_cache
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    from .data import load_yaml_data, rules_dir
+    from vllmlint.data import knowledge_dir, load_yaml_data
 
-    return load_yaml_data(rules_dir() / "data" / "removed-flags.yaml") or {}
+    return load_yaml_data(knowledge_dir() / "removed-flags.yaml") or {}
 
 
 @lru_cache(maxsize=1)

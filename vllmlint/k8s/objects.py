@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from .yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str, to_python
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str, to_python
 
 
 class _Labelled:

@@ -11,7 +11,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
 
-from .finding import Span
+from vllmlint.finding import Span
 
 
 class SourceFile:

@@ -1,6 +1,6 @@
 """What each vLLM release's `vllm serve` accepts, from `schemas/vllm/<version>.json`.
 
-The files are written by `python -m vllmlint.sync` (static extraction from the
+The files are written by `python -m vllmlint_dev.sync` (static extraction from the
 release wheels). This module is stdlib only and loads a release file only when
 asked for it.
 """

@@ -1,0 +1,1 @@
+"""Reading each input language once: YAML (with positions), shell, Markdown."""

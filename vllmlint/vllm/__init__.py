@@ -1,0 +1,1 @@
+"""vLLM itself: invocations found in containers and scripts, release catalogs, flags, images."""
