@@ -8,6 +8,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Fix
 
 
 class Severity(IntEnum):
@@ -66,11 +70,11 @@ class Finding:
     span: Span
     subject: Subject = field(default_factory=Subject)
     value: str = ""  # the offending text (a flag, an image, a port): part of the fingerprint
-    fix: object | None = None  # a vllmlint.fix.Fix when the rule can repair it
+    fix: Fix | None = None  # when the rule can repair it
     suppressed_by: str | None = None  # justification when a suppression hides it
 
     @property
-    def sort_key(self):
+    def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.path, self.span.line, self.span.col, self.code, self.message)
 
     def fingerprint(self) -> str:
