@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from vllmlint.fix import Fix
+    from vllmlint.source.yamlmodel import SourceFile
 
 
 class Severity(IntEnum):
@@ -49,6 +50,19 @@ class Span:
     @classmethod
     def point(cls, line: int, col: int, index: int = 0) -> "Span":
         return cls(index, index, line, col, line, col)
+
+
+class Positioned(Protocol):
+    """What a finding can point at: a YAML node, an argv token, or any span of one file."""
+
+    @property
+    def source(self) -> SourceFile | None: ...  # None: synthetic (an image's entrypoint), in no file
+
+    @property
+    def start(self) -> int: ...  # character offsets into source.text
+
+    @property
+    def end(self) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,7 @@ _SWITCHES = {
 }
 
 
-def default_takes_value(name: str) -> TakesValue:
+def default_takes_value(name: str) -> bool | None:
     return False if name.replace("_", "-") in _SWITCHES else None
 
 
