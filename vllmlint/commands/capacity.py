@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -21,7 +22,7 @@ from vllmlint.capacity import GiB
 EXIT_FITS, EXIT_DOES_NOT_FIT, EXIT_USAGE = 0, 1, 2
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     click.echo(f"vllmlint capacity: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -203,7 +204,8 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
             "line": line,
         }
         label = f"{described['object']} ({described['file']}:{line})"
-        if work.model is None:
+        match = work.match
+        if match is None or work.model is None:  # the model is known exactly when it was matched
             why = "its model comes from a variable" if "model" in work.unknown else \
                 f"model `{work.model_name}` is not in the catalog (add it under `models:` in .vllmlint.yaml)"
             skipped.append(f"{label}: not estimated: {why}")
@@ -228,7 +230,7 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
                 skipped.append(f"{label}: not estimated on {gpu.id}: quantization {work.quantization} has no "
                                "known size")
                 continue
-            rows.append(_row(plan, model_how=work.match.how, gpu_origin=origin, instance_type=instance_type,
+            rows.append(_row(plan, model_how=match.how, gpu_origin=origin, instance_type=instance_type,
                              gpu_count=count, release=release, kwargs=kwargs, workload=described))
     skipped.extend(f"{path}: no such file or directory" for path in missing)
     return rows, skipped

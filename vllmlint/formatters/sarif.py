@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 from urllib.parse import quote
 
 import attr
@@ -36,6 +37,8 @@ _ALWAYS_EMIT = {"level"}
 
 
 _NO_DEFAULT = object()
+# attrs' stubs type `attr.Factory` as a function returning the default itself; at run time it is a class.
+_FACTORY: Any = type(attr.Factory(list))
 _FIELD_CACHE: dict[type, list[tuple[str, str, object]]] = {}
 
 
@@ -45,8 +48,8 @@ def _fields(cls) -> list[tuple[str, str, object]]:
     if cached is None:
         cached = []
         for f in attr.fields(cls):
-            default = f.default
-            if isinstance(default, attr.Factory):
+            default: Any = f.default
+            if isinstance(default, _FACTORY):
                 default = default.factory()
             elif default is attr.NOTHING:
                 default = _NO_DEFAULT
