@@ -58,7 +58,7 @@ def _fields(cls) -> list[tuple[str, str, object]]:
     return cached
 
 
-def to_sarif_json(obj):
+def to_sarif_json(obj: Any) -> Any:
     """Plain JSON data from sarif-om objects: SARIF property names from the attrs metadata, fields equal
     to their default left out, a PropertyBag's extra attributes (`security-severity`...) flattened in."""
     if attr.has(type(obj)):
@@ -220,9 +220,9 @@ def build(report: Report) -> om.SarifLog:
     for notice in notices:
         if notice.code not in notification_index:
             notification_index[notice.code] = len(notification_descriptors)
-            rule = rules.get(notice.code)
+            described = rules.get(notice.code)
             notification_descriptors.append(
-                _rule_descriptor(rule) if rule is not None else _bare_descriptor(notice.code))
+                _rule_descriptor(described) if described is not None else _bare_descriptor(notice.code))
         notifications.append(_notification(notice, notification_index[notice.code]))
 
     driver = om.ToolComponent(

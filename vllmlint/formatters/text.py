@@ -31,7 +31,7 @@ _GUTTER_COLOR = "\x1b[34m"
 
 
 class _Paint:
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
     def __call__(self, style: str, text: str) -> str:
