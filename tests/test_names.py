@@ -45,6 +45,9 @@ def test_status_and_kind_constants_keep_their_strings():
     assert (invocation.VIA_COMMAND, invocation.VIA_IMAGE_ENTRYPOINT, invocation.VIA_SHELL,
             invocation.VIA_CONFIGMAP_SCRIPT, invocation.VIA_SCRIPT) == \
         ("command", "image-entrypoint", "shell", "configmap-script", "script")
+    assert (finding.NoticeLevel.NOTE, finding.NoticeLevel.WARNING, finding.NoticeLevel.ERROR) == \
+        ("note", "warning", "error")
+    assert finding.Notice("VL006", "m").level == "note"
 
 
 def test_option_spec_is_what_the_flag_resolves_to():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from vllmlint.fix import Fix
@@ -98,6 +98,14 @@ class Finding:
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
+class NoticeLevel:
+    """`Notice.level`: SARIF's notification levels (`none` is SARIF's too, for notes nobody needs to see)."""
+
+    NOTE: Final = "note"
+    WARNING: Final = "warning"
+    ERROR: Final = "error"
+
+
 @dataclass
 class Notice:
     """A note about the run itself (a skipped template, an assumed release): stderr and SARIF notifications."""
@@ -106,4 +114,4 @@ class Notice:
     message: str
     path: str = ""
     line: int = 0
-    level: str = "note"  # note | warning | error
+    level: str = NoticeLevel.NOTE  # a NoticeLevel

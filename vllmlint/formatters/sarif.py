@@ -20,7 +20,7 @@ from urllib.parse import quote
 import attr
 import sarif_om as om
 
-from vllmlint.finding import Finding, Notice
+from vllmlint.finding import Finding, Notice, NoticeLevel
 from vllmlint.formatters import Report, rules_by_code, sentence
 from vllmlint.formatters.rule_docs import help_markdown, help_text
 
@@ -36,6 +36,7 @@ MAX_TAGS = 10  # GitHub keeps at most 10 tags per rule
 _ALWAYS_EMIT = {"level"}
 
 
+_NOTIFICATION_LEVELS = ("none", NoticeLevel.NOTE, NoticeLevel.WARNING, NoticeLevel.ERROR)
 _NO_DEFAULT = object()
 # attrs' stubs type `attr.Factory` as a function returning the default itself; at run time it is a class.
 _FACTORY: Any = type(attr.Factory(list))
@@ -181,7 +182,7 @@ def _notification(notice: Notice, descriptor_index: int) -> om.Notification:
             artifact_location=artifact_location(notice.path), region=region))]
     return om.Notification(
         message=om.Message(text=sentence(notice.message)),
-        level=notice.level if notice.level in ("none", "note", "warning", "error") else "note",
+        level=notice.level if notice.level in _NOTIFICATION_LEVELS else NoticeLevel.NOTE,
         locations=locations,
         descriptor=om.ReportingDescriptorReference(id=notice.code, index=descriptor_index),
     )
