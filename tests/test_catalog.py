@@ -101,18 +101,18 @@ def test_options_added_later():
 
 
 def test_serve_subparser_options_and_positional():
-    release = catalog.load(CURRENT)
-    assert release.options["model_tag"].positional
-    assert release.option("--config") is not None
-    assert release.option("-asc") is release.options["api-server-count"]
+    release_catalog = catalog.load(CURRENT)
+    assert release_catalog.options["model_tag"].positional
+    assert release_catalog.option("--config") is not None
+    assert release_catalog.option("-asc") is release_catalog.options["api-server-count"]
     # vllm.scripts added model_tag and --config in the old layout
     old = catalog.load(OLD)
     assert old.options["model_tag"].positional and old.option("--config") is not None
 
 
 def test_boolean_optional_action_generates_no_forms():
-    release = catalog.load(CURRENT)
-    option = release.options["enable-prefix-caching"]
+    release_catalog = catalog.load(CURRENT)
+    option = release_catalog.options["enable-prefix-caching"]
     assert "--no-enable-prefix-caching" in option.flags and not option.takes_value
     # store_true in the old release: no --no- form
     assert catalog.load(OLD).option("--no-enable-prefix-caching") is None
@@ -123,8 +123,8 @@ def test_disable_log_requests_history():
     assert accepts(OLD, "--disable-log-requests")
     assert not accepts(CURRENT, "--disable-log-requests")
     # 0.33 registers an EnableDisableAction: --enable-x also accepts --disable-x
-    release = catalog.load(NEWEST)
-    res = release.resolve("--disable-log-requests")
+    release_catalog = catalog.load(NEWEST)
+    res = release_catalog.resolve("--disable-log-requests")
     assert res.kind == "alias" and res.option.name == "enable-log-requests"
     assert res.implied_value is False
     assert catalog.removed_between("--disable-log-requests", CURRENT).status == "removed"
@@ -161,9 +161,9 @@ def test_default_gpu_memory_utilization():
 
 def test_env_and_metrics():
     for version in (OLD, CURRENT):
-        release = catalog.load(version)
-        assert release.env["VLLM_PORT"]["type"] == "int"
-        assert "vllm:num_requests_waiting" in release.metrics
+        release_catalog = catalog.load(version)
+        assert release_catalog.env["VLLM_PORT"]["type"] == "int"
+        assert "vllm:num_requests_waiting" in release_catalog.metrics
     assert catalog.load(CURRENT).metrics["vllm:num_requests_waiting"] == "gauge"
     assert catalog.env_history("VLLM_PORT")["first"] == OLD
     assert catalog.metric_history("vllm:num_requests_waiting")["last"] == NEWEST
@@ -185,29 +185,29 @@ def test_resolve_exact_and_value_split():
 
 def test_resolve_underscores_fold_to_dashes():
     for version in (OLD, CURRENT):
-        release = catalog.load(version)
-        assert release.underscore_to_dash
-        res = release.resolve("--max_model_len")
+        release_catalog = catalog.load(version)
+        assert release_catalog.underscore_to_dash
+        res = release_catalog.resolve("--max_model_len")
         assert res.option.name == "max-model-len" and res.normalized == "--max-model-len"
 
 
 def test_resolve_unique_prefix():
     for version in (OLD, CURRENT):
-        release = catalog.load(version)
-        assert release.allow_abbrev
-        res = release.resolve("--max-num-seq")
+        release_catalog = catalog.load(version)
+        assert release_catalog.allow_abbrev
+        res = release_catalog.resolve("--max-num-seq")
         assert res.kind == "prefix" and res.option.name == "max-num-seqs"
         assert res.candidates == ("--max-num-seqs",)
 
 
 def test_resolve_ambiguous_and_unknown():
-    release = catalog.load(CURRENT)
-    res = release.resolve("--max")
+    release_catalog = catalog.load(CURRENT)
+    res = release_catalog.resolve("--max")
     assert res.kind == "ambiguous" and "--max-model-len" in res.candidates and "--max-num-seqs" in res.candidates
-    assert release.resolve("--swap-space").kind == "unknown"
-    assert release.resolve("--definitely-not-a-flag").kind == "unknown"
-    assert release.resolve("Qwen/Qwen3-8B").kind == "positional"
-    assert release.resolve("-1").kind == "positional"      # a negative number is a value for argparse
+    assert release_catalog.resolve("--swap-space").kind == "unknown"
+    assert release_catalog.resolve("--definitely-not-a-flag").kind == "unknown"
+    assert release_catalog.resolve("Qwen/Qwen3-8B").kind == "positional"
+    assert release_catalog.resolve("-1").kind == "positional"      # a negative number is a value for argparse
 
 
 def test_resolve_no_form_is_alias_with_implied_value():
@@ -216,9 +216,9 @@ def test_resolve_no_form_is_alias_with_implied_value():
 
 
 def test_resolve_dotted_json_keys():
-    release = catalog.load(CURRENT)
-    assert release.dotted_keys
-    res = release.resolve("--compilation-config.mode=3")
+    release_catalog = catalog.load(CURRENT)
+    assert release_catalog.dotted_keys
+    res = release_catalog.resolve("--compilation-config.mode=3")
     assert res.option.name == "compilation-config" and res.json_path == ("mode",) and res.value == "3"
     assert not catalog.load(OLD).dotted_keys
     assert catalog.load(OLD).resolve("--compilation-config.level").kind == "unknown"
@@ -413,25 +413,25 @@ def test_extractor_replays_dataclass_driven_parser():
 
 
 def test_resolve_short_option_with_attached_value():
-    release = catalog.load(CURRENT)
-    res = release.resolve("-qfp8")     # one-letter short option: argparse splits the value off
+    release_catalog = catalog.load(CURRENT)
+    res = release_catalog.resolve("-qfp8")     # one-letter short option: argparse splits the value off
     assert res.kind == "alias" and res.option.name == "quantization" and res.value == "fp8"
-    assert release.resolve("-tp").kind == "alias"
-    assert release.resolve("-tp4").kind == "unknown"   # multi-letter short options cannot carry a value
+    assert release_catalog.resolve("-tp").kind == "alias"
+    assert release_catalog.resolve("-tp4").kind == "unknown"   # multi-letter short options cannot carry a value
     # -O in 0.6.6 is argparse's own short option of --compilation-config: -O3 is -O with value 3
     res = catalog.load("0.6.6.post1").resolve("-O3")
     assert res.option.name == "compilation-config" and res.value == "3"
 
 
 def test_run_time_choices_are_known_values_not_an_enum():
-    release = catalog.load(CURRENT)
-    reasoning = release.options["reasoning-parser"]
+    release_catalog = catalog.load(CURRENT)
+    reasoning = release_catalog.options["reasoning-parser"]
     assert "qwen3" in reasoning.known_values and reasoning.known_values_source == "registry"
-    assert "enum" not in release.schema["properties"]["reasoning-parser"]
+    assert "enum" not in release_catalog.schema["properties"]["reasoning-parser"]
     # choices=["auto", "cpu"] + [current_platform.device_type]: known head, machine-dependent tail
-    device = release.options["mm-processor-device"]
+    device = release_catalog.options["mm-processor-device"]
     assert device.choices_unknown and set(device.known_values) == {"auto", "cpu"}
-    assert "enum" not in release.schema["properties"]["mm-processor-device"]
+    assert "enum" not in release_catalog.schema["properties"]["mm-processor-device"]
     # 0.10.2 enforces choices from the reasoning-parser registry at parse time
     old = catalog.load(V10).options["reasoning-parser"]
     assert old.choices_enforced and old.choices_unknown and "deepseek_r1" in old.known_values
@@ -468,7 +468,7 @@ def test_landmark_boundaries():
     assert not catalog.load("0.8.5.post1").dotted_keys and catalog.load("0.9.2").dotted_keys
     assert catalog.load("0.11.2").o_target == "-O" and catalog.load("0.12.0").o_target == "--optimization-level"
     for version in catalog.releases():
-        release = catalog.load(version)
-        assert release.allow_abbrev and release.underscore_to_dash, version
-        assert release.env and release.metrics, version
-        assert "max-model-len" in release.options and "model_tag" in release.options, version
+        release_catalog = catalog.load(version)
+        assert release_catalog.allow_abbrev and release_catalog.underscore_to_dash, version
+        assert release_catalog.env and release_catalog.metrics, version
+        assert "max-model-len" in release_catalog.options and "model_tag" in release_catalog.options, version

@@ -206,13 +206,13 @@ def build_real_parser(version: str, venv: Path, log, seed: list[str]) -> dict:
 
 def diff(version: str, real: dict) -> dict:
     from vllmlint.vllm import catalog
-    release = catalog.load(version)
+    release_catalog = catalog.load(version)
     real_strings = set(real.get("accepted") or {s for a in real["actions"] for s in a["option_strings"]})
     real_positionals = {a["dest"] for a in real["actions"] if not a["option_strings"]}
-    ours = {s for opt in release.options.values() if not opt.positional for s in opt.flags}
-    our_positionals = {name for name, opt in release.options.items() if opt.positional}
+    ours = {s for opt in release_catalog.options.values() if not opt.positional for s in opt.flags}
+    our_positionals = {name for name, opt in release_catalog.options.items() if opt.positional}
     type_diffs, choice_diffs = [], []
-    by_flag = {s: opt for opt in release.options.values() for s in opt.flags}
+    by_flag = {s: opt for opt in release_catalog.options.values() for s in opt.flags}
     for action in real["actions"]:
         long = next((s for s in action["option_strings"] if s.startswith("--")), None)
         opt = by_flag.get(long)
@@ -235,16 +235,16 @@ def diff(version: str, real: dict) -> dict:
         "positionals": {"real": sorted(real_positionals), "catalog": sorted(our_positionals)},
         "choice_diffs": choice_diffs,
         "type_diffs": type_diffs,
-        "real_allow_abbrev": real["allow_abbrev"], "catalog_allow_abbrev": release.allow_abbrev,
+        "real_allow_abbrev": real["allow_abbrev"], "catalog_allow_abbrev": release_catalog.allow_abbrev,
         "probes": real["probes"],
-        "probe_predictions": {p: _predict(release, p) for p in real["probes"]},
+        "probe_predictions": {p: _predict(release_catalog, p) for p in real["probes"]},
         "counts": {"real_option_strings": len(real_strings), "catalog_option_strings": len(ours)},
     }
 
 
-def _predict(release, probe: str) -> str:
+def _predict(release_catalog, probe: str) -> str:
     token, *value = probe.split()
-    res = release.resolve(token)
+    res = release_catalog.resolve(token)
     verdict = f"{res.kind}:{res.option.name if res.option else list(res.candidates)[:4]}"
     if res.option is not None and value and res.option.choices_enforced and res.option.choices \
             and value[0] not in [str(c) for c in res.option.choices]:

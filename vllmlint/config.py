@@ -62,7 +62,7 @@ def load_config(path: Path) -> Config:
 
 
 def _read_yaml(path: Path):
-    from vllmlint.source.yamlmodel import Mapping, SourceFile, parse_documents, to_python
+    from vllmlint.source.yamlmodel import Mapping, Node, Sequence, SourceFile, parse_documents, to_python
 
     source = SourceFile(str(path), path.read_text(encoding="utf-8"))
     documents, error = parse_documents(source)
@@ -75,14 +75,14 @@ def _read_yaml(path: Path):
         raise ConfigError(f"{path}:1: the configuration must be a mapping of keys")
 
     def locate(keys: list) -> str:
-        node = root
+        node: Node | None = root
         line = 1
         for key in keys:
-            if isinstance(node, Mapping) and node.key_node(str(key)) is not None:
-                line = node.key_node(str(key)).line
+            key_node = node.key_node(str(key)) if isinstance(node, Mapping) else None
+            if isinstance(node, Mapping) and key_node is not None:
+                line = key_node.line
                 node = node.get(str(key))
-            elif hasattr(node, "items") and isinstance(key, int) and isinstance(node.items, list) \
-                    and key < len(node.items):
+            elif isinstance(node, Sequence) and isinstance(key, int) and key < len(node.items):
                 node = node.items[key]
                 line = node.line
             else:

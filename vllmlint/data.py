@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -48,7 +49,7 @@ def compile_rules_data(root: Path) -> dict:
             for name in ("rules", "data") for p in sorted((root / name).rglob("*.yaml"))}
 
 
-def load_yaml_data(path: Path):
+def load_yaml_data(path: Path) -> Any:  # plain data: dicts, lists, scalars (or None for an empty file)
     """A shipped YAML data file as plain Python data: the build's pre-parsed copy when there is one,
     else read through the linter's own YAML model (start-up time is most of a pre-commit run)."""
     compiled = _compiled()
@@ -64,7 +65,7 @@ def load_yaml_data(path: Path):
     return _parse_yaml_file(path)
 
 
-def _parse_yaml_file(path: Path):
+def _parse_yaml_file(path: Path) -> Any:
     from vllmlint.source.yamlmodel import SourceFile, parse_documents, to_python
 
     documents, error = parse_documents(SourceFile(str(path), path.read_text(encoding="utf-8")))

@@ -8,6 +8,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TYPE_CHECKING, Final, Protocol
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Fix
+    from vllmlint.source.yamlmodel import SourceFile
 
 
 class Severity(IntEnum):
@@ -47,6 +52,19 @@ class Span:
         return cls(index, index, line, col, line, col)
 
 
+class Positioned(Protocol):
+    """What a finding can point at: a YAML node, an argv token, or any span of one file."""
+
+    @property
+    def source(self) -> SourceFile | None: ...  # None: synthetic (an image's entrypoint), in no file
+
+    @property
+    def start(self) -> int: ...  # character offsets into source.text
+
+    @property
+    def end(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Subject:
     """What a finding is about, independent of line numbers: used for fingerprints and baselines."""
@@ -66,11 +84,11 @@ class Finding:
     span: Span
     subject: Subject = field(default_factory=Subject)
     value: str = ""  # the offending text (a flag, an image, a port): part of the fingerprint
-    fix: object | None = None  # a vllmlint.fix.Fix when the rule can repair it
+    fix: Fix | None = None  # when the rule can repair it
     suppressed_by: str | None = None  # justification when a suppression hides it
 
     @property
-    def sort_key(self):
+    def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.path, self.span.line, self.span.col, self.code, self.message)
 
     def fingerprint(self) -> str:
@@ -78,6 +96,14 @@ class Finding:
         parts = [self.code, self.path, self.subject.kind, self.subject.namespace, self.subject.name,
                  self.subject.container, self.value]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+class NoticeLevel:
+    """`Notice.level`: SARIF's notification levels (`none` is SARIF's too, for notes nobody needs to see)."""
+
+    NOTE: Final = "note"
+    WARNING: Final = "warning"
+    ERROR: Final = "error"
 
 
 @dataclass
@@ -88,4 +114,4 @@ class Notice:
     message: str
     path: str = ""
     line: int = 0
-    level: str = "note"  # note | warning | error
+    level: str = NoticeLevel.NOTE  # a NoticeLevel

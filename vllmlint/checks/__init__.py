@@ -7,12 +7,18 @@ parse YAML or shell themselves; `ctx.finding(...)` turns a node or token into a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
 
-from vllmlint.finding import Finding, Severity, Span, Subject
-from vllmlint.vllm.invocation import Invocation, Token
+from vllmlint.finding import Finding, Positioned, Severity, Span, Subject
+from vllmlint.vllm.invocation import Invocation
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
 from vllmlint.registry import Rule
-from vllmlint.source.yamlmodel import Node
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Fix
+
+# What a finding is about (for its subject): an invocation, a container, a pod template, an object, or None.
+About = Union[Invocation, Container, PodTemplate, K8sObject, None]
 
 
 @dataclass
@@ -21,8 +27,8 @@ class Context:
     rule: Rule
     severity: Severity  # the rule's severity for this run (after overrides)
 
-    def finding(self, where: Node | Token, message: str, *, about=None, value: str = "",
-                severity: Severity | None = None, fix=None) -> Finding | None:
+    def finding(self, where: Positioned, message: str, *, about: About = None, value: str = "",
+                severity: Severity | None = None, fix: Fix | None = None) -> Finding | None:
         """A finding at a YAML node or an argv token; `about` is the object, pod or container concerned."""
         source = where.source
         if source is None:
@@ -32,7 +38,7 @@ class Context:
                        subject_of(about), value, fix)
 
 
-def subject_of(about) -> Subject:
+def subject_of(about: About) -> Subject:
     if isinstance(about, Invocation):
         about = about.container
     if isinstance(about, Container):

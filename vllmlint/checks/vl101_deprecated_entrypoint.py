@@ -1,12 +1,19 @@
-from vllmlint.vllm.invocation import DEMO_API_SERVER, OPENAI_API_SERVER
-from vllmlint.finding import Severity
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from vllmlint.vllm.invocation import DEMO_API_SERVER, OPENAI_API_SERVER, Invocation
+from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Edit, Fix, Keep
 
 SHIM_SINCE = "0.29.0"  # the release that turned the module into a deprecated shim (audited chapter)
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     for invocation in ctx.world.invocations:
         module = invocation.entry[-1] if invocation.entry else None
         if module is None or module.source is None:
@@ -35,7 +42,7 @@ def _oldest_catalogued() -> str:
     return releases()[0]
 
 
-def serve_fix(invocation):
+def serve_fix(invocation: Invocation) -> Fix | None:
     """`python -m vllm.entrypoints.openai.api_server [...] --model X` -> `vllm serve X [...]`.
 
     Safe: the shim runs the same server with the same parser, and `vllm serve` takes the model as its
@@ -55,8 +62,8 @@ def serve_fix(invocation):
             return None
         if positionals and (not invocation.tokens or invocation.tokens[0] is not positionals[0]):
             return None
-        words = ["vllm", "serve"]
-        edits = []
+        words: list[str | Keep] = ["vllm", "serve"]
+        edits: list[Edit] = []
         if models:
             option = models[0]
             if option.value_token is None:
@@ -65,14 +72,15 @@ def serve_fix(invocation):
                 # `--model X` right after the module: drop `--model` and X is in place (the list keeps
                 # its items where they are, so `args: [--model, X]` never ends up empty).
                 if option.inline:
-                    edits.extend(editor.replace([option.token], [Keep(option.token, option.name + "=")]) or [None])
+                    removal = editor.replace([option.token], [Keep(option.token, option.name + "=")])
                 else:
-                    edits.extend(editor.delete([option.token]) or [None])
+                    removal = editor.delete([option.token])
             else:
                 words.append(Keep(option.value_token, option.name + "=" if option.inline else ""))
-                edits.extend(editor.delete_options([option]) or [None])
-            if None in edits:
+                removal = editor.delete_options([option])
+            if not removal:
                 return None
+            edits.extend(removal)
         replacement = editor.replace(invocation.entry, words)
         if replacement is None:
             return None

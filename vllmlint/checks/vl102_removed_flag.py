@@ -1,12 +1,19 @@
+from __future__ import annotations
+
 import dataclasses
 import json
 import re
+from typing import TYPE_CHECKING, Any, Iterator
 
+from vllmlint.finding import Finding
 from vllmlint.vllm.flagtable import first_sentence, removed
-from vllmlint.vllm.invocation import SERVE
+from vllmlint.vllm.invocation import SERVE, Invocation, Option
 from vllmlint.vllm.release import version_key
 from vllmlint.vllm.flags import ABSORBED, REMOVED
 from vllmlint.checks import Context, describe_workload
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Fix
 
 # `--speculative-config` with `"method": "draft_model"`: the method became a checked Literal that lists
 # draft_model in 0.8.5 (vllm/config.py SpeculativeMethod; 0.8.4 had a free-form str).
@@ -29,9 +36,9 @@ _RESPELLED = {"--worker-use-ray": ["--distributed-executor-backend", "ray"]}
 _NOTHING_LOST = re.compile(r"^(Delete it|Remove it)\b")
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     for invocation in ctx.world.invocations:
-        speculative = None
+        speculative: dict[int, Fix] | None = None
         for option in invocation.options:
             status = option.status
             if status is None or status.kind not in (REMOVED, ABSORBED):
@@ -44,8 +51,9 @@ def check(ctx: Context):
                               fix=None if status.kind == ABSORBED else _fix_for(invocation, option, entry, speculative))
 
 
-def _message(option, invocation) -> str:
+def _message(option: Option, invocation: Invocation) -> str:
     status = option.status
+    assert status is not None  # only flags the release does not accept get here
     target = invocation.catalog.version
     if status.removed_in:
         when = f"was removed in vLLM {status.removed_in}"
@@ -67,8 +75,9 @@ def _message(option, invocation) -> str:
     return f"`{option.name}` {when}; {runs}, and {crash}. {hint}"
 
 
-def _fix_for(invocation, option, entry, speculative):
-    flag = option.status.spelling
+def _fix_for(invocation: Invocation, option: Option, entry: dict[str, Any],
+             speculative: dict[int, Fix]) -> Fix | None:
+    flag = option.status.spelling if option.status is not None else option.name
     if id(option) in speculative:
         return speculative[id(option)]
     if flag == "--speculative-model" or flag in _SPECULATIVE_KEYS:
@@ -76,7 +85,7 @@ def _fix_for(invocation, option, entry, speculative):
     return _drop_fix(invocation, option, entry)
 
 
-def _drop_fix(invocation, option, entry):
+def _drop_fix(invocation: Invocation, option: Option, entry: dict[str, Any]) -> Fix | None:
     """Delete the flag (and its value). Safe when the flag did nothing any more, or nothing that still
     exists ("Delete it", "Remove it"); unsafe when it asked for something that now has another spelling
     (speculative decoding, rope scaling, a task, a structured-output backend): dropping it starts the
@@ -124,13 +133,13 @@ def _took_value(flag: str) -> bool | None:
     return bool(option.takes_value)
 
 
-def _catalog_accepts(invocation, flag: str, config: dict | None = None) -> bool:
+def _catalog_accepts(invocation: Invocation, flag: str, config: dict[str, Any] | None = None) -> bool:
     """The release catalog the invocation is checked against has `flag` (and, for a JSON option, the
     keys and the `method` written): a fix must not write what the other rules would then reject."""
-    release = getattr(invocation, "catalog", None)
-    if release is None:
+    release_catalog = getattr(invocation, "catalog", None)
+    if release_catalog is None:
         return True  # no catalog: the release bounds above are all there is
-    option = release.option(flag)
+    option = release_catalog.option(flag)
     if option is None:
         return False
     keys = set(option.json_keys or ())
@@ -140,17 +149,17 @@ def _catalog_accepts(invocation, flag: str, config: dict | None = None) -> bool:
     return not (config and methods and config.get("method") not in methods)
 
 
-def _literal(option) -> bool:
+def _literal(option: Option) -> bool:
     """The value is written out: no shell expansion, and no Kubernetes `$(VAR)` that the JSON would lose."""
     token = option.value_token
     if not option.value_known or token is None:
         return False
     node = token.node
     is_list_item = node is not None and (token.start, token.end) == (node.start, node.end)
-    return not (is_list_item and "$" in node.text)
+    return not (is_list_item and node is not None and "$" in node.text)
 
 
-def _speculative_fix(invocation) -> dict:
+def _speculative_fix(invocation: Invocation) -> dict[int, Fix]:
     """`--speculative-model X --num-speculative-tokens N` (and the other old speculative flags) -> one
     `--speculative-config '{"model": "X", "num_speculative_tokens": N, "method": "draft_model"}'`.
     Safe: the old flags no longer start at all, and the JSON asks for the same draft model and count.
@@ -166,15 +175,16 @@ def _speculative_fix(invocation) -> dict:
         return {}
     try:
         folded = [o for o in invocation.options if o.name.replace("_", "-") in _SPECULATIVE_KEYS]
-        config: dict = {}
+        config: dict[str, Any] = {}
         for option in folded:
             key, kind = _SPECULATIVE_KEYS[option.name.replace("_", "-")]
-            if key in config or not _literal(option):
+            if key in config or not _literal(option) or option.value is None:
                 return {}
             config[key] = int(option.value) if kind is int else option.value
         model = models[0]
-        if not _literal(model):
+        if not _literal(model) or model.value is None:
             return {}
+        head: dict[str, Any]
         if model.value == "[ngram]":
             head = {"method": "ngram"}
         elif _OTHER_METHOD.search(model.value) or any(k.startswith("prompt_lookup") for k in config):

@@ -1,13 +1,21 @@
-from vllmlint.finding import Severity
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.flags import AMBIGUOUS, UNKNOWN
 from vllmlint.vllm.flagtable import first_sentence
+from vllmlint.vllm.invocation import Invocation, Option
 from vllmlint.checks import Context
+
+if TYPE_CHECKING:
+    from vllmlint.fix import Fix
 
 # Flags whose removal loses nothing: the server already does what they ask for.
 _DROP_SAFELY = {"--enable-metrics": "metrics are always served on the API port"}
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     for invocation in ctx.world.invocations:
         for option in invocation.options:
             status = option.status
@@ -34,15 +42,15 @@ def check(ctx: Context):
                               fix=_fix(invocation, option))
 
 
-def _which(invocation) -> str:
+def _which(invocation: Invocation) -> str:
     release = invocation.catalog.version
     if invocation.assumed:
         return f"checked against {release}, the newest known release"
     return f"in no release up to {release}" if invocation.beyond_catalog else f"vLLM {release}"
 
 
-def _fix(invocation, option):
-    reason = _DROP_SAFELY.get(option.status.spelling)
+def _fix(invocation: Invocation, option: Option) -> Fix | None:
+    reason = _DROP_SAFELY.get(option.status.spelling) if option.status is not None else None
     if reason is None:
         return None
     from vllmlint.fix import SAFE, drop_options_fix

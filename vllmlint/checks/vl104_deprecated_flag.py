@@ -2,19 +2,22 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
+from vllmlint.finding import Finding
 from vllmlint.vllm import catalog
+from vllmlint.vllm.flags import OK
 from vllmlint.vllm.flagtable import first_sentence, removed
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
-from vllmlint.checks.vl105_flag_too_new import catalog_note, release_phrase
+from vllmlint.checks.messages import catalog_note, release_phrase
 
 _REMOVED_IN = re.compile(r"removed in v?(\d+\.\d+(?:\.\d+)?)", re.I)
 
 
 def _not_deprecated(ctx: Context) -> set[str]:
     """Options whose help text mentions deprecation without the option itself being deprecated."""
-    data = ctx.rule.data or {}
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
     return {entry["option"] for entry in data.get("not_deprecated", [])}
 
 
@@ -34,13 +37,14 @@ def removal_release(spelling: str, text: str) -> tuple[str | None, str]:
     return (match.group(1), "announced for removal in") if match else (None, "")
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     skip = _not_deprecated(ctx)
     for invocation in ctx.world.invocations:
         for option in invocation.options:
             resolution, status = option.resolution, option.status
-            known = getattr(resolution, "option", None)
-            if known is None or status is None or status.kind != "ok" or not known.deprecated or known.name in skip:
+            known = option.spec
+            if resolution is None or known is None or status is None or status.kind != OK or not known.deprecated \
+                    or known.name in skip:
                 continue
             spelling = resolution.spelling or status.spelling
             text = " ".join((known.deprecation or "").split())

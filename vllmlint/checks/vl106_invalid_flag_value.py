@@ -13,10 +13,14 @@ import json
 import math
 import re
 from functools import lru_cache
+from typing import Any, Iterator
 
-from vllmlint.finding import Severity
+from vllmlint.finding import Finding, Severity
+from vllmlint.vllm.catalog import OptionSpec
+from vllmlint.vllm.flags import OK
+from vllmlint.vllm.invocation import Invocation, Option
 from vllmlint.checks import Context
-from vllmlint.checks.vl105_flag_too_new import value_of, version_label
+from vllmlint.checks.messages import value_of, version_label
 
 # vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
 _HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -25,7 +29,7 @@ _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
 
 
 @lru_cache(maxsize=None)
-def _validator(version: str):
+def _validator(version: str) -> Any:
     import jsonschema  # only when this rule runs: the import costs ~50 ms
 
     from vllmlint.vllm import catalog
@@ -38,7 +42,7 @@ _PLAIN_KEYWORDS = {"type", "enum", "minimum", "maximum", "exclusiveMinimum", "ex
 _PLAIN_TYPES = {"integer": (int,), "number": (int, float), "string": (str,)}
 
 
-def _plainly_valid(prop: dict | None, value) -> bool:
+def _plainly_valid(prop: Any, value: Any) -> bool:
     """True only when a property schema made of plain keywords obviously accepts the value; anything
     else (other keywords, a doubt) goes to jsonschema, which has the last word."""
     if isinstance(prop, dict) and prop.get("type") == "array" and isinstance(value, list):
@@ -46,7 +50,8 @@ def _plainly_valid(prop: dict | None, value) -> bool:
         return set(prop) <= _PLAIN_KEYWORDS | {"items"} and all(_plainly_valid(items, v) for v in value)
     if not isinstance(prop, dict) or not set(prop) <= _PLAIN_KEYWORDS:
         return False
-    kinds = _PLAIN_TYPES.get(prop.get("type")) if isinstance(prop.get("type"), str) else None
+    kind = prop.get("type")
+    kinds = _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
     if "type" in prop and (kinds is None or isinstance(value, bool) or not isinstance(value, kinds)):
         return False
     if "enum" in prop and value not in prop["enum"]:
@@ -65,7 +70,7 @@ def _plainly_valid(prop: dict | None, value) -> bool:
     return True
 
 
-def _typed(option, text: str):
+def _typed(option: OptionSpec, text: str) -> Any:
     """The value as argparse hands it to vLLM; the text itself when it does not convert (the schema
     then reports the type). None for values vLLM reads as None ("None", "")."""
     if text in ("None", ""):
@@ -95,10 +100,11 @@ def _typed(option, text: str):
 
 
 def _open_json(ctx: Context) -> set[str]:
-    return {entry["option"] for entry in (ctx.rule.data or {}).get("open_json", [])}
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    return {entry["option"] for entry in data.get("open_json", [])}
 
 
-def _describe_range(prop: dict) -> str:
+def _describe_range(prop: dict[str, Any]) -> str:
     low = "" if prop.get("minimum") is None else f">= {prop['minimum']}"
     low = low or ("" if prop.get("exclusiveMinimum") is None else f"> {prop['exclusiveMinimum']}")
     high = "" if prop.get("maximum") is None else f"<= {prop['maximum']}"
@@ -106,7 +112,7 @@ def _describe_range(prop: dict) -> str:
     return " and ".join(p for p in (low, high) if p)
 
 
-def _schema_message(error, option, release_text: str) -> str:
+def _schema_message(error: Any, option: Option, release_text: str) -> str:
     prop = error.schema if isinstance(error.schema, dict) else {}
     shown = f"`{option.name} {option.value}`" if not option.inline else f"`{option.token.text}`"
     if error.validator == "enum":
@@ -126,22 +132,22 @@ def _schema_message(error, option, release_text: str) -> str:
     return f"{shown}: {error.message} ({release_text})."
 
 
-def _help_hint(option) -> str:
-    help_text = getattr(getattr(option.resolution, "option", None), "help", "") or ""
+def _help_hint(option: Option) -> str:
+    help_text = (option.spec.help if option.spec is not None else "") or ""
     return f"vLLM's help: \"{help_text}\"" if help_text else ""
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     open_json = _open_json(ctx)
     for invocation in ctx.world.invocations:
-        release = invocation.catalog
+        release_catalog = invocation.catalog
         release_text = f"vLLM {version_label(invocation)}"
         # argparse converts every occurrence of a repeated flag: one instance per repetition.
-        instances: list[dict] = []
+        instances: list[dict[str, tuple[Any, Option]]] = []
         positionals = {id(t) for t in invocation.positionals}
         for option in invocation.options:
-            known = getattr(option.resolution, "option", None)
-            if known is None or option.status is None or option.status.kind != "ok" or known.positional:
+            known = option.spec
+            if known is None or option.status is None or option.status.kind != OK or known.positional:
                 continue
             if not known.takes_value:
                 yield from _switch_value(ctx, invocation, option, known, positionals)
@@ -149,7 +155,8 @@ def check(ctx: Context):
             if value_of(option) != option.value:
                 continue  # `-O3`: the level is part of the flag (argparse-side, vLLM rewrites it to a number)
             if option.value is None:
-                if known.nargs not in ("?", "*") and option.resolution.value is None:
+                if known.nargs not in ("?", "*") and option.resolution is not None \
+                        and option.resolution.value is None:
                     yield ctx.finding(option.token, f"`{option.name}` expects a value and none follows: argparse "
                                       "exits with \"expected one argument\".", about=invocation, value=known.name)
                 continue
@@ -185,9 +192,10 @@ def check(ctx: Context):
                 yield _unknown_value(ctx, invocation, option, known, release_text)
         for layer in instances:
             instance = {name: typed for name, (typed, _) in layer.items()}
-            if all(_plainly_valid(release.schema["properties"].get(name), value) for name, value in instance.items()):
+            properties = release_catalog.schema["properties"]
+            if all(_plainly_valid(properties.get(name), value) for name, value in instance.items()):
                 continue  # the usual case; importing jsonschema costs more than linting a file
-            for error in _validator(release.version).iter_errors(instance):
+            for error in _validator(release_catalog.version).iter_errors(instance):
                 if not error.path or error.path[0] not in layer:
                     continue
                 option = layer[error.path[0]][1]
@@ -195,7 +203,8 @@ def check(ctx: Context):
                                   about=invocation, value=f"{option.canonical}={option.value}")
 
 
-def _switch_value(ctx, invocation, option, known, positionals):
+def _switch_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec,
+                  positionals: set[int]) -> Iterator[Finding | None]:
     """`--enable-chunked-prefill=false`, or `--enable-chunked-prefill false` (the word becomes a positional)."""
     negative = [f for f in known.flags if f.startswith("--no-")]
     off = f" or `{negative[0]}` to turn it off" if negative else ""
@@ -216,23 +225,28 @@ def _switch_value(ctx, invocation, option, known, positionals):
             return
 
 
-def _unknown_value(ctx, invocation, option, known, release_text):
-    near = difflib.get_close_matches(option.value, list(known.known_values), n=1)
+def _unknown_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec,
+                   release_text: str) -> Finding | None:
+    value = option.value or ""
+    known_values = [str(v) for v in known.known_values or ()]
+    near = difflib.get_close_matches(value, known_values, n=1)
     hint = f" Did you mean `{near[0]}`?" if near else ""
     return ctx.finding(option.value_token or option.token,
                        f"`{option.name} {option.value}`: `{option.value}` is not among the values {release_text} "
-                       f"knows ({', '.join(known.known_values)}); vLLM checks it at start-up and fails unless a "
+                       f"knows ({', '.join(known_values)}); vLLM checks it at start-up and fails unless a "
                        f"plugin registers it.{hint}", about=invocation, value=f"{known.name}={option.value}",
                        severity=min(ctx.severity, Severity.WARNING))
 
 
-def _json_value(ctx, invocation, option, known, open_json, release_text):
-    path = getattr(option.resolution, "json_path", ()) or ()
+def _json_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec, open_json: set[str],
+                release_text: str) -> Iterator[Finding | None]:
+    path = option.resolution.json_path if option.resolution is not None else ()
     where = option.value_token or option.token
+    keys: dict[str, Any]
     if path:  # --speculative-config.method ngram
         keys = {path[0]: option.value}
     else:
-        text = option.value.strip()
+        text = (option.value or "").strip()
         if not text.startswith(("{", "[")):
             return  # a plain string (a path, a name): vLLM accepts it for some options and checks it later
         try:

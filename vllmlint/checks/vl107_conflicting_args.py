@@ -1,11 +1,14 @@
 """VL107: arguments of one vLLM invocation that contradict each other."""
 from __future__ import annotations
 
-from vllmlint.finding import Severity
-from vllmlint.vllm.invocation import SERVE
+from typing import Any, Iterator
+
+from vllmlint.finding import Finding, Severity
+from vllmlint.vllm.flags import OK
+from vllmlint.vllm.invocation import SERVE, VIA_IMAGE_ENTRYPOINT, Invocation, Option, Token
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
-from vllmlint.checks.vl105_flag_too_new import release_phrase, value_of
+from vllmlint.checks.messages import release_phrase, value_of
 
 # `vllm serve --model X` without a positional model: argparse required the positional `model_tag` and
 # scripts.py / cli/serve.py raised "With `vllm serve`, you should provide the model as a positional
@@ -17,16 +20,17 @@ MODEL_OPTION_WARNS_FROM = "0.11.1"
 POSITIONAL_OPTIONAL_FROM = "0.8.0"
 
 
-def model_positionals(invocation) -> list:
+def model_positionals(invocation: Invocation) -> list[Token]:
     """Positionals the parser would read as the model: not the extra words of an `nargs='+'` option
     (`--served-model-name a b`), which the generic option parser leaves as positionals."""
     by_token = {id(o.token): o for o in invocation.options}
     positional_ids = {id(t) for t in invocation.positionals}
-    result, in_list = [], False
+    result: list[Token] = []
+    in_list = False
     for token in invocation.tokens:
         option = by_token.get(id(token))
         if option is not None:
-            known = getattr(option.resolution, "option", None)
+            known = option.spec
             in_list = known is not None and known.nargs in ("+", "*") and option.value is not None
             continue
         if id(token) in positional_ids and not in_list:
@@ -34,18 +38,18 @@ def model_positionals(invocation) -> list:
     return result
 
 
-def _effective(option):
+def _effective(option: Option) -> Any:
     """What the option sets, for comparing repetitions; None when unknown."""
     resolution = option.resolution
-    known = getattr(resolution, "option", None)
-    if known is not None and not known.takes_value:
+    known = option.spec
+    if resolution is not None and known is not None and not known.takes_value:
         return resolution.implied_value
     if not option.value_known:
         return None
     return value_of(option)
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     for invocation in ctx.world.invocations:
         yield from _repeated(ctx, invocation)
         yield from _model_twice(ctx, invocation)
@@ -53,11 +57,12 @@ def check(ctx: Context):
         yield from _kv_bytes_and_utilization(ctx, invocation)
 
 
-def _repeated(ctx, invocation):
-    seen: dict = {}
+def _repeated(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
+    seen: dict[str, Option] = {}
     for option in invocation.options:
-        known = getattr(option.resolution, "option", None)
-        if known is None or option.status is None or option.status.kind != "ok" or option.resolution.json_path:
+        known = option.spec
+        if option.resolution is None or known is None or option.status is None or option.status.kind != OK \
+                or option.resolution.json_path:
             continue
         value = _effective(option)
         first = seen.get(known.name)
@@ -74,7 +79,7 @@ def _repeated(ctx, invocation):
                           "ignored: keep one.", about=invocation, value=known.canonical_flag)
 
 
-def _model_twice(ctx, invocation):
+def _model_twice(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
     models = invocation.option("--model")
     positionals = model_positionals(invocation)
     if invocation.kind != SERVE or positionals and positionals[0].text in ("serve", "vllm"):
@@ -108,7 +113,7 @@ def _model_twice(ctx, invocation):
                           severity=min(ctx.severity, Severity.WARNING))
 
 
-def _serve_serve(ctx, invocation):
+def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
     """`vllm serve serve MODEL`: the image's entrypoint (or `command`) already says `vllm serve`."""
     if invocation.kind != SERVE:
         return
@@ -119,7 +124,7 @@ def _serve_serve(ctx, invocation):
     if first.text == "vllm" and (len(positionals) < 2 or positionals[1].text != "serve"):
         return
     entry = " ".join(t.text for t in invocation.entry)
-    if invocation.via == "image-entrypoint":
+    if invocation.via == VIA_IMAGE_ENTRYPOINT:
         image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
         said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
     else:
@@ -129,7 +134,7 @@ def _serve_serve(ctx, invocation):
                       f"{where}.", about=invocation, value=first.text)
 
 
-def _kv_bytes_and_utilization(ctx, invocation):
+def _kv_bytes_and_utilization(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
     explicit = invocation.option("--kv-cache-memory-bytes")
     fraction = invocation.option("--gpu-memory-utilization")
     if not explicit or not fraction:

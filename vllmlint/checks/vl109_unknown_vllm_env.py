@@ -2,28 +2,32 @@
 from __future__ import annotations
 
 import difflib
+from typing import Any, Iterator
 
 from vllmlint.vllm import catalog
-from vllmlint.finding import Severity
-from vllmlint.source.yamlmodel import Mapping
+from vllmlint.finding import Finding, Severity
+from vllmlint.k8s.objects import Container
+from vllmlint.source.yamlmodel import Mapping, Node
 from vllmlint.checks import Context
-from vllmlint.checks.vl105_flag_too_new import version_label
+from vllmlint.checks.messages import version_label
 
 _BOOL_WORDS = {"0", "1", "true", "false"}
 
 
 def _allowed(ctx: Context) -> set[str]:
-    return {entry["name"] for entry in (ctx.rule.data or {}).get("not_vllm", [])}
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    return {entry["name"] for entry in data.get("not_vllm", [])}
 
 
-def _where(container, name):
+def _where(container: Container, name: str) -> Node:
     item = container.env_node(name)
-    if isinstance(item, Mapping) and item.get("name") is not None:
-        return item.get("name")
+    key = item.get("name") if isinstance(item, Mapping) else None
+    if key is not None:
+        return key
     return item if item is not None else container.node
 
 
-def _bad_value(spec: dict, value: str) -> str | None:
+def _bad_value(spec: dict[str, Any], value: str) -> str | None:
     """Why vLLM cannot use this value, or None."""
     kind = spec.get("type")
     text = value.strip()
@@ -45,7 +49,7 @@ def _bad_value(spec: dict, value: str) -> str | None:
     return None
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     allowed = _allowed(ctx)
     every = catalog._index()["env"]
     seen: set[int] = set()
@@ -54,16 +58,16 @@ def check(ctx: Context):
         if container is None or id(container) in seen:
             continue
         seen.add(id(container))
-        release = invocation.catalog
-        version = invocation.release or release.version
+        release_catalog = invocation.catalog
+        version = invocation.release or release_catalog.version
         label = version_label(invocation)
-        reads = {n for n in release.env if n.startswith("VLLM_")}
+        reads = {n for n in release_catalog.env if n.startswith("VLLM_")}
         for name, value in container.env.items():
             if not name.startswith("VLLM_") or name in allowed:
                 continue
             where = _where(container, name)
-            if name in release.env:
-                problem = _bad_value(release.env[name], value) if value is not None and "$" not in value else None
+            if name in release_catalog.env:
+                problem = _bad_value(release_catalog.env[name], value) if value is not None and "$" not in value else None
                 if problem:
                     yield ctx.finding(where, f"`{name}={value}`: {problem}. Give a valid value.", about=container,
                                       value=f"{name}={value}", severity=min(ctx.severity, Severity.WARNING))

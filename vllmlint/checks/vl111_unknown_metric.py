@@ -9,10 +9,12 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any, Iterator
 
 from vllmlint.vllm import catalog
-from vllmlint.finding import Severity
-from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.finding import Finding, Severity
+from vllmlint.k8s.objects import K8sObject
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 from vllmlint.checks import Context
 
 _NAME = re.compile(r"(?<![A-Za-z0-9_:])vllm:[A-Za-z_][A-Za-z0-9_:]*")
@@ -23,7 +25,7 @@ _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count", "_created")
 @dataclass
 class _Place:
     """A span inside a scalar, in the shape `Context.finding` takes."""
-    source: object
+    source: SourceFile
     start: int
     end: int
 
@@ -31,7 +33,7 @@ class _Place:
 class Exports:
     """The series one release exposes at /metrics."""
 
-    def __init__(self, version: str, extra: list[dict]):
+    def __init__(self, version: str, extra: list[dict[str, Any]]):
         self.version = version
         metrics = {n: t for n, t in catalog.load(version).metrics.items() if n.startswith("vllm:")
                    and not n.startswith("vllm::")}
@@ -66,11 +68,11 @@ class Exports:
                                                                    for p in self.prefixes)
 
 
-def _data(ctx) -> dict:
-    return ctx.rule.data or {}
+def _data(ctx: Context) -> dict[str, Any]:
+    return ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
 
 
-def _default_versions(ctx) -> list[str]:
+def _default_versions(ctx: Context) -> list[str]:
     """The run's release: `--vllm-version` if the engine tells us, else those of the linted vLLM workloads,
     else the newest catalog."""
     default = getattr(ctx.world, "default_release", None) or getattr(ctx.world, "vllm_version", None)
@@ -87,7 +89,7 @@ def _catalog_version(version: str) -> str:
     return catalog.nearest_release(version) or catalog.releases()[0]
 
 
-def _target_versions(ctx, ref: Mapping | None, namespace: str) -> list[str]:
+def _target_versions(ctx: Context, ref: Node | None, namespace: str) -> list[str]:
     """Releases of the workload a scaleTargetRef names, when it is among the linted files."""
     if isinstance(ref, Mapping):
         kind = scalar_str(ref.get("kind")) or "Deployment"
@@ -102,11 +104,11 @@ def _target_versions(ctx, ref: Mapping | None, namespace: str) -> list[str]:
     return _default_versions(ctx)
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     cache: dict[str, Exports] = {}
     extra = _data(ctx).get("extra_metrics", [])
 
-    def exports(version):
+    def exports(version: str) -> Exports:
         if version not in cache:
             cache[version] = Exports(version, extra)
         return cache[version]
@@ -132,8 +134,8 @@ def check(ctx: Context):
             yield ctx.finding(place, message, about=obj, value=name, severity=severity)
 
 
-def _recorded_names(ctx) -> set[str]:
-    names = set()
+def _recorded_names(ctx: Context) -> set[str]:
+    names: set[str] = set()
     for rule in _prometheus_rules(ctx):
         record = scalar_str(rule[1].get("record"))
         if record:
@@ -141,7 +143,7 @@ def _recorded_names(ctx) -> set[str]:
     return names
 
 
-def _prometheus_rules(ctx):
+def _prometheus_rules(ctx: Context) -> Iterator[tuple[K8sObject, Mapping]]:
     for obj in ctx.world.of_kind("PrometheusRule"):
         groups = obj.spec.get("groups") if obj.spec else None
         for group in groups.items if isinstance(groups, Sequence) else []:
@@ -151,7 +153,7 @@ def _prometheus_rules(ctx):
                     yield obj, rule
 
 
-def _places(ctx):
+def _places(ctx: Context) -> Iterator[tuple[K8sObject, Scalar, str, list[str]]]:
     """(object, scalar, "promql" | "name" | "regex", target releases) for every place a metric is named."""
     for obj, rule in _prometheus_rules(ctx):
         expr = rule.get("expr")
@@ -171,7 +173,8 @@ def _places(ctx):
                 inner = part.get("metric")
                 name = inner.get("name") if isinstance(inner, Mapping) else part.get("metricName")
                 if isinstance(name, Scalar):
-                    versions = versions or _target_versions(ctx, spec.get("scaleTargetRef"), hpa.namespace)
+                    ref = spec.get("scaleTargetRef") if spec is not None else None
+                    versions = versions or _target_versions(ctx, ref, hpa.namespace)
                     yield hpa, name, "name", versions
     for scaled in ctx.world.of_kind("ScaledObject"):
         spec = scaled.spec
@@ -180,7 +183,8 @@ def _places(ctx):
             meta = trigger.get("metadata") if isinstance(trigger, Mapping) else None
             query = meta.get("query") if isinstance(meta, Mapping) else None
             if isinstance(query, Scalar):
-                yield scaled, query, "promql", _target_versions(ctx, spec.get("scaleTargetRef"), scaled.namespace)
+                ref = spec.get("scaleTargetRef") if spec is not None else None
+                yield scaled, query, "promql", _target_versions(ctx, ref, scaled.namespace)
     for monitor in ctx.world.of_kind("ServiceMonitor", "PodMonitor"):
         spec = monitor.spec
         endpoints = (spec.get("endpoints") or spec.get("podMetricsEndpoints")) if spec else None
@@ -195,7 +199,7 @@ def _places(ctx):
                         yield monitor, regex, "regex", _default_versions(ctx)
 
 
-def _explain(ctx, name, targets, mode) -> tuple[str | None, Severity | None]:
+def _explain(ctx: Context, name: str, targets: list[Exports], mode: str) -> tuple[str | None, Severity | None]:
     versions = ", ".join(t.version for t in targets)
     releases = f"vLLM {versions}"
     warning = min(ctx.severity, Severity.WARNING)

@@ -1,9 +1,14 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from vllmlint.finding import Finding
 from vllmlint.vllm.images import parse_image
 from vllmlint.source.yamlmodel import scalar_str
 from vllmlint.checks import Context
 
 
-def check(ctx: Context):
+def check(ctx: Context) -> Iterator[Finding | None]:
     for container in ctx.world.containers:
         node = container.image
         text = scalar_str(node)

@@ -13,24 +13,29 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 import click
 
 from vllmlint.capacity import GiB
 
+if TYPE_CHECKING:
+    from vllmlint.capacity.estimate import Estimate
+    from vllmlint.capacity.specs import GPU, ModelSpec
+
 EXIT_FITS, EXIT_DOES_NOT_FIT, EXIT_USAGE = 0, 1, 2
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     click.echo(f"vllmlint capacity: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
 
-def _gib(size) -> float:
+def _gib(size: float) -> float:
     return round(size / GiB, 2)
 
 
-def _verdict(plan) -> str:
+def _verdict(plan: Estimate) -> str:
     if plan.ok:
         return "fits"
     if plan.fits:
@@ -38,7 +43,7 @@ def _verdict(plan) -> str:
     return "does not fit: the weights exceed the budget"
 
 
-def _smallest_tp(model, gpu, kwargs):
+def _smallest_tp(model: ModelSpec, gpu: GPU, kwargs: dict[str, Any]) -> Estimate | None:
     """The smallest power-of-two TP (up to 64) whose weights and one full-length sequence fit, or None."""
     from vllmlint.capacity import smallest_tp_that_fits
 
@@ -49,8 +54,8 @@ def _smallest_tp(model, gpu, kwargs):
         return None
 
 
-def _row(plan, *, model_how: str, gpu_origin: str, instance_type: str | None, gpu_count: int | None,
-         release: str, kwargs: dict, workload: dict | None = None) -> dict:
+def _row(plan: Estimate, *, model_how: str, gpu_origin: str, instance_type: str | None, gpu_count: int | None,
+         release_origin: str, kwargs: dict[str, Any], workload: dict[str, Any] | None = None) -> dict[str, Any]:
     """One estimate as a flat, JSON-ready record."""
     smallest = _smallest_tp(plan.model, plan.gpu, kwargs)
     return {
@@ -66,7 +71,7 @@ def _row(plan, *, model_how: str, gpu_origin: str, instance_type: str | None, gp
         "gpus_per_node": gpu_count,
         "gpu_origin": gpu_origin,
         "vllm_version": ".".join(map(str, plan.vllm_version)),
-        "vllm_version_origin": release,
+        "vllm_version_origin": release_origin,
         "gpu_memory_utilization": plan.gpu_memory_utilization,
         "gpu_total_gib": _gib(plan.total_bytes),
         "budget_gib": _gib(plan.budget_bytes),
@@ -87,7 +92,7 @@ def _row(plan, *, model_how: str, gpu_origin: str, instance_type: str | None, gp
     }
 
 
-def _text(row: dict) -> str:
+def _text(row: dict[str, Any]) -> str:
     where = ""
     if row["workload"]:
         w = row["workload"]
@@ -126,7 +131,8 @@ def _text(row: dict) -> str:
     return where + "\n".join(lines)
 
 
-def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin) -> list[dict]:
+def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: str | None, instance_type: str | None,
+               kwargs: dict[str, Any], release_origin: str) -> list[dict[str, Any]]:
     """The planning question: one model on one GPU (or instance type) with the given settings."""
     from vllmlint.capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
 
@@ -142,7 +148,7 @@ def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, releas
                   "vocabulary size are needed)")
         how = f"from {model_config}, parameters counted from its architecture"
     else:
-        match = resolve_model(model_name)
+        match = resolve_model(model_name) if model_name else None  # `command` asks for one of the two
         if match is None:
             _fail(f"unknown model {model_name!r}: pass its config.json with --model-config, or add it to the "
                   "configuration file's `models:`")
@@ -150,13 +156,14 @@ def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, releas
         if quantization is None:
             quantization = match.quantization
     count = None
+    gpu: GPU | None
     if instance_type:
         found = instance_types().get(instance_type)
         if found is None:
             _fail(f"unknown instance type {instance_type!r}")
         gpu, count, origin = found.gpu, found.gpu_count, "--instance-type"
     else:
-        gpu = find_gpu(gpu_name) or _gpu_by_prefix(gpu_name)
+        gpu = (find_gpu(gpu_name) or _gpu_by_prefix(gpu_name)) if gpu_name else None  # `command` asks for one
         if gpu is None:
             from vllmlint.capacity import gpus
 
@@ -168,10 +175,10 @@ def _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, releas
     except ValueError as exc:
         _fail(str(exc))
     return [_row(plan, model_how=how, gpu_origin=origin, instance_type=instance_type, gpu_count=count,
-                 release=release_origin, kwargs=kwargs)]
+                 release_origin=release_origin, kwargs=kwargs)]
 
 
-def _gpu_by_prefix(name: str):
+def _gpu_by_prefix(name: str) -> GPU | None:
     """`H100` or `a100` on the command line: the one catalogued GPU whose id starts with it (the larger if two)."""
     from vllmlint.capacity import gpus
 
@@ -180,7 +187,8 @@ def _gpu_by_prefix(name: str):
     return max(hits, key=lambda g: g.cuda_total_gib) if hits else None
 
 
-def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str]]:
+def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
+                   overrides: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     """Every vLLM workload of the files, estimated on each GPU it may land on."""
     from vllmlint.capacity.workload import workloads
     from vllmlint.engine import Linter, LintOptions, collect_files
@@ -203,7 +211,8 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
             "line": line,
         }
         label = f"{described['object']} ({described['file']}:{line})"
-        if work.model is None:
+        match = work.match
+        if match is None or work.model is None:  # the model is known exactly when it was matched
             why = "its model comes from a variable" if "model" in work.unknown else \
                 f"model `{work.model_name}` is not in the catalog (add it under `models:` in .vllmlint.yaml)"
             skipped.append(f"{label}: not estimated: {why}")
@@ -221,15 +230,16 @@ def _manifest_rows(paths, fallback_gpu, overrides) -> tuple[list[dict], list[str
                            "pass --gpu to assume one")
             continue
         kwargs = work.estimate_kwargs()
-        release = f"{invocation.release_origin}" if invocation.release else "release unknown: the newest known assumed"
+        release_origin = invocation.release_origin if invocation.release else \
+            "release unknown: the newest known assumed"
         for gpu, origin, instance_type, count in places:
             plan = work.estimate(gpu)
             if plan is None:
                 skipped.append(f"{label}: not estimated on {gpu.id}: quantization {work.quantization} has no "
                                "known size")
                 continue
-            rows.append(_row(plan, model_how=work.match.how, gpu_origin=origin, instance_type=instance_type,
-                             gpu_count=count, release=release, kwargs=kwargs, workload=described))
+            rows.append(_row(plan, model_how=match.how, gpu_origin=origin, instance_type=instance_type,
+                             gpu_count=count, release_origin=release_origin, kwargs=kwargs, workload=described))
     skipped.extend(f"{path}: no such file or directory" for path in missing)
     return rows, skipped
 
@@ -296,8 +306,8 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
                       vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
                       kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
-        release = "--vllm-version" if vllm_version else "assumed: the newest known release"
-        rows, skipped = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release), []
+        release_origin = "--vllm-version" if vllm_version else "assumed: the newest known release"
+        rows, skipped = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin), []
 
     if fmt == "json":
         click.echo(json.dumps({"estimates": rows, "skipped": skipped}, indent=2))
@@ -308,7 +318,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
     sys.exit(EXIT_FITS if all(row["fits"] and row["kv_ok"] for row in rows) else EXIT_DOES_NOT_FIT)
 
 
-def _load_config(config_path, no_config, register_extra) -> None:
+def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None]) -> None:
     """Extra models and GPUs from the configuration file, as `vllmlint check` reads them."""
     if no_config:
         return

@@ -5,8 +5,12 @@ from __future__ import annotations
 import difflib
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from vllmlint.vllm.catalog import OptionSpec
 
 EXIT_USAGE = 2
 
@@ -14,7 +18,8 @@ EXIT_USAGE = 2
 def _ranges(present: list[str], everything: list[str]) -> list[tuple[str, str]]:
     """Runs of consecutive catalogued releases that have the flag: [(first, last), ...]."""
     runs: list[tuple[str, str]] = []
-    start = previous = None
+    start: str | None = None
+    previous = ""
     for version in everything:
         if version in present:
             start = start or version
@@ -27,7 +32,7 @@ def _ranges(present: list[str], everything: list[str]) -> list[tuple[str, str]]:
     return runs
 
 
-def flag_report(flag: str) -> dict | None:
+def flag_report(flag: str) -> dict[str, Any] | None:
     """Everything the catalogs and the curated table say about one spelling; None when nothing does."""
     from vllmlint.vllm import catalog
     from vllmlint.vllm.flagtable import never_existed, removed
@@ -39,10 +44,12 @@ def flag_report(flag: str) -> dict | None:
     never = never_existed().get(spelling)
     if row is None and curated is None:
         return None if never is None else {"flag": spelling, "never_existed": True, "instead": never.get("instead", "")}
-    report: dict = {"flag": spelling, "never_existed": False}
+    report: dict[str, Any] = {"flag": spelling, "never_existed": False}
     if row is not None:
         everything = catalog.releases()
-        present, deprecated = [], []
+        present: list[str] = []
+        deprecated: list[tuple[str, str]] = []
+        newest: OptionSpec | None = None  # the option in the newest release that has the spelling
         for version in everything:
             if catalog.compare_versions(version, row["first"]) < 0 or catalog.compare_versions(version, row["last"]) > 0:
                 continue
@@ -50,30 +57,32 @@ def flag_report(flag: str) -> dict | None:
             if option is None:
                 continue
             present.append(version)
+            newest = option
             if option.deprecated and option.name not in _not_deprecated():
                 deprecated.append((version, option.deprecation))
-        newest = catalog.load(present[-1]).option(spelling)
-        report.update({
-            "option": newest.canonical_flag, "first_release": row["first"], "last_release": row["last"],
-            "in_newest_catalog": row["last"] == catalog.newest(), "releases": [list(r) for r in _ranges(present, everything)],
-            "type": newest.type, "takes_value": newest.takes_value, "default": newest.default,
-            "choices": list(newest.choices or newest.known_values or []) or None,
-            "deprecated_since": deprecated[0][0] if deprecated else None,
-            "deprecation": deprecated[-1][1] if deprecated else "",
-            "help": newest.help or row.get("help", ""),
-        })
+        if newest is not None:
+            report.update({
+                "option": newest.canonical_flag, "first_release": row["first"], "last_release": row["last"],
+                "in_newest_catalog": row["last"] == catalog.newest(),
+                "releases": [list(r) for r in _ranges(present, everything)],
+                "type": newest.type, "takes_value": newest.takes_value, "default": newest.default,
+                "choices": list(newest.choices or newest.known_values or []) or None,
+                "deprecated_since": deprecated[0][0] if deprecated else None,
+                "deprecation": deprecated[-1][1] if deprecated else "",
+                "help": newest.help or row.get("help", ""),
+            })
     if curated is not None:
         report.update({"removed_in": curated.get("removed_in"), "last_accepted": curated.get("last_accepted"),
                        "replacement": curated.get("replacement", ""), "note": curated.get("note", "")})
     return report
 
 
-def _abbreviation(flag: str) -> dict | None:
+def _abbreviation(flag: str) -> dict[str, Any] | None:
     """argparse takes a unique prefix (`--max-num-seq`) as the full flag: report on that flag."""
     from vllmlint.vllm import catalog
 
     resolution = catalog.load(catalog.newest()).resolve(flag)
-    if resolution.kind != "prefix" or resolution.spelling is None:
+    if resolution.kind != catalog.ResolutionKind.PREFIX or resolution.spelling is None:
         return None
     report = flag_report(resolution.spelling)
     if report is not None:
@@ -90,7 +99,7 @@ def _suggest(flag: str) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-def _print_report(report: dict) -> None:
+def _print_report(report: dict[str, Any]) -> None:
     echo = click.echo
     if report.get("never_existed"):
         echo(f"{report['flag']}: never an option of the vLLM server. {report['instead']}")
@@ -128,7 +137,8 @@ def _not_deprecated() -> set[str]:
     """Options whose help only mentions deprecation (the deprecated-flag rule's curated list)."""
     from vllmlint.registry import rule
 
-    return {entry["option"] for entry in (rule("VL104").data or {}).get("not_deprecated", [])}
+    data = rule("VL104").data
+    return {entry["option"] for entry in (data if isinstance(data, dict) else {}).get("not_deprecated", [])}
 
 
 def _newest() -> str:
@@ -137,24 +147,26 @@ def _newest() -> str:
     return catalog.newest()
 
 
-def _release_listing(version: str) -> tuple[str, list[dict]]:
+def _release_listing(version: str) -> tuple[str, list[dict[str, Any]]]:
     from vllmlint.vllm import catalog
     from vllmlint.vllm.release import is_version
 
     if not is_version(version):
         raise click.UsageError(f"--vllm-version {version!r} is not a release number such as 0.29.0")
     version = version.strip().lstrip("v")
+    chosen: str | None
     if catalog.compare_versions(version, catalog.newest()) > 0:
         chosen = catalog.newest()
     else:
         chosen = catalog.nearest_release(version)
     if chosen is None:
         raise click.UsageError(f"no catalogued release at or before {version} (oldest: {catalog.releases()[0]})")
-    release = catalog.load(chosen)
+    release_catalog = catalog.load(chosen)
     not_deprecated = _not_deprecated()
     rows = [{"option": o.canonical_flag, "flags": list(o.flags), "type": o.type, "takes_value": o.takes_value,
              "default": o.default, "deprecated": o.deprecated and o.name not in not_deprecated}
-            for o in sorted(release.options.values(), key=lambda o: o.name) if not o.positional and o.name != "help"]
+            for o in sorted(release_catalog.options.values(), key=lambda o: o.name)
+            if not o.positional and o.name != "help"]
     return chosen, rows
 
 
@@ -163,7 +175,7 @@ def _release_listing(version: str) -> tuple[str, list[dict]]:
 @click.option("--list", "list_all", is_flag=True, help="List every option of one release (see --vllm-version).")
 @click.option("--vllm-version", help="Release to list [default: the newest catalogued release].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(flags, list_all, vllm_version, fmt):
+def command(flags: tuple[str, ...], list_all: bool, vllm_version: str | None, fmt: str) -> None:
     """What vLLM's server makes of FLAG across releases: `vllmlint flag --swap-space` (a flag may also
     follow `--`). With --list, every option of one release."""
     from vllmlint.vllm import catalog
@@ -184,7 +196,8 @@ def command(flags, list_all, vllm_version, fmt):
     names = [f for f in flags if f != "--"]
     if not names:
         raise click.UsageError("name a flag (`vllmlint flag --swap-space`) or use --list")
-    reports, status = [], 0
+    reports: list[dict[str, Any]] = []
+    status = 0
     for name in names:
         report = flag_report(name)
         if report is None:

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from vllmlint import __version__
 from vllmlint.finding import Finding, Notice
+
+if TYPE_CHECKING:
+    from vllmlint.registry import Rule
+    from vllmlint.source.yamlmodel import SourceFile
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 _MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github", "junit": "junit"}
@@ -26,8 +31,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)  # sorted; all of them are shown
     suppressed: list[Finding] = field(default_factory=list)  # hidden by a suppression; `.suppressed_by` set
     notices: list[Notice] = field(default_factory=list)
-    rules: list = field(default_factory=list)  # registry.Rule objects that ran (SARIF tool.driver.rules)
-    sources: dict = field(default_factory=dict)  # display path -> yamlmodel.SourceFile, for excerpts
+    rules: list[Rule] = field(default_factory=list)  # the rules that ran (SARIF tool.driver.rules)
+    sources: dict[str, SourceFile] = field(default_factory=dict)  # display path -> source, for excerpts
     files_checked: int = 0
     color: bool = False
     show_suppressed: bool = False
@@ -45,7 +50,7 @@ def render(fmt: str, report: Report) -> str:
     return import_module(f"{__name__}.{module_name}").render(report)
 
 
-def rules_by_code(report: Report) -> dict:
+def rules_by_code(report: Report) -> dict[str, Rule]:
     """Rule metadata for every code the report mentions: the rules that ran, then the registry for
     codes that did not come from a selected rule (engine codes such as a YAML syntax error)."""
     known = {rule.code: rule for rule in report.rules}
@@ -54,6 +59,7 @@ def rules_by_code(report: Report) -> dict:
     if missing:
         from vllmlint.registry import all_rules
 
+        registry: dict[str, Rule]
         try:
             registry = all_rules()
         except (OSError, ValueError):  # a broken rules folder must not hide the findings themselves
@@ -64,7 +70,7 @@ def rules_by_code(report: Report) -> dict:
     return known
 
 
-def rule_name(rules: dict, code: str) -> str:
+def rule_name(rules: dict[str, Rule], code: str) -> str:
     rule = rules.get(code)
     return rule.name if rule is not None else ""
 

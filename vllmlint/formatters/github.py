@@ -7,11 +7,11 @@ too (without a file when they have none). Suppressed findings are not annotated.
 """
 from __future__ import annotations
 
-from vllmlint.finding import Finding, Notice, Severity
+from vllmlint.finding import Finding, Notice, NoticeLevel, Severity
 from vllmlint.formatters import Report, rule_name, rules_by_code
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
-_NOTICE_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+_NOTICE_COMMAND = {NoticeLevel.ERROR: "error", NoticeLevel.WARNING: "warning", NoticeLevel.NOTE: "notice"}
 
 
 def escape_data(text: str) -> str:

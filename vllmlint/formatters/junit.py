@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice
 from vllmlint.formatters import Report, rule_name, rules_by_code, sentence
+
+if TYPE_CHECKING:
+    from vllmlint.registry import Rule
 
 SUITE_NAME = "vllmlint"
 # Same page as SARIF's helpUri (tests check they agree); kept here so JUnit output needs no sarif-om.
@@ -54,7 +58,7 @@ def _testcase(suite: ET.Element, finding: Finding, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", attrs)
 
 
-def _failure_body(finding: Finding, rules: dict) -> str:
+def _failure_body(finding: Finding, rules: dict[str, Rule]) -> str:
     where = f"{finding.path}:{finding.span.line}:{finding.span.col}" if finding.span.line >= 1 else finding.path
     lines = [f"{where}: {finding.code} [{finding.severity.label}] {sentence(finding.message)}"]
     rule = rules.get(finding.code)

@@ -2,6 +2,11 @@
 (for SARIF `help.markdown`). Both read only the rule's YAML `docs`, so every place shows the same words."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from vllmlint.registry import Rule
+
 # (key in the rule's `docs`, heading, is it a code block)
 SECTIONS = (
     ("what_it_does", "What it does", False),
@@ -13,7 +18,7 @@ SECTIONS = (
 )
 
 
-def _sections(rule):
+def _sections(rule: Rule) -> Iterator[tuple[str, str, bool]]:
     docs = rule.docs or {}
     for key, heading, is_code in SECTIONS:
         body = (docs.get(key) or "").strip("\n")
@@ -25,7 +30,7 @@ def _code_language(code: str) -> str:
     return "sh" if code.lstrip().startswith("#!") else "yaml"
 
 
-def help_text(rule) -> str:
+def help_text(rule: Rule) -> str:
     """Plain text: a title line, the summary, then each section under its heading; code indented."""
     fix = f", fix: {rule.fix}" if rule.fix and rule.fix != "none" else ""
     parts = [f"{rule.code} {rule.name} ({rule.severity.label}{fix})", rule.summary.strip()]
@@ -39,7 +44,7 @@ def help_text(rule) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def help_markdown(rule) -> str:
+def help_markdown(rule: Rule) -> str:
     """Markdown: the same content, sections as `##` headings, examples as fenced code blocks."""
     parts = [rule.summary.strip()]
     for heading, body, is_code in _sections(rule):

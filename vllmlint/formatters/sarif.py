@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 from urllib.parse import quote
 
 import attr
 import sarif_om as om
 
-from vllmlint.finding import Finding, Notice
+from vllmlint.finding import Finding, Notice, NoticeLevel
 from vllmlint.formatters import Report, rules_by_code, sentence
 from vllmlint.formatters.rule_docs import help_markdown, help_text
 
@@ -35,7 +36,10 @@ MAX_TAGS = 10  # GitHub keeps at most 10 tags per rule
 _ALWAYS_EMIT = {"level"}
 
 
+_NOTIFICATION_LEVELS = ("none", NoticeLevel.NOTE, NoticeLevel.WARNING, NoticeLevel.ERROR)
 _NO_DEFAULT = object()
+# attrs' stubs type `attr.Factory` as a function returning the default itself; at run time it is a class.
+_FACTORY: Any = type(attr.Factory(list))
 _FIELD_CACHE: dict[type, list[tuple[str, str, object]]] = {}
 
 
@@ -45,8 +49,8 @@ def _fields(cls) -> list[tuple[str, str, object]]:
     if cached is None:
         cached = []
         for f in attr.fields(cls):
-            default = f.default
-            if isinstance(default, attr.Factory):
+            default: Any = f.default
+            if isinstance(default, _FACTORY):
                 default = default.factory()
             elif default is attr.NOTHING:
                 default = _NO_DEFAULT
@@ -55,7 +59,7 @@ def _fields(cls) -> list[tuple[str, str, object]]:
     return cached
 
 
-def to_sarif_json(obj):
+def to_sarif_json(obj: Any) -> Any:
     """Plain JSON data from sarif-om objects: SARIF property names from the attrs metadata, fields equal
     to their default left out, a PropertyBag's extra attributes (`security-severity`...) flattened in."""
     if attr.has(type(obj)):
@@ -178,7 +182,7 @@ def _notification(notice: Notice, descriptor_index: int) -> om.Notification:
             artifact_location=artifact_location(notice.path), region=region))]
     return om.Notification(
         message=om.Message(text=sentence(notice.message)),
-        level=notice.level if notice.level in ("none", "note", "warning", "error") else "note",
+        level=notice.level if notice.level in _NOTIFICATION_LEVELS else NoticeLevel.NOTE,
         locations=locations,
         descriptor=om.ReportingDescriptorReference(id=notice.code, index=descriptor_index),
     )
@@ -217,9 +221,9 @@ def build(report: Report) -> om.SarifLog:
     for notice in notices:
         if notice.code not in notification_index:
             notification_index[notice.code] = len(notification_descriptors)
-            rule = rules.get(notice.code)
+            described = rules.get(notice.code)
             notification_descriptors.append(
-                _rule_descriptor(rule) if rule is not None else _bare_descriptor(notice.code))
+                _rule_descriptor(described) if described is not None else _bare_descriptor(notice.code))
         notifications.append(_notification(notice, notification_index[notice.code]))
 
     driver = om.ToolComponent(

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice, Severity
 from vllmlint.formatters import Report, rule_name, rules_by_code
+
+if TYPE_CHECKING:
+    from vllmlint.registry import Rule
 
 TAB_WIDTH = 4
 MAX_EXCERPT_WIDTH = 120  # display columns of source shown per excerpt line
@@ -31,7 +35,7 @@ _GUTTER_COLOR = "\x1b[34m"
 
 
 class _Paint:
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
     def __call__(self, style: str, text: str) -> str:
@@ -167,7 +171,7 @@ def summary_line(report: Report) -> str:
             f"in {_count(files, 'file')} ({checked}{hidden}).")
 
 
-def statistics_lines(findings: list[Finding], rules: dict) -> list[str]:
+def statistics_lines(findings: list[Finding], rules: dict[str, Rule]) -> list[str]:
     """`count  CODE  rule-name` per rule, most frequent first."""
     counts = Counter(f.code for f in findings)
     if not counts:

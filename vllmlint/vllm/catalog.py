@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from vllmlint.data import schemas_dir
 
@@ -45,8 +45,30 @@ def compare_versions(a: str, b: str) -> int:
 # --------------------------------------------------------------------------- data model
 
 
+class ResolutionKind:
+    """How a release's parser reads an argv token (`Resolution.kind`)."""
+
+    EXACT: Final = "exact"            # the option's canonical spelling
+    ALIAS: Final = "alias"            # another accepted spelling (`-tp`, `--no-x`, `-O3`)
+    PREFIX: Final = "prefix"          # a unique abbreviation argparse expands (allow_abbrev)
+    AMBIGUOUS: Final = "ambiguous"    # an abbreviation of several options: argparse exits
+    UNKNOWN: Final = "unknown"        # no option of the release
+    POSITIONAL: Final = "positional"  # not an option at all (a value, a model, a negative number)
+
+
+class RemovalStatus:
+    """`Removal.status`: what the catalogs say about a spelling the target release does not accept."""
+
+    REMOVED: Final = "removed"  # an older release accepted it (VL102)
+    TOO_NEW: Final = "too_new"  # only newer releases accept it (VL105)
+    NEVER: Final = "never"      # no catalogued release had it
+
+
 @dataclass(frozen=True)
-class Option:
+class OptionSpec:
+    """One option of a release's `vllm serve` parser, as the catalog describes it (what the parsed argv
+    options of an invocation, `invocation.Option`, are checked against)."""
+
     name: str                      # canonical long name without dashes, e.g. "max-model-len"
     flags: tuple[str, ...]         # every accepted spelling, e.g. ("--enable-x", "--no-enable-x")
     takes_value: bool
@@ -91,8 +113,8 @@ class Resolution:
     """How a release's parser reads one argv token."""
 
     token: str
-    kind: str                      # exact | alias | prefix | ambiguous | unknown | positional
-    option: Option | None = None
+    kind: str                      # a ResolutionKind
+    option: OptionSpec | None = None
     spelling: str | None = None    # the accepted spelling the token ended up as
     value: str | None = None       # from --flag=value or -O3
     implied_value: Any = None      # for --no-x style aliases
@@ -101,13 +123,13 @@ class Resolution:
     normalized: str | None = None  # after underscore folding
 
 
-def _option_from_json(name: str, prop: dict) -> Option:
+def _option_from_json(name: str, prop: dict) -> OptionSpec:
     x = prop.get("x-vllm", {})
 
     def tup(v):
         return tuple(v) if isinstance(v, list) else v
 
-    return Option(
+    return OptionSpec(
         name=name, flags=tuple(x.get("flags") or ()), takes_value=bool(x.get("takes_value")),
         type=x.get("type", "unknown"), nargs=x.get("nargs"), choices=tup(x.get("choices")),
         choices_enforced=bool(x.get("choices_enforced")), known_values=tup(x.get("known_values")),
@@ -123,7 +145,10 @@ def _option_from_json(name: str, prop: dict) -> Option:
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-class Release:
+class ReleaseCatalog:
+    """What one release's `vllm serve` accepts (`schemas/vllm/<version>.json`); `version` is its release
+    number. Named apart from a release itself: elsewhere `release` is always a version string."""
+
     def __init__(self, doc: dict):
         meta = doc["x-vllm-release"]
         self.version: str = meta["version"]
@@ -136,16 +161,16 @@ class Release:
         self.env: dict[str, dict] = meta.get("env", {})
         self.metrics: dict[str, str] = meta.get("metrics", {})
         self.schema = doc
-        self.options: dict[str, Option] = {n: _option_from_json(n, p) for n, p in doc["properties"].items()}
-        self._by_spelling: dict[str, Option] = {}
+        self.options: dict[str, OptionSpec] = {n: _option_from_json(n, p) for n, p in doc["properties"].items()}
+        self._by_spelling: dict[str, OptionSpec] = {}
         for opt in self.options.values():
             for spelling in opt.flags:
                 self._by_spelling.setdefault(spelling, opt)
 
     def __repr__(self) -> str:
-        return f"Release({self.version!r}, {len(self.options)} options)"
+        return f"ReleaseCatalog({self.version!r}, {len(self.options)} options)"
 
-    def option(self, spelling: str) -> Option | None:
+    def option(self, spelling: str) -> OptionSpec | None:
         """Exact lookup of a spelling (`--max-model-len`, `-tp`, `--no-enable-prefix-caching`)."""
         return self._by_spelling.get(spelling)
 
@@ -157,13 +182,13 @@ class Release:
         """Resolve one argv token the way this release's `vllm serve` parser would."""
         raw = token
         if not token.startswith("-") or token == "-" or token == "--" or _NEGATIVE_NUMBER.match(token):
-            return Resolution(raw, "positional")   # argparse reads "-1" / "-0.5" as values, not options
+            return Resolution(raw, ResolutionKind.POSITIONAL)   # argparse reads "-1" / "-0.5" as values, not options
         value = None
         if self.o_shorthand and token == "-O":
             target = self.o_target or "-O"
             opt = self._by_spelling.get(target)
             if opt is not None:
-                return Resolution(raw, "alias", opt, target)
+                return Resolution(raw, ResolutionKind.ALIAS, opt, target)
         # -O3 / -O=3 / -Odecode shorthand (FlexibleArgumentParser rewrites it before argparse sees it)
         if self.o_shorthand and token.startswith("-O") and not token.startswith("--") and token != "-O" \
                 and token[2:3] != ".":
@@ -172,7 +197,7 @@ class Release:
             opt = self._by_spelling.get(target)
             if opt is not None:
                 path = ("level",) if target == "-O" and self.dotted_keys else ()
-                return Resolution(raw, "alias", opt, target, level, candidates=(), json_path=path)
+                return Resolution(raw, ResolutionKind.ALIAS, opt, target, level, candidates=(), json_path=path)
         if "=" in token:
             token, value = token.split("=", 1)
         normalized = token
@@ -188,12 +213,12 @@ class Release:
             lookup = head
         opt = self._by_spelling.get(lookup)
         if opt is not None:
-            kind = "exact" if lookup == opt.canonical_flag else "alias"
+            kind = ResolutionKind.EXACT if lookup == opt.canonical_flag else ResolutionKind.ALIAS
             return Resolution(raw, kind, opt, lookup, value, opt.implied_value(lookup), (), json_path,
                               normalized if normalized != token else None)
         if not lookup.startswith("--") and len(lookup) > 2 and not json_path:
             # argparse: "-q" + "awq" written together, or a prefix of a longer single-dash option ("-as" of "-asc")
-            found = []
+            found: list[tuple[OptionSpec, str, str | None]] = []
             short = self._by_spelling.get(lookup[:2])
             if short is not None and short.takes_value:
                 found.append((short, lookup[:2], lookup[2:]))
@@ -202,20 +227,21 @@ class Release:
                           if s.startswith(lookup) and not s.startswith("--")]
             if len(found) == 1:
                 opt, spelling, attached = found[0]
-                kind = "alias" if spelling == lookup[:2] else "prefix"
+                kind = ResolutionKind.ALIAS if spelling == lookup[:2] else ResolutionKind.PREFIX
                 return Resolution(raw, kind, opt, spelling, attached, opt.implied_value(spelling), (spelling,))
             if len(found) > 1:
-                return Resolution(raw, "ambiguous", None, None, value, None, tuple(s for _, s, _ in found))
+                return Resolution(raw, ResolutionKind.AMBIGUOUS, None, None, value, None,
+                                  tuple(s for _, s, _ in found))
         if self.allow_abbrev and lookup.startswith("--"):
             matches = sorted(s for s in self._by_spelling if s.startswith(lookup) and s.startswith("--"))
             if len(matches) == 1:
                 opt = self._by_spelling[matches[0]]
-                return Resolution(raw, "prefix", opt, matches[0], value, opt.implied_value(matches[0]),
+                return Resolution(raw, ResolutionKind.PREFIX, opt, matches[0], value, opt.implied_value(matches[0]),
                                   (matches[0],), json_path, normalized if normalized != token else None)
             if len(matches) > 1:
-                return Resolution(raw, "ambiguous", None, None, value, None, tuple(matches), json_path,
+                return Resolution(raw, ResolutionKind.AMBIGUOUS, None, None, value, None, tuple(matches), json_path,
                                   normalized if normalized != token else None)
-        return Resolution(raw, "unknown", None, None, value, None, (), json_path,
+        return Resolution(raw, ResolutionKind.UNKNOWN, None, None, value, None, (), json_path,
                           normalized if normalized != token else None)
 
 
@@ -241,11 +267,11 @@ def newest() -> str:
 
 
 @lru_cache(maxsize=None)
-def load(version: str) -> Release:
+def load(version: str) -> ReleaseCatalog:
     """The catalog of one release; KeyError for a release that is not catalogued."""
     if version not in _index()["releases"]:
         raise KeyError(f"vLLM {version} is not in the catalog (known: {', '.join(releases())})")
-    return Release(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
+    return ReleaseCatalog(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
 
 
 def nearest_release(version: str | None) -> str | None:
@@ -279,19 +305,20 @@ class Removal:
     target: str
     last_release: str | None       # newest catalogued release that accepted the spelling before target
     first_release: str | None      # first catalogued release that accepted it (may be after target)
-    status: str                    # "removed" (VL102), "too_new" (VL105), "never" (no release had it)
+    status: str                    # a RemovalStatus
 
 
 def removed_between(flag: str, target: str) -> Removal:
     """For a spelling unknown to `target`: was it removed before, or only added after?"""
     row = history(flag)
     if row is None:
-        return Removal(flag, target, None, None, "never")
+        return Removal(flag, target, None, None, RemovalStatus.NEVER)
     first, last = row["first"], row["last"]
     if compare_versions(last, target) < 0:
-        return Removal(flag, target, last, first, "removed")
+        return Removal(flag, target, last, first, RemovalStatus.REMOVED)
     if compare_versions(first, target) > 0:
-        return Removal(flag, target, None, first, "too_new")
+        return Removal(flag, target, None, first, RemovalStatus.TOO_NEW)
     # Present in releases on both sides of target but missing in target itself: find the gap.
     before = [r for r in releases() if compare_versions(r, target) < 0 and flag in load(r)._by_spelling]
-    return Removal(flag, target, before[-1] if before else None, first, "removed" if before else "too_new")
+    return Removal(flag, target, before[-1] if before else None, first,
+                   RemovalStatus.REMOVED if before else RemovalStatus.TOO_NEW)

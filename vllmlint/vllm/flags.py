@@ -5,13 +5,24 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Callable, Final
 
 from vllmlint.vllm import catalog
+from vllmlint.vllm.catalog import ReleaseCatalog, RemovalStatus, Resolution, ResolutionKind
 from vllmlint.vllm.flagtable import never_existed, removed
+from vllmlint.vllm.invocation import MANY, TakesValue
 from vllmlint.vllm.release import version_key
 
-OK, REMOVED, TOO_NEW, UNKNOWN, AMBIGUOUS, ABSORBED = "ok", "removed", "too-new", "unknown", "ambiguous", "absorbed"
-MANY = "many"  # takes_value answer for nargs='+' / '*' options: every following non-flag token
+if TYPE_CHECKING:
+    from vllmlint.vllm.invocation import Invocation
+
+# `FlagStatus.kind`: how the target release reads a flag of the invocation.
+OK: Final = "ok"  # accepted (as written, as an alias, or as a prefix of an option it still has)
+REMOVED: Final = "removed"  # an older release accepted it; this one refuses to start (VL102)
+TOO_NEW: Final = "too-new"  # only newer releases accept it (VL105)
+UNKNOWN: Final = "unknown"  # no release had it (VL103)
+AMBIGUOUS: Final = "ambiguous"  # an abbreviation of several options (VL103)
+ABSORBED: Final = "absorbed"  # removed, and now silently read as a prefix of another option (VL102)
 
 
 @dataclass(frozen=True)
@@ -27,8 +38,8 @@ class FlagStatus:
 
 
 @lru_cache(maxsize=None)
-def target_release(release: str | None, default: str | None) -> tuple[object, bool, bool]:
-    """(catalog Release, assumed, beyond_catalog) for a workload's release (or the default, else the newest)."""
+def target_catalog(release: str | None, default: str | None) -> tuple[ReleaseCatalog, bool, bool]:
+    """(release catalog, assumed, beyond_catalog) for a workload's release (or the default, else the newest)."""
     wanted = release or default
     newest = catalog.newest()
     if wanted is None:
@@ -53,13 +64,14 @@ def _closest_catalog(version: str) -> str:
     return catalog.nearest_release(version) or known[0]
 
 
-def takes_value_for(release):
+def takes_value_for(release_catalog: ReleaseCatalog) -> Callable[[str], TakesValue]:
     """A `takes_value(flag)` answer for option parsing from the release's parser."""
     @lru_cache(maxsize=None)
-    def takes_value(flag: str):
-        resolution = release.resolve(flag)
+    def takes_value(flag: str) -> TakesValue:
+        resolution = release_catalog.resolve(flag)
         option = resolution.option
-        if option is None or resolution.kind not in ("exact", "alias", "prefix"):
+        if option is None or resolution.kind not in (ResolutionKind.EXACT, ResolutionKind.ALIAS,
+                                                     ResolutionKind.PREFIX):
             return _former_takes_value(flag)
         if resolution.implied_value is not None or resolution.value is not None:
             return False  # `--no-x`, or `-O3` carrying its own value
@@ -72,7 +84,7 @@ def takes_value_for(release):
 
 
 @lru_cache(maxsize=None)
-def _takes_value(version: str):
+def _takes_value(version: str) -> Callable[[str], TakesValue]:
     return takes_value_for(catalog.load(version))
 
 
@@ -96,49 +108,49 @@ def _spelling(flag: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def classify(flag: str, release) -> tuple[object, FlagStatus]:
+def classify(flag: str, release_catalog: ReleaseCatalog) -> tuple[Resolution, FlagStatus]:
     """(Resolution, FlagStatus) for one flag (without `=value`) on a catalogued release (cached: a run
     sees the same few flags over and over)."""
-    resolution = release.resolve(flag)
+    resolution = release_catalog.resolve(flag)
     spelling = _spelling(flag)
-    if resolution.kind in ("exact", "alias", "positional"):
+    if resolution.kind in (ResolutionKind.EXACT, ResolutionKind.ALIAS, ResolutionKind.POSITIONAL):
         return resolution, FlagStatus(OK, spelling)  # the common case: no table is even loaded
     curated = removed().get(spelling)
     hint = (curated or {}).get("replacement", "") or (never_existed().get(spelling) or {}).get("instead", "")
     history = catalog.history(spelling)
-    if resolution.kind == "prefix":
-        gone = catalog.removed_between(spelling, release.version) if history else None
-        if gone is not None and gone.status == "removed":
+    if resolution.kind == ResolutionKind.PREFIX:
+        gone = catalog.removed_between(spelling, release_catalog.version) if history else None
+        if gone is not None and gone.status == RemovalStatus.REMOVED and resolution.option is not None:
             return resolution, FlagStatus(ABSORBED, spelling, gone.last_release, None,
                                           (curated or {}).get("removed_in"), hint,
                                           absorbed_by=resolution.option.canonical_flag)
         return resolution, FlagStatus(OK, spelling)
     if history is not None:
-        gone = catalog.removed_between(spelling, release.version)
-        if gone.status == "removed":
+        gone = catalog.removed_between(spelling, release_catalog.version)
+        if gone.status == RemovalStatus.REMOVED:
             # The curated table names the exact releases; the catalogs only the catalogued ones around them.
             last = (curated or {}).get("last_accepted") or gone.last_release
             return resolution, FlagStatus(REMOVED, spelling, last, None,
                                           (curated or {}).get("removed_in"), hint, resolution.candidates)
-        if gone.status == "too_new":
+        if gone.status == RemovalStatus.TOO_NEW:
             return resolution, FlagStatus(TOO_NEW, spelling, None, gone.first_release, hint=hint)
     if curated is not None and (not curated.get("removed_in")
-                                or version_key(str(curated["removed_in"])) <= version_key(release.version)):
+                                or version_key(str(curated["removed_in"])) <= version_key(release_catalog.version)):
         return resolution, FlagStatus(REMOVED, spelling, curated.get("last_accepted"), None,
                                       curated.get("removed_in"), hint, resolution.candidates)
-    if resolution.kind == "ambiguous":
+    if resolution.kind == ResolutionKind.AMBIGUOUS:
         return resolution, FlagStatus(AMBIGUOUS, spelling, hint=hint, candidates=resolution.candidates)
-    suggestions = tuple(difflib.get_close_matches(spelling, [s for s in release.spellings if s.startswith("--")],
-                                                  n=1, cutoff=0.75))
+    suggestions = tuple(difflib.get_close_matches(spelling, [s for s in release_catalog.spellings
+                                                             if s.startswith("--")], n=1, cutoff=0.75))
     return resolution, FlagStatus(UNKNOWN, spelling, hint=hint, candidates=suggestions)
 
 
-def resolve_invocation(invocation, default_release: str | None) -> None:
+def resolve_invocation(invocation: Invocation, default_release: str | None) -> None:
     """Pick the catalog for an invocation, parse its options with that release's parser, classify each."""
-    release, assumed, beyond = target_release(invocation.release, default_release)
-    invocation.catalog, invocation.assumed, invocation.beyond_catalog = release, assumed, beyond
-    invocation.parse(_takes_value(release.version))
+    release_catalog, assumed, beyond = target_catalog(invocation.release, default_release)
+    invocation.catalog, invocation.assumed, invocation.beyond_catalog = release_catalog, assumed, beyond
+    invocation.parse(_takes_value(release_catalog.version))
     for option in invocation.options:
         if option.token.dynamic and "$" in option.name:
             continue  # the flag itself is unknown text
-        option.resolution, option.status = classify(option.name, release)
+        option.resolution, option.status = classify(option.name, release_catalog)

@@ -9,18 +9,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, Literal, Union
 
 from vllmlint.finding import Span
 from vllmlint.vllm.images import ImageRef, parse_image
 from vllmlint.k8s.objects import Container, World
 from vllmlint.vllm.release import release_from_tag, version_key
 from vllmlint.source.shell import split_commands, script_from_shell_args
-from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 
-SERVE = "serve"
-OPENAI_API_SERVER = "openai-api-server"  # python -m vllm.entrypoints.openai.api_server
-DEMO_API_SERVER = "demo-api-server"  # python -m vllm.entrypoints.api_server: /generate only
+if TYPE_CHECKING:
+    from vllmlint.vllm.catalog import OptionSpec, ReleaseCatalog, Resolution
+    from vllmlint.vllm.flags import FlagStatus
+
+# `Invocation.kind`: which vLLM server program runs.
+SERVE: Final = "serve"
+OPENAI_API_SERVER: Final = "openai-api-server"  # python -m vllm.entrypoints.openai.api_server
+DEMO_API_SERVER: Final = "demo-api-server"  # python -m vllm.entrypoints.api_server: /generate only
+
+# `Invocation.via`: where its argv came from.
+VIA_COMMAND: Final = "command"  # the container's `command` (+ `args`), or a Compose command string
+VIA_IMAGE_ENTRYPOINT: Final = "image-entrypoint"  # the image's entrypoint (from the table) + `args`
+VIA_SHELL: Final = "shell"  # a `sh -c` / `bash -c` string in `command`/`args`
+VIA_CONFIGMAP_SCRIPT: Final = "configmap-script"  # a script mounted from a ConfigMap and run by the container
+VIA_SCRIPT: Final = "script"  # a standalone shell script (`*.sh`)
+
+MANY: Final = "many"  # takes_value answer for nargs='+' / '*' options: every following non-flag token
+# What option parsing asks of a flag: True/False (takes a value or not), None (unknown: the next token is
+# a value unless it looks like a flag) or MANY.
+TakesValue = Union[bool, None, Literal["many"]]
 
 _MODULES = {
     "vllm.entrypoints.openai.api_server": OPENAI_API_SERVER,
@@ -44,26 +61,33 @@ class Token:
     def span(self) -> Span | None:
         return self.source.span(self.start, self.end) if self.source else None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Token({self.text!r})"
 
 
 @dataclass
 class Option:
+    """One option of an invocation's argv as written (what the release catalog's `OptionSpec` describes)."""
+
     token: Token  # the token holding the flag (`--port` or `--port=8000`)
     name: str  # the flag as written, without any `=value`
     value: str | None
     value_token: Token | None  # the token holding the value (the same token for `--flag=value`)
     inline: bool = False
-    extra_values: list = field(default_factory=list)  # further value tokens of a nargs='+' option
-    resolution: object = None  # catalog.Resolution: how the target release's parser reads the flag
-    status: object = None  # flags.FlagStatus: ok, removed, too-new, unknown, ambiguous, absorbed
+    extra_values: list[Token] = field(default_factory=list)  # further value tokens of a nargs='+' option
+    resolution: Resolution | None = None  # how the target release's parser reads the flag
+    status: FlagStatus | None = None  # ok, removed, too-new, unknown, ambiguous, absorbed (flags.OK, ...)
+
+    @property
+    def spec(self) -> OptionSpec | None:
+        """The release's option this flag resolves to (None when unknown, ambiguous or not resolved)."""
+        return self.resolution.option if self.resolution is not None else None
 
     @property
     def canonical(self) -> str:
         """The option the release's parser maps this flag to (`--max_model_len` -> `--max-model-len`)."""
-        option = getattr(self.resolution, "option", None)
-        return option.canonical_flag if option is not None else self.name.replace("_", "-")
+        spec = self.spec
+        return spec.canonical_flag if spec is not None else self.name.replace("_", "-")
 
     @property
     def value_known(self) -> bool:
@@ -76,18 +100,20 @@ class Invocation:
     entry: list[Token]  # the tokens that start vLLM (synthetic when they come from the image)
     tokens: list[Token]  # the arguments after the entrypoint
     container: Container | None  # None for a standalone shell script
-    via: str  # "command", "image-entrypoint", "shell", "configmap-script", "script"
+    via: str  # VIA_COMMAND, VIA_IMAGE_ENTRYPOINT, VIA_SHELL, VIA_CONFIGMAP_SCRIPT or VIA_SCRIPT
     image: ImageRef | None = None
     release: str | None = None  # the vLLM release it runs, when the manifest says (image tag, pin, annotation)
     release_origin: str = ""  # where `release` came from
-    catalog: object = None  # catalog.Release the flags are checked against (the release, or the one assumed)
+    # The release catalog the flags are checked against (the release's, or the one assumed): set by
+    # `flags.resolve_invocation`, which the engine runs on every invocation before any rule reads it.
+    catalog: ReleaseCatalog = field(init=False, repr=False)
     assumed: bool = False  # True when the release is unknown and `catalog` is an assumption
     beyond_catalog: bool = False  # the release is newer than the newest catalog: new flags may be missing
     options: list[Option] = field(default_factory=list)
     positionals: list[Token] = field(default_factory=list)
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
 
-    def parse(self, takes_value: Callable[[str], bool | None] | None = None) -> None:
+    def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
 
     def option(self, *names: str) -> list[Option]:
@@ -125,7 +151,7 @@ class Invocation:
         if not ports:
             return DEFAULT_PORT
         last = ports[-1]
-        if not last.value_known:
+        if not last.value_known or last.value is None:
             return None
         try:
             return int(last.value)
@@ -156,7 +182,7 @@ def _looks_like_flag(text: str) -> bool:
     return text.startswith("-") and len(text) > 1 and not re.match(r"^-\d", text)
 
 
-def parse_options(tokens: list[Token], takes_value: Callable[[str], bool | None]) -> tuple[list[Option], list[Token]]:
+def parse_options(tokens: list[Token], takes_value: Callable[[str], TakesValue]) -> tuple[list[Option], list[Token]]:
     """Split arguments into options and positionals. `takes_value(flag)` answers True/False, or None
     when it does not know: then the next token is a value unless it looks like a flag."""
     options: list[Option] = []
@@ -179,7 +205,7 @@ def parse_options(tokens: list[Token], takes_value: Callable[[str], bool | None]
             continue
         answer = takes_value(name)
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if answer == "many":  # nargs='+': every following token up to the next flag
+        if answer == MANY:  # nargs='+': every following token up to the next flag
             j = i + 1
             while j < len(tokens) and not _looks_like_flag(tokens[j].text):
                 j += 1
@@ -221,7 +247,7 @@ def _match_vllm(tokens: list[Token]) -> tuple[str, int] | None:
 
 
 @lru_cache(maxsize=1)
-def _entrypoint_table() -> list[dict]:
+def _entrypoint_table() -> list[dict[str, Any]]:
     from vllmlint.data import knowledge_dir, load_yaml_data
 
     path = knowledge_dir() / "image-entrypoints.yaml"
@@ -253,10 +279,10 @@ def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] |
     return None
 
 
-def _scalar_tokens(node, container: Container | None) -> list[Token]:
+def _scalar_tokens(node: Node | None, container: Container | None) -> list[Token]:
     """Tokens of a `command`/`args` list, with Kubernetes `$(VAR)` expansion from the container env."""
     env = container.env if container is not None and not container.is_compose else {}
-    tokens = []
+    tokens: list[Token] = []
     items = node.items if isinstance(node, Sequence) else []
     for item in items:
         if not isinstance(item, Scalar):
@@ -272,7 +298,7 @@ def _scalar_tokens(node, container: Container | None) -> list[Token]:
 def _expand_k8s(text: str, env: dict[str, str | None]) -> tuple[str, bool]:
     unresolved = False
 
-    def replace(match):
+    def replace(match: re.Match[str]) -> str:
         nonlocal unresolved
         if match.group(0) == "$$":
             return "$"
@@ -287,9 +313,9 @@ def _expand_k8s(text: str, env: dict[str, str | None]) -> tuple[str, bool]:
 
 def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> list[list[Token]]:
     """Commands of a shell script as token lists; offsets map into the file through the scalar."""
-    result = []
+    result: list[list[Token]] = []
     for command in split_commands(script):
-        tokens = []
+        tokens: list[Token] = []
         for word in command.words:
             if scalar is not None:
                 start, end = scalar.source_index(word.start), scalar.source_index(word.end)
@@ -300,7 +326,8 @@ def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> lis
     return result
 
 
-def _invocations_in_commands(commands: list[list[Token]], container, via, image, script) -> Iterator[Invocation]:
+def _invocations_in_commands(commands: list[list[Token]], container: Container | None, via: str,
+                             image: ImageRef | None, script: Scalar | None) -> Iterator[Invocation]:
     for tokens in commands:
         tokens, run_image = _unwrap_launcher(tokens)
         match = _match_vllm(tokens)
@@ -362,7 +389,7 @@ def _skip_options(tokens: list[Token], value_options: set[str]) -> list[Token]:
     return tokens[i:]
 
 
-def _mounted_script(container: Container, path: str, world: World):
+def _mounted_script(container: Container, path: str, world: World) -> Scalar | None:
     """The ConfigMap value a container runs as a script (`bash /config/run_server.sh`), if mounted."""
     mounts = container.node.get("volumeMounts")
     volumes = container.pod.spec.get("volumes")
@@ -412,7 +439,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     command = _scalar_tokens(command_node, container) if command_node is not None else None
     args = _scalar_tokens(args_node, container) if args_node is not None else []
     if command:
-        argv, via = command + args, "command"
+        argv, via = command + args, VIA_COMMAND
     elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
         return  # KubeRay replaces the image's entrypoint with its own `ray start` command
     elif image is not None:
@@ -420,7 +447,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if entry is None:
             return
         argv = [Token(text, None) for text in entry] + args
-        via = "image-entrypoint"
+        via = VIA_IMAGE_ENTRYPOINT
         if not entry:
             return
     else:
@@ -436,7 +463,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         scalar = holder.node
         if scalar is not None:
             commands = _shell_tokens(scalar.text, scalar, scalar.source)
-            yield from _invocations_in_commands(commands, container, "shell", image, scalar)
+            yield from _invocations_in_commands(commands, container, VIA_SHELL, image, scalar)
         return
     # `bash /config/run_server.sh` or `/config/run_server.sh`: a script mounted from a ConfigMap.
     script_path = None
@@ -449,10 +476,11 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         scalar = _mounted_script(container, script_path, world)
         if scalar is not None:
             commands = _shell_tokens(scalar.text, scalar, scalar.source)
-            yield from _invocations_in_commands(commands, container, "configmap-script", image, scalar)
+            yield from _invocations_in_commands(commands, container, VIA_CONFIGMAP_SCRIPT, image, scalar)
 
 
-def _compose_string_invocations(container, command_node, args_node, image, upgrade_to=None) -> Iterator[Invocation]:
+def _compose_string_invocations(container: Container, command_node: Node | None, args_node: Node | None,
+                                image: ImageRef | None, upgrade_to: str | None = None) -> Iterator[Invocation]:
     tokens: list[Token] = []
     for node in (command_node, args_node):
         if isinstance(node, Scalar) and isinstance(node.value, str):
@@ -468,17 +496,17 @@ def _compose_string_invocations(container, command_node, args_node, image, upgra
     match = _match_vllm(tokens)
     if match:
         kind, size = match
-        yield Invocation(kind, tokens[:size], tokens[size:], container, "command", image)
+        yield Invocation(kind, tokens[:size], tokens[size:], container, VIA_COMMAND, image)
 
 
 def script_invocations(source: SourceFile) -> list[Invocation]:
     """vLLM invocations in a standalone shell script (`*.sh`)."""
     commands = _shell_tokens(source.text, None, source)
-    return list(_invocations_in_commands(commands, None, "script", None, None))
+    return list(_invocations_in_commands(commands, None, VIA_SCRIPT, None, None))
 
 
 def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
-    result = []
+    result: list[Invocation] = []
     for container in world.containers:
         result.extend(container_invocations(container, world, upgrade_to))
     return result

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vllmlint.vllm.invocation import Invocation
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|dev)(\d*))?$")
 # A tag may carry a build variant after the release: v0.29.0-cu129, 0.10.1.1-ubuntu2404.
@@ -44,7 +48,7 @@ ANNOTATION = "vllmlint.io/vllm-version"
 _UPSTREAM = re.compile(r"(^|.*/)vllm/vllm-(openai|openai-rocm|openai-cpu|tpu|xpu|neuron)$")
 
 
-def workload_release(invocation) -> tuple[str | None, str]:
+def workload_release(invocation: Invocation) -> tuple[str | None, str]:
     """(release, where it came from) for one invocation, by precedence: the workload's annotation,
     the image tag of an upstream vLLM image or a `vllm==X` pin in its shell script; else (None, "")."""
     container = invocation.container
