@@ -31,7 +31,7 @@ def check(ctx: Context):
                 message += f" (vLLM {invocation.release} is newer than the newest release vllmlint knows, " \
                            f"{release}: the flag may be new)"
             yield ctx.finding(option.token, message, about=invocation, value=status.spelling, severity=severity,
-                              fix=_fix(invocation, option))
+                              fix=ctx.build_fix(_fix, invocation, option))
 
 
 def _which(invocation) -> str:
@@ -45,7 +45,7 @@ def _fix(invocation, option):
     reason = _DROP_SAFELY.get(option.status.spelling)
     if reason is None:
         return None
-    from vllmlint.fix import SAFE, drop_options_fix
+    from vllmlint.fix.edits import SAFE, drop_options_fix
 
     if option.value is not None and not option.inline:
         return None  # `--enable-metrics X`: X may be the model; the parse cannot know
