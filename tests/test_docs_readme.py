@@ -32,8 +32,13 @@ def test_docsgen_check_reports_a_stale_readme_table_and_write_repairs_it(tmp_pat
     original = (ROOT / "README.md").read_text()
     readme.write_text(original.replace("| [VL609](docs/rules/VL609.md)", "| [VL609](docs/rules/VL608.md)"))
 
+    from vllmlint_dev.docsgen import write
+
+    pages = tmp_path / "pages"
+    write(pages)  # the pages are up to date: only the README's table is not
+
     def docsgen(*args):
-        proc = subprocess.run([sys.executable, "-m", "vllmlint_dev.docsgen", *args, "--readme", str(readme)],
+        proc = subprocess.run([sys.executable, "-m", "vllmlint_dev.docsgen", str(pages), *args, "--readme", str(readme)],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         return proc.returncode, proc.stdout, proc.stderr
 
