@@ -250,12 +250,19 @@ def _invocation_path(invocation: Invocation) -> str:
     return source.display_path if source is not None else ""
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as `patch` sees them: ended by `\n` only (`str.splitlines` also splits at a lone `\r`, form
+    feeds and U+2028, which made hunks `patch` could not apply)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def unified_diff(before: str, after: str, shown: str) -> str:
     import difflib
 
     lines = []
-    for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                     fromfile=shown, tofile=shown):
+    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=shown, tofile=shown):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 
