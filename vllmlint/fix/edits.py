@@ -48,7 +48,7 @@ def make_fix(edits: list[Edit] | None, safety: str, description: str) -> Fix | N
     if not edits:
         return None
     edits = _merge_touching_deletions(sorted(edits, key=lambda e: (e.path, e.start, e.end)))
-    for first, second in zip(edits, edits[1:]):
+    for first, second in zip(edits, edits[1:], strict=False):
         if first.path == second.path and _conflict(first, second):
             return None
     return Fix(edits, safety, description)
@@ -429,7 +429,7 @@ class ArgvEditor:
                 return None
             edits: list[Edit] = []
             # Rewrite the tokens one for one; extra words go after the last, missing ones are deleted.
-            for (s, index), text in zip(located, rendered):
+            for (s, index), text in zip(located, rendered, strict=False):
                 item = s.items[index]
                 edits.append(Edit(self.path, item.start, item.end, text))
             if len(rendered) > len(located):
