@@ -192,6 +192,8 @@ def _speculative_fix(invocation) -> dict:
     editor = argv_editor(invocation)
     if editor is None:
         return {}
+    if model.value_token is None:
+        return {}
     tokens = [model.token] if model.inline else [model.token, model.value_token]
     edits = None
     # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
