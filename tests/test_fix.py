@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from vllmlint.engine import LintOptions, lint_text
-from vllmlint.fix import SAFE, UNSAFE, Edit, Fix, _conflict, apply_edits, run_fixes
+from vllmlint.fix.apply import apply_edits, run_fixes
+from vllmlint.fix.edits import SAFE, UNSAFE, Edit, Fix, _conflict
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -405,15 +406,21 @@ def test_mode_kept_and_no_temporary_file_left(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["serve.sh"]
 
 
-def test_symlink_keeps_pointing_at_the_fixed_file(tmp_path, monkeypatch):
+def test_a_symlink_is_never_written_through(tmp_path, monkeypatch):
+    # Issue 8: `--fix` rewrote a link's target, which may be outside the linted tree. The link stays a
+    # link, its target stays as it was, and the refusal says why in one line.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "real").mkdir()
     real = tmp_path / "real" / "serve.sh"
     real.write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
     (tmp_path / "link.sh").symlink_to(real)
-    run_fixes(["link.sh"], LintOptions())
+    outcome = run_fixes(["link.sh"], LintOptions())
     assert (tmp_path / "link.sh").is_symlink()
-    assert real.read_text() == "vllm serve Qwen/Qwen3-8B\n"
+    assert real.read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+    assert outcome.refused == [("link.sh", "a symbolic link: vllmlint does not write through links (fix the file it "
+                                           "points to)")]
+    assert outcome.files == [] and outcome.applied == 0
+    assert codes(outcome) == ["VL102:--swap-space"]
 
 
 def test_crlf_and_bom_survive(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vllmlint.engine import LintOptions
-from vllmlint.fix import run_fixes
+from vllmlint.fix.apply import run_fixes
 
 # ~50 keeps the suite fast; raise it for a deeper search (VLLMLINT_FIX_EXAMPLES=1000).
 MAX_EXAMPLES = int(os.environ.get("VLLMLINT_FIX_EXAMPLES", "50"))

@@ -295,7 +295,7 @@ def test_github_multiline_span_has_no_columns_and_notices_are_annotated():
 def test_json_structure(two_files):
     source = two_files.sources["deploy/vllm.yaml"]
     two_files.findings[0].subject = Subject("Pod", "default", "vllm", "vllm")
-    from vllmlint.fix import Fix
+    from vllmlint.fix.edits import Fix
 
     two_files.findings[0].fix = Fix([], "safe", "rewrite the entrypoint")
     two_files.suppressed = [finding_at(source, "image", message="Old image.", suppressed_by="pinned")]

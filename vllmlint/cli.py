@@ -5,14 +5,19 @@ Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage error or int
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
 from vllmlint import __version__
 from vllmlint.finding import Severity
 from vllmlint.formatters import FORMATS
+
+if TYPE_CHECKING:
+    from vllmlint.baseline import Baseline
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -67,9 +72,24 @@ def _use_color(choice: str, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def _usage_error(message: str) -> None:
+def _usage_error(message: str) -> NoReturn:
     click.echo(f"vllmlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+# What a terminal would act on rather than show: C0 controls but tab and newline (a carriage return only
+# where it ends a CRLF line), DEL and the C1 controls (ECMA-48: ESC and CSI start escape sequences that
+# move the cursor, recolour, retitle the window or rewrite what was printed before).
+_TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with terminal control characters written as visible escapes (`\\x1b`)."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty()
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:
@@ -116,8 +136,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                   apply_fixes, show_diff, unsafe_fixes):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config, path_matches
-    from vllmlint.engine import Linter, LintOptions, collect_files, display_path, git_ignored
-    from vllmlint.registry import all_rules, matches, unknown_selectors
+    from vllmlint.engine import Linter, LintOptions, collect_files, display_path, git_ignored, lint
+    from vllmlint.registry import all_rules, unknown_selectors
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
@@ -158,10 +178,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         upgrade_to = upgrade_to.strip().lstrip("v")
     if require_suppression_reason is None:
         require_suppression_reason = config.require_suppression_reason
-    options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                          severity=config.severity, max_file_size=int(size * 1024 * 1024),
-                          require_suppression_reason=require_suppression_reason)
-    baseline = None
+    baseline: Baseline | None = None
     baseline_path = baseline_path or (str(config.baseline) if config.baseline and not write_baseline_path else None)
     if baseline_path:
         from vllmlint.baseline import BaselineError, load_baseline
@@ -170,6 +187,12 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             baseline = load_baseline(Path(baseline_path))
         except BaselineError as exc:
             _usage_error(str(exc))
+    if write_baseline_path:
+        baseline = None  # the baseline being written records every finding
+    options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
+                          severity=config.severity, max_file_size=int(size * 1024 * 1024),
+                          require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
+                          per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
     files, missing = collect_files([p for p in paths if p != "-"])
     excludes = list(config.exclude) + list(exclude)
     if excludes:
@@ -179,55 +202,36 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         files = [f for f in files if f not in skipped]
     stdin = click.get_binary_stream("stdin").read() if "-" in paths else None
 
-    def lint(lint_options: LintOptions):
-        linter = Linter(lint_options)
+    def feed(linter: Linter) -> None:
         for path in files:
             linter.add_file(path)
         if stdin is not None:
             linter.add_stdin(stdin, stdin_filename)
-        return linter.run()
 
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
+    stale = False
     if apply_fixes or show_diff:
-        from vllmlint.fix import run_fixes
+        from vllmlint.fix.apply import run_fixes
 
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff)
-        for path, reason in outcome.refused:
-            click.echo(f"vllmlint: warning: {path}: fix not applied: {reason}", err=True)
+        for shown, reason in outcome.refused:
+            click.echo(f"vllmlint: warning: {shown}: fix not applied: {reason}", err=True)
         if show_diff:
-            sys.stdout.write(outcome.diff)
+            # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
+            # as escapes instead of obeying them.
+            sys.stdout.write(terminal_safe(outcome.diff) if _is_terminal(sys.stdout) else outcome.diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
         click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
+        assert outcome.result is not None  # run_fixes always lints
         result = outcome.result
+        stale = bool(outcome.stale)
     else:
-        result = lint(options)
-    if upgrade_to:
-        # What changes if every workload moved to that release: findings the move adds.
-        from collections import Counter
-        from dataclasses import replace
-
-        before = Counter(f.fingerprint() for f in result.findings)
-        after = lint(replace(options, upgrade_to=upgrade_to))
-        added = []
-        for finding in after.findings:
-            key = finding.fingerprint()
-            if before[key]:
-                before[key] -= 1
-            else:
-                finding.message = f"after an upgrade to vLLM {upgrade_to}: {finding.message}"
-                added.append(finding)
-        gone = sum(before.values())
-        click.echo(f"vllmlint: note: --upgrade-to {upgrade_to}: {len(added)} new finding(s), {gone} that the "
-                   "upgrade resolves", err=True)
-        after.findings = added
-        result = after
-    if config.per_file_ignores:
-        rules = all_rules()
-        result.findings = [f for f in result.findings if not any(
-            path_matches(glob, f.path) and any(matches(s, rules[f.code]) for s in selectors if f.code in rules)
-            for glob, selectors in config.per_file_ignores.items())]
+        result = lint(feed, options)
+    if result.upgrade is not None:
+        click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
+                   f"{result.upgrade.resolved} that the upgrade resolves", err=True)
 
     if write_baseline_path:
         from vllmlint.baseline import write_baseline
@@ -236,11 +240,10 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
         sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
     if baseline is not None:
-        stale = baseline.stale_count(result.findings)
-        result.findings, known = baseline.filter(result.findings)
-        click.echo(f"vllmlint: note: {len(known)} finding(s) in the baseline not shown"
-                   + (f"; {stale} baseline entr{'y' if stale == 1 else 'ies'} no longer match" if stale else ""),
-                   err=True)
+        stale_entries = result.baseline_stale
+        click.echo(f"vllmlint: note: {len(result.known)} finding(s) in the baseline not shown"
+                   + (f"; {stale_entries} baseline entr{'y' if stale_entries == 1 else 'ies'} no longer match"
+                      if stale_entries else ""), err=True)
 
     threshold = Severity.parse(fail_on)
     from vllmlint.formatters import Report, render
@@ -264,6 +267,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:
         sys.exit(EXIT_ERROR)
+    if stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
+        sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 
 

@@ -8,14 +8,19 @@ from __future__ import annotations
 import os
 import re
 import traceback
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from vllmlint.finding import Finding, Notice, Severity
 from vllmlint.vllm.invocation import find_invocations, script_invocations
 from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+if TYPE_CHECKING:
+    from vllmlint.baseline import Baseline
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 SHELL_SUFFIXES = {".sh", ".bash"}
@@ -33,19 +38,34 @@ class LintOptions:
     severity: dict[str, str] = field(default_factory=dict)  # code -> severity override
     vllm_version: str | None = None  # assumed where a workload's own release is unknown
     max_file_size: int = 10 * 1024 * 1024  # bytes; 0 means no limit
-    upgrade_to: str | None = None  # check every workload as if it ran this release
+    upgrade_to: str | None = None  # check every workload as if it ran this release (`lint` compares)
     require_suppression_reason: bool = True
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # path glob -> rule selectors
+    baseline: Baseline | None = None  # findings it holds are not reported (nor fixed)
+
+
+@dataclass
+class UpgradeSummary:
+    """`--upgrade-to`: what moving every workload to `release` changes."""
+    release: str
+    added: int  # findings the move adds (the result's findings)
+    resolved: int  # findings of today that the move makes go away
 
 
 @dataclass
 class LintResult:
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # what the user is shown: after suppressions,
+    # per-file ignores and the baseline
     suppressed: list[Finding] = field(default_factory=list)  # hidden by a suppression, with its reason
     notices: list[Notice] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
     files_checked: int = 0
     internal_error: bool = False
+    ignored: list[Finding] = field(default_factory=list)  # hidden by the config's per-file-ignores
+    known: list[Finding] = field(default_factory=list)  # hidden because the baseline holds them
+    baseline_stale: int = 0  # baseline entries no finding matches any more
+    upgrade: UpgradeSummary | None = None  # set by `lint` when the options ask for --upgrade-to
 
 
 # --- finding the files ----------------------------------------------------------------------------
@@ -357,6 +377,11 @@ class Linter:
                 detail = traceback.format_exc(limit=-3).strip().splitlines()
                 self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
                                                   f"{detail[-1]}", "", 0, "error"))
+                continue
+            for failure in context.fix_errors:  # the finding stands without its fix; the run says so
+                self.result.internal_error = True
+                self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}) "
+                                                  f"building a fix: {failure}", "", 0, "error"))
         findings.sort(key=lambda f: f.sort_key)
         findings = _dedupe(findings)
         from vllmlint.suppressions import apply_suppressions
@@ -368,7 +393,67 @@ class Linter:
             problem.severity = Severity.parse(self.options.severity.get(problem.code, problem.severity.label))
         self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
         self.result.suppressed = outcome.suppressed
+        # What the user asked not to see is gone before anything (a formatter, `--fix`) looks at the
+        # result. After suppressions, so that a suppression hiding an ignored finding is still used.
+        if self.options.per_file_ignores:
+            self.result.findings, self.result.ignored = _split_ignored(self.result.findings,
+                                                                       self.options.per_file_ignores)
+        if self.options.baseline is not None:
+            _apply_baseline(self.result, self.options.baseline)
         return self.result
+
+
+def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]]) -> tuple[list[Finding], list[Finding]]:
+    """(kept, ignored) under the config's `per-file-ignores` (path glob -> rule selectors)."""
+    from vllmlint.config import path_matches
+    from vllmlint.registry import all_rules, matches
+
+    rules = all_rules()
+    kept: list[Finding] = []
+    ignored: list[Finding] = []
+    for finding in findings:
+        rule = rules.get(finding.code)
+        hidden = rule is not None and any(path_matches(glob, finding.path) and any(matches(s, rule) for s in selectors)
+                                          for glob, selectors in ignores.items())
+        (ignored if hidden else kept).append(finding)
+    return kept, ignored
+
+
+def _apply_baseline(result: LintResult, baseline: Baseline) -> None:
+    result.baseline_stale = baseline.stale_count(result.findings)
+    result.findings, result.known = baseline.filter(result.findings)
+
+
+Feed = Callable[["Linter"], None]  # adds the run's inputs (files, standard input) to a fresh Linter
+
+
+def lint(feed: Feed, options: LintOptions) -> LintResult:
+    """The whole result of a run, as the command line shows it: the rules, suppressions, per-file
+    ignores and the baseline; with `options.upgrade_to`, only the findings that moving every workload
+    to that release adds (two runs over the same inputs, compared by fingerprint)."""
+    def run(with_options: LintOptions) -> LintResult:
+        linter = Linter(with_options)
+        feed(linter)
+        return linter.run()
+
+    if not options.upgrade_to:
+        return run(options)
+    today = run(replace(options, upgrade_to=None, baseline=None))
+    after = run(replace(options, baseline=None))
+    before = Counter(f.fingerprint() for f in today.findings)
+    added = []
+    for finding in after.findings:
+        key = finding.fingerprint()
+        if before[key]:
+            before[key] -= 1
+        else:
+            finding.message = f"after an upgrade to vLLM {options.upgrade_to}: {finding.message}"
+            added.append(finding)
+    after.findings = added
+    after.upgrade = UpgradeSummary(options.upgrade_to, len(added), sum(before.values()))
+    if options.baseline is not None:
+        _apply_baseline(after, options.baseline)
+    return after
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -11,7 +11,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
-    from vllmlint.fix import Fix
+    from vllmlint.fix.edits import Fix
     from vllmlint.source.yamlmodel import SourceFile
 
 

@@ -2,16 +2,30 @@
 
 A rule's YAML is its single source of truth: `vllmlint rules`, `vllmlint explain`, the docs pages, SARIF
 descriptions and the generic example test all read it. Check modules are imported only when selected.
+
+The two halves must match, or the registry refuses to load (`RegistryError`): every rule outside the
+engine's own (VL0xx: syntax errors, suppressions, notices) has a module `vllmlint/checks/vlNNN_name.py`,
+and every module named like a rule module has a rule. Otherwise a misnamed module would silently never
+run, and the run would say "All checks passed". Other modules in `checks/` (shared helpers) are free.
 """
 from __future__ import annotations
 
 import importlib
+import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from vllmlint.data import load_yaml_data, rules_dir
 from vllmlint.finding import Severity
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+RULE_MODULE = re.compile(r"^(vl\d+)_\w+\.py$")  # `vl101_deprecated_entrypoint.py`; other names are helpers
+
+
+class RegistryError(Exception):
+    """The rule files and the check modules do not match: an installation or development error."""
 
 
 @dataclass
@@ -35,15 +49,16 @@ class Rule:
     def module_name(self) -> str:
         return f"vllmlint.checks.{self.code.lower()}_{self.name.replace('-', '_')}"
 
+    @property
+    def engine_rule(self) -> bool:
+        """VL0xx rules are the engine's own (syntax errors, suppressions, notices): no check module."""
+        return self.code.startswith("VL0")
+
     def load_check(self):
-        """The rule's `check(world)` function, or None for engine rules (VL0xx) that have no module."""
-        try:
-            module = importlib.import_module(self.module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == self.module_name:
-                return None
-            raise
-        return module.check
+        """The rule's `check(ctx)` function, or None for engine rules (VL0xx) that have no module."""
+        if self.engine_rule:
+            return None
+        return importlib.import_module(self.module_name).check
 
 
 def _load_yaml(path: Path) -> dict:
@@ -72,7 +87,36 @@ def all_rules() -> dict[str, Rule]:
             fix=raw.get("fix", "none"),
             data=raw.get("data"),
         )
+    problems = mismatches(rules, check_modules())
+    if problems:
+        raise RegistryError("; ".join(problems))
     return rules
+
+
+def check_modules(folder: Path = CHECKS_DIR) -> list[str]:
+    """File names of the rule modules in `vllmlint/checks/` (by the naming convention)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(name for name in names if RULE_MODULE.match(name))
+
+
+def mismatches(rules: dict[str, Rule], modules: list[str]) -> list[str]:
+    """One line per rule without its check module and per rule module without its rule."""
+    expected = {r.module_name.rsplit(".", 1)[1] + ".py": r for r in rules.values() if not r.engine_rule}
+    problems = [f"rule {r.code} ({r.name}, rules/{r.path.name}) has no check module: expected "
+                f"vllmlint/checks/{name}" for name, r in expected.items() if name not in modules]
+    for name in modules:
+        if name in expected:
+            continue
+        match = RULE_MODULE.match(name)
+        code = match.group(1).upper() if match else ""
+        rule = rules.get(code)
+        hint = (f"rule {code} is named `{rule.name}`, so its module is {rule.module_name.rsplit('.', 1)[1]}.py"
+                if rule is not None else f"no rules/{code}-*.yaml")
+        problems.append(f"check module vllmlint/checks/{name} belongs to no rule ({hint})")
+    return problems
 
 
 def rule(code_or_name: str) -> Rule:

@@ -6,8 +6,9 @@ parse YAML or shell themselves; `ctx.finding(...)` turns a node or token into a 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, TypeVar, Union
 
 from vllmlint.finding import Finding, Positioned, Severity, Span, Subject
 from vllmlint.vllm.invocation import Invocation
@@ -15,10 +16,12 @@ from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
 from vllmlint.registry import Rule
 
 if TYPE_CHECKING:
-    from vllmlint.fix import Fix
+    from vllmlint.fix.edits import Fix
 
 # What a finding is about (for its subject): an invocation, a container, a pod template, an object, or None.
 About = Union[Invocation, Container, PodTemplate, K8sObject, None]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -26,6 +29,17 @@ class Context:
     world: World
     rule: Rule
     severity: Severity  # the rule's severity for this run (after overrides)
+    fix_errors: list[str] = field(default_factory=list)  # fix builders that failed (the engine reports them)
+
+    def build_fix(self, builder: Callable[..., T], *args) -> T | None:
+        """`builder(*args)`: a fix (or whatever the builder returns). A builder that raises costs the fix
+        (None), never the finding, and the engine reports it as an internal error naming the rule (exit 2)."""
+        try:
+            return builder(*args)
+        except Exception:  # a bug of ours in a fix builder: the finding stands, the run says so
+            detail = traceback.format_exc(limit=-2).strip().splitlines()
+            self.fix_errors.append(f"{getattr(builder, '__name__', 'fix')}: {detail[-1]}")
+            return None
 
     def finding(self, where: Positioned, message: str, *, about: About = None, value: str = "",
                 severity: Severity | None = None, fix: Fix | None = None) -> Finding | None:

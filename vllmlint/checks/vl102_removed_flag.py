@@ -13,7 +13,7 @@ from vllmlint.vllm.flags import ABSORBED, REMOVED
 from vllmlint.checks import Context, describe_workload
 
 if TYPE_CHECKING:
-    from vllmlint.fix import Fix
+    from vllmlint.fix.edits import Fix
 
 # `--speculative-config` with `"method": "draft_model"`: the method became a checked Literal that lists
 # draft_model in 0.8.5 (vllm/config.py SpeculativeMethod; 0.8.4 had a free-form str).
@@ -46,9 +46,9 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             flag = status.spelling
             entry = removed().get(flag) or {}
             if speculative is None:
-                speculative = _speculative_fix(invocation)
-            yield ctx.finding(option.token, _message(option, invocation), about=invocation, value=flag,
-                              fix=None if status.kind == ABSORBED else _fix_for(invocation, option, entry, speculative))
+                speculative = ctx.build_fix(_speculative_fix, invocation) or {}
+            fix = None if status.kind == ABSORBED else ctx.build_fix(_fix_for, invocation, option, entry, speculative)
+            yield ctx.finding(option.token, _message(option, invocation), about=invocation, value=flag, fix=fix)
 
 
 def _message(option: Option, invocation: Invocation) -> str:
@@ -90,32 +90,29 @@ def _drop_fix(invocation: Invocation, option: Option, entry: dict[str, Any]) -> 
     exists ("Delete it", "Remove it"); unsafe when it asked for something that now has another spelling
     (speculative decoding, rope scaling, a task, a structured-output backend): dropping it starts the
     server without that."""
-    from vllmlint.fix import SAFE, UNSAFE, argv_editor, drop_options_fix, make_fix
+    from vllmlint.fix.edits import SAFE, UNSAFE, argv_editor, drop_options_fix, make_fix
 
-    try:
-        flag = option.name.replace("_", "-")
-        words = _RESPELLED.get(flag)
-        editor = argv_editor(invocation)
-        if (editor and words and option.value is None and not invocation.option(words[0])
-                and _catalog_accepts(invocation, words[0])):
-            return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
-        if option.value_token is not None and not option.inline:
-            # The target release does not know the flag, so the parse guessed whether the next word is
-            # its value; the release that last accepted it knows. A switch must not take the model along.
-            takes_value = _took_value(flag)
-            if takes_value is None:
-                return None
-            if not takes_value:
-                option = dataclasses.replace(option, value=None, value_token=None, extra_values=[])
-            elif invocation.kind == SERVE and not invocation.positionals and not invocation.option("--model"):
-                return None  # `vllm serve --flag X`: X may well be the model the author meant
-        lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
-        if flag == "--task" and option.value in ("generate", "auto"):
-            lost_nothing = True  # text generation is what the server does without it
-        return drop_options_fix(invocation, [option], SAFE if lost_nothing else UNSAFE,
-                                f"delete the removed flag `{option.name}`")
-    except Exception:  # a fix we cannot build never costs the finding
-        return None
+    flag = option.name.replace("_", "-")
+    words = _RESPELLED.get(flag)
+    editor = argv_editor(invocation)
+    if (editor and words and option.value is None and not invocation.option(words[0])
+            and _catalog_accepts(invocation, words[0])):
+        return make_fix(editor.replace([option.token], words), SAFE, f"write `{option.name}` as `{' '.join(words)}`")
+    if option.value_token is not None and not option.inline:
+        # The target release does not know the flag, so the parse guessed whether the next word is
+        # its value; the release that last accepted it knows. A switch must not take the model along.
+        takes_value = _took_value(flag)
+        if takes_value is None:
+            return None
+        if not takes_value:
+            option = dataclasses.replace(option, value=None, value_token=None, extra_values=[])
+        elif invocation.kind == SERVE and not invocation.positionals and not invocation.option("--model"):
+            return None  # `vllm serve --flag X`: X may well be the model the author meant
+    lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))
+    if flag == "--task" and option.value in ("generate", "auto"):
+        lost_nothing = True  # text generation is what the server does without it
+    return drop_options_fix(invocation, [option], SAFE if lost_nothing else UNSAFE,
+                            f"delete the removed flag `{option.name}`")
 
 
 def _took_value(flag: str) -> bool | None:
@@ -164,7 +161,7 @@ def _speculative_fix(invocation: Invocation) -> dict[int, Fix]:
     `--speculative-config '{"model": "X", "num_speculative_tokens": N, "method": "draft_model"}'`.
     Safe: the old flags no longer start at all, and the JSON asks for the same draft model and count.
     The same fix goes to every folded flag's finding (option id -> fix)."""
-    from vllmlint.fix import SAFE, argv_editor, make_fix
+    from vllmlint.fix.edits import SAFE, argv_editor, make_fix
 
     release = invocation.release
     if release and version_key(release) < version_key(SPECULATIVE_CONFIG_SINCE):
@@ -173,46 +170,53 @@ def _speculative_fix(invocation: Invocation) -> dict[int, Fix]:
     counts = invocation.option("--num-speculative-tokens")
     if len(models) != 1 or len(counts) != 1 or invocation.option("--speculative-config"):
         return {}
-    try:
-        folded = [o for o in invocation.options if o.name.replace("_", "-") in _SPECULATIVE_KEYS]
-        config: dict[str, Any] = {}
-        for option in folded:
-            key, kind = _SPECULATIVE_KEYS[option.name.replace("_", "-")]
-            if key in config or not _literal(option) or option.value is None:
-                return {}
-            config[key] = int(option.value) if kind is int else option.value
-        model = models[0]
-        if not _literal(model) or model.value is None:
+    folded = [o for o in invocation.options if o.name.replace("_", "-") in _SPECULATIVE_KEYS]
+    config: dict[str, Any] = {}
+    for option in folded:
+        key, kind = _SPECULATIVE_KEYS[option.name.replace("_", "-")]
+        if key in config or not _literal(option) or option.value is None:
             return {}
-        head: dict[str, Any]
-        if model.value == "[ngram]":
-            head = {"method": "ngram"}
-        elif _OTHER_METHOD.search(model.value) or any(k.startswith("prompt_lookup") for k in config):
-            return {}
+        if kind is int:
+            try:
+                config[key] = int(option.value)
+            except ValueError:
+                return {}  # `--num-speculative-tokens four`: VL106's to report, nothing to fold
         else:
-            head = {"model": model.value, "num_speculative_tokens": config.pop("num_speculative_tokens"),
-                    "method": "draft_model"}
-        config = {**head, **config}
-        if not _catalog_accepts(invocation, "--speculative-config", config):
-            return {}
-        editor = argv_editor(invocation)
-        if editor is None:
-            return {}
-        tokens = [model.token] if model.inline else [model.token, model.value_token]
-        edits = None
-        # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
-        for separators in ((", ", ": "), (",", ":")):
-            value = json.dumps(config, separators=separators)
-            words = [f"--speculative-config={value}"] if model.inline else ["--speculative-config", value]
-            edits = editor.replace(tokens, words)
-            if edits is not None:
-                break
-        removal = editor.delete_options(folded)
-        if edits is None or removal is None:
-            return {}
-        fix = make_fix(edits + removal, SAFE, "fold the old speculative-decoding flags into `--speculative-config`")
-    except (ValueError, KeyError, TypeError, AttributeError):
+            config[key] = option.value
+    model = models[0]
+    if not _literal(model) or model.value is None:
         return {}
+    head: dict[str, Any]
+    if model.value == "[ngram]":
+        head = {"method": "ngram"}
+    elif _OTHER_METHOD.search(model.value) or any(k.startswith("prompt_lookup") for k in config):
+        return {}
+    elif "num_speculative_tokens" not in config:
+        return {}  # written as an abbreviation (`--num-speculative-token`): not folded
+    else:
+        head = {"model": model.value, "num_speculative_tokens": config.pop("num_speculative_tokens"),
+                "method": "draft_model"}
+    config = {**head, **config}
+    if not _catalog_accepts(invocation, "--speculative-config", config):
+        return {}
+    editor = argv_editor(invocation)
+    if editor is None:
+        return {}
+    if model.value_token is None:
+        return {}
+    tokens = [model.token] if model.inline else [model.token, model.value_token]
+    edits = None
+    # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
+    for separators in ((", ", ": "), (",", ":")):
+        value = json.dumps(config, separators=separators)
+        words = [f"--speculative-config={value}"] if model.inline else ["--speculative-config", value]
+        edits = editor.replace(tokens, words)
+        if edits is not None:
+            break
+    removal = editor.delete_options(folded)
+    if edits is None or removal is None:
+        return {}
+    fix = make_fix(edits + removal, SAFE, "fold the old speculative-decoding flags into `--speculative-config`")
     if fix is None:
         return {}
     return {id(option): fix for option in [model] + folded}

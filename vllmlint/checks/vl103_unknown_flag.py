@@ -9,7 +9,7 @@ from vllmlint.vllm.invocation import Invocation, Option
 from vllmlint.checks import Context
 
 if TYPE_CHECKING:
-    from vllmlint.fix import Fix
+    from vllmlint.fix.edits import Fix
 
 # Flags whose removal loses nothing: the server already does what they ask for.
 _DROP_SAFELY = {"--enable-metrics": "metrics are always served on the API port"}
@@ -39,7 +39,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 message += f" (vLLM {invocation.release} is newer than the newest release vllmlint knows, " \
                            f"{release}: the flag may be new)"
             yield ctx.finding(option.token, message, about=invocation, value=status.spelling, severity=severity,
-                              fix=_fix(invocation, option))
+                              fix=ctx.build_fix(_fix, invocation, option))
 
 
 def _which(invocation: Invocation) -> str:
@@ -53,7 +53,7 @@ def _fix(invocation: Invocation, option: Option) -> Fix | None:
     reason = _DROP_SAFELY.get(option.status.spelling) if option.status is not None else None
     if reason is None:
         return None
-    from vllmlint.fix import SAFE, drop_options_fix
+    from vllmlint.fix.edits import SAFE, drop_options_fix
 
     if option.value is not None and not option.inline:
         return None  # `--enable-metrics X`: X may be the model; the parse cannot know

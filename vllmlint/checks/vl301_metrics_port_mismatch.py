@@ -59,7 +59,8 @@ def check(ctx: Context):
                                       f"but vLLM serves /metrics on its API port {_describe(vllm[template][0])}: point "
                                       "`targetPort` at the API port (there is no separate metrics port).",
                                       about=service, value=f"{port.name}:{number}",
-                                      fix=_port_fix(port.node.get("targetPort"), vllm[template], "targetPort"))
+                                      fix=ctx.build_fix(_port_fix, port.node.get("targetPort"), vllm[template],
+                                                        "targetPort"))
                     break
     yield from _service_monitors(ctx, services, vllm)
     yield from _pod_monitors(ctx, vllm)
@@ -111,8 +112,8 @@ def _service_monitors(ctx, services, vllm):
                                               f"names no port of Service {service.name}, so nothing is scraped: "
                                               f"name the Service port that reaches vLLM's API port "
                                               f"{_describe(vllm[template][0])}.", about=monitor, value=port_name,
-                                              fix=_service_port_name_fix(endpoint.get("port"), service, template,
-                                                                         vllm[template]))
+                                              fix=ctx.build_fix(_service_port_name_fix, endpoint.get("port"),
+                                                                service, template, vllm[template]))
                             reported = True
                             break
                         number = resolve_container_port(template, match[0].target)
@@ -124,9 +125,9 @@ def _service_monitors(ctx, services, vllm):
                         continue
                     if _mismatch(number, vllm[template]):
                         if port_name is not None:
-                            fix = _service_port_name_fix(where, service, template, vllm[template])
+                            fix = ctx.build_fix(_service_port_name_fix, where, service, template, vllm[template])
                         else:
-                            fix = _port_fix(where, vllm[template], "the endpoint's targetPort")
+                            fix = ctx.build_fix(_port_fix, where, vllm[template], "the endpoint's targetPort")
                         yield ctx.finding(where, f"ServiceMonitor scrapes vLLM pods on port {number}, but vLLM serves "
                                           f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API "
                                           "port.", about=monitor, value=str(number), fix=fix)
@@ -155,7 +156,7 @@ def _pod_monitors(ctx, vllm):
                     yield ctx.finding(where, f"PodMonitor scrapes vLLM pods on port {number}, but vLLM serves "
                                       f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API port.",
                                       about=monitor, value=str(number),
-                                      fix=_pod_port_fix(where, template, vllm[template]))
+                                      fix=ctx.build_fix(_pod_port_fix, where, template, vllm[template]))
                     break
 
 
@@ -172,7 +173,7 @@ def _annotations(ctx, vllm):
         if _mismatch(int(text), vllm[template]):
             yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
                               f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
-                              about=template, value=text, fix=_port_fix(node, vllm[template], "the annotation"))
+                              about=template, value=text, fix=ctx.build_fix(_port_fix, node, vllm[template], "the annotation"))
 
 
 # --- fixes: point the scrape at the API port ------------------------------------------------------
@@ -182,7 +183,7 @@ def _annotations(ctx, vllm):
 
 
 def _port_fix(node, ports, what: str):
-    from vllmlint.fix import SAFE, UNSAFE, make_fix, replace_number
+    from vllmlint.fix.edits import SAFE, UNSAFE, make_fix, replace_number
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:
@@ -195,7 +196,7 @@ def _port_fix(node, ports, what: str):
 
 def _service_port_name_fix(node, service, template, ports):
     """Name the Service port that already reaches the API port (unsafe: see above)."""
-    from vllmlint.fix import UNSAFE, make_fix, replace_scalar
+    from vllmlint.fix.edits import UNSAFE, make_fix, replace_scalar
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:
@@ -206,14 +207,15 @@ def _service_port_name_fix(node, service, template, ports):
         return None  # the Service has no port to the API port: that needs a new Service port
     if isinstance(node.value, int):
         return None
-    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+    edit = replace_scalar(node, names[0])
+    return make_fix([edit] if edit else None, UNSAFE,
                     f"scrape Service port `{names[0]}`, which reaches vLLM's API port {api}")
 
 
 def _pod_port_fix(node, template, ports):
     """A PodMonitor `port` names a container port: name the one the API listens on; a number (the
     `targetPort` field) becomes the API port number."""
-    from vllmlint.fix import UNSAFE, make_fix, replace_scalar
+    from vllmlint.fix.edits import UNSAFE, make_fix, replace_scalar
 
     api = ports[2]
     if not isinstance(node, Scalar) or api is None:
@@ -224,5 +226,6 @@ def _pod_port_fix(node, template, ports):
              if name and number == api]
     if not names:
         return None
-    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+    edit = replace_scalar(node, names[0])
+    return make_fix([edit] if edit else None, UNSAFE,
                     f"scrape container port `{names[0]}`, vLLM's API port {api}")

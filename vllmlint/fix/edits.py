@@ -1,9 +1,8 @@
-"""`--fix`: minimal text edits at the positions the model already knows, verified before anything is written.
+"""Edit primitives for `--fix`: minimal text edits at the positions the model already knows.
 
 Checks attach a `Fix` (edits on the file text, by character offset) to the findings they can repair;
-`run_fixes` applies them, re-lints, and writes a file only when its new text still parses, runs the same
-vLLM commands and produces no finding that was not there before. Every byte outside an edited span stays
-as it was: comments, quoting, flow or block style, indentation.
+`vllmlint.fix.apply.run_fixes` applies them and verifies the result before anything is written. Every
+byte outside an edited span stays as it was: comments, quoting, flow or block style, indentation.
 
 The `ArgvEditor` turns argv-level operations on a vLLM invocation (delete these tokens, replace them with
 these words) into text edits, whether the argv is a YAML list (block or flow, JSON) or a shell string
@@ -12,17 +11,18 @@ exactly (folded scalars, YAML escapes inside a touched shell word) yields no fix
 """
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import re
 import shlex
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Union
+
+if TYPE_CHECKING:
+    from vllmlint.source.yamlmodel import Scalar, Sequence, SourceFile
+    from vllmlint.vllm.invocation import Invocation, Option, Token
 
 SAFE = "safe"
 UNSAFE = "unsafe"
-MAX_PASSES = 5
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def make_fix(edits: list[Edit] | None, safety: str, description: str) -> Fix | N
     if not edits:
         return None
     edits = _merge_touching_deletions(sorted(edits, key=lambda e: (e.path, e.start, e.end)))
-    for first, second in zip(edits, edits[1:]):
+    for first, second in zip(edits, edits[1:], strict=False):
         if first.path == second.path and _conflict(first, second):
             return None
     return Fix(edits, safety, description)
@@ -116,7 +116,7 @@ def yaml_string(value: str, flow: bool, like: str | None = None) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def replace_scalar(scalar, value: str) -> Edit | None:
+def replace_scalar(scalar: Scalar, value: str) -> Edit | None:
     """Rewrite a string scalar to `value`, keeping its quoting style where it allows. A plain result
     follows the flow-context rules (no `,[]{}`), which are also safe in block context."""
     if scalar.style in ("|", ">"):
@@ -124,7 +124,7 @@ def replace_scalar(scalar, value: str) -> Edit | None:
     return Edit(scalar.source.display_path, scalar.start, scalar.end, yaml_string(value, True, scalar.style))
 
 
-def replace_number(scalar, number: int, keep_quotes: bool = True) -> Edit | None:
+def replace_number(scalar: Scalar, number: int, keep_quotes: bool = True) -> Edit | None:
     """Rewrite a port to a number: plain stays plain, quoted stays quoted (`"8001"` -> `"8000"`, for
     annotations, which are strings) unless `keep_quotes` is off (a port name becoming a number)."""
     if scalar.style in ("|", ">"):
@@ -135,7 +135,7 @@ def replace_number(scalar, number: int, keep_quotes: bool = True) -> Edit | None
     return Edit(scalar.source.display_path, scalar.start, scalar.end, text)
 
 
-def _is_flow_sequence(seq) -> bool:
+def _is_flow_sequence(seq: Sequence) -> bool:
     return seq.source.text[seq.start:seq.start + 1] == "["
 
 
@@ -154,7 +154,7 @@ _BLOCK_ITEM_PREFIX = re.compile(r"^[ \t]*-[ \t]+$")
 _REST_OF_LINE = re.compile(r"^[ \t]*(#.*)?\r?$")
 
 
-def delete_sequence_items(seq, indices: list[int]) -> list[Edit] | None:
+def delete_sequence_items(seq: Sequence, indices: list[int]) -> list[Edit] | None:
     """Edits deleting the items at `indices`: whole lines in a block list, `item, ` in a flow list."""
     indices = sorted(set(indices))
     if not indices:
@@ -196,7 +196,7 @@ def _runs(indices: list[int]) -> list[list[int]]:
     return runs
 
 
-def insert_sequence_items_after(seq, index: int, rendered: list[str]) -> Edit | None:
+def insert_sequence_items_after(seq: Sequence, index: int, rendered: list[str]) -> Edit | None:
     """An edit adding items (already written as YAML) right after item `index`: `, x` in a flow list,
     a new `- x` line per item in a block list."""
     item = seq.items[index]
@@ -219,23 +219,27 @@ def insert_sequence_items_after(seq, index: int, rendered: list[str]) -> Edit | 
 class Keep:
     """An argv word reused as written (its quoting, `$VAR`s, `$(VAR)`s), optionally minus a prefix
     such as `--model=`."""
-    token: object
+    token: Token
     strip_prefix: str = ""
+
+
+Word = Union[str, Keep]  # an argv word to write: new text (quoted as needed) or a word kept as written
 
 
 class ArgvEditor:
     """Argv-level edits of one invocation, as text edits. `mode` is "list", "shell" or None (not editable)."""
 
-    def __init__(self, invocation):
+    def __init__(self, invocation: Invocation):
         self.invocation = invocation
         # An image's entrypoint gives synthetic tokens with no place in a file: they cannot be edited
         # (operations on them fail), but the `args` written after them can.
         tokens = [t for t in invocation.entry + invocation.tokens if t.source is not None]
         self.mode: str | None = None
-        self.scalar = None
-        if not tokens:
+        self.scalar: Scalar | None = None
+        self._items: dict[int, tuple[Sequence, int]] | None = None
+        if not tokens or tokens[0].source is None:
             return
-        self.source = tokens[0].source
+        self.source: SourceFile = tokens[0].source
         self.path = self.source.display_path
         self.text = self.source.text
         if all(self._item(t) is not None for t in tokens):
@@ -244,13 +248,13 @@ class ArgvEditor:
             self.mode = "shell"
 
     # list mode
-    def _item(self, token):
+    def _item(self, token: Token) -> tuple[Sequence, int] | None:
         """(sequence, index) of the YAML list item that is exactly this token."""
         node = token.node
         container = self.invocation.container
         if node is None or container is None or (token.start, token.end) != (node.start, node.end):
             return None
-        items = getattr(self, "_items", None)
+        items = self._items
         if items is None:
             from vllmlint.source.yamlmodel import Sequence
 
@@ -258,8 +262,13 @@ class ArgvEditor:
                                    if isinstance(seq, Sequence) for index, item in enumerate(seq.items)}
         return items.get(id(node))
 
+    def _items_of(self, tokens: list[Token]) -> list[tuple[Sequence, int]] | None:
+        """The list items of these tokens (list mode), or None when one is not an item of its own."""
+        located = [self._item(t) for t in tokens]
+        return None if any(item is None for item in located) else [item for item in located if item is not None]
+
     # shell mode
-    def _shell_editable(self, tokens) -> bool:
+    def _shell_editable(self, tokens: list[Token]) -> bool:
         scalar = self.invocation.script or tokens[0].node
         if any(t.node is not scalar for t in tokens):
             return False  # words from a shell string and from list items mixed (Compose): not one text
@@ -274,7 +283,7 @@ class ArgvEditor:
         self.scalar = scalar
         return all(self._slice_reads_as(t) for t in tokens if not t.dynamic)
 
-    def _slice_reads_as(self, token) -> bool:
+    def _slice_reads_as(self, token: Token) -> bool:
         """The file text of a word, read as shell, gives the word: no YAML escape sits inside it."""
         from vllmlint.source.shell import split_commands
 
@@ -311,16 +320,18 @@ class ArgvEditor:
         return True
 
     # words
-    def _word_list(self, word, flow: bool, like) -> str | None:
+    def _word_list(self, word: Word, flow: bool, like: str | None) -> str | None:
         if isinstance(word, Keep):
             node = word.token.node
+            if node is None:
+                return None
             raw = node.text  # unexpanded: `$(VAR)` stays for Kubernetes to expand
             if not raw.startswith(word.strip_prefix):
                 return None
             return yaml_string(raw[len(word.strip_prefix):], flow, like)
         return yaml_string(word, flow, like)
 
-    def _word_shell(self, word) -> str | None:
+    def _word_shell(self, word: Word) -> str | None:
         if isinstance(word, Keep):
             token, prefix = word.token, word.strip_prefix
             raw = self.text[token.start:token.end]
@@ -332,14 +343,16 @@ class ArgvEditor:
         return self._encode(shlex.quote(word))
 
     # operations
-    def delete(self, tokens) -> list[Edit] | None:
+    def delete(self, tokens: list[Token]) -> list[Edit] | None:
         """Delete these tokens (a flag and its value)."""
         if any(t.source is None for t in tokens):
             return None
         if self.mode == "list":
-            by_seq: dict[int, tuple[object, list[int]]] = {}
-            for token in tokens:
-                seq, index = self._item(token)
+            located = self._items_of(tokens)
+            if located is None:
+                return None
+            by_seq: dict[int, tuple[Sequence, list[int]]] = {}
+            for seq, index in located:
                 by_seq.setdefault(id(seq), (seq, []))[1].append(index)
             edits: list[Edit] = []
             for seq, indices in by_seq.values():
@@ -352,7 +365,7 @@ class ArgvEditor:
             return [self._shell_delete(min(t.start for t in tokens), max(t.end for t in tokens))]
         return None
 
-    def delete_options(self, options) -> list[Edit] | None:
+    def delete_options(self, options: list[Option]) -> list[Edit] | None:
         """Delete several options (each flag with its value). In a shell string, options separated only
         by blanks and continuations are deleted as one stretch, so whole continuation lines can go."""
         if self.mode == "list":
@@ -398,21 +411,25 @@ class ArgvEditor:
             cut -= 1
         return Edit(self.path, cut, end, "")
 
-    def replace(self, tokens, words: list) -> list[Edit] | None:
+    def replace(self, tokens: list[Token], words: Iterable[Word]) -> list[Edit] | None:
         """Replace contiguous tokens by argv words (`str`, quoted as needed, or `Keep`)."""
-        if any(t.source is None for t in tokens):
+        if any(t.source is None for t in tokens) or not tokens:
             return None
         if self.mode == "list":
-            located = [self._item(t) for t in tokens]
+            located = self._items_of(tokens)
+            if located is None:
+                return None
             seq, first = located[0]
             flow = _is_flow_sequence(seq)
-            like = seq.items[first].style if seq.items[first].style in ("'", '"') else None
-            rendered = [self._word_list(w, flow, like) for w in words]
-            if any(r is None for r in rendered):
+            style = getattr(seq.items[first], "style", None)  # a Scalar's quoting (items are tokens: scalars)
+            like = style if style in ("'", '"') else None
+            maybe = [self._word_list(w, flow, like) for w in words]
+            rendered = [r for r in maybe if r is not None]
+            if len(rendered) != len(maybe):
                 return None
             edits: list[Edit] = []
             # Rewrite the tokens one for one; extra words go after the last, missing ones are deleted.
-            for (s, index), text in zip(located, rendered):
+            for (s, index), text in zip(located, rendered, strict=False):
                 item = s.items[index]
                 edits.append(Edit(self.path, item.start, item.end, text))
             if len(rendered) > len(located):
@@ -428,18 +445,19 @@ class ArgvEditor:
                 edits.extend(rest)
             return edits
         if self.mode == "shell":
-            rendered = [self._word_shell(w) for w in words]
-            if any(r is None for r in rendered):
+            maybe_shell = [self._word_shell(w) for w in words]
+            shell_words = [r for r in maybe_shell if r is not None]
+            if len(shell_words) != len(maybe_shell):
                 return None
             start, end = min(t.start for t in tokens), max(t.end for t in tokens)
-            return [Edit(self.path, start, end, " ".join(rendered))]
+            return [Edit(self.path, start, end, " ".join(shell_words))]
         return None
 
 
 _BLANKS_BETWEEN = re.compile(r"^(?:[ \t]|\\\r?\n)*$")
 
 
-def _option_tokens(option) -> list:
+def _option_tokens(option: Option) -> list[Token]:
     """The flag's token and its value tokens (one for `--flag=value`)."""
     tokens = [option.token]
     for token in [option.value_token] + list(getattr(option, "extra_values", None) or []):
@@ -448,224 +466,21 @@ def _option_tokens(option) -> list:
     return tokens
 
 
-def argv_editor(invocation) -> ArgvEditor | None:
-    editor = ArgvEditor(invocation)
+_EDITOR = "_vllmlint_argv_editor"  # where an invocation keeps its editor
+
+
+def argv_editor(invocation: Invocation) -> ArgvEditor | None:
+    """The invocation's editor (None when its argv cannot be edited exactly). Built once per invocation
+    and kept on it: every fix of an invocation shares it, since building one reads every token (with
+    1,000 fixable flags in one command, an editor per fix made the run quadratic)."""
+    editor = getattr(invocation, _EDITOR, None)
+    if editor is None:
+        editor = ArgvEditor(invocation)
+        setattr(invocation, _EDITOR, editor)
     return editor if editor.mode else None
 
 
-def drop_options_fix(invocation, options, safety: str, description: str) -> Fix | None:
+def drop_options_fix(invocation: Invocation, options: list[Option], safety: str, description: str) -> Fix | None:
     """A fix deleting options (each flag with its value) from an invocation, in whatever form it is written."""
     editor = argv_editor(invocation)
     return make_fix(editor.delete_options(options), safety, description) if editor else None
-
-
-# --- running fixes on files -----------------------------------------------------------------------
-@dataclass
-class FixOutcome:
-    diff: str = ""  # unified diff of every change, paths as displayed
-    applied: int = 0  # fixes applied (in files that were written or would be)
-    files: list[str] = field(default_factory=list)  # changed files, as displayed
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (file, why its fixes were not kept)
-    result: object = None  # the LintResult after fixing
-
-
-@dataclass
-class _File:
-    path: object  # pathlib.Path
-    shown: str
-    original: str
-    bom: bool
-    text: str = ""
-    applied: int = 0
-
-
-def fixable(finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    return (isinstance(fix, Fix) and finding.suppressed_by is None
-            and (fix.safety == SAFE or (unsafe and fix.safety == UNSAFE)))
-
-
-def run_fixes(paths: list[str], options, *, unsafe: bool = False, write: bool = True) -> FixOutcome:
-    """Lint `paths` as one world, apply the available fixes (safe ones; unsafe too when asked) until
-    nothing changes (at most MAX_PASSES passes), keep a file's changes only if they verify, then write
-    the kept files atomically (when `write`)."""
-    from vllmlint.engine import collect_files, display_path
-
-    files: dict[str, _File] = {}
-    for path in collect_files(paths)[0]:
-        shown = display_path(path)
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None and b"\x00" not in data[:8192]:
-            files[shown] = _File(path, shown, text, data.startswith(b"\xef\xbb\xbf"), text)
-
-    # Fixes come from the rules the user selected; verification runs every rule, so that a fix never
-    # trades a selected finding for one the selection happens to hide.
-    everything = dataclasses.replace(options, select=None, ignore=None)
-    narrowed = bool(options.select or options.ignore)
-
-    def lint(with_options=options):
-        return _lint_texts(paths, with_options, {f.shown: f.text for f in files.values() if f.text != f.original})
-
-    result, world = lint()
-    baseline, baseline_world = lint(everything) if narrowed else (result, world)
-    outcome = FixOutcome()
-    for _ in range(MAX_PASSES):
-        chosen = _choose(result.findings, unsafe, files)
-        if not chosen:
-            break
-        for shown, fixes in chosen.items():
-            record = files[shown]
-            record.text = apply_edits(record.text, [e for fix in fixes for e in fix.edits])
-            record.applied += len(fixes)
-        result, world = lint()
-
-    # Verify; a refused file goes back to its original text, which changes the world: check again.
-    while any(f.text != f.original for f in files.values()):
-        changed = {f.shown for f in files.values() if f.text != f.original}
-        after, after_world = lint(everything) if narrowed else (result, world)
-        problems = _verify(baseline, baseline_world, after, after_world, changed)
-        if not problems:
-            break
-        for shown, reason in problems.items():
-            record = files[shown]
-            record.text, record.applied = record.original, 0
-            outcome.refused.append((shown, reason))
-        result, world = lint()
-
-    diffs = []
-    unwritten = False
-    for record in sorted(files.values(), key=lambda f: f.shown):
-        if record.text == record.original:
-            continue
-        if write:
-            try:
-                write_atomically(record.path, record.text, record.bom)
-            except OSError as exc:  # read-only file or folder, full disk: that file stays as it was
-                outcome.refused.append((record.shown, f"cannot write the fixed file: {exc.strerror or exc}"))
-                record.text = record.original
-                unwritten = True
-                continue
-        outcome.files.append(record.shown)
-        outcome.applied += record.applied
-        diffs.append(unified_diff(record.original, record.text, record.shown))
-    outcome.diff = "".join(diffs)
-    outcome.result = lint()[0] if unwritten else result
-    return outcome
-
-
-def _lint_texts(paths, options, overrides: dict[str, str]):
-    """Lint the files of `paths`, reading `overrides` (display path -> text) instead of the disk."""
-    from vllmlint.engine import Linter, collect_files, display_path
-
-    linter = Linter(options)
-    for path in collect_files(paths)[0]:
-        shown = display_path(path)
-        if shown in overrides:
-            linter.add_bytes(overrides[shown].encode("utf-8"), shown, path.suffix.lower(), path.name)
-        else:
-            linter.add_file(path, shown)
-    result = linter.run()
-    return result, linter.world
-
-
-def _choose(findings, unsafe: bool, files: dict[str, _File]) -> dict[str, list[Fix]]:
-    """Per file, fixes whose edits conflict with none already chosen (the others wait for a pass)."""
-    chosen: dict[str, list[Fix]] = {}
-    taken: dict[str, list[Edit]] = {}
-    seen: set[tuple] = set()
-    candidates = [f.fix for f in findings if fixable(f, unsafe)]
-    candidates.sort(key=lambda fix: min((e.path, e.start) for e in fix.edits))
-    for fix in candidates:
-        key = fix.key()
-        if key in seen:
-            continue  # one fix shared by several findings (two flags folded into one)
-        seen.add(key)
-        if any(e.path not in files for e in fix.edits):
-            continue
-        if any(_conflict(e, other) for e in fix.edits for other in taken.get(e.path, [])):
-            continue
-        for edit in fix.edits:
-            taken.setdefault(edit.path, []).append(edit)
-        # A fix's edits are all in one file in practice; count it once, against its first file.
-        chosen.setdefault(fix.edits[0].path, []).append(fix)
-        for path in {e.path for e in fix.edits[1:]} - {fix.edits[0].path}:
-            chosen.setdefault(path, [])
-    return chosen
-
-
-def _verify(baseline, baseline_world, result, world, changed: set[str]) -> dict[str, str]:
-    """Changed files whose new text is worse: it no longer parses, runs a different number of vLLM
-    commands, or the run has findings it did not have before."""
-    problems: dict[str, str] = {}
-    before_errors = Counter(f.path for f in baseline.findings if f.code == "VL001")
-    after_errors = Counter(f.path for f in result.findings if f.code == "VL001")
-    for shown in changed:
-        if after_errors[shown] > before_errors[shown]:
-            message = next(f.message for f in result.findings if f.code == "VL001" and f.path == shown)
-            problems[shown] = f"the fixed text would not parse ({message})"
-    count_before = Counter(_invocation_path(i) for i in baseline_world.invocations)
-    count_after = Counter(_invocation_path(i) for i in world.invocations)
-    for shown in changed - set(problems):
-        if count_before[shown] != count_after[shown]:
-            problems[shown] = (f"the fixed text runs {count_after[shown]} vLLM command(s) instead of "
-                               f"{count_before[shown]}")
-    new = Counter(f.fingerprint() for f in result.findings) - Counter(f.fingerprint() for f in baseline.findings)
-    if new:
-        for finding in result.findings:
-            if new[finding.fingerprint()] <= 0 or finding.path in problems:
-                continue
-            reason = f"the fix would add a finding: {finding.code} {finding.message}"
-            if finding.path in changed:
-                problems[finding.path] = reason
-            else:  # a new finding in a file we did not touch: any changed file may have caused it
-                for shown in changed - set(problems):
-                    problems[shown] = reason
-    return problems
-
-
-def _invocation_path(invocation) -> str:
-    source = invocation.source
-    return source.display_path if source is not None else ""
-
-
-def unified_diff(before: str, after: str, shown: str) -> str:
-    import difflib
-
-    lines = []
-    for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                     fromfile=shown, tofile=shown):
-        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(lines)
-
-
-def write_atomically(path, text: str, bom: bool = False) -> None:
-    """Write through a temporary file in the same folder and `os.replace`, keeping the file's mode
-    (a symlink keeps pointing at its target, which gets the new text)."""
-    import stat
-    import tempfile
-
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target) or "."
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
-    handle, temp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".vllmlint-fix")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
