@@ -316,7 +316,7 @@ class Linter:
         world.sources = list(self.result.sources.values())
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
-            world.invocations.extend(script_invocations(source))
+            world.invocations.extend(script_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
         from vllmlint.vllm.release import workload_release
 
