@@ -250,3 +250,13 @@ def test_a_file_never_parsed_as_yaml_has_no_yaml_comments():
 
     assert yaml_comments(SourceFile("x.yaml", "a: 1  # vllmlint: disable=VL201\n")) is None
     assert lint_text(POD, "pod.yaml", LintOptions(select=["VL201"])).findings == []
+
+
+def test_each_markdown_yaml_block_reads_only_its_own_literal_block_scripts():
+    # A block scalar's span runs over the blank lines after it, past the closing fence: the shell
+    # comments of the blocks below must not be read again as this block's.
+    block = ("```yaml\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: s}\ndata:\n  run.sh: |\n"
+             "    # vllmlint: disable-next-line=VL102 -- y\n    echo hi\n```\n\n")
+    text = block * 3
+    result = lint({"README.md": text}, ["VL102", "VL003"])
+    assert [(f.code, f.span.line) for f in result.findings] == [("VL003", 7), ("VL003", 17), ("VL003", 27)]

@@ -321,8 +321,8 @@ def _yaml_directives(source: SourceFile, start: int, end: int) -> list[Directive
                 continue
             directive.lines = _yaml_lines(source, hash_at, directive.scope, end)
             directives.append(directive)
-    for block_start, block_end in index.literal_blocks:
-        if start <= block_start < end and text.find("vllmlint:", block_start, block_end) != -1:
+    for block_start, block_end in index.literal_blocks_in(start, end):
+        if text.find("vllmlint:", block_start, block_end) != -1:
             # A literal block scalar is read as a shell script; its header line (`|`) is YAML's.
             region_start = text.find("\n", block_start, block_end) + 1
             if region_start:

@@ -9,14 +9,14 @@ read here: it usually holds a shell script, whose comments the shell reader find
 
 The engine records each parse (`record_parse`); the index is built then, once per file, from the
 documents already composed. Only comments that mention `vllmlint` are ever read (suppressions), so a
-file whose text does not contain it gets an empty index without walking its nodes. Past a syntax
+file whose text does not contain it gets no index, and its nodes are not walked. Past a syntax
 error the parse has no scalars to go by: there a `#` counts when it is at line start or after a blank
 with no quote left open on its line.
 """
 from __future__ import annotations
 
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,16 +38,17 @@ class YamlComments:
 
     comments: list[Comment] = field(default_factory=list)
     literal_blocks: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each `|` scalar
-    regions: list[tuple[int, int]] = field(default_factory=list)  # the parts of the file read as YAML
+    _starts: list[int] | None = field(default=None, repr=False)
 
     def in_range(self, start: int, end: int) -> list[Comment]:
-        return [c for c in self.comments if start <= c.start < end]
+        """The comments that start in [start, end)."""
+        starts = [c.start for c in self.comments] if self._starts is None else self._starts
+        self._starts = starts
+        return self.comments[bisect_left(starts, start):bisect_left(starts, end)]
 
-    def literal_block_at(self, offset: int) -> tuple[int, int] | None:
-        for block in self.literal_blocks:
-            if block[0] <= offset < block[1]:
-                return block
-        return None
+    def literal_blocks_in(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The literal block scalars that start in [start, end)."""
+        return self.literal_blocks[bisect_left(self.literal_blocks, (start,)):bisect_left(self.literal_blocks, (end,))]
 
 
 # One index per SourceFile, held weakly: it holds offsets only, so it never keeps its file alive.
@@ -61,18 +62,18 @@ def record_parse(source: SourceFile, documents: list[Document], error_index: int
     a syntax error stopped the parse (None: it did not)."""
     text = source.text
     start, end = region if region is not None else (0, len(text))
+    if text.find(MARKER, start, end) == -1:
+        return  # no directive can be here: no index, no walk (nearly every file)
     index = _INDEX.get(source)
     if index is None:
         index = _INDEX[source] = YamlComments()
-    index.regions.append((start, end))
-    if text.find(MARKER, start, end) == -1:
-        return
     spans = _scalar_spans(documents)
     starts = [s for s, _, _ in spans]
     parsed_until = end + 1
     if error_index is not None:
         parsed_until = min(error_index, max((e for _, e, _ in spans), default=start))
-    index.literal_blocks.extend((s, e) for s, e, style in spans if style == "|")
+    # A block scalar's span runs over the blank lines after it: in a Markdown block, past the closing fence.
+    index.literal_blocks.extend((s, min(e, end)) for s, e, style in spans if style == "|")
     index.literal_blocks.sort()
     pos = text.find("#", start, end)
     last_end = -1
@@ -84,10 +85,12 @@ def record_parse(source: SourceFile, documents: list[Document], error_index: int
             index.comments.append(Comment(pos, last_end))
         pos = text.find("#", pos + 1, end)
     index.comments.sort(key=lambda c: c.start)
+    index._starts = None
 
 
 def yaml_comments(source: SourceFile) -> YamlComments | None:
-    """The comment index recorded for `source`, or None when its YAML was never parsed."""
+    """The comment index recorded for `source`; None when its YAML was never parsed, or when the text
+    read as YAML never mentions `vllmlint` (then it holds no directive)."""
     return _INDEX.get(source)
 
 
