@@ -15,6 +15,7 @@ from vllmlint.checks import Context
 from vllmlint.engine import Linter, LintOptions
 from vllmlint.finding import Subject
 from vllmlint.registry import all_rules, select_rules
+from vllmlint.source import comments
 from vllmlint.suppressions import apply_suppressions
 
 
@@ -90,8 +91,9 @@ def test_a_file_without_the_marker_is_never_parsed_again(monkeypatch):
         raise AssertionError("files without `vllmlint` must be skipped by one substring check")
 
     monkeypatch.setattr(suppressions, "comment_directives", boom)
-    monkeypatch.setattr(suppressions, "_scalar_ranges", boom)
-    monkeypatch.setattr(suppressions, "_shell_scan", boom)
+    monkeypatch.setattr(suppressions, "yaml_comments", boom)
+    monkeypatch.setattr(suppressions, "read_script", boom)
+    monkeypatch.setattr(comments, "_scalar_spans", boom)  # nor are their nodes walked for a comment index
     result = run({"a.yaml": pod("    image: nginx:latest"), "run.sh": "#!/bin/sh\nvllm serve m --swap-space 4\n"})
     assert {f.code for f in result.kept()} == {"VL201", "VL102"}
 

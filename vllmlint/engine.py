@@ -17,6 +17,7 @@ from vllmlint.finding import Finding, Notice, Severity
 from vllmlint.vllm.invocation import find_invocations, script_invocations
 from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
+from vllmlint.source.comments import record_parse
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 if TYPE_CHECKING:
@@ -227,17 +228,21 @@ class Linter:
     def _add_markdown(self, text: str, shown: str) -> None:
         from vllmlint.source.markdown import fenced_blocks
 
+        markdown = self.result.sources[shown]
         for block in fenced_blocks(text):
             # Same path, same offsets: findings land on the Markdown file's own lines.
             self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
-                             error_limit=block.end_offset)
+                             error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
 
-    def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None) -> None:
+    def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None,
+                    owner: SourceFile | None = None, region: tuple[int, int] | None = None) -> None:
         text, shown = source.text, source.display_path
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
             self._shell_sources.append(source)
             return
         documents, error = parse_documents(source)
+        # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.
+        record_parse(owner or source, documents, error.index if error is not None else None, region)
         template = _template_action(text, documents if error is None else None)
         if template is not None:
             line, _ = source.line_col(template)
@@ -331,7 +336,7 @@ class Linter:
         world.sources = list(self.result.sources.values())
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
-            world.invocations.extend(script_invocations(source))
+            world.invocations.extend(script_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
         from vllmlint.vllm.release import workload_release
 

@@ -19,14 +19,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from vllmlint.finding import Finding, Severity, Span, Subject
 from vllmlint.k8s.objects import K8sObject, World
+from vllmlint.source.comments import MARKER, yaml_comments
+from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, Fence, fences
+from vllmlint.source.shell import Script, read_script
 from vllmlint.source.yamlmodel import Mapping, Scalar, SourceFile
 
-MARKER = "vllmlint"  # files without it (nearly all) are skipped after this one substring check
+if TYPE_CHECKING:
+    from vllmlint.registry import Rule
+
+# MARKER ("vllmlint"): files without it (nearly all) are skipped after this one substring check.
 UNUSED, NO_REASON = "VL003", "VL004"
 META_CODES = {UNUSED, NO_REASON}  # only a suppression naming them explicitly (not `all`) hides them
 IGNORE_KEY, REASON_KEY = "vllmlint.io/ignore", "vllmlint.io/ignore-reason"
@@ -36,9 +42,6 @@ _DIRECTIVE = re.compile(r"vllmlint:[ \t]*(?P<kind>disable-next-line|disable-file
 _BODY = re.compile(r"[ \t]*=[ \t]*(?P<rules>" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)")
 _NAME_AT = re.compile(_NAME)
 _HTML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
-_YAML_LANGS = {"yaml", "yml"}
-_SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
 
 
 @dataclass
@@ -66,7 +69,7 @@ class Directive:
     def covers(self, finding: Finding) -> bool:
         if self.scope == "file":
             return finding.path == self.path
-        if self.scope == "object":
+        if self.scope == "object" and self.obj is not None:
             obj, subject = self.obj, finding.subject
             if obj.name and (subject.kind, subject.namespace, subject.name) == (obj.kind, obj.namespace, obj.name):
                 return True
@@ -115,7 +118,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
             outcome.suppressed.append(dataclasses.replace(finding, suppressed_by=reason))
 
     # Problems found now may be hidden by another suppression that names VL003/VL004 explicitly.
-    problems = []
+    problems: list[tuple[Directive, Finding]] = []
     for directive in directives:
         problems.extend((directive, p) for p in _problems(directive, require_reason, active, meta=False))
     for owner, problem in problems:
@@ -175,7 +178,8 @@ _SCOPE_WORDS = {"line": "on this line", "next-line": "on the next line", "next-c
                 "block": "in the next code block", "file": "in this file"}
 
 
-def _problems(directive: Directive, require_reason: bool, active, meta: bool) -> list[Finding]:
+def _problems(directive: Directive, require_reason: bool, active: Callable[[str], bool],
+              meta: bool) -> list[Finding]:
     """VL004 for a missing reason (with the first pass), VL003 for entries that hid nothing: entries for
     ordinary rules in the first pass (meta=False), entries naming VL003/VL004 in the second."""
     from vllmlint.registry import all_rules
@@ -195,7 +199,7 @@ def _problems(directive: Directive, require_reason: bool, active, meta: bool) ->
                                "knows whether it still applies", directive, directive.span, subject, directive.text))
     if not active(UNUSED):
         return result
-    scope = (f"in {directive.obj.describe()}" if directive.scope == "object" else _SCOPE_WORDS[directive.scope])
+    scope = (f"in {directive.obj.describe()}" if directive.obj is not None else _SCOPE_WORDS[directive.scope])
     for entry in directive.entries:
         if (entry.code in META_CODES) != meta or entry.used:
             continue
@@ -222,7 +226,7 @@ def _problems(directive: Directive, require_reason: bool, active, meta: bool) ->
     return result
 
 
-def _all_rules_active(active, rules) -> bool:
+def _all_rules_active(active: Callable[[str], bool], rules: dict[str, Rule]) -> bool:
     return all(active(r.code) for r in rules.values() if r.enabled and r.kind == "result")
 
 
@@ -282,17 +286,11 @@ def comment_directives(source: SourceFile) -> list[Directive]:
     if suffix in ("md", "markdown"):
         return _markdown_directives(source)
     if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
-        return _script_directives(source, text, 0, len(text))
-    return _yaml_directives(source, text)
+        return _script_directives(source, 0, len(text))
+    return _yaml_directives(source, 0, len(text))
 
 
-def _line_bounds(text: str, pos: int) -> tuple[int, int]:
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    return start, len(text) if end == -1 else end
-
-
-def _directive_sites(text: str, start: int, end: int):
+def _directive_sites(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """(offset of `#`, offset of `vllmlint:`) for every `# vllmlint:` between start and end."""
     pos = text.find("vllmlint:", start, end)
     while pos != -1:
@@ -304,90 +302,47 @@ def _directive_sites(text: str, start: int, end: int):
         pos = text.find("vllmlint:", pos + 1, end)
 
 
-def _comment_end(text: str, pos: int) -> int:
-    end = text.find("\n", pos)
-    end = len(text) if end == -1 else end
-    return end - 1 if end > pos and text[end - 1] == "\r" else end
-
-
 # YAML ---------------------------------------------------------------------------------------------
-def _yaml_directives(source: SourceFile, text: str) -> list[Directive]:
-    """Directives in YAML comments, and in shell comments inside literal block scalars. `text` is the
-    file's text, or a Markdown file with everything but one fenced block blanked (same offsets)."""
-    sites = list(_directive_sites(text, 0, len(text)))
-    if not sites:
+def _yaml_directives(source: SourceFile, start: int, end: int) -> list[Directive]:
+    """Directives in the YAML comments of text[start:end] (a file, or a YAML block of a Markdown file),
+    and in the shell comments of its literal block scalars. Comments come from the index built from the
+    parse the model was built from (`vllmlint.source.comments`): the YAML is not parsed again."""
+    text = source.text
+    if text.find("vllmlint:", start, end) == -1:
         return []
-    starts, ends, styles, parsed_until = _scalar_ranges(text)
+    index = yaml_comments(source)
+    if index is None:
+        return []  # never parsed as YAML (not linted as YAML): no YAML comments to read
     directives = []
-    scripts: dict[int, list[Directive]] = {}
-    for hash_at, at in sites:
-        i = bisect_right(starts, hash_at) - 1
-        inside = i >= 0 and hash_at < ends[i]
-        if inside and styles[i] == "|":
-            if i not in scripts:  # a literal block scalar is read as a shell script, once
-                region_start = text.find("\n", starts[i]) + 1
-                scripts[i] = _script_directives(source, text, region_start, ends[i]) if region_start else []
-            continue
-        if inside or (hash_at >= parsed_until and not _yaml_comment_heuristic(text, hash_at)):
-            continue  # text inside a scalar, or (past a syntax error) apparently inside quotes
-        directive = parse_directive(source, at, _comment_end(text, at), hash_at, source.display_path)
-        if directive is None:
-            continue
-        directive.lines = _yaml_lines(text, source, hash_at, directive.scope)
-        directives.append(directive)
-    for found in scripts.values():
-        directives.extend(found)
+    for comment in index.in_range(start, end):
+        for hash_at, at in _directive_sites(text, comment.start, comment.end):
+            directive = parse_directive(source, at, comment.end, hash_at, source.display_path)
+            if directive is None:
+                continue
+            directive.lines = _yaml_lines(source, hash_at, directive.scope, end)
+            directives.append(directive)
+    for block_start, block_end in index.literal_blocks_in(start, end):
+        if text.find("vllmlint:", block_start, block_end) != -1:
+            # A literal block scalar is read as a shell script; its header line (`|`) is YAML's.
+            region_start = text.find("\n", block_start, block_end) + 1
+            if region_start:
+                directives.extend(_script_directives(source, region_start, block_end))
+    directives.sort(key=lambda d: d.span.start)
     return directives
 
 
-def _scalar_ranges(text: str) -> tuple[list[int], list[int], list[str], int]:
-    """Start and end offsets and style of every scalar, in order, from the parser's events, and how far
-    the parse got (the whole text unless there is a syntax error)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    starts, ends, styles = [], [], []
-    parsed_until = len(text) + 1
-    try:
-        for event in YAML(typ="safe", pure=False).parse(text):
-            if type(event).__name__ == "ScalarEvent":
-                starts.append(event.start_mark.index)
-                ends.append(event.end_mark.index)
-                styles.append(event.style or "")
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        parsed_until = min(mark.index if mark is not None else 0, ends[-1] if ends else 0)
-    except RecursionError:
-        parsed_until = 0
-    return starts, ends, styles, parsed_until
-
-
-def _yaml_comment_heuristic(text: str, hash_at: int) -> bool:
-    """Past a syntax error: a `#` at line start or after a blank, with no quote left open on its line."""
-    line_start, _ = _line_bounds(text, hash_at)
-    quote = None
-    for pos in range(line_start, hash_at + 1):
-        ch = text[pos]
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"" and (pos == line_start or text[pos - 1] in " \t[{,:-"):
-            quote = ch
-        elif ch == "#" and (pos == line_start or text[pos - 1] in " \t"):
-            return True
-    return False
-
-
-def _yaml_lines(text: str, source: SourceFile, hash_at: int, scope: str) -> tuple[int, int] | None:
+def _yaml_lines(source: SourceFile, hash_at: int, scope: str, limit: int) -> tuple[int, int] | None:
+    """Lines a YAML comment's directive covers; `limit` ends the YAML (a Markdown block's end)."""
     line, _ = source.line_col(hash_at)
     if scope == "line":
         return line, line
     if scope == "next-line":
-        # Lines are read from `text`, not the file: in Markdown everything outside the block is blank.
-        starts = source.line_starts
+        text, starts = source.text, source.line_starts
         for number in range(line + 1, len(starts) + 1):
+            if starts[number - 1] >= limit:
+                return None
             end = starts[number] - 1 if number < len(starts) else len(text)
-            stripped = text[starts[number - 1]:end].strip()
+            stripped = text[starts[number - 1]:min(end, limit)].strip()
             if stripped and not stripped.startswith("#"):
                 return number, number
         return None
@@ -395,127 +350,78 @@ def _yaml_lines(text: str, source: SourceFile, hash_at: int, scope: str) -> tupl
 
 
 # shell --------------------------------------------------------------------------------------------
-def _script_directives(source: SourceFile, text: str, start: int, end: int) -> list[Directive]:
-    """Directives in the shell comments of text[start:end] (a script, a block scalar, a fenced block)."""
+def _script_directives(source: SourceFile, start: int, end: int) -> list[Directive]:
+    """Directives in the shell comments of text[start:end] (a script, a block scalar, a fenced block),
+    as the shell reader finds them: `#` inside a word, quotes or a here-document's data is text."""
+    text = source.text
     if text.find("vllmlint:", start, end) == -1:
         return []
-    comments, continued = _shell_scan(text, start, end)
-    comment_starts = {source.line_col(c)[0]: c for c in comments}
+    script = read_script(text, start, end)
+    comment_lines = {source.line_col(c.start)[0] for c in script.comments}
+    joined = _joined_newlines(text, script)
     last_line = source.line_col(max(end - 1, start))[0]
     directives = []
-    for hash_at, at in _directive_sites(text, start, end):
-        line = source.line_col(hash_at)[0]
-        comment = comment_starts.get(line)
-        if comment is None or comment > hash_at:
-            continue  # inside a word or quotes
-        directive = parse_directive(source, at, min(_comment_end(text, at), end), hash_at, source.display_path)
-        if directive is None:
-            continue
-        if directive.scope == "line":
-            directive.lines = (line, line)
-        elif directive.scope == "next-line":
-            directive.scope = "next-command"
-            directive.lines = _next_command(source, line, last_line, comment_starts, continued)
-        directives.append(directive)
+    for comment in script.comments:
+        for hash_at, at in _directive_sites(text, comment.start, comment.end):
+            directive = parse_directive(source, at, comment.end, hash_at, source.display_path)
+            if directive is None:
+                continue
+            line = source.line_col(hash_at)[0]
+            if directive.scope == "line":
+                directive.lines = (line, line)
+            elif directive.scope == "next-line":
+                directive.scope = "next-command"
+                directive.lines = _next_command(source, line, last_line, comment_lines, joined)
+            directives.append(directive)
     return directives
 
 
-def _next_command(source: SourceFile, line: int, last_line: int, comment_starts: dict[int, int],
-                  continued: set[int]) -> tuple[int, int] | None:
+def _joined_newlines(text: str, script: Script) -> set[int]:
+    """Newlines that do not end a command: escaped by a backslash, or inside a word (quotes)."""
+    joined = {c.newline for c in script.continuations}
+    for command in script.commands:
+        if text.find("\n", command.start, command.end) == -1:
+            continue
+        for word in command.words:
+            pos = text.find("\n", word.start, word.end)
+            while pos != -1:
+                joined.add(pos)
+                pos = text.find("\n", pos + 1, word.end)
+    return joined
+
+
+def _next_command(source: SourceFile, line: int, last_line: int, comment_lines: set[int],
+                  joined: set[int]) -> tuple[int, int] | None:
     """Lines of the first command after `line`: blank and comment lines skipped, continuations followed."""
     first = line + 1
     while first <= last_line:
         stripped = source.line_text(first).strip()
-        if stripped and not (stripped.startswith("#") and first in comment_starts):
+        if stripped and not (stripped.startswith("#") and first in comment_lines):
             break
         first += 1
     else:
         return None
     last = first
     starts = source.line_starts
-    while last < min(last_line, len(starts) - 1) and (starts[last] - 1) in continued:  # the newline ending line `last`
+    while last < min(last_line, len(starts) - 1) and (starts[last] - 1) in joined:  # the newline ending line `last`
         last += 1
     return first, last
 
 
-def _shell_scan(text: str, start: int, end: int) -> tuple[list[int], set[int]]:
-    """Offsets of the `#` that start shell comments, and of the newlines that do not end a command
-    (escaped by a backslash, or inside quotes). A reader, not a shell: no heredocs, no expansions."""
-    comments: list[int] = []
-    continued: set[int] = set()
-    i, quote, word_start = start, None, True
-    while i < end:
-        ch = text[i]
-        if quote is not None:
-            if quote == '"' and ch == "\\" and i + 1 < end:
-                if text[i + 1] == "\n":
-                    continued.add(i + 1)
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-            elif ch == "\n":
-                continued.add(i)
-            i += 1
-            continue
-        if ch == "\\" and i + 1 < end:
-            if text[i + 1] == "\n":
-                continued.add(i + 1)
-                word_start = True
-            else:
-                word_start = False
-            i += 2
-            continue
-        if ch in "'\"":
-            quote, word_start = ch, False
-        elif ch == "#" and word_start:
-            comments.append(i)
-            newline = text.find("\n", i, end)
-            i = end if newline == -1 else newline
-            continue
-        else:
-            word_start = ch in " \t\r\n;&|()<>"
-        i += 1
-    return comments, continued
-
-
 # Markdown -----------------------------------------------------------------------------------------
-def _fences(text: str) -> list[tuple[int, int, int, int, str]]:
-    """(opening fence start, content start, content end, closing fence end, language) of every fenced
-    block, found the way `vllmlint.markdown` finds them."""
-    fences = []
-    pos = 0
-    while True:
-        opening = _FENCE.search(text, pos)
-        if not opening:
-            return fences
-        fence = opening.group("fence")
-        info = opening.group("info").strip().split()
-        content_start = min(opening.end() + 1, len(text))
-        closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.M)
-        close = closing.search(text, content_start)
-        content_end = close.start() if close else len(text)
-        pos = close.end() if close else len(text)
-        fences.append((opening.start(), content_start, content_end, pos, info[0].lower() if info else ""))
-        if pos >= len(text):
-            return fences
-
-
 def _markdown_directives(source: SourceFile) -> list[Directive]:
     text = source.text
-    fences = _fences(text)
+    blocks = fences(text)
     directives = []
-    for opening, content_start, content_end, _, language in fences:
-        if text.find("vllmlint:", content_start, content_end) == -1:
+    for fence in blocks:
+        if text.find("vllmlint:", fence.content_start, fence.content_end) == -1:
             continue
-        if language in _YAML_LANGS:
-            blanked = re.sub(r"[^\n]", " ", text[:content_start]) + text[content_start:content_end] + \
-                re.sub(r"[^\n]", " ", text[content_end:])
-            directives.extend(_yaml_directives(source, blanked))
-        elif language in _SHELL_LANGS:
-            directives.extend(_script_directives(source, text, content_start, content_end))
+        if fence.language in YAML_LANGS:
+            directives.extend(_yaml_directives(source, fence.content_start, fence.content_end))
+        elif fence.language in SHELL_LANGS:
+            directives.extend(_script_directives(source, fence.content_start, fence.content_end))
     for comment in _HTML_COMMENT.finditer(text):
-        if any(opening <= comment.start() < closing for opening, _, _, closing, _ in fences):
+        if any(fence.opening <= comment.start() < fence.closing for fence in blocks):
             continue  # inside a code block: text, not a Markdown comment
         line_start = text.rfind("\n", 0, comment.start()) + 1
         if text[line_start:comment.start()].strip():
@@ -529,18 +435,18 @@ def _markdown_directives(source: SourceFile) -> list[Directive]:
         directive.span = source.span(comment.start(), comment.end())
         if directive.scope != "file":
             directive.scope = "block"
-            directive.lines = _next_block(source, comment.end(), fences)
+            directive.lines = _next_block(source, comment.end(), blocks)
         directives.append(directive)
     return directives
 
 
-def _next_block(source: SourceFile, after: int, fences) -> tuple[int, int] | None:
+def _next_block(source: SourceFile, after: int, blocks: list[Fence]) -> tuple[int, int] | None:
     """Lines of the fenced block right below `after` (only blank lines between), fences included."""
-    for opening, _, _, closing, _ in fences:
-        if opening >= after:
-            if source.text[after:opening].strip():
+    for fence in blocks:
+        if fence.opening >= after:
+            if source.text[after:fence.opening].strip():
                 return None
-            return source.line_col(opening)[0], source.line_col(max(closing - 1, opening))[0]
+            return source.line_col(fence.opening)[0], source.line_col(max(fence.closing - 1, fence.opening))[0]
     return None
 
 

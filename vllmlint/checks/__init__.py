@@ -1,8 +1,16 @@
 """Rule checks: one module per rule, named after its YAML (`VL101-deprecated-entrypoint.yaml` ->
 `vl101_deprecated_entrypoint.py`), each with one function `check(ctx)` that yields findings.
 
-Checks read the model (`ctx.world`: objects, pod templates, containers, vLLM invocations) and never
-parse YAML or shell themselves; `ctx.finding(...)` turns a node or token into a positioned finding.
+Checks read the model (`ctx.world`: objects, pod templates, containers, vLLM invocations, shell
+commands) and never parse YAML or shell themselves; `ctx.finding(...)` turns a node or token into a
+positioned finding.
+
+The contract: a check never reads a file's text (`source.text`, `SourceFile.line_text()`, slices of
+it). Text search finds what the model would not call real: a `# TODO: ray start` comment looked like a
+Ray head to VL108 and silenced it. What a check needs from a file is in the model: a scalar's `text`
+and positions, an invocation's tokens, `world.shell_commands` for every command that runs. When the
+model lacks something, add it to the model (source/, k8s/, vllm/), not a text search to the check.
+`tests/test_checks_contract.py` enforces this with an AST scan of every module of this package.
 """
 from __future__ import annotations
 

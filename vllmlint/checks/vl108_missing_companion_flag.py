@@ -1,16 +1,15 @@
 """VL108: a vLLM flag that only works together with another one that is missing (or inconsistent)."""
 from __future__ import annotations
 
-import re
-
 from vllmlint.finding import Severity
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.checks import Context
 
 _RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
-# `ray start`, or the scripts vLLM's image ships to start a Ray cluster (their `leader`/`worker` modes
-# run `ray start`: examples/online_serving/multi-node-serving.sh, examples/online_serving/run_cluster.sh).
-_RAY_START = re.compile(r"\bray\s+start\b|multi-node-serving\.sh\s+(leader|worker)\b|run_cluster\.sh\b")
+# The scripts vLLM's image ships to start a Ray cluster: their `leader`/`worker` modes run `ray start`
+# (examples/online_serving/multi-node-serving.sh), and run_cluster.sh starts a container that does
+# (examples/online_serving/run_cluster.sh).
+_RAY_HELPER_MODES: dict[str, tuple[str, ...] | None] = {"multi-node-serving.sh": ("leader", "worker"), "run_cluster.sh": None}
 
 
 def _int(option) -> int | None:
@@ -32,7 +31,8 @@ def _severity(ctx, entry):
 
 
 def check(ctx: Context):
-    pairs = (ctx.rule.data or {}).get("requires", [])
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    pairs = data.get("requires", [])
     ray_visible = _ray_head_visible(ctx)
     for invocation in ctx.world.invocations:
         known = {o.canonical for o in invocation.options if o.status is not None and o.status.kind == "ok"}
@@ -88,10 +88,24 @@ def _headless(ctx, invocation):
 
 
 def _ray_head_visible(ctx) -> bool:
-    """A Ray cluster this run can see: a KubeRay resource, or `ray start` in any linted file."""
+    """A Ray cluster this run can see: a KubeRay resource, or a command that starts a Ray node (`ray
+    start`, or one of vLLM's helper scripts) among the commands of the run. Only commands count: a
+    comment or a string that mentions `ray start` starts nothing."""
     if any(o.kind in _RAY_KINDS for o in ctx.world.objects):
         return True
-    return any(_RAY_START.search(source.text or "") for source in ctx.world.sources)
+    return any(_starts_ray(command.words) for command in ctx.world.shell_commands)
+
+
+def _starts_ray(words: list[str]) -> bool:
+    if len(words) >= 2 and words[0].rsplit("/", 1)[-1] == "ray" and words[1] == "start":
+        return True
+    for index, word in enumerate(words):
+        name = word.rsplit("/", 1)[-1]
+        if name in _RAY_HELPER_MODES:
+            modes = _RAY_HELPER_MODES[name]
+            if modes is None or (index + 1 < len(words) and words[index + 1] in modes):
+                return True
+    return False
 
 
 def _pod_gpus(invocation) -> int | None:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str, to_python
+
+if TYPE_CHECKING:
+    from vllmlint.vllm.invocation import ShellCommand
 
 
 class _Labelled:
@@ -376,6 +379,11 @@ class World:
     objects: list[K8sObject] = field(default_factory=list)
     templates: list[PodTemplate] = field(default_factory=list)
     invocations: list = field(default_factory=list)  # vllmlint.invocation.Invocation
+    # Every command the run can see being executed, as positioned words (`ShellCommand`): containers'
+    # exec-form `command` lists, the commands of their `sh -c` scripts and mounted ConfigMap scripts,
+    # Compose command strings, ConfigMap scripts, `*.sh` files and Markdown shell blocks. Filled by
+    # `vllm.invocation` when the engine builds the world; rules read it instead of searching file text.
+    shell_commands: list[ShellCommand] = field(default_factory=list)
     default_release: str | None = None  # --vllm-version / --upgrade-to: the release where nothing says
 
     _by_kind: dict = field(default_factory=dict, repr=False)

@@ -30,21 +30,42 @@ def _blank(text: str, start: int, end: int) -> str:
     return spaces(text[:start]) + text[start:end] + spaces(text[end:])
 
 
-def fenced_blocks(text: str) -> list[Block]:
-    blocks = []
+@dataclass
+class Fence:
+    """A fenced code block: where its fences and its content are, and its language (info string)."""
+
+    opening: int  # offset of the opening fence line (its indentation included)
+    content_start: int  # offset of the first content character (the line after the opening fence)
+    content_end: int  # offset where the closing fence line starts (the end of the text if unclosed)
+    closing: int  # offset just past the closing fence (the end of the text if unclosed)
+    language: str  # first word of the info string, lower case ("" when none)
+
+
+def fences(text: str) -> list[Fence]:
+    """Every fenced code block of a Markdown text, in order (the one fence finder of vllmlint)."""
+    found: list[Fence] = []
     pos = 0
     while True:
         opening = _FENCE.search(text, pos)
         if not opening:
-            break
+            return found
         fence = opening.group("fence")
         info = opening.group("info").strip().split()
-        language = info[0].lower() if info else ""
         content_start = opening.end() + 1
         closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.M)
         close = closing.search(text, content_start)
         content_end = close.start() if close else len(text)
         pos = close.end() if close else len(text)
+        found.append(Fence(opening.start(), content_start, content_end, pos, info[0].lower() if info else ""))
+        if pos >= len(text):
+            return found
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """The YAML and shell blocks of a Markdown text, each as the whole text blanked outside it."""
+    blocks = []
+    for fence in fences(text):
+        content_start, content_end, language = fence.content_start, fence.content_end, fence.language
         if content_start > len(text):
             break
         if language in YAML_LANGS or language in SHELL_LANGS:
@@ -52,7 +73,7 @@ def fenced_blocks(text: str) -> list[Block]:
             if language == "console" or language == "shell-session":
                 body = _console_commands(body, content_start, content_end)
             kind = "yaml" if language in YAML_LANGS else "shell"
-            blocks.append(Block(kind, body, text.count("\n", 0, opening.start()) + 1, content_start, content_end))
+            blocks.append(Block(kind, body, text.count("\n", 0, fence.opening) + 1, content_start, content_end))
     return blocks
 
 

@@ -1,17 +1,28 @@
-"""Split shell scripts into commands and words, keeping where each word stands.
+"""The one shell reader: commands and words with where each word stands, and the comments, line
+continuations and here-documents around them.
 
 This is a reader, not a shell: nothing is expanded or executed. A word that holds a parameter
 expansion, a command substitution or a glob is marked `dynamic` and rules treat its value as unknown.
 Enough of POSIX sh and bash for the lines that start servers: quotes, backslash-newline continuations,
-`&&`, `||`, `;`, `|`, `&`, comments, `exec`/`env`/`nohup` prefixes and leading assignments.
+`&&`, `||`, `;`, `|`, `&`, comments, here-documents, `exec`/`env`/`nohup` prefixes and leading
+assignments. Lines may end in LF or CRLF (a script saved on Windows): a backslash before CRLF continues
+the command as it does before LF.
+
+Grammar followed (POSIX "Shell Command Language", 2.3 Token Recognition, 2.7.4 Here-Document): a `#`
+that starts a word starts a comment up to the end of the line; `\\` + newline is removed (a
+continuation) outside single quotes; a here-document's body starts on the line after its `<<WORD`
+operator and ends at a line that is exactly WORD (with `<<-`, after leading tabs). A body is read as a
+nested script: here-documents in deployment scripts feed or write scripts (`bash <<EOF`, `cat > run.sh
+<<'EOF'`), and the vLLM commands inside them are checked as before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&", "(", ")", "{", "}"}
 _KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "time"}
 _PREFIX_COMMANDS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "setsid"}
+_MAX_HEREDOC_NESTING = 4  # a body inside a body inside...: deeper ones are kept as data, not read
 
 
 @dataclass
@@ -21,167 +32,297 @@ class Word:
     end: int
     dynamic: bool = False  # holds $VAR, $(...), `...` or a glob: its value is unknown
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Word({self.text!r}{', dynamic' if self.dynamic else ''})"
+
+
+@dataclass
+class HereDoc:
+    """A here-document: `<<WORD` at `operator`, its body [start, end) (the closing line excluded)."""
+
+    delimiter: str  # WORD after quote removal
+    quoted: bool  # `<<'EOF'`: the body is not expanded
+    strip_tabs: bool  # `<<-EOF`: leading tabs are removed from the body and the closing line
+    operator: int  # offset of `<<`
+    start: int = 0  # offset of the body's first character
+    end: int = 0  # offset just past the body (where the closing line starts, or the script's end)
+    closed: bool = False  # False when the script ends before a closing line
 
 
 @dataclass
 class Command:
     words: list[Word]
     line_comment_before: str | None = None  # a comment line right above the command (for suppressions)
+    start: int = 0  # offset of the command's first raw word (prefixes such as `exec` included)
+    end: int = 0  # offset just past its last word
+    heredoc: HereDoc | None = None  # the here-document whose body holds the command, if any
+
+
+@dataclass
+class Comment:
+    start: int  # offset of the `#`
+    end: int  # offset of the end of the line (before LF or CRLF)
+    text: str  # the comment, `#` included
+    heredoc: HereDoc | None = None  # the here-document whose body holds the comment, if any
+
+
+@dataclass
+class Continuation:
+    """A backslash-newline: the command goes on on the next line."""
+
+    start: int  # offset of the backslash
+    end: int  # offset just past the line break (LF or CRLF)
+
+    @property
+    def newline(self) -> int:
+        """Offset of the LF ending the continued line."""
+        return self.end - 1
+
+
+@dataclass
+class Script:
+    """What the reader found in a script, each list in the order of the text."""
+
+    commands: list[Command] = field(default_factory=list)
+    comments: list[Comment] = field(default_factory=list)
+    continuations: list[Continuation] = field(default_factory=list)
+    heredocs: list[HereDoc] = field(default_factory=list)
 
 
 def split_commands(script: str) -> list[Command]:
     """The simple commands of `script`, in order, each a list of words with their offsets."""
-    commands: list[Command] = []
-    current: list[Word] = []
-    pending_comment: str | None = None
-    i, n = 0, len(script)
+    return read_script(script).commands
 
-    def flush():
-        nonlocal current, pending_comment
-        words = _strip_prefixes(current)
-        if words:
-            commands.append(Command(words, pending_comment))
-            pending_comment = None
-        current = []
 
-    while i < n:
-        ch = script[i]
-        if ch == "\\" and i + 1 < n and script[i + 1] == "\n":
-            i += 2
-            continue
-        if ch in " \t\r":
-            i += 1
-            continue
-        if ch == "\n":
-            if current:
+def read_script(script: str, start: int = 0, end: int | None = None) -> Script:
+    """Read script[start:end] (all of it by default); every offset is an offset into `script`."""
+    result = Script()
+    _Reader(script, result).read(start, len(script) if end is None else min(end, len(script)), None, 0)
+    result.comments.sort(key=lambda c: c.start)
+    result.continuations.sort(key=lambda c: c.start)
+    result.heredocs.sort(key=lambda h: h.operator)
+    return result
+
+
+def _line_break(script: str, i: int, n: int) -> int:
+    """Length of the line break at `i` (LF: 1, CRLF: 2), 0 when there is none."""
+    if i < n:
+        if script[i] == "\n":
+            return 1
+        if script[i] == "\r" and i + 1 < n and script[i + 1] == "\n":
+            return 2
+    return 0
+
+
+class _Reader:
+    def __init__(self, script: str, result: Script):
+        self.script = script
+        self.result = result
+
+    def read(self, i: int, n: int, heredoc: HereDoc | None, depth: int) -> None:
+        script, result = self.script, self.result
+        current: list[Word] = []
+        pending_comment: str | None = None
+        pending_docs: list[HereDoc] = []
+
+        def flush() -> None:
+            nonlocal current, pending_comment
+            words = _strip_prefixes(current)
+            if words:
+                result.commands.append(Command(words, pending_comment, current[0].start, current[-1].end, heredoc))
+                pending_comment = None
+            current = []
+
+        while i < n:
+            ch = script[i]
+            if ch == "\\" and _line_break(script, i + 1, n):
+                j = i + 1 + _line_break(script, i + 1, n)
+                result.continuations.append(Continuation(i, j))
+                i = j
+                continue
+            if ch in " \t\r":
+                i += 1
+                continue
+            if ch == "\n":
+                if current:
+                    flush()
+                i += 1
+                if pending_docs:
+                    i = self._bodies(pending_docs, i, n, depth)
+                    pending_docs = []
+                continue
+            if ch == "#":
+                stop = script.find("\n", i, n)
+                stop = n if stop == -1 else stop
+                text_end = stop - 1 if stop > i and script[stop - 1] == "\r" else stop
+                result.comments.append(Comment(i, text_end, script[i:text_end], heredoc))
+                if not current:
+                    pending_comment = script[i:text_end]
+                i = stop
+                continue
+            if ch in ";&|(){}" and not (ch in "{}" and i + 1 < n and script[i + 1] not in " \t\r\n;"):
+                op = script[i:i + 2] if script[i:i + 2] in _SEPARATORS else ch
                 flush()
-            i += 1
-            continue
-        if ch == "#":
-            end = script.find("\n", i)
-            end = n if end == -1 else end
-            if not current:
-                pending_comment = script[i:end]
-            i = end
-            continue
-        if ch in ";&|(){}" and not (ch in "{}" and i + 1 < n and script[i + 1] not in " \t\n;"):
-            op = script[i:i + 2] if script[i:i + 2] in _SEPARATORS else ch
-            flush()
-            i += len(op)
-            continue
-        if ch in "<>" or (ch.isdigit() and _is_redirect(script, i)):
-            i = _skip_redirect(script, i)
-            continue
-        word, i = _read_word(script, i)
-        current.append(word)
-    flush()
-    return commands
+                i += len(op)
+                continue
+            if ch in "<>" or (ch.isdigit() and _is_redirect(script, i, n)):
+                i, doc = self._redirect(i, n)
+                if doc is not None:
+                    pending_docs.append(doc)
+                continue
+            word, i = self._word(i, n)
+            current.append(word)
+        flush()
+        if pending_docs:  # the script ends on the operator's line: the bodies are empty
+            self._bodies(pending_docs, n, n, depth)
 
+    def _bodies(self, docs: list[HereDoc], i: int, n: int, depth: int) -> int:
+        """Read the bodies of the here-documents opened on the line that ended just before `i`."""
+        script = self.script
+        for doc in docs:
+            doc.start = i
+            line = i
+            doc.end = n
+            while line < n:
+                stop = script.find("\n", line, n)
+                stop = n if stop == -1 else stop
+                text = script[line:stop].rstrip("\r")
+                if (text.lstrip("\t") if doc.strip_tabs else text) == doc.delimiter:
+                    doc.end, doc.closed = line, True
+                    line = min(stop + 1, n)
+                    break
+                line = stop + 1
+            else:
+                line = n
+            self.result.heredocs.append(doc)
+            if depth < _MAX_HEREDOC_NESTING:
+                self.read(doc.start, doc.end, doc, depth + 1)
+            i = line
+        return i
 
-def _is_redirect(script: str, i: int) -> bool:
-    j = i
-    while j < len(script) and script[j].isdigit():
-        j += 1
-    return j < len(script) and script[j] in "<>"
-
-
-def _skip_redirect(script: str, i: int) -> int:
-    n = len(script)
-    while i < n and script[i].isdigit():
-        i += 1
-    while i < n and script[i] in "<>&|":
-        i += 1
-    if i < n and script[i] == "-" and script[i - 1] == "&":
-        return i + 1
-    while i < n and script[i] in " \t":
-        i += 1
-    if i < n and script[i - 1] == "&" and script[i].isdigit():
+    def _redirect(self, i: int, n: int) -> tuple[int, HereDoc | None]:
+        script = self.script
         while i < n and script[i].isdigit():
             i += 1
-        return i
-    if i < n and script[i] not in "\n;&|":
-        _, i = _read_word(script, i)
-    return i
+        if script.startswith("<<", i) and not script.startswith("<<<", i):
+            operator = i
+            i += 2
+            strip_tabs = i < n and script[i] == "-"
+            if strip_tabs:
+                i += 1
+            while i < n and script[i] in " \t":
+                i += 1
+            if i >= n or script[i] in "\r\n;&|<>()":
+                return i, None  # `<<` without a word: a syntax error to a shell, nothing to read here
+            word, i = self._word(i, n, record=False)
+            raw = script[word.start:word.end]
+            return i, HereDoc(word.text, any(q in raw for q in "'\"\\"), strip_tabs, operator)
+        while i < n and script[i] in "<>&|":
+            i += 1
+        if i < n and script[i] == "-" and script[i - 1] == "&":
+            return i + 1, None
+        while i < n and script[i] in " \t":
+            i += 1
+        if i < n and script[i - 1] == "&" and script[i].isdigit():
+            while i < n and script[i].isdigit():
+                i += 1
+            return i, None
+        if i < n and script[i] not in "\r\n;&|":
+            _, i = self._word(i, n)
+        return i, None
 
-
-def _read_word(script: str, i: int) -> tuple[Word, int]:
-    start = i
-    n = len(script)
-    out: list[str] = []
-    dynamic = False
-    while i < n:
-        ch = script[i]
-        if ch in " \t\r\n;&|<>()":
-            if ch in "()" and out and out[-1] == "$":
-                pass
-            else:
-                break
-        if ch == "\\":
-            if i + 1 < n and script[i + 1] == "\n":
+    def _word(self, i: int, n: int, record: bool = True) -> tuple[Word, int]:
+        script = self.script
+        start = i
+        out: list[str] = []
+        dynamic = False
+        while i < n:
+            ch = script[i]
+            if ch in " \t\r\n;&|<>()":
+                if ch in "()" and out and out[-1] == "$":
+                    pass
+                else:
+                    break
+            if ch == "\\":
+                brk = _line_break(script, i + 1, n)
+                if brk:
+                    if record:
+                        self.result.continuations.append(Continuation(i, i + 1 + brk))
+                    i += 1 + brk
+                    continue
+                if i + 1 < n:
+                    out.append(script[i + 1])
                 i += 2
                 continue
-            if i + 1 < n:
-                out.append(script[i + 1])
-            i += 2
-            continue
-        if ch == "'":
-            end = script.find("'", i + 1)
-            end = n if end == -1 else end
-            out.append(script[i + 1:end])
-            i = end + 1
-            continue
-        if ch == '"':
-            i += 1
-            while i < n and script[i] != '"':
-                c = script[i]
-                if c == "\\" and i + 1 < n and script[i + 1] in '"\\$`\n':
-                    if script[i + 1] != "\n":
-                        out.append(script[i + 1])
-                    i += 2
-                    continue
-                if c in "$`":
-                    dynamic = True
-                    if c == "$" and i + 1 < n and script[i + 1] == "(":
-                        j = _matching_paren(script, i + 1)
-                        out.append(script[i:j + 1])
-                        i = j + 1
-                        continue
-                out.append(c)
-                i += 1
-            i += 1
-            continue
-        if ch == "$":
-            dynamic = True
-            if i + 1 < n and script[i + 1] == "(":
-                j = _matching_paren(script, i + 1)
-                out.append(script[i:j + 1])
-                i = j + 1
+            if ch == "'":
+                end = script.find("'", i + 1, n)
+                end = n if end == -1 else end
+                out.append(script[i + 1:end])
+                i = end + 1
                 continue
-            if i + 1 < n and script[i + 1] == "{":
-                j = script.find("}", i)
+            if ch == '"':
+                i += 1
+                while i < n and script[i] != '"':
+                    c = script[i]
+                    if c == "\\" and i + 1 < n and script[i + 1] in '"\\$`\n\r':
+                        brk = _line_break(script, i + 1, n)
+                        if brk:
+                            if record:
+                                self.result.continuations.append(Continuation(i, i + 1 + brk))
+                            i += 1 + brk
+                            continue
+                        if script[i + 1] != "\r":
+                            out.append(script[i + 1])
+                            i += 2
+                            continue
+                    if c in "$`":
+                        dynamic = True
+                        if c == "$" and i + 1 < n and script[i + 1] == "(":
+                            j = _matching_paren(script, i + 1, n)
+                            out.append(script[i:j + 1])
+                            i = j + 1
+                            continue
+                    out.append(c)
+                    i += 1
+                i += 1
+                continue
+            if ch == "$":
+                dynamic = True
+                if i + 1 < n and script[i + 1] == "(":
+                    j = _matching_paren(script, i + 1, n)
+                    out.append(script[i:j + 1])
+                    i = j + 1
+                    continue
+                if i + 1 < n and script[i + 1] == "{":
+                    j = script.find("}", i, n)
+                    j = n - 1 if j == -1 else j
+                    out.append(script[i:j + 1])
+                    i = j + 1
+                    continue
+            if ch == "`":
+                dynamic = True
+                j = script.find("`", i + 1, n)
                 j = n - 1 if j == -1 else j
                 out.append(script[i:j + 1])
                 i = j + 1
                 continue
-        if ch == "`":
-            dynamic = True
-            j = script.find("`", i + 1)
-            j = n - 1 if j == -1 else j
-            out.append(script[i:j + 1])
-            i = j + 1
-            continue
-        if ch in "*?[" and not out[-1:] == ["="]:
-            dynamic = dynamic or ch == "*" or ch == "?"
-        out.append(ch)
-        i += 1
-    return Word("".join(out), start, i, dynamic), i
+            if ch in "*?[" and not out[-1:] == ["="]:
+                dynamic = dynamic or ch == "*" or ch == "?"
+            out.append(ch)
+            i += 1
+        i = min(i, n)
+        return Word("".join(out), start, i, dynamic), i
 
 
-def _matching_paren(script: str, i: int) -> int:
+def _is_redirect(script: str, i: int, n: int) -> bool:
+    j = i
+    while j < n and script[j].isdigit():
+        j += 1
+    return j < n and script[j] in "<>"
+
+
+def _matching_paren(script: str, i: int, n: int) -> int:
     depth = 0
-    n = len(script)
     while i < n:
         ch = script[i]
         if ch == "(":
@@ -191,7 +332,7 @@ def _matching_paren(script: str, i: int) -> int:
             if depth == 0:
                 return i
         elif ch in "'\"":
-            end = script.find(ch, i + 1)
+            end = script.find(ch, i + 1, n)
             i = n - 1 if end == -1 else end
         i += 1
     return n - 1

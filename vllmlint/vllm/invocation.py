@@ -33,6 +33,7 @@ VIA_IMAGE_ENTRYPOINT: Final = "image-entrypoint"  # the image's entrypoint (from
 VIA_SHELL: Final = "shell"  # a `sh -c` / `bash -c` string in `command`/`args`
 VIA_CONFIGMAP_SCRIPT: Final = "configmap-script"  # a script mounted from a ConfigMap and run by the container
 VIA_SCRIPT: Final = "script"  # a standalone shell script (`*.sh`)
+VIA_CONFIGMAP: Final = "configmap"  # a ConfigMap script no container is seen running (shell commands only)
 
 MANY: Final = "many"  # takes_value answer for nargs='+' / '*' options: every following non-flag token
 # What option parsing asks of a flag: True/False (takes a value or not), None (unknown: the next token is
@@ -63,6 +64,26 @@ class Token:
 
     def __repr__(self) -> str:
         return f"Token({self.text!r})"
+
+
+@dataclass
+class ShellCommand:
+    """One command the run can see being executed: its words as tokens with file positions.
+
+    From a container's exec-form `command` list (via "command"), a simple command of its `sh -c` script
+    ("shell"), of a ConfigMap script it runs ("configmap-script"), of a Compose command string
+    ("command"), of a ConfigMap script no container is seen running ("configmap"), or of a `*.sh` file or
+    Markdown shell block ("script"). `exec`/`env`/assignment prefixes are already stripped.
+    """
+
+    tokens: list[Token]
+    container: Container | None  # None for a standalone script or an unmounted ConfigMap script
+    via: str
+    script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
+
+    @property
+    def words(self) -> list[str]:
+        return [token.text for token in self.tokens]
 
 
 @dataclass
@@ -427,18 +448,22 @@ def _mounted_script(container: Container, path: str, world: World) -> Scalar | N
     return None
 
 
-def container_invocations(container: Container, world: World, upgrade_to: str | None = None) -> Iterator[Invocation]:
-    """The vLLM server invocations a container runs (usually zero or one)."""
+def container_invocations(container: Container, world: World, upgrade_to: str | None = None,
+                          commands: list[ShellCommand] | None = None) -> Iterator[Invocation]:
+    """The vLLM server invocations a container runs (usually zero or one). Every command it runs (exec
+    form, and the commands of the shell scripts it runs) is appended to `commands` when given."""
+    seen: list[ShellCommand] = commands if commands is not None else []
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
     command_node, args_node = container.command, container.args
     if isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         # Compose accepts a command string, split like a shell does.
-        yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to)
+        yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to, seen)
         return
     command = _scalar_tokens(command_node, container) if command_node is not None else None
     args = _scalar_tokens(args_node, container) if args_node is not None else []
     if command:
+        seen.append(ShellCommand(command + args, container, VIA_COMMAND))
         argv, via = command + args, VIA_COMMAND
     elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
         return  # KubeRay replaces the image's entrypoint with its own `ray start` command
@@ -462,8 +487,9 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         holder = argv[script_index]
         scalar = holder.node
         if scalar is not None:
-            commands = _shell_tokens(scalar.text, scalar, scalar.source)
-            yield from _invocations_in_commands(commands, container, VIA_SHELL, image, scalar)
+            split = _shell_tokens(scalar.text, scalar, scalar.source)
+            seen.extend(ShellCommand(tokens, container, VIA_SHELL, scalar) for tokens in split)
+            yield from _invocations_in_commands(split, container, VIA_SHELL, image, scalar)
         return
     # `bash /config/run_server.sh` or `/config/run_server.sh`: a script mounted from a ConfigMap.
     script_path = None
@@ -475,19 +501,26 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     if script_path:
         scalar = _mounted_script(container, script_path, world)
         if scalar is not None:
-            commands = _shell_tokens(scalar.text, scalar, scalar.source)
-            yield from _invocations_in_commands(commands, container, VIA_CONFIGMAP_SCRIPT, image, scalar)
+            split = _shell_tokens(scalar.text, scalar, scalar.source)
+            seen.extend(ShellCommand(tokens, container, VIA_CONFIGMAP_SCRIPT, scalar) for tokens in split)
+            yield from _invocations_in_commands(split, container, VIA_CONFIGMAP_SCRIPT, image, scalar)
 
 
 def _compose_string_invocations(container: Container, command_node: Node | None, args_node: Node | None,
-                                image: ImageRef | None, upgrade_to: str | None = None) -> Iterator[Invocation]:
+                                image: ImageRef | None, upgrade_to: str | None = None,
+                                seen: list[ShellCommand] | None = None) -> Iterator[Invocation]:
     tokens: list[Token] = []
     for node in (command_node, args_node):
         if isinstance(node, Scalar) and isinstance(node.value, str):
             for command in _shell_tokens(node.text, node, node.source):
                 tokens.extend(command)
+                if seen is not None and node is command_node:
+                    seen.append(ShellCommand(command, container, VIA_COMMAND, node))
         elif isinstance(node, Sequence):
-            tokens.extend(_scalar_tokens(node, container))
+            listed = _scalar_tokens(node, container)
+            tokens.extend(listed)
+            if seen is not None and node is command_node:
+                seen.append(ShellCommand(listed, container, VIA_COMMAND))
     if command_node is None and image is not None:
         entry = image_entrypoint(image, upgrade_to)
         if not entry:
@@ -499,14 +532,34 @@ def _compose_string_invocations(container: Container, command_node: Node | None,
         yield Invocation(kind, tokens[:size], tokens[size:], container, VIA_COMMAND, image)
 
 
-def script_invocations(source: SourceFile) -> list[Invocation]:
-    """vLLM invocations in a standalone shell script (`*.sh`)."""
-    commands = _shell_tokens(source.text, None, source)
-    return list(_invocations_in_commands(commands, None, VIA_SCRIPT, None, None))
+def script_invocations(source: SourceFile, commands: list[ShellCommand] | None = None) -> list[Invocation]:
+    """vLLM invocations in a standalone shell script (`*.sh`); its commands are appended to `commands`."""
+    split = _shell_tokens(source.text, None, source)
+    if commands is not None:
+        commands.extend(ShellCommand(tokens, None, VIA_SCRIPT) for tokens in split)
+    return list(_invocations_in_commands(split, None, VIA_SCRIPT, None, None))
+
+
+_SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
 
 
 def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
+    """The vLLM invocations of every container; sets `world.shell_commands` to the commands they run,
+    then those of the ConfigMap scripts no container was seen running (a head started from a script)."""
     result: list[Invocation] = []
+    commands: list[ShellCommand] = []
     for container in world.containers:
-        result.extend(container_invocations(container, world, upgrade_to))
+        result.extend(container_invocations(container, world, upgrade_to, commands))
+    read = {id(command.script) for command in commands if command.script is not None}
+    for config_map in world.of_kind("ConfigMap"):
+        data = config_map.node.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        for key, value in data.pairs():
+            if (isinstance(value, Scalar) and isinstance(value.value, str) and id(value) not in read
+                    and (_SCRIPT_KEY.search(key) or value.text.startswith("#!"))):
+                read.add(id(value))
+                commands.extend(ShellCommand(tokens, None, VIA_CONFIGMAP, value)
+                                for tokens in _shell_tokens(value.text, value, value.source))
+    world.shell_commands = commands
     return result
