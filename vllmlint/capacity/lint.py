@@ -10,7 +10,7 @@ from typing import Callable
 
 from vllmlint.finding import Severity
 from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
-from vllmlint.capacity.workload import Placement, Workload, gib1, workloads
+from vllmlint.capacity.workload import Landing, Workload, gib1, workloads
 
 __all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
            "knobs_for_weights"]
@@ -20,7 +20,7 @@ def capacity_workloads(world) -> list[Workload]:
     return workloads(world)
 
 
-def judge(work: Workload, placements: list[Placement], fails: Callable[[Placement], object]):
+def judge(work: Workload, placements: list[Landing], fails: Callable[[Landing], object]):
     """(failing [(placement, detail)], all_fail) over `placements`; detail is whatever `fails` returned (truthy)."""
     failing = []
     for placement in placements:
@@ -69,13 +69,13 @@ def utilization_words(work: Workload, plan: Estimate) -> str:
     return f"the default --gpu-memory-utilization {default_gpu_memory_utilization(work.release):g} of vLLM {version}"
 
 
-def where_words(placement: Placement) -> str:
+def where_words(placement: Landing) -> str:
     c = placement.candidate
     where = f"{c.instance_type}, " if c.instance_type else ""
     return f"{where}from {placement.origin}"
 
 
-def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need_kv: bool) -> str:
+def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_kv: bool) -> str:
     """What would help: the smallest TP that fits on this GPU, a 4-bit checkpoint, a bigger GPU."""
     gpu = placement.candidate.gpu
     kwargs = work.estimate_kwargs()

@@ -1,7 +1,7 @@
 import re
 
-from vllmlint.k8s.objects import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port,
-                   service_ports, service_selector)
+from vllmlint.k8s.objects import K8sObject, PodTemplate, namespaces_compatible
+from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
 from vllmlint.checks import Context
 

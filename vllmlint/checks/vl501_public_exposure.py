@@ -1,5 +1,5 @@
 from vllmlint.finding import Severity
-from vllmlint.k8s.objects import service_selector
+from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Mapping, scalar_str
 from vllmlint.checks import Context
 

@@ -14,7 +14,7 @@ def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         if work.model is None or not work.estimate_inputs_known():
             continue
-        hosting = work.hosting_placements()
+        hosting = work.hosting_landings()
 
         def fails(placement):
             plan = work.estimate(placement.candidate.gpu)

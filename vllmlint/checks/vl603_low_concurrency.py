@@ -7,7 +7,7 @@ def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         if work.model is None or work.max_num_seqs is None or not work.estimate_inputs_known():
             continue  # without --max-num-seqs vLLM's default is a ceiling nobody chose: nothing to compare
-        for placement in work.hosting_placements():
+        for placement in work.hosting_landings():
             plan = work.estimate(placement.candidate.gpu)
             if plan is None or not plan.ok or plan.max_sequences >= work.max_num_seqs:
                 continue
