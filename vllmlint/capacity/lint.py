@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Callable
 
 from vllmlint.finding import Severity
-from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
+from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate
+from vllmlint.vllm.release import release_numbers
 from vllmlint.capacity.workload import Landing, Workload, gib1, workloads
 
 __all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
@@ -65,7 +66,7 @@ def model_words(work: Workload) -> str:
 def utilization_words(work: Workload, plan: Estimate) -> str:
     if work.gpu_memory_utilization is not None:
         return f"--gpu-memory-utilization {work.gpu_memory_utilization:g}"
-    version = ".".join(map(str, parse_version(work.release)))
+    version = ".".join(map(str, release_numbers(work.release)))
     return f"the default --gpu-memory-utilization {default_gpu_memory_utilization(work.release):g} of vLLM {version}"
 
 
