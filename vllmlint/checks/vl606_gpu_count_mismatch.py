@@ -36,7 +36,11 @@ def _ray_cluster_gpus(world, owner) -> int | None:
             counts = [c for c in (quantity_int(group.get(k)) for k in ("maxReplicas", "replicas")) if c is not None]
             if not counts:
                 return None
-            replicas = max(counts) * max(1, quantity_int(group.get("numOfHosts")) or 1)
+            hosts_node = group.get("numOfHosts")
+            hosts = quantity_int(hosts_node) if hosts_node is not None else 1
+            if hosts is None:
+                return None  # `numOfHosts: 1e400`: no count anyone can rely on
+            replicas = max(counts) * max(1, hosts)
         total += per_pod * replicas
     return total
 
