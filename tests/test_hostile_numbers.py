@@ -36,6 +36,7 @@ spec:
 @contextmanager
 def deadline(seconds: int = TIMEOUT):
     def expired(signum, frame):
+        signal.alarm(1)  # again and again: a crash-containing caller may swallow one TimeoutError per rule
         raise TimeoutError(f"lint took more than {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expired)
@@ -146,3 +147,52 @@ def test_infinite_ray_replicas_are_unknown(replicas, hosts):
 def test_ray_replicas_still_count():
     [finding] = [f for f in lint(RAY.format(replicas="1", hosts="1")) if f.code == "VL606"]
     assert "has at most 2 GPUs, but vLLM needs 4" in finding.message
+
+
+# --- alias bombs inside the model (the capacity code and selectors read nodes, never `to_python` copies) ---
+def _bomb(indent: str, depth: int = 30) -> str:
+    lines = ["x0: &x0 {a: b}"] + [f"x{i}: &x{i} [*x{i - 1}, *x{i - 1}, *x{i - 1}]" for i in range(1, depth)]
+    return "\n".join(indent + line for line in lines)
+
+
+def test_an_alias_bomb_in_a_pod_spec_and_a_service_selector_does_not_hang():
+    text = f"""\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: vllm
+    bomb:
+{_bomb("      ")}
+  spec:
+    selector: {{matchLabels: {{app: vllm}}}}
+    template:
+      metadata: {{labels: {{app: vllm}}}}
+      spec:
+        nodeSelector: {{node.kubernetes.io/instance-type: p5.48xlarge, junk: *x29}}
+        affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: *x29}}}}}}
+        tolerations: *x29
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.29.0
+          command: [vllm, serve, Qwen/Qwen3-8B, --tensor-parallel-size, '8']
+          resources: {{limits: {{nvidia.com/gpu: 8}}}}
+- apiVersion: v1
+  kind: Service
+  metadata: {{name: vllm}}
+  spec:
+    selector: {{app: vllm, extra: *x29}}
+    ports: [{{name: metrics, port: 80, targetPort: 8001}}]
+- apiVersion: karpenter.sh/v1
+  kind: NodePool
+  metadata: {{name: gpu}}
+  spec:
+    template:
+      metadata: {{labels: *x0}}
+      spec: {{requirements: *x29, taints: *x29}}
+"""
+    with deadline():
+        result = lint_text(text, "bomb.yaml", LintOptions(select=CAPACITY + ["VL301", "VL501", "VL110"]))
+    assert not result.internal_error, [n.message for n in result.notices]

@@ -77,6 +77,7 @@ class PodTemplate(_Labelled):
     role: str = ""  # "leader", "worker", "head", a Ray group name, a Compose service name...
     _containers: list[Container] | None = field(default=None, repr=False)
     _labels: dict[str, str] | None = field(default=None, repr=False)
+    _volumes: list[_pod.Volume] | None = field(default=None, repr=False)
 
     @property
     def namespace(self) -> str:
@@ -128,7 +129,9 @@ class PodTemplate(_Labelled):
     @property
     def volumes(self) -> list[_pod.Volume]:
         """`spec.volumes` (a Compose service has none in this sense)."""
-        return [] if self.owner.kind == "ComposeService" else _pod.volumes(self.spec)
+        if self._volumes is None:
+            self._volumes = [] if self.owner.kind == "ComposeService" else _pod.volumes(self.spec)
+        return self._volumes
 
     def volume(self, name: str) -> _pod.Volume | None:
         return next((v for v in self.volumes if v.name == name), None)

@@ -47,6 +47,8 @@ def parse_quantity(value: Node | str | int | float | None) -> Decimal | None:
         if not math.isfinite(value):
             return None
         number = Decimal(repr(value))
+    elif not isinstance(value, str):
+        return None
     else:
         match = _QUANTITY.match(value.strip())
         if not match:

@@ -49,7 +49,7 @@ class Requirement:
     operator: str
     values: tuple[str, ...] = ()
     node: Node | None = field(default=None, compare=False)  # the expression, or the value of a `key: value` entry
-    key_node: Node | None = field(default=None, compare=False)
+    key_node: Node | None = field(default=None, compare=False)  # the key (of the entry, or the expression's `key`)
 
     # --- label selector semantics ----------------------------------------------------------------
     def matches(self, labels: TMapping[str, str], implicit: Implicit | None = None) -> bool:
@@ -153,7 +153,7 @@ def expression(node: Node | None, *, default_operator: str = "") -> Requirement 
             if text is not None:
                 values.append(text)
     return Requirement(key if key is not None else "", operator or default_operator, tuple(values), node,
-                       node.key_node("key"))
+                       node.get("key"))
 
 
 def expressions(node: Node | None, *, default_operator: str = "") -> list[Requirement]:
