@@ -8,7 +8,6 @@ from decimal import Decimal
 
 import pytest
 
-from vllmlint.k8s import pod as k8spod
 from vllmlint.k8s.autoscaling import hpa_metrics, keda_triggers, metric_targets, scale_target
 from vllmlint.k8s.objects import World
 from vllmlint.k8s.placement import node_pool
@@ -65,7 +64,7 @@ def test_quantities_follow_the_kubernetes_grammar(text, value):
     float("inf"), float("nan"), -float("inf"), True, None, 10**30, "99999999999999999999", "9Ei", [], {},
 ])
 def test_garbage_and_absurd_quantities_are_none(text):
-    assert parse_quantity(text) is None  # type: ignore[arg-type]
+    assert parse_quantity(text) is None
 
 
 def test_quantities_round_up_as_quantity_value_does():

@@ -31,7 +31,8 @@ def default_gpu_memory_utilization(version: str | tuple[int, ...] | None = None)
     release, _, _ = target_release(".".join(map(str, numbers)) if version is not None else None, None)
     value = getattr(release, "default_gpu_memory_utilization", None)
     if not isinstance(value, (int, float)):
-        raise ValueError(f"the catalog of vLLM {release.version} has no default_gpu_memory_utilization")
+        raise ValueError(f"the catalog of vLLM {getattr(release, 'version', '?')} has no "
+                         "default_gpu_memory_utilization")
     return float(value)
 
 

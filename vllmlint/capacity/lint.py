@@ -56,11 +56,12 @@ def model_words(work: Workload) -> str:
     """The model's id, and how a name that is not the id was read (`/models/llama-3.1-70b` read as ...)."""
     if work.match is None:
         return ""
+    model = work.match.model
     if work.match.how in ("exact id", "case-insensitive id"):
-        return work.model.id
+        return model.id
     if work.match.how.startswith("config.json at"):
         return f"`{work.model_name}` (sized from its {work.match.how})"
-    return f"{work.model.id} (`{work.model_name}` read as it)"
+    return f"{model.id} (`{work.model_name}` read as it)"
 
 
 def utilization_words(work: Workload, plan: Estimate) -> str:
@@ -79,16 +80,17 @@ def where_words(placement: Landing) -> str:
 def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_kv: bool) -> str:
     """What would help: the smallest TP that fits on this GPU, a 4-bit checkpoint, a bigger GPU."""
     gpu = placement.candidate.gpu
+    model = plan.model
     kwargs = work.estimate_kwargs()
     tp_now = kwargs.pop("tensor_parallel_size")
     helps = []
     tp = tp_now * 2
     while tp <= 64:
         try:
-            candidate = estimate(work.model, gpu, tensor_parallel_size=tp, **kwargs)
+            candidate = estimate(model, gpu, tensor_parallel_size=tp, **kwargs)
         except ValueError:
             break
-        if work.model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
+        if model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
             count = placement.candidate.gpu_count
             stages = -(-tp * work.pipeline_parallel_size // count) if count else 1
             room = ""
@@ -101,7 +103,7 @@ def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_k
         tp *= 2
     if plan.quantization not in ("awq", "gptq-int4", "int4", "bnb-4bit"):
         try:
-            four_bit = estimate(work.model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
+            four_bit = estimate(model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
             if four_bit.ok if need_kv else four_bit.fits:
                 helps.append(f"a 4-bit (AWQ/GPTQ) checkpoint needs {gib1(four_bit.weights_bytes)} per GPU at "
                              f"TP {tp_now}")

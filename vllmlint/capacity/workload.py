@@ -163,6 +163,11 @@ class Workload:
                 cache[gpu.id] = None
         return cache[gpu.id]
 
+    @property
+    def model_anchor(self) -> Token:
+        """The token findings about the model point at: the model's, else the invocation's."""
+        return self.model_token if self.model_token is not None else self.invocation.anchor
+
     def option_token(self, *flags: str) -> Token | None:
         """The token of the first of `flags` that was given (the flag itself), else None."""
         for flag in flags:
@@ -398,7 +403,9 @@ def landings(template: PodTemplate, world: World) -> list[Landing] | None:
 def downloaded_by_name(work: Workload) -> bool:
     """The model is a Hugging Face id vLLM downloads (not a local path, not `$VAR`)."""
     name = work.model_name
-    return bool(name) and not _is_local_path(name) and name.count("/") == 1 and not name.startswith(("s3://", "gs://"))
+    if not name:
+        return False
+    return not _is_local_path(name) and name.count("/") == 1 and not name.startswith(("s3://", "gs://"))
 
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:

@@ -206,7 +206,8 @@ def _service_port_name_fix(node, service, template, ports):
         return None  # the Service has no port to the API port: that needs a new Service port
     if isinstance(node.value, int):
         return None
-    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+    edit = replace_scalar(node, names[0])
+    return make_fix([edit] if edit else None, UNSAFE,
                     f"scrape Service port `{names[0]}`, which reaches vLLM's API port {api}")
 
 
@@ -224,5 +225,6 @@ def _pod_port_fix(node, template, ports):
              if name and number == api]
     if not names:
         return None
-    return make_fix([replace_scalar(node, names[0])], UNSAFE,
+    edit = replace_scalar(node, names[0])
+    return make_fix([edit] if edit else None, UNSAFE,
                     f"scrape container port `{names[0]}`, vLLM's API port {api}")

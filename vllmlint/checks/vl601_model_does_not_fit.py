@@ -11,7 +11,7 @@ def check(ctx: Context):
             continue
         hosting = work.hosting_landings()
 
-        def fails(placement):
+        def fails(placement, work=work):
             plan = work.estimate(placement.candidate.gpu)
             return plan if plan is not None and not plan.fits else None
 
@@ -30,5 +30,5 @@ def check(ctx: Context):
                    f"one {gpu.id} ({where_words(placement)}) gives vLLM {gib1(plan.budget_bytes)} at "
                    f"{utilization_words(work, plan)}, so loading fails with CUDA out of memory. What helps: {helps}."
                    f"{also_words(failing)}{rest}")
-        yield ctx.finding(work.model_token, message, about=work.invocation, value=f"{work.model.id}@{gpu.id}",
+        yield ctx.finding(work.model_anchor, message, about=work.invocation, value=f"{work.model.id}@{gpu.id}",
                           severity=severity)

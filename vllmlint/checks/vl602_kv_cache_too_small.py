@@ -16,7 +16,7 @@ def check(ctx: Context):
             continue
         hosting = work.hosting_landings()
 
-        def fails(placement):
+        def fails(placement, work=work):
             plan = work.estimate(placement.candidate.gpu)
             return plan if plan is not None and plan.fits and not plan.kv_ok else None
 
@@ -49,6 +49,6 @@ def check(ctx: Context):
         message = (f"{model_words(work)} on {gpu.id} ({where_words(placement)}): {room}, which holds about "
                    f"{plan.kv_tokens:,} tokens ({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU), fewer "
                    f"than one sequence of {length}; {verdict}. What helps: {knobs}.{also_words(failing)}{rest}")
-        where = work.value_token("--max-model-len") or work.model_token
+        where = work.value_token("--max-model-len") or work.model_anchor
         yield ctx.finding(where, message, about=work.invocation, value=f"{plan.max_model_len}@{gpu.id}",
                           severity=severity)

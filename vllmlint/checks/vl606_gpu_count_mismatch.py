@@ -167,4 +167,4 @@ def _named_in_constraints(landing: Landing) -> bool:
     """Whether the instance type is named in a requirement that decides the landing: the pod's node
     selector or affinity, or the NodePool's template labels and requirements."""
     instance_type = landing.candidate.instance_type
-    return bool(instance_type) and landing.naming(instance_type) is not None
+    return instance_type is not None and landing.naming(instance_type) is not None

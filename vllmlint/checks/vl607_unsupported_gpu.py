@@ -36,7 +36,7 @@ def check(ctx: Context):
             if failing:
                 severity, rest = scope(ctx, failing, all_fail, hosting)
                 gpu = failing[0][0].candidate.gpu
-                yield ctx.finding(work.option_token("--dtype"), f"--dtype bfloat16 on {_cc(gpu)}, which has no "
+                yield ctx.finding(work.option_token("--dtype") or anchor, f"--dtype bfloat16 on {_cc(gpu)}, which has no "
                                   "bfloat16: vLLM refuses to start (\"Bfloat16 is only supported on GPUs with compute "
                                   "capability of at least 8.0\"). Use --dtype half (float16, same memory)."
                                   f"{also_words(failing)}{rest}", about=work.invocation, value=f"bf16:{gpu.id}",

@@ -272,10 +272,8 @@ def _template_at(owner: K8sObject, node: Node | None, role: str = "") -> PodTemp
     return PodTemplate(owner, spec, meta if isinstance(meta, Mapping) else None, role)
 
 
-def _pod_spec_at(owner: K8sObject, node: Node | None, meta: Node | None = None, role: str = "") -> PodTemplate | None:
+def _pod_spec_at(owner: K8sObject, node: Mapping, meta: Node | None = None, role: str = "") -> PodTemplate:
     """A bare PodSpec at `node` (KServe, ServingRuntime), labelled by `meta` if given."""
-    if not isinstance(node, Mapping):
-        return None
     return PodTemplate(owner, node, meta if isinstance(meta, Mapping) else None, role)
 
 
@@ -331,9 +329,9 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     elif kind == "LLMInferenceService":
         for keys, role in ((("template",), "main"), (("worker",), "worker"),
                            (("prefill", "template"), "prefill"), (("prefill", "worker"), "prefill-worker")):
-            template = _pod_spec_at(obj, _path(spec, *keys), None, role)
-            if template:
-                yield template
+            node = _path(spec, *keys)
+            if isinstance(node, Mapping):
+                yield _pod_spec_at(obj, node, None, role)
     elif kind == "RayCluster":
         yield from _ray_templates(obj, spec)
     elif kind == "RayService":
@@ -469,8 +467,9 @@ def objects_in(document: Document) -> Iterator[K8sObject]:
                 if isinstance(service, Mapping):
                     yield K8sObject("ComposeService", "compose", name, "", service, document.source)
         return
-    if kind.endswith("List") and isinstance(root.get("items"), Sequence):
-        for item in root.get("items").items:
+    items = root.get("items")
+    if kind.endswith("List") and isinstance(items, Sequence):
+        for item in items.items:
             if isinstance(item, Mapping):
                 obj = _object(item, document.source)
                 if obj:

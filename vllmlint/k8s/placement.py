@@ -108,8 +108,8 @@ def placement(template: PodTemplate) -> Placement:
     affinity = _mapping(spec.get("affinity"))
     node_affinity = _mapping(affinity.get("nodeAffinity")) if affinity else None
     required = _mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")) if node_affinity else None
-    for term in required.get("nodeSelectorTerms").items if required and isinstance(
-            required.get("nodeSelectorTerms"), Sequence) else []:
+    listed = required.get("nodeSelectorTerms") if required else None
+    for term in listed.items if isinstance(listed, Sequence) else []:
         if isinstance(term, Mapping):
             terms.append(NodeSelectorTerm(expressions(term.get("matchExpressions"), default_operator=IN), term))
     return Placement(selector, terms or [NodeSelectorTerm([])], _tolerations(spec.get("tolerations")), selector_node)
@@ -143,7 +143,8 @@ def node_pool(obj: K8sObject) -> NodePool:
     pool_spec = _mapping(template.get("spec")) if template else None
     requirements = expressions(pool_spec.get("requirements"), default_operator=IN) if pool_spec else []
     taints = []
-    for item in pool_spec.get("taints").items if pool_spec and isinstance(pool_spec.get("taints"), Sequence) else []:
+    listed = pool_spec.get("taints") if pool_spec else None
+    for item in listed.items if isinstance(listed, Sequence) else []:
         if isinstance(item, Mapping):
             taints.append(Taint(_text(item.get("key")), _text(item.get("value")), _text(item.get("effect")), item))
     return NodePool(obj, labels or [], requirements, taints)

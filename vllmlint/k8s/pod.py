@@ -15,7 +15,7 @@ from vllmlint.k8s.quantity import int_value, parse_quantity, quantity_int
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 
 if TYPE_CHECKING:
-    from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
+    from vllmlint.k8s.objects import Container, K8sObject, World
 
 
 def _mapping(node: Node | None) -> Mapping | None:
@@ -215,8 +215,8 @@ def _compose_env(env: Node | None) -> Iterator[EnvVar]:
                 key, eq, value = item.value.partition("=")
                 yield EnvVar(key, value if eq else None, LITERAL if eq else UNKNOWN, item, item)
     elif isinstance(env, Mapping):
-        for key, value in env.pairs():
-            yield EnvVar(key, scalar_str(value), LITERAL, value, value)
+        for name, node in env.pairs():
+            yield EnvVar(name, scalar_str(node), LITERAL, node, node)
 
 
 def literal_env(container_node: Mapping, compose: bool) -> dict[str, str | None]:
@@ -234,8 +234,8 @@ def literal_env(container_node: Mapping, compose: bool) -> dict[str, str | None]
                 key, eq, value = item.value.partition("=")
                 result[key] = value if eq else None
     elif isinstance(env, Mapping):  # Compose mapping form
-        for key, value in env.pairs():
-            result[key] = scalar_str(value)
+        for name, node in env.pairs():
+            result[name] = scalar_str(node)
     return result
 
 
@@ -274,13 +274,13 @@ def resolved_env(container: Container, world: World | None) -> list[EnvVar]:
                 continue  # its keys are unknown: nothing to name
             if kind == "ConfigMap":
                 data = _config_data(obj)
-                for data_key, value in data.pairs() if data else ():
-                    found[prefix + data_key] = EnvVar(prefix + data_key, scalar_str(value), CONFIG_MAP, entry, value,
-                                                      name, data_key)
+                for data_key, data_value in data.pairs() if data else ():
+                    found[prefix + data_key] = EnvVar(prefix + data_key, scalar_str(data_value), CONFIG_MAP, entry,
+                                                      data_value, name, data_key)
             else:
                 for part in ("data", "stringData"):
                     data = _mapping(obj.node.get(part))
-                    for data_key, value in data.pairs() if data else ():
+                    for data_key in data.keys() if data else ():
                         found[prefix + data_key] = EnvVar(prefix + data_key, None, SECRET, entry, ref, name, data_key)
     for item in _sequence_mappings(node.get("env")):
         name = scalar_str(item.get("name"))
@@ -410,8 +410,9 @@ def probes(container_node: Mapping, ports: list[ContainerPort]) -> list[Probe]:
             continue
         handler, handler_node = "", None
         for name in HANDLERS:
-            if isinstance(node.get(name), Mapping):
-                handler, handler_node = name, node.get(name)
+            candidate = node.get(name)
+            if isinstance(candidate, Mapping):
+                handler, handler_node = name, candidate
                 break
         port: int | None = None
         port_node = path = None
