@@ -6,19 +6,39 @@ some do it is a warning naming them.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from vllmlint.finding import Severity
 from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate
 from vllmlint.vllm.release import release_numbers
 from vllmlint.capacity.workload import Landing, Workload, gib1, workloads
 
-__all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
+if TYPE_CHECKING:
+    from vllmlint.k8s.objects import World
+
+__all__ = ["capacity_workloads", "failing_plans", "judge", "listing", "utilization_words", "model_words", "where_words",
            "knobs_for_weights"]
 
 
-def capacity_workloads(world) -> list[Workload]:
+def capacity_workloads(world: World) -> list[Workload]:
     return workloads(world)
+
+
+def failing_plans(world: World, fails: Callable[[Estimate], bool]) -> Iterator[
+        tuple[Workload, list[Landing], list[tuple[Landing, Estimate]], bool]]:
+    """For each workload whose estimate inputs are all known: (workload, the landings it can be scheduled on,
+    [(landing, plan)] where `fails(plan)`, whether all of them fail); only workloads with a failing landing."""
+    for work in workloads(world):
+        if work.model is None or not work.estimate_inputs_known():
+            continue
+        hosting = work.hosting_landings()
+        failing = []
+        for landing in hosting:
+            plan = work.estimate(landing.candidate.gpu)
+            if plan is not None and fails(plan):
+                failing.append((landing, plan))
+        if failing:
+            yield work, hosting, failing, len(failing) == len(hosting)
 
 
 def judge(work: Workload, placements: list[Landing], fails: Callable[[Landing], object]):

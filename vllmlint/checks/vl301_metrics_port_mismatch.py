@@ -84,13 +84,17 @@ def _in_namespaces(obj_namespace: str, scope: tuple[bool, list[str]]) -> bool:
     return any_namespace or any(namespaces_compatible(obj_namespace, n) for n in names)
 
 
-def _service_monitors(ctx, services, vllm):
-    for monitor in ctx.world.of_kind("ServiceMonitor"):
+def _monitors(ctx: Context, kind: str, field: str):
+    """(monitor, its spec, its endpoint list, its namespace scope) of every monitor of `kind` with endpoints."""
+    for monitor in ctx.world.of_kind(kind):
         spec = monitor.spec
-        endpoints = spec.get("endpoints") if spec else None
-        if not isinstance(endpoints, Sequence):
-            continue
-        scope = _monitor_namespaces(monitor)
+        endpoints = spec.get(field) if spec else None
+        if spec is not None and isinstance(endpoints, Sequence):
+            yield monitor, spec, endpoints, _monitor_namespaces(monitor)
+
+
+def _service_monitors(ctx, services, vllm):
+    for monitor, spec, endpoints, scope in _monitors(ctx, "ServiceMonitor", "endpoints"):
         targets = [s for s in ctx.world.selected_objects("Service", spec.get("selector"))
                    if _in_namespaces(s.namespace, scope)]
         for endpoint in endpoints.items:
@@ -135,12 +139,7 @@ def _service_monitors(ctx, services, vllm):
 
 
 def _pod_monitors(ctx, vllm):
-    for monitor in ctx.world.of_kind("PodMonitor"):
-        spec = monitor.spec
-        endpoints = spec.get("podMetricsEndpoints") if spec else None
-        if not isinstance(endpoints, Sequence):
-            continue
-        scope = _monitor_namespaces(monitor)
+    for monitor, spec, endpoints, scope in _monitors(ctx, "PodMonitor", "podMetricsEndpoints"):
         templates = [t for t in vllm if _in_namespaces(t.namespace, scope)
                      and t.selected_by(spec.get("selector"))]
         for endpoint in endpoints.items:
