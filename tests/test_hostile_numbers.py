@@ -196,3 +196,35 @@ items:
     with deadline():
         result = lint_text(text, "bomb.yaml", LintOptions(select=CAPACITY + ["VL301", "VL501", "VL110"]))
     assert not result.internal_error, [n.message for n in result.notices]
+
+
+@pytest.mark.parametrize("port", ["'²'", "'" + "9" * 5000 + "'", "'٣'"])
+def test_odd_digits_in_ports_are_no_port(port):
+    # `str.isdigit` accepts a superscript two and 5,000 digits; `int` rejects both: internal errors before.
+    text = f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata:
+      labels: {{app: vllm}}
+      annotations: {{prometheus.io/port: {port}}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-8B]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api}}
+spec:
+  selector: {{app: vllm}}
+  ports: [{{name: metrics, port: 80, targetPort: {port}}}]
+"""
+    with deadline():
+        result = lint_text(text, "p.yaml", LintOptions(select=["VL301"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    assert result.findings == []

@@ -1,6 +1,7 @@
 import re
 
 from vllmlint.k8s.objects import K8sObject, PodTemplate, namespaces_compatible
+from vllmlint.k8s.quantity import digits_int
 from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
 from vllmlint.checks import Context
@@ -166,9 +167,10 @@ def _annotations(ctx, vllm):
         if not isinstance(node, Scalar):
             continue
         text = scalar_str(node) or ""
-        if not text.isdigit():
+        number = digits_int(text)
+        if number is None:
             continue
-        if _mismatch(int(text), vllm[template]):
+        if _mismatch(number, vllm[template]):
             yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
                               f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
                               about=template, value=text, fix=_port_fix(node, vllm[template], "the annotation"))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Generic, Iterator, TypeVar
 
-from vllmlint.k8s.quantity import int_value, parse_quantity, quantity_int
+from vllmlint.k8s.quantity import digits_int, int_value, parse_quantity, quantity_int
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 
 if TYPE_CHECKING:
@@ -293,8 +293,8 @@ def resolved_env(container: Container, world: World | None) -> list[EnvVar]:
 
 def _env_entry(name: str, item: Mapping, world: World | None, namespace: str) -> EnvVar:
     if "value" in item or "valueFrom" not in item:
-        value = item.get("value")
-        return EnvVar(name, scalar_str(value) if value is not None else "", LITERAL, item, value)
+        value = item.get("value")  # absent or null: the empty string
+        return EnvVar(name, scalar_str(value) or "", LITERAL, item, value)
     value_from = _mapping(item.get("valueFrom"))
     if value_from is None:
         return EnvVar(name, None, UNKNOWN, item, item.get("valueFrom"))
@@ -353,8 +353,8 @@ def port_number(ports: list[ContainerPort], target: Node | int | str | None) -> 
         return None, None
     if isinstance(target, int):
         return (target if 0 < target < 65536 else None), node
-    if target.isdigit():
-        number = int(target)
+    number = digits_int(target)
+    if number is not None:
         return (number if 0 < number < 65536 else None), node
     for port in ports:
         if port.name == target:

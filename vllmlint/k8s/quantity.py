@@ -89,4 +89,12 @@ def int_value(node: Node | None, *, minimum: int | None = None, maximum: int | N
     return node.value
 
 
-__all__ = ["parse_quantity", "quantity_int", "int_value", "LIMIT"]
+def digits_int(text: str) -> int | None:
+    """A string of ASCII digits as a number (`"8000"` in a port field); None for anything else: a sign, a
+    superscript `²` (which `str.isdigit` accepts and `int` rejects), or more digits than an int64 has."""
+    if not text or len(text) > 18 or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
+__all__ = ["parse_quantity", "quantity_int", "int_value", "digits_int", "LIMIT"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vllmlint.k8s.pod import port_number
-from vllmlint.k8s.quantity import int_value
+from vllmlint.k8s.quantity import digits_int, int_value
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 
 if TYPE_CHECKING:
@@ -74,8 +74,8 @@ def resolve_port(template: PodTemplate, target: Node | int | str | None) -> tupl
     in the pod (its `containerPort` node)."""
     if isinstance(target, int) and not isinstance(target, bool):
         return target, None
-    if isinstance(target, str) and target.isdigit():
-        return int(target), None
+    if isinstance(target, str) and digits_int(target) is not None:
+        return digits_int(target), None
     for container in template.containers:
         number, node = port_number(container.container_ports, target)
         if number is not None:
