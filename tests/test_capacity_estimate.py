@@ -5,7 +5,8 @@ import pytest
 
 from vllmlint.capacity import GiB, default_gpu_memory_utilization, estimate, find_gpu, gib, resolve_model, smallest_tp_that_fits
 from vllmlint.capacity.specs import layer_params
-from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, canonical_quantization, parse_version, pp_layer_ranges
+from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, canonical_quantization, pp_layer_ranges
+from vllmlint.vllm.release import release_numbers
 
 
 def model(name):
@@ -64,7 +65,7 @@ def test_gpu_memory_utilization_default_by_release():
     assert default_gpu_memory_utilization(None) == 0.92
     assert estimate("Qwen/Qwen3-8B", "H100-80GB").gpu_memory_utilization == 0.92
     assert estimate("Qwen/Qwen3-8B", "H100-80GB", vllm_version="0.8.5").gpu_memory_utilization == 0.9
-    assert parse_version("v0.6.4.post1") == (0, 6, 4)
+    assert release_numbers("v0.6.4.post1") == (0, 6, 4)
 
 
 def test_reserve_terms_follow_the_release():

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from vllmlint.capacity import clear_extra, register_extra
-from vllmlint.capacity.workload import human_int, placements, quantity_bytes, read_workload, workloads
+from vllmlint.capacity.workload import human_int, landings, read_workload, workloads
+from vllmlint.k8s.quantity import quantity_int
 from vllmlint.engine import Linter, LintOptions, lint_text
 from vllmlint.finding import Severity
 
@@ -155,8 +156,8 @@ def test_audited_benchmark_fits_on_its_l4():
     linter.add_file(AUDITED / "benchmark-reproduce.yaml")
     [work] = workloads(linter.build())
     assert work.model.id == "Qwen/Qwen2.5-7B-Instruct" and work.release == "0.6.4.post1"
-    assert [(p.candidate.instance_type, p.origin) for p in work.placements] == [("g6.2xlarge", "NodePool bench-gpu")]
-    plan = work.estimate(work.placements[0].candidate.gpu)
+    assert [(p.candidate.instance_type, p.origin) for p in work.landings] == [("g6.2xlarge", "NodePool bench-gpu")]
+    plan = work.estimate(work.landings[0].candidate.gpu)
     assert plan.ok and plan.max_sequences >= 16
 
 
@@ -167,7 +168,7 @@ def test_audited_benchmark_without_the_toleration_lands_nowhere_known():
     linter = Linter()
     linter.add_text(untolerated, "b.yaml")
     [work] = workloads(linter.build())
-    assert work.placements is None  # the tainted pool does not admit it, and no other hardware is known
+    assert work.landings is None  # the tainted pool does not admit it, and no other hardware is known
 
 
 # --- where pods land --------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ def _placed(text: str):
     linter = Linter()
     linter.add_text(text, "p.yaml")
     world = linter.build()
-    return placements(world.invocations[0].container.pod, world)
+    return landings(world.invocations[0].container.pod, world)
 
 
 def test_nodepool_template_label_must_match_the_node_selector():
@@ -231,9 +232,9 @@ def test_unknown_model_gives_no_estimate_finding():
 def test_human_readable_lengths_and_quantities():
     assert human_int("32k") == 32000 and human_int("32K") == 32768 and human_int("4096") == 4096
     assert human_int("auto") is None
-    assert quantity_bytes("8Gi") == 8 * 2**30 and quantity_bytes("8G") == 8 * 10**9
-    assert quantity_bytes("800G") < 756 * 2**30 < quantity_bytes("1Ti")
-    assert quantity_bytes("lots") is None
+    assert quantity_int("8Gi") == 8 * 2**30 and quantity_int("8G") == 8 * 10**9
+    assert quantity_int("800G") < 756 * 2**30 < quantity_int("1Ti")
+    assert quantity_int("lots") is None
 
 
 def test_short_flags_and_underscores():

@@ -7,6 +7,7 @@ import pytest
 
 from vllmlint.vllm import catalog
 from vllmlint.data import schemas_dir
+from vllmlint.vllm.release import version_key
 
 OLD, V10, V17, V18, CURRENT, LATEST_CHECKED, NEWEST = (
     "0.6.4.post1", "0.10.2", "0.17.1", "0.18.1", "0.29.0", "0.31.0", "0.33.0")
@@ -17,24 +18,24 @@ OLD, V10, V17, V18, CURRENT, LATEST_CHECKED, NEWEST = (
 
 def test_version_ordering():
     ordered = ["0.6.4", "0.6.4.post1", "0.6.6", "0.6.6.post1", "0.10.1", "0.10.1.1", "0.10.2", "0.29.0"]
-    assert sorted(reversed(ordered), key=catalog.parse_version) == ordered
+    assert sorted(reversed(ordered), key=version_key) == ordered
     assert catalog.compare_versions("0.6.4.post1", "0.6.6") == -1
     assert catalog.compare_versions("0.10.1.1", "0.29.0") == -1
     assert catalog.compare_versions("0.29.0", "0.29") == 0
     assert catalog.compare_versions("0.31.0", "0.29.0") == 1
     assert catalog.compare_versions("v0.29.0", "0.29.0") == 0
     with pytest.raises(ValueError):
-        catalog.parse_version("latest")
+        version_key("latest")
 
 
 def test_release_list():
     releases = catalog.releases()
-    assert releases == sorted(releases, key=catalog.parse_version)
+    assert releases == sorted(releases, key=version_key)
     for version in (OLD, "0.6.6.post1", "0.8.5.post1", V10, V17, CURRENT, LATEST_CHECKED, NEWEST):
         assert version in releases
     assert catalog.newest() == NEWEST
     # every minor from 0.6 to 0.33 is there
-    minors = {tuple(catalog.parse_version(r)[0][:2]) for r in releases}
+    minors = {version_key(r)[:2] for r in releases}
     assert {(0, m) for m in range(6, 34)} <= minors
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vllmlint.vllm.catalog import parse_version
+from vllmlint.vllm.release import version_key
 
 # --------------------------------------------------------------------------- values
 
@@ -1769,7 +1769,7 @@ def _schema_property(info: dict) -> dict:
 
 def build_index(schema_dir: Path) -> dict:
     """For every spelling, env var and metric: first and last release, and releases missing in between."""
-    releases = sorted((p.stem for p in schema_dir.glob("*.json") if p.stem != "index"), key=parse_version)
+    releases = sorted((p.stem for p in schema_dir.glob("*.json") if p.stem != "index"), key=version_key)
     present: dict[str, dict[str, list]] = {"flags": {}, "env": {}, "metrics": {}}
     details: dict[str, dict] = {}
     for version in releases:

@@ -27,17 +27,17 @@ from vllmlint.capacity.estimate import (
     default_gpu_memory_utilization,
     estimate,
     gib,
-    parse_version,
     smallest_tp_that_fits,
     to_gib,
 )
 from vllmlint.capacity.names import Match, resolve_model, split_quantization
 from vllmlint.capacity.nodes import Candidate, gpus_for_node_constraints
+from vllmlint.vllm.release import release_numbers
 
 __all__ = [
     "GPU", "GiB", "MiB", "InstanceType", "ModelSpec", "Match", "Estimate", "Candidate",
     "models", "gpus", "register_extra", "clear_extra", "instance_types", "find_gpu", "count_parameters",
     "model_from_config_json",
     "resolve_model", "split_quantization", "estimate", "smallest_tp_that_fits", "gib", "to_gib",
-    "parse_version", "default_gpu_memory_utilization", "gpus_for_node_constraints",
+    "release_numbers", "default_gpu_memory_utilization", "gpus_for_node_constraints",
 ]

@@ -13,35 +13,27 @@ bytes; gib() formats.  docs/capacity.md explains each term and where its figure 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from vllmlint.capacity.specs import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_params
+from vllmlint.vllm.release import release_numbers
 
 # --------------------------------------------------------------------------- versions
 
-def current_vllm() -> tuple[int, int, int]:
-    """The release assumed when none is known: the newest catalogued one, as the flag rules assume."""
-    from vllmlint.vllm.catalog import newest
-
-    return parse_version(newest())
-
-
-def parse_version(version: str | tuple[int, ...] | None) -> tuple[int, int, int]:
-    """'v0.6.4.post1' -> (0, 6, 4); None/'latest' -> the newest catalogued release."""
-    if version is None:
-        return current_vllm()
-    if isinstance(version, tuple):
-        return (tuple(version) + (0, 0, 0))[:3]  # type: ignore[return-value]
-    numbers = re.findall(r"\d+", str(version).split("+")[0])[:3]
-    if not numbers:
-        return current_vllm()
-    return tuple(int(n) for n in (numbers + ["0", "0"])[:3])  # type: ignore[return-value]
-
-
 def default_gpu_memory_utilization(version: str | tuple[int, ...] | None = None) -> float:
-    """CacheConfig.gpu_memory_utilization default: 0.9 up to 0.19.x, 0.92 from 0.20.0 (checked in the PyPI wheels)."""
-    return 0.92 if parse_version(version) >= (0, 20, 0) else 0.9
+    """CacheConfig.gpu_memory_utilization default of the release, read from its catalog
+    (`default_gpu_memory_utilization` in schemas/vllm/<release>.json, extracted from the wheels: 0.9 up to
+    0.19.x, 0.92 from 0.20.0). The catalog that stands for the release is the one its flags are checked
+    against (the release, a patch of the same minor release, else the nearest); None: the newest."""
+    from vllmlint.vllm.flags import target_catalog
+
+    numbers = release_numbers(version)
+    release, _, _ = target_catalog(".".join(map(str, numbers)) if version is not None else None, None)
+    value = getattr(release, "default_gpu_memory_utilization", None)
+    if not isinstance(value, (int, float)):
+        raise ValueError(f"the catalog of vLLM {getattr(release, 'version', '?')} has no "
+                         "default_gpu_memory_utilization")
+    return float(value)
 
 
 # vLLM's minimum compute capability for NVIDIA GPUs, by release:
@@ -57,17 +49,17 @@ def capability_floor(version: str | tuple[int, ...] | None = None) -> tuple[int,
     """The lowest compute capability the release's CUDA build supports (None: the newest release)."""
     if version is None:
         return CAPABILITY_FLOORS[-1][1]
-    key = parse_version(version)
+    key = release_numbers(version)
     return [floor for start, floor in CAPABILITY_FLOORS if key >= start][-1]
 
 
 def uses_v1_engine(version: str | tuple[int, ...] | None = None) -> bool:
-    return parse_version(version) >= (0, 8, 0)  # V1 became the default engine in 0.8.0
+    return release_numbers(version) >= (0, 8, 0)  # V1 became the default engine in 0.8.0
 
 
 def cudagraphs_in_budget(version: str | tuple[int, ...] | None = None) -> bool:
     # "CUDA graph memory profiling is enabled (default since v0.21.0)" - vllm/v1/worker/gpu_worker.py
-    return parse_version(version) >= (0, 21, 0)
+    return release_numbers(version) >= (0, 21, 0)
 
 
 # --------------------------------------------------------------------------- bytes per parameter
@@ -254,7 +246,8 @@ SAMPLER_BYTES_PER_LOGIT_V1 = 10  # V1 dummy sampler run (FlashInfer/fused top-k/
 NON_TORCH_BYTES = int(0.15 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.05-0.35 GiB in logs)
 MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
-CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
+CUDAGRAPH_BYTES = int(0.5 * GiB)
+MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
 
 
 def default_scheduler_limits(gpu: GPU, max_model_len: int, version: tuple[int, int, int]) -> tuple[int, int]:
@@ -356,8 +349,11 @@ def estimate(
     tp, pp = int(tensor_parallel_size), int(pipeline_parallel_size)
     if tp < 1 or pp < 1:
         raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
+    if tp > MAX_PARALLEL_SIZE or pp > MAX_PARALLEL_SIZE:
+        # One pipeline stage is sized per rank: a million stages would take minutes and gigabytes.
+        raise ValueError(f"tensor_parallel_size and pipeline_parallel_size must be at most {MAX_PARALLEL_SIZE}")
 
-    version = parse_version(vllm_version)
+    version = release_numbers(vllm_version)
     utilization = gpu_memory_utilization if gpu_memory_utilization is not None else default_gpu_memory_utilization(version)
     max_len = int(max_model_len or model.max_position_embeddings)
     quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
@@ -500,7 +496,7 @@ def smallest_tp_that_fits(
 
 
 __all__ = [
-    "Estimate", "RankMemory", "estimate", "smallest_tp_that_fits", "gib", "to_gib", "parse_version",
+    "Estimate", "RankMemory", "estimate", "smallest_tp_that_fits", "gib", "to_gib",
     "default_gpu_memory_utilization", "capability_floor", "canonical_quantization", "pp_layer_ranges",
     "QUANTIZED_LINEAR_BYTES",
 ]

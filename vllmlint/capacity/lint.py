@@ -6,21 +6,42 @@ some do it is a warning naming them.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from vllmlint.finding import Severity
-from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate, parse_version
-from vllmlint.capacity.workload import Placement, Workload, gib1, workloads
+from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate
+from vllmlint.vllm.release import release_numbers
+from vllmlint.capacity.workload import Landing, Workload, gib1, workloads
 
-__all__ = ["capacity_workloads", "judge", "listing", "utilization_words", "model_words", "where_words",
+if TYPE_CHECKING:
+    from vllmlint.k8s.objects import World
+
+__all__ = ["capacity_workloads", "failing_plans", "judge", "listing", "utilization_words", "model_words", "where_words",
            "knobs_for_weights"]
 
 
-def capacity_workloads(world) -> list[Workload]:
+def capacity_workloads(world: World) -> list[Workload]:
     return workloads(world)
 
 
-def judge(work: Workload, placements: list[Placement], fails: Callable[[Placement], object]):
+def failing_plans(world: World, fails: Callable[[Estimate], bool]) -> Iterator[
+        tuple[Workload, list[Landing], list[tuple[Landing, Estimate]], bool]]:
+    """For each workload whose estimate inputs are all known: (workload, the landings it can be scheduled on,
+    [(landing, plan)] where `fails(plan)`, whether all of them fail); only workloads with a failing landing."""
+    for work in workloads(world):
+        if work.model is None or not work.estimate_inputs_known():
+            continue
+        hosting = work.hosting_landings()
+        failing = []
+        for landing in hosting:
+            plan = work.estimate(landing.candidate.gpu)
+            if plan is not None and fails(plan):
+                failing.append((landing, plan))
+        if failing:
+            yield work, hosting, failing, len(failing) == len(hosting)
+
+
+def judge(work: Workload, placements: list[Landing], fails: Callable[[Landing], object]):
     """(failing [(placement, detail)], all_fail) over `placements`; detail is whatever `fails` returned (truthy)."""
     failing = []
     for placement in placements:
@@ -55,39 +76,41 @@ def model_words(work: Workload) -> str:
     """The model's id, and how a name that is not the id was read (`/models/llama-3.1-70b` read as ...)."""
     if work.match is None:
         return ""
+    model = work.match.model
     if work.match.how in ("exact id", "case-insensitive id"):
-        return work.model.id
+        return model.id
     if work.match.how.startswith("config.json at"):
         return f"`{work.model_name}` (sized from its {work.match.how})"
-    return f"{work.model.id} (`{work.model_name}` read as it)"
+    return f"{model.id} (`{work.model_name}` read as it)"
 
 
 def utilization_words(work: Workload, plan: Estimate) -> str:
     if work.gpu_memory_utilization is not None:
         return f"--gpu-memory-utilization {work.gpu_memory_utilization:g}"
-    version = ".".join(map(str, parse_version(work.release)))
+    version = ".".join(map(str, release_numbers(work.release)))
     return f"the default --gpu-memory-utilization {default_gpu_memory_utilization(work.release):g} of vLLM {version}"
 
 
-def where_words(placement: Placement) -> str:
+def where_words(placement: Landing) -> str:
     c = placement.candidate
     where = f"{c.instance_type}, " if c.instance_type else ""
     return f"{where}from {placement.origin}"
 
 
-def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need_kv: bool) -> str:
+def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_kv: bool) -> str:
     """What would help: the smallest TP that fits on this GPU, a 4-bit checkpoint, a bigger GPU."""
     gpu = placement.candidate.gpu
+    model = plan.model
     kwargs = work.estimate_kwargs()
     tp_now = kwargs.pop("tensor_parallel_size")
     helps = []
     tp = tp_now * 2
     while tp <= 64:
         try:
-            candidate = estimate(work.model, gpu, tensor_parallel_size=tp, **kwargs)
+            candidate = estimate(model, gpu, tensor_parallel_size=tp, **kwargs)
         except ValueError:
             break
-        if work.model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
+        if model.num_attention_heads % tp == 0 and (candidate.ok if need_kv else candidate.fits):
             count = placement.candidate.gpu_count
             stages = -(-tp * work.pipeline_parallel_size // count) if count else 1
             room = ""
@@ -100,7 +123,7 @@ def knobs_for_weights(work: Workload, placement: Placement, plan: Estimate, need
         tp *= 2
     if plan.quantization not in ("awq", "gptq-int4", "int4", "bnb-4bit"):
         try:
-            four_bit = estimate(work.model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
+            four_bit = estimate(model, gpu, tensor_parallel_size=tp_now, **{**kwargs, "quantization": "awq"})
             if four_bit.ok if need_kv else four_bit.fits:
                 helps.append(f"a 4-bit (AWQ/GPTQ) checkpoint needs {gib1(four_bit.weights_bytes)} per GPU at "
                              f"TP {tp_now}")

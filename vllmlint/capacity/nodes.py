@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Union
 
 from vllmlint.capacity.specs import GPU, InstanceType, gpus, instance_types
+from vllmlint.k8s.selectors import IN, Requirement
 
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 INSTANCE_FAMILY_KEY = "karpenter.k8s.aws/instance-family"
@@ -38,52 +39,31 @@ class Candidate:
     instance_type: str | None = None
 
 
-@dataclass(frozen=True)
-class _Requirement:
-    key: str
-    operator: str
-    values: tuple[str, ...]
+Constraint = Union[Requirement, Mapping[str, Any]]
 
 
-def _requirements(node_selector: Mapping[str, Any] | None, requirements: Iterable[Mapping[str, Any]] | None) -> list[_Requirement]:
-    result = []
-    for key, value in (node_selector or {}).items():
-        result.append(_Requirement(str(key), "In", (str(value),)))
+def _requirements(node_selector: Mapping[str, Any] | Iterable[Requirement] | None,
+                  requirements: Iterable[Constraint] | None) -> list[Requirement]:
+    """Requirements from the model as they are; from plain data (the Python API), a node selector map is
+    `key In [value]` each, and a `{key, operator, values}` mapping one requirement (a scalar `values` is one
+    value)."""
+    result: list[Requirement] = []
+    if isinstance(node_selector, Mapping):
+        result.extend(Requirement(str(key), IN, (str(value),)) for key, value in node_selector.items())
+    else:
+        result.extend(node_selector or ())
     for expression in requirements or ():
+        if isinstance(expression, Requirement):
+            result.append(expression)
+            continue
         if not isinstance(expression, Mapping) or "key" not in expression:
             continue
         values = expression.get("values") or ()
         if isinstance(values, (str, int)):
             values = (values,)
-        result.append(_Requirement(str(expression["key"]), str(expression.get("operator", "In")), tuple(str(v) for v in values)))
+        result.append(Requirement(str(expression["key"]), str(expression.get("operator", IN)),
+                                  tuple(str(v) for v in values)))
     return result
-
-
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
-def _test(requirement: _Requirement, present: Iterable[str] | None, number: float | None = None) -> bool:
-    """Does a node whose label `requirement.key` has one of `present` values (None: label absent) satisfy it?"""
-    operator = requirement.operator
-    values = {value.lower() for value in requirement.values}
-    spellings = None if present is None else {value.lower() for value in present}
-    if operator == "Exists":
-        return spellings is not None
-    if operator == "DoesNotExist":
-        return spellings is None
-    if operator in ("In", "NotIn"):
-        hit = bool(spellings and spellings & values)
-        return hit if operator == "In" else not hit
-    if operator in ("Gt", "Lt") and number is not None:
-        bound = _number(requirement.values[0]) if requirement.values else None
-        if bound is None:
-            return False
-        return number > bound if operator == "Gt" else number < bound
-    return False
 
 
 def _gpu_label(gpu: GPU, key: str) -> tuple[list[str] | None, float | None]:
@@ -124,7 +104,7 @@ def _instance_label(instance: InstanceType, key: str) -> tuple[list[str] | None,
     return _gpu_label(instance.gpu, key)
 
 
-def _known_values(requirement: _Requirement) -> bool:
+def _known_values(requirement: Requirement) -> bool:
     """Whether an In list names at least one value the catalogs know (otherwise we cannot say anything)."""
     if requirement.operator != "In":
         return True
@@ -144,14 +124,14 @@ def _known_values(requirement: _Requirement) -> bool:
 
 
 def gpus_for_node_constraints(
-    node_selector: Mapping[str, Any] | None = None,
-    requirements: Iterable[Mapping[str, Any]] | None = None,
+    node_selector: Mapping[str, Any] | Iterable[Requirement] | None = None,
+    requirements: Iterable[Constraint] | None = None,
 ) -> list[Candidate] | None:
     """Candidate (instance type, GPU, count) for a pod's node constraints.
 
-    node_selector: spec.nodeSelector labels (each an `In` of one value).  requirements: node-affinity
-    matchExpressions or Karpenter NodePool requirements ({key, operator, values}; operators In,
-    NotIn, Exists, DoesNotExist, Gt, Lt).  With an instance-type, instance-family or GPU-count
+    node_selector: spec.nodeSelector labels (each an `In` of one value), as a map or as requirements.
+    requirements: node-affinity matchExpressions or Karpenter NodePool requirements (`Requirement`s, or
+    {key, operator, values} mappings; operators In, NotIn, Exists, DoesNotExist, Gt, Lt).  With an instance-type, instance-family or GPU-count
     constraint the candidates are instance types; with only GPU labels they are bare GPUs
     (gpu_count None).  None when no hardware label is constrained, or an `In` names only values the
     catalogs do not know.
@@ -165,7 +145,7 @@ def gpus_for_node_constraints(
     def keep(label_of: Callable[[Any, str], tuple[list[str] | None, float | None]], subject: Any) -> bool:
         for requirement in relevant:
             present, number = label_of(subject, requirement.key)
-            if not _test(requirement, present, number):
+            if not requirement.holds_for(present, number=number, fold_case=True):
                 return False
         return True
 

@@ -12,14 +12,24 @@
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
-from vllmlint.capacity.specs import GiB, ModelSpec
 from vllmlint.capacity.names import Match, _is_local_path, resolve_model
-from vllmlint.k8s.objects import as_list
 from vllmlint.capacity.nodes import Candidate, gpus_for_node_constraints
+from vllmlint.capacity.specs import GPU, GiB, ModelSpec
+from vllmlint.k8s.placement import NodePool, Toleration, node_pool, tolerated
+from vllmlint.k8s.quantity import LIMIT, quantity_int
+from vllmlint.k8s.selectors import DOES_NOT_EXIST, NOT_IN, Requirement
+from vllmlint.source.yamlmodel import Node
+
+if TYPE_CHECKING:
+    from vllmlint.capacity.estimate import Estimate
+    from vllmlint.k8s.objects import Container, PodTemplate, World
+    from vllmlint.vllm.invocation import Invocation, Option, Token
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
                          "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "habana.ai/gaudi")
@@ -35,50 +45,47 @@ _WELL_KNOWN_LABELS = re.compile(
 
 
 def human_int(text: str) -> int | None:
-    """vLLM's human-readable integers: `32768`, `32k` (x1000), `32K` (x1024), `1.5M`; None when not a number."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*", text or "")
+    """vLLM's human-readable integers: `32768`, `32k` (x1000), `32K` (x1024), `1.5M`; None when not a number
+    or beyond any sane value (a 400-digit `--max-model-len` is no length)."""
+    match = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmMgGtT]?)\s*", text or "")
     if not match:
         return None
-    number, suffix = float(match.group(1)), match.group(2)
+    number, suffix = match.group(1), match.group(2)
     scale = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
              "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[suffix]
-    return int(number * scale)
-
-
-_QUANTITY = re.compile(r"^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
-_QUANTITY_SCALE = {None: 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-                   "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-
-
-def quantity_bytes(text: str | int | float | None) -> int | None:
-    """A Kubernetes quantity in bytes: `8Gi` = 8 x 2^30, `8G` = 8 x 10^9; None when not a quantity."""
-    if isinstance(text, bool) or text is None:
+    try:
+        value = int(Decimal(number) * scale)
+    except InvalidOperation:
         return None
-    if isinstance(text, (int, float)):
-        return int(text)
-    match = _QUANTITY.match(str(text).strip())
-    if not match:
-        return None
-    return int(float(match.group(1)) * _QUANTITY_SCALE[match.group(2)])
+    return value if value < LIMIT else None
 
 
 @dataclass(frozen=True)
-class Placement:
+class Landing:
+    """One place a pod can be scheduled: a GPU (and instance type) and the constraints that say so."""
+
     candidate: Candidate
-    origin: str  # where the GPU came from: "nodeSelector node.kubernetes.io/instance-type", "NodePool vllm-gpu"
+    origin: str  # where the GPU came from: "nodeSelector", "node affinity", "NodePool vllm-gpu"
+    # The requirements (pod node selector / affinity, NodePool labels and requirements) the candidates
+    # were read from: the nodes that decide the placement.
+    deciding: tuple[Requirement, ...] = field(default=(), compare=False)
 
     @property
     def label(self) -> str:
         c = self.candidate
         return f"{c.instance_type} ({c.gpu_count} x {c.gpu.id})" if c.instance_type else c.gpu.id
 
+    def naming(self, value: str) -> Requirement | None:
+        """The deciding requirement that names `value` (an instance type) among its values, if any."""
+        return next((r for r in self.deciding if value in r.values), None)
+
 
 @dataclass
 class Workload:
     """One vLLM invocation's capacity-relevant settings. `None` for a number means vLLM's default."""
 
-    invocation: Any  # vllmlint.invocation.Invocation
-    model_token: Any = None
+    invocation: Invocation
+    model_token: Token | None = None
     model_name: str | None = None
     match: Match | None = None
     tensor_parallel_size: int = 1
@@ -96,10 +103,10 @@ class Workload:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
-    unknown: set = field(default_factory=set)  # flags whose value is not known before run time
-    options: dict = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
-    placements: list[Placement] | None = None  # None: no GPU known
-    gpu_resource: tuple | None = None  # (resource name, count, YAML node) the pod requests, if any
+    unknown: set[str] = field(default_factory=set)  # flags whose value is not known before run time
+    options: dict[str, Option] = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
+    landings: list[Landing] | None = None  # None: no GPU known
+    gpu_resource: tuple[str, int, Node] | None = None  # (resource name, count, YAML node) the pod requests, if any
 
     @property
     def model(self) -> ModelSpec | None:
@@ -110,7 +117,7 @@ class Workload:
         return self.invocation.release
 
     @property
-    def container(self):
+    def container(self) -> Container | None:
         return self.invocation.container
 
     @property
@@ -139,11 +146,16 @@ class Workload:
             enforce_eager=self.enforce_eager,
         )
 
-    def estimate(self, gpu):
-        """The estimate on one GPU, or None when the settings are not ones the estimator can size."""
+    def estimate(self, gpu: GPU) -> Estimate | None:
+        """The estimate on one GPU, or None when the settings are not ones the estimator can size: an
+        unknown quantization, or more pipeline stages than layers (vLLM refuses that; VL604 says so)."""
         from vllmlint.capacity.estimate import estimate
 
-        cache = self.__dict__.setdefault("_estimates", {})
+        cache: dict[str, Estimate | None] = self.__dict__.setdefault("_estimates", {})
+        if self.model is None:
+            return None
+        if self.pipeline_parallel_size > self.model.num_hidden_layers:
+            return None
         if gpu.id not in cache:
             try:
                 cache[gpu.id] = estimate(self.model, gpu, **self.estimate_kwargs())
@@ -151,7 +163,12 @@ class Workload:
                 cache[gpu.id] = None
         return cache[gpu.id]
 
-    def option_token(self, *flags: str):
+    @property
+    def model_anchor(self) -> Token:
+        """The token findings about the model point at: the model's, else the invocation's."""
+        return self.model_token if self.model_token is not None else self.invocation.anchor
+
+    def option_token(self, *flags: str) -> Token | None:
         """The token of the first of `flags` that was given (the flag itself), else None."""
         for flag in flags:
             option = self.options.get(flag)
@@ -159,19 +176,19 @@ class Workload:
                 return option.token
         return None
 
-    def value_token(self, flag: str):
+    def value_token(self, flag: str) -> Token | None:
         option = self.options.get(flag)
         return option.value_token if option is not None and option.value_token is not None else None
 
-    def hosting_placements(self) -> list[Placement]:
-        """The placements the pod can actually be scheduled on (enough GPUs per node, when both are known)."""
-        if not self.placements:
+    def hosting_landings(self) -> list[Landing]:
+        """The landings the pod can actually be scheduled on (enough GPUs per node, when both are known)."""
+        if not self.landings:
             return []
         wanted = self.gpu_resource[1] if self.gpu_resource and self.gpu_resource[0] == "nvidia.com/gpu" else None
         if wanted is None:
-            return list(self.placements)
-        fitting = [p for p in self.placements if p.candidate.gpu_count is None or p.candidate.gpu_count >= wanted]
-        return fitting or list(self.placements)
+            return list(self.landings)
+        fitting = [p for p in self.landings if p.candidate.gpu_count is None or p.candidate.gpu_count >= wanted]
+        return fitting or list(self.landings)
 
 
 # The flags each estimate depends on: when one is `$VAR`, the estimate is not made.
@@ -190,7 +207,7 @@ _OTHER_FLAGS = ("--gpu-memory-utilization", "--quantization")
 _STR_FLAGS = {"--dtype": "dtype", "--kv-cache-dtype": "kv_cache_dtype"}
 
 
-def read_workload(invocation) -> Workload:
+def read_workload(invocation: Invocation) -> Workload:
     """The settings of one invocation (no placement: see `workloads`)."""
     work = Workload(invocation)
     for option in invocation.options:
@@ -221,9 +238,13 @@ def read_workload(invocation) -> Workload:
             setattr(work, _STR_FLAGS[flag], value.lower())
         elif flag == "--gpu-memory-utilization":
             try:
-                work.gpu_memory_utilization = float(value)
+                fraction = float(value)
             except ValueError:
-                work.unknown.add(flag)
+                fraction = math.nan
+            if math.isfinite(fraction):
+                work.gpu_memory_utilization = fraction
+            else:
+                work.unknown.add(flag)  # `nan`, `inf`: no budget anyone can size
         elif flag == "--quantization":
             work.quantization = None if value.lower() in ("none", "") else value.lower()
             work.quantization_given = True
@@ -244,9 +265,9 @@ def read_workload(invocation) -> Workload:
     return work
 
 
-def workloads(world) -> list[Workload]:
+def workloads(world: World) -> list[Workload]:
     """Every vLLM invocation of the run with its settings and placements (computed once per world)."""
-    cached = getattr(world, "_vllmlint_capacity_workloads", None)
+    cached: list[Workload] | None = getattr(world, "_vllmlint_capacity_workloads", None)
     if cached is not None:
         return cached
     result = []
@@ -257,16 +278,16 @@ def workloads(world) -> list[Workload]:
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
-            work.placements = placements(container.pod, world)
+            work.landings = landings(container.pod, world)
         result.append(work)
-    world._vllmlint_capacity_workloads = result
+    world._vllmlint_capacity_workloads = result  # type: ignore[attr-defined]
     return result
 
 
 _GENERIC_DIRS = {"", "model", "models", "weights", "main", "snapshot", "data", "mnt", "checkpoint", "hf", "huggingface"}
 
 
-def _match_config_json(path: str, world) -> Match | None:
+def _match_config_json(path: str, world: World) -> Match | None:
     """A model served from a local path whose `config.json` is among the linted files: the one file named
     `<last path component>/config.json`, for a directory name specific enough to tell (not `model`)."""
     import json
@@ -289,164 +310,84 @@ def _match_config_json(path: str, world) -> Match | None:
 
 
 # --- GPUs a container asks for --------------------------------------------------------------------
-def requested_accelerator(container) -> tuple | None:
-    """(resource, count, YAML node) of the accelerator the container requests (limits, else requests)."""
-    from vllmlint.source.yamlmodel import Scalar
-
-    for section in ("limits", "requests"):
+def requested_accelerator(container: Container) -> tuple[str, int, Node] | None:
+    """(resource, count, YAML node) of the accelerator the container requests (limits, else requests).
+    A count that is no quantity, or no sane one (`.inf`, `.nan`, `1e400`), is as if not given."""
+    resources = container.resources
+    for section in (resources.limits, resources.requests):
         for name in ACCELERATOR_RESOURCES:
-            node = container.resource(section, name)
-            if isinstance(node, Scalar):
-                count = quantity_bytes(node.value)
+            value = section.get(name)
+            if value is not None:
+                count = quantity_int(value.node)
                 if count is not None:
-                    return name, int(count), node
+                    return name, count, value.node
     return None
 
 
 # --- where a pod lands ----------------------------------------------------------------------------
-def _python(node):
-    from vllmlint.source.yamlmodel import to_python
-
-    return to_python(node) if node is not None else None
-
-
-def pod_node_constraints(template) -> tuple[dict, list[list[dict]], list[dict]]:
-    """(nodeSelector, required node-affinity terms (ORed lists of ANDed expressions), tolerations)."""
-    spec = _python(template.spec) or {}
-    selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
-    selector = {str(k): _label_text(v) for k, v in selector.items()}
-    terms: list[list[dict]] = []
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
-    affinity = affinity.get("nodeAffinity") or {}
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(affinity, dict) else None
-    if isinstance(required, dict):
-        for term in as_list(required.get("nodeSelectorTerms")):
-            if isinstance(term, dict):
-                expressions = [_expression(e) for e in as_list(term.get("matchExpressions"))
-                               if isinstance(e, dict) and "key" in e]
-                terms.append(expressions)
-    tolerations = [t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)]
-    return selector, terms or [[]], tolerations
-
-
-def _expression(expression: dict) -> dict:
-    """A node selector requirement with `values` as a list (anything else in a manifest counts as none)."""
-    return {**expression, "values": as_list(expression.get("values"))}
-
-
-def _label_text(value) -> str:
-    """A label value as Kubernetes stores it (YAML `true` is the string "true")."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-def _tolerates(tolerations: list[dict], taint: dict) -> bool:
-    for toleration in tolerations:
-        operator = str(toleration.get("operator") or "Equal")
-        key = toleration.get("key")
-        if key in (None, "") and operator == "Exists":
-            return True
-        if str(key) != str(taint.get("key")):
-            continue
-        effect = toleration.get("effect")
-        if effect not in (None, "") and str(effect) != str(taint.get("effect")):
-            continue
-        if operator == "Exists" or str(toleration.get("value") or "") == str(taint.get("value") or ""):
-            return True
-    return False
-
-
-def _pool_parts(pool) -> tuple[dict, list[dict], list[dict]]:
-    """A NodePool's (template labels, requirements, taints)."""
-    spec = _python(pool.spec) or {}
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    raw_labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-    labels = {str(k): _label_text(v) for k, v in raw_labels.items()}
-    pool_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    requirements = [_expression(r) for r in as_list(pool_spec.get("requirements")) if isinstance(r, dict) and "key" in r]
-    taints = [t for t in as_list(pool_spec.get("taints")) if isinstance(t, dict)]
-    return labels, requirements, taints
-
-
-def _pool_allows(key: str, operator: str, values: list[str], labels: dict, requirements: list[dict]) -> bool:
-    """Can a node of this pool satisfy the pod's expression `key operator values`?"""
-    if key in labels:
-        present = labels[key]
-        return {"In": present in values, "NotIn": present not in values, "Exists": True,
-                "DoesNotExist": False}.get(operator, True)
-    mine = [r for r in requirements if str(r.get("key")) == key]
+def _pool_allows(requirement: Requirement, pool: NodePool) -> bool:
+    """Can a node of this pool satisfy the pod's requirement?"""
+    label = pool.label(requirement.key)
+    if label is not None:  # the pool's nodes carry that label with that value
+        return requirement.matches({label.key: label.values[0]})
+    mine = pool.requirements_on(requirement.key)
     if mine:
-        for requirement in mine:
-            pool_op = str(requirement.get("operator") or "In")
-            pool_values = [str(v) for v in as_list(requirement.get("values"))]
-            if operator == "In" and pool_op == "In" and not set(values) & set(pool_values):
-                return False
-            if operator == "In" and pool_op == "NotIn" and set(values) <= set(pool_values):
-                return False
-            if operator == "In" and pool_op == "DoesNotExist":
-                return False
-            if operator == "DoesNotExist" and pool_op in ("In", "Exists"):
-                return False
-        return True
-    if operator in ("NotIn", "DoesNotExist"):
+        return all(requirement.compatible(theirs) for theirs in mine)
+    if requirement.operator in (NOT_IN, DOES_NOT_EXIST):
         return True
     # Labels no requirement and no template label mentions are on the pool's nodes only if well known.
-    return bool(_WELL_KNOWN_LABELS.match(key))
+    return bool(_WELL_KNOWN_LABELS.match(requirement.key))
 
 
-def pool_admits(pool, selector: dict, expressions: list[dict], tolerations: list[dict]) -> bool:
-    labels, requirements, taints = _pool_parts(pool)
-    for taint in taints:
-        repels = str(taint.get("effect") or "NoSchedule") in ("NoSchedule", "NoExecute")
-        if repels and not _tolerates(tolerations, taint):
+def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration]) -> bool:
+    """Whether a node of `pool` may take a pod with these node requirements and tolerations."""
+    for taint in pool.taints:
+        if taint.repels and not tolerated(tolerations, taint):
             return False
-    for key, value in selector.items():
-        if not _pool_allows(key, "In", [value], labels, requirements):
-            return False
-    for expression in expressions:
-        values = [str(v) for v in as_list(expression.get("values"))]
-        operator = str(expression.get("operator") or "In")
-        if not _pool_allows(str(expression["key"]), operator, values, labels, requirements):
-            return False
-    return True
+    return all(_pool_allows(r, pool) for r in requirements)
 
 
-def _pool_meant_for(pool, template, selector: dict, expressions: list[dict], tolerations: list[dict]) -> bool:
+def _pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Requirement],
+                    tolerations: list[Toleration]) -> bool:
     """Whether a NodePool is plausibly where this pod runs, not just one it would fit: one run often mixes
     manifests of several clusters. The pod must point at the pool (select one of its template labels or
     requirement keys beyond the well-known ones, or tolerate one of its taints), or live in its folder."""
-    labels, requirements, taints = _pool_parts(pool)
-    keys = set(selector) | {str(e.get("key")) for e in expressions}
-    pool_keys = set(labels) | {str(r.get("key")) for r in requirements}
+    keys = {r.key for r in requirements}
+    labels = {r.key for r in pool.labels}
+    pool_keys = labels | {r.key for r in pool.requirements}
     if any(k in pool_keys and not _WELL_KNOWN_LABELS.match(k) for k in keys):
         return True
-    if any(k in labels for k in keys):
+    if keys & labels:
         return True
-    if any(_tolerates(tolerations, taint) for taint in taints):
+    if any(tolerated(tolerations, taint) for taint in pool.taints):
         return True
-    folder = pool.source.display_path.rpartition("/")[0]
+    folder = pool.obj.source.display_path.rpartition("/")[0]
     return template.owner.source.display_path.rpartition("/")[0] == folder
 
 
-def placements(template, world) -> list[Placement] | None:
+def landings(template: PodTemplate, world: World) -> list[Landing] | None:
     """Where a pod can land, each with its origin; None when no GPU is known for some place it could land."""
-    selector, terms, tolerations = pod_node_constraints(template)
-    pools = [o for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
-    found: dict = {}
-    for expressions in terms:
-        admitting = [p for p in pools if pool_admits(p, selector, expressions, tolerations)
-                     and _pool_meant_for(p, template, selector, expressions, tolerations)]
+    placement = template.placement
+    selector = placement.node_selector
+    pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
+    found: dict[Candidate, Landing] = {}
+    for term in placement.terms:
+        expressions = term.requirements
+        pod_requirements = selector + expressions
+        admitting = [p for p in pools if pool_admits(p, pod_requirements, placement.tolerations)
+                     and _pool_meant_for(p, template, pod_requirements, placement.tolerations)]
         from_pools = False
         for pool in admitting:
-            labels, requirements, _ = _pool_parts(pool)
-            candidates = gpus_for_node_constraints({**labels, **selector}, requirements + expressions)
+            # The pod's node selector wins over a template label of the same key (both are `key In [value]`).
+            chosen = {r.key for r in selector}
+            labels = [r for r in pool.labels if r.key not in chosen] + selector
+            deciding = (*labels, *pool.requirements, *expressions)
+            candidates = gpus_for_node_constraints(labels, [*pool.requirements, *expressions])
             if candidates is None:
                 return None  # a pool whose hardware we do not know: never guess
             for candidate in candidates:  # none when the pool's hardware contradicts the pod's selector
                 from_pools = True
-                found.setdefault(candidate, Placement(candidate, f"NodePool {pool.name}"))
+                found.setdefault(candidate, Landing(candidate, f"NodePool {pool.name}", deciding))
         if not from_pools:
             candidates = gpus_for_node_constraints(selector, expressions)
             if candidates is None:
@@ -454,7 +395,7 @@ def placements(template, world) -> list[Placement] | None:
             origin = " and ".join(part for part, used in (("nodeSelector", selector), ("node affinity", expressions))
                                   if used)
             for candidate in candidates:
-                found.setdefault(candidate, Placement(candidate, origin))
+                found.setdefault(candidate, Landing(candidate, origin, tuple(pod_requirements)))
     return list(found.values()) or None
 
 
@@ -462,7 +403,9 @@ def placements(template, world) -> list[Placement] | None:
 def downloaded_by_name(work: Workload) -> bool:
     """The model is a Hugging Face id vLLM downloads (not a local path, not `$VAR`)."""
     name = work.model_name
-    return bool(name) and not _is_local_path(name) and name.count("/") == 1 and not name.startswith(("s3://", "gs://"))
+    if not name:
+        return False
+    return not _is_local_path(name) and name.count("/") == 1 and not name.startswith(("s3://", "gs://"))
 
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
@@ -479,8 +422,10 @@ def download_dir(work: Workload) -> tuple[str | None, str]:
     """(path, why): where the Hugging Face hub cache of this container is; path None when not in the manifest."""
     option = work.options.get("--download-dir")
     if option is not None:
-        return (option.value.rstrip("/") or "/", "--download-dir") if option.value_known else (None, "--download-dir")
-    env = work.container.env
+        if option.value_known and option.value is not None:
+            return option.value.rstrip("/") or "/", "--download-dir"
+        return None, "--download-dir"
+    env = work.container.env if work.container is not None else {}
     for name, suffix in (("HF_HUB_CACHE", ""), ("HUGGINGFACE_HUB_CACHE", ""), ("HF_HOME", "/hub"),
                          ("XDG_CACHE_HOME", "/huggingface/hub")):
         if name in env and env[name] is None:
@@ -495,6 +440,6 @@ def gib1(size: float) -> str:
     return f"{size / GiB:.1f} GiB"
 
 
-__all__ = ["Workload", "Placement", "workloads", "read_workload", "placements", "requested_accelerator",
-           "quantity_bytes", "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name",
-           "pool_admits", "pod_node_constraints", "ACCELERATOR_RESOURCES"]
+__all__ = ["Workload", "Landing", "workloads", "read_workload", "landings", "requested_accelerator",
+           "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits",
+           "ACCELERATOR_RESOURCES"]

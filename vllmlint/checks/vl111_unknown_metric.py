@@ -16,6 +16,7 @@ from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import K8sObject
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 from vllmlint.checks import Context
+from vllmlint.vllm.release import version_key
 
 _NAME = re.compile(r"(?<![A-Za-z0-9_:])vllm:[A-Za-z_][A-Za-z0-9_:]*")
 _REGEX_META = set(".*+?[(\\{")
@@ -79,7 +80,7 @@ def _default_versions(ctx: Context) -> list[str]:
     if default:
         return [_catalog_version(default)]
     versions = sorted({i.catalog.version for i in ctx.world.invocations if i.catalog is not None},
-                      key=catalog.parse_version)
+                      key=version_key)
     return versions or [catalog.newest()]
 
 
@@ -98,7 +99,7 @@ def _target_versions(ctx: Context, ref: Node | None, namespace: str) -> list[str
         if target is not None:
             versions = sorted({i.catalog.version for i in ctx.world.invocations
                                if i.container is not None and i.container.pod.owner is target},
-                              key=catalog.parse_version)
+                              key=version_key)
             if versions:
                 return versions
     return _default_versions(ctx)

@@ -1,7 +1,8 @@
 import re
 
-from vllmlint.k8s.objects import (K8sObject, PodTemplate, namespaces_compatible, resolve_container_port,
-                   service_ports, service_selector)
+from vllmlint.k8s.objects import K8sObject, PodTemplate, namespaces_compatible
+from vllmlint.k8s.quantity import digits_int
+from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
 from vllmlint.checks import Context
 
@@ -85,13 +86,17 @@ def _in_namespaces(obj_namespace: str, scope: tuple[bool, list[str]]) -> bool:
     return any_namespace or any(namespaces_compatible(obj_namespace, n) for n in names)
 
 
-def _service_monitors(ctx, services, vllm):
-    for monitor in ctx.world.of_kind("ServiceMonitor"):
+def _monitors(ctx: Context, kind: str, field: str):
+    """(monitor, its spec, its endpoint list, its namespace scope) of every monitor of `kind` with endpoints."""
+    for monitor in ctx.world.of_kind(kind):
         spec = monitor.spec
-        endpoints = spec.get("endpoints") if spec else None
-        if not isinstance(endpoints, Sequence):
-            continue
-        scope = _monitor_namespaces(monitor)
+        endpoints = spec.get(field) if spec else None
+        if spec is not None and isinstance(endpoints, Sequence):
+            yield monitor, spec, endpoints, _monitor_namespaces(monitor)
+
+
+def _service_monitors(ctx, services, vllm):
+    for monitor, spec, endpoints, scope in _monitors(ctx, "ServiceMonitor", "endpoints"):
         targets = [s for s in ctx.world.selected_objects("Service", spec.get("selector"))
                    if _in_namespaces(s.namespace, scope)]
         for endpoint in endpoints.items:
@@ -136,12 +141,7 @@ def _service_monitors(ctx, services, vllm):
 
 
 def _pod_monitors(ctx, vllm):
-    for monitor in ctx.world.of_kind("PodMonitor"):
-        spec = monitor.spec
-        endpoints = spec.get("podMetricsEndpoints") if spec else None
-        if not isinstance(endpoints, Sequence):
-            continue
-        scope = _monitor_namespaces(monitor)
+    for monitor, spec, endpoints, scope in _monitors(ctx, "PodMonitor", "podMetricsEndpoints"):
         templates = [t for t in vllm if _in_namespaces(t.namespace, scope)
                      and t.selected_by(spec.get("selector"))]
         for endpoint in endpoints.items:
@@ -168,9 +168,10 @@ def _annotations(ctx, vllm):
         if not isinstance(node, Scalar):
             continue
         text = scalar_str(node) or ""
-        if not text.isdigit():
+        number = digits_int(text)
+        if number is None:
             continue
-        if _mismatch(int(text), vllm[template]):
+        if _mismatch(number, vllm[template]):
             yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
                               f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
                               about=template, value=text, fix=ctx.build_fix(_port_fix, node, vllm[template], "the annotation"))

@@ -1,5 +1,5 @@
 from vllmlint.finding import Severity
-from vllmlint.k8s.objects import service_selector
+from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Mapping, scalar_str
 from vllmlint.checks import Context
 
@@ -44,13 +44,13 @@ def check(ctx: Context):
             continue
         restricted = _restricted(service)
         if restricted and kind == "LoadBalancer":
-            yield ctx.finding(spec.get("type"), f"Service {service.name} exposes vLLM through a {kind}, "
+            yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM through a {kind}, "
                               f"{restricted}: keep an authenticated gateway in front, since `--api-key` guards only "
                               "`/v1`, `/v2`, `/inference` and `/cohere`.", about=service, value=kind,
                               severity=Severity.INFO)
             continue
         reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
-        yield ctx.finding(spec.get("type"), f"Service {service.name} exposes vLLM on {reach} ({kind}): vLLM has no "
+        yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM on {reach} ({kind}): vLLM has no "
                           "authentication by default and `--api-key` guards only `/v1`, `/v2`, `/inference` and "
                           "`/cohere` (not `/metrics`, `/health`, `/invocations`): use a ClusterIP Service behind an "
                           "authenticated gateway or Ingress.", about=service, value=kind)

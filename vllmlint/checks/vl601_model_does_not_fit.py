@@ -1,34 +1,23 @@
 """VL601: the weights one GPU holds exceed what vLLM may use of that GPU."""
-from vllmlint.capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
-                             utilization_words, where_words)
+from vllmlint.capacity.lint import (also_words, failing_plans, knobs_for_weights, model_words, scope,
+                                    utilization_words, where_words)
 from vllmlint.capacity.workload import gib1
 from vllmlint.checks import Context
 
 
 def check(ctx: Context):
-    for work in capacity_workloads(ctx.world):
-        if work.model is None or not work.estimate_inputs_known():
-            continue
-        hosting = work.hosting_placements()
-
-        def fails(placement):
-            plan = work.estimate(placement.candidate.gpu)
-            return plan if plan is not None and not plan.fits else None
-
-        failing, all_fail = judge(work, hosting, fails)
-        if not failing:
-            continue
+    for work, hosting, failing, all_fail in failing_plans(ctx.world, lambda plan: not plan.fits):
         placement, plan = failing[0]
         severity, rest = scope(ctx, failing, all_fail, hosting)
         gpu = placement.candidate.gpu
         layout = f"TP {plan.tensor_parallel_size}"
         if plan.pipeline_parallel_size > 1:
             layout += f", PP {plan.pipeline_parallel_size}"
-        dtype = plan.quantization or work.model.torch_dtype
+        dtype = plan.quantization or plan.model.torch_dtype
         helps = knobs_for_weights(work, placement, plan, need_kv=False)
         message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU ({dtype}, {layout}); "
                    f"one {gpu.id} ({where_words(placement)}) gives vLLM {gib1(plan.budget_bytes)} at "
                    f"{utilization_words(work, plan)}, so loading fails with CUDA out of memory. What helps: {helps}."
                    f"{also_words(failing)}{rest}")
-        yield ctx.finding(work.model_token, message, about=work.invocation, value=f"{work.model.id}@{gpu.id}",
+        yield ctx.finding(work.model_anchor, message, about=work.invocation, value=f"{plan.model.id}@{gpu.id}",
                           severity=severity)

@@ -1,6 +1,6 @@
 """VL602: after weights and the profiling reserve, the KV cache cannot hold one max-model-len sequence."""
-from vllmlint.capacity.lint import (also_words, capacity_workloads, judge, knobs_for_weights, model_words, scope,
-                             utilization_words, where_words)
+from vllmlint.capacity.lint import (also_words, failing_plans, knobs_for_weights, model_words, scope,
+                                    utilization_words, where_words)
 from vllmlint.capacity.workload import gib1
 from vllmlint.finding import Severity
 from vllmlint.checks import Context
@@ -11,18 +11,7 @@ BORDERLINE = 0.9
 
 
 def check(ctx: Context):
-    for work in capacity_workloads(ctx.world):
-        if work.model is None or not work.estimate_inputs_known():
-            continue
-        hosting = work.hosting_placements()
-
-        def fails(placement):
-            plan = work.estimate(placement.candidate.gpu)
-            return plan if plan is not None and plan.fits and not plan.kv_ok else None
-
-        failing, all_fail = judge(work, hosting, fails)
-        if not failing:
-            continue
+    for work, hosting, failing, all_fail in failing_plans(ctx.world, lambda plan: plan.fits and not plan.kv_ok):
         placement, plan = failing[0]
         severity, rest = scope(ctx, failing, all_fail, hosting)
         borderline = plan.kv_tokens >= BORDERLINE * plan.max_model_len
@@ -49,6 +38,6 @@ def check(ctx: Context):
         message = (f"{model_words(work)} on {gpu.id} ({where_words(placement)}): {room}, which holds about "
                    f"{plan.kv_tokens:,} tokens ({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU), fewer "
                    f"than one sequence of {length}; {verdict}. What helps: {knobs}.{also_words(failing)}{rest}")
-        where = work.value_token("--max-model-len") or work.model_token
+        where = work.value_token("--max-model-len") or work.model_anchor
         yield ctx.finding(where, message, about=work.invocation, value=f"{plan.max_model_len}@{gpu.id}",
                           severity=severity)

@@ -20,7 +20,7 @@ def check(ctx: Context):
             continue
         tp, pp = work.tensor_parallel_size, work.pipeline_parallel_size
         if tp > 1 and work.known("--tensor-parallel-size"):
-            where = work.value_token("--tensor-parallel-size") or work.model_token
+            where = work.value_token("--tensor-parallel-size") or work.model_anchor
             heads, kv = model.num_attention_heads, model.num_key_value_heads
             if heads % tp:
                 divisors = ", ".join(str(d) for d in _valid_sizes(model))
@@ -37,7 +37,7 @@ def check(ctx: Context):
                            f"{sizes}.")
                 yield ctx.finding(where, message, about=work.invocation, value=f"kv_heads:{kv}/{tp}")
         if pp > 1 and work.known("--pipeline-parallel-size") and pp > model.num_hidden_layers:
-            where = work.value_token("--pipeline-parallel-size") or work.model_token
+            where = work.value_token("--pipeline-parallel-size") or work.model_anchor
             yield ctx.finding(where, f"--pipeline-parallel-size {pp} exceeds the {model.num_hidden_layers} layers of "
                               f"{model_words(work)}: some pipeline stages would get no layer, and vLLM refuses to "
                               "start.",

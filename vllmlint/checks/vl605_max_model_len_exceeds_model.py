@@ -30,7 +30,7 @@ def check(ctx: Context):
         limit = model.max_position_embeddings
         if work.max_model_len <= limit or _override(work):
             continue
-        yield ctx.finding(work.value_token("--max-model-len") or work.model_token,
+        yield ctx.finding(work.value_token("--max-model-len") or work.model_anchor,
                           f"--max-model-len {work.max_model_len} is beyond the {limit}-token context of "
                           f"{model_words(work)} (max_position_embeddings in its config.json): vLLM refuses to start "
                           f"(\"User-specified max_model_len ({work.max_model_len}) is greater than the derived "

@@ -1,7 +1,8 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
 from vllmlint.capacity.lint import capacity_workloads, listing
-from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, quantity_bytes, requested_accelerator
+from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, Landing, requested_accelerator
 from vllmlint.finding import Severity
+from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
 from vllmlint.checks import Context
 
@@ -32,11 +33,14 @@ def _ray_cluster_gpus(world, owner) -> int | None:
             group = _ray_group(spec, template.role)
             if group is None:
                 return None
-            counts = [quantity_bytes(scalar_str(group.get(k))) for k in ("maxReplicas", "replicas")]
-            counts = [c for c in counts if c is not None]
+            counts = [c for c in (quantity_int(group.get(k)) for k in ("maxReplicas", "replicas")) if c is not None]
             if not counts:
                 return None
-            replicas = max(counts) * max(1, quantity_bytes(scalar_str(group.get("numOfHosts"))) or 1)
+            hosts_node = group.get("numOfHosts")
+            hosts = quantity_int(hosts_node) if hosts_node is not None else 1
+            if hosts is None:
+                return None  # `numOfHosts: 1e400`: no count anyone can rely on
+            replicas = max(counts) * max(1, hosts)
         total += per_pod * replicas
     return total
 
@@ -132,9 +136,9 @@ def _gpus(count: int) -> str:
 
 
 def _unschedulable(ctx, work, resource, count, node):
-    if resource != "nvidia.com/gpu" or not work.placements:
+    if resource != "nvidia.com/gpu" or not work.landings:
         return
-    sized = [p for p in work.placements if p.candidate.gpu_count is not None]
+    sized = [p for p in work.landings if p.candidate.gpu_count is not None]
     too_small = [p for p in sized if p.candidate.gpu_count < count]
     if not too_small:
         return
@@ -147,7 +151,7 @@ def _unschedulable(ctx, work, resource, count, node):
     else:
         # Karpenter and the scheduler pick a node that fits among many sizes of a family: only instance
         # types someone listed by name for this pod are worth a word.
-        named = [p for p in too_small if _named_in_constraints(ctx, work, p)]
+        named = [p for p in too_small if _named_in_constraints(p)]
         if not named:
             return
         names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
@@ -159,14 +163,8 @@ def _unschedulable(ctx, work, resource, count, node):
                           value=f"unschedulable-some:{count}", severity=Severity.WARNING)
 
 
-def _named_in_constraints(ctx, work, placement) -> bool:
-    """Whether the instance type is written by name in the NodePool or the pod's node constraints."""
-    instance_type = placement.candidate.instance_type or ""
-    if not instance_type:
-        return False
-    holders = [work.container.pod.spec] if work.container is not None else []
-    if placement.origin.startswith("NodePool "):
-        pool = ctx.world.find("NodePool", placement.origin[len("NodePool "):])
-        if pool is not None:
-            holders.append(pool.node)
-    return any(instance_type in h.source.text[h.start:h.end] for h in holders)
+def _named_in_constraints(landing: Landing) -> bool:
+    """Whether the instance type is named in a requirement that decides the landing: the pod's node
+    selector or affinity, or the NodePool's template labels and requirements."""
+    instance_type = landing.candidate.instance_type
+    return instance_type is not None and landing.naming(instance_type) is not None

@@ -2,9 +2,8 @@
 import re
 
 from vllmlint.capacity.estimate import capability_floor
-from vllmlint.k8s.objects import as_list
 from vllmlint.capacity.lint import also_words, capacity_workloads, judge, scope
-from vllmlint.capacity.workload import pod_node_constraints
+from vllmlint.k8s.selectors import IN
 from vllmlint.finding import Severity
 from vllmlint.checks import Context
 
@@ -26,7 +25,7 @@ def _cc(gpu) -> str:
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         yield from _cuda_image_elsewhere(ctx, work)
-        hosting = work.hosting_placements()
+        hosting = work.hosting_landings()
         if not hosting:
             continue
         image = work.container.image if work.container is not None else None
@@ -37,7 +36,7 @@ def check(ctx: Context):
             if failing:
                 severity, rest = scope(ctx, failing, all_fail, hosting)
                 gpu = failing[0][0].candidate.gpu
-                yield ctx.finding(work.option_token("--dtype"), f"--dtype bfloat16 on {_cc(gpu)}, which has no "
+                yield ctx.finding(work.option_token("--dtype") or anchor, f"--dtype bfloat16 on {_cc(gpu)}, which has no "
                                   "bfloat16: vLLM refuses to start (\"Bfloat16 is only supported on GPUs with compute "
                                   "capability of at least 8.0\"). Use --dtype half (float16, same memory)."
                                   f"{also_words(failing)}{rest}", about=work.invocation, value=f"bf16:{gpu.id}",
@@ -101,9 +100,9 @@ def _cuda_image_elsewhere(ctx, work):
     if work.gpu_resource is not None and work.gpu_resource[0] in _OTHER_ACCELERATORS:
         reason = f"the pod requests {work.gpu_resource[0]} ({_OTHER_ACCELERATORS[work.gpu_resource[0]]})"
     else:
-        selector, terms, _ = pod_node_constraints(container.pod)
-        values = list(selector.items()) + [(e.get("key"), v) for term in terms for e in term
-                                           if str(e.get("operator") or "In") == "In" for v in as_list(e.get("values"))]
+        placement = container.pod.placement
+        requirements = placement.node_selector + [r for term in placement.terms for r in term.requirements]
+        values = [(r.key, v) for r in requirements if r.operator == IN for v in r.values]
         for key, value in values:
             if key in ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family") and \
                     _NON_NVIDIA_INSTANCE.match(str(value) + ("." if "." not in str(value) else "")):

@@ -1,6 +1,6 @@
 """VL608: tensor or pipeline parallelism without a memory-backed /dev/shm."""
 from vllmlint.capacity.lint import capacity_workloads
-from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.checks import Context
 
 
@@ -12,30 +12,13 @@ def _shm_provided(template, container) -> bool:
     host_ipc = spec.get("hostIPC")
     if isinstance(host_ipc, Scalar) and host_ipc.value is True:
         return True
-    memory_volumes = set()
-    volumes = spec.get("volumes")
-    for volume in volumes.items if isinstance(volumes, Sequence) else []:
-        if not isinstance(volume, Mapping):
-            continue
-        empty_dir = volume.get("emptyDir")
-        if isinstance(empty_dir, Mapping) and scalar_str(empty_dir.get("medium")) == "Memory":
-            memory_volumes.add(scalar_str(volume.get("name")))
-        host_path = volume.get("hostPath")
-        if isinstance(host_path, Mapping) and scalar_str(host_path.get("path")) == "/dev/shm":
-            memory_volumes.add(scalar_str(volume.get("name")))
-    mounts = container.node.get("volumeMounts")
-    for mount in mounts.items if isinstance(mounts, Sequence) else []:
-        if isinstance(mount, Mapping) and (scalar_str(mount.get("mountPath")) or "").rstrip("/") == "/dev/shm" \
-                and scalar_str(mount.get("name")) in memory_volumes:
-            return True
-    return False
+    memory_volumes = {v.name for v in template.volumes if v.medium == "Memory" or v.host_path == "/dev/shm"}
+    return any(m.mount_path == "/dev/shm" and m.name in memory_volumes for m in container.volume_mounts)
 
 
 def _disk_backed_shm(container) -> bool:
     """/dev/shm is mounted, but from a volume that is not memory-backed (an `emptyDir: {}` on disk)."""
-    mounts = container.node.get("volumeMounts")
-    return any(isinstance(m, Mapping) and (scalar_str(m.get("mountPath")) or "").rstrip("/") == "/dev/shm"
-               for m in (mounts.items if isinstance(mounts, Sequence) else []))
+    return any(m.mount_path == "/dev/shm" for m in container.volume_mounts)
 
 
 def check(ctx: Context):

@@ -222,7 +222,7 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
             skipped.append(f"{label}: not estimated: the value of {flags} is not known from the manifest")
             continue
         places = [(p.candidate.gpu, p.origin, p.candidate.instance_type, p.candidate.gpu_count)
-                  for p in work.hosting_placements()]
+                  for p in work.hosting_landings()]
         if not places and fallback_gpu is not None:
             places = [(fallback_gpu, "--gpu (assumed: the manifests do not say)", None, None)]
         if not places:

@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str, to_python
+from vllmlint.k8s import pod as _pod
+from vllmlint.k8s.placement import Placement, placement
+from vllmlint.k8s.selectors import LabelSelector, label_selector
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 
 if TYPE_CHECKING:
-    from vllmlint.vllm.invocation import ShellCommand
+    from vllmlint.vllm.invocation import Invocation, ShellCommand
 
 
 class _Labelled:
     """Labels and annotations of whatever has `metadata` (an object, a pod template)."""
+
+    _labels: dict[str, str] | None
+    metadata: Mapping | None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -37,10 +43,10 @@ class K8sObject(_Labelled):
     namespace: str  # "" when the manifest does not say: matches any namespace
     node: Mapping
     source: SourceFile
-    _labels: dict | None = field(default=None, repr=False)
+    _labels: dict[str, str] | None = field(default=None, repr=False)
 
     @property
-    def metadata(self) -> Mapping | None:
+    def metadata(self) -> Mapping | None:  # type: ignore[override]
         meta = self.node.get("metadata")
         return meta if isinstance(meta, Mapping) else None
 
@@ -52,6 +58,16 @@ class K8sObject(_Labelled):
     def describe(self) -> str:
         return f"{self.kind}/{self.name}" if self.name else self.kind
 
+    @property
+    def replicas(self) -> _pod.Setting[int] | None:
+        """`spec.replicas` of a replicated workload (default 1), with its node; None for other kinds."""
+        return _pod.replicas(self)
+
+    @property
+    def strategy(self) -> _pod.Strategy | None:
+        """The update strategy of a Deployment, StatefulSet or DaemonSet, with the API's defaults."""
+        return _pod.strategy(self)
+
 
 @dataclass(eq=False)
 class PodTemplate(_Labelled):
@@ -59,8 +75,9 @@ class PodTemplate(_Labelled):
     spec: Mapping  # the PodSpec (or a Compose service)
     metadata: Mapping | None
     role: str = ""  # "leader", "worker", "head", a Ray group name, a Compose service name...
-    _containers: list | None = field(default=None, repr=False)
-    _labels: dict | None = field(default=None, repr=False)
+    _containers: list[Container] | None = field(default=None, repr=False)
+    _labels: dict[str, str] | None = field(default=None, repr=False)
+    _volumes: list[_pod.Volume] | None = field(default=None, repr=False)
 
     @property
     def namespace(self) -> str:
@@ -98,14 +115,36 @@ class PodTemplate(_Labelled):
                 return value == ("headgroup" if self.role == "head" else self.role)
         return False
 
-    def selected_by(self, selector) -> bool:
-        return selector_matches(selector, self.labels, self.implicit_label)
+    def selected_by(self, selector: Node | LabelSelector | None) -> bool:
+        if not isinstance(selector, LabelSelector):
+            selector = label_selector(selector)
+        return selector.matches(self.labels, self.implicit_label)
 
     @property
-    def containers(self) -> list["Container"]:
+    def containers(self) -> list[Container]:
         if self._containers is None:
             self._containers = list(_read_containers(self))
         return self._containers
+
+    @property
+    def volumes(self) -> list[_pod.Volume]:
+        """`spec.volumes` (a Compose service has none in this sense)."""
+        if self._volumes is None:
+            self._volumes = [] if self.owner.kind == "ComposeService" else _pod.volumes(self.spec)
+        return self._volumes
+
+    def volume(self, name: str) -> _pod.Volume | None:
+        return next((v for v in self.volumes if v.name == name), None)
+
+    @property
+    def placement(self) -> Placement:
+        """Node selector, required node affinity and tolerations."""
+        return placement(self)
+
+    @property
+    def security_context(self) -> _pod.SecurityContext:
+        """The pod-level security context (pod fields only)."""
+        return _pod.security_context(self.spec, None)
 
 
 @dataclass(eq=False)
@@ -135,21 +174,11 @@ class Container:
     @property
     def env(self) -> dict[str, str | None]:
         """Literal env values by name; None where the value comes from elsewhere (valueFrom)."""
-        result: dict[str, str | None] = {}
-        env = self.node.get("environment" if self.is_compose else "env")
-        if isinstance(env, Sequence):
-            for item in env.items:
-                if isinstance(item, Mapping):
-                    name = scalar_str(item.get("name"))
-                    if name:
-                        result[name] = scalar_str(item.get("value")) if "value" in item else None
-                elif isinstance(item, Scalar) and isinstance(item.value, str):  # Compose "KEY=value"
-                    key, eq, value = item.value.partition("=")
-                    result[key] = value if eq else None
-        elif isinstance(env, Mapping):  # Compose mapping form
-            for key, value in env.pairs():
-                result[key] = scalar_str(value)
-        return result
+        return _pod.literal_env(self.node, self.is_compose)
+
+    def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
+        """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`."""
+        return _pod.resolved_env(self, world)
 
     def env_node(self, name: str) -> Node | None:
         env = self.node.get("env")
@@ -162,15 +191,36 @@ class Container:
     @property
     def ports(self) -> list[tuple[str, int]]:
         """(name, containerPort) pairs."""
-        result = []
-        ports = self.node.get("ports")
-        if isinstance(ports, Sequence):
-            for item in ports.items:
-                if isinstance(item, Mapping):
-                    number = item.get("containerPort")
-                    if isinstance(number, Scalar) and isinstance(number.value, int):
-                        result.append((scalar_str(item.get("name")) or "", number.value))
-        return result
+        return [(p.name, p.number) for p in self.container_ports]
+
+    @property
+    def container_ports(self) -> list[_pod.ContainerPort]:
+        return _pod.container_ports(self.node)
+
+    @property
+    def volume_mounts(self) -> list[_pod.VolumeMount]:
+        return [] if self.is_compose else _pod.volume_mounts(self.node)
+
+    def backing(self, path: str) -> _pod.Backing:
+        """Which volume backs `path` in this container (the most specific mountPath wins), if any."""
+        return _pod.backing(self.volume_mounts, self.pod.volumes, path)
+
+    @property
+    def probes(self) -> list[_pod.Probe]:
+        return [] if self.is_compose else _pod.probes(self.node, self.container_ports)
+
+    def probe(self, kind: str) -> _pod.Probe | None:
+        """The liveness, readiness or startup probe."""
+        return next((p for p in self.probes if p.kind == kind), None)
+
+    @property
+    def security_context(self) -> _pod.SecurityContext:
+        """The pod's and the container's security contexts merged as the kubelet does."""
+        return _pod.security_context(self.pod.spec, None if self.is_compose else self.node)
+
+    @property
+    def resources(self) -> _pod.Resources:
+        return _pod.resources(self.node)
 
     def resource(self, section: str, name: str) -> Node | None:
         resources = self.node.get("resources")
@@ -222,10 +272,8 @@ def _template_at(owner: K8sObject, node: Node | None, role: str = "") -> PodTemp
     return PodTemplate(owner, spec, meta if isinstance(meta, Mapping) else None, role)
 
 
-def _pod_spec_at(owner: K8sObject, node: Node | None, meta: Node | None = None, role: str = "") -> PodTemplate | None:
+def _pod_spec_at(owner: K8sObject, node: Mapping, meta: Node | None = None, role: str = "") -> PodTemplate:
     """A bare PodSpec at `node` (KServe, ServingRuntime), labelled by `meta` if given."""
-    if not isinstance(node, Mapping):
-        return None
     return PodTemplate(owner, node, meta if isinstance(meta, Mapping) else None, role)
 
 
@@ -281,9 +329,9 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     elif kind == "LLMInferenceService":
         for keys, role in ((("template",), "main"), (("worker",), "worker"),
                            (("prefill", "template"), "prefill"), (("prefill", "worker"), "prefill-worker")):
-            template = _pod_spec_at(obj, _path(spec, *keys), None, role)
-            if template:
-                yield template
+            node = _path(spec, *keys)
+            if isinstance(node, Mapping):
+                yield _pod_spec_at(obj, node, None, role)
     elif kind == "RayCluster":
         yield from _ray_templates(obj, spec)
     elif kind == "RayService":
@@ -296,76 +344,21 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
 
 
 # --- selectors -------------------------------------------------------------------------------------
-def selector_matches(selector: Node | dict | None, labels: dict[str, str], implicit=None) -> bool:
+def selector_matches(selector: Node | LabelSelector | None, labels: dict[str, str],
+                     implicit: Callable[[str, str], bool] | None = None) -> bool:
     """A LabelSelector (matchLabels + matchExpressions) or a plain map selector. Empty selects nothing.
     `implicit(key, value)` answers for labels a controller adds that the manifest does not show."""
-    data = to_python(selector) if isinstance(selector, Node) else selector
-    if not isinstance(data, dict) or not data:
-        return False
-    if "matchLabels" in data or "matchExpressions" in data:
-        match_labels = data.get("matchLabels") or {}
-        expressions = data.get("matchExpressions")
-        if expressions is not None and not isinstance(expressions, list) or \
-                match_labels is not None and not isinstance(match_labels, dict):
-            return False  # a malformed selector selects nothing (the API server would reject it)
-        expressions = expressions or []
-    else:
-        match_labels, expressions = data, []
-    if not match_labels and not expressions:
-        return False
-    for key, value in (match_labels.items() if isinstance(match_labels, dict) else []):
-        wanted = _label_value(value)
-        if labels.get(str(key)) != wanted and not (str(key) not in labels and implicit and implicit(str(key), wanted)):
-            return False
-    for expr in expressions if isinstance(expressions, list) else []:
-        if not isinstance(expr, dict):
-            return False
-        key = str(expr.get("key"))
-        operator = str(expr.get("operator"))
-        values = [_label_value(v) for v in as_list(expr.get("values"))]
-        if operator == "In" and labels.get(key) not in values and not (
-                key not in labels and implicit and any(implicit(key, v) for v in values)):
-            return False
-        if operator == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if operator == "Exists" and key not in labels:
-            return False
-        if operator == "DoesNotExist" and key in labels:
-            return False
-    return True
+    if not isinstance(selector, LabelSelector):
+        selector = label_selector(selector)
+    return selector.matches(labels, implicit)
 
 
-def as_list(value) -> list:
-    """A field that should be a YAML list: the list, or empty when a manifest has something else there
-    (rules must survive a malformed-but-parseable manifest)."""
-    return value if isinstance(value, list) else []
-
-
-def _label_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-_CONTROLLER_LABELS = {
+_CONTROLLER_LABELS = frozenset({
     "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index", "pod-template-hash",
     "controller-revision-hash", "job-name", "batch.kubernetes.io/job-name", "leaderworkerset.sigs.k8s.io/name",
     "leaderworkerset.sigs.k8s.io/worker-index", "leaderworkerset.sigs.k8s.io/group-index",
     "serving.kserve.io/inferenceservice", "ray.io/node-type", "ray.io/cluster", "ray.io/group",
-}
-
-
-def _first_label_pair(selector) -> tuple[str, str] | None:
-    """One (key, value) every match must carry, to narrow a search through an index. Labels that
-    controllers add are not written in manifests, so they cannot narrow anything."""
-    if not isinstance(selector, dict):
-        return None
-    plain = selector.get("matchLabels") if "matchLabels" in selector or "matchExpressions" in selector else selector
-    if isinstance(plain, dict):
-        for key, value in plain.items():
-            if str(key) not in _CONTROLLER_LABELS:
-                return str(key), _label_value(value)
-    return None
+})
 
 
 def namespaces_compatible(a: str, b: str) -> bool:
@@ -378,7 +371,7 @@ class World:
     sources: list[SourceFile] = field(default_factory=list)
     objects: list[K8sObject] = field(default_factory=list)
     templates: list[PodTemplate] = field(default_factory=list)
-    invocations: list = field(default_factory=list)  # vllmlint.invocation.Invocation
+    invocations: list[Invocation] = field(default_factory=list)
     # Every command the run can see being executed, as positioned words (`ShellCommand`): containers'
     # exec-form `command` lists, the commands of their `sh -c` scripts and mounted ConfigMap scripts,
     # Compose command strings, ConfigMap scripts, `*.sh` files and Markdown shell blocks. Filled by
@@ -416,21 +409,25 @@ class World:
     def templates_of(self, obj: K8sObject) -> list[PodTemplate]:
         return list(self._index()[0].get(id(obj), ()))
 
-    def selected_templates(self, selector: Node | dict | None, namespace: str) -> list[PodTemplate]:
-        data = to_python(selector) if isinstance(selector, Node) else selector
+    def selected_templates(self, selector: Node | None, namespace: str) -> list[PodTemplate]:
+        parsed = label_selector(selector)
+        if not parsed.valid:
+            return []
         candidates = self.templates
-        pair = _first_label_pair(data)
+        pair = parsed.first_pair(_CONTROLLER_LABELS)
         if pair is not None:
             candidates = self._index()[1].get(pair, [])
         return [t for t in candidates
                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                and t.selected_by(data)]
+                and t.selected_by(parsed)]
 
-    def selected_objects(self, kind: str, selector: Node | dict | None) -> list[K8sObject]:
+    def selected_objects(self, kind: str, selector: Node | None) -> list[K8sObject]:
         """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""
-        data = to_python(selector) if isinstance(selector, Node) else selector
+        parsed = label_selector(selector)
+        if not parsed.valid:
+            return []
         candidates = self._by_kind.get(kind, [])
-        pair = _first_label_pair(data)
+        pair = parsed.first_pair(_CONTROLLER_LABELS)
         if pair is not None:
             index = self._object_labels.get(kind)
             if index is None:
@@ -439,7 +436,7 @@ class World:
                     for item in obj.labels.items():
                         index.setdefault(item, []).append(obj)
             candidates = index.get(pair, [])
-        return [o for o in candidates if selector_matches(data, o.labels)]
+        return [o for o in candidates if parsed.matches(o.labels)]
 
     def _index(self):
         """(templates by owner, templates by label pair), built once the world is complete."""
@@ -475,8 +472,9 @@ def objects_in(document: Document) -> Iterator[K8sObject]:
                 if isinstance(service, Mapping):
                     yield K8sObject("ComposeService", "compose", name, "", service, document.source)
         return
-    if kind.endswith("List") and isinstance(root.get("items"), Sequence):
-        for item in root.get("items").items:
+    items = root.get("items")
+    if kind.endswith("List") and isinstance(items, Sequence):
+        for item in items.items:
             if isinstance(item, Mapping):
                 obj = _object(item, document.source)
                 if obj:
@@ -498,52 +496,3 @@ def _object(node: Mapping, source: SourceFile) -> K8sObject | None:
         name = scalar_str(meta.get("name")) or scalar_str(meta.get("generateName")) or ""
         namespace = scalar_str(meta.get("namespace")) or ""
     return K8sObject(kind, api_version, name, namespace, node, source)
-
-
-# --- Services and ports ----------------------------------------------------------------------------
-@dataclass
-class ServicePort:
-    name: str
-    port: int | None
-    target: int | str | None  # a number, a container port name, or None (= port)
-    node: Mapping  # the port entry
-
-    @property
-    def target_node(self) -> Node:
-        return self.node.get("targetPort") or self.node.get("port") or self.node
-
-
-def service_ports(service: K8sObject) -> list[ServicePort]:
-    ports = service.spec.get("ports") if service.spec else None
-    result = []
-    if isinstance(ports, Sequence):
-        for item in ports.items:
-            if not isinstance(item, Mapping):
-                continue
-            port = item.get("port")
-            target = item.get("targetPort")
-            number = port.value if isinstance(port, Scalar) and isinstance(port.value, int) else None
-            if isinstance(target, Scalar) and target.value is not None:
-                target_value = target.value if isinstance(target.value, int) else scalar_str(target)
-            else:
-                target_value = number
-            result.append(ServicePort(scalar_str(item.get("name")) or "", number, target_value, item))
-    return result
-
-
-def resolve_container_port(template: PodTemplate, target: int | str | None) -> int | None:
-    """A Service targetPort (number or container port name) as a number on this pod template."""
-    if isinstance(target, int):
-        return target
-    if isinstance(target, str):
-        if target.isdigit():
-            return int(target)
-        for container in template.containers:
-            for name, number in container.ports:
-                if name == target:
-                    return number
-    return None
-
-
-def service_selector(service: K8sObject) -> Node | None:
-    return service.spec.get("selector") if service.spec else None

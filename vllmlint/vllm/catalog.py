@@ -14,32 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from vllmlint.data import schemas_dir
-
-
-# --------------------------------------------------------------------------- versions
-
-
-def parse_version(version: str) -> tuple:
-    """Sortable key: 0.6.4.post1 < 0.6.6 < 0.10.1.1 < 0.29.0 (pre-releases sort before the release)."""
-    if not isinstance(version, str):
-        raise ValueError(f"not a vLLM version: {version!r}")
-    text = version.strip().lstrip("v")
-    match = re.match(r"^(\d+(?:\.\d+)*)(?:[.-]?(a|b|rc|dev)(\d*))?(?:[.-]?(post)(\d*))?(?:\+.*)?$", text)
-    if not match:
-        raise ValueError(f"not a vLLM version: {version!r}")
-    release = [int(p) for p in match.group(1).split(".")]
-    while len(release) < 4:
-        release.append(0)
-    pre_rank = {"dev": 0, "a": 1, "b": 2, "rc": 3}.get(match.group(2) or "", 4)
-    pre_num = int(match.group(3) or 0)
-    post = int(match.group(5) or 0) if match.group(4) else -1
-    return (tuple(release), pre_rank, pre_num, post)
-
-
-def compare_versions(a: str, b: str) -> int:
-    """-1, 0 or 1 as a is older than, equal to or newer than b."""
-    ka, kb = parse_version(a), parse_version(b)
-    return (ka > kb) - (ka < kb)
+from vllmlint.vllm.release import compare_versions, version_key
 
 
 # --------------------------------------------------------------------------- data model
@@ -259,7 +234,7 @@ def _index() -> dict:
 
 def releases() -> list[str]:
     """Catalogued releases, oldest first."""
-    return sorted(_index()["releases"], key=parse_version)
+    return sorted(_index()["releases"], key=version_key)
 
 
 def newest() -> str:
@@ -278,8 +253,8 @@ def nearest_release(version: str | None) -> str | None:
     """The newest catalogued release that is not newer than `version`, or None."""
     if version is None:
         return None
-    key = parse_version(version)
-    older = [r for r in releases() if parse_version(r) <= key]
+    key = version_key(version)
+    older = [r for r in releases() if version_key(r) <= key]
     return older[-1] if older else None
 
 

@@ -7,20 +7,53 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation
 
+# What a release number looks like where a manifest names one (an annotation, `--vllm-version`).
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|dev)(\d*))?$")
+# What `version_key` orders: also PEP 440 pre-releases (a, b) and a local part (`+cu129`), as wheels
+# and the catalogs' own file names spell them.
+_ORDERABLE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[.-]?(a|b|rc|dev)(\d*))?(?:[.-]?(post)(\d*))?"
+                        r"(?:\+[0-9A-Za-z.]*)?$")
+_PRE_RANK = {"dev": 0, "a": 1, "b": 2, "rc": 3, None: 4}
 # A tag may carry a build variant after the release: v0.29.0-cu129, 0.10.1.1-ubuntu2404.
 _TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc)\d*)?)(?:-(?:cu\d+|cuda[\d.]+|rocm[\d.]*|ubuntu\d+|x86_64|amd64|arm64|aarch64|cpu|py3\d*|torch[\d.]+))*$")
 _PIP_PIN = re.compile(r"(?:^|[\s'\"])vllm(?:\[[^\]]*\])?==(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)(?=$|[\s'\";&|])")
 
 
-def version_key(version: str) -> tuple:
-    """Sort key: 0.6.4 < 0.6.4.post1 < 0.6.5 < 0.10.1 < 0.10.1.1 < 0.29.0; rc/dev sort before the release."""
-    match = _VERSION.match(version.strip())
+def version_key(version: str) -> tuple[int, ...]:
+    """The one parser of vLLM release numbers, as a sort key: 0.6.4 < 0.6.4.post1 < 0.6.5 < 0.10.1 <
+    0.10.1.1 < 0.29.0 = 0.29; dev < a < b < rc sort before the release, post after it. The key is flat,
+    `key[:2]` is the minor release and `key[:3]` the (major, minor, patch) triple. ValueError when the
+    text is no release number (`latest`, `nightly`)."""
+    match = _ORDERABLE.match(version.strip()) if isinstance(version, str) else None
     if not match:
         raise ValueError(f"not a vLLM release number: {version!r}")
-    major, minor, patch, extra, label, label_number = match.groups()
-    rank = {"dev": -2, "rc": -1, None: 0, "post": 1}[label]
-    return (int(major), int(minor), int(patch or 0), int(extra or 0), rank, int(label_number or 0))
+    major, minor, patch, extra, pre, pre_number, post, post_number = match.groups()
+    return (int(major), int(minor), int(patch or 0), int(extra or 0), _PRE_RANK[pre], int(pre_number or 0),
+            int(post_number or 0) if post else -1)
+
+
+def compare_versions(a: str, b: str) -> int:
+    """-1, 0 or 1 as a is older than, equal to or newer than b."""
+    ka, kb = version_key(a), version_key(b)
+    return (ka > kb) - (ka < kb)
+
+
+def release_numbers(version: str | tuple[int, ...] | None) -> tuple[int, int, int]:
+    """(major, minor, patch) of a release: 'v0.6.4.post1' -> (0, 6, 4); None, or a text that is no release
+    number ('latest'), -> the newest catalogued release, which is what an unpinned image runs."""
+    if isinstance(version, tuple):
+        padded = (tuple(version) + (0, 0, 0))[:3]
+        return padded[0], padded[1], padded[2]
+    if version is not None:
+        try:
+            key = version_key(version)
+            return key[0], key[1], key[2]
+        except ValueError:
+            pass
+    from vllmlint.vllm.catalog import newest
+
+    key = version_key(newest())
+    return key[0], key[1], key[2]
 
 
 def is_version(text: str) -> bool:
