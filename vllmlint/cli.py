@@ -110,13 +110,16 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
+@click.option("--follow-links", is_flag=True, default=None,
+              help="Follow symbolic links that lead out of the given paths (never written by --fix).")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config, path_matches
-    from vllmlint.engine import Linter, LintOptions, collect_files, display_path, git_ignored
+    from vllmlint.engine import Linter, LintOptions
+    from vllmlint.source.files import TooLarge, collect, read_stream
     from vllmlint.registry import all_rules, matches, unknown_selectors
 
     if not paths:
@@ -170,20 +173,24 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             baseline = load_baseline(Path(baseline_path))
         except BaselineError as exc:
             _usage_error(str(exc))
-    files, missing = collect_files([p for p in paths if p != "-"])
-    excludes = list(config.exclude) + list(exclude)
-    if excludes:
-        files = [f for f in files if not any(path_matches(g, display_path(f)) for g in excludes)]
-    if config.respect_gitignore and files:
-        skipped = git_ignored(files)
-        files = [f for f in files if f not in skipped]
-    stdin = click.get_binary_stream("stdin").read() if "-" in paths else None
+    collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
+                         respect_gitignore=config.respect_gitignore,
+                         follow_links=follow_links if follow_links is not None else config.follow_links)
+    files, missing = collection.files, collection.missing
+    stdin, stdin_too_large = None, False
+    if "-" in paths:
+        try:
+            stdin = read_stream(click.get_binary_stream("stdin"), options.max_file_size)
+        except TooLarge:
+            stdin, stdin_too_large = b"", True
 
     def lint(lint_options: LintOptions):
         linter = Linter(lint_options)
         for path in files:
             linter.add_file(path)
-        if stdin is not None:
+        if stdin_too_large:
+            linter.skip_too_large(stdin_filename or "-", None)
+        elif stdin is not None:
             linter.add_stdin(stdin, stdin_filename)
         return linter.run()
 
@@ -192,13 +199,15 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if apply_fixes or show_diff:
         from vllmlint.fix import run_fixes
 
-        outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff)
+        # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
+        outcome = run_fixes([str(f) for f in files if f not in collection.outside], options, unsafe=unsafe_fixes,
+                            write=not show_diff)
         for path, reason in outcome.refused:
             click.echo(f"vllmlint: warning: {path}: fix not applied: {reason}", err=True)
         if show_diff:
             sys.stdout.write(outcome.diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
-            sys.exit(EXIT_ERROR if missing else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
+            sys.exit(EXIT_ERROR if missing or collection.failed else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
         click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
         result = outcome.result
     else:
@@ -223,6 +232,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                    "upgrade resolves", err=True)
         after.findings = added
         result = after
+    result.notices[:0] = collection.notices  # broken links, folders that cannot be listed
+    result.internal_error = result.internal_error or collection.failed
     if config.per_file_ignores:
         rules = all_rules()
         result.findings = [f for f in result.findings if not any(
@@ -249,7 +260,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
                     color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
-                    sarif_category=sarif_category, show_suppressed=show_suppressed)
+                    sarif_category=sarif_category, show_suppressed=show_suppressed,
+                    failed=bool(missing or result.internal_error))
     try:
         if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
             stream.write(render(fmt, report))
