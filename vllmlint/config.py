@@ -63,7 +63,7 @@ def load_config(path: Path) -> Config:
 
 
 def _read_yaml(path: Path):
-    from vllmlint.source.yamlmodel import Mapping, SourceFile, parse_documents, to_python
+    from vllmlint.source.yamlmodel import AliasExpansionError, Mapping, SourceFile, parse_documents, to_python
 
     source = SourceFile(str(path), path.read_text(encoding="utf-8"))
     documents, error = parse_documents(source)
@@ -90,7 +90,12 @@ def _read_yaml(path: Path):
                 break
         return f"{path}:{line}"
 
-    return to_python(root), locate
+    try:
+        # Aliases are copied a bounded number of times, and a cycle (`exclude: &a [*a]`) is cut: a
+        # configuration file is never a reason to hang.
+        return to_python(root, strict=True), locate
+    except AliasExpansionError as exc:
+        raise ConfigError(f"{path}:1: {exc}: a configuration file does not need that many") from None
 
 
 def _read_pyproject(path: Path):

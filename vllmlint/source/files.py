@@ -329,9 +329,9 @@ def _git_dirs(top: str) -> tuple[str, str]:
         if first.startswith("gitdir:"):
             git_dir = os.path.join(top, first[len("gitdir:"):].strip())
     common = git_dir
-    lines = _read_lines(os.path.join(git_dir, "commondir"))
-    if lines:
-        common = os.path.join(git_dir, lines[0].strip())
+    common_lines = _read_lines(os.path.join(git_dir, "commondir"))
+    if common_lines:
+        common = os.path.join(git_dir, common_lines[0].strip())
     return git_dir, common
 
 
@@ -362,9 +362,9 @@ class _Repository:
             if result is not None:
                 decision = result
         for depth in range(len(parts)):
-            spec = self._folder_spec("/".join(parts[:depth]))
-            if spec is not None:
-                result = spec.check_file("/".join(parts[depth:]) + suffix).include
+            level = self._folder_spec("/".join(parts[:depth]))
+            if level is not None:
+                result = level.check_file("/".join(parts[depth:]) + suffix).include
                 if result is not None:
                     decision = result
         return bool(decision)
