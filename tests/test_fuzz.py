@@ -81,7 +81,7 @@ def mutation(draw, data: bytes) -> bytes:
         depth = draw(st.sampled_from([50, 101, 1000, 40_000]))
         opener, closer = draw(st.sampled_from([(b"[", b"]"), (b"{a: ", b"}"), (b"- ", b"")]))
         if opener == b"- ":
-            nested = b"".join(b"  " * i + b"- \n" for i in range(min(depth, 3000)))
+            nested = b"".join(b"  " * i + b"- \n" for i in range(min(depth, 300)))
         else:
             nested = b"x: " + opener * depth + b"1" + closer * depth + b"\n"
         return b"".join(lines[:line] + [nested] + lines[line:])

@@ -457,3 +457,12 @@ def test_argument_order_does_not_change_the_output(tmp_path, fmt):
     one = run_cli("--format", fmt, "b.yaml", "a.yaml", "c", cwd=tmp_path)
     two = run_cli("--format", fmt, "c", "a.yaml", "b.yaml", cwd=tmp_path)
     assert one == two and one[0] == 1
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\r\n", "\u2028", "\x85"])
+def test_deep_block_nesting_with_any_yaml_line_break(newline):
+    """YAML 1.1 (libyaml) also breaks lines at CR, NEL, LS and PS: the cheap depth bound must see them."""
+    text = "a:" + "".join(newline + " " * i + f"k{i}:" for i in range(1, 150)) + " 1" + newline
+    documents, error = parse_documents(SourceFile("t.yaml", text))
+    assert error is not None and "deeper than 100" in error.message
+    assert text[error.index:].lstrip().startswith("k100:")

@@ -294,7 +294,8 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
 # real manifest and costs nothing to refuse.
 MAX_DEPTH = 100
 _FLOW_FAST = 40  # with at most this many flow levels...
-_DEEP_PREFIX = re.compile(r"^[ \t?:-]{28,}", re.M)  # ...and no line indented 28 columns, depth < MAX_DEPTH
+# ...and no line indented 28 columns, depth < MAX_DEPTH. YAML 1.1 also breaks lines at CR, NEL, LS and PS.
+_DEEP_PREFIX = re.compile("(?:^|[\r\x85\u2028\u2029])[ \t?:-]{28,}", re.M)
 _BRACKET = re.compile(r"[][{}]")
 
 
