@@ -466,3 +466,21 @@ def test_deep_block_nesting_with_any_yaml_line_break(newline):
     documents, error = parse_documents(SourceFile("t.yaml", text))
     assert error is not None and "deeper than 100" in error.message
     assert text[error.index:].lstrip().startswith("k100:")
+
+
+def test_finding_after_an_escape_in_a_bash_c_string_is_placed_on_the_flag(tmp_path):
+    line = '        command: ["bash", "-c", "echo \\u00e9t\\u00e9\\nexec vllm serve Qwen/Qwen3-0.6B --swap-space 4"]\n'
+    text = DEPLOYMENT.replace('        command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]\n', line)
+    (tmp_path / "pod.yaml").write_text(text)
+    code, out, _ = run_cli("--format", "json", "pod.yaml", cwd=tmp_path)
+    (finding,) = [f for f in json.loads(out)["findings"] if f["code"] == "VL102"]
+    assert (finding["line"], finding["column"]) == (12, line.index("--swap-space") + 1)
+
+
+def test_deep_nesting_only_the_pure_parser_reaches_is_placed_too():
+    """libyaml rejects `{image: repo:tag}` (valid YAML 1.2) and stops; the pure-Python retry goes on, and
+    its RecursionError was an error at 1:1."""
+    text = "x: 1\n---\na: {image: repo:tag}\nb: " + "[" * 5000 + "]" * 5000 + "\n"
+    documents, error = parse_documents(SourceFile("t.yaml", text))
+    assert [d.root.keys() for d in documents] == [["x"]]
+    assert (error.line, error.col) == (4, 4 + 99) and "deeper than 100" in error.message

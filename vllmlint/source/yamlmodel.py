@@ -274,13 +274,19 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     when it fails, the pure-Python parser gets a second try before anything is reported. Nesting deeper
     than MAX_DEPTH is an error at the collection that goes too deep; the documents before it are kept.
     """
-    deep = _too_deep(source.text) if _maybe_deep(source.text) else None
+    deep = _too_deep(source.text, pure=False) if _maybe_deep(source.text) else None
     text = source.text if deep is None else source.text[:deep[1]]
     documents, error = _compose(source, text, pure=False)
     if error is not None:
         retry, retry_error = _compose(source, text, pure=True)
         if retry_error is None:
             documents, error = retry, None
+        elif retry_error.message == _RECURSION and deep is None:
+            # Only the pure-Python parser got that deep (libyaml stopped earlier on something it rejects):
+            # find where, with the pure parser's events (slow, so only now).
+            deep = _too_deep(source.text, pure=True)
+            if deep is not None:  # libyaml's complaint was one the pure parser does not share
+                documents, error = [d for d in retry if d.root is None or d.root.end <= deep[1]], None
     if deep is not None and error is None:
         line, col = source.line_col(deep[0])
         error = YAMLSyntaxError(f"nesting deeper than {MAX_DEPTH} levels: not a manifest vllmlint reads", line, col,
@@ -322,32 +328,33 @@ def _maybe_deep(text: str) -> bool:
     return False
 
 
-def _too_deep(text: str) -> tuple[int, int] | None:
+def _too_deep(text: str, pure: bool) -> tuple[int, int] | None:
     """(offset of the first collection nested deeper than MAX_DEPTH, offset of its document), from the
     parser's events: libyaml's parser keeps its own stack (no recursion), only the composer recurses."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, DocumentStartEvent
 
-    for pure in (False, True):
-        depth = 0
-        document = 0
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for event in YAML(typ="safe", pure=pure).parse(text):
-                    if isinstance(event, CollectionStartEvent):
-                        depth += 1
-                        if depth > MAX_DEPTH:
-                            return event.start_mark.index, document
-                    elif isinstance(event, CollectionEndEvent):
-                        depth -= 1
-                    elif isinstance(event, DocumentStartEvent):
-                        document = event.start_mark.index
-            return None
-        except (YAMLError, RecursionError):
-            continue  # the C parser rejects some valid YAML: the pure one gets a look too, as when composing
+    depth = 0
+    document = 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for event in YAML(typ="safe", pure=pure).parse(text):
+                if isinstance(event, CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        return event.start_mark.index, document
+                elif isinstance(event, CollectionEndEvent):
+                    depth -= 1
+                elif isinstance(event, DocumentStartEvent):
+                    document = event.start_mark.index
+    except (YAMLError, RecursionError):
+        pass  # a syntax error before any collection went too deep: composing reports it
     return None
+
+
+_RECURSION = "nesting too deep to be a manifest"
 
 
 _RESOLVER = None
@@ -414,7 +421,7 @@ def _compose(source: SourceFile, text: str, pure: bool) -> tuple[list[Document],
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return documents, YAMLSyntaxError(fix_surrogates(message), 1, 1, 0)
     except RecursionError:
-        return documents, YAMLSyntaxError("nesting too deep to be a manifest", 1, 1, 0)
+        return documents, YAMLSyntaxError(_RECURSION, 1, 1, 0)
     return documents, None
 
 
