@@ -484,3 +484,12 @@ def test_deep_nesting_only_the_pure_parser_reaches_is_placed_too():
     documents, error = parse_documents(SourceFile("t.yaml", text))
     assert [d.root.keys() for d in documents] == [["x"]]
     assert (error.line, error.col) == (4, 4 + 99) and "deeper than 100" in error.message
+
+
+@pytest.mark.parametrize("escape", ["\\UFFFFFFFF", "\\U00110000"])
+def test_escape_past_unicode_is_a_syntax_error_not_a_crash(tmp_path, escape):
+    """Found by the fuzz test: libyaml reports it, then the pure-Python retry's chr() raised."""
+    (tmp_path / "a.yaml").write_text(f'a: 1\nb: "{escape}"\n')
+    code, out, err = run_cli("a.yaml", cwd=tmp_path)
+    assert code == 1 and "internal error" not in err
+    assert "a.yaml:2:7: VL001 [error] YAML syntax error: while parsing a quoted scalar: found invalid Unicode" in out

@@ -349,7 +349,7 @@ def _too_deep(text: str, pure: bool) -> tuple[int, int] | None:
                     depth -= 1
                 elif isinstance(event, DocumentStartEvent):
                     document = event.start_mark.index
-    except (YAMLError, RecursionError):
+    except (YAMLError, RecursionError, ValueError, OverflowError):
         pass  # a syntax error before any collection went too deep: composing reports it
     return None
 
@@ -422,7 +422,21 @@ def _compose(source: SourceFile, text: str, pure: bool) -> tuple[list[Document],
         return documents, YAMLSyntaxError(fix_surrogates(message), 1, 1, 0)
     except RecursionError:
         return documents, YAMLSyntaxError(_RECURSION, 1, 1, 0)
+    except (ValueError, OverflowError):  # the pure scanner's chr() on `"\\UFFFFFFFF"` (libyaml reports it)
+        index = _bad_escape(text)
+        line, col = source.line_col(index)
+        return documents, YAMLSyntaxError("found invalid Unicode character escape code", line, col, index)
     return documents, None
+
+
+_BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
+
+
+def _bad_escape(text: str) -> int:
+    for match in _BIG_ESCAPE.finditer(text):
+        if int(match.group(1), 16) > 0x10FFFF:
+            return match.start()
+    return 0
 
 
 # --- offsets inside scalars ------------------------------------------------------------------------
