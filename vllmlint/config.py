@@ -63,7 +63,7 @@ def load_config(path: Path) -> Config:
 
 
 def _read_yaml(path: Path):
-    from vllmlint.source.yamlmodel import AliasExpansionError, Mapping, SourceFile, parse_documents, to_python
+    from vllmlint.source.yamlmodel import Mapping, SourceFile, parse_documents, to_python
 
     source = SourceFile(str(path), path.read_text(encoding="utf-8"))
     documents, error = parse_documents(source)
@@ -89,6 +89,8 @@ def _read_yaml(path: Path):
             else:
                 break
         return f"{path}:{line}"
+
+    from vllmlint.source.yamlmodel import AliasExpansionError
 
     try:
         # Aliases are copied a bounded number of times, and a cycle (`exclude: &a [*a]`) is cut: a
