@@ -325,7 +325,7 @@ def test_config_exclude_with_a_self_referencing_alias(tmp_path):
     assert code == 2 and ".vllmlint.yaml" in err and "Traceback" not in err
 
 
-EMOJI = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "vllm", "annotations": {"team": "llama \U0001f999"}},
+EMOJI = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "vllm-\U0001f999", "annotations": {"team": "llama \U0001f999"}},
          "spec": {"selector": {"matchLabels": {"app": "vllm"}}, "template": {
              "metadata": {"labels": {"app": "vllm"}},
              "spec": {"containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.29.0",
@@ -349,6 +349,7 @@ def test_emoji_in_json_with_fix_diff_and_baseline(tmp_path):
     assert code == 1 and "internal error" not in err and "--swap-space" in out
     code, _, err = run_cli("--write-baseline", "b.json", "deploy.json", cwd=tmp_path)
     assert code == 0 and "internal error" not in err
+    assert "Deployment vllm-\U0001f999 runs" in (tmp_path / "b.json").read_text(encoding="utf-8")
     code, _, err = run_cli("--fix", "deploy.json", cwd=tmp_path)
     assert "internal error" not in err and "swap-space" not in (tmp_path / "deploy.json").read_text()
 
