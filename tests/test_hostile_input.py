@@ -494,3 +494,26 @@ def test_escape_past_unicode_is_a_syntax_error_not_a_crash(tmp_path, escape):
     code, out, err = run_cli("a.yaml", cwd=tmp_path)
     assert code == 1 and "internal error" not in err
     assert "a.yaml:2:7: VL001 [error] YAML syntax error: while parsing a quoted scalar: found invalid Unicode" in out
+
+
+def test_pure_parser_retry_starts_at_the_document_libyaml_stopped_in(monkeypatch):
+    """libyaml rejects `{image: repo:tag}`; the pure-Python retry (20 times slower) re-reads only from that
+    document, and positions, document numbers and duplicate keys stay those of the whole file."""
+    from vllmlint.source import yamlmodel
+
+    seen = []
+    real = yamlmodel._compose_text
+
+    def spy(source, text, pure):
+        seen.append((pure, len(text)))
+        return real(source, text, pure)
+
+    monkeypatch.setattr(yamlmodel, "_compose_text", spy)
+    text = "a: 1\na: 2\n---\n" * 200 + "b: {image: repo:tag}\nb: 3\n---\nc: 3\n"
+    source = SourceFile("t.yaml", text)
+    documents, error = parse_documents(source)
+    assert error is None and len(documents) == 202 and [d.index for d in documents] == list(range(202))
+    assert [pure for pure, _ in seen] == [False, True] and seen[1][1] == len("---\nb: {image: repo:tag}\nb: 3\n---\nc: 3\n")
+    image = documents[200].root.get("b").get("image")
+    assert source.line_col(image.start) == (601, 12) and text[image.start:image.end] == "repo:tag"
+    assert len(source.duplicate_keys) == 201 and source.line_col(source.duplicate_keys[-1][0]) == (602, 1)

@@ -278,20 +278,43 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     text = source.text if deep is None else source.text[:deep[1]]
     documents, error = _compose(source, text, pure=False)
     if error is not None:
-        retry, retry_error = _compose(source, text, pure=True)
+        # The retry starts at the document libyaml stopped in: the ones before it parsed, and the pure-Python
+        # parser is about 20 times slower (a 2 MB Helm output with one bad document at the end took 30 s).
+        base = _retry_start(source.text, documents)
+        kept = [d for d in documents if d.root is None or d.root.end <= base] if base else []
+        duplicates = [d for d in source.duplicate_keys if d[0] < base]
+        retry, retry_error = _compose(source, text, pure=True, base=base)
+        for number, document in enumerate(retry, len(kept)):
+            document.index = number
+        retry = kept + retry
+        source.duplicate_keys = duplicates + source.duplicate_keys
         if retry_error is None:
             documents, error = retry, None
         elif retry_error.message == _RECURSION and deep is None:
             # Only the pure-Python parser got that deep (libyaml stopped earlier on something it rejects):
             # find where, with the pure parser's events (slow, so only now).
-            deep = _too_deep(source.text, pure=True)
+            deep = _too_deep(source.text[base:], pure=True)
             if deep is not None:  # libyaml's complaint was one the pure parser does not share
+                deep = (deep[0] + base, deep[1] + base)
                 documents, error = [d for d in retry if d.root is None or d.root.end <= deep[1]], None
     if deep is not None and error is None:
         line, col = source.line_col(deep[0])
         error = YAMLSyntaxError(f"nesting deeper than {MAX_DEPTH} levels: not a manifest vllmlint reads", line, col,
                                 deep[0])
     return documents, error
+
+
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+
+
+def _retry_start(text: str, documents: list[Document]) -> int:
+    """Offset of the `---` that starts the document after the last one composed (0: from the start).
+    A `---` at the start of a line always starts a document (YAML 1.2.2 section 9.1.3: inside a scalar too)."""
+    ends = [d.root.end for d in documents if d.root is not None]
+    if not ends:
+        return 0
+    marker = _DOCUMENT_START.search(text, max(ends))
+    return marker.start() if marker is not None else 0
 
 
 # --- nesting depth, checked before composing ------------------------------------------------------
@@ -391,7 +414,22 @@ def _record_duplicates(pairs, source: SourceFile) -> None:
             seen.add(key.value)
 
 
-def _compose(source: SourceFile, text: str, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
+def _compose(source: SourceFile, text: str, pure: bool, base: int = 0) -> tuple[list[Document], YAMLSyntaxError | None]:
+    """The documents of text[base:], with offsets into the whole text (and the error that stopped it)."""
+    documents, error = _compose_text(source, text[base:] if base else text, pure)
+    if base:
+        for document in documents:
+            for node in walk(document.root):
+                node.start += base
+                node.end += base
+        source.duplicate_keys = [(start + base, end + base, key) for start, end, key in source.duplicate_keys]
+        if error is not None:
+            error.index += base
+            error.line, error.col = source.line_col(min(error.index, len(source.text)))
+    return documents, error
+
+
+def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
