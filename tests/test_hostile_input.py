@@ -517,3 +517,19 @@ def test_pure_parser_retry_starts_at_the_document_libyaml_stopped_in(monkeypatch
     image = documents[200].root.get("b").get("image")
     assert source.line_col(image.start) == (601, 12) and text[image.start:image.end] == "repo:tag"
     assert len(source.duplicate_keys) == 201 and source.line_col(source.duplicate_keys[-1][0]) == (602, 1)
+
+
+def test_follow_links_from_the_configuration(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pod.yaml").write_text(DEPLOYMENT)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pod.yaml").symlink_to(outside / "pod.yaml")
+    code, out, err = run_cli(".", cwd=tree)
+    assert code == 0 and "skipped: symbolic link to outside the linted paths" in err
+    (tree / ".vllmlint.yaml").write_text("follow-links: true\n")
+    code, out, err = run_cli(".", cwd=tree)
+    assert code == 1 and "pod.yaml:12:49" in out and "skipped" not in err
+    code, out, err = run_cli("--no-config", "--follow-links", ".", cwd=tree)
+    assert code == 1 and "pod.yaml:12:49" in out
