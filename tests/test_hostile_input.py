@@ -533,3 +533,13 @@ def test_follow_links_from_the_configuration(tmp_path):
     assert code == 1 and "pod.yaml:12:49" in out and "skipped" not in err
     code, out, err = run_cli("--no-config", "--follow-links", ".", cwd=tree)
     assert code == 1 and "pod.yaml:12:49" in out
+
+
+def test_deep_nesting_after_a_libyaml_only_complaint_is_found_before_the_slow_composer():
+    """Found by the fuzz test (6 s for 3 KB): libyaml stops at a lone surrogate escape; the pure-Python
+    scanner, quadratic in the flow depth, then went 1,700 levels down twice (events, then composing)."""
+    text = 'a:\n  b: "\\udd990,1"\nx: ' + "[" * 1700 + "]" * 1700 + "\n"
+    started = time.process_time()
+    documents, error = parse_documents(SourceFile("t.yaml", text))
+    assert time.process_time() - started < 2
+    assert (error.line, error.col) == (3, 4 + 99) and "deeper than 100" in error.message

@@ -283,13 +283,20 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
         base = _retry_start(source.text, documents)
         kept = [d for d in documents if d.root is None or d.root.end <= base] if base else []
         duplicates = [d for d in source.duplicate_keys if d[0] < base]
-        retry, retry_error = _compose(source, text, pure=True, base=base)
+        pure_deep = None
+        if deep is None and _maybe_deep(text[base:]):
+            # Where libyaml stopped early, the pure parser may go deeper: its depth first (its scanner is
+            # quadratic in the flow depth, and its composer recurses), so that it composes no deeper.
+            found = _too_deep(text[base:], pure=True)
+            pure_deep = (found[0] + base, found[1] + base) if found is not None else None
+        retry, retry_error = _compose(source, text if pure_deep is None else text[:pure_deep[1]], pure=True,
+                                      base=base)
         for number, document in enumerate(retry, len(kept)):
             document.index = number
         retry = kept + retry
         source.duplicate_keys = duplicates + source.duplicate_keys
         if retry_error is None:
-            documents, error = retry, None
+            documents, error, deep = retry, None, pure_deep
         elif retry_error.message == _RECURSION and deep is None:
             # Only the pure-Python parser got that deep (libyaml stopped earlier on something it rejects):
             # find where, with the pure parser's events (slow, so only now).
