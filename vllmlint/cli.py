@@ -180,7 +180,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     stdin, stdin_too_large = None, False
     if "-" in paths:
         try:
-            stdin = read_stream(click.get_binary_stream("stdin"), options.max_file_size)
+            # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
+            stdin = read_stream(sys.stdin.buffer, options.max_file_size)
         except TooLarge:
             stdin, stdin_too_large = b"", True
 

@@ -113,8 +113,8 @@ class Linter:
         text, problem = read_text(data)
         source = SourceFile(shown, text if text is not None else "", shown)
         self.result.sources[shown] = source
-        if problem:
-            self._error(source, problem, 1, 1)
+        if problem or text is None:
+            self._error(source, problem or "not text", 1, 1)
             return
         self.add_text(text, shown, suffix, name)
 
