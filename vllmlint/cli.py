@@ -130,14 +130,17 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
+@click.option("--follow-links", is_flag=True, default=None,
+              help="Follow symbolic links that lead out of the given paths (never written by --fix).")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config, path_matches
-    from vllmlint.engine import Linter, LintOptions, collect_files, display_path, git_ignored, lint
+    from vllmlint.engine import Linter, LintOptions, lint
     from vllmlint.registry import all_rules, unknown_selectors
+    from vllmlint.source.files import TooLarge, collect, read_stream
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
@@ -193,19 +196,24 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                           severity=config.severity, max_file_size=int(size * 1024 * 1024),
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
-    files, missing = collect_files([p for p in paths if p != "-"])
-    excludes = list(config.exclude) + list(exclude)
-    if excludes:
-        files = [f for f in files if not any(path_matches(g, display_path(f)) for g in excludes)]
-    if config.respect_gitignore and files:
-        skipped = git_ignored(files)
-        files = [f for f in files if f not in skipped]
-    stdin = click.get_binary_stream("stdin").read() if "-" in paths else None
+    collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
+                         respect_gitignore=config.respect_gitignore,
+                         follow_links=follow_links if follow_links is not None else config.follow_links)
+    files, missing = collection.files, collection.missing
+    stdin, stdin_too_large = None, False
+    if "-" in paths:
+        try:
+            # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
+            stdin = read_stream(sys.stdin.buffer, options.max_file_size)
+        except TooLarge:
+            stdin, stdin_too_large = b"", True
 
     def feed(linter: Linter) -> None:
         for path in files:
             linter.add_file(path)
-        if stdin is not None:
+        if stdin_too_large:
+            linter.skip_too_large(stdin_filename or "-", None)
+        elif stdin is not None:
             linter.add_stdin(stdin, stdin_filename)
 
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
@@ -214,7 +222,9 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if apply_fixes or show_diff:
         from vllmlint.fix.apply import run_fixes
 
-        outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff)
+        # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
+        outcome = run_fixes([str(f) for f in files if f not in collection.outside], options, unsafe=unsafe_fixes,
+                            write=not show_diff)
         for shown, reason in outcome.refused:
             click.echo(f"vllmlint: warning: {shown}: fix not applied: {reason}", err=True)
         if show_diff:
@@ -222,7 +232,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             # as escapes instead of obeying them.
             sys.stdout.write(terminal_safe(outcome.diff) if _is_terminal(sys.stdout) else outcome.diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
-            sys.exit(EXIT_ERROR if missing else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
+            sys.exit(EXIT_ERROR if missing or collection.failed
+                     else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
         click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
         assert outcome.result is not None  # run_fixes always lints
         result = outcome.result
@@ -232,6 +243,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if result.upgrade is not None:
         click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
                    f"{result.upgrade.resolved} that the upgrade resolves", err=True)
+    result.notices[:0] = collection.notices  # broken links, folders that cannot be listed
+    result.internal_error = result.internal_error or collection.failed
 
     if write_baseline_path:
         from vllmlint.baseline import write_baseline
@@ -252,7 +265,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
                     color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
-                    sarif_category=sarif_category, show_suppressed=show_suppressed)
+                    sarif_category=sarif_category, show_suppressed=show_suppressed,
+                    failed=bool(missing or result.internal_error))
     try:
         if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
             stream.write(render(fmt, report))

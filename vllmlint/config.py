@@ -26,6 +26,7 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
+    follow_links: bool = False
     fail_on: str | None = None
     vllm_version: str | None = None
     require_suppression_reason: bool = True
@@ -89,7 +90,14 @@ def _read_yaml(path: Path):
                 break
         return f"{path}:{line}"
 
-    return to_python(root), locate
+    from vllmlint.source.yamlmodel import AliasExpansionError
+
+    try:
+        # Aliases are copied a bounded number of times, and a cycle (`exclude: &a [*a]`) is cut: a
+        # configuration file is never a reason to hang.
+        return to_python(root, strict=True), locate
+    except AliasExpansionError as exc:
+        raise ConfigError(f"{path}:1: {exc}: a configuration file does not need that many") from None
 
 
 def _read_pyproject(path: Path):
@@ -128,6 +136,7 @@ def _plainly_valid(data) -> bool:
         "per-file-ignores": lambda v: isinstance(v, dict) and all(_selectors_ok(x) for x in v.values()),
         "exclude": lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v),
         "respect-gitignore": lambda v: isinstance(v, bool),
+        "follow-links": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
@@ -212,6 +221,7 @@ def _to_config(data: dict, path: Path, locate) -> Config:
         config.per_file_ignores[glob] = codes
     config.exclude = list(data.get("exclude") or [])
     config.respect_gitignore = data.get("respect-gitignore", True)
+    config.follow_links = data.get("follow-links", False)
     config.fail_on = data.get("fail-on")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)

@@ -5,7 +5,6 @@ notices with a file and line; they never stop the other files from being linted.
 """
 from __future__ import annotations
 
-import os
 import re
 import traceback
 from collections import Counter
@@ -18,15 +17,14 @@ from vllmlint.vllm.invocation import find_invocations, script_invocations
 from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
 from vllmlint.source.comments import record_parse
+from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: the engine's API)
+    MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
+    read_limited, read_text, too_large_message)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
 
-YAML_SUFFIXES = {".yaml", ".yml", ".json"}
-SHELL_SUFFIXES = {".sh", ".bash"}
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
-SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES | MARKDOWN_SUFFIXES
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
 _HELM_SOURCE = re.compile(r"^# Source: (\S.*)$", re.M)
@@ -67,85 +65,6 @@ class LintResult:
     known: list[Finding] = field(default_factory=list)  # hidden because the baseline holds them
     baseline_stale: int = 0  # baseline entries no finding matches any more
     upgrade: UpgradeSummary | None = None  # set by `lint` when the options ask for --upgrade-to
-
-
-# --- finding the files ----------------------------------------------------------------------------
-def collect_files(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """Files to lint, and the paths that do not exist. Folders recurse into YAML/JSON/shell files,
-    skipping hidden folders and symlink loops; a file named explicitly is linted whatever its name."""
-    files: list[Path] = []
-    missing: list[str] = []
-    seen: set[str] = set()
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            _add(files, seen, path)
-        elif path.is_dir():
-            visited_dirs: set[str] = set()
-            for root, dirs, names in os.walk(path, followlinks=True):
-                real = os.path.realpath(root)
-                if real in visited_dirs:
-                    dirs[:] = []
-                    continue
-                visited_dirs.add(real)
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
-                for name in sorted(names):
-                    if Path(name).suffix.lower() in SCAN_SUFFIXES and not name.startswith("."):
-                        _add(files, seen, Path(root) / name)
-        else:
-            missing.append(raw)
-    return files, missing
-
-
-def _add(files: list[Path], seen: set[str], path: Path) -> None:
-    key = os.path.realpath(path)
-    if key not in seen:
-        seen.add(key)
-        files.append(path)
-
-
-_TOPLEVEL_CACHE: dict[str, str | None] = {}
-
-
-def _git_toplevel(directory: str) -> str | None:
-    """The enclosing git work tree, found by looking for `.git` (no subprocess: start-up matters)."""
-    if directory in _TOPLEVEL_CACHE:
-        return _TOPLEVEL_CACHE[directory]
-    current = directory
-    result = None
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            result = current
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    _TOPLEVEL_CACHE[directory] = result
-    return result
-
-
-def display_path(path: Path) -> str:
-    """Relative to the git top level when inside a repository, else to the current folder."""
-    absolute = os.path.abspath(path)
-    top = _git_toplevel(os.path.dirname(absolute))
-    base = top or os.getcwd()
-    relative = os.path.relpath(absolute, base)
-    if relative.startswith(".."):
-        relative = os.path.relpath(absolute, os.getcwd())
-    return relative.replace(os.sep, "/")
-
-
-# --- reading -------------------------------------------------------------------------------------
-def read_text(data: bytes) -> tuple[str | None, str | None]:
-    """Decoded text, or why it is not text."""
-    if b"\x00" in data[:8192]:
-        return None, "binary file (it contains NUL bytes), not YAML or shell"
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        return None, f"not UTF-8 text (invalid byte at line {line})"
 
 
 def _template_action(text: str, documents) -> int | None:
@@ -195,25 +114,28 @@ class Linter:
         shown = shown or display_path(path)
         limit = self.options.max_file_size
         try:
-            if limit and path.stat().st_size > limit:
-                self.result.notices.append(Notice(
-                    "VL005", f"skipped: {path.stat().st_size / 1048576:.1f} MiB is over the {limit / 1048576:g} MiB "
-                    "limit (raise it with --max-file-size, 0 for none)", shown, 0, "warning"))
-                return
-            data = path.read_bytes()
+            data = read_limited(path, limit)
+        except TooLarge as exc:
+            self.skip_too_large(shown, exc.size)
+            return
         except OSError as exc:
             self.result.notices.append(Notice("VL001", f"cannot read file: {exc.strerror or exc}", shown, 0, "error"))
             self.result.internal_error = True
             return
         self.add_bytes(data, shown, path.suffix.lower(), path.name)
 
+    def skip_too_large(self, shown: str, size: int | None) -> None:
+        """A file (size in bytes) or a stream (size None) over --max-file-size: a VL005 notice, not linted."""
+        self.result.notices.append(Notice("VL005", too_large_message(size, self.options.max_file_size), shown, 0,
+                                          "warning"))
+
     def add_bytes(self, data: bytes, shown: str, suffix: str = ".yaml", name: str = "") -> None:
         self.result.files_checked += 1
         text, problem = read_text(data)
         source = SourceFile(shown, text if text is not None else "", shown)
         self.result.sources[shown] = source
-        if problem:
-            self._error(source, problem, 1, 1)
+        if problem or text is None:
+            self._error(source, problem or "not text", 1, 1)
             return
         self.add_text(text, shown, suffix, name)
 
@@ -486,26 +408,3 @@ def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | 
     linter.result.files_checked += 1
     linter.add_text(text, filename, Path(filename).suffix.lower())
     return linter.run()
-
-
-def git_ignored(files: list[Path]) -> set[Path]:
-    """Files git ignores, asked in one `git check-ignore` call per repository (none outside a work tree)."""
-    import subprocess
-
-    by_top: dict[str, list[Path]] = {}
-    for path in files:
-        top = _git_toplevel(os.path.dirname(os.path.abspath(path)))
-        if top is not None:
-            by_top.setdefault(top, []).append(path)
-    ignored: set[Path] = set()
-    for top, paths in by_top.items():
-        names = {os.path.relpath(os.path.abspath(p), top): p for p in paths}
-        try:
-            proc = subprocess.run(["git", "-C", top, "check-ignore", "-z", "--stdin"],
-                                  input="\0".join(names).encode(), capture_output=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            continue  # no git: nothing is known to be ignored
-        for name in proc.stdout.decode(errors="replace").split("\0"):
-            if name in names:
-                ignored.add(names[name])
-    return ignored

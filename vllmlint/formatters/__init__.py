@@ -39,6 +39,7 @@ class Report:
     statistics: bool = False
     quiet: bool = False
     sarif_category: str | None = None
+    failed: bool = False  # the run had an error (exit 2): a missing path, an unreadable file, an internal error
     tool_version: str = __version__
 
 

@@ -161,6 +161,8 @@ def summary_line(report: Report) -> str:
     if report.suppressed and not report.show_suppressed:
         hidden = f"; {len(report.suppressed)} suppressed not shown"
     if not report.findings:
+        if report.failed:  # never "passed" on a run that exits 2
+            return f"No problems found, but the run had errors ({checked}{hidden})."
         return f"All checks passed ({checked}{hidden})."
     by_severity = Counter(f.severity for f in report.findings)
     parts = [_count(by_severity[s], w, p) for s, w, p in

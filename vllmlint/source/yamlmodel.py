@@ -2,11 +2,19 @@
 
 Parsing uses ruamel.yaml's C composer (fast, safe: no object construction, no tags executed). Scalars are
 resolved the way Kubernetes resolves them (YAML 1.1: `0755` is octal, `on` is true). Aliases resolve to
-the same node object, so a walk that remembers what it has seen is safe against alias bombs.
+the same node object, so a walk that remembers what it has seen is safe against alias bombs; `to_python`,
+which copies, bounds how often it re-expands a shared node and stops at cycles (`&a [*a]`).
+
+Hostile input: nesting deeper than MAX_DEPTH levels is refused before composing (libyaml's composer
+recurses on the C stack and overflows it from about 30,000 levels: a segfault, no output), with a VL001
+at the collection that goes too deep. Escaped UTF-16 surrogate pairs (`"\\ud83e\\udd99"`, as `json.dumps`
+writes emoji) are decoded as JSON decodes them; a lone surrogate becomes U+FFFD, so output encoding never
+fails.
 """
 from __future__ import annotations
 
 import re
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
@@ -107,7 +115,7 @@ class Mapping(Node):
 
     def _keys(self) -> dict:
         if self._index is None:
-            index = {}
+            index: dict[str, tuple[Node, Node]] = {}
             for key, value in self.items:
                 if isinstance(key, Scalar):
                     # Keys by their text: Kubernetes field names are strings even where YAML 1.1 says bool.
@@ -208,12 +216,23 @@ def resolve_plain(text: str):
 
 
 # --- building the model from composed nodes --------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def fix_surrogates(text: str) -> str:
+    """Escaped surrogate pairs (`\\ud83e\\udd99`) joined into the one character they encode, as JSON
+    decoders do (RFC 8259 section 7); a lone surrogate, which no encoding can write, becomes U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def _convert(node, source: SourceFile, memo: dict) -> Node:
     """Turn a ruamel composed node into our node. Collections are converted once each (memo by id), so
     aliases share one node and alias bombs cost nothing; scalars are leaves and need no memo."""
     if node.id == "scalar":
         text = node.value
         style = node.style or None  # the C composer reports plain scalars as ''
+        if style == '"' and not text.isascii() and _SURROGATE.search(text):
+            text = fix_surrogates(text)
         return Scalar(node.start_mark.index, node.end_mark.index, source,
                       resolve_plain(text) if style is None else text, text, style)
     key = id(node)
@@ -222,10 +241,10 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
         return done
     start, end = node.start_mark.index, node.end_mark.index
     if node.id == "sequence":
-        result = Sequence(start, end, source)
-        memo[key] = result
-        result.items = [_convert(item, source, memo) for item in node.value]
-        return result
+        sequence = Sequence(start, end, source)
+        memo[key] = sequence
+        sequence.items = [_convert(item, source, memo) for item in node.value]
+        return sequence
     result = Mapping(start, end, source)
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
@@ -252,14 +271,123 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     """Every document that parses, in order, and the syntax error that stopped the parse (if any).
 
     libyaml (the fast C parser) rejects some valid YAML 1.2, such as `{image: repo:tag}` in flow style;
-    when it fails, the pure-Python parser gets a second try before anything is reported.
+    when it fails, the pure-Python parser gets a second try before anything is reported. Nesting deeper
+    than MAX_DEPTH is an error at the collection that goes too deep; the documents before it are kept.
     """
-    documents, error = _compose(source, pure=False)
+    deep = _too_deep(source.text, pure=False) if _maybe_deep(source.text) else None
+    text = source.text if deep is None else source.text[:deep[1]]
+    documents, error = _compose(source, text, pure=False)
     if error is not None:
-        retry, retry_error = _compose(source, pure=True)
+        # The retry starts at the document libyaml stopped in: the ones before it parsed, and the pure-Python
+        # parser is about 20 times slower (a 2 MB Helm output with one bad document at the end took 30 s).
+        base = _retry_start(source.text, documents)
+        kept = [d for d in documents if d.root is None or d.root.end <= base] if base else []
+        duplicates = [d for d in source.duplicate_keys if d[0] < base]
+        pure_deep = None
+        if deep is None and _maybe_deep(text[base:]):
+            # Where libyaml stopped early, the pure parser may go deeper: its depth first (its scanner is
+            # quadratic in the flow depth, and its composer recurses), so that it composes no deeper.
+            found = _too_deep(text[base:], pure=True)
+            pure_deep = (found[0] + base, found[1] + base) if found is not None else None
+        retry, retry_error = _compose(source, text if pure_deep is None else text[:pure_deep[1]], pure=True,
+                                      base=base)
+        for number, document in enumerate(retry, len(kept)):
+            document.index = number
+        retry = kept + retry
+        source.duplicate_keys = duplicates + source.duplicate_keys
         if retry_error is None:
-            return retry, None
+            documents, error, deep = retry, None, pure_deep
+        elif retry_error.message == _RECURSION and deep is None:
+            # Only the pure-Python parser got that deep (libyaml stopped earlier on something it rejects):
+            # find where, with the pure parser's events (slow, so only now).
+            deep = _too_deep(source.text[base:], pure=True)
+            if deep is not None:  # libyaml's complaint was one the pure parser does not share
+                deep = (deep[0] + base, deep[1] + base)
+                documents, error = [d for d in retry if d.root is None or d.root.end <= deep[1]], None
+    if deep is not None and error is None:
+        line, col = source.line_col(deep[0])
+        error = YAMLSyntaxError(f"nesting deeper than {MAX_DEPTH} levels: not a manifest vllmlint reads", line, col,
+                                deep[0])
     return documents, error
+
+
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+
+
+def _retry_start(text: str, documents: list[Document]) -> int:
+    """Offset of the `---` that starts the document after the last one composed (0: from the start).
+    A `---` at the start of a line always starts a document (YAML 1.2.2 section 9.1.3: inside a scalar too)."""
+    ends = [d.root.end for d in documents if d.root is not None]
+    if not ends:
+        return 0
+    marker = _DOCUMENT_START.search(text, max(ends))
+    return marker.start() if marker is not None else 0
+
+
+# --- nesting depth, checked before composing ------------------------------------------------------
+# Kubernetes objects nest about 15 levels (a CRD's openAPIV3Schema 30 or so); libyaml's composer recurses once
+# per level on the C stack, so a few tens of thousands of levels crash the process. 100 leaves room for any
+# real manifest and costs nothing to refuse.
+MAX_DEPTH = 100
+_FLOW_FAST = 40  # with at most this many flow levels...
+# ...and no line indented 28 columns, depth < MAX_DEPTH. YAML 1.1 also breaks lines at CR, NEL, LS and PS
+# (the second pattern; the first is three times faster, for the usual text without them).
+_DEEP_PREFIX = re.compile(r"^[ \t?:-]{28,}", re.M)
+_DEEP_PREFIX_ANY_BREAK = re.compile("(?:^|[\r\x85\u2028\u2029])[ \t?:-]{28,}", re.M)
+_BRACKET = re.compile(r"[][{}]")
+
+
+def _maybe_deep(text: str) -> bool:
+    """A cheap bound on the nesting depth: a block collection nests in its parent only at a deeper
+    indentation (`- ` compact entries count as indentation), at most two levels per column, and flow
+    collections add at most their bracket depth. Only when this bound exceeds MAX_DEPTH is the file parsed
+    event by event to find the real depth."""
+    other_breaks = "\r" in text or not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)
+    if (_DEEP_PREFIX_ANY_BREAK if other_breaks else _DEEP_PREFIX).search(text):
+        return True
+    opened = text.count("[") + text.count("{")
+    if opened <= _FLOW_FAST:
+        return False
+    depth = top = 0
+    for match in _BRACKET.finditer(text):  # brackets in strings and comments count too: a bound, not the depth
+        if match.group() in "[{":
+            depth += 1
+            if depth > top:
+                top = depth
+                if top > _FLOW_FAST:
+                    return True
+        elif depth:
+            depth -= 1
+    return False
+
+
+def _too_deep(text: str, pure: bool) -> tuple[int, int] | None:
+    """(offset of the first collection nested deeper than MAX_DEPTH, offset of its document), from the
+    parser's events: libyaml's parser keeps its own stack (no recursion), only the composer recurses."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, DocumentStartEvent
+
+    depth = 0
+    document = 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for event in YAML(typ="safe", pure=pure).parse(text):
+                if isinstance(event, CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        return event.start_mark.index, document
+                elif isinstance(event, CollectionEndEvent):
+                    depth -= 1
+                elif isinstance(event, DocumentStartEvent):
+                    document = event.start_mark.index
+    except (YAMLError, RecursionError, ValueError, OverflowError):
+        pass  # a syntax error before any collection went too deep: composing reports it
+    return None
+
+
+_RECURSION = "nesting too deep to be a manifest"
 
 
 _RESOLVER = None
@@ -296,7 +424,22 @@ def _record_duplicates(pairs, source: SourceFile) -> None:
             seen.add(key.value)
 
 
-def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
+def _compose(source: SourceFile, text: str, pure: bool, base: int = 0) -> tuple[list[Document], YAMLSyntaxError | None]:
+    """The documents of text[base:], with offsets into the whole text (and the error that stopped it)."""
+    documents, error = _compose_text(source, text[base:] if base else text, pure)
+    if base:
+        for document in documents:
+            for node in walk(document.root):
+                node.start += base
+                node.end += base
+        source.duplicate_keys = [(start + base, end + base, key) for start, end, key in source.duplicate_keys]
+        if error is not None:
+            error.index += base
+            error.line, error.col = source.line_col(min(error.index, len(source.text)))
+    return documents, error
+
+
+def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -306,10 +449,14 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
         yaml.Resolver = _tag_only_resolver()
     documents: list[Document] = []
     try:
-        for number, composed in enumerate(yaml.compose_all(source.text)):
-            # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
-            root = _convert(composed, source, {}) if composed is not None else None
-            documents.append(Document(source, root, number))
+        with warnings.catch_warnings():
+            # ruamel warns on stderr about a reused anchor (`&a` twice): valid YAML (the later one wins,
+            # YAML 1.2 section 3.2.2.2), and not a warning of ours to print raw.
+            warnings.simplefilter("ignore")
+            for number, composed in enumerate(yaml.compose_all(text)):
+                # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
+                root = _convert(composed, source, {}) if composed is not None else None
+                documents.append(Document(source, root, number))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         index = mark.index if mark is not None else 0
@@ -317,46 +464,265 @@ def _compose(source: SourceFile, pure: bool) -> tuple[list[Document], YAMLSyntax
         problem = (exc.problem or exc.context or "invalid YAML").strip()
         if exc.context and exc.problem:
             problem = f"{exc.context.strip()}: {exc.problem.strip()}"
-        return documents, YAMLSyntaxError(problem, line, col, index)
+        return documents, YAMLSyntaxError(fix_surrogates(problem), line, col, index)
     except YAMLError as exc:  # reader errors (control characters) carry no mark
-        return documents, YAMLSyntaxError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1, 1, 0)
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return documents, YAMLSyntaxError(fix_surrogates(message), 1, 1, 0)
     except RecursionError:
-        return documents, YAMLSyntaxError("nesting too deep to be a manifest", 1, 1, 0)
+        return documents, YAMLSyntaxError(_RECURSION, 1, 1, 0)
+    except (ValueError, OverflowError):  # the pure scanner's chr() on `"\\UFFFFFFFF"` (libyaml reports it)
+        index = _bad_escape(text)
+        line, col = source.line_col(index)
+        return documents, YAMLSyntaxError("found invalid Unicode character escape code", line, col, index)
     return documents, None
 
 
+_BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
+
+
+def _bad_escape(text: str) -> int:
+    for match in _BIG_ESCAPE.finditer(text):
+        if int(match.group(1), 16) > 0x10FFFF:
+            return match.start()
+    return 0
+
+
 # --- offsets inside scalars ------------------------------------------------------------------------
+# YAML 1.2.2 section 5.7 (escapes), 6.5 and 7.3 (line folding in flow scalars), 8.1 (block scalars).
+_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+            "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",
+            "P": "\u2029"}
+_HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
+
+
 def _offset_map(scalar: Scalar) -> list[int]:
     """For each character of the scalar's text (plus its end), its offset in the file.
 
     The text of a quoted, folded or block scalar differs from its source (indentation, quotes, escapes,
-    folding). Walk both in step: each text character is matched to the next equal source character;
-    folded line breaks match any run of whitespace. Good enough to put a caret on an argv token.
+    folding): the source is decoded again here, character by character, keeping where each decoded
+    character came from (an escape maps to its backslash, a folded line break to the break). Linear in the
+    scalar's length. Should the decoding ever disagree with the parser's text, a bounded greedy alignment
+    stands in (positions approximate, never slow).
     """
     if scalar._offsets is not None:
         return scalar._offsets
+    text, src = scalar.text, scalar.source.text
+    start, end = scalar.start, min(scalar.end, len(scalar.source.text))
+    style = scalar.style
+    mapping: list[int] | None = None
+    if style in ("|", ">"):
+        mapping = _block_offsets(src, start, end, style == ">", text)
+    else:
+        first, stop = (start + 1, end - 1) if style else (start, end)
+        if first + len(text) == stop and src.startswith(text, first):
+            mapping = list(range(first, stop + 1))  # nothing to decode: most scalars
+        else:
+            decoded = _flow_decode(src, first, stop, style)
+            if decoded is not None and "".join(decoded[0]) == text:
+                mapping = decoded[1]
+    if mapping is None:
+        mapping = _aligned_offsets(scalar)
+    scalar._offsets = mapping
+    return mapping
+
+
+def _break_length(src: str, i: int) -> int:
+    return 2 if src.startswith("\r\n", i) else 1
+
+
+def _flow_decode(src: str, i: int, stop: int, style: str | None) -> tuple[list[str], list[int]] | None:
+    """A plain, single- or double-quoted scalar's characters and their offsets, from src[i:stop]."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    pending: list[tuple[str, int]] = []  # white space that is content only if more content follows on the line
+    while i < stop:
+        c = src[i]
+        if c == "\n" or c == "\r":
+            # Folding: trailing white space goes, so does the next lines' leading white space; one line break
+            # becomes a space, n breaks become n-1 line feeds.
+            pending.clear()
+            breaks = []
+            while i < stop and src[i] in "\r\n":
+                breaks.append(i)
+                i += _break_length(src, i)
+                while i < stop and src[i] in " \t":
+                    i += 1
+            if len(breaks) == 1:
+                chars.append(" ")
+                offsets.append(breaks[0])
+            else:
+                for at in breaks[1:]:
+                    chars.append("\n")
+                    offsets.append(at)
+            continue
+        if c == " " or c == "\t":
+            pending.append((c, i))
+            i += 1
+            continue
+        if pending:
+            for ch, at in pending:
+                chars.append(ch)
+                offsets.append(at)
+            pending.clear()
+        if c == "\\" and style == '"' and i + 1 < stop:
+            escape = src[i + 1]
+            if escape in "\r\n":  # an escaped line break: it and the next line's leading white space vanish
+                i += 1 + _break_length(src, i + 1)
+                while i < stop and src[i] in " \t":
+                    i += 1
+                continue
+            simple = _ESCAPES.get(escape)
+            if simple is not None:
+                chars.append(simple)
+                offsets.append(i)
+                i += 2
+                continue
+            digits = _HEX_DIGITS.get(escape)
+            if digits is None:
+                return None
+            after = i + 2 + digits
+            try:
+                code = int(src[i + 2:after], 16)
+                if 0xD800 <= code < 0xDC00 and src.startswith("\\u", after):
+                    low = int(src[after + 2:after + 6], 16)
+                    if 0xDC00 <= low < 0xE000:  # a surrogate pair: one character (see fix_surrogates)
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        after += 6
+                chars.append("\ufffd" if 0xD800 <= code < 0xE000 else chr(code))
+            except ValueError:
+                return None
+            offsets.append(i)
+            i = after
+            continue
+        if c == "'" and style == "'" and src.startswith("''", i):
+            chars.append("'")
+            offsets.append(i)
+            i += 2
+            continue
+        chars.append(c)
+        offsets.append(i)
+        i += 1
+    for ch, at in pending:
+        chars.append(ch)
+        offsets.append(at)
+    offsets.append(stop)
+    return chars, offsets
+
+
+def _block_offsets(src: str, start: int, end: int, folded: bool, text: str) -> list[int] | None:
+    """Offsets of a literal (`|`) or folded (`>`) block scalar's characters. The content indentation is
+    found from the parser's text (its first line's leading spaces are what the indentation left), which
+    covers indentation indicators without knowing the parent's indentation; chomping decides only how many
+    final line breaks the text keeps, so the decoded characters are cut to the text's length."""
+    newline = src.find("\n", start, end)
+    header_end = newline if newline != -1 else end
+    carriage = src.find("\r", start, header_end)
+    if carriage != -1:
+        header_end = carriage
+    i = header_end + (_break_length(src, header_end) if header_end < end else 0)
+    lines: list[tuple[int, int, int | None]] = []  # (line start, line end, offset of its break or None)
+    while i < end:
+        stop = src.find("\n", i, end)
+        carriage = src.find("\r", i, stop if stop != -1 else end)
+        if carriage != -1:
+            stop = carriage
+        if stop == -1:
+            lines.append((i, end, None))
+            break
+        lines.append((i, stop, stop))
+        i = stop + _break_length(src, stop)
+    leading = len(text) - len(text.lstrip("\n"))
+    first_line = text[leading:].split("\n", 1)[0]
+    indent = None
+    for line_start, line_end, _ in lines:
+        body = src[line_start:line_end]
+        if body.strip(" "):
+            indent = len(body) - len(body.lstrip(" ")) - (len(first_line) - len(first_line.lstrip(" ")))
+            break
+    chars: list[str] = []
+    offsets: list[int] = []
+    if indent is None:  # nothing but empty lines
+        for _, _, at in lines:
+            if at is not None:
+                chars.append("\n")
+                offsets.append(at)
+    else:
+        previous: str | None = None  # kind of the last content line: "normal" or "more" (more indented)
+        pending: list[int] = []  # breaks since the last content line
+        for line_start, line_end, at in lines:
+            content = line_start + indent
+            if content >= line_end and not src[line_start:line_end].strip(" "):
+                if previous is None or not folded:
+                    if at is not None:
+                        chars.append("\n")
+                        offsets.append(at)
+                else:
+                    pending.append(at if at is not None else line_end)
+                continue
+            if src[line_start:content].strip(" "):
+                return None  # less indented than the content: not where the parser saw it
+            kind = "more" if src[content] in " \t" else "normal"
+            if folded and previous is not None:
+                if previous == "normal" and kind == "normal":
+                    if len(pending) == 1:
+                        chars.append(" ")
+                        offsets.append(pending[0])
+                    else:
+                        for where in pending[1:]:
+                            chars.append("\n")
+                            offsets.append(where)
+                else:
+                    for where in pending:
+                        chars.append("\n")
+                        offsets.append(where)
+            pending = []
+            for k in range(content, line_end):
+                chars.append(src[k])
+                offsets.append(k)
+            if at is not None:
+                if folded:
+                    pending = [at]
+                else:
+                    chars.append("\n")
+                    offsets.append(at)
+            previous = kind
+        for where in pending:
+            chars.append("\n")
+            offsets.append(where)
+    decoded = "".join(chars)
+    if not decoded.startswith(text):
+        if not (text.startswith(decoded) and not text[len(decoded):].strip("\n")):
+            return None
+        offsets += [end] * (len(text) - len(decoded))
+    tail = offsets[len(text)] if len(text) < len(offsets) else (offsets[-1] + 1 if offsets else end)
+    return offsets[:len(text)] + [min(tail, end)]
+
+
+def _aligned_offsets(scalar: Scalar) -> list[int]:
+    """Each text character matched to the next equal source character within a short window (a folded
+    line break matches white space); where nothing matches, the position stays. Linear."""
     text, src = scalar.text, scalar.source.text
     pos, end = scalar.start, min(scalar.end, len(src))
     if scalar.style in ("'", '"'):
         pos += 1
     elif scalar.style in ("|", ">"):
-        newline = src.find("\n", pos)
+        newline = src.find("\n", pos, end)
         pos = newline + 1 if newline != -1 else end
     mapping = []
     for ch in text:
+        limit = min(pos + 64, end)
         probe = pos
         if ch in " \n\t":
-            while probe < end and src[probe] != ch and src[probe] not in " \n\t":
+            while probe < limit and src[probe] != ch and src[probe] not in " \n\t":
                 probe += 1
         else:
-            while probe < end and src[probe] != ch:
+            while probe < limit and src[probe] != ch:
                 probe += 1
-        if probe >= end:  # lost the alignment (an escape sequence): stay where we are
+        if probe >= limit:
             probe = min(pos, end)
         mapping.append(probe)
         pos = probe + 1 if probe < end else probe
     mapping.append(min(pos, end))
-    scalar._offsets = mapping
     return mapping
 
 
@@ -389,14 +755,55 @@ def scalar_str(node: Node | None) -> str | None:
     return node.text if isinstance(node.value, (int, float)) else str(node.value)
 
 
-def to_python(node: Node | None, _depth: int = 0):
-    """Plain Python data (for small subtrees such as labels or selectors)."""
-    if _depth > 50 or node is None:
-        return None
-    if isinstance(node, Scalar):
-        return node.value
-    if isinstance(node, Sequence):
-        return [to_python(item, _depth + 1) for item in node.items]
-    if isinstance(node, Mapping):
-        return {key: to_python(value, _depth + 1) for key, value in node.pairs()}
-    return None
+EXPANSION_BUDGET = 10_000  # nodes that `to_python` may copy again for aliases, per call
+
+
+class AliasExpansionError(ValueError):
+    """Aliases would expand a subtree past the budget (a "billion laughs" document)."""
+
+
+def to_python(node: Node | None, *, budget: int = EXPANSION_BUDGET, strict: bool = False):
+    """Plain Python data (for small subtrees such as labels or selectors).
+
+    Aliases are copied, but only up to `budget` nodes beyond the first copy of each shared collection:
+    past it a shared collection becomes None (or, with `strict`, AliasExpansionError is raised); an alias
+    to a collection that contains it (`&a [*a]`) becomes None. Nesting past 50 levels is cut to None."""
+    copier = _Copier(budget, strict)
+    return copier.copy(node, 0)
+
+
+class _Copier:
+    def __init__(self, budget: int, strict: bool):
+        self.left = budget
+        self.strict = strict
+        self.copied: set[int] = set()  # collections copied once already
+        self.open: set[int] = set()  # collections being copied (an alias to one of them is a cycle)
+        self.again = 0  # > 0 while copying a collection a second time
+
+    def copy(self, node: Node | None, depth: int):
+        if depth > 50 or node is None:
+            return None
+        if self.again:
+            self.left -= 1
+            if self.left < 0:
+                if self.strict:
+                    raise AliasExpansionError(f"aliases expand past {EXPANSION_BUDGET} nodes")
+                return None
+        if isinstance(node, Scalar):
+            return node.value
+        key = id(node)
+        if key in self.open:
+            return None  # `&a [*a]`: a cycle
+        repeat = key in self.copied
+        self.copied.add(key)
+        self.open.add(key)
+        self.again += repeat
+        try:
+            if isinstance(node, Sequence):
+                return [self.copy(item, depth + 1) for item in node.items]
+            if isinstance(node, Mapping):
+                return {name: self.copy(value, depth + 1) for name, value in node.pairs()}
+            return None
+        finally:
+            self.again -= repeat
+            self.open.discard(key)
