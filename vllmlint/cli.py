@@ -137,7 +137,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes, follow_links):
     """Lint PATHS (files, folders, or - for standard input)."""
-    from vllmlint.config import Config, ConfigError, find_config, load_config, path_matches
+    from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
     from vllmlint.registry import all_rules, unknown_selectors
     from vllmlint.source.files import TooLarge, collect, read_stream

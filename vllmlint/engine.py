@@ -174,7 +174,7 @@ class Linter:
             return
         for document in documents:
             self.world.add_document(document)
-        for start, end, key in source.duplicate_keys:
+        for start, _end, key in source.duplicate_keys:
             line, col = source.line_col(start)
             self._error(source, f"duplicate key `{key}`: kubectl rejects the document (`mapping key \"{key}\" "
                         "already defined`), and other tools silently keep one of the two: remove one", line, col, start)

@@ -524,7 +524,7 @@ class Interp:
             return tuple(items) if isinstance(node, ast.Tuple) else items
         if isinstance(node, ast.Dict):
             out = {}
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=False):
                 if k is None:
                     inner = self.eval(v, frame)
                     if not isinstance(inner, dict):
@@ -583,7 +583,7 @@ class Interp:
             return result
         if isinstance(node, ast.Compare):
             left = self.eval(node.left, frame)
-            for op, comp in zip(node.ops, node.comparators):
+            for op, comp in zip(node.ops, node.comparators, strict=False):
                 right = self.eval(comp, frame)
                 if not (_plain(left) and _plain(right)):
                     return UNKNOWN
@@ -731,7 +731,7 @@ class Interp:
                 for elt in target.elts:
                     self.bind_target(elt, UNKNOWN, frame)
                 return False
-            return all(self.bind_target(t, v, frame) for t, v in zip(target.elts, value))
+            return all(self.bind_target(t, v, frame) for t, v in zip(target.elts, value, strict=False))
         return False
 
     # ---- calls
@@ -871,7 +871,7 @@ class Interp:
                 frame.locals[name] = self.eval(defaults[d], Frame(func.module)) if d >= 0 else UNKNOWN
         if params.vararg:
             frame.locals[params.vararg.arg] = tuple(values[len(positional):])
-        for arg, default in zip(params.kwonlyargs, params.kw_defaults):
+        for arg, default in zip(params.kwonlyargs, params.kw_defaults, strict=False):
             if arg.arg in kwargs:
                 frame.locals[arg.arg] = kwargs.pop(arg.arg)
             else:
@@ -1416,7 +1416,7 @@ def _guess_config_class(interp: Interp, canonical: str) -> ClassVal | None:
         mod = interp.tree.module(mod_name)
         if mod is None:
             continue
-        for name, binding in mod.bindings.items():
+        for name, _binding in mod.bindings.items():
             if name.lower() == class_name.lower():
                 value = mod.lookup(name, interp)
                 if isinstance(value, ClassVal):
@@ -1542,7 +1542,7 @@ def extract_env(interp: Interp) -> dict:
     if table is None:
         return {}
     out = {}
-    for key, value in zip(table.keys, table.values):
+    for key, value in zip(table.keys, table.values, strict=False):
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             continue
         src = ast.unparse(value)
@@ -1606,7 +1606,7 @@ def extract_registries(tree: Tree) -> dict[str, list[str]]:
     names: dict[str, list[str]] = {manager: [] for manager in _REGISTRY_OPTIONS.values()}
     table_names = {"ToolParserManager": "_TOOL_PARSERS_TO_REGISTER",
                    "ReasoningParserManager": "_REASONING_PARSERS_TO_REGISTER"}
-    for path, text in sorted(tree.files.items()):
+    for _path, text in sorted(tree.files.items()):
         if not any(m in text for m in names):
             continue
         try:

@@ -8,7 +8,7 @@ from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 
 if TYPE_CHECKING:
-    from vllmlint.fix.edits import Edit, Fix, Keep
+    from vllmlint.fix.edits import Edit, Fix
 
 SHIM_SINCE = "0.29.0"  # the release that turned the module into a deprecated shim (audited chapter)
 
@@ -49,7 +49,7 @@ def serve_fix(invocation: Invocation) -> Fix | None:
     first argument. No fix when the model is ambiguous (two `--model`s, or `--model` beside a positional)
     or a positional is not first (argparse would take an optional positional too early). Errors are
     the caller's (`ctx.build_fix` reports them): a form it cannot edit returns None."""
-    from vllmlint.fix.edits import SAFE, UNSAFE, Edit, Keep, Word, argv_editor, make_fix
+    from vllmlint.fix.edits import SAFE, UNSAFE, Keep, Word, argv_editor, make_fix
 
     editor = argv_editor(invocation)
     if editor is None or len(invocation.entry) != 3:
