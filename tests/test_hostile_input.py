@@ -354,6 +354,20 @@ def test_emoji_in_json_with_fix_diff_and_baseline(tmp_path):
     assert "internal error" not in err and "swap-space" not in (tmp_path / "deploy.json").read_text()
 
 
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
+def test_a_lone_surrogate_a_check_decoded_itself_is_written(tmp_path, fmt):
+    # VL106 json.loads() a `--speculative-config` value: `"\\ud83e"` there is a lone surrogate that the
+    # YAML reader never saw. Before: UnicodeEncodeError in Finding.fingerprint, exit 2.
+    (tmp_path / "serve.sh").write_text("#!/bin/sh\nvllm serve /models/target --speculative-config "
+                                        "'{\"\\ud83emodel\": \"/models/draft\"}'\n")
+    code, out, err = run_cli("--format", fmt, "--vllm-version", "0.29.0", "serve.sh", cwd=tmp_path)
+    assert code == 1 and "internal error" not in err, err
+    if fmt == "json":
+        (finding,) = json.loads(out)["findings"]
+        assert (finding["code"], finding["line"], finding["column"]) == ("VL106", 2, 48)
+        assert "`\ufffdmodel`" in finding["message"]
+
 def _scalar(text, key="a"):
     source = SourceFile("t.yaml", text)
     (doc,), error = parse_documents(source)

@@ -22,6 +22,7 @@ from vllmlint.finding import Finding, Positioned, Severity, Span, Subject
 from vllmlint.vllm.invocation import Invocation
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
 from vllmlint.registry import Rule
+from vllmlint.source.yamlmodel import fix_surrogates
 
 if TYPE_CHECKING:
     from vllmlint.fix.edits import Fix
@@ -56,6 +57,10 @@ class Context:
         if source is None:
             return None  # a synthetic token (an image's entrypoint) has no place in any file
         span: Span = source.span(where.start, where.end)
+        if not (message.isascii() and value.isascii()):
+            # A check may quote what it decoded itself (VL106 reads JSON flag values, where `"\ud83e"` is
+            # a lone surrogate): no encoding can write one, so JSON, SARIF and fingerprints would fail.
+            message, value = fix_surrogates(message), fix_surrogates(value)
         return Finding(self.rule.code, severity or self.severity, message, source.display_path, span,
                        subject_of(about), value, fix)
 
