@@ -50,10 +50,11 @@ def check(ctx: Context):
     services = ctx.world.of_kind("Service")
     # Service ports named like metrics on a Service in front of vLLM pods.
     for service in services:
+        metrics_ports = [port for port in service_ports(service) if _METRICS_PORT_NAME.match(port.name)]
+        if not metrics_ports:
+            continue
         for template in _selected(ctx, service_selector(service), service.namespace, vllm):
-            for port in service_ports(service):
-                if not _METRICS_PORT_NAME.match(port.name):
-                    continue
+            for port in metrics_ports:
                 number = resolve_container_port(template, port.target)
                 if _mismatch(number, vllm[template]):
                     yield ctx.finding(port.target_node, f"Service port `{port.name}` sends scrapes to port {number}, "
