@@ -231,6 +231,16 @@ class _Reader:
             _, i = self._word(i, n)
         return i, None
 
+    def _continuation(self, i: int, n: int, record: bool) -> int:
+        """After a backslash at `i` that ends the line (LF or CRLF): where the word goes on, the
+        continuation recorded; 0 when the backslash escapes something else."""
+        brk = _line_break(self.script, i + 1, n)
+        if not brk:
+            return 0
+        if record:
+            self.result.continuations.append(Continuation(i, i + 1 + brk))
+        return i + 1 + brk
+
     def _word(self, i: int, n: int, record: bool = True) -> tuple[Word, int]:
         script = self.script
         start = i
@@ -244,11 +254,9 @@ class _Reader:
                 else:
                     break
             if ch == "\\":
-                brk = _line_break(script, i + 1, n)
-                if brk:
-                    if record:
-                        self.result.continuations.append(Continuation(i, i + 1 + brk))
-                    i += 1 + brk
+                after = self._continuation(i, n, record)
+                if after:
+                    i = after
                     continue
                 if i + 1 < n:
                     out.append(script[i + 1])
@@ -265,11 +273,9 @@ class _Reader:
                 while i < n and script[i] != '"':
                     c = script[i]
                     if c == "\\" and i + 1 < n and script[i + 1] in '"\\$`\n\r':
-                        brk = _line_break(script, i + 1, n)
-                        if brk:
-                            if record:
-                                self.result.continuations.append(Continuation(i, i + 1 + brk))
-                            i += 1 + brk
+                        after = self._continuation(i, n, record)
+                        if after:
+                            i = after
                             continue
                         if script[i + 1] != "\r":
                             out.append(script[i + 1])

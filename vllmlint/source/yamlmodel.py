@@ -530,6 +530,18 @@ def _break_length(src: str, i: int) -> int:
     return 2 if src.startswith("\r\n", i) else 1
 
 
+def _fold(breaks: list[int], chars: list[str], offsets: list[int]) -> None:
+    """Line folding (YAML 1.2 section 6.5): one line break between content becomes a space, n breaks
+    become n-1 line feeds; each kept character points at the break it stands for."""
+    if len(breaks) == 1:
+        chars.append(" ")
+        offsets.append(breaks[0])
+        return
+    for at in breaks[1:]:
+        chars.append("\n")
+        offsets.append(at)
+
+
 def _flow_decode(src: str, i: int, stop: int, style: str | None) -> tuple[list[str], list[int]] | None:
     """A plain, single- or double-quoted scalar's characters and their offsets, from src[i:stop]."""
     chars: list[str] = []
@@ -547,13 +559,7 @@ def _flow_decode(src: str, i: int, stop: int, style: str | None) -> tuple[list[s
                 i += _break_length(src, i)
                 while i < stop and src[i] in " \t":
                     i += 1
-            if len(breaks) == 1:
-                chars.append(" ")
-                offsets.append(breaks[0])
-            else:
-                for at in breaks[1:]:
-                    chars.append("\n")
-                    offsets.append(at)
+            _fold(breaks, chars, offsets)
             continue
         if c == " " or c == "\t":
             pending.append((c, i))
@@ -664,13 +670,7 @@ def _block_offsets(src: str, start: int, end: int, folded: bool, text: str) -> l
             kind = "more" if src[content] in " \t" else "normal"
             if folded and previous is not None:
                 if previous == "normal" and kind == "normal":
-                    if len(pending) == 1:
-                        chars.append(" ")
-                        offsets.append(pending[0])
-                    else:
-                        for where in pending[1:]:
-                            chars.append("\n")
-                            offsets.append(where)
+                    _fold(pending, chars, offsets)
                 else:
                     for where in pending:
                         chars.append("\n")
