@@ -32,7 +32,7 @@ def _containers(world):
         if container is None or container.is_compose or id(container) in seen:
             continue  # Compose: `device_ids` / CUDA_VISIBLE_DEVICES there are Docker's business (documented)
         seen.add(id(container))
-        yield invocation, container
+        yield container
 
 
 def _where(var):
@@ -48,7 +48,7 @@ def _from(var) -> str:
 
 
 def check(ctx: Context):
-    for invocation, container in _containers(ctx.world):
+    for container in _containers(ctx.world):
         request = requested_accelerator(container)
         if request is None or request[1] < 1:
             continue  # no GPUs from a device plugin in this container: the variables are the only selection
