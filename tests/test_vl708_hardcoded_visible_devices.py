@@ -43,6 +43,8 @@ def found(text):
     ('[{name: CUDA_VISIBLE_DEVICES, value: ""}]', 47, Severity.WARNING, "CUDA_VISIBLE_DEVICES="),
     ('[{name: NVIDIA_VISIBLE_DEVICES, value: all}]', 49, Severity.WARNING, "NVIDIA_VISIBLE_DEVICES=all"),
     ('[{name: NVIDIA_VISIBLE_DEVICES, value: "0,1"}]', 49, Severity.WARNING, "NVIDIA_VISIBLE_DEVICES=0,1"),
+    ('[{name: NVIDIA_VISIBLE_DEVICES, value: GPU-8f3c2a6e-1b2d}]', 49, Severity.WARNING,
+     "NVIDIA_VISIBLE_DEVICES=GPU-8f3c2a6e-1b2d"),
     ('[{name: NVIDIA_VISIBLE_DEVICES, value: void}]', 49, Severity.WARNING, "NVIDIA_VISIBLE_DEVICES=void"),
 ])
 def test_catches(env, col, severity, value):
@@ -103,6 +105,8 @@ data: {NVIDIA_VISIBLE_DEVICES: all}
     pod('[{name: NVIDIA_VISIBLE_DEVICES, value: all}]', image="nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5",
         command="[dcgm-exporter]"),  # not vLLM
     pod('[{name: CUDA_DEVICE_ORDER, value: PCI_BUS_ID}]'),
+    pod('[{name: NVIDIA_VISIBLE_DEVICES, value: "nvidia.com/gpu=all"}]'),  # a CDI name: not judged
+    pod('[{name: NVIDIA_VISIBLE_DEVICES, value: "$(DEVICES)"}]'),
 ])
 def test_does_not_catch(text):
     assert lint(text) == []

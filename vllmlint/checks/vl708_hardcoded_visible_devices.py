@@ -23,6 +23,8 @@ _ORDINAL_VARS = {"nvidia.com/gpu": ("CUDA_VISIBLE_DEVICES",),
 # The value NVIDIA's device plugin itself sets with deviceListStrategy volume-mounts: it is the plugin's.
 _PLUGIN_VALUES = ("/var/run/nvidia-container-devices",)
 _ORDINALS = re.compile(r"\d{1,4}(,\d{1,4})*")
+# NVIDIA_VISIBLE_DEVICES as the toolkit documents it: indices or GPU/MIG UUIDs, comma-separated.
+_DEVICE_LIST = re.compile(r"(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+)(,(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+))*")
 
 
 def _containers(world):
@@ -75,9 +77,11 @@ def _nvidia(ctx, container, var, value, gpus):
     elif value.lower() in ("", "void", "none"):
         what = (f"`{value}` replaces the device plugin's list and hides the allocated GPUs from the container "
                 "(vLLM fails with no CUDA device)")
-    else:
+    elif _DEVICE_LIST.fullmatch(value.replace(" ", "")):
         what = (f"`{value}` replaces the device plugin's list: the toolkit mounts the node's GPUs by these host "
                 "indices or UUIDs, not the ones the scheduler allocated, so the pod may use another pod's GPU")
+    else:
+        return  # a CDI name (`nvidia.com/gpu=0`), `$(VAR)`, anything else: not judged
     yield ctx.finding(_where(var), f"NVIDIA_VISIBLE_DEVICES{_from(var)} is set by hand in a container that gets "
                       f"{gpus} from the device plugin: {what}. Remove it and let the device plugin choose.",
                       about=container, value=f"{var.name}={value}")
