@@ -365,6 +365,22 @@ def _pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Re
     return template.owner.source.display_path.rpartition("/")[0] == folder
 
 
+def admitting_pools(template: PodTemplate, world: World) -> list[NodePool]:
+    """The Karpenter NodePools of the run a pod may land on (admitted and meant for it, as `landings` decides),
+    over every node selector term."""
+    placement = template.placement
+    selector = placement.node_selector
+    pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
+    found: list[NodePool] = []
+    for term in placement.terms:
+        pod_requirements = selector + term.requirements
+        for pool in pools:
+            if all(pool.obj is not f.obj for f in found) and pool_admits(pool, pod_requirements, placement.tolerations) \
+                    and _pool_meant_for(pool, template, pod_requirements, placement.tolerations):
+                found.append(pool)
+    return found
+
+
 def landings(template: PodTemplate, world: World) -> list[Landing] | None:
     """Where a pod can land, each with its origin; None when no GPU is known for some place it could land."""
     placement = template.placement
@@ -441,5 +457,5 @@ def gib1(size: float) -> str:
 
 
 __all__ = ["Workload", "Landing", "workloads", "read_workload", "landings", "requested_accelerator",
-           "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits",
+           "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits", "admitting_pools",
            "ACCELERATOR_RESOURCES"]

@@ -134,6 +134,13 @@ class NodePool:
     def requirements_on(self, key: str) -> list[Requirement]:
         return [r for r in self.requirements if r.key == key]
 
+    def limit(self, resource: str) -> Node | None:
+        """`spec.limits[resource]`: the most of that resource the pool's nodes may have in all (Karpenter
+        counts the nodes' capacity, https://karpenter.sh/docs/concepts/nodepools/#speclimits)."""
+        spec = self.obj.spec
+        limits = _mapping(spec.get("limits")) if spec else None
+        return limits.get(resource) if limits else None
+
 
 def node_pool(obj: K8sObject) -> NodePool:
     spec = obj.spec

@@ -1,0 +1,165 @@
+"""VL707: a GPU Deployment whose rolling update surges a pod before any old pod gives its GPUs back.
+
+Kubernetes resolves `maxSurge` and `maxUnavailable` against the replica count: "The absolute number is
+calculated from percentage by rounding up" for maxSurge and "by rounding down" for maxUnavailable, both
+25% by default (https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#max-surge,
+#max-unavailable). With maxUnavailable 0 the controller keeps every old pod until a new one is Ready, so
+the new pod needs GPUs nobody frees: it stays Pending until the cluster has spare GPUs.
+"""
+from __future__ import annotations
+
+from vllmlint.capacity.workload import ACCELERATOR_RESOURCES, admitting_pools, requested_accelerator
+from vllmlint.finding import Severity
+from vllmlint.k8s.autoscaling import scale_target
+from vllmlint.k8s.objects import namespaces_compatible
+from vllmlint.k8s.quantity import quantity_int
+from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
+from vllmlint.checks import Context
+
+
+def _resolve(setting, replicas: int, round_up: bool) -> int:
+    value = setting.value
+    if isinstance(value, int):
+        return value
+    percent = int(value[:-1])
+    scaled = percent * replicas
+    return -(-scaled // 100) if round_up else scaled // 100
+
+
+def _given_but_unread(rolling: Mapping | None, key: str, setting) -> bool:
+    """The field is written but the accessor fell back to the default (`$(SURGE)`, `-1`, `abc%`): unknown."""
+    return rolling is not None and key in rolling and setting.node is None
+
+
+def _pod_gpus(template) -> tuple[str, int] | None:
+    """(resource, GPUs the pod's regular containers request in all) for the first accelerator resource."""
+    total: dict[str, int] = {}
+    for container in template.containers:
+        if container.init:
+            continue
+        request = requested_accelerator(container)
+        if request is not None and request[1] > 0:
+            total[request[0]] = total.get(request[0], 0) + request[1]
+    for name in ACCELERATOR_RESOURCES:
+        if name in total:
+            return name, total[name]
+    return None
+
+
+def _autoscaler(world, obj):
+    """The HPA or KEDA ScaledObject that scales this Deployment, with the lowest count it keeps (or None)."""
+    for scaler in world.of_kind("HorizontalPodAutoscaler", "ScaledObject"):
+        target = scale_target(scaler)
+        if target is None or target.kind != "Deployment" or target.name != obj.name:
+            continue
+        if not namespaces_compatible(scaler.namespace, obj.namespace):
+            continue
+        spec = scaler.spec
+        key = "minReplicas" if scaler.kind == "HorizontalPodAutoscaler" else "minReplicaCount"
+        node = spec.get(key) if spec else None
+        lowest = quantity_int(node) if node is not None else (1 if key == "minReplicas" else 0)
+        return scaler, lowest
+    return None
+
+
+def _exhausted_pools(world, template, resource: str, per_pod: int, replicas: int):
+    """The NodePools this pod may land on, when every one has a `limits` on the GPU resource that the
+    replicas already use up (no room for one more pod even when packed perfectly); else None."""
+    pools = admitting_pools(template, world)
+    if not pools:
+        return None
+    described = []
+    for pool in pools:
+        limit = quantity_int(pool.limit(resource)) if pool.limit(resource) is not None else None
+        if limit is None or limit - replicas * per_pod >= per_pod:
+            return None
+        described.append(f"NodePool {pool.name} (limits {resource}: {limit})")
+    return described
+
+
+def check(ctx: Context):
+    seen = set()
+    for template in ctx.world.vllm_templates():
+        owner = template.owner
+        if owner.kind != "Deployment" or id(owner) in seen or owner.spec is None:
+            continue
+        seen.add(id(owner))
+        gpus = _pod_gpus(template)
+        strategy = owner.strategy
+        replicas = owner.replicas
+        if gpus is None or strategy is None or replicas is None or strategy.type.value != "RollingUpdate":
+            continue
+        resource, per_pod = gpus
+        spec = owner.spec
+        strategy_node = spec.get("strategy")
+        rolling = strategy_node.get("rollingUpdate") if isinstance(strategy_node, Mapping) else None
+        rolling = rolling if isinstance(rolling, Mapping) else None
+        surge_setting, unavailable_setting = strategy.max_surge, strategy.max_unavailable
+        if surge_setting is None or unavailable_setting is None:
+            continue
+        if _given_but_unread(rolling, "maxSurge", surge_setting) or \
+                _given_but_unread(rolling, "maxUnavailable", unavailable_setting):
+            continue  # a value this reader cannot resolve: silent
+        scaler = _autoscaler(ctx.world, owner)
+        if scaler is not None:
+            if scaler[1] is None:
+                continue  # an autoscaler whose lowest count is unknown
+            count = max(1, scaler[1])  # an idle KEDA target at 0 has no rollout; once active, at least 1
+        else:
+            count = replicas.value
+        if count < 1:
+            continue  # no pods, nothing to roll
+        surge = _resolve(surge_setting, count, round_up=True)
+        unavailable = _resolve(unavailable_setting, count, round_up=False)
+        if surge == 0 or unavailable > 0:
+            continue  # (0, 0) is refused by the API; an old pod goes first: its GPUs are given back
+        severity = min(ctx.severity, Severity.INFO)
+        capacity = ""
+        exhausted = None if scaler is not None else _exhausted_pools(ctx.world, template, resource, per_pod, count)
+        if exhausted:
+            # Warning only when the manifest itself asks for the surge (a written `rollingUpdate` or `type:
+            # RollingUpdate`) on a pool that cannot give it; the implicit default stays info with the same
+            # evidence (one-off Deployments, such as the audited chapter's benchmark, never roll).
+            if isinstance(strategy_node, Mapping):
+                severity = ctx.severity
+            pods = "pod" if count == 1 else "pods"
+            capacity = (f" The run shows no room for it: {', '.join(exhausted)} is used up by the {count} current "
+                        f"{pods} x {per_pod} {resource}, so a rollout never finishes.")
+        elif scaler is not None:
+            capacity = (f" ({scaler[0].kind} {scaler[0].name} scales it; at its minimum of {count} "
+                        f"{'replica' if count == 1 else 'replicas'} this holds.)")
+        noun = "GPUs" if resource.endswith("/gpu") else "accelerators"
+        settings = _words(surge_setting, unavailable_setting, count, surge, unavailable)
+        where = _anchor(owner.node, spec, strategy_node)
+        yield ctx.finding(where, f"the rolling update of {owner.describe()} ({settings}) starts a new pod before "
+                          f"any old pod stops, and that pod needs {per_pod} more {resource} nobody gives back: the "
+                          f"rollout waits on a Pending pod until spare {noun} appear.{capacity} Use `strategy: {{type: "
+                          "Recreate}` (a short outage), or `rollingUpdate: {maxSurge: 0, maxUnavailable: 1}` to "
+                          "replace the pods one at a time.",
+                          about=owner, value=f"surge:{surge}/unavailable:{unavailable}@{count}", severity=severity)
+
+
+def _words(surge_setting, unavailable_setting, count, surge, unavailable) -> str:
+    def one(name, setting, resolved):
+        written = setting.value if isinstance(setting.value, int) else f"{setting.value}"
+        default = "" if setting.node is not None else " by default"
+        if isinstance(setting.value, int):
+            return f"{name} {written}{default}"
+        return f"{name} {written}{default} = {resolved}"
+    pods = "replica" if count == 1 else "replicas"
+    return (f"{one('maxSurge', surge_setting, surge)}, {one('maxUnavailable', unavailable_setting, unavailable)} "
+            f"of {count} {pods}")
+
+
+def _anchor(root: Mapping, spec: Mapping, strategy_node):
+    """The explicit `maxUnavailable`/`strategy`, else `replicas`, else the `spec` the default lives in."""
+    if isinstance(strategy_node, Mapping):
+        rolling = strategy_node.get("rollingUpdate")
+        if isinstance(rolling, Mapping) and rolling.key_node("maxUnavailable") is not None:
+            return rolling.key_node("maxUnavailable")
+        return spec.key_node("strategy") or strategy_node
+    if spec.key_node("replicas") is not None and not (isinstance(spec.get("replicas"), Scalar)
+                                                      and scalar_str(spec.get("replicas")) is None):
+        return spec.key_node("replicas")
+    return root.key_node("spec") or spec
+

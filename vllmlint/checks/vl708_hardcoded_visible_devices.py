@@ -1,0 +1,122 @@
+"""VL708: a device-visibility variable set by hand in a vLLM container that gets its GPUs from a device plugin.
+
+The device plugin decides which GPUs a container gets and exposes exactly those: inside the container
+CUDA (and ROCm) number them 0..N-1. NVIDIA's plugin passes its choice to the container toolkit through
+`NVIDIA_VISIBLE_DEVICES` (deviceListStrategy `envvar`, the default); a value written in the pod spec
+replaces it, and `all` or host indices make the toolkit mount GPUs the scheduler gave to other pods
+(https://github.com/NVIDIA/k8s-device-plugin#readme, "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED";
+https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html).
+"""
+from __future__ import annotations
+
+import re
+
+from vllmlint.capacity.workload import requested_accelerator
+from vllmlint.finding import Severity
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
+from vllmlint.checks import Context
+
+# Which variables each device plugin's resource is seen through. HIP reads CUDA_VISIBLE_DEVICES as well as
+# HIP_VISIBLE_DEVICES (https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html).
+_ORDINAL_VARS = {"nvidia.com/gpu": ("CUDA_VISIBLE_DEVICES",),
+                 "amd.com/gpu": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
+# The value NVIDIA's device plugin itself sets with deviceListStrategy volume-mounts: it is the plugin's.
+_PLUGIN_VALUES = ("/var/run/nvidia-container-devices",)
+_ORDINALS = re.compile(r"\d{1,4}(,\d{1,4})*")
+# NVIDIA_VISIBLE_DEVICES as the toolkit documents it: indices or GPU/MIG UUIDs, comma-separated.
+_DEVICE_LIST = re.compile(r"(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+)(,(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+))*")
+
+
+def _containers(world):
+    seen = set()
+    for invocation in world.invocations:
+        container = invocation.container
+        if container is None or container.is_compose or id(container) in seen:
+            continue  # Compose: `device_ids` / CUDA_VISIBLE_DEVICES there are Docker's business (documented)
+        seen.add(id(container))
+        yield container
+
+
+def _where(var):
+    """The value's node for a literal; the env entry (or envFrom entry) for a ConfigMap's value, so the
+    finding stays in the workload's file."""
+    if var.origin == LITERAL and var.source is not None:
+        return var.source
+    return var.node
+
+
+def _from(var) -> str:
+    return f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP else ""
+
+
+def check(ctx: Context):
+    for container in _containers(ctx.world):
+        request = requested_accelerator(container)
+        if request is None or request[1] < 1:
+            continue  # no GPUs from a device plugin in this container: the variables are the only selection
+        resource, count, _ = request
+        if resource not in _ORDINAL_VARS:
+            continue
+        gpus = f"{count} {resource}"
+        for var in container.resolved_env(ctx.world):
+            if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
+                continue  # a Secret, fieldRef or unknown ConfigMap: the value is not in the run
+            value = var.value.strip()
+            if var.name == "NVIDIA_VISIBLE_DEVICES" and resource == "nvidia.com/gpu":
+                yield from _nvidia(ctx, container, var, value, gpus)
+            elif var.name in _ORDINAL_VARS[resource]:
+                yield from _ordinals(ctx, container, var, value, count, gpus)
+
+
+def _nvidia(ctx, container, var, value, gpus):
+    if value in _PLUGIN_VALUES:
+        return
+    if value.lower() == "all":
+        what = ("`all` replaces the device plugin's list: with the NVIDIA container runtime the container sees "
+                "every GPU of the node, including those the scheduler gave to other pods")
+    elif value.lower() in ("", "void", "none"):
+        what = (f"`{value}` replaces the device plugin's list and hides the allocated GPUs from the container "
+                "(vLLM fails with no CUDA device)")
+    elif _DEVICE_LIST.fullmatch(value.replace(" ", "")):
+        what = (f"`{value}` replaces the device plugin's list: the toolkit mounts the node's GPUs by these host "
+                "indices or UUIDs, not the ones the scheduler allocated, so the pod may use another pod's GPU")
+    else:
+        return  # a CDI name (`nvidia.com/gpu=0`), `$(VAR)`, anything else: not judged
+    yield ctx.finding(_where(var), f"NVIDIA_VISIBLE_DEVICES{_from(var)} is set by hand in a container that gets "
+                      f"{gpus} from the device plugin: {what}. Remove it and let the device plugin choose.",
+                      about=container, value=f"{var.name}={value}")
+
+
+def _ordinals(ctx, container, var, value, count, gpus):
+    compact = value.replace(" ", "")
+    if compact == "":
+        yield ctx.finding(_where(var), f"{var.name}{_from(var)} is empty in a container that gets {gpus} from the "
+                          "device plugin: it hides every GPU and vLLM fails with no device. Remove it.",
+                          about=container, value=f"{var.name}=")
+        return
+    if not _ORDINALS.fullmatch(compact):
+        return  # UUIDs (GPU-..., MIG-...), `$(VAR)`, anything else: which devices it names is unknown
+    ordinals = [int(part) for part in compact.split(",")]
+    beyond = [o for o in ordinals if o >= count]
+    if beyond:
+        # CUDA stops at the first ordinal that does not exist: later ones are ignored.
+        first = ordinals.index(beyond[0])
+        seen = "no GPU at all" if first == 0 else f"only {first} of the {count} GPUs"
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} names device {beyond[0]}, but the device "
+                          f"plugin gives this container {gpus}, numbered 0 to {count - 1} inside it: CUDA stops at "
+                          f"the first missing ordinal, so vLLM sees {seen}. Remove the variable; the device plugin "
+                          "already limits the container to its GPUs.",
+                          about=container, value=f"{var.name}:{beyond[0]}>={count}")
+        return
+    if sorted(set(ordinals)) == list(range(count)):
+        # Every allocated GPU, as the plugin already exposes them: harmless, but it breaks the day the request
+        # changes. Info at most.
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does "
+                          f"(this container gets {gpus}, numbered 0 to {count - 1} inside it): redundant, and wrong "
+                          "the day the GPU request changes. Remove it.",
+                          about=container, value=f"{var.name}:all-{count}", severity=min(ctx.severity, Severity.INFO))
+        return
+    used = len(set(ordinals))
+    yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} shows vLLM {used} of the {gpus} the device plugin "
+                      f"gives this container: the other {count - used} stay allocated and idle. Remove it, or request "
+                      f"{used}.", about=container, value=f"{var.name}:{used}<{count}")
