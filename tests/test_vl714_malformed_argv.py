@@ -132,3 +132,11 @@ def test_the_fix_engine_applies_and_verifies_the_split(tmp_path, monkeypatch, na
     after = (tmp_path / name).read_text()
     assert expected in after
     assert not [f for f in outcome.result.findings if f.code in ("VL714", "VL103")]
+
+
+def test_a_stray_blank_after_a_switch():
+    text = pod("vllm/vllm-openai:v0.29.0", ['args: [m, "--enforce-eager "]'])
+    [finding] = findings(text)
+    assert (finding.span.line, finding.span.col) == (8, 15) and "without the blank" in finding.message
+    fix, after = _fixed(text)
+    assert 'args: [m, "--enforce-eager"]' in after and findings(after) == []

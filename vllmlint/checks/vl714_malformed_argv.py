@@ -63,6 +63,11 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
     token = option.token
     words = _raw(token).split()
     head, rest = words[0], " ".join(words[1:])
+    if len(words) == 1:  # `"--enforce-eager "`: a stray blank makes it a positional as well
+        return ctx.finding(token, f"`{token.text}` has a blank around the flag, and argparse reads an argument "
+                           "with a blank as a positional, not as an option: vLLM exits with \"unrecognized "
+                           f"arguments\" or takes it as the model. Fix: write `{head}` without the blank.",
+                           about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
     if _is_list_item(token):
         carrier = "Kubernetes passes each list item to vLLM as one argument"
         split = f"write them as separate items (`{head}`, `{words[1]}`{', ...' if len(words) > 2 else ''})"
@@ -90,7 +95,7 @@ def _split_fix(invocation: Invocation, option: Option) -> Fix | None:
     if token.dynamic or _raw(token) != token.text:
         return None
     words = token.text.split()
-    if len(words) < 2 or not all(set(word) <= _PLAIN_WORD for word in words):
+    if not words or not all(set(word) <= _PLAIN_WORD for word in words):
         return None
     editor = argv_editor(invocation)
     if editor is None:
@@ -102,7 +107,8 @@ def _split_fix(invocation: Invocation, option: Option) -> Fix | None:
     release = invocation.release or invocation.catalog.version
     ignored = invocation.kind in (OPENAI_API_SERVER, DEMO_API_SERVER) and \
         version_key(release) >= version_key(_API_SERVER_MODEL_TAG_FROM)
-    return make_fix(edits, UNSAFE if ignored else SAFE, f"split `{token.text}` into {len(words)} arguments")
+    what = f"split `{token.text}` into {len(words)} arguments" if len(words) > 1 else f"write `{words[0]}`"
+    return make_fix(edits, UNSAFE if ignored else SAFE, what)
 
 
 def _operators(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
