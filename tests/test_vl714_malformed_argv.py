@@ -140,3 +140,20 @@ def test_a_stray_blank_after_a_switch():
     assert (finding.span.line, finding.span.col) == (8, 15) and "without the blank" in finding.message
     fix, after = _fixed(text)
     assert 'args: [m, "--enforce-eager"]' in after and findings(after) == []
+
+
+@pytest.mark.parametrize("image,args,expected", [
+    ("vllm/vllm-openai:v0.29.0", "[m, --limit-mm-per-prompt, image=4]", [(8, 38)]),
+    ("vllm/vllm-openai:v0.10.2", "[--model, m, --limit-mm-per-prompt=image=2]", [(8, 24)]),
+    ("vllm/vllm-openai:v0.9.2", "[--model, m, --limit-mm-per-prompt, image=4]", []),  # still converted there
+    ("vllm/vllm-openai:v0.29.0", "[m, --limit-mm-per-prompt, '{\"image\": 4}']", []),
+    ("vllm/vllm-openai:v0.29.0", "[m, --limit-mm-per-prompt.image, '4']", []),  # vLLM's dotted form
+    ("vllm/vllm-openai:v0.29.0", "[m, --speculative-config, method=ngram]", []),  # not in the data table
+])
+def test_key_value_for_a_json_only_flag(image, args, expected):
+    assert where(pod(image, [f"args: {args}"])) == expected
+
+
+def test_key_value_message_gives_the_json():
+    [finding] = findings(pod("vllm/vllm-openai:v0.29.0", ["args: [m, --limit-mm-per-prompt, 'image=4,video=1']"]))
+    assert '`{"image": 4, "video": 1}`' in finding.message and finding.fix is None
