@@ -75,3 +75,10 @@ def test_upgrade_to_an_old_release_reads_that_entrypoint():
     text = pod("vllm/vllm-openai:v0.29.0", ["args: [Qwen/Qwen3-8B]"])
     assert where(text) == []
     assert [(f.span.line, f.span.col) for f in findings(text, upgrade_to="0.9.2")] == [(8, 12)]
+
+
+def test_docker_run_in_a_script_reads_the_same_table():
+    script = "docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.9.2 Qwen/Qwen3-8B --port 8000\n"
+    assert [(f.span.line, f.span.col) for f in findings(script, filename="run.sh")] == [(1, 60)]
+    fine = "docker run --gpus all vllm/vllm-openai:v0.9.2 --model Qwen/Qwen3-8B\n"
+    assert findings(fine, filename="run.sh") == []
