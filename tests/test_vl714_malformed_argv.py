@@ -157,3 +157,9 @@ def test_key_value_for_a_json_only_flag(image, args, expected):
 def test_key_value_message_gives_the_json():
     [finding] = findings(pod("vllm/vllm-openai:v0.29.0", ["args: [m, --limit-mm-per-prompt, 'image=4,video=1']"]))
     assert '`{"image": 4, "video": 1}`' in finding.message and finding.fix is None
+
+
+def test_lines_of_flags_in_one_block_item_say_unrecognized():
+    text = pod("vllm/vllm-openai:v0.29.0", ["command: [vllm, serve, m]", "args:", "- |", "  --max-model-len", "  4096"])
+    [finding] = findings(text)
+    assert "line break" in finding.message and "unrecognized arguments" in finding.message

@@ -115,7 +115,10 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
     else:
         carrier = "the quotes make it one argument"
         split = f"drop the quotes around them (`{head} {words[1]}`{' ...' if len(words) > 2 else ''})"
-    if len(head) == 2 and head[1] != "-":  # `-q awq`: argparse takes the rest of a short option as its value
+    if " " not in _raw(token).split("=", 1)[0]:  # only line breaks or tabs: argparse checks for a space
+        reading = ("reads it as an option no parser has (its name holds a line break or tab), not `{head}` set to "
+                   "`{rest}`: it exits with \"unrecognized arguments\"").format(head=head, rest=rest)
+    elif len(head) == 2 and head[1] != "-":  # `-q awq`: argparse takes the rest of a short option as its value
         reading = (f"reads `{head}` with the value \" {rest}\" (leading blank included), not `{rest}`: it exits "
                    "on the value or uses it as written")
     else:
