@@ -23,6 +23,7 @@ TOO_NEW: Final = "too-new"  # only newer releases accept it (VL105)
 UNKNOWN: Final = "unknown"  # no release had it (VL103)
 AMBIGUOUS: Final = "ambiguous"  # an abbreviation of several options (VL103)
 ABSORBED: Final = "absorbed"  # removed, and now silently read as a prefix of another option (VL102)
+JOINED: Final = "joined"  # a flag and its value in one argv item: argparse reads no option there (VL714)
 
 
 @dataclass(frozen=True)
@@ -153,4 +154,7 @@ def resolve_invocation(invocation: Invocation, default_release: str | None) -> N
     for option in invocation.options:
         if option.token.dynamic and "$" in option.name:
             continue  # the flag itself is unknown text
+        if option.joined:
+            option.status = FlagStatus(JOINED, _spelling(option.name.split()[0]))  # no resolution: no option
+            continue
         option.resolution, option.status = classify(option.name, release_catalog)

@@ -114,6 +114,17 @@ class Option:
     def value_known(self) -> bool:
         return self.value is not None and not (self.value_token and self.value_token.dynamic)
 
+    @property
+    def joined(self) -> bool:
+        """A flag and more in one argv item (`"--quantization awq"`): argparse never splits an item at a
+        blank, so it reads no option here (a stray positional, or `-q` with the value " awq")."""
+        return is_joined(self.name)
+
+
+def is_joined(flag: str) -> bool:
+    """Whether a flag as written (without `=value`) holds blanks: one argv item with several words."""
+    return any(c.isspace() for c in flag)
+
 
 @dataclass
 class Invocation:
@@ -224,7 +235,8 @@ def parse_options(tokens: list[Token], takes_value: Callable[[str], TakesValue])
             options.append(Option(token, name, value, token, inline=True))
             i += 1
             continue
-        answer = takes_value(name)
+        # A joined item (`"--quantization awq"`) is not an option to argparse: it takes no next token.
+        answer = False if is_joined(name) else takes_value(name)
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         if answer == MANY:  # nargs='+': every following token up to the next flag
             j = i + 1
@@ -267,6 +279,16 @@ def _match_vllm(tokens: list[Token]) -> tuple[str, int] | None:
     return None
 
 
+def joined_vllm_command(token: Token) -> str | None:
+    """The server kind (SERVE, ...) when one argv item holds a whole vLLM command line
+    (`"vllm serve Qwen/Qwen3-8B --port 8000"`): an exec-form item is one word, never split at blanks."""
+    words = token.text.split()
+    if len(words) < 2:
+        return None
+    match = _match_vllm([Token(word, None) for word in words])
+    return match[0] if match else None
+
+
 @lru_cache(maxsize=1)
 def _entrypoint_table() -> list[dict[str, Any]]:
     from vllmlint.data import knowledge_dir, load_yaml_data
@@ -281,6 +303,13 @@ def _entrypoint_table() -> list[dict[str, Any]]:
 def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] | None:
     """The command an image runs before its `args`, from the sourced table; None when unknown.
     `release` overrides the tag (to ask what the image would run after an upgrade)."""
+    entry = image_entry(image, release)
+    return None if entry is None else list(entry.get("entrypoint") or [])
+
+
+def image_entry(image: ImageRef, release: str | None = None) -> dict[str, Any] | None:
+    """The row of data/image-entrypoints.yaml that applies to an image (its entrypoint, `model_positional`,
+    `positional_arg`, note and source); None when the image is not in the table."""
     release = release or release_from_tag(image.tag)
     for entry in _entrypoint_table():
         pattern = entry.get("repository", "")
@@ -296,7 +325,7 @@ def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] |
                     continue
                 if bounds.get("to") and version_key(release) > version_key(str(bounds["to"])):
                     continue
-        return list(entry.get("entrypoint") or [])
+        return entry if isinstance(entry, dict) else None
     return None
 
 

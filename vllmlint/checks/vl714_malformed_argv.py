@@ -1,0 +1,191 @@
+"""VL714: argv items that Kubernetes passes to vLLM as written but that only a shell would split.
+
+Kubernetes (and Compose list form) runs `command` + `args` with no shell: each list item is one argv
+word ("The command and arguments that you define in the configuration file override the default
+command and arguments provided by the container image"; no shell unless you run one). argparse never
+splits a word at a blank: `"--quantization awq"` has a space, so `_parse_optional` reads it as a
+positional (Python's argparse: "if it contains a space, it was meant to be a positional"), and a short
+option with a blank (`"-q awq"`) gets the value " awq". A `command` item holding a whole command line
+names an executable that does not exist; `&&`, `|`, `>` ... as items reach vLLM as stray arguments.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Iterator
+
+from vllmlint.finding import Finding
+from vllmlint.source.yamlmodel import Scalar, Sequence, scalar_str
+from vllmlint.vllm.invocation import (OPENAI_API_SERVER, DEMO_API_SERVER, VIA_COMMAND, VIA_IMAGE_ENTRYPOINT,
+                                      Invocation, Option, Token, joined_vllm_command)
+from vllmlint.vllm.flags import OK
+from vllmlint.vllm.release import version_key
+from vllmlint.checks import Context
+
+if TYPE_CHECKING:
+    from vllmlint.fix.edits import Fix
+
+# Words only a shell gives a meaning to (POSIX Shell Command Language 2.9: lists, pipelines, redirections).
+_OPERATORS = {"&&", "||", "|", ";", ">", ">>", "<", "&", "|&", "2>&1", "2>", "&>"}
+# vLLM's shared parser gained an optional positional `model_tag` in 0.10.0, which the api_server module
+# never reads (data/image-entrypoints.yaml, `positional_arg: ignored`): there a stray word starts nothing.
+_API_SERVER_MODEL_TAG_FROM = "0.10.0"
+_PLAIN_WORD = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,-")
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    yield from _whole_command_lines(ctx)
+    json_only = _json_only(ctx)
+    for invocation in ctx.world.invocations:
+        for option in invocation.options:
+            if option.joined and _literal_blank(option.token):
+                yield _joined(ctx, invocation, option)
+            elif option.status is not None and option.status.kind == OK:
+                yield from _key_value_for_json(ctx, invocation, option, json_only)
+        yield from _operators(ctx, invocation)
+
+
+def _json_only(ctx: Context) -> dict[str, str]:
+    """{option name: first release that parses it with json.loads alone} from this rule's data table."""
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    return {str(entry["option"]): str(entry["from"]) for entry in data.get("json_only", [])}
+
+
+_KEY_VALUES = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
+
+
+def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option,
+                        json_only: dict[str, str]) -> Iterator[Finding | None]:
+    """`--limit-mm-per-prompt image=4` where the release reads the flag as JSON only."""
+    spec = option.spec
+    since = json_only.get(spec.name) if spec is not None else None
+    if spec is None or since is None or not spec.json or not option.value_known or option.value is None:
+        return
+    if option.resolution is not None and option.resolution.json_path:
+        return  # `--limit-mm-per-prompt.image 4`: vLLM's dotted form, fine
+    release = invocation.release or invocation.catalog.version
+    if version_key(release) < version_key(since) or "$" in option.value or not _KEY_VALUES.match(option.value):
+        return
+    pairs = {}
+    for part in option.value.split(","):
+        key, _, value = part.partition("=")
+        text = value.strip()
+        pairs[key.strip()] = int(text) if text.isdigit() else text
+    suggestion = json.dumps(pairs)
+    where = option.value_token or option.token
+    yield ctx.finding(where, f"`{option.name}` takes JSON on vLLM {release} (parsed with `json.loads`), and "
+                      f"`{option.value}` is the old `key=value` form, accepted only before {since}: argparse exits "
+                      f"with a usage error (\"Value {option.value} cannot be converted ...\"). Fix: write "
+                      f"`{suggestion}` (quoted as one argument).",
+                      about=invocation, value=f"{spec.name}={option.value}")
+
+
+def _raw(token: Token) -> str:
+    """The item as written (before Kubernetes' `$(VAR)` expansion) when the token is a whole list item."""
+    node = token.node
+    if isinstance(node, Scalar) and (token.start, token.end) == (node.start, node.end):
+        return scalar_str(node) or token.text
+    return token.text
+
+
+def _literal_blank(token: Token) -> bool:
+    """The blank is written in the item itself, not brought in by a `$(VAR)` expansion (never reported)."""
+    raw = _raw(token)
+    head = raw.split("=", 1)[0]
+    return any(c.isspace() for c in head) and not head.startswith("$(")
+
+
+def _is_list_item(token: Token) -> bool:
+    node = token.node
+    return isinstance(node, Scalar) and (token.start, token.end) == (node.start, node.end)
+
+
+def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | None:
+    token = option.token
+    words = _raw(token).split()
+    head, rest = words[0], " ".join(words[1:])
+    if len(words) == 1:  # `"--enforce-eager "`: a stray blank makes it a positional as well
+        return ctx.finding(token, f"`{token.text}` has a blank around the flag, and argparse reads an argument "
+                           "with a blank as a positional, not as an option: vLLM exits with \"unrecognized "
+                           f"arguments\" or takes it as the model. Fix: write `{head}` without the blank.",
+                           about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
+    if _is_list_item(token):
+        carrier = "Kubernetes passes each list item to vLLM as one argument"
+        split = f"write them as separate items (`{head}`, `{words[1]}`{', ...' if len(words) > 2 else ''})"
+    else:
+        carrier = "the quotes make it one argument"
+        split = f"drop the quotes around them (`{head} {words[1]}`{' ...' if len(words) > 2 else ''})"
+    if " " not in _raw(token).split("=", 1)[0]:  # only line breaks or tabs: argparse checks for a space
+        reading = ("reads it as an option no parser has (its name holds a line break or tab), not `{head}` set to "
+                   "`{rest}`: it exits with \"unrecognized arguments\"").format(head=head, rest=rest)
+    elif len(head) == 2 and head[1] != "-":  # `-q awq`: argparse takes the rest of a short option as its value
+        reading = (f"reads `{head}` with the value \" {rest}\" (leading blank included), not `{rest}`: it exits "
+                   "on the value or uses it as written")
+    else:
+        reading = (f"reads the whole item as one positional argument, not `{head}` set to `{rest}`: it exits "
+                   "with \"unrecognized arguments\" or takes the item as the model")
+    inline = f" or as one `{head}={rest}`" if len(words) == 2 else ""
+    message = (f"`{token.text}` is a flag and its value in one argument: {carrier}, and argparse never splits "
+               f"an argument at a blank, so vLLM {reading}. Fix: {split}{inline}.")
+    return ctx.finding(token, message, about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
+
+
+def _split_fix(invocation: Invocation, option: Option) -> Fix | None:
+    """`"--quantization awq"` -> `--quantization`, `awq`: only for plain words (no quotes, `$`, braces: a
+    chat template or JSON with blanks is not a list of words), never for a `$(VAR)` item."""
+    from vllmlint.fix.edits import SAFE, UNSAFE, argv_editor, make_fix
+
+    token = option.token
+    if token.dynamic or _raw(token) != token.text:
+        return None
+    words = token.text.split()
+    if not words or not all(set(word) <= _PLAIN_WORD for word in words):
+        return None
+    editor = argv_editor(invocation)
+    if editor is None:
+        return None
+    edits = editor.replace([token], words)
+    # Safe where the item stops vLLM (an extra positional, or a model named "--quantization awq"); the
+    # api_server module of 0.10.0 and later takes it as its ignored `model_tag` and starts: splitting it
+    # then changes what runs (the flag takes effect).
+    release = invocation.release or invocation.catalog.version
+    ignored = invocation.kind in (OPENAI_API_SERVER, DEMO_API_SERVER) and \
+        version_key(release) >= version_key(_API_SERVER_MODEL_TAG_FROM)
+    what = f"split `{token.text}` into {len(words)} arguments" if len(words) > 1 else f"write `{words[0]}`"
+    return make_fix(edits, UNSAFE if ignored else SAFE, what)
+
+
+def _operators(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
+    """The first shell operator among the positionals of an exec-form invocation (no shell runs it)."""
+    if invocation.via not in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT) or invocation.script is not None:
+        return
+    for token in invocation.positionals:
+        if token.text in _OPERATORS and _is_list_item(token) and not token.dynamic:
+            yield ctx.finding(token, f"`{token.text}` is a shell operator, but no shell runs this container: "
+                              "Kubernetes starts the program with each list item as one argument, so vLLM gets "
+                              f"`{token.text}` and the words after it as arguments and exits with \"unrecognized "
+                              "arguments\". Fix: drop it, or run the command line through a shell "
+                              "(`command: [sh, -c, \"exec vllm serve ... && ...\"]`).",
+                              about=invocation, value=token.text)
+            return
+
+
+def _whole_command_lines(ctx: Context) -> Iterator[Finding | None]:
+    """`command: ["vllm serve MODEL --port 8000"]`: the runtime looks for an executable of that name."""
+    for container in ctx.world.containers:
+        command = container.command
+        if not isinstance(command, Sequence) or not command.items:
+            continue
+        first = command.items[0]
+        if not isinstance(first, Scalar) or not isinstance(first.value, str):
+            continue
+        token = Token(first.value, first.source, first.start, first.end, False, first)
+        if "$(" in first.value or joined_vllm_command(token) is None:
+            continue
+        key = "entrypoint" if container.is_compose else "command"
+        words = first.value.split()
+        yield ctx.finding(first, f"`{key}` starts with the single item `{first.value}`: exec form runs no shell, "
+                          f"so the container runtime looks for an executable named \"{first.value}\" and the "
+                          "container fails to start (\"executable file not found in $PATH\"). Fix: one item per "
+                          f"word (`[{', '.join(words[:3])}{', ...' if len(words) > 3 else ''}]`).",
+                          about=container, value=words[0])

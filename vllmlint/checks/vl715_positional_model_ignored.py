@@ -1,0 +1,99 @@
+"""VL715: a positional model given as `args` to an image whose entrypoint is the api_server module.
+
+`data/image-entrypoints.yaml` says, per image and release, what the entrypoint does with a bare
+positional (`positional_arg`): `rejected` (vllm/vllm-openai up to 0.9.2: the api_server parser has no
+positional, argparse exits with "unrecognized arguments") or `ignored` (0.10.0-0.11.0: the shared parser
+accepts an optional `model_tag` that only `vllm serve` reads, so the server starts with its default model).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from vllmlint.finding import Finding, Severity
+from vllmlint.vllm.invocation import Invocation, Token, image_entry
+from vllmlint.checks import Context
+
+_TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}  # a switch's value: VL106 reports those
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    for invocation in ctx.world.invocations:
+        entry = _entry_row(invocation)
+        if entry is None or entry.get("positional_arg") not in ("rejected", "ignored"):
+            continue
+        positionals = model_positionals(invocation)
+        if not positionals:
+            continue
+        first = positionals[0]
+        if first.dynamic or first.source is None or any(c.isspace() for c in first.text) \
+                or _switch_value(invocation, first) or not first.text or not first.text[0].isalnum() \
+                and first.text[0] not in "/~.":
+            continue  # `$(ARGS)` may be flags; a blank or a shell operator is VL714's; `true` after a switch VL106's
+        yield _finding(ctx, invocation, first, entry)
+
+
+def model_positionals(invocation: Invocation) -> list[Token]:
+    """Positionals argparse would read as such: not the further words of an `nargs='+'` option
+    (`--served-model-name a b`), which the generic option parser leaves as positionals."""
+    by_token = {id(o.token): o for o in invocation.options}
+    positional_ids = {id(t) for t in invocation.positionals}
+    result: list[Token] = []
+    in_list = False
+    for token in invocation.tokens:
+        option = by_token.get(id(token))
+        if option is not None:
+            spec = option.spec
+            in_list = spec is not None and spec.nargs in ("+", "*") and option.value is not None
+        elif id(token) in positional_ids and not in_list:
+            result.append(token)
+    return result
+
+
+def _entry_row(invocation: Invocation) -> dict | None:
+    """The table row when the invocation's entry tokens are the image's own entrypoint (not written)."""
+    if invocation.image is None or any(t.source is not None for t in invocation.entry):
+        return None
+    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
+    entry = image_entry(invocation.image, release)
+    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
+        return None
+    return entry
+
+
+def _switch_value(invocation: Invocation, token: Token) -> bool:
+    """`--enable-chunked-prefill false`: the word after a switch (VL106 reports it as a stray value)."""
+    tokens = invocation.tokens
+    for i, candidate in enumerate(tokens):
+        if candidate is token and i > 0:
+            before = next((o for o in invocation.options if o.token is tokens[i - 1]), None)
+            spec = before.spec if before is not None else None
+            return spec is not None and not spec.takes_value and token.text.lower() in _TRUTHY
+    return False
+
+
+def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) -> Finding | None:
+    image = invocation.image.raw if invocation.image is not None else "this image"
+    runs = " ".join(t.text for t in invocation.entry)
+    serve = first.text in ("serve", "vllm")
+    models = invocation.option("--model")
+    if serve:
+        what = f"`{first.text}` (args written for an image whose entrypoint is `vllm serve`)"
+        instead = "pass the model as `--model MODEL` without `serve`"
+    else:
+        what = f"the positional model `{first.text}`"
+        instead = f"pass `--model {first.text}`"
+    instead += ", or use an image whose entrypoint is `vllm serve` (vllm/vllm-openai 0.11.1 and later)"
+    if entry.get("positional_arg") == "rejected":
+        message = (f"The image `{image}` runs `{runs}`, whose parser has no positional argument: {what} stops it "
+                   f"with \"unrecognized arguments\" and the container exits. Fix: {instead}.")
+        return ctx.finding(first, message, about=invocation, value=f"rejected:{first.text}")
+    spec = invocation.catalog.option("--model")
+    default = f" ({spec.default})" if spec is not None and spec.default else ""
+    if models:
+        message = (f"The image `{image}` runs `{runs}`, which accepts {what} but never reads it (only `vllm serve` "
+                   f"does): the word does nothing, and `{models[0].name}` chooses the model. Fix: drop it.")
+        return ctx.finding(first, message, about=invocation, value=f"ignored:{first.text}",
+                           severity=min(ctx.severity, Severity.WARNING))
+    message = (f"The image `{image}` runs `{runs}`, which accepts {what} but never reads it (only `vllm serve` "
+               f"does): the server starts and serves its default model{default} instead. Fix: {instead}.")
+    return ctx.finding(first, message, about=invocation, value=f"ignored:{first.text}")
