@@ -166,10 +166,9 @@ def _substitution(world: World, names: frozenset[str]) -> _Substitution:
     for command in world.shell_commands:
         if command.via != VIA_SCRIPT or command.container is not None:
             continue
-        placed = [t for t in command.tokens if t.source is not None]
-        if not placed:
+        script = next((t.source.display_path for t in command.tokens if t.source is not None), None)
+        if script is None:
             continue
-        script = placed[0].source.display_path
         scripts.setdefault(script, set()).update(os.path.basename(w) for w in command.words if w)
         if any(_ENVSUBST_WORD.search(word) for word in command.words):
             runs_envsubst.add(script)
@@ -220,7 +219,7 @@ def _rewrites_env(commands: list[list[str]]) -> bool:
 
 def _exported(commands: list[list[str]]) -> set[str]:
     """Names the container's script sets itself (`export HF_TOKEN=...`), replacing the env value."""
-    names = set()
+    names: set[str] = set()
     for words in commands:
         if words and words[0] in ("export", "declare", "typeset", "readonly"):
             names.update(w.split("=", 1)[0] for w in words[1:] if "=" in w)
