@@ -50,6 +50,10 @@ def deployment(env: str = "", command: str = "[vllm, serve, Qwen/Qwen3-8B]", ext
     ("${1}", []),
     ("$1 $@", []),
     ("${UNCLOSED", []),
+    ("${A:=x}/${B:?unset}/${C:+y}/${D#pre}", ["${A:=x}", "${B:?unset}", "${C:+y}", "${D#pre}"]),
+    ("${env:HOME}", []),  # Log4j / OpenTelemetry collector lookups, resolved by the program
+    ("${sys:user.home}", []),
+    ("jdbc:postgresql://${DB_HOST:localhost}/db", []),  # Spring's `${VAR:default}`
 ])
 def test_references(text, found):
     assert [r.written if not r.braced else text[r.start:r.end] for r in references(text)] == found
@@ -210,10 +214,13 @@ def test_shell_scripts_that_reread_or_replace_the_variables():
                           '[sh, -c, "export HF_TOKEN=$(cat /secrets/token); exec vllm serve Qwen/Qwen3-8B"]')
     evaluated = deployment('{name: PRE, value: "cd $WORKDIR"}',
                            '[sh, -c, "eval \\"$PRE\\"; exec vllm serve Qwen/Qwen3-8B"]')
-    assert run(exported) == [] and run(evaluated) == []
+    nested = deployment('{name: PRE, value: "mkdir -p $CACHE_DIR"}',
+                        '[sh, -c, "bash -c \\"$PRE\\"; exec vllm serve Qwen/Qwen3-8B"]')
+    assert run(exported) == [] and run(evaluated) == [] and run(nested) == []
     # The same pods without the export or the eval: the values reach vLLM as written.
     assert len(run(exported.replace("export HF_TOKEN=$(cat /secrets/token); ", ""))) == 1
     assert len(run(evaluated.replace('eval \\"$PRE\\"; ', ""))) == 1
+    assert len(run(nested.replace('bash -c \\"$PRE\\"; ', ""))) == 1
 
 
 @pytest.mark.parametrize("filename", ["deploy.yaml.template", "lws.tpl.yaml", "vllm.tmpl.yml", "vllm.yaml.tftpl"])

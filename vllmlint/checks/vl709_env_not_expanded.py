@@ -11,20 +11,27 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
-from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT, VIA_SCRIPT, Token
+from vllmlint.source.shell import script_from_shell_args
+from vllmlint.vllm.invocation import (VIA_COMMAND, VIA_CONFIGMAP_SCRIPT, VIA_IMAGE_ENTRYPOINT, VIA_SCRIPT, VIA_SHELL,
+                                     ShellCommand, Token)
 from vllmlint.checks import Context
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UPPER_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
-# What may follow the name inside `${...}` in the shell/envsubst syntax: the end, or an operator.
-_BRACE_FOLLOW = set("}:-=?+#%/^,")
+# What may follow the name inside `${...}` in the shell/envsubst syntax: the end, or an operator. A `:` counts
+# only before `-`, `=`, `?` or `+`: `${env:HOME}`, `${sys:user.home}` and Spring's `${VAR:default}` are
+# placeholders that Log4j, the OpenTelemetry collector and Spring resolve themselves.
+_BRACE_FOLLOW = set("}-=?+#%/^,")
+_COLON_FOLLOW = set("-=?+")
 _SHELLS = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
 _ENVSUBST_WORD = re.compile(r"(^|[^A-Za-z0-9_-])envsubst($|[^A-Za-z0-9_-])")
+_PARTS = re.compile(r"[_.-]")
 _FLUX_API = "kustomize.toolkit.fluxcd.io/"
 _FLUX_DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
 
@@ -63,7 +70,9 @@ def references(text: str) -> list[Reference]:
             continue
         if following == "{":
             match = _NAME.match(text, i + 2)
-            if match and match.end() < n and text[match.end()] in _BRACE_FOLLOW:
+            after = match.end() if match else n
+            if match and after < n and (text[after] in _BRACE_FOLLOW
+                                        or text[after] == ":" and after + 1 < n and text[after + 1] in _COLON_FOLLOW):
                 close = text.find("}", match.end())
                 if close >= 0:
                     found.append(Reference(match.group(), i, close + 1, True))
@@ -105,10 +114,11 @@ def _data(ctx: Context) -> _Data:
     )
 
 
+@lru_cache(maxsize=4096)
 def _credential(name: str, words: tuple[str, ...]) -> bool:
     """A name with a part (split at `_`, `-`, `.`) ending in TOKEN, KEY, SECRET or PASSWORD: `HF_TOKEN`,
     `OPENAI_APIKEY`, `S3_SECRET_ACCESS_KEY`; not `MAX_TOKENS` or `TOKENIZER_PATH`."""
-    return any(part.endswith(word) for part in re.split(r"[_.-]", name.upper()) if part for word in words)
+    return any(part.endswith(words) for part in _PARTS.split(name.upper()) if part)
 
 
 # --- evidence that the files are substituted before they are applied ------------------------------------
@@ -193,34 +203,51 @@ def _substituted(obj: K8sObject, reference: Reference, substitution: _Substituti
 
 
 # --- the containers --------------------------------------------------------------------------------------
-def _exec_argv_scalars(container: Container, world: World) -> list[Scalar]:
-    """The `command`/`args` items of a container whose exec-form argv runs vLLM directly (no shell between)."""
-    scalars: list[Scalar] = []
+def _exec_argv_scalars(world: World) -> dict[int, list[Scalar]]:
+    """By container (id): the `command`/`args` items of the containers whose exec-form argv runs vLLM directly
+    (no shell in between)."""
+    result: dict[int, list[Scalar]] = {}
     seen: set[int] = set()
     for invocation in world.invocations:
-        if invocation.container is not container or invocation.via not in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT):
+        if invocation.container is None or invocation.via not in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT):
             continue
+        scalars = result.setdefault(id(invocation.container), [])
         for token in invocation.entry + invocation.tokens:
             node = token.node
             if node is not None and id(node) not in seen and isinstance(node.value, str):
                 seen.add(id(node))
                 scalars.append(node)
-    return scalars
+    return result
 
 
-def _own_commands(container: Container, world: World) -> list[list[str]]:
-    return [command.words for command in world.shell_commands if command.container is container]
+def _own_commands(world: World) -> dict[int, list[ShellCommand]]:
+    """By container (id): the commands it runs (its exec-form command line, the commands of its scripts)."""
+    result: dict[int, list[ShellCommand]] = {}
+    for command in world.shell_commands:
+        if command.container is not None:
+            result.setdefault(id(command.container), []).append(command)
+    return result
 
 
-def _rewrites_env(commands: list[list[str]]) -> bool:
-    """The container's own script may re-read its variables (`eval`, `envsubst`): their text is its business."""
-    return any(words and (words[0] == "eval" or any(_ENVSUBST_WORD.search(w) for w in words)) for words in commands)
+def _rewrites_env(commands: list[ShellCommand]) -> bool:
+    """The container's own script may expand its variables' values again: `eval`, `envsubst`, or a shell
+    started from the script (`bash -c "$CMD"`). Their text is then that shell's business."""
+    for command in commands:
+        words = command.words
+        if not words:
+            continue
+        if words[0] == "eval" or any(_ENVSUBST_WORD.search(w) for w in words):
+            return True
+        if command.via in (VIA_SHELL, VIA_CONFIGMAP_SCRIPT) and script_from_shell_args(words) is not None:
+            return True
+    return False
 
 
-def _exported(commands: list[list[str]]) -> set[str]:
+def _exported(commands: list[ShellCommand]) -> set[str]:
     """Names the container's script sets itself (`export HF_TOKEN=...`), replacing the env value."""
     names: set[str] = set()
-    for words in commands:
+    for command in commands:
+        words = command.words
         if words and words[0] in ("export", "declare", "typeset", "readonly"):
             names.update(w.split("=", 1)[0] for w in words[1:] if "=" in w)
     return names
@@ -252,12 +279,13 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     data = _data(ctx)
     substitution = _substitution(world, data.template_names)
     warning, info = min(ctx.severity, Severity.WARNING), min(ctx.severity, Severity.INFO)
+    argv_scalars, own_commands = _exec_argv_scalars(world), _own_commands(world)
     for template in templates:
         if template.owner.kind == "ComposeService":
             continue  # Compose interpolates `$VAR` and `${VAR}` itself
         owner = template.owner
         for container in template.containers:
-            commands = _own_commands(container, world)
+            commands = own_commands.get(id(container), [])
             variables = container.resolved_env(world)
             defined = {var.name: index for index, var in enumerate(variables)}
             if not _rewrites_env(commands):
@@ -276,7 +304,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                            warning, info)
             if _is_shell(container):
                 continue  # `sh -c`: the shell expands the script's variables
-            for scalar in _exec_argv_scalars(container, world):
+            for scalar in argv_scalars.get(id(container), []):
                 if "$" not in scalar.text:
                     continue
                 for reference in references(scalar.text):
