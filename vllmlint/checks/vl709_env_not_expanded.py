@@ -56,6 +56,14 @@ def references(text: str) -> list[Reference]:
     unbraced lower-case name inside a longer value (`{"$defs": ...}`) is not taken for a reference."""
     found: list[Reference] = []
     i, n = 0, len(text)
+    closers = {")": 0, "}": 0}  # the next `)` / `}` at or after the last search (-1: none): linear on any input
+
+    def closer(char: str, start: int) -> int:
+        at = closers[char]
+        if at != -1 and at < start:
+            at = closers[char] = text.find(char, start)
+        return at
+
     while i < n:
         if text[i] != "$" or i + 1 >= n:
             i += 1
@@ -65,7 +73,7 @@ def references(text: str) -> list[Reference]:
             i += 2
             continue
         if following == "(":  # `$(NAME)`: Kubernetes' own syntax, expanded or left unresolved
-            close = text.find(")", i + 2)
+            close = closer(")", i + 2)
             i = close + 1 if close >= 0 else i + 2
             continue
         if following == "{":
@@ -73,7 +81,7 @@ def references(text: str) -> list[Reference]:
             after = match.end() if match else n
             if match and after < n and (text[after] in _BRACE_FOLLOW
                                         or text[after] == ":" and after + 1 < n and text[after + 1] in _COLON_FOLLOW):
-                close = text.find("}", match.end())
+                close = closer("}", match.end())
                 if close >= 0:
                     found.append(Reference(match.group(), i, close + 1, True))
                     i = close + 1
