@@ -281,3 +281,12 @@ def test_sidecar_arguments_are_not_vllm_arguments():
                              "        command: [jq, -n, $ENV.PATH, --arg, X, $X]\n"
                              "        env: [{name: X, value: '1'}]\n"))
     assert run(text) == []
+
+
+def test_the_scanner_is_linear_on_hostile_values():
+    import time
+
+    start = time.perf_counter()
+    for text in ("$(" * 100_000, "${A:-" * 100_000, "${A}$(x)" * 50_000):
+        references(text)
+    assert time.perf_counter() - start < 5
