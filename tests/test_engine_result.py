@@ -163,7 +163,9 @@ def test_every_rule_has_its_module_and_every_module_its_rule():
     all_rules.cache_clear()
     rules = all_rules()  # raises RegistryError on the real package if anything is out of step
     assert mismatches(rules, check_modules()) == []
-    assert "vl102_removed_flag.py" in check_modules() and len(check_modules()) == 28
+    # One module per non-engine rule (a count that does not need editing with every new rule).
+    assert "vl102_removed_flag.py" in check_modules()
+    assert len(check_modules()) == len([r for r in rules.values() if not r.engine_rule]) >= 24
 
 
 def test_a_misnamed_module_and_a_rule_without_module_are_named(tmp_path):

@@ -207,6 +207,15 @@ class EnvVar:
     ref_name: str | None = None  # the ConfigMap or Secret named
     ref_key: str | None = None  # the key in it, or the fieldPath / resource
 
+    @property
+    def value_scalar(self) -> Scalar | None:
+        """The string scalar of a Kubernetes `env[].value` as written (positions, `source_index()`); None for
+        every other origin (valueFrom, envFrom, a ConfigMap key, a Compose entry) and non-string values."""
+        if self.origin != LITERAL or not isinstance(self.node, Mapping):
+            return None
+        scalar = self.node.get("value")
+        return scalar if isinstance(scalar, Scalar) and isinstance(scalar.value, str) else None
+
 
 def _compose_env(env: Node | None) -> Iterator[EnvVar]:
     if isinstance(env, Sequence):
