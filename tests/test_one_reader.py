@@ -162,7 +162,10 @@ spec:
     {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\n# TODO: ray start --head on the big node\necho todo\n"},
     {"deploy.yaml": RAY_SERVE, "README.md": "Later we will ray start a head; see run_cluster.sh.\n"},
     {"deploy.yaml": RAY_SERVE, "run.sh": "#!/bin/sh\necho 'ray start --head'\n"},
-], ids=["yaml-comment", "script-comment", "markdown-prose", "echoed-string"])
+    {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\ncat <<EOT\nray start --head\nEOT\n"},
+    {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\ncat <<EOT 2>&1\nthen: ray start --head\nEOT\n"},
+], ids=["yaml-comment", "script-comment", "markdown-prose", "echoed-string", "printed-heredoc",
+        "printed-heredoc-to-stderr"])
 def test_a_mention_of_ray_start_does_not_silence_vl108(files):
     result = lint(files, ["VL108"])
     [finding] = result.findings
@@ -203,7 +206,12 @@ spec:
     command: [sh, -c]
     args: ["bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=2"]
 """},
-], ids=["script", "markdown-block", "sh-c", "command-list", "multi-node-helper"])
+    {"deploy.yaml": RAY_SERVE, "head.sh": "#!/bin/sh\nbash <<EOT\nray start --head\nEOT\n"},
+    {"deploy.yaml": RAY_SERVE, "head.sh": "#!/bin/sh\ncat <<EOT | sh\nray start --head\nEOT\n"},
+    {"deploy.yaml": RAY_SERVE, "head.sh": "#!/bin/sh\ncat > /tmp/head.sh <<'EOT'\nray start --head\nEOT\n"
+                                          "sh /tmp/head.sh\n"},
+], ids=["script", "markdown-block", "sh-c", "command-list", "multi-node-helper", "heredoc-to-bash",
+        "heredoc-piped-to-sh", "heredoc-written-to-a-script"])
 def test_a_real_ray_start_command_still_counts(files):
     assert lint(files, ["VL108"]).findings == []
 

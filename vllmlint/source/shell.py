@@ -13,7 +13,8 @@ that starts a word starts a comment up to the end of the line; `\\` + newline is
 continuation) outside single quotes; a here-document's body starts on the line after its `<<WORD`
 operator and ends at a line that is exactly WORD (with `<<-`, after leading tabs). A body is read as a
 nested script: here-documents in deployment scripts feed or write scripts (`bash <<EOF`, `cat > run.sh
-<<'EOF'`), and the vLLM commands inside them are checked as before.
+<<'EOF'`, `cat <<EOF | bash`), and the vLLM commands inside them are checked as before. A body only
+printed (`cat <<EOF` or `echo`/`printf` to the terminal: a usage text) runs nothing and is not read.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 _SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&", "(", ")", "{", "}"}
 _KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "time"}
 _PREFIX_COMMANDS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "setsid"}
+_PRINTERS = {"cat", "echo", "printf"}  # commands that only print a here-document fed to them
 _MAX_HEREDOC_NESTING = 4  # a body inside a body inside...: deeper ones are kept as data, not read
 
 
@@ -47,6 +49,16 @@ class HereDoc:
     start: int = 0  # offset of the body's first character
     end: int = 0  # offset just past the body (where the closing line starts, or the script's end)
     closed: bool = False  # False when the script ends before a closing line
+    consumer: list[str] = field(default_factory=list)  # the words of the command the body is fed to
+    writes_file: bool = False  # that command redirects its output to a file (`cat > run.sh <<EOF`)
+    piped: bool = False  # that command's output goes on through `|` (`cat <<EOF | bash`)
+
+    @property
+    def printed(self) -> bool:
+        """The body is only printed (`cat <<EOF` to the terminal, a usage text): nothing in it runs.
+        Fed to a shell, written to a file (a script run later) or piped on, it may run."""
+        name = self.consumer[0].rsplit("/", 1)[-1] if self.consumer else ""
+        return name in _PRINTERS and not self.writes_file and not self.piped
 
 
 @dataclass
@@ -124,10 +136,15 @@ class _Reader:
         current: list[Word] = []
         pending_comment: str | None = None
         pending_docs: list[HereDoc] = []
+        command_docs: list[HereDoc] = []  # here-documents opened by the command being read
+        writes_file = False  # the command being read redirects its output to a file
 
-        def flush() -> None:
-            nonlocal current, pending_comment
+        def flush(piped: bool = False) -> None:
+            nonlocal current, pending_comment, command_docs, writes_file
             words = _strip_prefixes(current)
+            for doc in command_docs:
+                doc.consumer, doc.writes_file, doc.piped = [w.text for w in words], writes_file, piped
+            command_docs, writes_file = [], False
             if words:
                 result.commands.append(Command(words, pending_comment, current[0].start, current[-1].end, heredoc))
                 pending_comment = None
@@ -162,13 +179,17 @@ class _Reader:
                 continue
             if ch in ";&|(){}" and not (ch in "{}" and i + 1 < n and script[i + 1] not in " \t\r\n;"):
                 op = script[i:i + 2] if script[i:i + 2] in _SEPARATORS else ch
-                flush()
+                flush(piped=op in ("|", "|&"))
                 i += len(op)
                 continue
             if ch in "<>" or (ch.isdigit() and _is_redirect(script, i, n)):
+                at = i
                 i, doc = self._redirect(i, n)
                 if doc is not None:
                     pending_docs.append(doc)
+                    command_docs.append(doc)
+                elif ">" in script[at:i] and ">&" not in script[at:i]:
+                    writes_file = True  # `> file`, `>> file` (not `2>&1`)
                 continue
             word, i = self._word(i, n)
             current.append(word)
@@ -195,7 +216,7 @@ class _Reader:
             else:
                 line = n
             self.result.heredocs.append(doc)
-            if depth < _MAX_HEREDOC_NESTING:
+            if depth < _MAX_HEREDOC_NESTING and not doc.printed:  # a printed body is text, not commands
                 self.read(doc.start, doc.end, doc, depth + 1)
             i = line
         return i
