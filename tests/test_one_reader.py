@@ -163,7 +163,7 @@ spec:
     {"deploy.yaml": RAY_SERVE, "README.md": "Later we will ray start a head; see run_cluster.sh.\n"},
     {"deploy.yaml": RAY_SERVE, "run.sh": "#!/bin/sh\necho 'ray start --head'\n"},
     {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\ncat <<EOT\nray start --head\nEOT\n"},
-    {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\ncat <<EOT 2>&1\nthen: ray start --head\nEOT\n"},
+    {"deploy.yaml": RAY_SERVE, "notes.sh": "#!/bin/sh\ncat <<EOT 2>&1\nray start --head\nEOT\n"},
 ], ids=["yaml-comment", "script-comment", "markdown-prose", "echoed-string", "printed-heredoc",
         "printed-heredoc-to-stderr"])
 def test_a_mention_of_ray_start_does_not_silence_vl108(files):
