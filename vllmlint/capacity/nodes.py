@@ -106,7 +106,7 @@ def _instance_label(instance: InstanceType, key: str) -> tuple[list[str] | None,
 
 def _known_values(requirement: Requirement) -> bool:
     """Whether an In list names at least one value the catalogs know (otherwise we cannot say anything)."""
-    if requirement.operator != "In":
+    if requirement.operator != IN:
         return True
     wanted = {value.lower() for value in requirement.values}
     if requirement.key in INSTANCE_TYPE_KEYS:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.k8s import pod as _pod
 from vllmlint.k8s.placement import Placement, placement
@@ -344,15 +344,6 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
 
 
 # --- selectors -------------------------------------------------------------------------------------
-def selector_matches(selector: Node | LabelSelector | None, labels: dict[str, str],
-                     implicit: Callable[[str, str], bool] | None = None) -> bool:
-    """A LabelSelector (matchLabels + matchExpressions) or a plain map selector. Empty selects nothing.
-    `implicit(key, value)` answers for labels a controller adds that the manifest does not show."""
-    if not isinstance(selector, LabelSelector):
-        selector = label_selector(selector)
-    return selector.matches(labels, implicit)
-
-
 _CONTROLLER_LABELS = frozenset({
     "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index", "pod-template-hash",
     "controller-revision-hash", "job-name", "batch.kubernetes.io/job-name", "leaderworkerset.sigs.k8s.io/name",
