@@ -91,6 +91,18 @@ def test_lint_compares_the_upgrade_in_the_engine(tmp_path):
     assert lint(feed, replace(LintOptions(), upgrade_to=None)).upgrade is None
 
 
+
+def test_with_upgrade_to_the_baseline_is_stale_only_where_the_upgraded_run_no_longer_matches(tmp_path):
+    # Before: the baseline was compared with the findings the upgrade adds only, so nearly every entry
+    # was called stale ("41 baseline entries no longer match" on the fixtures).
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    code, _, err = run_cli("--write-baseline", "bl.json", "deploy.yaml", cwd=tmp_path)
+    assert code == 0
+    entries = len(json.loads((tmp_path / "bl.json").read_text())["findings"])
+    assert entries >= 1
+    code, _, err = run_cli("--baseline", "bl.json", "--upgrade-to", "0.31.0", "deploy.yaml", cwd=tmp_path)
+    assert "no longer match" not in err, err
+
 # --- fix builders report their errors --------------------------------------------------------------------
 def test_a_failing_fix_builder_is_an_internal_error_naming_the_rule(monkeypatch):
     import vllmlint.checks.vl102_removed_flag as vl102

@@ -255,7 +255,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     if baseline is not None:
         stale_entries = result.baseline_stale
         click.echo(f"vllmlint: note: {len(result.known)} finding(s) in the baseline not shown"
-                   + (f"; {stale_entries} baseline entr{'y' if stale_entries == 1 else 'ies'} no longer match"
+                   + (f"; {stale_entries} baseline entr{'y no longer matches' if stale_entries == 1 else 'ies no longer match'}"
                       if stale_entries else ""), err=True)
 
     threshold = Severity.parse(fail_on)

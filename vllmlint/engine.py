@@ -376,10 +376,13 @@ def lint(feed: Feed, options: LintOptions) -> LintResult:
         else:
             finding.message = f"after an upgrade to vLLM {options.upgrade_to}: {finding.message}"
             added.append(finding)
+    everything_after = after.findings
     after.findings = added
     after.upgrade = UpgradeSummary(options.upgrade_to, len(added), sum(before.values()))
     if options.baseline is not None:
         _apply_baseline(after, options.baseline)
+        # Stale means no finding of the upgraded run matches the entry any more, not only the added ones.
+        after.baseline_stale = options.baseline.stale_count(everything_after)
     return after
 
 
