@@ -53,6 +53,13 @@ def test_planning_does_not_fit_exits_1_and_suggests_a_tp():
     assert not row["fits"] and row["smallest_tp_that_fits"] == 8
 
 
+
+def test_absurd_sizes_are_usage_errors_that_name_the_option():
+    done = capacity("--model", "Qwen/Qwen3-0.6B", "--gpu", "L4", "--pp", "1000000")
+    assert done.returncode == 2 and "'--pp'" in done.stderr and "1<=x<=65536" in done.stderr
+    done = capacity("--model", "Qwen/Qwen3-0.6B", "--gpu", "L4", "--max-model-len", "9" * 40)
+    assert done.returncode == 2 and "is not a length vLLM takes" in done.stderr
+
 def test_instance_type_and_fp8_name():
     [row], done = estimates("--model", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "--instance-type", "g6e.12xlarge",
                             "--tp", "4", "--max-model-len", "16384")

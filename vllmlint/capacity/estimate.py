@@ -246,8 +246,8 @@ SAMPLER_BYTES_PER_LOGIT_V1 = 10  # V1 dummy sampler run (FlashInfer/fused top-k/
 NON_TORCH_BYTES = int(0.15 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.05-0.35 GiB in logs)
 MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
-CUDAGRAPH_BYTES = int(0.5 * GiB)
-MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
+CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
+MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated
 
 
 def default_scheduler_limits(gpu: GPU, max_model_len: int, version: tuple[int, int, int]) -> tuple[int, int]:

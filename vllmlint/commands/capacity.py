@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn
 import click
 
 from vllmlint.capacity import GiB
+from vllmlint.capacity.estimate import MAX_PARALLEL_SIZE
 
 if TYPE_CHECKING:
     from vllmlint.capacity.estimate import Estimate
@@ -252,8 +253,10 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
 @click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
               "for workloads whose GPU the manifests do not reveal.")
 @click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...).")
-@click.option("--tp", "--tensor-parallel-size", "tp", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--pp", "--pipeline-parallel-size", "pp", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tp", "--tensor-parallel-size", "tp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
+              show_default=True)
+@click.option("--pp", "--pipeline-parallel-size", "pp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
+              show_default=True)
 @click.option("--max-model-len", type=str, help="Context to hold (default: the model's own); 32k and 32K work.")
 @click.option("--gpu-memory-utilization", type=click.FloatRange(min=0.01, max=1.0),
               help="Share of GPU memory vLLM may use [default: the release's, 0.9 or 0.92].")
@@ -282,7 +285,8 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
     if max_model_len is not None:
         length = human_int(max_model_len)
         if length is None:
-            _fail(f"--max-model-len {max_model_len!r} is not a number such as 32768 or 32k")
+            _fail(f"--max-model-len {max_model_len!r} is not a length vLLM takes: a number such as 32768 or 32k, "
+                  "below 2^63")
     if vllm_version:
         from vllmlint.vllm.release import is_version
 
