@@ -97,7 +97,7 @@ def _read_yaml(path: Path):
         # configuration file is never a reason to hang.
         return to_python(root, strict=True), locate
     except AliasExpansionError as exc:
-        raise ConfigError(f"{path}:1: {exc}: a configuration file does not need that many") from None
+        raise ConfigError(f"{path}:1: {exc}: write the values out instead of aliasing them") from None
 
 
 def _read_pyproject(path: Path):

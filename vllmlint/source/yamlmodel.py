@@ -767,7 +767,8 @@ def to_python(node: Node | None, *, budget: int = EXPANSION_BUDGET, strict: bool
 
     Aliases are copied, but only up to `budget` nodes beyond the first copy of each shared collection:
     past it a shared collection becomes None (or, with `strict`, AliasExpansionError is raised); an alias
-    to a collection that contains it (`&a [*a]`) becomes None. Nesting past 50 levels is cut to None."""
+    to a collection that contains it (`&a [*a]`) becomes None (with `strict`, the same error). Nesting past
+    50 levels is cut to None."""
     copier = _Copier(budget, strict)
     return copier.copy(node, 0)
 
@@ -792,8 +793,10 @@ class _Copier:
         if isinstance(node, Scalar):
             return node.value
         key = id(node)
-        if key in self.open:
-            return None  # `&a [*a]`: a cycle
+        if key in self.open:  # `&a [*a]`: a cycle
+            if self.strict:
+                raise AliasExpansionError("an alias refers to the collection that contains it (a cycle)")
+            return None
         repeat = key in self.copied
         self.copied.add(key)
         self.open.add(key)
