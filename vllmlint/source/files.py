@@ -8,7 +8,7 @@ out of the tree.
   the command line; a link that leaves them is skipped with a one-line note unless `follow_links` is set,
   and a broken link is reported in one line. Files reached through a link that leaves the given paths are
   listed in `Collection.outside`: nothing may be written through them (see `leaves_roots`).
-- `.gitignore` files (every level, negations, `.git/info/exclude`, the user's global `git/ignore`) are
+- `.gitignore` files (every level, negations, `.git/info/exclude`, `core.excludesFile` or `git/ignore`) are
   read with `pathspec`'s `GitIgnoreSpec`, an implementation of git's wildmatch rules, instead of running
   `git check-ignore`: git runs commands named by the repository's own `.git/config` (`core.fsmonitor`), and
   the repository being linted is not trusted. Files git tracks are never ignored, as `git check-ignore`
@@ -299,8 +299,15 @@ class _GitIgnore:
 
 
 def _read_lines(path: str) -> list[str] | None:
+    """A regular file's lines; None for anything else (a config file may name a FIFO or a device)."""
     try:
-        with open(path, "rb") as handle:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
             data = handle.read(4 * 1024 * 1024)  # an ignore file of megabytes is not an ignore file
     except OSError:
         return None
@@ -314,8 +321,106 @@ def _spec(lines: list[str] | None) -> GitIgnoreSpec | None:
 
     try:
         return GitIgnoreSpec.from_lines(lines)
-    except Exception:  # pathspec rejects some malformed patterns; git skips them: so does this, as a whole
+    except Exception:  # pathspec rejects some malformed patterns (`!`, `a\`, `[z-a]`)
+        pass
+    # git skips only the bad line (it never matches), so only the lines pathspec rejects are dropped; the
+    # others keep their order, which negations depend on.
+    kept = []
+    for line in lines:
+        try:
+            GitIgnoreSpec.from_lines([line])
+        except Exception:
+            continue
+        kept.append(line)
+    try:
+        return GitIgnoreSpec.from_lines(kept)
+    except Exception:
         return None
+
+
+def _config_excludes_file(paths: list[str], top: str) -> str | None:
+    """`core.excludesFile` from the git config files `paths` (later wins), as git would open it: `~`
+    expanded, a relative path taken from the work tree top (where git runs); None when none sets it. Only
+    plain `[core]` sections are read: `include` and `includeIf` are not followed (a setting only an included
+    file makes is missed), the system config is not read, and nothing is executed."""
+    value = None
+    for path in paths:
+        found = _core_excludes_file(_read_lines(path) or [])
+        if found is not None:
+            value = found
+    if value is None or value == "":
+        return value  # set to nothing: git reads no global excludes file at all
+    return os.path.join(top, os.path.expanduser(value))
+
+
+def _core_excludes_file(lines: list[str]) -> str | None:
+    """The last `excludesFile` of a `[core]` section in a git config file (git-config(1) "Syntax"): a small
+    strict reader; a line it does not understand is skipped."""
+    value = None
+    in_core = False
+    index = 0
+    while index < len(lines):
+        line = lines[index].lstrip(" \t")
+        index += 1
+        if line.startswith("["):
+            end = line.find("]")
+            header = line[1:end].strip() if end > 0 else ""
+            # `[core]` only: `[core "x"]` and `[core.x]` are subsections (`core.x.excludesFile`)
+            in_core = header.lower() == "core"
+            if end < 0:
+                continue
+            line = line[end + 1:].lstrip(" \t")  # a key may follow the header on the same line
+        if not line or line[0] in "#;":
+            continue
+        key, sep, rest = line.partition("=")
+        if not sep:
+            continue
+        # every value is read, so that a value continued on the next line is not taken for a key
+        parsed, index = _config_value(rest, lines, index)
+        if in_core and key.strip().lower() == "excludesfile" and parsed is not None:
+            value = parsed
+    return value
+
+
+def _config_value(text: str, lines: list[str], index: int) -> tuple[str | None, int]:
+    r"""A config value (after the `=`): quotes, `\\ \" \n \t \b` escapes, comments, a trailing `\` that
+    continues on the next line. None for a malformed value."""
+    out = ""
+    spaces = ""
+    quoted = False
+    position = 0
+    text = text.lstrip(" \t")
+    while True:
+        if position >= len(text):
+            if quoted:
+                return None, index
+            return out, index
+        char = text[position]
+        position += 1
+        if not quoted and char in " \t":
+            if out:
+                spaces += " "
+            continue
+        if not quoted and char in "#;":
+            return out, index
+        out += spaces
+        spaces = ""
+        if char == '"':
+            quoted = not quoted
+        elif char == "\\":
+            if position >= len(text):  # continued on the next line
+                if index >= len(lines):
+                    return None, index
+                text, position, index = lines[index], 0, index + 1
+                continue
+            escaped = text[position]
+            position += 1
+            mapped = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "b": "\b"}.get(escaped)
+            if mapped is None:
+                return None, index
+            out += mapped
+        else:
+            out += char
 
 
 def _git_dirs(top: str) -> tuple[str, str]:
@@ -341,9 +446,16 @@ class _Repository:
         git_dir, common = _git_dirs(top)
         self.tracked = _tracked_paths(git_dir, common)
         config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        # The user's global excludes: `core.excludesFile` when a config file sets it (the user's, then the
+        # repository's own `.git/config`, which is only read), else `$XDG_CONFIG_HOME/git/ignore`.
+        excludes = _config_excludes_file([os.path.join(config_home, "git", "config"),
+                                          os.path.join(os.path.expanduser("~"), ".gitconfig"),
+                                          os.path.join(common, "config")], top)
+        if excludes is None:
+            excludes = os.path.join(config_home, "git", "ignore")
         # Lowest precedence first: the user's global excludes, then .git/info/exclude, then .gitignore files
         # from the top down (gitignore(5): "the last matching pattern decides", deeper files take precedence).
-        self.base = [s for s in (_spec(_read_lines(os.path.join(config_home, "git", "ignore"))),
+        self.base = [s for s in (_spec(_read_lines(excludes) if excludes else None),
                                  _spec(_read_lines(os.path.join(common, "info", "exclude")))) if s is not None]
         self._specs: dict[str, GitIgnoreSpec | None] = {}
         self._folders: dict[str, bool] = {}
