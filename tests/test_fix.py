@@ -406,20 +406,65 @@ def test_mode_kept_and_no_temporary_file_left(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["serve.sh"]
 
 
-def test_a_symlink_is_never_written_through(tmp_path, monkeypatch):
-    # Issue 8: `--fix` rewrote a link's target, which may be outside the linted tree. The link stays a
-    # link, its target stays as it was, and the refusal says why in one line.
+def test_a_link_inside_the_tree_fixes_the_file_it_points_to(tmp_path, monkeypatch):
+    # A file reached by its own name and through a link inside the tree is linted once, under its own
+    # name, whichever name the scan meets first; the fix writes it, and the link stays a link.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "real").mkdir()
     real = tmp_path / "real" / "serve.sh"
     real.write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
     (tmp_path / "link.sh").symlink_to(real)
-    outcome = run_fixes(["link.sh"], LintOptions())
+    outcome = run_fixes(["."], LintOptions())
     assert (tmp_path / "link.sh").is_symlink()
+    assert real.read_text() == "vllm serve Qwen/Qwen3-8B\n"
+    assert outcome.files == ["real/serve.sh"] and outcome.refused == []
+
+
+def test_a_link_inside_the_tree_is_written_through(tmp_path, monkeypatch):
+    # The target is not scanned by its own name (a hidden folder): the link is the linted name, and the
+    # fix replaces its target, atomically, keeping its mode.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".shared").mkdir()
+    real = tmp_path / ".shared" / "serve.sh"
+    real.write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+    os.chmod(real, 0o750)
+    (tmp_path / "serve.sh").symlink_to(Path(".shared") / "serve.sh")
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.files == ["serve.sh"] and outcome.refused == []
+    assert (tmp_path / "serve.sh").is_symlink() and real.read_text() == "vllm serve Qwen/Qwen3-8B\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o750
+    assert sorted(p.name for p in (tmp_path / ".shared").iterdir()) == ["serve.sh"]
+    real.write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+    os.chmod(real, 0o444)  # the usual checks apply to the target
+    outcome = run_fixes(["."], LintOptions())
     assert real.read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
-    assert outcome.refused == [("link.sh", "a symbolic link: vllmlint does not write through links (fix the file it "
-                                           "points to)")]
-    assert outcome.files == [] and outcome.applied == 0
+    assert outcome.refused == [("serve.sh", "read-only (mode 0444): left as it is")]
+
+
+def test_a_link_out_of_the_linted_paths_is_never_written_through(tmp_path, monkeypatch):
+    # Issue 8: a link's target outside what was linted is never written. A link named on the command
+    # line leaves the given paths, whatever it points to; the link stays, its target stays as it was,
+    # and the refusal says why in one line.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "serve.sh"
+    real.write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "link.sh").symlink_to(real)
+    for given in (["link.sh"], ["tree/link.sh"]):
+        if given == ["link.sh"]:
+            (tmp_path / "link.sh").symlink_to(real)
+        outcome = run_fixes(given, LintOptions())
+        assert real.read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+        assert outcome.refused == [(given[0], "a symbolic link to outside the linted paths: vllmlint does not "
+                                              "write through it (fix the file it points to)")]
+        assert outcome.files == [] and outcome.applied == 0
+        assert codes(outcome) == ["VL102:--swap-space"]
+    # followed with --follow-links (the CLI passes them as `outside`): linted, never fixed
+    outcome = run_fixes(["tree/link.sh"], LintOptions(), roots=["tree"], outside=["tree/link.sh"])
+    assert real.read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+    assert outcome.refused == [("tree/link.sh", "reached through a symbolic link that leaves the linted paths: "
+                                                "--follow-links lints it, no fix writes it")]
     assert codes(outcome) == ["VL102:--swap-space"]
 
 

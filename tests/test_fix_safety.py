@@ -99,8 +99,8 @@ def test_a_symlink_is_refused_with_a_note_on_the_command_line(tmp_path):
     (tmp_path / "link.sh").symlink_to(tmp_path / "real.sh")
     code, out, err = run_cli("--fix", "link.sh", cwd=tmp_path)
     assert code == 1
-    assert ("vllmlint: warning: link.sh: fix not applied: a symbolic link: vllmlint does not write through links "
-            "(fix the file it points to)\n") in err
+    assert ("vllmlint: warning: link.sh: fix not applied: a symbolic link to outside the linted paths: vllmlint "
+            "does not write through it (fix the file it points to)\n") in err
     assert (tmp_path / "real.sh").read_text() == BEFORE and (tmp_path / "link.sh").is_symlink()
 
 

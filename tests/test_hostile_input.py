@@ -240,6 +240,33 @@ def test_links_inside_the_tree_are_still_followed(tmp_path):
     assert code == 1 and out.count("VL102") == 1 and "skipped" not in err
 
 
+def test_fix_keeps_reporting_followed_files_and_repairs_links_inside_the_tree(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.yaml").write_text(DEPLOYMENT)
+    (outside / "more").mkdir()
+    (outside / "more" / "serve.sh").write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pod.yaml").write_text(DEPLOYMENT)
+    (tree / "real.sh").write_text("vllm serve Qwen/Qwen3-8B --swap-space 4\n")
+    (tree / "a-link.sh").symlink_to("real.sh")  # inside the tree, met before real.sh
+    (tree / "link.yaml").symlink_to(outside / "x.yaml")
+    (tree / "linkdir").symlink_to(outside / "more")
+    _, out, _ = run_cli("--follow-links", "--vllm-version", "0.29.0", ".", cwd=tree)
+    assert "(4 files checked)" in out
+    code, out, err = run_cli("--fix", "--follow-links", "--vllm-version", "0.29.0", ".", cwd=tree)
+    assert "(4 files checked)" in out  # the followed files are still linted and reported
+    assert "link.yaml:12:49" in out and "linkdir/serve.sh:1:26: VL102" in out and code == 1
+    assert "a-link.sh" not in out + err and (tree / "a-link.sh").is_symlink()
+    assert (tree / "real.sh").read_text() == "vllm serve Qwen/Qwen3-8B\n"
+    assert (outside / "more" / "serve.sh").read_text() == "vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+    assert (outside / "x.yaml").read_text() == DEPLOYMENT
+    for shown in ("link.yaml", "linkdir/serve.sh"):
+        assert (f"vllmlint: warning: {shown}: fix not applied: reached through a symbolic link that leaves the "
+                "linted paths" in err)
+
+
 def test_dangling_link_is_one_line_and_the_scan_goes_on(tmp_path):
     (tmp_path / "pod.yaml").write_text(DEPLOYMENT)
     (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")

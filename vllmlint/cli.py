@@ -223,8 +223,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         from vllmlint.fix.apply import run_fixes
 
         # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
-        outcome = run_fixes([str(f) for f in files if f not in collection.outside], options, unsafe=unsafe_fixes,
-                            write=not show_diff)
+        outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
+                            roots=[p for p in paths if p != "-"], outside=collection.outside)
         for shown, reason in outcome.refused:
             click.echo(f"vllmlint: warning: {shown}: fix not applied: {reason}", err=True)
         if show_diff:

@@ -5,8 +5,9 @@ asked) until nothing changes, and keeps a file's changes only when its new text 
 same vLLM commands and adds no finding to the run. Only findings the user is shown are fixed: one that a
 per-file ignore or the baseline hides is left as it is (`LintOptions` carries both to the engine).
 
-Writing never damages a file: it is skipped (with a one-line reason in `FixOutcome.refused`) when it is
-a symbolic link (the link's target may be outside what was linted), when its mode does not let its owner
+Writing never damages a file: it is skipped (with a one-line reason in `FixOutcome.refused`) when it was
+reached through a symbolic link that leaves the linted paths (`--follow-links` lints such files, nothing
+writes them; a link that stays inside them is written through: its target is replaced), when its mode does not let its owner
 write it (a 0444 file stays 0444 and unchanged, even for root, who could), or when it changed since it
 was read (an editor saved it meanwhile: `FixOutcome.stale`). Otherwise it is replaced atomically through
 a temporary file in its folder, with its mode, owner and group; a file with other hard links, or whose
@@ -21,7 +22,7 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from vllmlint.fix.edits import SAFE, UNSAFE, Edit, Fix, _conflict
 
@@ -74,15 +75,22 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(parts)
 
 
-def run_fixes(paths: list[str], options: LintOptions, *, unsafe: bool = False, write: bool = True) -> FixOutcome:
+def run_fixes(paths: list[str], options: LintOptions, *, unsafe: bool = False, write: bool = True,
+              roots: list[str] | None = None, outside: Iterable[Path | str] = ()) -> FixOutcome:
     """Lint `paths` as one world, apply the available fixes (safe ones; unsafe too when asked) until
     nothing changes (at most MAX_PASSES passes), keep a file's changes only if they verify, then write
-    the kept files (when `write`)."""
+    the kept files (when `write`). `roots` are the paths the user gave (default `paths`): a link is
+    written through only when its target is inside them. Files in `outside` (reached through a link
+    that leaves them, with --follow-links) are linted and reported, never fixed or written."""
     from vllmlint.engine import collect_files, display_path
 
+    limits = _write_roots(paths if roots is None else roots)
+    frozen = {display_path(Path(path)) for path in outside}
     files: dict[str, _File] = {}
     for path in collect_files(paths)[0]:
         shown = display_path(path)
+        if shown in frozen:
+            continue  # linted (`lint` reads `paths`), never fixed: no fix is chosen for a file not in `files`
         try:
             data = path.read_bytes()
         except OSError:
@@ -129,13 +137,16 @@ def run_fixes(paths: list[str], options: LintOptions, *, unsafe: bool = False, w
             outcome.refused.append((shown, reason))
         result, world = lint()
 
+    for shown in sorted({f.path for f in result.findings if f.path in frozen and fixable(f, unsafe)}):
+        outcome.refused.append((shown, "reached through a symbolic link that leaves the linted paths: "
+                                       "--follow-links lints it, no fix writes it"))
     diffs = []
     unwritten = False
     for record in sorted(files.values(), key=lambda f: f.shown):
         if record.text == record.original:
             continue
         if write:
-            refusal = write_fixed(record)
+            refusal = write_fixed(record, limits)
             if refusal is not None:
                 if refusal is _STALE:
                     outcome.stale.append(record.shown)
@@ -271,15 +282,39 @@ def unified_diff(before: str, after: str, shown: str) -> str:
 _STALE = "stale"  # write_fixed's answer for a file that changed since it was read
 
 
-def write_fixed(record: _File) -> str | None:
-    """Write a verified file; None when written, else why not (`_STALE`: it changed since it was read)."""
+def _write_roots(roots: Iterable[str]) -> list[str]:
+    """Where a link may lead for its target to be written: each given folder, and each given file as
+    named (a link named on the command line leaves it, whatever it points to)."""
+    limits = []
+    for root in roots:
+        if os.path.isdir(root):
+            limits.append(os.path.realpath(root))
+        else:
+            absolute = os.path.abspath(root)
+            limits.append(os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute)))
+    return limits
+
+
+def write_fixed(record: _File, roots: list[str] | None = None) -> str | None:
+    """Write a verified file; None when written, else why not (`_STALE`: it changed since it was read).
+    A symbolic link is written through (its target replaced, the link kept) only when its target is
+    inside `roots` (from `_write_roots`; None: never)."""
     path = str(record.path)
     try:
         info = os.lstat(path)
     except OSError as exc:
         return f"cannot write the fixed file: {exc.strerror or exc}"
     if stat.S_ISLNK(info.st_mode):
-        return "a symbolic link: vllmlint does not write through links (fix the file it points to)"
+        from vllmlint.source.files import _within
+
+        path = os.path.realpath(path)
+        if roots is None or not _within(path, roots):
+            return ("a symbolic link to outside the linted paths: vllmlint does not write through it "
+                    "(fix the file it points to)")
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            return f"cannot write the fixed file: {exc.strerror or exc}"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file: left as it is"
     if not _may_write(info, path):

@@ -63,7 +63,7 @@ def collect(paths: Iterable[str], *, follow_links: bool = False, exclude: Iterab
     whatever its name (but `exclude` still applies to it)."""
     paths = list(paths)
     found = Collection()
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     roots = [os.path.realpath(p) for p in paths]
     for raw in paths:
         try:
@@ -110,10 +110,27 @@ def _order(path: Path) -> tuple:
     return tuple((1, part) for part in parts[:-1]) + ((0, parts[-1]),)
 
 
-def _add(found: Collection, seen: set[str], path: Path, key: str) -> None:
-    if key not in seen:
-        seen.add(key)
+def _add(found: Collection, seen: dict[str, int], path: Path, key: str, leaves: bool = False) -> None:
+    """Add `path` unless its file (`key`, its real path) is there already. A file reached by several names
+    is linted under one, whatever the order they were met in: a name inside the given paths before one
+    through a link that leaves them, then its real name before a name through a link, then walk order."""
+    index = seen.get(key)
+    if index is None:
+        seen[key] = len(found.files)
         found.files.append(path)
+        if leaves:
+            found.outside.add(path)
+        return
+    kept = found.files[index]
+    if _rank(path, key, leaves) < _rank(kept, key, kept in found.outside):
+        found.files[index] = path
+        found.outside.discard(kept)
+        if leaves:
+            found.outside.add(path)
+
+
+def _rank(path: Path, real: str, leaves: bool) -> tuple:
+    return (leaves, os.path.abspath(path) != real, _order(path))
 
 
 def _within(real: str, roots: list[str]) -> bool:
@@ -130,7 +147,7 @@ def leaves_roots(path: Path | str, roots: Iterable[str]) -> bool:
     return not _within(os.path.realpath(path), real_roots)
 
 
-def _scan(top: Path, found: Collection, seen: set[str], roots: list[str], follow_links: bool) -> None:
+def _scan(top: Path, found: Collection, seen: dict[str, int], roots: list[str], follow_links: bool) -> None:
     """Depth first, a folder's files (sorted) before its subfolders (sorted), as `os.walk` walks."""
     stack: list[tuple[str, str, bool]] = [(str(top), os.path.realpath(top), False)]
     visited: set[str] = set()
@@ -183,10 +200,7 @@ def _scan(top: Path, found: Collection, seen: set[str], roots: list[str], follow
             elif is_file and wanted:
                 files.append((entry.path, real, leaves))
         for path, real, leaves in sorted(files):
-            before = len(found.files)
-            _add(found, seen, Path(path), real)
-            if leaves and len(found.files) > before:
-                found.outside.add(found.files[-1])
+            _add(found, seen, Path(path), real, leaves)
         stack.extend(sorted(folders, reverse=True))
 
 
