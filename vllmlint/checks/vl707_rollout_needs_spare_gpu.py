@@ -46,12 +46,19 @@ def _pod_gpus(template) -> tuple[str, int] | None:
     return None
 
 
-def _autoscaler(world, obj):
-    """The HPA or KEDA ScaledObject that scales this Deployment, with the lowest count it keeps (or None)."""
-    for scaler in world.of_kind("HorizontalPodAutoscaler", "ScaledObject"):
+def _scalers_by_target(world) -> dict:
+    """Deployment name -> the HPAs and KEDA ScaledObjects that target it, read once per run."""
+    by_name: dict = {}
+    for scaler in world.of_kind("HorizontalPodAutoscaler", "ScaledObject"):  # in the order of the run
         target = scale_target(scaler)
-        if target is None or target.kind != "Deployment" or target.name != obj.name:
-            continue
+        if target is not None and target.kind == "Deployment":
+            by_name.setdefault(target.name, []).append(scaler)
+    return by_name
+
+
+def _autoscaler(scalers: dict, obj):
+    """The HPA or KEDA ScaledObject that scales this Deployment, with the lowest count it keeps (or None)."""
+    for scaler in scalers.get(obj.name, ()):
         if not namespaces_compatible(scaler.namespace, obj.namespace):
             continue
         spec = scaler.spec
@@ -79,6 +86,7 @@ def _exhausted_pools(world, template, resource: str, per_pod: int, replicas: int
 
 def check(ctx: Context):
     seen = set()
+    scalers = _scalers_by_target(ctx.world)
     for template in ctx.world.vllm_templates():
         owner = template.owner
         if owner.kind != "Deployment" or id(owner) in seen or owner.spec is None:
@@ -100,7 +108,7 @@ def check(ctx: Context):
         if _given_but_unread(rolling, "maxSurge", surge_setting) or \
                 _given_but_unread(rolling, "maxUnavailable", unavailable_setting):
             continue  # a value this reader cannot resolve: silent
-        scaler = _autoscaler(ctx.world, owner)
+        scaler = _autoscaler(scalers, owner)
         if scaler is not None:
             if scaler[1] is None:
                 continue  # an autoscaler whose lowest count is unknown
