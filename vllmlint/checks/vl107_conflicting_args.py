@@ -5,7 +5,7 @@ from typing import Any, Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.flags import OK
-from vllmlint.vllm.invocation import SERVE, VIA_IMAGE_ENTRYPOINT, Invocation, Option, Token
+from vllmlint.vllm.invocation import SERVE, VIA_IMAGE_ENTRYPOINT, Invocation, Option
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 from vllmlint.checks.messages import release_phrase, value_of
@@ -18,24 +18,6 @@ from vllmlint.checks.messages import release_phrase, value_of
 MODEL_OPTION_WARNS_FROM = "0.11.1"
 # Before 0.8.0 the positional was required: any `--model` spelling failed, not only the bare token.
 POSITIONAL_OPTIONAL_FROM = "0.8.0"
-
-
-def model_positionals(invocation: Invocation) -> list[Token]:
-    """Positionals the parser would read as the model: not the extra words of an `nargs='+'` option
-    (`--served-model-name a b`), which the generic option parser leaves as positionals."""
-    by_token = {id(o.token): o for o in invocation.options}
-    positional_ids = {id(t) for t in invocation.positionals}
-    result: list[Token] = []
-    in_list = False
-    for token in invocation.tokens:
-        option = by_token.get(id(token))
-        if option is not None:
-            known = option.spec
-            in_list = known is not None and known.nargs in ("+", "*") and option.value is not None
-            continue
-        if id(token) in positional_ids and not in_list:
-            result.append(token)
-    return result
 
 
 def _effective(option: Option) -> Any:
@@ -81,7 +63,7 @@ def _repeated(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
 
 def _model_twice(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
     models = invocation.option("--model")
-    positionals = model_positionals(invocation)
+    positionals = invocation.model_positionals
     if invocation.kind != SERVE or positionals and positionals[0].text in ("serve", "vllm"):
         return  # `vllm serve serve`: reported on its own
     target = invocation.release or invocation.catalog.version
@@ -117,7 +99,7 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
     """`vllm serve serve MODEL`: the image's entrypoint (or `command`) already says `vllm serve`."""
     if invocation.kind != SERVE:
         return
-    positionals = model_positionals(invocation)
+    positionals = invocation.model_positionals
     if not positionals or positionals[0].text not in ("serve", "vllm"):
         return
     first = positionals[0]

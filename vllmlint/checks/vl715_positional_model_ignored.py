@@ -21,7 +21,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         entry = _entry_row(invocation)
         if entry is None or entry.get("positional_arg") not in ("rejected", "ignored"):
             continue
-        positionals = model_positionals(invocation)
+        positionals = invocation.model_positionals
         if not positionals:
             continue
         first = positionals[0]
@@ -30,23 +30,6 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 and first.text[0] not in "/~.":
             continue  # `$(ARGS)` may be flags; a blank or a shell operator is VL714's; `true` after a switch VL106's
         yield _finding(ctx, invocation, first, entry)
-
-
-def model_positionals(invocation: Invocation) -> list[Token]:
-    """Positionals argparse would read as such: not the further words of an `nargs='+'` option
-    (`--served-model-name a b`), which the generic option parser leaves as positionals."""
-    by_token = {id(o.token): o for o in invocation.options}
-    positional_ids = {id(t) for t in invocation.positionals}
-    result: list[Token] = []
-    in_list = False
-    for token in invocation.tokens:
-        option = by_token.get(id(token))
-        if option is not None:
-            spec = option.spec
-            in_list = spec is not None and spec.nargs in ("+", "*") and option.value is not None
-        elif id(token) in positional_ids and not in_list:
-            result.append(token)
-    return result
 
 
 def _entry_row(invocation: Invocation) -> dict | None:

@@ -169,6 +169,23 @@ class Invocation:
         raise ValueError("invocation without any token from a file")
 
     @property
+    def model_positionals(self) -> list[Token]:
+        """Positionals argparse would read as such: not the further words of an `nargs='+'` option
+        (`--served-model-name a b`), which the generic option parser leaves as positionals."""
+        by_token = {id(o.token): o for o in self.options}
+        positional_ids = {id(t) for t in self.positionals}
+        result: list[Token] = []
+        in_list = False
+        for token in self.tokens:
+            option = by_token.get(id(token))
+            if option is not None:
+                spec = option.spec
+                in_list = spec is not None and spec.nargs in ("+", "*") and option.value is not None
+            elif id(token) in positional_ids and not in_list:
+                result.append(token)
+        return result
+
+    @property
     def model(self) -> Token | None:
         if self.kind == SERVE and self.positionals:
             return self.positionals[0]
