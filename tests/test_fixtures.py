@@ -1,5 +1,7 @@
 """The chapter's examples: every mistake of the April edition is flagged exactly where it is, and the
 audited October edition is clean. Exact findings, so a rule that drifts (or starts crying wolf) fails here."""
+from pathlib import Path
+
 import pytest
 
 from conftest import FIXTURES
@@ -64,16 +66,23 @@ def test_each_original_rule_message_says_what_to_do():
     assert "--api-key" in by_code["VL501"] and "/metrics" in by_code["VL501"]
 
 
+# The one thing the audited edition gets wrong by its own rule book ("Recreate instead of a surge rollout"): its
+# benchmark Deployment keeps the default RollingUpdate on a NodePool capped at one GPU, so a change applied while
+# it runs never rolls out (rules/VL707-rollout-needs-spare-gpu.yaml explains it; fixtures/README.md too).
+AUDITED_KNOWN = [("benchmark-reproduce.yaml", 22, "VL707")]
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "audited").iterdir()))
 def test_audited_edition_has_nothing_at_warning_or_above(name):
     result, _ = lint_paths([str(FIXTURES / "audited" / name)])
-    assert [f for f in result.findings if f.severity >= Severity.WARNING] == []
+    serious = [(Path(f.path).name, f.span.line, f.code) for f in result.findings if f.severity >= Severity.WARNING]
+    assert serious == [known for known in AUDITED_KNOWN if known[0] == name]
 
 
 def test_audited_edition_as_one_folder_with_every_rule():
     result, _ = lint_paths([str(FIXTURES / "audited")], LintOptions(select=["ALL"]))
-    serious = [(f.path, f.span.line, f.code, f.message) for f in result.findings if f.severity >= Severity.WARNING]
-    assert serious == []
+    serious = [(Path(f.path).name, f.span.line, f.code) for f in result.findings if f.severity >= Severity.WARNING]
+    assert serious == AUDITED_KNOWN
 
 
 def test_the_benchmark_client_is_not_vllm():

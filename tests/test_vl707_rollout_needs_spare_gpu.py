@@ -79,10 +79,11 @@ def test_nodepool_limit_used_up_is_a_warning_when_the_surge_is_written():
     assert "NodePool gpu (limits nvidia.com/gpu: 8) is used up by the 2 current pods x 4" in findings[0].message
 
 
-def test_nodepool_limit_used_up_with_the_default_strategy_is_info():
+def test_nodepool_limit_used_up_with_the_default_strategy_is_a_warning_too():
+    # The default 25%/25% surges one pod for 2 replicas: the same stall as a written RollingUpdate.
     text = NODEPOOL.format(limit=8) + deployment(replicas="replicas: 2", gpus="4")
     findings = lint(text)
-    assert [(pos(f), f.severity) for f in findings] == [((16, 3), Severity.INFO)]
+    assert [(pos(f), f.severity) for f in findings] == [((16, 3), Severity.WARNING)]
     assert "is used up by the 2 current pods" in findings[0].message
 
 
@@ -150,9 +151,9 @@ def test_chapters():
 
 def test_audited_benchmark_nodepool_of_one_gpu_cannot_surge():
     # The benchmark NodePool caps the pool at one GPU: a rolling update of its Deployment can never
-    # schedule the surge pod. It writes no strategy (the default): info, with the pool named.
+    # schedule the surge pod. It writes no strategy, and the default surges: a warning, with the pool named.
     linter = Linter(LintOptions(select=["VL707"]))
     linter.add_file(ROOT / "fixtures" / "audited" / "benchmark-reproduce.yaml", "benchmark-reproduce.yaml")
     findings = linter.run().findings
-    assert [(f.span.line, f.span.col, f.severity) for f in findings] == [(22, 3, Severity.INFO)]
+    assert [(f.span.line, f.span.col, f.severity) for f in findings] == [(22, 3, Severity.WARNING)]
     assert "NodePool bench-gpu (limits nvidia.com/gpu: 1) is used up" in findings[0].message

@@ -125,11 +125,9 @@ def check(ctx: Context):
         capacity = ""
         exhausted = None if scaler is not None else _exhausted_pools(ctx.world, template, resource, per_pod, count)
         if exhausted:
-            # Warning only when the manifest itself asks for the surge (a written `rollingUpdate` or `type:
-            # RollingUpdate`) on a pool that cannot give it; the implicit default stays info with the same
-            # evidence (one-off Deployments, such as the audited chapter's benchmark, never roll).
-            if isinstance(strategy_node, Mapping):
-                severity = ctx.severity
+            # The run shows the capacity cannot grow: warning, whether the strategy is written or is the
+            # default (issue 10: "explicit or the default"; the default resolves to the same surge).
+            severity = ctx.severity
             pods = "pod" if count == 1 else "pods"
             capacity = (f" The run shows no room for it: {', '.join(exhausted)} is used up by the {count} current "
                         f"{pods} x {per_pod} {resource}, so a rollout never finishes.")
