@@ -157,3 +157,44 @@ def test_audited_benchmark_nodepool_of_one_gpu_cannot_surge():
     findings = linter.run().findings
     assert [(f.span.line, f.span.col, f.severity) for f in findings] == [(22, 3, Severity.WARNING)]
     assert "NodePool bench-gpu (limits nvidia.com/gpu: 1) is used up" in findings[0].message
+
+
+# --- a fixed node count: a static NodePool (`spec.replicas`) or `limits.nodes` ------------------------------
+def counted_pool(cap: str, instance="g5.12xlarge") -> str:
+    return f"""\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: fixed}}
+spec:
+  {cap}
+  template:
+    spec:
+      requirements:
+      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{instance}]}}
+---
+"""
+
+
+@pytest.mark.parametrize("cap, gpus, replicas, severity, why", [
+    # a static pool of 2 g5.12xlarge (4 A10G each) holds 2 pods of 4 GPUs: no room for a third
+    ("replicas: 2", "4", "replicas: 2", Severity.WARNING, "NodePool fixed (replicas: 2 nodes of at most 4"),
+    # limits.nodes 1 of 4 GPUs holds two 2-GPU pods: 2 replicas use it up
+    ("limits: {nodes: 1}", "2", "replicas: 2", Severity.WARNING, "NodePool fixed (limits.nodes: 1 node of at most 4"),
+    # room for one more pod: 1 node of 4 GPUs, 1 replica of 2
+    ("limits: {nodes: 1}", "2", "replicas: 1", Severity.INFO, None),
+    # 3 nodes for 2 replicas of 4
+    ("replicas: 3", "4", "replicas: 2", Severity.INFO, None),
+])
+def test_fixed_node_count(cap, gpus, replicas, severity, why):
+    findings = lint(counted_pool(cap) + deployment(replicas=replicas, gpus=gpus))
+    assert [(pos(f), f.severity) for f in findings] == [((15, 3), severity)]
+    if why:
+        assert why in findings[0].message and "is used up by" in findings[0].message
+    else:
+        assert "is used up" not in findings[0].message
+
+
+def test_fixed_node_count_of_unknown_hardware_stays_info():
+    # An instance type the catalog does not know: how many GPUs a node has is unknown, so the cap says nothing.
+    findings = lint(counted_pool("replicas: 1", instance="x9.mystery") + deployment(gpus="4"))
+    assert [f.severity for f in findings] == [Severity.INFO]

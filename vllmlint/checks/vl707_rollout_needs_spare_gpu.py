@@ -8,10 +8,12 @@ the new pod needs GPUs nobody frees: it stays Pending until the cluster has spar
 """
 from __future__ import annotations
 
+from vllmlint.capacity.nodes import gpus_for_node_constraints
 from vllmlint.capacity.workload import ACCELERATOR_RESOURCES, admitting_pools, requested_accelerator
 from vllmlint.finding import Severity
 from vllmlint.k8s.autoscaling import scale_target
 from vllmlint.k8s.objects import namespaces_compatible
+from vllmlint.k8s.placement import node_count_cap
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
 from vllmlint.checks import Context
@@ -69,18 +71,47 @@ def _autoscaler(scalers: dict, obj):
     return None
 
 
+def _per_node(pool, resource: str) -> int | None:
+    """The most GPUs one node of the pool can have: the largest count among the instance types its labels and
+    requirements allow (data/capacity/instance-types.yaml); None when a count is unknown or no instance
+    type is named (then a node cap says nothing about GPUs)."""
+    if not resource.endswith("/gpu"):
+        return None
+    candidates = gpus_for_node_constraints(pool.labels, pool.requirements)
+    if not candidates or any(c.gpu_count is None for c in candidates):
+        return None
+    return max(c.gpu_count for c in candidates if c.gpu_count is not None)
+
+
+def _no_room(pool, resource: str, per_pod: int, replicas: int) -> str | None:
+    """How the pool's caps leave no room for one more pod (even packed perfectly), or None."""
+    limit_node = pool.limit(resource)
+    limit = quantity_int(limit_node) if limit_node is not None else None
+    if limit is not None and limit - replicas * per_pod < per_pod:
+        return f"NodePool {pool.name} (limits {resource}: {limit})"
+    cap = node_count_cap(pool)
+    nodes = quantity_int(cap[0]) if cap is not None else None
+    per_node = _per_node(pool, resource)
+    if cap is None or nodes is None or nodes < 0 or per_node is None:
+        return None
+    if nodes * (per_node // per_pod) < replicas + 1:
+        noun = "node" if nodes == 1 else "nodes"
+        return f"NodePool {pool.name} ({cap[1]}: {nodes} {noun} of at most {per_node} {resource})"
+    return None
+
+
 def _exhausted_pools(world, template, resource: str, per_pod: int, replicas: int):
-    """The NodePools this pod may land on, when every one has a `limits` on the GPU resource that the
-    replicas already use up (no room for one more pod even when packed perfectly); else None."""
+    """The NodePools this pod may land on, when every one is capped (a `limits` on the GPU resource, or a node
+    count: `spec.replicas` of a static pool, `limits.nodes`) so that the replicas already use it up; else None."""
     pools = admitting_pools(template, world)
     if not pools:
         return None
     described = []
     for pool in pools:
-        limit = quantity_int(pool.limit(resource)) if pool.limit(resource) is not None else None
-        if limit is None or limit - replicas * per_pod >= per_pod:
+        why = _no_room(pool, resource, per_pod, replicas)
+        if why is None:
             return None
-        described.append(f"NodePool {pool.name} (limits {resource}: {limit})")
+        described.append(why)
     return described
 
 

@@ -157,4 +157,21 @@ def node_pool(obj: K8sObject) -> NodePool:
     return NodePool(obj, labels or [], requirements, taints)
 
 
-__all__ = ["Placement", "NodeSelectorTerm", "Toleration", "Taint", "NodePool", "placement", "node_pool", "tolerated"]
+def node_count_cap(pool: NodePool) -> tuple[Node, str] | None:
+    """The most nodes a NodePool can have, and which field says so: `spec.replicas` (a static NodePool keeps
+    exactly that many nodes "regardless of pod demand", https://karpenter.sh/docs/concepts/nodepools/#specreplicas)
+    or `spec.limits.nodes` (https://karpenter.sh/docs/concepts/nodepools/#speclimits). None when neither is
+    written: the pool grows with demand up to its other limits."""
+    spec = pool.obj.spec
+    if spec is None:
+        return None
+    static = spec.get("replicas")
+    if static is not None:
+        return static, "replicas"
+    limits = _mapping(spec.get("limits"))
+    nodes = limits.get("nodes") if limits else None
+    return (nodes, "limits.nodes") if nodes is not None else None
+
+
+__all__ = ["Placement", "NodeSelectorTerm", "Toleration", "Taint", "NodePool", "placement", "node_pool", "tolerated",
+           "node_count_cap"]
