@@ -23,7 +23,7 @@ def where(text, **kw):
 
 BASE = "meta-llama/Llama-2-7b-hf"
 IMG = "vllm/vllm-openai:v0.29.0"
-W, I = Severity.WARNING, Severity.INFO
+W, N = Severity.WARNING, Severity.INFO
 JOB = ("---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: client}\nspec:\n  template:\n    spec:\n"
        "      containers:\n      - name: c\n        image: curlimages/curl:8.10.1\n"
        "        command: [curl, 'http://vllm:8000/v1/chat/completions', -d, '{}']\n")
@@ -32,8 +32,8 @@ ROUTE = ("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetada
 SCRIPT_CHAT = "vllm serve meta-llama/Llama-2-7b-hf &\ncurl localhost:8000/v1/chat/completions -d '{}'\n"
 
 CATCHES = [
-    ("positional, no chat use: info", pod(IMG, [f"args: [{BASE}]"]), [(8, 12, I)]),
-    ("--model on the api_server image", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}]"]), [(8, 21, I)]),
+    ("positional, no chat use: info", pod(IMG, [f"args: [{BASE}]"]), [(8, 12, N)]),
+    ("--model on the api_server image", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}]"]), [(8, 21, N)]),
     ("a curl Job calls chat: warning", pod(IMG, [f"args: [{BASE}]"], JOB), [(8, 12, W)]),
     ("an HTTPRoute on the chat path: warning", pod(IMG, [f"args: [{BASE}]"], ROUTE), [(8, 12, W)]),
     ("tool calling switched on: warning", pod(IMG, [f"args: [{BASE}, --enable-auto-tool-choice, --tool-call-parser, "
@@ -43,13 +43,13 @@ CATCHES = [
                                                "  containers:\n  - name: b\n    image: vllm/vllm-openai:v0.29.0\n"
                                                "    command: [vllm, bench, serve, --backend, openai-chat]\n"),
      [(8, 12, W)]),
-    ("case-insensitive id", pod(IMG, ["args: [meta-llama/llama-2-7b-hf]"]), [(8, 12, I)]),
-    ("--tokenizer naming the same repository", pod(IMG, [f"args: [{BASE}, --tokenizer, {BASE}]"]), [(8, 12, I)]),
+    ("case-insensitive id", pod(IMG, ["args: [meta-llama/llama-2-7b-hf]"]), [(8, 12, N)]),
+    ("--tokenizer naming the same repository", pod(IMG, [f"args: [{BASE}, --tokenizer, {BASE}]"]), [(8, 12, N)]),
     ("--task generate", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}, --task, generate]"]),
-     [(8, 21, I)]),
-    ("unknown release: the newest is assumed", pod("vllm/vllm-openai:latest", [f"args: [{BASE}]"]), [(8, 12, I)]),
+     [(8, 21, N)]),
+    ("unknown release: the newest is assumed", pod("vllm/vllm-openai:latest", [f"args: [{BASE}]"]), [(8, 12, N)]),
     ("$(VAR) resolved from env", pod(IMG, [f"env: [{{name: MODEL, value: {BASE}}}]", 'args: ["$(MODEL)"]']),
-     [(9, 12, I)]),
+     [(9, 12, N)]),
 ]
 SILENT = [
     ("--chat-template given", pod(IMG, [f"args: [{BASE}, --chat-template, /t/llama2.jinja]"])),

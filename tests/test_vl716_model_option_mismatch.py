@@ -22,7 +22,7 @@ def where(text, **kw):
     return [(f.span.line, f.span.col, f.severity) for f in findings(text, **kw)]
 
 
-E, I = Severity.ERROR, Severity.INFO
+E, N = Severity.ERROR, Severity.INFO
 NEW, OLD = "vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:v0.8.5"
 QWEN, LLAMA, R1 = "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1"
 
@@ -48,9 +48,9 @@ CATCHES = [
                                                   [f"args: [--model, {LLAMA}, --mm-processor-kwargs, "
                                                    "'{\"num_crops\": 4}']"]), [(8, 55, E)]),
     ("--limit-mm-per-prompt ignored in 0.29.0: info", pod(NEW, [f"args: [{LLAMA}, --limit-mm-per-prompt, "
-                                                              "'{\"image\": 2}']"]), [(8, 46, I)]),
+                                                              "'{\"image\": 2}']"]), [(8, 46, N)]),
     ("two options, two findings", pod(NEW, [f"args: [{LLAMA}, --limit-mm-per-prompt, '{{\"image\": 2}}', "
-                                            "--mm-processor-kwargs, '{\"a\": 1}']"]), [(8, 46, I), (8, 85, I)]),
+                                            "--mm-processor-kwargs, '{\"a\": 1}']"]), [(8, 46, N), (8, 85, N)]),
     ("quantization and multimodal at once", pod(OLD, [f"args: [--model, {QWEN}, --quantization, awq, "
                                                       "--limit-mm-per-prompt, image=1]"]), [(8, 63, E), (8, 68, E)]),
 ]
