@@ -113,3 +113,11 @@ def test_a_fallback_template_of_vllm_silences_it():
         assert where(pod("vllm/vllm-openai:v0.8.5", ["args: [--model, example/paligemma-base]"], JOB)) == [(8, 21, W)]
     finally:
         clear_extra()
+
+
+def test_chat_use_in_another_namespace_does_not_count():
+    server = pod(IMG, [f"args: [{BASE}]"]).replace("metadata: {name: vllm}", "metadata: {name: vllm, namespace: a}")
+    other = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: b}")
+    same = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: a}")
+    assert where(server + other) == [(8, 12, N)]
+    assert where(server + same) == [(8, 12, W)]

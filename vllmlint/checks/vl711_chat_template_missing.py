@@ -19,6 +19,7 @@ from vllmlint.capacity.specs import repository_fact
 from vllmlint.capacity.workload import Workload, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
+from vllmlint.k8s.objects import namespaces_compatible
 from vllmlint.source.yamlmodel import Scalar, walk
 from vllmlint.vllm.checkpoint import chat_template_fallback, chat_template_refusal
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
@@ -31,7 +32,7 @@ _GENERATE = {"auto", "generate", "none"}
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    evidence: list[str] | None = None  # computed once, only when a candidate is found
+    evidence: list[tuple[str, str]] | None = None  # (namespace, description): once, only for a candidate
     for work in workloads(ctx.world):
         invocation = work.invocation
         fact = _missing_template(work)
@@ -43,7 +44,9 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             continue
         if evidence is None:
             evidence = _chat_use(ctx)
-        shown = evidence[0] if evidence else _chat_flag(invocation)
+        namespace = invocation.container.pod.namespace if invocation.container is not None else ""
+        near = [what for where, what in evidence if namespaces_compatible(where, namespace)]
+        shown = near[0] if near else _chat_flag(invocation)
         yield _finding(ctx, work, release, shown)
 
 
@@ -81,21 +84,23 @@ def _chat_flag(invocation: Invocation) -> str | None:
     return None
 
 
-def _chat_use(ctx: Context) -> list[str]:
+def _chat_use(ctx: Context) -> list[tuple[str, str]]:
     """Where the run shows requests to /v1/chat/completions: commands (curl, benchmark clients), and any
-    value of a manifest (a route's path, a client's env or ConfigMap, a probe). Descriptions, first first."""
-    found: list[str] = []
+    value of a manifest (a route's path, a client's env or ConfigMap, a probe). (namespace, description)
+    pairs, in the order found; a script or Compose file has no namespace (it is near every server)."""
+    found: list[tuple[str, str]] = []
     for command in ctx.world.shell_commands:
         for token in command.tokens:
             if CHAT_PATH in token.text or token.text == "openai-chat":
-                owner = command.container.pod.owner if command.container is not None else None
-                what = f"{owner.kind} {owner.name}".strip() if owner is not None else "a script"
-                found.append(_at(token.span.line if token.span else 0, token, what))
+                pod = command.container.pod if command.container is not None else None
+                what = f"{pod.owner.kind} {pod.owner.name}".strip() if pod is not None else "a script"
+                found.append((pod.namespace if pod is not None else "",
+                              _at(token.span.line if token.span else 0, token, what)))
                 break
     for obj in ctx.world.objects:
         for node in walk(obj.node):
             if isinstance(node, Scalar) and isinstance(node.value, str) and CHAT_PATH in node.value:
-                found.append(_at(node.line, node, f"{obj.kind} {obj.name}".strip()))
+                found.append((obj.namespace, _at(node.line, node, f"{obj.kind} {obj.name}".strip())))
                 break
     return found
 
