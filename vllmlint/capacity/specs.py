@@ -16,6 +16,20 @@ MiB = 1024**2
 
 
 @dataclass(frozen=True)
+class ModelFact:
+    """One sourced fact of the catalog about a repository (`has_chat_template`, `quantization`, `modalities`).
+
+    `value` is the fact (a bool, a quant_method string or None for "not quantized", a tuple of modalities);
+    `also` the aliases (renamed repositories with the same files) it holds for besides the entry's id.
+    """
+
+    value: Any
+    source: str
+    also: tuple[str, ...] = ()
+    model_type: str | None = None  # has_chat_template: config.json model_type (vLLM's fallback registry key)
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """One model architecture: what vLLM needs to size weights and KV cache."""
 
@@ -54,6 +68,12 @@ class ModelSpec:
     checkpoint_quantization: str | None = None
     source: str = ""
     parameters_estimated: bool = False  # True when built from a config.json: `parameters` is our own count
+    # Per-repository facts (None: the catalog does not know). They describe the repository `id` (and the
+    # aliases a fact lists in `also`), never a variant the name resolver matched: read them through
+    # `repository_fact(model, name, attribute)`.
+    has_chat_template: ModelFact | None = None  # the tokenizer defines a chat template (tokenizer_config.json)
+    quantization: ModelFact | None = None  # config.json quantization_config.quant_method; value None: unquantized
+    modalities: ModelFact | None = None  # inputs the architecture takes: ("text",), ("text", "image") ...
 
     @property
     def is_moe(self) -> bool:
@@ -174,6 +194,9 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
         norms_per_layer=entry.get("norms_per_layer", 2),
         checkpoint_quantization=entry.get("checkpoint_quantization"),
         source=entry.get("source", ""),
+        has_chat_template=_fact(entry.get("has_chat_template")),
+        quantization=_fact(entry.get("quantization")),
+        modalities=_fact(entry.get("modalities"), as_tuple=True),
     )
 
 
@@ -492,6 +515,7 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         checkpoint_quantization=checkpoint_quantization,
         source="config.json",
         parameters_estimated=True,
+        quantization=ModelFact(_quant_method(quant), "config.json quantization_config.quant_method"),
     )
     return _with_parameters(model)
 
@@ -500,8 +524,39 @@ def _with_parameters(model: ModelSpec) -> ModelSpec:
     return replace(model, parameters=count_parameters(model))
 
 
+def _fact(entry: Any, as_tuple: bool = False) -> ModelFact | None:
+    """A ModelFact from a models.yaml fact mapping ({value, source, also?, model_type?}); None when absent."""
+    if not isinstance(entry, dict) or "value" not in entry:
+        return None
+    value = entry["value"]
+    if as_tuple and isinstance(value, list):
+        value = tuple(value)
+    return ModelFact(value, str(entry.get("source", "")), tuple(entry.get("also") or ()), entry.get("model_type"))
+
+
+def _quant_method(quant: Any) -> str | None:
+    """config.json quantization_config.quant_method in lower case; None when the checkpoint is not quantized."""
+    if not isinstance(quant, dict):
+        return None
+    method = str(quant.get("quant_method") or "").strip().lower()
+    return method or None
+
+
+def repository_fact(model: ModelSpec, name: str, attribute: str) -> ModelFact | None:
+    """The per-repository fact `attribute` of `model` when it describes the repository `name`: the entry's
+    own id, or an alias the fact lists in `also` (case-insensitively, like the resolver). None for a variant,
+    a quantized copy or a local path matched by its words: their files are not the ones the fact was read from."""
+    fact = getattr(model, attribute, None)
+    if not isinstance(fact, ModelFact):
+        return None
+    wanted = (name or "").strip().lower()
+    if wanted in (n.lower() for n in (model.id, *fact.also)):
+        return fact
+    return None
+
+
 __all__ = [
-    "GiB", "MiB", "ModelSpec", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
+    "GiB", "MiB", "ModelSpec", "ModelFact", "repository_fact", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
     "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
     "count_parameters", "model_from_config_json",
     "model_from_entry",

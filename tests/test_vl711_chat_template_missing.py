@@ -1,0 +1,123 @@
+"""VL711 chat-template-missing: catches / does-not-catch, every finding pinned at line, column and severity."""
+import pytest
+
+from vllmlint.capacity.specs import clear_extra, register_extra
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+
+
+def pod(image, lines, extra=""):
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {name: vllm}\nspec:\n  containers:\n  - name: vllm\n"
+            f"    image: {image}\n" + "".join(f"    {line}\n" for line in lines) + extra)
+
+
+def findings(text, codes=("VL711",), filename="example.yaml", **options):
+    result = lint_text(text, filename, LintOptions(select=list(codes), **options))
+    assert not result.internal_error, result.notices
+    return [f for f in result.findings if f.code in codes]
+
+
+def where(text, **kw):
+    return [(f.span.line, f.span.col, f.severity) for f in findings(text, **kw)]
+
+
+BASE = "meta-llama/Llama-2-7b-hf"
+IMG = "vllm/vllm-openai:v0.29.0"
+W, N = Severity.WARNING, Severity.INFO
+JOB = ("---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: client}\nspec:\n  template:\n    spec:\n"
+       "      containers:\n      - name: c\n        image: curlimages/curl:8.10.1\n"
+       "        command: [curl, 'http://vllm:8000/v1/chat/completions', -d, '{}']\n")
+ROUTE = ("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n"
+         "  rules:\n  - matches: [{path: {type: PathPrefix, value: /v1/chat/completions}}]\n")
+SCRIPT_CHAT = "vllm serve meta-llama/Llama-2-7b-hf &\ncurl localhost:8000/v1/chat/completions -d '{}'\n"
+
+CATCHES = [
+    ("positional, no chat use: info", pod(IMG, [f"args: [{BASE}]"]), [(8, 12, N)]),
+    ("--model on the api_server image", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}]"]), [(8, 21, N)]),
+    ("a curl Job calls chat: warning", pod(IMG, [f"args: [{BASE}]"], JOB), [(8, 12, W)]),
+    ("an HTTPRoute on the chat path: warning", pod(IMG, [f"args: [{BASE}]"], ROUTE), [(8, 12, W)]),
+    ("tool calling switched on: warning", pod(IMG, [f"args: [{BASE}, --enable-auto-tool-choice, --tool-call-parser, "
+                                                   "llama3_json]"]), [(8, 12, W)]),
+    ("a benchmark with the chat backend", pod(IMG, [f"args: [{BASE}]"],
+                                               "---\napiVersion: v1\nkind: Pod\nmetadata: {name: bench}\nspec:\n"
+                                               "  containers:\n  - name: b\n    image: vllm/vllm-openai:v0.29.0\n"
+                                               "    command: [vllm, bench, serve, --backend, openai-chat]\n"),
+     [(8, 12, W)]),
+    ("case-insensitive id", pod(IMG, ["args: [meta-llama/llama-2-7b-hf]"]), [(8, 12, N)]),
+    ("--tokenizer naming the same repository", pod(IMG, [f"args: [{BASE}, --tokenizer, {BASE}]"]), [(8, 12, N)]),
+    ("--task generate", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}, --task, generate]"]),
+     [(8, 21, N)]),
+    ("unknown release: the newest is assumed", pod("vllm/vllm-openai:latest", [f"args: [{BASE}]"]), [(8, 12, N)]),
+    ("$(VAR) resolved from env", pod(IMG, [f"env: [{{name: MODEL, value: {BASE}}}]", 'args: ["$(MODEL)"]']),
+     [(9, 12, N)]),
+]
+SILENT = [
+    ("--chat-template given", pod(IMG, [f"args: [{BASE}, --chat-template, /t/llama2.jinja]"])),
+    ("--chat-template from a $(VAR)", pod(IMG, [f'args: [{BASE}, --chat-template, "$(TEMPLATE)"]'])),
+    ("a chat-tuned model", pod(IMG, ["args: [meta-llama/Llama-3.1-8B-Instruct]"], JOB)),
+    ("a variant the fact is not about", pod(IMG, ["args: [meta-llama/Llama-2-7b-chat-hf]"], JOB)),
+    ("a quantized copy", pod(IMG, ["args: [TheBloke/Llama-2-7b-hf-AWQ]"], JOB)),
+    ("a local path matched by its words", pod(IMG, ["args: [/models/llama-2-7b-hf]"], JOB)),
+    ("a model not in the catalog", pod(IMG, ["args: [facebook/opt-125m]"], JOB)),
+    ("another tokenizer", pod(IMG, [f"args: [{BASE}, --tokenizer, meta-llama/Llama-2-7b-chat-hf]"], JOB)),
+    ("the mistral tokenizer", pod(IMG, [f"args: [{BASE}, --tokenizer-mode, mistral]"], JOB)),
+    ("an embedding task", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}, --task, embed]"], JOB)),
+    ("the pooling runner", pod(IMG, [f"args: [{BASE}, --runner, pooling]"], JOB)),
+    ("--convert embed", pod(IMG, [f"args: [{BASE}, --convert, embed]"], JOB)),
+    ("a runner from $(VAR)", pod(IMG, [f'args: [{BASE}, --runner, "$(RUNNER)"]'], JOB)),
+    ("the demo api_server has no chat endpoint",
+     pod(IMG, [f"command: [python3, -m, vllm.entrypoints.api_server, --model, {BASE}]"], JOB)),
+    ("a release older than the table", pod("vllm/vllm-openai:v0.5.4", [f"command: [vllm, serve, {BASE}]"])),
+    ("a model from an unresolved $(VAR)", pod(IMG, ['args: ["$(MODEL)"]'], JOB)),
+    ("chat use alone is no finding", JOB),
+]
+
+
+@pytest.mark.parametrize("title,text,expected", CATCHES, ids=[c[0] for c in CATCHES])
+def test_catches(title, text, expected):
+    assert where(text) == expected
+
+
+@pytest.mark.parametrize("title,text", SILENT, ids=[c[0] for c in SILENT])
+def test_does_not_catch(title, text):
+    assert where(text) == []
+
+
+def test_script_with_a_chat_request_is_a_warning():
+    assert where(SCRIPT_CHAT, filename="run.sh") == [(1, 12, W)]
+
+
+def test_message_names_the_model_the_release_the_error_and_the_evidence():
+    [finding] = findings(pod(IMG, [f"args: [{BASE}]"], JOB))
+    message = finding.message
+    assert message.startswith(f"`{BASE}` has no chat template")
+    assert "vLLM 0.29.0" in message and "default chat template is no longer allowed" in message
+    assert "Job client calls /v1/chat/completions (example.yaml:" in message
+    assert "`--chat-template`" in message
+    [info] = findings(pod(IMG, [f"args: [{BASE}]"]))
+    assert "Nothing in the run shows chat use" in info.message
+
+
+def test_a_fallback_template_of_vllm_silences_it():
+    # A model whose config.json model_type has a fallback in vLLM's registry (PaliGemma from 0.9.2).
+    entry = {"id": "example/paligemma-base", "family": "paligemma", "architecture": "PaliGemmaForConditionalGeneration",
+             "parameters": 6740000000, "num_hidden_layers": 32, "hidden_size": 4096, "intermediate_size": 11008,
+             "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "vocab_size": 32000,
+             "tie_word_embeddings": False, "max_position_embeddings": 4096, "torch_dtype": "float16",
+             "attention": {"kind": "mha"}, "source": "test entry",
+             "has_chat_template": {"value": False, "model_type": "paligemma", "source": "test entry"}}
+    register_extra(models=[entry])
+    try:
+        assert where(pod(IMG, ["args: [example/paligemma-base]"], JOB)) == []
+        # 0.8.5 had no fallback registry yet: the same model is reported there.
+        assert where(pod("vllm/vllm-openai:v0.8.5", ["args: [--model, example/paligemma-base]"], JOB)) == [(8, 21, W)]
+    finally:
+        clear_extra()
+
+
+def test_chat_use_in_another_namespace_does_not_count():
+    server = pod(IMG, [f"args: [{BASE}]"]).replace("metadata: {name: vllm}", "metadata: {name: vllm, namespace: a}")
+    other = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: b}")
+    same = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: a}")
+    assert where(server + other) == [(8, 12, N)]
+    assert where(server + same) == [(8, 12, W)]

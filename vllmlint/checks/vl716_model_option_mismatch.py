@@ -1,0 +1,124 @@
+"""VL716: options that contradict the checkpoint the server loads.
+
+- `--quantization M` for a method that loads only a checkpoint quantized beforehand (awq, gptq and their
+  Marlin kernels, `data/quantization-methods.yaml`) when the catalog's `quantization` fact says the
+  checkpoint is not quantized ("Cannot find the config file for awq"), or is quantized with a method M
+  does not load (vLLM's mismatch error). Methods that quantize while loading (fp8, bitsandbytes ...) are
+  not in the table and never reported.
+- a multimodal-only option (`--limit-mm-per-prompt` ...) on a model whose `modalities` fact is text only:
+  error on the releases that refuse it, info where vLLM ignores it (`data/multimodal-options.yaml`).
+
+The facts describe one repository: a variant, a quantized copy or a local path matched by its words gets
+no finding (their files may differ); a local path whose config.json is among the linted files is read.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from vllmlint.capacity.specs import ModelSpec, repository_fact
+from vllmlint.capacity.workload import Workload, workloads
+from vllmlint.checks import Context
+from vllmlint.finding import Finding, Severity
+from vllmlint.vllm.checkpoint import multimodal_option, prequantized_method
+from vllmlint.vllm.flags import OK
+from vllmlint.vllm.invocation import Invocation, Option
+
+_EMPTY = {"", "{}", "[]", "none", "null", "false", "0"}
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    for work in workloads(ctx.world):
+        model, name = work.model, work.model_name
+        if model is None or name is None:
+            continue
+        invocation = work.invocation
+        release = _release(invocation)
+        yield from _quantization(ctx, work, model, name, release)
+        yield from _multimodal(ctx, work, model, name, release)
+
+
+def _release(invocation: Invocation) -> str:
+    return invocation.release if invocation.release and not invocation.assumed else invocation.catalog.version
+
+
+def _release_phrase(invocation: Invocation, release: str) -> str:
+    if invocation.release is None or invocation.assumed:
+        return f"vLLM {release} (assumed: the workload's release is unknown)"
+    return f"vLLM {release}"
+
+
+def _quantization(ctx: Context, work: Workload, model: ModelSpec, name: str, release: str) -> Iterator[Finding | None]:
+    options = [o for o in work.invocation.option("--quantization", "-q") if _accepted(o)]
+    if not options:
+        return
+    option = options[-1]  # argparse keeps the last one
+    if not option.value_known or option.value_token is None:
+        return
+    method = (option.value or "").strip().lower()
+    row = prequantized_method(method, release)
+    fact = repository_fact(model, name, "quantization")
+    if row is None or fact is None:
+        return
+    stored = fact.value
+    vllm = _release_phrase(work.invocation, release)
+    if stored is None:
+        files = " or ".join(f"`{f}`" for f in row.get("config_files") or ())
+        message = (f"`--quantization {method}` loads only a checkpoint quantized with {method.split('_')[0].upper()} "
+                   f"beforehand, and `{name}` is not quantized (its config.json has no quantization_config, no "
+                   f"{files}): {vllm} exits at start with \"Cannot find the config file for {method}\". Fix: drop "
+                   f"`--quantization` to serve the original weights, serve a repository quantized with "
+                   f"{method.split('_')[0].upper()}, or use a method that quantizes while loading (`fp8`, "
+                   "`bitsandbytes`).")
+        yield ctx.finding(option.value_token, message, about=work.invocation, value=f"{method}:unquantized")
+        return
+    accepted = [str(m) for m in row.get("checkpoint_methods") or ()]
+    if str(stored).lower() in accepted:
+        return
+    message = (f"`--quantization {method}` does not load `{name}`, whose checkpoint is quantized with `{stored}` "
+               f"(config.json quantization_config.quant_method): {vllm} exits at start with \"Quantization method "
+               f"specified in the model config ({stored}) does not match the quantization method specified in the "
+               f"`quantization` argument ({method})\". Fix: drop `--quantization` (vLLM reads `{stored}` from the "
+               f"checkpoint) or pass `--quantization {stored}`.")
+    yield ctx.finding(option.value_token, message, about=work.invocation, value=f"{method}:{stored}")
+
+
+def _multimodal(ctx: Context, work: Workload, model: ModelSpec, name: str, release: str) -> Iterator[Finding | None]:
+    fact = repository_fact(model, name, "modalities")
+    if fact is None or tuple(fact.value or ()) != ("text",):
+        return
+    seen: set[str] = set()
+    for option in work.invocation.options:
+        if option.spec is None or not _accepted(option) or option.canonical in seen:
+            continue
+        outcome = multimodal_option(option.canonical, release)
+        if outcome is None or not _set(option):
+            continue
+        seen.add(option.canonical)
+        kind, _row = outcome
+        vllm = _release_phrase(work.invocation, release)
+        flag = option.canonical
+        if kind == "refused":
+            message = (f"`{flag}` is only for multimodal models, and `{name}` ({model.architecture}) takes text only: "
+                       f"{vllm} exits at start with \"`{flag[2:].replace('-', '_')}` is only supported for multimodal "
+                       f"models\". Fix: drop `{flag}`, or serve a multimodal model.")
+            yield ctx.finding(option.token, message, about=work.invocation, value=f"refused:{flag}")
+        else:
+            message = (f"`{flag}` is only for multimodal models, and `{name}` ({model.architecture}) takes text only: "
+                       f"{vllm} starts and ignores it; the model cannot take images, audio or video. Fix: drop "
+                       f"`{flag}`, or serve a multimodal model if the clients send media.")
+            yield ctx.finding(option.token, message, about=work.invocation, value=f"ignored:{flag}",
+                              severity=min(ctx.severity, Severity.INFO))
+
+
+def _set(option: Option) -> bool:
+    """Whether the option asks for something: a switch given, or a value that is not empty (`{}`) or off."""
+    if option.spec is not None and not option.spec.takes_value:
+        return option.value is None or option.value.strip().lower() not in _EMPTY
+    if not option.value_known:
+        return False  # `$(VAR)`: it may hold `{}`
+    return (option.value or "").strip().lower() not in _EMPTY
+
+
+def _accepted(option: Option) -> bool:
+    """The release's parser reads the flag as written (removed, unknown or joined flags are other rules')."""
+    return option.status is None or option.status.kind == OK

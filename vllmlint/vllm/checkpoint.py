@@ -1,0 +1,78 @@
+"""What vLLM does with a checkpoint's own properties, per release: sourced tables under `data/`.
+
+- `data/chat-templates.yaml`: from which release a chat request to a tokenizer without a chat template is
+  refused, and vLLM's fallback templates by config.json `model_type` (chat-template-missing, VL711);
+- `data/quantization-methods.yaml`: `--quantization` methods that load only a checkpoint quantized
+  beforehand, and which checkpoint quant_method values they accept (model-option-mismatch, VL716);
+- `data/multimodal-options.yaml`: options that only mean something for a multimodal model, and whether a
+  release refuses or ignores them on a text-only one (VL716).
+
+Each table is read once per process. A release outside every range the tables give is unknown: callers
+stay silent.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from vllmlint.vllm.release import version_key
+
+
+@lru_cache(maxsize=None)
+def _table(name: str) -> dict[str, Any]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / name)
+    return data if isinstance(data, dict) else {}
+
+
+def in_range(release: str, bounds: dict[str, Any] | None) -> bool:
+    """Whether `release` lies within `{from, to}` (inclusive; `to` open when absent); False without bounds."""
+    if not bounds or not bounds.get("from"):
+        return False
+    key = version_key(release)
+    if key < version_key(str(bounds["from"])):
+        return False
+    return not bounds.get("to") or key <= version_key(str(bounds["to"]))
+
+
+def chat_template_refusal(release: str) -> dict[str, Any] | None:
+    """The `refused` row (from, message, sources) when `release` refuses chat without a template, else None."""
+    refused = _table("chat-templates.yaml").get("refused") or {}
+    return refused if in_range(release, {"from": refused.get("from")}) else None
+
+
+def chat_template_fallback(model_type: str | None, release: str) -> dict[str, Any] | None:
+    """vLLM's own fallback template row for a config.json `model_type` in `release`, if it has one."""
+    if not model_type:
+        return None
+    for row in _table("chat-templates.yaml").get("fallbacks") or ():
+        if row.get("model_type") == model_type and in_range(release, row):
+            return row
+    return None
+
+
+def prequantized_method(name: str, release: str) -> dict[str, Any] | None:
+    """The row of a `--quantization` method that loads only a pre-quantized checkpoint, in `release`."""
+    wanted = (name or "").strip().lower()
+    for row in _table("quantization-methods.yaml").get("methods") or ():
+        if row.get("name") == wanted and in_range(release, row.get("releases")):
+            return row
+    return None
+
+
+def multimodal_option(flag: str, release: str) -> tuple[str, dict[str, Any]] | None:
+    """("refused" | "ignored", row) for a multimodal-only option on a text-only model in `release`;
+    None when the option is not one of them or the release is in neither range."""
+    for row in _table("multimodal-options.yaml").get("options") or ():
+        if row.get("flag") != flag:
+            continue
+        for outcome in ("refused", "ignored"):
+            if in_range(release, row.get(outcome)):
+                return outcome, row
+        return None
+    return None
+
+
+__all__ = ["in_range", "chat_template_refusal", "chat_template_fallback", "prequantized_method",
+           "multimodal_option"]
