@@ -159,8 +159,8 @@ def test_compose_services_have_their_own_network():
 def test_ports_data_is_schema_valid_and_ordered():
     import json
 
-    data = load_yaml_data(knowledge_dir() / "ports.yaml")
-    schema = json.loads((schemas_dir() / "ports.schema.json").read_text())
+    data = load_yaml_data(knowledge_dir() / "networking.yaml")
+    schema = json.loads((schemas_dir() / "networking.schema.json").read_text())
     jsonschema.validate(data, schema)
     assert vllm_port_collides("0.6.1.post2", "serve") and not vllm_port_collides("0.6.2", "serve")
     assert not vllm_port_collides("0.5.5", "demo-api-server")

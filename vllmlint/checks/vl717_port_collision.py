@@ -10,7 +10,7 @@ fails with EADDRINUSE. Regular init containers have exited before the app contai
 Only ports that are certain are compared: vLLM's API port (`--port`, default 8000; `--headless` and `--uds`
 listen on no TCP port) and a `containerPort` another container declares (TCP). A non-vLLM container's own
 flags are never read as its listening port (`--port` of a benchmark client is where it connects).
-The `VLLM_PORT` release bounds come from `data/ports.yaml`; the Service-link value (`tcp://...`) is VL110's.
+The `VLLM_PORT` release bounds come from `data/networking.yaml`; the Service-link value (`tcp://...`) is VL110's.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Facts about the ports a vLLM server binds, per release (`data/ports.yaml`, validated by
-`schemas/ports.schema.json`): when `VLLM_PORT` equal to the API port stops the server."""
+"""Facts about how a vLLM server uses the pod's network, per release (`data/networking.yaml`, validated by
+`schemas/networking.schema.json`): when `VLLM_PORT` equal to the API port stops the server, which variable names
+its address, which pick NCCL's and Gloo's interface."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -11,7 +12,7 @@ from vllmlint.vllm.release import version_key
 def _table() -> dict:
     from vllmlint.data import knowledge_dir, load_yaml_data
 
-    return load_yaml_data(knowledge_dir() / "ports.yaml") or {}
+    return load_yaml_data(knowledge_dir() / "networking.yaml") or {}
 
 
 def vllm_port_fact() -> dict:
@@ -25,3 +26,19 @@ def vllm_port_collides(release: str, kind: str) -> bool:
     if not fact or kind not in fact.get("entrypoints", ()):
         return False
     return version_key(release) <= version_key(str(fact["last_failing"]))
+
+
+def host_ip_fact() -> dict:
+    """{variable, legacy_variable, legacy_last_read, legacy_ignored_from, sources} of `host_ip`."""
+    return _table().get("host_ip") or {}
+
+
+def legacy_host_ip_ignored(release: str) -> bool:
+    """Whether this release ignores HOST_IP (reads only VLLM_HOST_IP)."""
+    fact = host_ip_fact()
+    return bool(fact) and version_key(release) >= version_key(str(fact["legacy_ignored_from"]))
+
+
+def socket_ifname_variables() -> tuple[str, ...]:
+    """The variables that pick NCCL's and Gloo's network interface (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)."""
+    return tuple((_table().get("socket_ifname") or {}).get("variables") or ())
