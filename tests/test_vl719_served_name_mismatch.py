@@ -137,6 +137,39 @@ def test_bench_sidecar_on_localhost():
     assert found(text) == [(19, 48, Severity.ERROR, "127.0.0.1:8000:Qwen/Qwen3-8B")]
 
 
+def route(value, extra_rule="", kind="InferencePool", name="pool"):
+    return f"""---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: llm-route, namespace: bench}}
+spec:
+  parentRefs: [{{name: inference-gateway}}]
+  rules:
+  - matches:
+    - headers:
+      - {{type: Exact, name: X-Gateway-Model-Name, value: {value}}}{extra_rule}
+    backendRefs:
+    - {{group: inference.networking.k8s.io, kind: {kind}, name: {name}}}
+"""
+
+
+def test_http_route_model_header_to_a_pool():
+    text = server() + pool("{modelName: qwen3, poolRef: {name: pool}}") + route("qwen-3")
+    assert found(text) == [(39, 58, Severity.ERROR, "llm-route:qwen-3")]
+
+
+@pytest.mark.parametrize("text", [
+    server() + pool("{modelName: qwen3, poolRef: {name: pool}}") + route("qwen3"),
+    server() + pool("{modelName: qwen-3, poolRef: {name: pool}, targetModels: [{name: qwen3, weight: 100}]}")
+    + route("qwen-3"),  # the InferenceModel rewrites the name
+    server() + pool("{modelName: qwen3, poolRef: {name: pool}}") + route("qwen-3", kind="Service"),
+    server() + pool("{modelName: qwen3, poolRef: {name: pool}}") + route("qwen-3", name="other"),
+    server() + pool("{modelName: qwen3, poolRef: {name: pool}}") + route("qwen-3").replace("type: Exact", "type: RegularExpression"),
+])
+def test_http_route_silent(text):
+    assert lint(text) == []
+
+
 # --- does not catch ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", [
     server(label="qwen3"),

@@ -168,6 +168,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     cache: dict = {}
     yield from _aibrix(ctx, cache)
     yield from _inference_models(ctx, cache)
+    yield from _routes(ctx, cache)
     yield from _bench_clients(ctx, cache)
 
 
@@ -206,18 +207,9 @@ def _inference_models(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         pool = ctx.world.find("InferencePool", pool_name, model.namespace)
         if pool is None or pool.spec is None:
             continue  # the pool is not in the run
-        templates = ctx.world.selected_templates(pool.spec.get("selector"), pool.namespace)
-        if not templates:
-            continue
-        servers: list[Served] = []
-        for template in templates:
-            found = _template_servers(ctx, template, cache)
-            if found is None:
-                servers = []
-                break  # a pod of the pool that is not (known) vLLM: not judged
-            servers.extend(found)
+        servers = _pool_servers(ctx, pool, cache)
         if not servers:
-            continue
+            continue  # a pod of the pool that is not (known) vLLM, or no pod of the run: not judged
         targets = spec.get("targetModels")
         asked: list[tuple[str, Node]] = []
         if isinstance(targets, Sequence) and targets.items:
@@ -241,6 +233,78 @@ def _inference_models(ctx: Context, cache: dict) -> Iterator[Finding | None]:
                               f"get 404 \"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
                               "`--lora-modules`), or name a model the pool serves.",
                               about=model, value=f"{model.name}:{name}")
+
+
+# --- Gateway API: an HTTPRoute that routes a model name (body-based routing's header) to an InferencePool -----
+_MODEL_HEADER = "x-gateway-model-name"  # set from the request body's `model` by body-based routing
+
+
+def _pool_servers(ctx: Context, pool, cache: dict) -> list[Served] | None:
+    """The vLLM servers of every pod an InferencePool selects, or None when one of them is not known."""
+    if pool.spec is None:
+        return None
+    templates = ctx.world.selected_templates(pool.spec.get("selector"), pool.namespace)
+    servers: list[Served] = []
+    for template in templates:
+        found = _template_servers(ctx, template, cache)
+        if found is None:
+            return None
+        servers.extend(found)
+    return servers or None
+
+
+def _rewritten(ctx: Context, pool) -> bool:
+    """An InferenceModel (with targetModels) or InferenceModelRewrite for this pool may change the model name."""
+    for kind in ("InferenceModelRewrite", "InferenceModel", "InferenceObjective"):
+        for obj in ctx.world.of_kind(kind):
+            ref = obj.spec.get("poolRef") if obj.spec is not None else None
+            if isinstance(ref, Mapping) and scalar_str(ref.get("name")) == pool.name \
+                    and (kind == "InferenceModelRewrite" or obj.spec is not None and "targetModels" in obj.spec):
+                return True
+    return False
+
+
+def _routes(ctx: Context, cache: dict) -> Iterator[Finding | None]:
+    for route in ctx.world.of_kind("HTTPRoute"):
+        rules = route.spec.get("rules") if route.spec is not None else None
+        if not isinstance(rules, Sequence):
+            continue
+        for rule in rules.items:
+            if not isinstance(rule, Mapping):
+                continue
+            refs = rule.get("backendRefs")
+            pools = []
+            for ref in refs.items if isinstance(refs, Sequence) else ():
+                if isinstance(ref, Mapping) and scalar_str(ref.get("kind")) == "InferencePool":
+                    name = scalar_str(ref.get("name"))
+                    pool = ctx.world.find("InferencePool", name, route.namespace) if name else None
+                    pools.append(pool)
+            known = [p for p in pools if p is not None]
+            if not known or len(known) < len(pools):
+                continue  # not (only) pools of the run
+            matches = rule.get("matches")
+            for match in matches.items if isinstance(matches, Sequence) else ():
+                headers = match.get("headers") if isinstance(match, Mapping) else None
+                for header in headers.items if isinstance(headers, Sequence) else ():
+                    if not isinstance(header, Mapping):
+                        continue
+                    if (scalar_str(header.get("name")) or "").lower() != _MODEL_HEADER \
+                            or (scalar_str(header.get("type")) or "Exact") != "Exact":
+                        continue
+                    value_node = header.get("value")
+                    name = scalar_str(value_node)
+                    if not name or value_node is None:
+                        continue
+                    for pool in known:
+                        servers = _pool_servers(ctx, pool, cache)
+                        if servers is None or _rewritten(ctx, pool) or any(s.serves(name) for s in servers):
+                            continue
+                        yield ctx.finding(value_node, f"HTTPRoute {route.name} sends requests for model `{name}` to "
+                                          f"InferencePool {pool.name}, whose vLLM pods serve only "
+                                          f"{servers[0].describe()}: the request keeps its model name and gets 404 "
+                                          f"\"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
+                                          "`--lora-modules`), or match the name the pool serves.",
+                                          about=route, value=f"{route.name}:{name}")
 
 
 # --- vLLM's benchmark client -----------------------------------------------------------------------------
