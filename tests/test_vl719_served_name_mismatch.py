@@ -228,3 +228,40 @@ def test_fixtures_are_silent():
             if path.is_file():
                 linter.add_file(path, path.name)
         assert linter.run().findings == [], chapter
+
+
+def curl_job(script):
+    return f"""---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: smoke, namespace: bench}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: curl
+        image: curlimages/curl:8.10.1
+        command: [sh, -c]
+        args:
+        - |
+          {script}
+"""
+
+
+def test_curl_smoke_test_job():
+    text = server() + SERVICE + curl_job(
+        """curl -sf http://vllm-api.bench/v1/completions -H 'Content-Type: application/json' -d '{"model": "Qwen/Qwen3-8B", "prompt": "hi"}'""")
+    assert found(text) == [(38, 96, Severity.ERROR, "vllm-api.bench:Qwen/Qwen3-8B")]
+
+
+@pytest.mark.parametrize("script", [
+    """curl -sf http://vllm-api.bench/v1/completions -d '{"model": "qwen3", "prompt": "hi"}'""",
+    """curl -sf http://vllm-api.bench/v1/models""",
+    """curl -sf http://vllm-api.bench/v1/completions -d @body.json""",
+    'curl -sf http://vllm-api.bench/v1/completions -d "{\\"model\\": \\"$MODEL\\"}"',
+    """curl -sf http://other/v1/completions -d '{"model": "x"}'""",
+    """curl -sf http://vllm-api.bench/health -d '{"model": "x"}'""",
+])
+def test_curl_silent(script):
+    assert lint(server() + SERVICE + curl_job(script)) == []

@@ -170,6 +170,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     yield from _inference_models(ctx, cache)
     yield from _routes(ctx, cache)
     yield from _bench_clients(ctx, cache)
+    yield from _curl_clients(ctx, cache)
 
 
 # --- AIBrix: the model label on the vLLM pod -----------------------------------------------------------
@@ -454,6 +455,72 @@ def _servers_at(ctx: Context, client, host: str, port: int, cache: dict) -> list
             return None  # the port goes to something else in the pod
         result.extend(at_port)
     return result or None
+
+
+
+# --- curl with an OpenAI request body -------------------------------------------------------------------
+_CURL_DATA = ("-d", "--data", "--data-raw", "--data-binary", "--json")
+
+
+def _curl_request(tokens: list[Token]) -> tuple[str, str, Token] | None:
+    """(url, model, the token holding the body) of `curl URL -d '{"model": ...}'`, or None."""
+    url = body = None
+    i = 1
+    while i < len(tokens):
+        token = tokens[i]
+        text = token.text
+        if token.dynamic:
+            return None
+        if text in _CURL_DATA and i + 1 < len(tokens):
+            body = tokens[i + 1]
+            i += 2
+            continue
+        if text == "--url" and i + 1 < len(tokens):
+            url = tokens[i + 1].text
+            i += 2
+            continue
+        if text.startswith(("http://", "https://")):
+            if url is not None:
+                return None  # several URLs: which one gets the body is not judged
+            url = text
+        i += 1
+    if url is None or body is None or body.dynamic or body.text.startswith("@"):
+        return None
+    try:
+        data = json.loads(body.text)
+    except ValueError:
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, str) or not model or "$" in model:
+        return None
+    return url, model, body
+
+
+def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
+    for command in ctx.world.shell_commands:
+        container = command.container
+        if container is None or container.is_compose or not command.tokens:
+            continue
+        if command.tokens[0].text.rsplit("/", 1)[-1] != "curl":
+            continue
+        request = _curl_request(command.tokens)
+        if request is None:
+            continue
+        url_text, model, body = request
+        try:
+            url = urlsplit(url_text)
+            port = url.port
+        except ValueError:
+            continue
+        if url.scheme not in ("http", "https") or not url.hostname or not url.path.startswith("/v1/") \
+                or url.path.rstrip("/") == "/v1/models":
+            continue
+        servers = _servers_at(ctx, container, url.hostname, port or (443 if url.scheme == "https" else 80), cache)
+        if not servers or any(s.serves(model) for s in servers):
+            continue
+        yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
+                          f"only {servers[0].describe()}: it gets 404 \"The model `{model}` does not exist\". Ask for "
+                          "a name the server serves.", about=container, value=f"{url.hostname}:{model}")
 
 
 __all__ = ["served", "Served"]
