@@ -195,3 +195,53 @@ def test_chapters_and_own_fixtures():
             if path.is_file():
                 linter.add_file(path, path.name)
         assert linter.run().findings == [], chapter
+
+
+def test_more_ranks_than_gpus_in_a_deployment_is_not_called_multi_node():
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      hostNetwork: true
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [vllm, serve, Qwen/Qwen3-32B, --tensor-parallel-size, "8"]
+        resources: {limits: {nvidia.com/gpu: 4}}
+"""
+    assert lint(text) == []
+
+
+def test_kuberay_cluster_on_host_network():
+    text = """apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: vllm}
+spec:
+  headGroupSpec:
+    rayStartParams: {dashboard-host: 0.0.0.0}
+    template:
+      spec:
+        hostNetwork: true
+        containers:
+        - name: ray-head
+          image: vllm/vllm-openai:v0.10.1
+          command: [sh, -c, "ray start --head --block & sleep 30; vllm serve m/m --tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray"]
+          env: [{name: NCCL_SOCKET_IFNAME, value: eth0}, {name: GLOO_SOCKET_IFNAME, value: eth0}]
+          resources: {limits: {nvidia.com/gpu: 8}}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 1
+    rayStartParams: {}
+    template:
+      spec:
+        hostNetwork: true
+        containers:
+        - name: ray-worker
+          image: vllm/vllm-openai:v0.10.1
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+    assert found(text) == [(22, 22, Severity.WARNING, "ray-worker:NCCL_SOCKET_IFNAME,GLOO_SOCKET_IFNAME")]

@@ -59,13 +59,20 @@ def _lws_size(owner: K8sObject) -> int:
     return int_value(node, minimum=1) or 0
 
 
-def _spans_pods(work: Workload) -> bool:
-    """The invocation is one node of a server over several pods."""
+def _says_multi_node(work: Workload) -> bool:
+    """The invocation says it is one node of several: `--nnodes` >= 2, `--headless`, fewer local
+    data-parallel ranks than the data-parallel size."""
     if work.nnodes is not None and work.nnodes > 1:
         return True
     if work.invocation.option("--headless"):
         return True
-    if work.data_parallel_size_local is not None and work.data_parallel_size_local < work.data_parallel_size:
+    return work.data_parallel_size_local is not None and work.data_parallel_size_local < work.data_parallel_size
+
+
+def _spans_pods(work: Workload) -> bool:
+    """The invocation is one node of a server over several pods: it says so, or it needs more ranks than its
+    pod's GPUs (only asked where the workload makes several pods of one group: a StatefulSet, a Ray cluster)."""
+    if _says_multi_node(work):
         return True
     if not work.known("--tensor-parallel-size", "--pipeline-parallel-size"):
         return False
@@ -89,8 +96,10 @@ def _groups(ctx: Context) -> list[tuple[K8sObject, list[PodTemplate], list[Workl
         elif owner.kind == "StatefulSet":
             replicas = owner.replicas
             spans = replicas is not None and replicas.value >= 2 and any(_spans_pods(w) for w in works)
+        elif owner.kind in _RAY_KINDS:
+            spans = any(_spans_pods(w) for w in works) and len(ctx.world.templates_of(owner)) >= 2
         else:
-            spans = any(_spans_pods(w) for w in works)
+            spans = any(_says_multi_node(w) for w in works)  # more ranks than GPUs in one pod is VL606's
         if not spans:
             continue
         templates = [t for t in ctx.world.templates_of(owner) if t.role != "submitter"]
