@@ -57,6 +57,16 @@ class Served:
         return said
 
 
+def _describe(servers: list[Served]) -> str:
+    """The names every server answers to, once each, in order."""
+    names: list[str] = []
+    adapters: list[str] = []
+    for server in servers:
+        names.extend(n for n in server.names if n not in names)
+        adapters.extend(a for a in server.adapters if a not in adapters)
+    return Served(servers[0].invocation, names, adapters).describe()
+
+
 def _flag_values(invocation: Invocation, flag: str) -> list[Token] | None:
     """The value tokens of every `flag` as vLLM's parser finds it (abbreviations and `_` spellings count;
     nargs '+': the words up to the next flag); None when one is written without a value."""
@@ -187,7 +197,7 @@ def _aibrix(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         if node is None:
             continue
         yield ctx.finding(node, f"The AIBrix label `{_AIBRIX_LABEL}: {value}` sends requests for model `{value}` "
-                          f"to this pod, but vLLM here serves only {servers[0].describe()}: every request through "
+                          f"to this pod, but vLLM here serves only {_describe(servers)}: every request through "
                           f"the AIBrix gateway gets 404 \"The model `{value}` does not exist\". Add "
                           f"`--served-model-name {value}`, or change the label to a name vLLM serves.",
                           about=template, value=f"{_AIBRIX_LABEL}={value}")
@@ -230,7 +240,7 @@ def _inference_models(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             if any(s.serves(name) for s in servers):
                 continue
             yield ctx.finding(node, f"`{name}` is {role} {model.kind} {model.name}, whose InferencePool {pool.name} "
-                              f"selects vLLM pods that serve only {servers[0].describe()}: requests routed to it "
+                              f"selects vLLM pods that serve only {_describe(servers)}: requests routed to it "
                               f"get 404 \"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
                               "`--lora-modules`), or name a model the pool serves.",
                               about=model, value=f"{model.name}:{name}")
@@ -302,7 +312,7 @@ def _routes(ctx: Context, cache: dict) -> Iterator[Finding | None]:
                             continue
                         yield ctx.finding(value_node, f"HTTPRoute {route.name} sends requests for model `{name}` to "
                                           f"InferencePool {pool.name}, whose vLLM pods serve only "
-                                          f"{servers[0].describe()}: the request keeps its model name and gets 404 "
+                                          f"{_describe(servers)}: the request keeps its model name and gets 404 "
                                           f"\"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
                                           "`--lora-modules`), or match the name the pool serves.",
                                           about=route, value=f"{route.name}:{name}")
@@ -363,7 +373,7 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             if any(s.serves(name) for s in servers):
                 continue
             yield ctx.finding(token, f"The benchmark client asks for model `{name}`, but the vLLM server it sends "
-                              f"to ({target[2]}) serves only {servers[0].describe()}: every request gets 404 "
+                              f"to ({target[2]}) serves only {_describe(servers)}: every request gets 404 "
                               f"\"The model `{name}` does not exist\". Pass `--served-model-name` with a name the "
                               "server serves (the client's `--model` is also its tokenizer).",
                               about=container, value=f"{target[2]}:{name}")
@@ -519,7 +529,7 @@ def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         if not servers or any(s.serves(model) for s in servers):
             continue
         yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
-                          f"only {servers[0].describe()}: it gets 404 \"The model `{model}` does not exist\". Ask for "
+                          f"only {_describe(servers)}: it gets 404 \"The model `{model}` does not exist\". Ask for "
                           "a name the server serves.", about=container, value=f"{url.hostname}:{model}")
 
 
