@@ -1,0 +1,177 @@
+"""VL717 port-collision: catches / does not catch, with the position of every finding."""
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+from vllmlint.vllm.ports import vllm_port_collides
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(text, filename="example.yaml"):
+    result = lint_text(text, filename, LintOptions(select=["VL717"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == "VL717"]
+
+
+def found(text, filename="example.yaml"):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text, filename)]
+
+
+def pod(vllm_args="[vllm, serve, Qwen/Qwen3-8B]", sidecar="", image="vllm/vllm-openai:v0.10.1", env="[]",
+        init=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: vllm}}
+spec:
+  initContainers: {init or "[]"}
+  containers:
+  - name: vllm
+    image: {image}
+    command: {vllm_args}
+    env: {env}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+{sidecar}"""
+
+
+PROXY = """  - name: proxy
+    image: envoyproxy/envoy:v1.31.0
+    ports:
+    - {containerPort: 8000}
+"""
+
+
+# --- catches -----------------------------------------------------------------------------------------
+def test_sidecar_declares_the_default_port():
+    assert found(pod(sidecar=PROXY)) == [(15, 23, Severity.ERROR, "vllm/proxy:8000")]
+
+
+def test_sidecar_declares_the_explicit_port():
+    text = pod("[vllm, serve, Qwen/Qwen3-8B, --port, '9000']", PROXY.replace("8000", "9000"))
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col) == (15, 23)
+    assert "`--port 9000`" in finding.message and "container `vllm`" in finding.message
+
+
+def test_native_sidecar_counts():
+    init = """
+  - name: router
+    image: ghcr.io/llm-d/llm-d-routing-sidecar:v0.2.0
+    restartPolicy: Always
+    ports: [{containerPort: 8000}]"""
+    assert found(pod(init=init)) == [(9, 29, Severity.ERROR, "vllm/router:8000")]
+
+
+def test_two_vllm_containers_on_one_port_point_at_the_second():
+    sidecar = """  - name: decode
+    image: vllm/vllm-openai:v0.10.1
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8000"]
+"""
+    assert found(pod(sidecar=sidecar)) == [(14, 51, Severity.ERROR, "vllm/decode:8000")]
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.5.5", "vllm/vllm-openai:v0.6.1.post2", "vllm/vllm-openai:v0.4.2"])
+def test_vllm_port_equal_to_api_port_before_062(image):
+    text = pod("[python3, -m, vllm.entrypoints.openai.api_server, --model, m/m, --port, '9000']",
+               image=image, env="[{name: VLLM_PORT, value: '9000'}]")
+    assert found(text) == [(10, 36, Severity.ERROR, "VLLM_PORT=9000")]
+
+
+def test_vllm_port_default_api_port():
+    text = pod(image="vllm/vllm-openai:v0.6.1", env="[{name: VLLM_PORT, value: '8000'}]")
+    (finding,) = lint(text)
+    assert "fixed in 0.6.2" in finding.message and "vLLM 0.6.1 " in finding.message
+
+
+def test_vllm_port_from_a_configmap_points_at_the_env_entry():
+    text = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: ports}
+data: {VLLM_PORT: "8000"}
+---
+""" + pod(image="vllm/vllm-openai:v0.6.0", env="[{name: VLLM_PORT, valueFrom: {configMapKeyRef: {name: ports, key: VLLM_PORT}}}]")
+    assert found(text) == [(15, 11, Severity.ERROR, "VLLM_PORT=8000")]
+
+
+def test_vllm_port_in_compose():
+    text = """services:
+  vllm:
+    image: vllm/vllm-openai:v0.6.1
+    command: [--model, m/m]
+    environment:
+      VLLM_PORT: "8000"
+"""
+    assert found(text, "compose.yaml") == [(6, 18, Severity.ERROR, "VLLM_PORT=8000")]
+
+
+# --- does not catch ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    pod(sidecar=PROXY.replace("8000", "9090")),  # another port
+    pod(sidecar=PROXY.replace("{containerPort: 8000}", "{containerPort: 8000, protocol: UDP}")),
+    pod("[vllm, serve, Qwen/Qwen3-8B, --port, '8001']", PROXY),
+    pod("[vllm, serve, Qwen/Qwen3-8B, --port, $(PORT)]", PROXY),  # unresolved
+    pod("[vllm, serve, Qwen/Qwen3-8B, --headless, --data-parallel-start-rank, '1']", PROXY),
+    pod("[vllm, serve, Qwen/Qwen3-8B, --uds, /tmp/vllm.sock]", PROXY),
+    # an ordinary init container has exited before vLLM starts
+    pod(init="[{name: probe, image: busybox, ports: [{containerPort: 8000}]}]"),
+    # the vLLM container's own declaration of its port
+    pod(sidecar="").replace("    env: []", "    env: []\n    ports: [{containerPort: 8000}]"),
+    # a client's --port is where it connects
+    pod(sidecar="  - {name: client, image: 'python:3.11', command: [python, bench.py, --port, '8000']}\n"),
+    # VLLM_PORT: fixed from 0.6.2, unknown release, another number, the Service-link form (VL110)
+    pod(image="vllm/vllm-openai:v0.6.2", env="[{name: VLLM_PORT, value: '8000'}]"),
+    pod(image="vllm/vllm-openai:v0.10.1", env="[{name: VLLM_PORT, value: '8000'}]"),
+    pod(image="vllm/vllm-openai:latest", env="[{name: VLLM_PORT, value: '8000'}]"),
+    pod(image="registry.example.com/vllm:prod", env="[{name: VLLM_PORT, value: '8000'}]"),
+    pod(image="vllm/vllm-openai:v0.6.1", env="[{name: VLLM_PORT, value: '8004'}]"),
+    pod(image="vllm/vllm-openai:v0.6.1", env="[{name: VLLM_PORT, value: 'tcp://10.0.0.1:8000'}]"),
+    pod(image="vllm/vllm-openai:v0.6.1", env="[{name: VLLM_PORT, valueFrom: {secretKeyRef: {name: s, key: k}}}]"),
+    # the demo server is another program
+    pod("[python3, -m, vllm.entrypoints.api_server, --model, m/m]", image="vllm/vllm-openai:v0.6.1",
+        env="[{name: VLLM_PORT, value: '8000'}]"),
+])
+def test_silent(text):
+    assert lint(text) == []
+
+
+def test_two_commands_of_one_container_are_not_compared():
+    text = pod("[sh, -c, 'if [ -n \"$A\" ]; then vllm serve a/a; else vllm serve b/b; fi']")
+    assert lint(text) == []
+
+
+def test_compose_services_have_their_own_network():
+    text = """services:
+  vllm:
+    image: vllm/vllm-openai:v0.10.1
+    command: [--model, m/m]
+  proxy:
+    image: envoyproxy/envoy:v1.31.0
+    ports: ["8000:8000"]
+"""
+    assert lint(text, "compose.yaml") == []
+
+
+# --- the data ------------------------------------------------------------------------------------------
+def test_ports_data_is_schema_valid_and_ordered():
+    import json
+
+    data = load_yaml_data(knowledge_dir() / "networking.yaml")
+    schema = json.loads((schemas_dir() / "networking.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    assert vllm_port_collides("0.6.1.post2", "serve") and not vllm_port_collides("0.6.2", "serve")
+    assert not vllm_port_collides("0.5.5", "demo-api-server")
+
+
+def test_audited_fixtures_are_silent():
+    from vllmlint.engine import Linter
+
+    for chapter in ("audited", "original", "own"):
+        linter = Linter(LintOptions(select=["VL717"]))
+        for path in sorted((ROOT / "fixtures" / chapter).iterdir()):
+            if path.is_file():
+                linter.add_file(path, path.name)
+        assert linter.run().findings == [], chapter
