@@ -54,6 +54,13 @@ class ModelSpec:
     checkpoint_quantization: str | None = None
     source: str = ""
     parameters_estimated: bool = False  # True when built from a config.json: `parameters` is our own count
+    # Whether the Hugging Face repository is gated (an access form: downloads need a token of an account granted
+    # access); None when the catalog does not say (then VL710 is silent for the model).
+    gated: bool | None = None
+    # What decides whether serving it needs --trust-remote-code (config.json model_type and auto_map, the first
+    # transformers release that knows the model_type); None when not catalogued. Read it only through
+    # vllmlint.capacity.remote_code.needs_trust_remote_code(), which adds the per-release data.
+    needs_trust_remote_code: RemoteCodeFacts | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -174,6 +181,8 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
         norms_per_layer=entry.get("norms_per_layer", 2),
         checkpoint_quantization=entry.get("checkpoint_quantization"),
         source=entry.get("source", ""),
+        gated=_gated(entry),
+        needs_trust_remote_code=remote_code_facts(entry),
     )
 
 
@@ -500,9 +509,42 @@ def _with_parameters(model: ModelSpec) -> ModelSpec:
     return replace(model, parameters=count_parameters(model))
 
 
+# --------------------------------------------------------------------------- access facts (gated, remote code)
+
+
+@dataclass(frozen=True)
+class RemoteCodeFacts:
+    """The `needs_trust_remote_code` entry of a model: config.json's model_type and auto_map.AutoConfig
+    (`remote_config`, None when the repository has no config code), the first transformers release whose
+    CONFIG_MAPPING knows model_type (None: none yet), and the first vLLM release that loads the config without
+    the flag as recorded in the catalog (`vllm_since`; tests check it against the per-release data)."""
+
+    value: bool
+    model_type: str
+    remote_config: str | None
+    transformers_since: str | None = None
+    vllm_since: str | None = None
+    source: str = ""
+
+
+def _gated(entry: dict[str, Any]) -> bool | None:
+    fact = entry.get("gated")
+    return bool(fact["value"]) if isinstance(fact, dict) and isinstance(fact.get("value"), bool) else None
+
+
+def remote_code_facts(entry: dict[str, Any]) -> RemoteCodeFacts | None:
+    """The entry's `needs_trust_remote_code` mapping as RemoteCodeFacts (None when absent)."""
+    fact = entry.get("needs_trust_remote_code")
+    if not isinstance(fact, dict) or not isinstance(fact.get("model_type"), str):
+        return None
+    return RemoteCodeFacts(value=bool(fact.get("value")), model_type=fact["model_type"],
+                           remote_config=fact.get("remote_config"), transformers_since=fact.get("transformers_since"),
+                           vllm_since=fact.get("vllm_since"), source=str(fact.get("source", "")))
+
+
 __all__ = [
     "GiB", "MiB", "ModelSpec", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
     "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
     "count_parameters", "model_from_config_json",
-    "model_from_entry",
+    "model_from_entry", "RemoteCodeFacts", "remote_code_facts",
 ]
