@@ -12,8 +12,9 @@ ConfigMap, `envFrom` of an object not in the run, `--hf-token`), a volume at the
 home that is not an empty `emptyDir` (a PVC, hostPath, CSI... may be pre-populated; an emptyDir another
 container of the pod also mounts may be filled by it), KServe's storage initializer (`storageUri`,
 ServingRuntimes whose model comes from the InferenceService), HF_ENDPOINT mirrors, VLLM_USE_MODELSCOPE, a
-local path, an image that is not one of vLLM's own (it may hold the model), a shell command line (it may
-export a token), or a user whose HOME is unknown.
+local path, an image that is not one of vLLM's own (it may hold the model), a shell script that runs more
+than the vLLM command or sets variables before it (`HF_TOKEN=... vllm serve`), or a user whose HOME is
+unknown.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from vllmlint.capacity.workload import download_dir, downloaded_by_name, workloa
 from vllmlint.checks import Context
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, env_from_refs
-from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
+from vllmlint.vllm.invocation import runs_alone
 from vllmlint.vllm.release import upstream_image
 
 TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -82,8 +83,8 @@ def check(ctx: Context):
     for work in workloads(world):
         invocation = work.invocation
         container = invocation.container
-        if container is None or invocation.via not in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT):
-            continue  # a script or shell line may export a token or fetch the model first
+        if container is None or not runs_alone(invocation):
+            continue  # a script that runs more than vLLM may export a token or fetch the model first
         if not upstream_image(invocation.image) or not downloaded_by_name(work) or work.model_token is None:
             continue
         owner = container.pod.owner
