@@ -161,16 +161,16 @@ def test_catalog_vllm_since_agrees_with_the_function():
             assert set(answers) == {False}, spec.id
             assert facts.vllm_since is None
             continue
-        first_false = next(r for r, a in zip(releases, answers) if a is False)
+        first_false = next(r for r, a in zip(releases, answers, strict=True) if a is False)
         assert first_false == facts.vllm_since, spec.id
-        assert all(a is True for r, a in zip(releases, answers) if version_key(r) < version_key(first_false))
+        assert all(a is True for r, a in zip(releases, answers, strict=True) if version_key(r) < version_key(first_false))
 
 
 def test_data_file_is_schema_valid_and_contiguous():
     data = load_yaml_data(knowledge_dir() / "config-registry.yaml")
     jsonschema.validate(data, json.loads((schemas_dir() / "config-registry.schema.json").read_text()))
     ranges = data["releases"]
-    for before, after in zip(ranges, ranges[1:]):
+    for before, after in zip(ranges, ranges[1:], strict=False):
         assert version_key(before["last"]) < version_key(after["first"])
     assert release_range("0.7.2").first == "0.7.1" and release_range("0.7.2").transformers == ">=4.48.2"
     assert release_range("0.6.2") is None

@@ -39,7 +39,7 @@ def registry(config_py: Path) -> tuple[list[str], int]:
     def keys(expr: ast.expr) -> list[str]:
         if isinstance(expr, ast.Dict):
             result: list[str] = []
-            for key, value in zip(expr.keys, expr.values):
+            for key, value in zip(expr.keys, expr.values, strict=True):
                 if key is None and isinstance(value, ast.Name) and value.id in assigned:
                     result.extend(keys(assigned[value.id][0]))
                 elif isinstance(key, ast.Constant) and isinstance(key.value, str):
