@@ -222,3 +222,43 @@ def test_compose_token_from_the_host():
 
 def test_hf_token_option():
     assert found(pod(command="[vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --hf-token, abc]")) == []
+
+
+# --- the accessors VL710 added to the model ---------------------------------------------------------
+def _invocations(text):
+    from vllmlint.engine import Linter
+    linter = Linter(LintOptions(select=["VL710"]))
+    linter.add_text(text, "example.yaml", ".yaml", "example.yaml")
+    linter.run()
+    return linter.world.invocations
+
+
+@pytest.mark.parametrize("script, alone", [
+    ("vllm serve m --port 8000", True), ("exec vllm serve m", True),
+    ("HF_TOKEN=x vllm serve m", False), ("env HF_HOME=/c vllm serve m", False),
+    ("export A=1; vllm serve m", False), ("huggingface-cli login && vllm serve m", False),
+])
+def test_runs_alone(script, alone):
+    from vllmlint.vllm.invocation import runs_alone
+    (invocation,) = _invocations(pod(command=f'[sh, -c, "{script}"]'))
+    assert runs_alone(invocation) is alone
+
+
+def test_exec_form_runs_alone_and_upstream_images():
+    from vllmlint.vllm.images import parse_image
+    from vllmlint.vllm.invocation import runs_alone
+    from vllmlint.vllm.release import upstream_image
+    (invocation,) = _invocations(pod())
+    assert runs_alone(invocation)
+    assert upstream_image(parse_image("docker.io/vllm/vllm-openai:v0.10.1"))
+    assert upstream_image(parse_image("public.ecr.aws/acme/vllm/vllm-tpu:latest"))
+    assert not upstream_image(parse_image("lmcache/vllm-openai:2025-05-05-v1")) and not upstream_image(None)
+
+
+def test_env_from_refs():
+    from vllmlint.k8s.pod import env_from_refs
+    (invocation,) = _invocations(pod(extra="    envFrom: [{secretRef: {name: hf}}, {prefix: X_, configMapRef: {name: c, "
+                                           "optional: true}}]\n"))
+    refs = env_from_refs(invocation.container.node)
+    assert [(r.kind, r.name, r.prefix, r.optional) for r in refs] == [("Secret", "hf", "", False),
+                                                                      ("ConfigMap", "c", "X_", True)]
