@@ -74,6 +74,13 @@ class ModelSpec:
     has_chat_template: ModelFact | None = None  # the tokenizer defines a chat template (tokenizer_config.json)
     quantization: ModelFact | None = None  # config.json quantization_config.quant_method; value None: unquantized
     modalities: ModelFact | None = None  # inputs the architecture takes: ("text",), ("text", "image") ...
+    # Whether the Hugging Face repository is gated (an access form: downloads need a token of an account granted
+    # access); None when the catalog does not say (then VL710 is silent for the model).
+    gated: bool | None = None
+    # What decides whether serving it needs --trust-remote-code (config.json model_type and auto_map, the first
+    # transformers release that knows the model_type); None when not catalogued. Read it only through
+    # vllmlint.capacity.remote_code.needs_trust_remote_code(), which adds the per-release data.
+    needs_trust_remote_code: RemoteCodeFacts | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -197,6 +204,8 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
         has_chat_template=_fact(entry.get("has_chat_template")),
         quantization=_fact(entry.get("quantization")),
         modalities=_fact(entry.get("modalities"), as_tuple=True),
+        gated=_gated(entry),
+        needs_trust_remote_code=remote_code_facts(entry),
     )
 
 
@@ -553,11 +562,42 @@ def repository_fact(model: ModelSpec, name: str, attribute: str) -> ModelFact | 
     if wanted in (n.lower() for n in (model.id, *fact.also)):
         return fact
     return None
+# --------------------------------------------------------------------------- access facts (gated, remote code)
+
+
+@dataclass(frozen=True)
+class RemoteCodeFacts:
+    """The `needs_trust_remote_code` entry of a model: config.json's model_type and auto_map.AutoConfig
+    (`remote_config`, None when the repository has no config code), the first transformers release whose
+    CONFIG_MAPPING knows model_type (None: none yet), and the first vLLM release that loads the config without
+    the flag as recorded in the catalog (`vllm_since`; tests check it against the per-release data)."""
+
+    value: bool
+    model_type: str
+    remote_config: str | None
+    transformers_since: str | None = None
+    vllm_since: str | None = None
+    source: str = ""
+
+
+def _gated(entry: dict[str, Any]) -> bool | None:
+    fact = entry.get("gated")
+    return bool(fact["value"]) if isinstance(fact, dict) and isinstance(fact.get("value"), bool) else None
+
+
+def remote_code_facts(entry: dict[str, Any]) -> RemoteCodeFacts | None:
+    """The entry's `needs_trust_remote_code` mapping as RemoteCodeFacts (None when absent)."""
+    fact = entry.get("needs_trust_remote_code")
+    if not isinstance(fact, dict) or not isinstance(fact.get("model_type"), str):
+        return None
+    return RemoteCodeFacts(value=bool(fact.get("value")), model_type=fact["model_type"],
+                           remote_config=fact.get("remote_config"), transformers_since=fact.get("transformers_since"),
+                           vllm_since=fact.get("vllm_since"), source=str(fact.get("source", "")))
 
 
 __all__ = [
     "GiB", "MiB", "ModelSpec", "ModelFact", "repository_fact", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
     "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
     "count_parameters", "model_from_config_json",
-    "model_from_entry",
+    "model_from_entry", "RemoteCodeFacts", "remote_code_facts",
 ]

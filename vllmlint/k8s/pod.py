@@ -626,3 +626,29 @@ __all__ = ["Volume", "VolumeMount", "Backing", "EnvVar", "ContainerPort", "Probe
            "Resources", "ResourceValue", "Strategy", "volumes", "volume_mounts", "backing", "resolved_env",
            "literal_env", "container_ports", "port_number", "probes", "security_context", "resources", "replicas",
            "strategy", "LITERAL", "CONFIG_MAP", "SECRET", "FIELD", "RESOURCE", "UNKNOWN", "PROBE_DEFAULTS"]
+
+
+# --- envFrom references ---------------------------------------------------------------------------
+@dataclass(eq=False)
+class EnvFromRef:
+    """One `envFrom` entry: the kind it names (ConfigMap or Secret), the name, its prefix and the entry's node."""
+
+    kind: str
+    name: str | None
+    prefix: str
+    optional: bool
+    node: Mapping
+
+
+def env_from_refs(container_node: Mapping) -> list[EnvFromRef]:
+    """The `envFrom` entries of a Kubernetes container, in order (whether the object is in the run is the
+    caller's question: `World.find(ref.kind, ref.name, namespace)`)."""
+    result = []
+    for entry in _sequence_mappings(container_node.get("envFrom")):
+        prefix = scalar_str(entry.get("prefix")) or ""
+        for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+            ref = _mapping(entry.get(key))
+            if ref is not None:
+                result.append(EnvFromRef(kind, scalar_str(ref.get("name")), prefix, _bool(ref.get("optional")) is True,
+                                         entry))
+    return result

@@ -609,3 +609,22 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
                                 for tokens in _shell_tokens(value.text, value, value.source))
     world.shell_commands = commands
     return result
+
+
+# `exec` and the like only replace the shell: they set nothing in vLLM's environment.
+_HARMLESS_PREFIXES = frozenset({"exec", "nohup", "time", "command", "builtin"})
+
+
+def runs_alone(invocation: Invocation) -> bool:
+    """Whether the shell script holding an invocation (`sh -c`, a mounted script) runs nothing but vLLM: one
+    simple command, without `VAR=value` or `env` prefixes. Then the script sets no variable, writes no token
+    file and fetches nothing before vLLM starts. Exec-form invocations (no script) run alone by definition."""
+    script = invocation.script
+    if script is None:
+        return True
+    commands = split_commands(script.text)
+    if len(commands) != 1:
+        return False
+    command = commands[0]
+    prefix = script.text[command.start:command.words[0].start].split() if command.words else []
+    return all(word in _HARMLESS_PREFIXES for word in prefix)

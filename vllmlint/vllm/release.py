@@ -100,3 +100,10 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
         if release:
             return release, "pip pin vllm==" + release
     return None, ""
+
+
+def upstream_image(image: object) -> bool:
+    """Whether an image (an `ImageRef`) is one of vLLM's own published images (vllm/vllm-openai and its
+    ROCm/CPU/TPU/XPU/Neuron siblings, any mirror keeping the path): images that hold no model weights."""
+    name = getattr(image, "name", None)
+    return isinstance(name, str) and bool(_UPSTREAM.match(name))

@@ -1,0 +1,123 @@
+"""Does model M on vLLM release R need `--trust-remote-code`? One answer for every rule that asks.
+
+VL712 (trust-remote-code-required: the flag is missing where it is needed) and VL801 (the flag where it is
+not needed) both call `needs_trust_remote_code()`, so they can never disagree about a model and a release.
+
+How vLLM decides (vllm/transformers_utils/config.py `get_config`, e.g. vllm-0.7.3 lines 265-306): it reads
+config.json's `model_type`; a model_type in vLLM's own `_CONFIG_REGISTRY` is loaded with vLLM's config
+class; any other goes to transformers' `AutoConfig.from_pretrained(model, trust_remote_code=...)`, which
+runs the repository's own config code (config.json `auto_map.AutoConfig`) only when the model_type is not
+in its CONFIG_MAPPING; without the flag that is transformers' ValueError "Loading M requires you to execute
+the configuration file in that repo on your local machine" (transformers/dynamic_module_utils.py
+`resolve_trust_remote_code`, line 680 of 4.48.3), re-raised by vLLM as "Failed to load the model config. If
+the model is a custom model not yet available in the HuggingFace transformers library, consider setting
+`trust_remote_code=True` in LLM or using the `--trust-remote-code` flag in the CLI."
+
+Which transformers a release runs: at least the minimum its wheel requires (METADATA Requires-Dist), at most
+its cap; an image built with the release (vllm/vllm-openai:vX) holds a transformers released before the
+image was built. data/config-registry.yaml records, per release range, the requirement, vLLM's registry
+and the date of the last wheel; data/capacity/models.yaml records, per model, model_type, auto_map and the
+first transformers release that knows the model_type.
+
+The answer: True (vLLM fails at start without the flag), False (the flag makes no difference to loading
+the model's config: no repository code, or a model_type vLLM or every transformers the release accepts
+knows), None (not known: model or release not catalogued, or a transformers new enough may be installed).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from vllmlint.capacity.specs import ModelSpec
+from vllmlint.data import knowledge_dir
+from vllmlint.vllm.release import version_key
+
+
+@dataclass(frozen=True)
+class ReleaseRange:
+    """Consecutive vLLM releases with the same transformers requirement and config registry."""
+
+    first: str
+    last: str
+    transformers: str  # the requirement as the wheel states it: ">=4.48.2", "<5,>=4.56.0"
+    last_built: str  # ISO date of the last release's wheel: its image cannot hold a later transformers
+    config_registry: frozenset[str]
+    source: str
+
+    def holds(self, release: str) -> bool:
+        key = version_key(release)
+        return version_key(self.first) <= key <= version_key(self.last)
+
+    @property
+    def transformers_minimum(self) -> tuple[int, ...] | None:
+        found = re.search(r">=\s*([0-9][0-9.]*)", self.transformers)
+        return _numbers(found.group(1)) if found else None
+
+    @property
+    def transformers_below(self) -> tuple[int, ...] | None:
+        """The exclusive upper bound of the requirement (`<5` -> (5,)), None when uncapped."""
+        found = re.search(r"(?<![<>=!])<\s*([0-9][0-9.]*)", self.transformers)
+        return _numbers(found.group(1)) if found else None
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in re.findall(r"\d+", version)[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+@lru_cache(maxsize=1)
+def _data() -> tuple[tuple[ReleaseRange, ...], dict[str, str]]:
+    from vllmlint.data import load_yaml_data
+
+    raw: Any = load_yaml_data(knowledge_dir() / "config-registry.yaml")
+    ranges = tuple(ReleaseRange(str(r["first"]), str(r["last"]), str(r["transformers"]), str(r["last_built"]),
+                                frozenset(r["config_registry"]), str(r["source"])) for r in raw["releases"])
+    published = {str(t["version"]): str(t["published"]) for t in raw["transformers_releases"]}
+    return ranges, published
+
+
+def release_range(release: str | None) -> ReleaseRange | None:
+    """The range of data/config-registry.yaml holding `release`; None for an unknown or uncatalogued release."""
+    if not release:
+        return None
+    try:
+        version_key(release)
+    except ValueError:
+        return None
+    return next((r for r in _data()[0] if r.holds(release)), None)
+
+
+def needs_trust_remote_code(model: ModelSpec, release: str | None, *, release_image: bool = False) -> bool | None:
+    """Whether serving `model` on vLLM `release` needs --trust-remote-code: True / False / None (unknown).
+
+    `release_image`: vLLM runs from the image published with the release (vllm/vllm-openai:vX), so its
+    transformers is no newer than the last one released before that image was built. Without it (a
+    `pip install vllm==X`, another image) a newer transformers may be installed and True is never certain
+    unless the release's own requirement caps transformers below the one that knows the model.
+    """
+    facts = model.needs_trust_remote_code
+    if facts is None:
+        return None
+    if facts.remote_config is None:
+        return False  # config.json has no auto_map: there is no repository code for the flag to allow
+    row = release_range(release)
+    if row is None:
+        return None
+    if facts.model_type in row.config_registry:
+        return False  # vLLM's own config class
+    since = _numbers(facts.transformers_since) if facts.transformers_since else None
+    minimum = row.transformers_minimum
+    if since is not None and minimum is not None and minimum >= since:
+        return False  # every transformers the release accepts knows the model_type
+    below = row.transformers_below
+    if since is None or (below is not None and below <= since):
+        return True  # no transformers this release may run knows it
+    published = _data()[1].get(facts.transformers_since or "")
+    if release_image and published is not None and row.last_built < published:
+        return True  # the image was built before the transformers that knows it was released
+    return None
+
+
+__all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code"]
