@@ -106,7 +106,15 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
     if first.text == "vllm" and (len(positionals) < 2 or positionals[1].text != "serve"):
         return
     entry = " ".join(t.text for t in invocation.entry)
-    if invocation.via == VIA_IMAGE_ENTRYPOINT:
+    container = invocation.container
+    if container is not None and container.is_compose and container.command is None and invocation.entry \
+            and all(t.source is None for t in invocation.entry):
+        # Compose: `command` (string or list) replaces only the image's CMD; the ENTRYPOINT stays.
+        image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
+        said = f"The image{image} already runs `{entry}` (its entrypoint), and a Compose `command` replaces only " \
+               "the image's CMD, so this service runs"
+        where = "from `command` (or set `entrypoint` to run something else)"
+    elif invocation.via == VIA_IMAGE_ENTRYPOINT:
         image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
         said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
     else:
