@@ -1888,12 +1888,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parse_type_falls_back_to_kvs(interp: Interp) -> bool:
-    """`parse_type(json.loads)` hands text that is not `{...}` to nullable_kvs (0.8.x-0.9.x)."""
+    """`optional_type(json.loads)` (0.8.x) or `parse_type(json.loads)` (0.9.x) hands text that is not
+    `{...}` to nullable_kvs; later releases parse it with json.loads alone."""
     for mod_name in ("vllm.engine.arg_utils", "vllm.utils.argparse_utils", "vllm.utils"):
         mod = interp.tree.module(mod_name)
-        binding = mod.bindings.get("parse_type") if mod is not None else None
-        if binding and binding[0] == "def":
-            return "nullable_kvs(" in ast.unparse(binding[1])
+        for name in ("parse_type", "optional_type"):
+            binding = mod.bindings.get(name) if mod is not None else None
+            if binding and binding[0] == "def" and "nullable_kvs(" in ast.unparse(binding[1]):
+                return True
     return False
 
 
@@ -1908,7 +1910,7 @@ def json_parser(type_value: Any, interp: Interp) -> str:
         short = type_value.func.split(".")[-1]
         if short in ("optional_type", "parse_type") and type_value.args:
             inner = type_value.args[0]
-            if short == "parse_type" and _callable_name(inner) in ("json.loads", "loads") and interp.parse_type_kvs:
+            if _callable_name(inner) in ("json.loads", "loads") and interp.parse_type_kvs:
                 return "json-or-kvs"
             type_value = inner
         else:
