@@ -23,6 +23,7 @@ def found(text, version="0.29.0", filename="serve.sh"):
     ("vllm serve Qwen/Qwen3-8B --speculative-config notjson\n", "0.9.2", "speculative-config:not-json"),
     ("vllm serve Qwen/Qwen3-8B --kv-transfer-config notjson\n", "0.29.0", "kv-transfer-config:not-json"),
     ("vllm serve Qwen/Qwen3-8B --limit-mm-per-prompt notjson\n", "0.9.2", "limit-mm-per-prompt:not-json"),
+    ("vllm serve Qwen/Qwen3-8B --limit-mm-per-prompt notjson\n", "0.8.5.post1", "limit-mm-per-prompt:not-json"),
 ])
 def test_catches(line, version, value):
     col = line.index(" notjson") + 2
@@ -59,6 +60,7 @@ spec:
     ("vllm serve m --speculative-config 4\n", "0.29.0"),                # JSON scalar: a later check's
     ("vllm serve m --limit-mm-per-prompt image=4\n", "0.29.0"),         # key=value: malformed-argv (VL714)
     ("vllm serve m --limit-mm-per-prompt image=4\n", "0.9.2"),          # json-or-kvs takes it
+    ("vllm serve m --limit-mm-per-prompt image=4\n", "0.8.5.post1"),
     ("vllm serve m --speculative-config $SPEC\n", "0.29.0"),
     ("vllm serve m --speculative-config.method ngram\n", "0.29.0"),     # dotted form
     ('vllm serve m --speculative-config \'{"method": "ngram", "num_speculative_tokens": 4}\'\n', "0.29.0"),
@@ -78,4 +80,5 @@ def test_catalog_records_the_parser():
     assert new.option("--override-generation-config").json_parser == "json"
     assert new.option("--compilation-config").json_parser == "dataclass"
     assert catalog.load("0.9.2").option("--limit-mm-per-prompt").json_parser == "json-or-kvs"
+    assert catalog.load("0.8.5.post1").option("--limit-mm-per-prompt").json_parser == "json-or-kvs"
     assert catalog.load("0.7.3").option("--compilation-config").json_parser == "from-cli"
