@@ -132,3 +132,11 @@ def test_batched_below_len_chunked_off(line, version, col):
 ])
 def test_batched_below_len_silent(text, filename, version):
     assert lint(text, filename, version) == []
+
+
+def test_v0_engine_by_environment_on_0_9():
+    text = deployment("vllm/vllm-openai:v0.9.2", V0_ARGS, '        env: [{name: VLLM_USE_V1, value: "0"}]\n')
+    assert found(text) == [(12, 111, Severity.ERROR, "batched<16384")]
+    longer = V0_ARGS.replace('"16384"', '"65536"')
+    assert lint(deployment("vllm/vllm-openai:v0.9.2", longer, '        env: [{name: VLLM_USE_V1, value: "0"}]\n')) == []
+    assert lint(deployment("vllm/vllm-openai:v0.11.0", V0_ARGS, '        env: [{name: VLLM_USE_V1, value: "0"}]\n')) == []

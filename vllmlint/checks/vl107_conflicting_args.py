@@ -189,14 +189,22 @@ def _batched_below_model_len(ctx: Context, invocation: Invocation) -> Iterator[F
         return
     chunked = _chunked_prefill(invocation)
     env = invocation.container.env if invocation.container is not None else {}
-    if chunked is True or period["default"] == "forced-on":
+    default = period["default"]
+    if default == "forced-on" and period.get("v0_env") and "=" in str(period["v0_env"]):
+        name, _, value = str(period["v0_env"]).partition("=")
+        if env.get(name) == value:
+            default = "off"  # the V0 engine, chosen by the environment (VLLM_USE_V1=0)
+    if chunked is True or default == "forced-on":
         return  # on, or forced on by the V1 engine whatever the flag says
     if chunked is None:
-        if period["default"] == "on":
+        if default == "on":
             return
-        # V0 ("off"): on by default above 32K tokens for most CUDA models; VLLM_USE_V1=1 forces it on.
+        # V0 ("off"): on by default above 32K tokens for most CUDA models; in 0.7.x VLLM_USE_V1=1 forces it
+        # on (an unknown value: silent).
+        if model_len > int(period.get("on_above", 32768)):
+            return
         use_v1 = env.get("VLLM_USE_V1", "0") if "VLLM_USE_V1" in env else "0"
-        if model_len > int(period.get("on_above", 1 << 62)) or use_v1 is None or use_v1.strip().lower() in ("1", "true"):
+        if use_v1 is None or use_v1.strip() == "1":
             return
         why = f"{release_phrase(invocation)} leaves chunked prefill off by default at this length"
     else:
