@@ -78,6 +78,8 @@ def test_old_release_too():
     "vllm serve --port 8000 Qwen/Qwen3-8B\n",
     "vllm serve Qwen/Qwen3-8B -- \n",
     "vllm bench serve --model Qwen/Qwen3-8B extra\n",  # not the server
+    "vllm serve <model> [options]\n",  # documentation placeholders
+    "vllm serve Qwen/Qwen3-8B ...\n",
 ])
 def test_does_not_catch(line):
     assert lint(line) == []
@@ -92,3 +94,14 @@ def test_kubernetes_expansion_is_not_known():
     text = pod('["Qwen/Qwen3-8B", "$(EXTRA)"]').replace("    args:", "    env: [{name: EXTRA, valueFrom: "
                                                         "{configMapKeyRef: {name: x, key: y}}}]\n    args:")
     assert lint(text, "pod.yaml") == []
+
+
+def test_stops_at_a_shell_operator_in_argv():
+    # `&&` as an argv item of a container with no shell is malformed-argv (VL714); what follows is not vLLM's
+    assert lint(pod('[Qwen/Qwen3-8B, "&&", echo, done]'), "pod.yaml") == []
+    assert [v for *_, v in found(pod('[Qwen/Qwen3-8B, extra, "&&", echo]'), "pod.yaml")] == ["extra"]
+
+
+def test_after_an_unknown_flag_only_the_flag():
+    # an unknown flag may take more values than the parse guessed: `b` is not called a stray word
+    assert found("vllm serve Qwen/Qwen3-8B --brand-new-flag a b\n") == [(1, 26, Severity.ERROR, "--brand-new-flag")]

@@ -66,6 +66,9 @@ def _fix(invocation: Invocation, option: Option) -> Fix | None:
 
 # `trust_remote_code=True`, `max_model_len=8192`: an engine keyword argument written as a word.
 _KEYWORD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
+# A shell operator left as a word, and the placeholders of documentation (`vllm serve MODEL [options]`).
+_SHELL_OPERATORS = {"&&", "||", "|", ";", "&", ">", ">>", "<", "2>&1", "|&"}
+_PLACEHOLDER = re.compile(r"^(\[.*\]|<.*>|\.\.\.|…)$")
 # Words VL106 already reports as the value given to a switch (`--enable-chunked-prefill false`).
 _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
 
@@ -81,8 +84,17 @@ def _stray_positionals(ctx: Context, invocation: Invocation) -> Iterator[Finding
     # (`--model X` next to a positional is conflicting-args (VL107): the first positional counts as the model.)
     strays = positionals[1:]
     after_switch = _switch_values(invocation)
+    position = {id(t): i for i, t in enumerate(invocation.tokens)}
+    guessed = [position.get(id(o.token), 0) for o in invocation.options
+               if o.status is not None and o.status.kind in (UNKNOWN, AMBIGUOUS)]
     for token in strays:
         text = token.text
+        if text in _SHELL_OPERATORS or re.match(r"^\d?>", text):
+            break  # a shell operator in an argv with no shell: malformed-argv (VL714); the rest is not vLLM's
+        if guessed and min(guessed) < position.get(id(token), 0):
+            continue  # after an unknown flag, which may take more values than the parse guessed
+        if _PLACEHOLDER.match(text):
+            continue  # `[options]`, `<args>`, `...` in documentation
         if token.source is None or token.dynamic or not text or "$" in text or "{{" in text or "{%" in text:
             continue  # synthetic, or a value only known when the container runs (`$EXTRA_ARGS`)
         if id(token) in after_switch and text.lower() in _TRUTHY:

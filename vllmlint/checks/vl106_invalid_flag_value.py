@@ -294,8 +294,8 @@ def _not_json(ctx: Context, invocation: Invocation, option: Option, known: Optio
               release_text: str) -> Iterator[Finding | None]:
     """`--speculative-config notjson`: text a JSON-only option cannot parse."""
     how = _STRICT.get(known.json_parser)
-    if how is None or text in ("", "None") or _KEY_VALUE.match(text):
-        return  # `None` is no value (optional_type); key=value is malformed-argv's
+    if how is None or text in ("", "None") or _KEY_VALUE.match(text) or re.match(r"^<.*>$", text):
+        return  # `None` is no value (optional_type); key=value is malformed-argv's; `<json>` a placeholder
     if known.json_parser == "dataclass" and text.isdigit():
         return  # CompilationConfig.from_cli: a bare optimization level
     try:
