@@ -340,6 +340,7 @@ class Interp:
         self.recorded: list[Recorded] = []
         self.depth = 0
         self.get_kwargs_source = ""
+        self.parse_type_kvs = False   # parse_type(json.loads) falls back to key=value pairs (nullable_kvs)
         # False: names as the running code sees them. True: as a type checker sees them; used only for
         # values vLLM documents but does not enforce (`QuantizationMethods = Any` at run time).
         self.type_checking = False
@@ -1028,6 +1029,7 @@ class Interp:
             elif dataclass_is_json and dataclasses:
                 entry["type"] = Ext("json.loads")
                 entry["_json_class"] = dataclasses[0]
+                entry["_json_parser"] = "dataclass"   # parse_dataclass: from_cli or TypeAdapter.validate_json
             elif bool_or_str and atoms == {"bool", "str", "None"} and not literals and not generics:
                 entry.update(type=Ext("str"), nargs="?", const=True)
             elif "bool" in atoms:
@@ -1058,6 +1060,7 @@ class Interp:
                 entry["type"] = Ext("float")
             elif "dict" in generics or "dict" in atoms:
                 entry["type"] = Ext("json.loads")
+                entry["_json_parser"] = self.dict_parser(hints)
             else:
                 entry["type"] = Ext("str")
             if "None" in atoms and "bool" not in atoms and entry.get("choices"):
@@ -1070,6 +1073,18 @@ class Interp:
                     entry["_json_class"] = static_classes[0]
             kwargs[name] = entry
         return kwargs
+
+    def dict_parser(self, hints: dict) -> str:
+        """How get_kwargs parses a dict-typed field: `union_dict_and_str` (any text that is not `{...}` stays
+        a string) when the hints also hold str or a non-builtin type, else `parse_type(json.loads)`, which
+        falls back to `key=value` pairs (nullable_kvs) in some releases."""
+        src = self.get_kwargs_source
+        builtin = {"dict", "None", "int", "float", "bool", "list", "tuple", "set"}
+        other = any(not (isinstance(h, str) and h in builtin) and not (isinstance(h, GenericType)
+                                                                      and h.origin in builtin) for h in hints)
+        if "union_dict_and_str" in src and ("str" in hints or other and "is_not_builtin" in src):
+            return "dict-or-str"
+        return "json-or-kvs" if self.parse_type_kvs else "json"
 
     def type_checking_hints(self, cls: ClassVal, field_name: str) -> tuple[list, list]:
         """Literal values and dataclasses in a field's annotation as a type checker sees it."""
@@ -1384,6 +1399,7 @@ def normalise(rec: Recorded, interp: Interp, feats: ReleaseFeatures, literal_hin
     json_cls = kw.get("_json_class")
     if typ == "json":
         info["json"] = True
+        info["json_parser"] = kw.get("_json_parser") or json_parser(kw.get("type"), interp)
         if json_cls is None:
             json_cls = _guess_config_class(interp, canonical)
         if json_cls is not None:
@@ -1690,6 +1706,7 @@ def extract_release(files: dict[str, str], version: str) -> dict:
     """Build the JSON Schema document for one release from its `vllm/**.py` sources."""
     interp = Interp(Tree(files))
     interp.get_kwargs_source = _get_kwargs_source(interp)
+    interp.parse_type_kvs = _parse_type_falls_back_to_kvs(interp)
     feats = release_features(interp)
     entry = replay_serve_parser(interp)
     interp.recorded.insert(0, Recorded(["-h", "--help"], {"action": "help", "help": "show this help message and exit"}))
@@ -1868,6 +1885,47 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(p.stat().st_size for p in out.glob("*.json"))
     print(f"index.json: {size} bytes; catalog total {total} bytes")
     return 0
+
+
+def _parse_type_falls_back_to_kvs(interp: Interp) -> bool:
+    """`optional_type(json.loads)` (0.8.x) or `parse_type(json.loads)` (0.9.x) hands text that is not
+    `{...}` to nullable_kvs; later releases parse it with json.loads alone."""
+    for mod_name in ("vllm.engine.arg_utils", "vllm.utils.argparse_utils", "vllm.utils"):
+        mod = interp.tree.module(mod_name)
+        for name in ("parse_type", "optional_type"):
+            binding = mod.bindings.get(name) if mod is not None else None
+            if binding and binding[0] == "def" and "nullable_kvs(" in ast.unparse(binding[1]):
+                return True
+    return False
+
+
+def json_parser(type_value: Any, interp: Interp) -> str:
+    """How an option's JSON value is parsed, for `x-vllm.json_parser`: `json` (json.loads, a pydantic
+    validate_json: any other text is an error), `json-or-kvs` (also `key=value,...` pairs), `dict-or-str`
+    (text that is not `{...}` is kept as a string), `dataclass` (get_kwargs' parse_dataclass),
+    `from-cli` (a config class's own `from_cli`), or `unknown`."""
+    seen = 0
+    while isinstance(type_value, Opaque) and seen < 5:
+        seen += 1
+        short = type_value.func.split(".")[-1]
+        if short in ("optional_type", "parse_type") and type_value.args:
+            inner = type_value.args[0]
+            if _callable_name(inner) in ("json.loads", "loads") and interp.parse_type_kvs:
+                return "json-or-kvs"
+            type_value = inner
+        else:
+            break
+    name = _callable_name(type_value) if not isinstance(type_value, Opaque) else type_value.func
+    short = (name or "").split(".")[-1]
+    if short in ("loads", "model_validate_json", "validate_json"):
+        return "json"
+    if short == "union_dict_and_str":
+        return "dict-or-str"
+    if short == "parse_dataclass":
+        return "dataclass"
+    if short in ("from_cli", "from_json"):
+        return "from-cli"
+    return "unknown"
 
 
 if __name__ == "__main__":

@@ -354,6 +354,7 @@ def estimate(
         raise ValueError(f"tensor_parallel_size and pipeline_parallel_size must be at most {MAX_PARALLEL_SIZE}")
 
     version = release_numbers(vllm_version)
+    dtype = resolved_dtype(model, gpu, dtype, version)
     utilization = gpu_memory_utilization if gpu_memory_utilization is not None else default_gpu_memory_utilization(version)
     max_len = int(max_model_len or model.max_position_embeddings)
     quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
@@ -500,3 +501,43 @@ __all__ = [
     "default_gpu_memory_utilization", "capability_floor", "canonical_quantization", "pp_layer_ranges",
     "QUANTIZED_LINEAR_BYTES",
 ]
+
+
+# --------------------------------------------------------------------------- the dtype vLLM runs in
+
+def in_release_period(period: dict, version: str | tuple[int, ...] | None) -> bool:
+    """Whether a release lies in a `{from, before}` period of the data files (None: the newest release)."""
+    key = release_numbers(version)
+    return release_numbers(str(period["from"])) <= key and ("before" not in period
+                                                           or key < release_numbers(str(period["before"])))
+
+
+def fp16_unsupported(model: ModelSpec, version: str | tuple[int, ...] | None) -> bool:
+    """vLLM refuses float16 for this model's type in this release (`_FLOAT16_NOT_SUPPORTED_MODELS`)."""
+    from vllmlint.capacity.specs import model_type_of, vllm_gpu_support
+
+    model_type = model_type_of(model)
+    return model_type is not None and any(
+        in_release_period(p, version) and model_type in p["model_types"] for p in vllm_gpu_support()["fp16_unsupported"])
+
+
+def resolved_dtype(model: ModelSpec, gpu: GPU, dtype: str, version: str | tuple[int, ...] | None) -> str:
+    """The dtype vLLM runs the model in, where it differs from what `dtype` says by itself: `--dtype auto`
+    on a GPU without bfloat16 leaves only float32 for the model types vLLM refuses in float16
+    (`_resolve_auto_dtype`, 0.9.1+), doubling weights, activations and KV cache."""
+    if str(dtype).lower() == "auto" and not gpu.bf16 and fp16_unsupported(model, version):
+        return "float32"
+    return dtype
+
+
+def min_capability(method: str | None, version: str | tuple[int, ...] | None) -> tuple[int, int] | None:
+    """The quantization method's get_min_capability() in this release, as (major, minor); None when the
+    data does not say (an unknown method, or a release no period covers)."""
+    from vllmlint.capacity.specs import vllm_gpu_support
+
+    for entry in vllm_gpu_support()["quantization_min_capability"]:
+        if entry["method"] == str(method or "").lower():
+            for period in entry["periods"]:
+                if in_release_period(period, version):
+                    return divmod(int(period["min"]), 10)
+    return None

@@ -601,3 +601,20 @@ __all__ = [
     "count_parameters", "model_from_config_json",
     "model_from_entry", "RemoteCodeFacts", "remote_code_facts",
 ]
+
+
+@lru_cache(maxsize=1)
+def vllm_gpu_support() -> dict[str, Any]:
+    """data/capacity/vllm-gpu-support.yaml: the dtype vLLM falls back to per release, the model types it
+    refuses in float16, each quantization method's minimum compute capability."""
+    return _load("vllm-gpu-support.yaml")
+
+
+def model_type_of(model: ModelSpec) -> str | None:
+    """The config.json `model_type` vLLM reads for a model: from the architecture (the table in
+    vllm-gpu-support.yaml), or a spec read from a config.json, whose family is that file's model_type.
+    None when not known."""
+    for entry in vllm_gpu_support()["model_types"]:
+        if entry["architecture"] == model.architecture:
+            return str(entry["model_type"])
+    return model.family if model.source == "config.json" and model.family != "unknown" else None

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.flags import AMBIGUOUS, UNKNOWN
 from vllmlint.vllm.flagtable import first_sentence
-from vllmlint.vllm.invocation import Invocation, Option
+from vllmlint.vllm.invocation import SERVE, Invocation, Option, Token
 from vllmlint.checks import Context
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                            f"{release}: the flag may be new)"
             yield ctx.finding(option.token, message, about=invocation, value=status.spelling, severity=severity,
                               fix=ctx.build_fix(_fix, invocation, option))
+        yield from _stray_positionals(ctx, invocation)
 
 
 def _which(invocation: Invocation) -> str:
@@ -60,3 +62,73 @@ def _fix(invocation: Invocation, option: Option) -> Fix | None:
     if option.value is not None and not option.inline:
         return None  # `--enable-metrics X`: X may be the model; the parse cannot know
     return drop_options_fix(invocation, [option], SAFE, f"delete `{option.name}`: {reason}")
+
+
+# `trust_remote_code=True`, `max_model_len=8192`: an engine keyword argument written as a word.
+_KEYWORD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
+# A shell operator left as a word, and the placeholders of documentation (`vllm serve MODEL [options]`).
+_SHELL_OPERATORS = {"&&", "||", "|", ";", "&", ">", ">>", "<", "2>&1", "|&"}
+_PLACEHOLDER = re.compile(r"^(\[.*\]|<.*>|\.\.\.|…)$")
+# Words VL106 already reports as the value given to a switch (`--enable-chunked-prefill false`).
+_TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
+
+
+def _stray_positionals(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
+    """Words after the model of `vllm serve`: its parser has one positional (`model_tag`, nargs="?"
+    from 0.8.0, required before), so every further one stops it with "unrecognized arguments"."""
+    if invocation.kind != SERVE:
+        return  # the api_server entrypoint has no positional at all: positional-model-ignored (VL715)
+    positionals = invocation.model_positionals
+    if not positionals or positionals[0].text in ("serve", "vllm"):
+        return  # `vllm serve serve MODEL`: conflicting-args (VL107)
+    # (`--model X` next to a positional is conflicting-args (VL107): the first positional counts as the model.)
+    strays = positionals[1:]
+    after_switch = _switch_values(invocation)
+    position = {id(t): i for i, t in enumerate(invocation.tokens)}
+    guessed = [position.get(id(o.token), 0) for o in invocation.options
+               if o.status is not None and o.status.kind in (UNKNOWN, AMBIGUOUS)]
+    for token in strays:
+        text = token.text
+        if text in _SHELL_OPERATORS or re.match(r"^\d?>", text):
+            break  # a shell operator in an argv with no shell: malformed-argv (VL714); the rest is not vLLM's
+        if guessed and min(guessed) < position.get(id(token), 0):
+            continue  # after an unknown flag, which may take more values than the parse guessed
+        if _PLACEHOLDER.match(text):
+            continue  # `[options]`, `<args>`, `...` in documentation
+        if token.source is None or token.dynamic or not text or "$" in text or "{{" in text or "{%" in text:
+            continue  # synthetic, or a value only known when the container runs (`$EXTRA_ARGS`)
+        if id(token) in after_switch and text.lower() in _TRUTHY:
+            continue  # invalid-flag-value (VL106) reports it, as the value given to the switch
+        message = (f"`{text}` is an extra positional argument after the model `{positionals[0].text}`: "
+                   f"`vllm serve` takes only one, so its parser exits with \"unrecognized arguments: {text}\".")
+        yield ctx.finding(token, message + _instead(invocation, text), about=invocation, value=text)
+
+
+def _instead(invocation: Invocation, text: str) -> str:
+    match = _KEYWORD.match(text)
+    if match is None:
+        return " Remove it, or make it the value of the option it belongs to."
+    name, value = match.group(1).replace("_", "-"), match.group(2)
+    spec = invocation.catalog.option("--" + name)
+    if spec is None:
+        return " Remove it: it is a keyword argument, not a command-line option."
+    flag = spec.canonical_flag
+    if not spec.takes_value:
+        truthy = value.strip().lower() in ("true", "1", "yes", "on")
+        negative = next((f for f in spec.flags if f.startswith("--no-")), None)
+        if truthy:
+            return f" Write the option `{flag}` instead."
+        return f" Drop it (`{flag}` is off by default)" + (f" or write `{negative}`." if negative else ".")
+    return f" Write the option instead: `{flag} {value}`." if value else f" Write the option `{flag}` with its value."
+
+
+def _switch_values(invocation: Invocation) -> set[int]:
+    """Positionals that directly follow a switch (an option that takes no value)."""
+    by_token = {id(o.token): o for o in invocation.options}
+    result: set[int] = set()
+    tokens: list[Token] = invocation.tokens
+    for i, token in enumerate(tokens[:-1]):
+        option = by_token.get(id(token))
+        if option is not None and option.spec is not None and not option.spec.takes_value and not option.inline:
+            result.add(id(tokens[i + 1]))
+    return result

@@ -248,7 +248,9 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
     else:
         text = (option.value or "").strip()
         if not text.startswith(("{", "[")):
-            return  # a plain string (a path, a name): vLLM accepts it for some options and checks it later
+            # a plain string (a path, a name): vLLM accepts it where the option also takes a string
+            yield from _not_json(ctx, invocation, option, known, text, release_text)
+            return
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -276,3 +278,33 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             yield ctx.finding(where, f"`{option.name}` sets `{key}` to `{value}`, which {release_text} does not "
                               f"accept (one of {', '.join(allowed)}).{hint}", about=invocation,
                               value=f"{known.name}.{key}={value}")
+
+
+# `key=value[,key=value]`: the old form of JSON options, which malformed-argv (VL714) reports.
+_KEY_VALUE = re.compile(r"^[A-Za-z_][\w.-]*=")
+# Parsers that reject text that is not JSON (sync's `x-vllm.json_parser`): `json.loads` or a pydantic
+# validate_json (`json`), get_kwargs' parse_dataclass (`dataclass`), and parse_type(json.loads) of
+# 0.8.x-0.9.x, which also takes `key=value` pairs (`json-or-kvs`). `dict-or-str` (union_dict_and_str)
+# keeps any other text as a string; `from-cli` and `unknown` may accept more.
+_STRICT = {"json": "with `json.loads`", "dataclass": "as JSON",
+           "json-or-kvs": "as JSON or as `key=value` pairs"}
+
+
+def _not_json(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec, text: str,
+              release_text: str) -> Iterator[Finding | None]:
+    """`--speculative-config notjson`: text a JSON-only option cannot parse."""
+    how = _STRICT.get(known.json_parser)
+    if how is None or text in ("", "None") or _KEY_VALUE.match(text) or re.match(r"^<.*>$", text):
+        return  # `None` is no value (optional_type); key=value is malformed-argv's; `<json>` a placeholder
+    if known.json_parser == "dataclass" and text.isdigit():
+        return  # CompilationConfig.from_cli: a bare optimization level
+    try:
+        json.loads(text)
+    except ValueError:
+        pass
+    else:
+        return  # a JSON number, string or literal: parsed; what the config makes of it is checked later
+    where = option.value_token or option.token
+    yield ctx.finding(where, f"`{option.name} {text}`: {release_text} parses this value {how}, and `{text}` is not "
+                      "JSON, so its parser exits with an invalid-value error. Give a JSON object quoted as one "
+                      "argument (`'{\"key\": \"value\"}'`).", about=invocation, value=f"{known.name}:not-json")

@@ -37,6 +37,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         yield from _model_twice(ctx, invocation)
         yield from _serve_serve(ctx, invocation)
         yield from _kv_bytes_and_utilization(ctx, invocation)
+        yield from _batched_below_model_len(ctx, invocation)
 
 
 def _repeated(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
@@ -106,7 +107,15 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
     if first.text == "vllm" and (len(positionals) < 2 or positionals[1].text != "serve"):
         return
     entry = " ".join(t.text for t in invocation.entry)
-    if invocation.via == VIA_IMAGE_ENTRYPOINT:
+    container = invocation.container
+    if container is not None and container.is_compose and container.command is None and invocation.entry \
+            and all(t.source is None for t in invocation.entry):
+        # Compose: `command` (string or list) replaces only the image's CMD; the ENTRYPOINT stays.
+        image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
+        said = f"The image{image} already runs `{entry}` (its entrypoint), and a Compose `command` replaces only " \
+               "the image's CMD, so this service runs"
+        where = "from `command` (or set `entrypoint` to run something else)"
+    elif invocation.via == VIA_IMAGE_ENTRYPOINT:
         image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
         said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
     else:
@@ -125,3 +134,85 @@ def _kv_bytes_and_utilization(ctx: Context, invocation: Invocation) -> Iterator[
                       "`--kv-cache-memory-bytes`: vLLM sizes the KV cache from the byte count and ignores the "
                       "fraction. Keep one of them.", about=invocation, value="--gpu-memory-utilization",
                       severity=min(ctx.severity, Severity.WARNING))
+
+
+_POOLING_TASKS = {"embed", "embedding", "reward", "classify", "score", "pooling"}
+
+
+def _chunked_prefill(invocation: Invocation) -> bool | None:
+    """What `--enable-chunked-prefill` (`=false`, `--no-...`) asks for; None when not given or unknown."""
+    options = [o for o in invocation.option("--enable-chunked-prefill") if o.status is not None
+               and o.status.kind == OK]
+    if not options:
+        return None
+    option = options[-1]
+    value = _effective(option)
+    if isinstance(value, bool):
+        return value
+    if option.value is None:
+        return True  # `--enable-chunked-prefill` (0.6.x StoreBoolean, nargs="?")
+    if not option.value_known:
+        return None
+    text = option.value.strip().lower()
+    return True if text == "true" else False if text == "false" else None
+
+
+def _period(ctx: Context, release: str) -> dict[str, Any] | None:
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    key = version_key(release)
+    for period in data.get("chunked_prefill", []):
+        if version_key(str(period["from"])) <= key and ("before" not in period
+                                                        or key < version_key(str(period["before"]))):
+            return period
+    return None
+
+
+def _batched_below_model_len(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
+    """`--max-num-batched-tokens` below `--max-model-len` with chunked prefill off: SchedulerConfig
+    raises "max_num_batched_tokens (N) is smaller than max_model_len (M)" at start-up."""
+    from vllmlint.capacity.workload import human_int
+
+    batched, length = invocation.option("--max-num-batched-tokens"), invocation.option("--max-model-len")
+    if not batched or not length:
+        return
+    if not batched[-1].value_known or not length[-1].value_known:
+        return
+    tokens, model_len = human_int(batched[-1].value or ""), human_int(length[-1].value or "")
+    if tokens is None or model_len is None or tokens >= model_len:
+        return
+    tasks = {o.value for o in invocation.option("--task", "--runner", "--convert") if o.value}
+    if tasks & _POOLING_TASKS:
+        return  # pooling models: the default differs per model (bidirectional attention, pooling type)
+    release = invocation.release or invocation.catalog.version
+    period = _period(ctx, release)
+    if period is None:
+        return
+    chunked = _chunked_prefill(invocation)
+    env = invocation.container.env if invocation.container is not None else {}
+    default = period["default"]
+    if default == "forced-on" and period.get("v0_env") and "=" in str(period["v0_env"]):
+        name, _, value = str(period["v0_env"]).partition("=")
+        if env.get(name) == value:
+            default = "off"  # the V0 engine, chosen by the environment (VLLM_USE_V1=0)
+    if chunked is True or default == "forced-on":
+        return  # on, or forced on by the V1 engine whatever the flag says
+    if chunked is None:
+        if default == "on":
+            return
+        # V0 ("off"): on by default above 32K tokens for most CUDA models; in 0.7.x VLLM_USE_V1=1 forces it
+        # on (an unknown value: silent).
+        if model_len > int(period.get("on_above", 32768)):
+            return
+        use_v1 = env.get("VLLM_USE_V1", "0") if "VLLM_USE_V1" in env else "0"
+        if use_v1 is None or use_v1.strip() == "1":
+            return
+        why = f"{release_phrase(invocation)} leaves chunked prefill off by default at this length"
+    else:
+        why = "chunked prefill is turned off"
+    option = batched[-1]
+    yield ctx.finding(option.value_token or option.token,
+                      f"`--max-num-batched-tokens {option.value}` is below `--max-model-len {length[-1].value}` and "
+                      f"{why}: vLLM refuses to start (\"max_num_batched_tokens ({tokens}) is smaller than "
+                      f"max_model_len ({model_len})\"). Raise `--max-num-batched-tokens` to at least {model_len}, "
+                      "lower `--max-model-len`, or enable chunked prefill (`--enable-chunked-prefill`).",
+                      about=invocation, value=f"batched<{model_len}")

@@ -1,6 +1,7 @@
 """VL601: the weights one GPU holds exceed what vLLM may use of that GPU."""
 from vllmlint.capacity.lint import (also_words, failing_plans, knobs_for_weights, model_words, scope,
                                     utilization_words, where_words)
+from vllmlint.capacity.estimate import resolved_dtype
 from vllmlint.capacity.workload import gib1
 from vllmlint.checks import Context
 
@@ -14,6 +15,8 @@ def check(ctx: Context):
         if plan.pipeline_parallel_size > 1:
             layout += f", PP {plan.pipeline_parallel_size}"
         dtype = plan.quantization or plan.model.torch_dtype
+        if plan.quantization is None and resolved_dtype(plan.model, gpu, work.dtype, work.release) == "float32":
+            dtype = "float32: vLLM refuses float16 for this model and the GPU has no bfloat16"
         helps = knobs_for_weights(work, placement, plan, need_kv=False)
         message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU ({dtype}, {layout}); "
                    f"one {gpu.id} ({where_words(placement)}) gives vLLM {gib1(plan.budget_bytes)} at "

@@ -1,7 +1,8 @@
 """VL607: the GPU (or accelerator) the pod lands on cannot run this vLLM build, dtype or FP8 setting."""
 import re
 
-from vllmlint.capacity.estimate import capability_floor
+from vllmlint.capacity.estimate import capability_floor, fp16_unsupported, in_release_period, min_capability
+from vllmlint.capacity.specs import model_type_of, vllm_gpu_support
 from vllmlint.capacity.lint import also_words, capacity_workloads, judge, scope
 from vllmlint.k8s.selectors import IN
 from vllmlint.finding import Severity
@@ -27,6 +28,7 @@ def check(ctx: Context):
         yield from _cuda_image_elsewhere(ctx, work)
         hosting = work.hosting_landings()
         if not hosting:
+            yield from _half_refused(ctx, work)
             continue
         image = work.container.image if work.container is not None else None
         anchor = next((a for a in (image, work.model_token) if a is not None), None) or work.invocation.anchor
@@ -38,10 +40,12 @@ def check(ctx: Context):
                 gpu = failing[0][0].candidate.gpu
                 yield ctx.finding(work.option_token("--dtype") or anchor, f"--dtype bfloat16 on {_cc(gpu)}, which has no "
                                   "bfloat16: vLLM refuses to start (\"Bfloat16 is only supported on GPUs with compute "
-                                  "capability of at least 8.0\"). Use --dtype half (float16, same memory)."
+                                  f"capability of at least 8.0\"). {_instead_of_bf16(work)}"
                                   f"{also_words(failing)}{rest}", about=work.invocation, value=f"bf16:{gpu.id}",
                                   severity=severity)
         yield from _fp8(ctx, work, hosting)
+        yield from _auto_dtype_and_kernels(ctx, work, hosting)
+        yield from _half_refused(ctx, work)
 
 
 def _below_floor(ctx, work, hosting, anchor):
@@ -73,16 +77,18 @@ def _fp8(ctx, work, hosting):
                               work.option_token("--kv-cache-dtype"), work.model_token) if t is not None), None)
     if where is None:
         return
-    failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < (7, 5))
+    # FP8 weights: Fp8Config.get_min_capability() of the release (8.0 up to 0.12, 7.5 from 0.14.1), when known.
+    limit = (min_capability("fp8", work.release) or (7, 5)) if weights else (7, 5)
+    failing, all_fail = judge(work, hosting, lambda p: p.candidate.gpu.capability < limit)
     if failing:
         severity, rest = scope(ctx, failing, all_fail, hosting)
         gpu = failing[0][0].candidate.gpu
-        yield ctx.finding(where, f"{what} on {_cc(gpu)}: vLLM's FP8 kernels need compute capability 7.5 or newer, so "
-                          "start-up fails. Use a 16-bit or AWQ/GPTQ checkpoint there, or an FP8-capable GPU (L4, L40S, "
+        yield ctx.finding(where, f"{what} on {_cc(gpu)}: vLLM's FP8 kernels need compute capability "
+                          f"{limit[0]}.{limit[1]} or newer{_in_release(work, limit)}, so start-up fails. Use a 16-bit or AWQ/GPTQ checkpoint there, or an FP8-capable GPU (L4, L40S, "
                           f"H100).{also_words(failing)}{rest}", about=work.invocation, value=f"fp8:{gpu.id}",
                           severity=severity)
         return
-    emulated = [p for p in hosting if (7, 5) <= p.candidate.gpu.capability < (8, 9)]
+    emulated = [p for p in hosting if limit <= p.candidate.gpu.capability < (8, 9)]
     if emulated:
         gpu = emulated[0].candidate.gpu
         yield ctx.finding(where, f"{what} on {_cc(gpu)}: it has no FP8 tensor cores, so vLLM runs FP8 weight-only "
@@ -116,3 +122,115 @@ def _cuda_image_elsewhere(ctx, work):
                           "and fails at start-up. Use the matching build (vllm/vllm-openai-rocm for AMD, vllm/vllm-tpu "
                           "for TPU, the Neuron or Gaudi images) for that hardware.", about=work.invocation,
                           value=f"cuda-image:{image.name}")
+
+
+def _quantized(work) -> bool:
+    model = work.model
+    return work.quantization is not None or (model is not None and model.checkpoint_quantization is not None)
+
+
+def _auto_dtype_and_kernels(ctx, work, hosting):
+    """`--dtype auto` on a GPU without bfloat16 (vLLM stops before the fp16 fallback; the float32 fallback
+    for model types refused in float16), and quantization kernels below their minimum capability.
+    Landings below the release's floor are left to the floor finding."""
+    release = work.release
+    floor = capability_floor(release)
+    usable = [p for p in hosting if p.candidate.gpu.capability >= floor]
+    if not usable:
+        return
+    model = work.model
+    where = work.value_token("--dtype") or work.model_token
+    auto = work.dtype == "auto" and work.known("--dtype", "model")
+    if auto and model is not None and where is not None:
+        fallback = str(vllm_gpu_support()["auto_dtype_fallback"]["from"])
+        if release is not None and not in_release_period({"from": fallback}, release) \
+                and model.torch_dtype == "bfloat16" and not _quantized(work):
+            failing, all_fail = judge(work, usable, lambda p: not p.candidate.gpu.bf16)
+            if failing:
+                severity, rest = scope(ctx, failing, all_fail, usable)
+                gpu = failing[0][0].candidate.gpu
+                yield ctx.finding(where, f"{model.id} is a bfloat16 checkpoint and {_cc(gpu)} has no bfloat16: with "
+                                  f"--dtype auto, vLLM {release} keeps bfloat16 and stops (\"Bfloat16 is only "
+                                  "supported on GPUs with compute capability of at least 8.0 ... You can use float16 "
+                                  "instead by explicitly setting the `dtype` flag\"); only 0.9.0 and later fall back "
+                                  f"to float16 by themselves. Add --dtype half.{also_words(failing)}{rest}",
+                                  about=work.invocation, value=f"bf16-auto:{gpu.id}", severity=severity)
+        elif fp16_unsupported(model, release):
+            failing, all_fail = judge(work, usable, lambda p: not p.candidate.gpu.bf16)
+            if failing:
+                gpu = failing[0][0].candidate.gpu
+                kind = model_type_of(model)
+                runs = f"vLLM {release}" if release else "the newest vLLM"
+                yield ctx.finding(where, f"{model.id} runs in float32 on {_cc(gpu)}: {runs} refuses float16 for "
+                                  f"model type {kind} (\"Numerical instability\") and the GPU has no bfloat16, so "
+                                  "--dtype auto falls back to float32, doubling the memory of weights, activations "
+                                  "and KV cache (the capacity rules count it). Use a GPU with bfloat16 (compute "
+                                  f"capability 8.0+: A10G, L4, A100) for this model.{also_words(failing)}",
+                                  about=work.invocation, value=f"fp32-fallback:{gpu.id}", severity=Severity.INFO)
+    yield from _kernel_floor(ctx, work, usable)
+
+
+def _kernel_floor(ctx, work, usable):
+    """`--quantization X` (or an AWQ checkpoint vLLM detects by itself) below X's get_min_capability()."""
+    release = work.release
+    if not work.known("--quantization"):
+        return
+    if work.quantization_given:
+        method = work.quantization
+        where = work.value_token("--quantization") or work.option_token("--quantization")
+    elif work.quantization == "awq" and work.known("model"):
+        method, where = "awq", work.model_token  # the checkpoint's own quantization_config; awq_marlin needs more
+    else:
+        return
+    if method == "fp8":
+        return  # FP8 weights and KV cache: _fp8
+    needed = min_capability(method, release)
+    if needed is None or where is None:
+        return
+    failing, all_fail = judge(work, usable, lambda p: p.candidate.gpu.capability < needed)
+    if not failing:
+        return
+    severity, rest = scope(ctx, failing, all_fail, usable)
+    gpu = failing[0][0].candidate.gpu
+    runs = f"vLLM {release}" if release else "the newest vLLM"
+    given = f"--quantization {method}" if work.quantization_given else f"The AWQ checkpoint {work.model_name}"
+    have = gpu.capability[0] * 10 + gpu.capability[1]
+    plain = {"awq_marlin": "awq"}.get(method, "gptq") if "marlin" in method else None
+    instead = f"a GPU of compute capability {needed[0]}.{needed[1]} or newer, or " + (
+        f"--quantization {plain} (no Marlin kernels)" if plain else "a GPTQ or 16-bit checkpoint")
+    yield ctx.finding(where, f"{given} on {_cc(gpu)}: {runs} needs compute capability {needed[0]}.{needed[1]} for "
+                      f"{method} and stops (\"The quantization method {method} is not supported for the current GPU. "
+                      f"Minimum capability: {needed[0]}{needed[1]}. Current capability: {have}.\"). Use {instead}."
+                      f"{also_words(failing)}{rest}", about=work.invocation, value=f"{method}:{gpu.id}",
+                      severity=severity)
+
+
+def _half_refused(ctx, work):
+    """`--dtype half` for a model type vLLM refuses in float16: a ValueError on any GPU."""
+    model = work.model
+    if model is None or work.dtype not in ("half", "float16") or not work.known("--dtype", "model"):
+        return
+    if not fp16_unsupported(model, work.release):
+        return
+    where = work.value_token("--dtype") or work.option_token("--dtype")
+    if where is None:
+        return
+    kind = model_type_of(model)
+    runs = f"vLLM {work.release}" if work.release else "the newest vLLM"
+    yield ctx.finding(where, f"--dtype {work.dtype} for {model.id}: {runs} refuses float16 for model type {kind} and "
+                      f"stops (\"The model type '{kind}' does not support float16. Reason: Numerical instability. "
+                      "Please use bfloat16 or float32 instead.\"), on any GPU. Use --dtype bfloat16 (compute capability "
+                      "8.0+) or drop --dtype.", about=work.invocation, value=f"half:{kind}")
+
+
+def _instead_of_bf16(work) -> str:
+    if work.model is not None and fp16_unsupported(work.model, work.release):
+        return (f"vLLM refuses float16 for {work.model.id} too: use a GPU with bfloat16 (A10G, L4, A100), or "
+                "--dtype float32 (twice the memory).")
+    return "Use --dtype half (float16, same memory)."
+
+
+def _in_release(work, limit) -> str:
+    if limit == (7, 5):
+        return ""
+    return f" in vLLM {work.release}" if work.release else " in the newest vLLM"

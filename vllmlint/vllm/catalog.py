@@ -66,6 +66,9 @@ class OptionSpec:
     exclusive_minimum: float | None = None
     maximum: float | None = None
     exclusive_maximum: float | None = None
+    # How a JSON option's text is parsed (sync's `json_parser`): json | json-or-kvs | dict-or-str |
+    # dataclass | from-cli | unknown; "" in catalogs built before the field existed.
+    json_parser: str = ""
 
     @property
     def canonical_flag(self) -> str:
@@ -114,6 +117,7 @@ def _option_from_json(name: str, prop: dict) -> OptionSpec:
         deprecation=x.get("deprecation", ""), help=x.get("help", ""), positional=bool(x.get("positional")),
         minimum=prop.get("minimum"), exclusive_minimum=prop.get("exclusiveMinimum"),
         maximum=prop.get("maximum"), exclusive_maximum=prop.get("exclusiveMaximum"),
+        json_parser=x.get("json_parser", ""),
     )
 
 

@@ -1,0 +1,187 @@
+"""VL607 unsupported-gpu, the issue-10 cases: --dtype auto with a bf16 checkpoint before the fp16 fallback,
+the float32 fallback of model types vLLM refuses in float16 (and its weight in the capacity estimate),
+--dtype half for them, quantization kernels below their minimum compute capability. Positions pinned."""
+import json
+
+import pytest
+
+from vllmlint.capacity.estimate import estimate, min_capability, resolved_dtype
+from vllmlint.capacity.names import resolve_model
+from vllmlint.capacity.specs import find_gpu, model_type_of, vllm_gpu_support
+from vllmlint.data import schemas_dir
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+
+
+def lint(text, codes=("VL607",)):
+    result = lint_text(text, "example.yaml", LintOptions(select=list(codes)))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code in codes]
+
+
+def found(text, codes=("VL607",)):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text, codes)]
+
+
+def deployment(accelerator, image, args):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      nodeSelector: {{cloud.google.com/gke-accelerator: {accelerator}}}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:{image}
+        args: {args}
+        resources:
+          limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+T4, V100, L4, A100 = "nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-l4", "nvidia-a100-80gb"
+
+
+def test_data_matches_its_schema():
+    import jsonschema
+
+    schema = json.loads((schemas_dir() / "vllm-gpu-support.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(vllm_gpu_support()))
+    assert not errors, [e.message for e in errors]
+
+
+# --- --dtype auto with a bfloat16 checkpoint --------------------------------------------------------
+@pytest.mark.parametrize("image", ["v0.6.4.post1", "v0.7.3", "v0.8.5"])
+def test_auto_bf16_before_the_fallback(image):
+    text = deployment(T4, image, "[--model, Qwen/Qwen2.5-3B-Instruct]")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (13, 25, Severity.ERROR, "bf16-auto:T4")
+    assert "Add --dtype half" in finding.message and "only 0.9.0 and later fall back" in finding.message
+
+
+def test_auto_bf16_points_at_an_explicit_auto():
+    assert found(deployment(V100, "v0.8.5", "[--model, Qwen/Qwen2.5-3B-Instruct, --dtype, auto]")) == \
+        [(13, 60, Severity.ERROR, "bf16-auto:V100-16GB")]
+
+
+@pytest.mark.parametrize("accelerator, image, args", [
+    (T4, "v0.9.0", "[--model, Qwen/Qwen2.5-3B-Instruct]"),   # falls back to float16 by itself
+    (T4, "v0.9.2", "[--model, Qwen/Qwen2.5-3B-Instruct]"),
+    (T4, "latest", "[Qwen/Qwen2.5-3B-Instruct]"),             # the newest release
+    (T4, "v0.8.5", "[--model, Qwen/Qwen2.5-3B-Instruct, --dtype, half]"),
+    (L4, "v0.8.5", "[--model, Qwen/Qwen2.5-3B-Instruct]"),    # has bfloat16
+    (T4, "v0.8.5", "[--model, Qwen/Qwen2.5-7B-Instruct-AWQ]"),  # a quantized checkpoint: float16 configs
+    (T4, "v0.8.5", "[--model, some-org/unknown-model]"),      # not in the catalog
+    (T4, "v0.8.5", "[--model, Qwen/Qwen2.5-3B-Instruct, --dtype, $(DTYPE)]"),
+])
+def test_auto_bf16_silent(accelerator, image, args):
+    assert lint(deployment(accelerator, image, args)) == []
+
+
+# --- model types vLLM refuses in float16 ------------------------------------------------------------
+def test_half_refused_on_any_gpu():
+    (finding,) = lint(deployment(A100, "v0.12.0", "[google/gemma-2-9b-it, --dtype, half]"))
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (13, 47, Severity.ERROR, "half:gemma2")
+    assert "does not support float16" in finding.message
+
+
+def test_half_refused_without_a_known_gpu():
+    text = deployment(A100, "v0.12.0", "[google/gemma-2-2b-it, --dtype, float16]").replace(
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-a100-80gb}\n", "")
+    assert found(text) == [(12, 47, Severity.ERROR, "half:gemma2")]
+
+
+@pytest.mark.parametrize("image, args", [
+    ("v0.9.0", "[--model, google/gemma-2-9b-it, --dtype, half]"),  # before _FLOAT16_NOT_SUPPORTED_MODELS
+    ("v0.12.0", "[Qwen/Qwen2.5-7B-Instruct, --dtype, half]"),
+    ("v0.12.0", "[google/gemma-2-9b-it, --dtype, bfloat16]"),
+    ("v0.12.0", "[google/gemma-2-9b-it]"),
+])
+def test_half_silent(image, args):
+    assert lint(deployment(A100, image, args)) == []
+
+
+def test_float32_fallback_is_info_and_counts_in_the_estimate():
+    (finding,) = lint(deployment(T4, "v0.12.0", "[google/gemma-2-2b-it]"))
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (13, 16, Severity.INFO, "fp32-fallback:T4")
+    gemma = resolve_model("google/gemma-2-9b-it").model
+    assert resolved_dtype(gemma, find_gpu("T4"), "auto", "0.12.0") == "float32"
+    assert resolved_dtype(gemma, find_gpu("L4"), "auto", "0.12.0") == "auto"
+    assert resolved_dtype(gemma, find_gpu("T4"), "auto", "0.9.0") == "auto"
+    assert resolved_dtype(gemma, find_gpu("T4"), "half", "0.12.0") == "half"
+    t4_fp32 = estimate(gemma, "T4", vllm_version="0.12.0", tensor_parallel_size=2)
+    t4_fp16 = estimate(gemma, "T4", vllm_version="0.9.0", tensor_parallel_size=2)
+    assert t4_fp32.weights_bytes == pytest.approx(2 * t4_fp16.weights_bytes, rel=0.01)
+
+
+def test_float32_fallback_makes_the_model_not_fit():
+    # gemma-2-9b on one T4: 17 GiB in float16 already does not fit; at TP 2 it fits in float16 (0.9.0)
+    # and not in float32 (0.12.0), which VL601 reports.
+    args = "[google/gemma-2-9b-it, --tensor-parallel-size, '2', --max-model-len, '4096']"
+    two = lambda image: deployment(T4, image, args).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2")  # noqa: E731
+    assert lint(two("v0.9.0"), ("VL601",)) == []
+    (finding,) = lint(two("v0.12.0"), ("VL601",))
+    assert "(float32: vLLM refuses float16 for this model and the GPU has no bfloat16, TP 2)" in finding.message
+
+
+def test_model_type_from_architecture():
+    assert model_type_of(resolve_model("google/gemma-2-2b-it").model) == "gemma2"
+    assert model_type_of(resolve_model("Qwen/Qwen2.5-7B-Instruct").model) is None
+
+
+# --- quantization kernels ----------------------------------------------------------------------------
+@pytest.mark.parametrize("image, method, col", [
+    ("v0.10.1", "awq_marlin", 62), ("v0.12.0", "gptq_marlin", 62), ("v0.6.4.post1", "marlin", 62),
+])
+def test_marlin_below_8(image, method, col):
+    args = f"[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, {method}]"
+    assert found(deployment(T4, image, args)) == [(13, col, Severity.ERROR, f"{method}:T4")]
+
+
+def test_awq_checkpoint_on_a_v100():
+    (finding,) = lint(deployment(V100, "v0.9.2", "[--model, Qwen/Qwen2.5-7B-Instruct-AWQ]"))
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (13, 25, Severity.ERROR, "awq:V100-16GB")
+    assert "Minimum capability: 75. Current capability: 70." in finding.message
+
+
+@pytest.mark.parametrize("accelerator, image, args", [
+    (T4, "v0.14.1", "[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]"),  # 7.5 from 0.14.1
+    (T4, "v0.13.0", "[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]"),  # not read: silent
+    (T4, "v0.12.0", "[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq]"),
+    (T4, "v0.12.0", "[Qwen/Qwen2.5-7B-Instruct-AWQ]"),
+    (L4, "v0.12.0", "[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]"),
+    (T4, "v0.29.0", "[Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4, --quantization, gptq_marlin]"),
+    (V100, "v0.9.2", "[--model, Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4, --quantization, gptq]"),
+])
+def test_kernels_silent(accelerator, image, args):
+    assert lint(deployment(accelerator, image, args)) == []
+
+
+def test_v100_below_the_floor_gets_only_the_floor_finding():
+    text = deployment(V100, "v0.29.0", "[Qwen/Qwen2.5-7B-Instruct-AWQ, --dtype, half]")
+    assert [v for *_, v in found(text)] == ["cc:V100-16GB"]
+
+
+def test_fp8_weights_on_a_t4_per_release():
+    old = lint(deployment(T4, "v0.12.0", "[Qwen/Qwen3-8B, --quantization, fp8]"))
+    assert [(f.span.col, f.severity, f.value) for f in old] == [(31, Severity.ERROR, "fp8:T4")]
+    assert "compute capability 8.0 or newer in vLLM 0.12.0" in old[0].message
+    new = lint(deployment(T4, "v0.29.0", "[Qwen/Qwen3-8B, --quantization, fp8]"))
+    assert [(f.span.col, f.severity, f.value) for f in new] == [(31, Severity.INFO, "fp8-weight-only:T4")]
+
+
+def test_min_capability_data():
+    assert min_capability("awq_marlin", "0.12.0") == (8, 0)
+    assert min_capability("awq_marlin", "0.14.1") == (7, 5)
+    assert min_capability("awq_marlin", "0.13.0") is None
+    assert min_capability("gptq_marlin", "0.22.0") == (6, 0)
+    assert min_capability("awq", None) == (7, 5)
+    assert min_capability("bitsandbytes", "0.29.0") is None
