@@ -458,4 +458,82 @@ def gib1(size: float) -> str:
 
 __all__ = ["Workload", "Landing", "workloads", "read_workload", "landings", "requested_accelerator",
            "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits", "admitting_pools",
-           "ACCELERATOR_RESOURCES"]
+           "ACCELERATOR_RESOURCES", "WeightsStorage", "weights_storage", "download_bytes"]
+
+
+# --- where the downloaded weights are stored (VL609, VL706) ---------------------------------------
+if TYPE_CHECKING:
+    from vllmlint.k8s.pod import Backing
+
+
+@dataclass(eq=False)
+class WeightsStorage:
+    """Where a workload's downloaded weights land and what bounds that place.
+
+    `kind`: "writable-layer" (no volume: the container's writable layer, on the node's disk), "emptyDir"
+    (a disk-backed emptyDir: node ephemeral storage too), "memory" (a tmpfs emptyDir: counted against the
+    memory limit) or "volume" (a PVC, hostPath, NFS... whose size is not known here).
+    """
+
+    path: str
+    why: str
+    backing: Backing
+    kind: str
+    size_limit: tuple[int, Node] | None = None  # the emptyDir's sizeLimit
+    ephemeral_limit: tuple[int, Node] | None = None  # the container's ephemeral-storage limit
+    ephemeral_request: tuple[int, Node] | None = None  # the container's own ephemeral-storage request
+
+    @property
+    def volume_name(self) -> str:
+        return self.backing.volume.name if self.backing.volume is not None else ""
+
+    @property
+    def on_node_disk(self) -> bool:
+        """The kubelet counts it as the pod's local ephemeral storage (writable layer, disk emptyDir)."""
+        return self.kind in ("writable-layer", "emptyDir")
+
+
+def _sized(node: Node | None) -> tuple[int, Node] | None:
+    size = quantity_int(node) if node is not None else None
+    return (size, node) if size is not None and node is not None else None
+
+
+def weights_storage(work: Workload) -> WeightsStorage | None:
+    """Where vLLM downloads this workload's weights (a Hugging Face id, not `--load-format dummy`) in a
+    Kubernetes container; None when nothing is downloaded or the place is not in the manifest."""
+    container = work.container
+    if container is None or container.is_compose or work.model is None or not downloaded_by_name(work):
+        return None
+    if "--load-format" in work.options and work.options["--load-format"].value in ("dummy",):
+        return None
+    path, why = download_dir(work)
+    if path is None:
+        return None
+    backing = container.backing(path)
+    if backing.mount is None:
+        kind = "writable-layer"
+    else:
+        volume = backing.volume
+        if volume is None or volume.kind != "emptyDir":
+            kind = "volume"
+        else:
+            kind = "memory" if volume.medium == "Memory" else "emptyDir"
+    size_limit = None
+    if kind == "emptyDir" and backing.volume is not None:
+        size_limit = _sized(backing.volume.size_limit_node)
+    resources = container.resources
+    request = resources.requests.get("ephemeral-storage")
+    return WeightsStorage(path, why, backing, kind, size_limit,
+                          _sized(container.resource("limits", "ephemeral-storage")),
+                          _sized(request.node) if request is not None else None)
+
+
+def download_bytes(work: Workload) -> int | None:
+    """Bytes the hub client downloads: the checkpoint as published (`--quantization fp8` on a bf16
+    repository quantizes after loading, so the download is still bf16; only the repository name tells)."""
+    if work.model is None:
+        return None
+    try:
+        return checkpoint_bytes(work.model, work.match.quantization if work.match else None)
+    except ValueError:
+        return None
