@@ -1,0 +1,57 @@
+"""VL706: the weights vLLM downloads land on the node's ephemeral storage with nothing that reserves room.
+
+The writable layer and disk-backed emptyDirs are the pod's local ephemeral storage
+(https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#local-ephemeral-storage).
+The scheduler reserves room for them only through `ephemeral-storage` requests, and under disk pressure the
+kubelet evicts first the pods whose usage exceeds their requests
+(https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/#pod-selection-for-kubelet-eviction).
+A bounded place (an emptyDir `sizeLimit`, an `ephemeral-storage` limit) is VL609's: it compares the bound
+with the weights. Where the weights land is `capacity.workload.weights_storage`, shared with VL609.
+"""
+from __future__ import annotations
+
+from vllmlint.capacity.lint import capacity_workloads, model_words
+from vllmlint.capacity.workload import download_bytes, gib1, weights_storage
+from vllmlint.finding import Severity
+from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.checks import Context
+
+_OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def check(ctx: Context):
+    for work in capacity_workloads(ctx.world):
+        storage = weights_storage(work)
+        if storage is None or not storage.on_node_disk:
+            continue
+        if storage.size_limit is not None or storage.ephemeral_limit is not None:
+            continue  # bounded: VL609 compares the bound with the weights
+        env = work.container.env if work.container is not None else {}
+        if any((env.get(name) or "").strip().lower() in ("1", "true", "yes", "on") for name in _OFFLINE):
+            continue  # nothing is downloaded (VL710 judges whether the cache holds the model)
+        weights = download_bytes(work)
+        if weights is None:
+            continue
+        request = storage.ephemeral_request
+        if request is not None and request[0] >= weights:
+            continue
+        place = (f"the emptyDir `{storage.volume_name}` without sizeLimit" if storage.kind == "emptyDir"
+                 else "the container's writable layer (no volume is mounted there)")
+        head = (f"{model_words(work)} is downloaded to {storage.path} ({storage.why}), on {place}: about "
+                f"{gib1(weights)} on the node's ephemeral storage")
+        fix = (f"Mount a PVC with the weights there, or request ephemeral-storage of at least {gib1(weights * 1.1)} "
+               "so that the scheduler picks a node with that much disk.")
+        if request is not None:
+            size, node = request
+            yield ctx.finding(node, f"{head}, but its ephemeral-storage request {scalar_str(node)} reserves only "
+                              f"{gib1(size)}. The scheduler may place it on a node without room for the weights, "
+                              "and under disk pressure the kubelet evicts first the pods that use more than they "
+                              f"request, so the pod is evicted mid-download and starts over. {fix}",
+                              about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")
+            continue
+        anchor = work.model_anchor
+        yield ctx.finding(anchor, f"{head}, and no ephemeral-storage request reserves room for it. The scheduler "
+                          "does not count the download, so the pod can land on a node whose disk it fills; the "
+                          "kubelet then evicts it first (it uses more than its zero request) and it downloads again "
+                          f"elsewhere, or the download fails half-way. {fix}",
+                          about=work.invocation, value=f"{gib1(weights)}>0", severity=min(ctx.severity, Severity.INFO))
