@@ -14,9 +14,25 @@ from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.workload import download_bytes, gib1, weights_storage
 from vllmlint.finding import Severity
 from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.invocation import image_entry
 from vllmlint.checks import Context
 
 _OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def _home_known(work) -> bool:
+    """The default cache is under the image user's HOME, /root for vLLM's own images. For another image
+    HOME may be elsewhere: still on the writable layer when the container mounts no disk volume at all."""
+    image = work.invocation.image
+    if image is not None and image_entry(image, work.release) is not None:
+        return True
+    container = work.container
+    pod_volumes = {v.name: v for v in container.pod.volumes}
+    for mount in container.volume_mounts:
+        volume = pod_volumes.get(mount.name)
+        if volume is None or not (volume.kind == "emptyDir" and volume.medium == "Memory"):
+            return False
+    return True
 
 
 def check(ctx: Context):
@@ -29,6 +45,8 @@ def check(ctx: Context):
         env = work.container.env if work.container is not None else {}
         if any((env.get(name) or "").strip().lower() in ("1", "true", "yes", "on") for name in _OFFLINE):
             continue  # nothing is downloaded (VL710 judges whether the cache holds the model)
+        if storage.why.startswith("the default") and not _home_known(work):
+            continue
         weights = download_bytes(work)
         if weights is None:
             continue
@@ -49,6 +67,10 @@ def check(ctx: Context):
                               f"request, so the pod is evicted mid-download and starts over. {fix}",
                               about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")
             continue
+        data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+        floor = data.get("unreserved_floor_gib")
+        if not isinstance(floor, (int, float)) or weights <= floor * 2**30:
+            continue  # small enough to fit the smallest default node disk (see the rule's data)
         anchor = work.model_anchor
         yield ctx.finding(anchor, f"{head}, and no ephemeral-storage request reserves room for it. The scheduler "
                           "does not count the download, so the pod can land on a node whose disk it fills; the "
