@@ -537,3 +537,69 @@ def download_bytes(work: Workload) -> int | None:
         return checkpoint_bytes(work.model, work.match.quantization if work.match else None)
     except ValueError:
         return None
+
+
+# --- why a NodePool does not take a pod (VL718) --------------------------------------------------
+if TYPE_CHECKING:
+    from vllmlint.k8s.placement import Taint
+
+
+@dataclass(frozen=True)
+class PoolBlocker:
+    """One reason a NodePool's nodes cannot take a pod: a node requirement of the pod no node of the pool
+    satisfies (`requirement`), a requirement on GPU hardware the pool's instance types do not offer
+    (`hardware`), or a taint the pod does not tolerate (`taint`)."""
+
+    kind: str  # "requirement", "hardware" or "taint"
+    requirement: Requirement | None = None
+    taint: Taint | None = None
+
+
+def auto_tolerated(taint: Taint, requested: set[str]) -> bool:
+    """The ExtendedResourceToleration admission plugin (enabled on EKS from 1.19, aws/containers-roadmap#739)
+    gives a pod that requests an extended resource a toleration `{key: <resource>, operator: Exists,
+    effect: NoSchedule}` (k8s.io/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go):
+    a NoSchedule taint keyed by a resource the pod requests never blocks it, wherever that plugin runs. Counted
+    as tolerated everywhere, so that no finding depends on a cluster setting the manifests do not show."""
+    return taint.key is not None and taint.key in requested and (taint.effect or "NoSchedule") == "NoSchedule"
+
+
+def pool_blockers(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration],
+                  requested: set[str]) -> list[PoolBlocker] | None:
+    """Why `pool` cannot take a pod with these node requirements, tolerations and requested resources
+    ([] when it can); None when the pool's hardware is not known well enough to say (never guess)."""
+    blockers = [PoolBlocker("taint", taint=t) for t in pool.taints
+                if t.repels and not tolerated(tolerations, t) and not auto_tolerated(t, requested)]
+    blockers += [PoolBlocker("requirement", requirement=r) for r in requirements if not _pool_allows(r, pool)]
+    hardware = [r for r in requirements if r.key in _GPU_LABEL_KEYS]
+    if hardware and not any(b.kind == "requirement" for b in blockers):
+        # Do the pool's instance types offer the GPU the pod asks for? (`landings` reads it the same way.)
+        labels = [r for r in pool.labels if r.key not in {h.key for h in requirements}]
+        pool_only = gpus_for_node_constraints(labels, pool.requirements)
+        if pool_only is None:
+            return None if not blockers else blockers
+        combined = gpus_for_node_constraints(labels + [r for r in requirements if r.key in _GPU_LABEL_KEYS],
+                                             pool.requirements)
+        if combined == []:
+            blockers += [PoolBlocker("hardware", requirement=r) for r in hardware]
+    return blockers
+
+
+# Hardware labels the capacity catalogs can compare with a pool's instance types (capacity/nodes.py).
+_GPU_LABEL_KEYS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name")
+
+
+def pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Requirement],
+                   tolerations: list[Toleration]) -> bool:
+    """Whether a NodePool is plausibly where this pod runs (see `_pool_meant_for`): the public name."""
+    return _pool_meant_for(pool, template, requirements, tolerations)
+
+
+def karpenter_pools(world: World) -> list[NodePool]:
+    """The Karpenter NodePools of the run (`karpenter.sh/*` NodePool objects)."""
+    return [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
+
+
+def well_known_label(key: str) -> bool:
+    """A label Karpenter (or GPU feature discovery) puts on every node it launches (`_WELL_KNOWN_LABELS`)."""
+    return bool(_WELL_KNOWN_LABELS.match(key))
