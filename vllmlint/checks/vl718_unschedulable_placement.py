@@ -68,7 +68,11 @@ def check(ctx: Context):
     if not pools:
         return
     data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
-    resource_keys = set(ACCELERATOR_RESOURCES) | set(data.get("resource_names") or ())
+    # Keys no node of any kind carries as a label (the rule's data): reported even when only the folder ties
+    # the pod to the run's pools. Accelerator resources and whatever the pod requests are named as resources
+    # in the message, but some clusters do label nodes `nvidia.com/gpu=true` by hand.
+    never_labels = set(data.get("resource_names") or ())
+    resource_keys = never_labels | set(ACCELERATOR_RESOURCES)
     for template, invocation in _templates(ctx.world):
         placement = template.placement
         requested = _requested(template)
@@ -88,7 +92,7 @@ def check(ctx: Context):
                     admitted = True
                     break
                 resource_key = any(b.kind == "requirement" and b.requirement is not None
-                                   and b.requirement.key in resource_keys_here for b in blockers)
+                                   and b.requirement.key in never_labels for b in blockers)
                 if resource_key and pool_meant_for(pool, template, requirements, placement.tolerations) \
                         or _points_at(pool, requirements, placement.tolerations):
                     explained.append((pool.name, sorted(blockers, key=lambda b: b.kind != "requirement"
