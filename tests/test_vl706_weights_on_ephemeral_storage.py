@@ -90,6 +90,14 @@ def test_does_not_catch(text):
     assert lint(text) == []
 
 
+def test_the_pod_request_counts_every_container():
+    text = pod(resources="{requests: {ephemeral-storage: 10Gi}}").replace("  volumes:", """  - name: sidecar
+    image: busybox:1.36
+    resources: {requests: {ephemeral-storage: 60Gi}}
+  volumes:""")
+    assert lint(text) == []
+
+
 def test_vl609_keeps_the_bounded_cases():
     text = pod(resources="{limits: {ephemeral-storage: 10Gi, nvidia.com/gpu: 1}}")
     assert lint(text) == [] and len(lint(text, select="VL609")) == 1
@@ -127,3 +135,12 @@ def test_unknown_image_with_only_shm_is_judged():
     # whatever its HOME, nothing but tmpfs is mounted: the default cache is on the writable layer
     text = _other_image("[{name: dshm, mountPath: /dev/shm}]", "[{name: dshm, emptyDir: {medium: Memory}}]")
     assert [(f.span.line, f.severity) for f in lint(text)] == [(8, Severity.INFO)]
+
+
+def test_a_sidecar_request_alone_is_named():
+    text = pod().replace("  volumes:", """  - name: sidecar
+    image: busybox:1.36
+    resources: {requests: {ephemeral-storage: 1Gi}}
+  volumes:""")
+    assert [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)] == [
+        (8, 28, Severity.WARNING, "61.0 GiB>1.0 GiB")]

@@ -71,6 +71,8 @@ DEDICATED = "[{key: dedicated, value: gpu, effect: NoSchedule}]"
     # a label of the pod the pool does not carry, on a pool the pod tolerates
     (run(taints=DEDICATED, tolerations="[{key: dedicated, operator: Exists}]", selector="{team: research}"), 22,
      "requirement:team"),
+    # the pool chosen by name, whose taint the pod does not tolerate
+    (run(taints=DEDICATED, selector="{karpenter.sh/nodepool: gpu}"), 21, "taint:dedicated"),
 ])
 def test_catches(text, col, value):
     assert found(text) == [(22, col, Severity.ERROR, value)]
@@ -110,6 +112,8 @@ def test_affinity_term_position():
     run(taints=DEDICATED, selector="{}"),
     # points at no pool (a managed node group's label), folder only: silent
     run(selector="{eks.amazonaws.com/nodegroup: gpu-ng}"),
+    # a pool named that is not in the run (it may exist in the cluster)
+    run(taints=DEDICATED, selector="{karpenter.sh/nodepool: elsewhere}"),
     # a GPU product the catalogs do not know: not judged
     run(selector="{node-type: gpu, nvidia.com/gpu.product: NVIDIA-Future-GPU}"),
     # well-known labels Karpenter sets on every node

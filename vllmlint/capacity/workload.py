@@ -570,7 +570,9 @@ def pool_blockers(pool: NodePool, requirements: list[Requirement], tolerations: 
     ([] when it can); None when the pool's hardware is not known well enough to say (never guess)."""
     blockers = [PoolBlocker("taint", taint=t) for t in pool.taints
                 if t.repels and not tolerated(tolerations, t) and not auto_tolerated(t, requested)]
-    blockers += [PoolBlocker("requirement", requirement=r) for r in requirements if not _pool_allows(r, pool)]
+    blockers += [PoolBlocker("requirement", requirement=r) for r in requirements if not _pool_allows(r, pool)
+                 # Karpenter labels each node with its pool's name (karpenter.sh/nodepool, a well-known label).
+                 or r.key == NODEPOOL_LABEL and not r.holds_for((pool.name,), numeric=False)]
     hardware = [r for r in requirements if r.key in _GPU_LABEL_KEYS]
     if hardware and not any(b.kind == "requirement" for b in blockers):
         # Do the pool's instance types offer the GPU the pod asks for? (`landings` reads it the same way.)
@@ -585,6 +587,7 @@ def pool_blockers(pool: NodePool, requirements: list[Requirement], tolerations: 
     return blockers
 
 
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
 # Hardware labels the capacity catalogs can compare with a pool's instance types (capacity/nodes.py).
 _GPU_LABEL_KEYS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name")
 

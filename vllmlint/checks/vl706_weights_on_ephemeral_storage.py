@@ -12,12 +12,23 @@ from __future__ import annotations
 
 from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.workload import download_bytes, gib1, weights_storage
-from vllmlint.finding import Severity
+from vllmlint.finding import Positioned, Severity
+from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
 from vllmlint.vllm.invocation import image_entry
 from vllmlint.checks import Context
 
 _OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def _pod_request(container) -> int | None:
+    total, seen = 0, False
+    for other in container.pod.containers:
+        value = other.resources.request("ephemeral-storage")
+        size = quantity_int(value.node) if value is not None else None
+        if size is not None:
+            total, seen = total + size, True
+    return total if seen else None
 
 
 def _home_known(work) -> bool:
@@ -51,7 +62,9 @@ def check(ctx: Context):
         if weights is None:
             continue
         request = storage.ephemeral_request
-        if request is not None and request[0] >= weights:
+        # The scheduler and the eviction ranking both count the pod's requests, summed over its containers.
+        reserved = _pod_request(work.container)
+        if reserved is not None and reserved >= weights:
             continue
         place = (f"the emptyDir `{storage.volume_name}` without sizeLimit" if storage.kind == "emptyDir"
                  else "the container's writable layer (no volume is mounted there)")
@@ -59,13 +72,19 @@ def check(ctx: Context):
                 f"{gib1(weights)} on the node's ephemeral storage")
         fix = (f"Mount a PVC with the weights there, or request ephemeral-storage of at least {gib1(weights * 1.1)} "
                "so that the scheduler picks a node with that much disk.")
-        if request is not None:
-            size, node = request
-            yield ctx.finding(node, f"{head}, but its ephemeral-storage request {scalar_str(node)} reserves only "
-                              f"{gib1(size)}. The scheduler may place it on a node without room for the weights, "
+        if reserved is not None:
+            node: Positioned
+            if request is not None:
+                node = request[1]
+                what = f"its ephemeral-storage request {scalar_str(node)}"
+                if reserved != request[0]:
+                    what += " (with the other containers' requests)"
+            else:
+                node, what = work.model_anchor, "the pod's ephemeral-storage requests (of its other containers)"
+            yield ctx.finding(node, f"{head}, but {what} reserves only {gib1(reserved)}. The scheduler may place it on a node without room for the weights, "
                               "and under disk pressure the kubelet evicts first the pods that use more than they "
                               f"request, so the pod is evicted mid-download and starts over. {fix}",
-                              about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")
+                              about=work.invocation, value=f"{gib1(weights)}>{gib1(reserved)}")
             continue
         data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
         floor = data.get("unreserved_floor_gib")

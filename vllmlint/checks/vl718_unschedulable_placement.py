@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vllmlint.capacity.lint import listing
 from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, PoolBlocker, karpenter_pools, pool_blockers,
-                                        pool_meant_for, well_known_label)
+                                        NODEPOOL_LABEL, pool_meant_for, well_known_label)
 from vllmlint.checks import Context
 from vllmlint.k8s.placement import tolerated
 
@@ -59,6 +59,8 @@ def _points_at(pool, requirements, tolerations) -> bool:
     outside Karpenter (a managed node group), which the run does not show."""
     own = {r.key for r in pool.labels} | {r.key for r in pool.requirements}
     if any(r.key in own and not well_known_label(r.key) for r in requirements):
+        return True
+    if any(r.key == NODEPOOL_LABEL and pool.name in r.values for r in requirements):
         return True
     return any(tolerated(tolerations, taint) for taint in pool.taints)
 
