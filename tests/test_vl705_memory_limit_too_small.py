@@ -118,9 +118,32 @@ def test_cpu_default_kv_cache_on_releases_with_a_fixed_default():
         "[{name: VLLM_CPU_KVCACHE_SPACE, valueFrom: {secretKeyRef: {name: s, key: k}}}]"),
     # not vLLM
     pod("[--model, x]", "{nvidia.com/gpu: 4, memory: 1Gi}", "nvcr.io/nvidia/tritonserver:24.08-py3"),
+    # a TPU, Neuron or Gaudi worker: the swap-space fact was read from the CUDA/ROCm worker only
+    pod(TP4_70B, "{google.com/tpu: 4, memory: 12Gi}"),
+    pod(TP4_70B, "{aws.amazon.com/neuron: 4, memory: 12Gi}"),
 ])
 def test_does_not_catch(text):
     assert lint(text) == []
+
+
+def test_serving_runtime_defaults_are_not_judged():
+    text = """apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm-runtime}
+spec:
+  supportedModelFormats: [{name: huggingface}]
+  containers:
+  - name: kserve-container
+    image: vllm/vllm-openai:v0.6.3
+    args: [--model, meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, "4"]
+    resources:
+      limits: {nvidia.com/gpu: 4, memory: 12Gi}
+"""
+    assert lint(text) == []
+
+
+def test_amd_gpus_count_like_nvidia():
+    assert [v for *_, v in found(pod(TP4_70B, "{amd.com/gpu: 4, memory: 12Gi}"))] == ["16.0 GiB>12.0 GiB"]
 
 
 def test_compose_is_not_checked():

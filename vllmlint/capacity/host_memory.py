@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from vllmlint.capacity.specs import GiB
-from vllmlint.capacity.workload import checkpoint_bytes
+from vllmlint.capacity.workload import SERVING_RUNTIME_KINDS, checkpoint_bytes
 from vllmlint.vllm.images import ImageRef, parse_image
 from vllmlint.vllm.release import version_key
 
@@ -111,11 +111,16 @@ def uses_v0_engine(work: Workload) -> bool:
         and key <= version_key(str(engine.get("v0_last", "0.0.0")))
 
 
+# The device resources whose workers are vLLM's CUDA/ROCm GPU workers (vllm/worker/worker.py in V0, the
+# V1 GPU worker), the ones the swap-space and cpu-offload facts were read from.
+GPU_WORKER_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+
 def ranks_in_container(work: Workload) -> int | None:
     """How many GPU workers run in this container: the model's TP x PP ranks, at most the GPUs it requests;
-    None when it requests no accelerator."""
+    None when it requests no NVIDIA or AMD GPU (TPU, Neuron and Gaudi workers were not read)."""
     request = work.gpu_resource
-    if request is None or request[1] < 1:
+    if request is None or request[1] < 1 or request[0] not in GPU_WORKER_RESOURCES:
         return None
     return min(work.tensor_parallel_size * work.pipeline_parallel_size, request[1])
 
@@ -217,8 +222,8 @@ def _cpu_kv(work: Workload) -> HostPart | None:
 
 def host_memory(work: Workload) -> list[HostPart]:
     """The parts of CPU RAM this workload's container is certain to hold (possibly none)."""
-    if work.container is None:
-        return []
+    if work.container is None or work.container.pod.owner.kind in SERVING_RUNTIME_KINDS:
+        return []  # a ServingRuntime's resources are defaults the InferenceService may replace
     parts: list[HostPart | None]
     if is_cpu_image(workload_image(work)):
         parts = [_cpu_weights(work), _cpu_kv(work)]

@@ -11,7 +11,7 @@ with the weights. Where the weights land is `capacity.workload.weights_storage`,
 from __future__ import annotations
 
 from vllmlint.capacity.lint import capacity_workloads, model_words
-from vllmlint.capacity.workload import download_bytes, gib1, weights_storage
+from vllmlint.capacity.workload import SERVING_RUNTIME_KINDS, download_bytes, gib1, weights_storage
 from vllmlint.finding import Positioned, Severity
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
@@ -51,6 +51,8 @@ def check(ctx: Context):
         storage = weights_storage(work)
         if storage is None or not storage.on_node_disk:
             continue
+        if work.container is not None and work.container.pod.owner.kind in SERVING_RUNTIME_KINDS:
+            continue  # a ServingRuntime's resources are defaults the InferenceService may replace
         if storage.size_limit is not None or storage.ephemeral_limit is not None:
             continue  # bounded: VL609 compares the bound with the weights
         env = work.container.env if work.container is not None else {}
