@@ -26,18 +26,18 @@ from vllmlint.vllm.release import version_key
 
 if TYPE_CHECKING:
     from vllmlint.capacity.workload import Workload
-    from vllmlint.vllm.invocation import Token
+    from vllmlint.finding import Positioned
 
 
 @dataclass(frozen=True)
 class HostPart:
-    """One amount of CPU RAM: what it is (`id` of the data's part), bytes, words for a message, and the
-    token that sets it (None for a default)."""
+    """One amount of CPU RAM: what it is (`id` of the data's part), bytes, words for a message, and where
+    the manifest sets it."""
 
     id: str
     bytes: int
     words: str
-    token: Token | None = None
+    where: Positioned | None = None  # the token or YAML node that sets it (None for a default)
 
 
 @lru_cache(maxsize=1)
@@ -199,8 +199,7 @@ def _cpu_kv(work: Workload) -> HostPart | None:
             return None  # from a ConfigMap or Secret, `0`, or no integer: not ours to size
         node = container.env_node(name) if container is not None else None
         size = int(number) * GiB
-        return HostPart("cpu-kv-cache-env", size, f"{_gib(size)} of CPU KV cache ({name}={value})",
-                        node)  # type: ignore[arg-type]
+        return HostPart("cpu-kv-cache-env", size, f"{_gib(size)} of CPU KV cache ({name}={value})", node)
     flag_part = _part("cpu-kv-cache-flag")
     option = work.options.get(flag_part.get("flag", "--kv-cache-memory-bytes"))
     if option is not None:
