@@ -85,6 +85,16 @@ def test_message_explains_the_resource_name():
     assert "stays Pending" in finding.message
 
 
+def test_a_capacity_type_the_pool_excludes():
+    text = run(selector="{node-type: gpu, karpenter.sh/capacity-type: spot}").replace(
+        "      - {key: node.kubernetes.io/instance-type,",
+        "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"
+        "      - {key: node.kubernetes.io/instance-type,")
+    (finding,) = lint(text)
+    assert finding.value == "requirement:karpenter.sh/capacity-type"
+    assert "no node of the pool satisfies it" in finding.message
+
+
 def test_affinity_term_position():
     text = run(selector="{}", affinity="""
       affinity:

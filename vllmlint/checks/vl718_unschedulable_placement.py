@@ -49,7 +49,7 @@ def _words(blocker: PoolBlocker, requested: set[str], resource_keys: set[str]) -
     if requirement.key in resource_keys:
         return (f"the pod's {shown}: `{requirement.key}` is a resource a device plugin advertises, not a node "
                 "label, so no node carries it (request it under resources.limits instead)")
-    return f"the pod's {shown}: no node of the pool has that label"
+    return f"the pod's {shown}: no node of the pool satisfies it (the pool's labels and requirements exclude it)"
 
 
 def _points_at(pool, requirements, tolerations) -> bool:
