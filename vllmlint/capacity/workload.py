@@ -458,4 +458,151 @@ def gib1(size: float) -> str:
 
 __all__ = ["Workload", "Landing", "workloads", "read_workload", "landings", "requested_accelerator",
            "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits", "admitting_pools",
-           "ACCELERATOR_RESOURCES"]
+           "ACCELERATOR_RESOURCES", "WeightsStorage", "weights_storage", "download_bytes"]
+
+
+# --- where the downloaded weights are stored (VL609, VL706) ---------------------------------------
+if TYPE_CHECKING:
+    from vllmlint.k8s.pod import Backing
+
+
+@dataclass(eq=False)
+class WeightsStorage:
+    """Where a workload's downloaded weights land and what bounds that place.
+
+    `kind`: "writable-layer" (no volume: the container's writable layer, on the node's disk), "emptyDir"
+    (a disk-backed emptyDir: node ephemeral storage too), "memory" (a tmpfs emptyDir: counted against the
+    memory limit) or "volume" (a PVC, hostPath, NFS... whose size is not known here).
+    """
+
+    path: str
+    why: str
+    backing: Backing
+    kind: str
+    size_limit: tuple[int, Node] | None = None  # the emptyDir's sizeLimit
+    ephemeral_limit: tuple[int, Node] | None = None  # the container's ephemeral-storage limit
+    ephemeral_request: tuple[int, Node] | None = None  # the container's own ephemeral-storage request
+
+    @property
+    def volume_name(self) -> str:
+        return self.backing.volume.name if self.backing.volume is not None else ""
+
+    @property
+    def on_node_disk(self) -> bool:
+        """The kubelet counts it as the pod's local ephemeral storage (writable layer, disk emptyDir)."""
+        return self.kind in ("writable-layer", "emptyDir")
+
+
+def _sized(node: Node | None) -> tuple[int, Node] | None:
+    size = quantity_int(node) if node is not None else None
+    return (size, node) if size is not None and node is not None else None
+
+
+def weights_storage(work: Workload) -> WeightsStorage | None:
+    """Where vLLM downloads this workload's weights (a Hugging Face id, not `--load-format dummy`) in a
+    Kubernetes container; None when nothing is downloaded or the place is not in the manifest."""
+    container = work.container
+    if container is None or container.is_compose or work.model is None or not downloaded_by_name(work):
+        return None
+    if "--load-format" in work.options and work.options["--load-format"].value in ("dummy",):
+        return None
+    path, why = download_dir(work)
+    if path is None:
+        return None
+    backing = container.backing(path)
+    if backing.mount is None:
+        kind = "writable-layer"
+    else:
+        volume = backing.volume
+        if volume is None or volume.kind != "emptyDir":
+            kind = "volume"
+        else:
+            kind = "memory" if volume.medium == "Memory" else "emptyDir"
+    size_limit = None
+    if kind == "emptyDir" and backing.volume is not None:
+        size_limit = _sized(backing.volume.size_limit_node)
+    resources = container.resources
+    request = resources.requests.get("ephemeral-storage")
+    return WeightsStorage(path, why, backing, kind, size_limit,
+                          _sized(container.resource("limits", "ephemeral-storage")),
+                          _sized(request.node) if request is not None else None)
+
+
+def download_bytes(work: Workload) -> int | None:
+    """Bytes the hub client downloads: the checkpoint as published (`--quantization fp8` on a bf16
+    repository quantizes after loading, so the download is still bf16; only the repository name tells)."""
+    if work.model is None:
+        return None
+    try:
+        return checkpoint_bytes(work.model, work.match.quantization if work.match else None)
+    except ValueError:
+        return None
+
+
+# --- why a NodePool does not take a pod (VL718) --------------------------------------------------
+if TYPE_CHECKING:
+    from vllmlint.k8s.placement import Taint
+
+
+@dataclass(frozen=True)
+class PoolBlocker:
+    """One reason a NodePool's nodes cannot take a pod: a node requirement of the pod no node of the pool
+    satisfies (`requirement`), a requirement on GPU hardware the pool's instance types do not offer
+    (`hardware`), or a taint the pod does not tolerate (`taint`)."""
+
+    kind: str  # "requirement", "hardware" or "taint"
+    requirement: Requirement | None = None
+    taint: Taint | None = None
+
+
+def auto_tolerated(taint: Taint, requested: set[str]) -> bool:
+    """The ExtendedResourceToleration admission plugin (enabled on EKS from 1.19, aws/containers-roadmap#739)
+    gives a pod that requests an extended resource a toleration `{key: <resource>, operator: Exists,
+    effect: NoSchedule}` (k8s.io/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go):
+    a NoSchedule taint keyed by a resource the pod requests never blocks it, wherever that plugin runs. Counted
+    as tolerated everywhere, so that no finding depends on a cluster setting the manifests do not show."""
+    return taint.key is not None and taint.key in requested and (taint.effect or "NoSchedule") == "NoSchedule"
+
+
+def pool_blockers(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration],
+                  requested: set[str]) -> list[PoolBlocker] | None:
+    """Why `pool` cannot take a pod with these node requirements, tolerations and requested resources
+    ([] when it can); None when the pool's hardware is not known well enough to say (never guess)."""
+    blockers = [PoolBlocker("taint", taint=t) for t in pool.taints
+                if t.repels and not tolerated(tolerations, t) and not auto_tolerated(t, requested)]
+    blockers += [PoolBlocker("requirement", requirement=r) for r in requirements if not _pool_allows(r, pool)
+                 # Karpenter labels each node with its pool's name (karpenter.sh/nodepool, a well-known label).
+                 or r.key == NODEPOOL_LABEL and not r.holds_for((pool.name,), numeric=False)]
+    hardware = [r for r in requirements if r.key in _GPU_LABEL_KEYS]
+    if hardware and not any(b.kind == "requirement" for b in blockers):
+        # Do the pool's instance types offer the GPU the pod asks for? (`landings` reads it the same way.)
+        labels = [r for r in pool.labels if r.key not in {h.key for h in requirements}]
+        pool_only = gpus_for_node_constraints(labels, pool.requirements)
+        if pool_only is None:
+            return None if not blockers else blockers
+        combined = gpus_for_node_constraints(labels + [r for r in requirements if r.key in _GPU_LABEL_KEYS],
+                                             pool.requirements)
+        if combined == []:
+            blockers += [PoolBlocker("hardware", requirement=r) for r in hardware]
+    return blockers
+
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+# Hardware labels the capacity catalogs can compare with a pool's instance types (capacity/nodes.py).
+_GPU_LABEL_KEYS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name")
+
+
+def pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Requirement],
+                   tolerations: list[Toleration]) -> bool:
+    """Whether a NodePool is plausibly where this pod runs (see `_pool_meant_for`): the public name."""
+    return _pool_meant_for(pool, template, requirements, tolerations)
+
+
+def karpenter_pools(world: World) -> list[NodePool]:
+    """The Karpenter NodePools of the run (`karpenter.sh/*` NodePool objects)."""
+    return [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
+
+
+def well_known_label(key: str) -> bool:
+    """A label Karpenter (or GPU feature discovery) puts on every node it launches (`_WELL_KNOWN_LABELS`)."""
+    return bool(_WELL_KNOWN_LABELS.match(key))

@@ -1,0 +1,146 @@
+"""VL706 weights-on-ephemeral-storage: catches / does not catch, with the position of every finding."""
+from pathlib import Path
+
+import pytest
+
+from vllmlint.engine import LintOptions, Linter, lint_text
+from vllmlint.finding import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(text, filename="example.yaml", select="VL706"):
+    result = lint_text(text, filename, LintOptions(select=[select]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == select]
+
+
+def pod(model="Qwen/Qwen2.5-32B-Instruct", resources="{limits: {nvidia.com/gpu: 1}}", env="[]", mounts="[]",
+        volumes="[]", extra=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: vllm}}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    command: [vllm, serve, {model}{extra}]
+    env: {env}
+    resources: {resources}
+    volumeMounts: {mounts}
+  volumes: {volumes}
+"""
+
+
+def found(text):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)]
+
+
+HF_DATA = "[{name: HF_HOME, value: /data}]"
+DATA_MOUNT = "[{name: data, mountPath: /data}]"
+
+
+# --- catches -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, line, col, severity, value", [
+    # the writable layer, no request: info at the model
+    (pod(), 8, 28, Severity.INFO, "61.0 GiB>0"),
+    # a request smaller than the weights: warning at the request
+    (pod(resources="{requests: {ephemeral-storage: 10Gi}, limits: {nvidia.com/gpu: 1}}"), 10, 47, Severity.WARNING,
+     "61.0 GiB>10.0 GiB"),
+    # decimal gigabytes: 65G is 60.5 GiB
+    (pod(resources="{requests: {ephemeral-storage: 65G}}"), 10, 47, Severity.WARNING, "61.0 GiB>60.5 GiB"),
+    # a small model with a request that is too small is still reported (the request was meant to hold it)
+    (pod("Qwen/Qwen2.5-7B-Instruct", "{requests: {ephemeral-storage: 10Gi}}"), 10, 47, Severity.WARNING,
+     "14.2 GiB>10.0 GiB"),
+    # an emptyDir without sizeLimit is the node's ephemeral storage too
+    (pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {}}]"), 8, 28, Severity.INFO, "61.0 GiB>0"),
+    (pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: }]"), 8, 28, Severity.INFO, "61.0 GiB>0"),
+    # --download-dir on the writable layer
+    (pod(extra=", --download-dir, /models"), 8, 28, Severity.INFO, "61.0 GiB>0"),
+])
+def test_catches(text, line, col, severity, value):
+    assert found(text) == [(line, col, severity, value)]
+
+
+def test_message_names_the_place_and_the_fix():
+    (finding,) = lint(pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {}}]"))
+    assert "downloaded to /data/hub (env HF_HOME), on the emptyDir `data` without sizeLimit" in finding.message
+    assert "request ephemeral-storage of at least 67.1 GiB" in finding.message
+
+
+# --- does not catch ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    pod(resources="{requests: {ephemeral-storage: 64Gi}}"),  # a request that holds the weights
+    # no request, but small enough for the smallest default node disk (18 GiB, the rule's data)
+    pod("Qwen/Qwen2.5-7B-Instruct"),
+    pod("Qwen/Qwen3-0.6B", env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {}}]"),
+    pod(resources="{limits: {ephemeral-storage: 10Gi}}"),  # bounded by a limit: VL609
+    pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {sizeLimit: 40Gi}}]"),  # bounded
+    pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {medium: Memory}}]"),  # tmpfs
+    pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, persistentVolumeClaim: {claimName: c}}]"),
+    pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, hostPath: {path: /mnt/models}}]"),
+    pod(model="/models/qwen2.5-7b"),  # a local path is not downloaded
+    pod(model="acme/not-in-the-catalog"),  # size unknown
+    pod(model="$(MODEL_ID)"),  # not in the manifest
+    pod(env="[{name: HF_HUB_OFFLINE, value: '1'}]"),  # nothing is downloaded
+    pod(extra=", --load-format, dummy"),
+    pod(env="[{name: HF_HOME, valueFrom: {configMapKeyRef: {name: elsewhere, key: home}}}]"),  # path unknown
+])
+def test_does_not_catch(text):
+    assert lint(text) == []
+
+
+def test_the_pod_request_counts_every_container():
+    text = pod(resources="{requests: {ephemeral-storage: 10Gi}}").replace("  volumes:", """  - name: sidecar
+    image: busybox:1.36
+    resources: {requests: {ephemeral-storage: 60Gi}}
+  volumes:""")
+    assert lint(text) == []
+
+
+def test_vl609_keeps_the_bounded_cases():
+    text = pod(resources="{limits: {ephemeral-storage: 10Gi, nvidia.com/gpu: 1}}")
+    assert lint(text) == [] and len(lint(text, select="VL609")) == 1
+
+
+def test_compose_is_not_checked():
+    text = """services:
+  vllm:
+    image: vllm/vllm-openai:v0.29.0
+    command: [Qwen/Qwen2.5-7B-Instruct]
+"""
+    assert lint(text, "compose.yaml") == []
+
+
+def test_audited_chapter_is_silent():
+    # Its benchmark reproduction downloads Qwen2.5-7B (14.2 GiB) onto the writable layer with no request:
+    # under the 18 GiB floor, so not reported.
+    linter = Linter(LintOptions(select=["VL706"]))
+    for path in sorted((ROOT / "fixtures" / "audited").glob("*.yaml")):
+        linter.add_file(path, path.name)
+    assert linter.run().findings == []
+
+
+def _other_image(mounts, volumes):
+    return pod(mounts=mounts, volumes=volumes).replace("vllm/vllm-openai:v0.29.0", "example.com/team/vllm:1.0")
+
+
+def test_unknown_image_with_a_disk_volume_is_not_judged():
+    # HOME of an unknown image may be under the volume it mounts: silent
+    assert lint(_other_image("[{name: home, mountPath: /home/app}]",
+                             "[{name: home, persistentVolumeClaim: {claimName: c}}]")) == []
+
+
+def test_unknown_image_with_only_shm_is_judged():
+    # whatever its HOME, nothing but tmpfs is mounted: the default cache is on the writable layer
+    text = _other_image("[{name: dshm, mountPath: /dev/shm}]", "[{name: dshm, emptyDir: {medium: Memory}}]")
+    assert [(f.span.line, f.severity) for f in lint(text)] == [(8, Severity.INFO)]
+
+
+def test_a_sidecar_request_alone_is_named():
+    text = pod().replace("  volumes:", """  - name: sidecar
+    image: busybox:1.36
+    resources: {requests: {ephemeral-storage: 1Gi}}
+  volumes:""")
+    assert [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)] == [
+        (8, 28, Severity.WARNING, "61.0 GiB>1.0 GiB")]

@@ -1,0 +1,165 @@
+"""VL718 unschedulable-placement: catches / does not catch, with the position of every finding."""
+from pathlib import Path
+
+import pytest
+
+from vllmlint.engine import LintOptions, Linter, lint_text
+from vllmlint.finding import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(text, filename="example.yaml"):
+    result = lint_text(text, filename, LintOptions(select=["VL718"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == "VL718"]
+
+
+def run(pool_labels="{node-type: gpu}", instances="[g5.12xlarge, g5.48xlarge]", taints="[]",
+        selector="{node-type: gpu}", tolerations="[]", resources="{limits: {nvidia.com/gpu: 1}}", affinity=""):
+    return f"""apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  template:
+    metadata:
+      labels: {pool_labels}
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements:
+      - {{key: node.kubernetes.io/instance-type, operator: In, values: {instances}}}
+      taints: {taints}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      nodeSelector: {selector}
+      tolerations: {tolerations}{affinity}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [Qwen/Qwen3-8B]
+        resources: {resources}
+"""
+
+
+def found(text):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)]
+
+
+DEDICATED = "[{key: dedicated, value: gpu, effect: NoSchedule}]"
+
+
+# --- catches -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, col, value", [
+    # a resource name used as a node label (the pod also selects the pool's label)
+    (run(selector='{node-type: gpu, vpc.amazonaws.com/efa: "true"}'), 38, "requirement:vpc.amazonaws.com/efa"),
+    # ... or nothing but the resource name: tied to the pool by the folder only, still certain
+    (run(selector='{vpc.amazonaws.com/efa: "true"}'), 22, "requirement:vpc.amazonaws.com/efa"),
+    # a GPU the pool's instance types do not have
+    (run(selector="{node-type: gpu, nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}"), 38,
+     "hardware:nvidia.com/gpu.product"),
+    # the pool's taint, not tolerated by a pod that selects the pool
+    (run(taints=DEDICATED), 21, "taint:dedicated"),
+    # a toleration with the wrong value
+    (run(taints=DEDICATED, tolerations="[{key: dedicated, value: cpu, effect: NoSchedule}]"), 21, "taint:dedicated"),
+    # a label of the pod the pool does not carry, on a pool the pod tolerates
+    (run(taints=DEDICATED, tolerations="[{key: dedicated, operator: Exists}]", selector="{team: research}"), 22,
+     "requirement:team"),
+    # the pool chosen by name, whose taint the pod does not tolerate
+    (run(taints=DEDICATED, selector="{karpenter.sh/nodepool: gpu}"), 21, "taint:dedicated"),
+])
+def test_catches(text, col, value):
+    assert found(text) == [(22, col, Severity.ERROR, value)]
+
+
+def test_message_explains_the_resource_name():
+    (finding,) = lint(run(selector='{node-type: gpu, vpc.amazonaws.com/efa: "true"}'))
+    assert finding.message.startswith("No NodePool of this run can take the vLLM pod of Deployment vllm: NodePool gpu:")
+    assert "is a resource a device plugin advertises, not a node label" in finding.message
+    assert "stays Pending" in finding.message
+
+
+def test_a_capacity_type_the_pool_excludes():
+    text = run(selector="{node-type: gpu, karpenter.sh/capacity-type: spot}").replace(
+        "      - {key: node.kubernetes.io/instance-type,",
+        "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"
+        "      - {key: node.kubernetes.io/instance-type,")
+    (finding,) = lint(text)
+    assert finding.value == "requirement:karpenter.sh/capacity-type"
+    assert "no node of the pool satisfies it" in finding.message
+
+
+def test_affinity_term_position():
+    text = run(selector="{}", affinity="""
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: node-type, operator: In, values: [gpu]}
+              - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}""")
+    assert [(f.span.line, f.span.col, f.value) for f in lint(text)] == [(30, 23, "hardware:nvidia.com/gpu.product")]
+
+
+# --- does not catch ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    run(),  # the pool takes it
+    run(selector="{node-type: gpu, nvidia.com/gpu.product: NVIDIA-A10G}"),  # g5 has A10G
+    run(taints=DEDICATED, tolerations="[{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]"),
+    run(taints=DEDICATED, tolerations="[{operator: Exists}]"),  # tolerates everything
+    # ExtendedResourceToleration: a NoSchedule taint keyed by the requested resource
+    run(taints="[{key: nvidia.com/gpu, effect: NoSchedule}]"),
+    run(taints="[{key: nvidia.com/gpu, value: 'true', effect: NoSchedule}]"),
+    # PreferNoSchedule only discourages
+    run(taints="[{key: dedicated, value: gpu, effect: PreferNoSchedule}]"),
+    # no node constraint at all: static nodes the run does not show may take it
+    run(taints=DEDICATED, selector="{}"),
+    # points at no pool (a managed node group's label), folder only: silent
+    run(selector="{eks.amazonaws.com/nodegroup: gpu-ng}"),
+    # a pool named that is not in the run (it may exist in the cluster)
+    run(taints=DEDICATED, selector="{karpenter.sh/nodepool: elsewhere}"),
+    # a GPU product the catalogs do not know: not judged
+    run(selector="{node-type: gpu, nvidia.com/gpu.product: NVIDIA-Future-GPU}"),
+    # well-known labels Karpenter sets on every node
+    run(selector="{node-type: gpu, topology.kubernetes.io/zone: us-east-1a, kubernetes.io/arch: amd64}"),
+    # a pool whose hardware is not known (instance types the catalog lacks): never guess
+    run(instances="[x9.superlarge]", selector="{node-type: gpu, nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}"),
+])
+def test_does_not_catch(text):
+    assert lint(text) == []
+
+
+def test_a_second_pool_that_admits_silences_it():
+    text = run(taints=DEDICATED) + """---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu-open}
+spec:
+  template:
+    metadata:
+      labels: {node-type: gpu}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [g6.xlarge]}
+"""
+    assert lint(text) == []
+
+
+def test_no_nodepool_no_finding():
+    text = run(selector='{vpc.amazonaws.com/efa: "true"}').split("---\n", 1)[1]
+    assert lint(text) == []
+
+
+def test_fixtures_are_silent():
+    linter = Linter(LintOptions(select=["VL718"]))
+    for folder in ("audited", "original", "own"):
+        for path in sorted((ROOT / "fixtures" / folder).glob("*.yaml")):
+            linter.add_file(path, f"{folder}/{path.name}")
+    assert linter.run().findings == []

@@ -1,0 +1,123 @@
+"""VL718: a vLLM pod whose node constraints no Karpenter NodePool of the run can satisfy stays Pending.
+
+Admission is decided as `landings`/`admitting_pools` decide it (capacity/workload.py: `_pool_allows` for
+labels and requirements, `tolerated` for taints), plus two things they do not need: the GPU a pod selects
+against the instance types a pool may launch (capacity/nodes.py), and the ExtendedResourceToleration
+admission plugin, which tolerates a NoSchedule taint keyed by a requested resource. Only where the run
+holds NodePools meant for the pod (`pool_meant_for`); when any pool could take the pod, or a pool's
+hardware is unknown, silent. A GPU count larger than any admitted instance type is VL606's.
+"""
+from __future__ import annotations
+
+from vllmlint.capacity.lint import listing
+from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, PoolBlocker, karpenter_pools, pool_blockers,
+                                        NODEPOOL_LABEL, pool_meant_for, well_known_label)
+from vllmlint.checks import Context
+from vllmlint.k8s.placement import tolerated
+
+
+def _templates(world):
+    seen = set()
+    for invocation in world.invocations:
+        container = invocation.container
+        if container is None or container.is_compose or id(container.pod) in seen:
+            continue
+        seen.add(id(container.pod))
+        yield container.pod, invocation
+
+
+def _requested(template) -> set[str]:
+    names: set[str] = set()
+    for container in template.containers:
+        resources = container.resources
+        names.update(resources.limits)
+        names.update(resources.requests)
+    return names
+
+
+def _words(blocker: PoolBlocker, requested: set[str], resource_keys: set[str]) -> str:
+    if blocker.taint is not None:
+        taint = blocker.taint
+        value = f"={taint.value}" if taint.value else ""
+        return f"its taint `{taint.key}{value}:{taint.effect or 'NoSchedule'}`, which the pod does not tolerate"
+    requirement = blocker.requirement
+    assert requirement is not None
+    shown = f"`{requirement.key} {requirement.operator} {list(requirement.values)}`" if requirement.values \
+        else f"`{requirement.key} {requirement.operator}`"
+    if blocker.kind == "hardware":
+        return f"the pod's {shown}: none of the pool's instance types has that GPU"
+    if requirement.key in resource_keys:
+        return (f"the pod's {shown}: `{requirement.key}` is a resource a device plugin advertises, not a node "
+                "label, so no node carries it (request it under resources.limits instead)")
+    return f"the pod's {shown}: no node of the pool satisfies it (the pool's labels and requirements exclude it)"
+
+
+def _points_at(pool, requirements, tolerations) -> bool:
+    """The pod asks for this pool by name: it selects one of the pool's own (not well-known) label or
+    requirement keys, or tolerates one of its taints explicitly. A pool in the same folder only is not
+    enough, except for a resource-name key no node of any kind carries: the pod may be meant for nodes
+    outside Karpenter (a managed node group), which the run does not show."""
+    own = {r.key for r in pool.labels} | {r.key for r in pool.requirements}
+    if any(r.key in own and not well_known_label(r.key) for r in requirements):
+        return True
+    if any(r.key == NODEPOOL_LABEL and pool.name in r.values for r in requirements):
+        return True
+    return any(tolerated(tolerations, taint) for taint in pool.taints)
+
+
+def check(ctx: Context):
+    pools = karpenter_pools(ctx.world)
+    if not pools:
+        return
+    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    # Keys no node of any kind carries as a label (the rule's data): reported even when only the folder ties
+    # the pod to the run's pools. Accelerator resources and whatever the pod requests are named as resources
+    # in the message, but some clusters do label nodes `nvidia.com/gpu=true` by hand.
+    never_labels = set(data.get("resource_names") or ())
+    resource_keys = never_labels | set(ACCELERATOR_RESOURCES)
+    for template, invocation in _templates(ctx.world):
+        placement = template.placement
+        requested = _requested(template)
+        resource_keys_here = resource_keys | requested
+        explained: list[tuple[str, list[PoolBlocker]]] = []
+        admitted = unknown = False
+        sets = placement.requirement_sets()
+        if not any(sets):
+            continue  # no node constraint: the pod may run on nodes the run does not show
+        for requirements in sets:
+            for pool in pools:
+                blockers = pool_blockers(pool, requirements, placement.tolerations, requested)
+                if blockers is None:
+                    unknown = True
+                    continue
+                if not blockers:
+                    admitted = True
+                    break
+                resource_key = any(b.kind == "requirement" and b.requirement is not None
+                                   and b.requirement.key in never_labels for b in blockers)
+                if resource_key and pool_meant_for(pool, template, requirements, placement.tolerations) \
+                        or _points_at(pool, requirements, placement.tolerations):
+                    explained.append((pool.name, sorted(blockers, key=lambda b: b.kind != "requirement"
+                                                        or b.requirement is None
+                                                        or b.requirement.key not in resource_keys_here)))
+            if admitted:
+                break
+        if admitted or unknown or not explained:
+            continue
+        first = explained[0][1][0]
+        anchor = (first.requirement.key_node or first.requirement.node) if first.requirement is not None else None
+        if anchor is None:
+            anchor = placement.node_selector_node or template.spec
+        reasons = "; ".join(f"NodePool {name}: {_words(blockers[0], requested, resource_keys_here)}"
+                            for name, blockers in explained[:3])
+        others = listing([p.name for p in pools])
+        yield ctx.finding(anchor, f"No NodePool of this run can take the vLLM pod of {template.owner.kind} "
+                          f"{template.owner.name}: {reasons}. Karpenter launches no node for it and the pod stays "
+                          f"Pending. Match the pod's nodeSelector, affinity and tolerations to a pool (the run has "
+                          f"{others}), or change the pool.", about=invocation, value=_value(first))
+
+
+def _value(blocker: PoolBlocker) -> str:
+    if blocker.requirement is not None:
+        return f"{blocker.kind}:{blocker.requirement.key}"
+    return f"taint:{blocker.taint.key if blocker.taint is not None else ''}"
