@@ -339,12 +339,24 @@ def _pool_allows(requirement: Requirement, pool: NodePool) -> bool:
     return bool(_WELL_KNOWN_LABELS.match(requirement.key))
 
 
-def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration]) -> bool:
-    """Whether a node of `pool` may take a pod with these node requirements and tolerations."""
+def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration],
+                requested: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether a node of `pool` may take a pod with these node requirements and tolerations, and requesting
+    these resources (a NoSchedule taint keyed by one of them is tolerated: `auto_tolerated`)."""
     for taint in pool.taints:
-        if taint.repels and not tolerated(tolerations, taint):
+        if taint.repels and not tolerated(tolerations, taint) and not auto_tolerated(taint, requested):
             return False
     return all(_pool_allows(r, pool) for r in requirements)
+
+
+def requested_resources(template: PodTemplate) -> set[str]:
+    """The names of every resource the pod's containers request or limit (`nvidia.com/gpu`, `cpu`, ...)."""
+    names: set[str] = set()
+    for container in template.containers:
+        resources = container.resources
+        names.update(resources.limits)
+        names.update(resources.requests)
+    return names
 
 
 def _pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Requirement],
@@ -372,10 +384,12 @@ def admitting_pools(template: PodTemplate, world: World) -> list[NodePool]:
     selector = placement.node_selector
     pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
     found: list[NodePool] = []
+    requested = requested_resources(template)
     for term in placement.terms:
         pod_requirements = selector + term.requirements
         for pool in pools:
-            if all(pool.obj is not f.obj for f in found) and pool_admits(pool, pod_requirements, placement.tolerations) \
+            if all(pool.obj is not f.obj for f in found) \
+                    and pool_admits(pool, pod_requirements, placement.tolerations, requested) \
                     and _pool_meant_for(pool, template, pod_requirements, placement.tolerations):
                 found.append(pool)
     return found
@@ -387,10 +401,11 @@ def landings(template: PodTemplate, world: World) -> list[Landing] | None:
     selector = placement.node_selector
     pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
     found: dict[Candidate, Landing] = {}
+    requested = requested_resources(template)
     for term in placement.terms:
         expressions = term.requirements
         pod_requirements = selector + expressions
-        admitting = [p for p in pools if pool_admits(p, pod_requirements, placement.tolerations)
+        admitting = [p for p in pools if pool_admits(p, pod_requirements, placement.tolerations, requested)
                      and _pool_meant_for(p, template, pod_requirements, placement.tolerations)]
         from_pools = False
         for pool in admitting:
@@ -457,7 +472,7 @@ def gib1(size: float) -> str:
 
 
 __all__ = ["Workload", "Landing", "workloads", "read_workload", "landings", "requested_accelerator",
-           "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits", "admitting_pools",
+           "human_int", "checkpoint_bytes", "download_dir", "downloaded_by_name", "pool_admits", "requested_resources", "admitting_pools",
            "ACCELERATOR_RESOURCES", "WeightsStorage", "weights_storage", "download_bytes"]
 
 
@@ -555,7 +570,7 @@ class PoolBlocker:
     taint: Taint | None = None
 
 
-def auto_tolerated(taint: Taint, requested: set[str]) -> bool:
+def auto_tolerated(taint: Taint, requested: frozenset[str] | set[str]) -> bool:
     """The ExtendedResourceToleration admission plugin (enabled on EKS from 1.19, aws/containers-roadmap#739)
     gives a pod that requests an extended resource a toleration `{key: <resource>, operator: Exists,
     effect: NoSchedule}` (k8s.io/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go):

@@ -10,8 +10,8 @@ hardware is unknown, silent. A GPU count larger than any admitted instance type 
 from __future__ import annotations
 
 from vllmlint.capacity.lint import listing
-from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, PoolBlocker, karpenter_pools, pool_blockers,
-                                        NODEPOOL_LABEL, pool_meant_for, well_known_label)
+from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, NODEPOOL_LABEL, PoolBlocker, karpenter_pools,
+                                        pool_blockers, pool_meant_for, requested_resources, well_known_label)
 from vllmlint.checks import Context
 from vllmlint.k8s.placement import tolerated
 
@@ -24,15 +24,6 @@ def _templates(world):
             continue
         seen.add(id(container.pod))
         yield container.pod, invocation
-
-
-def _requested(template) -> set[str]:
-    names: set[str] = set()
-    for container in template.containers:
-        resources = container.resources
-        names.update(resources.limits)
-        names.update(resources.requests)
-    return names
 
 
 def _words(blocker: PoolBlocker, requested: set[str], resource_keys: set[str]) -> str:
@@ -77,7 +68,7 @@ def check(ctx: Context):
     resource_keys = never_labels | set(ACCELERATOR_RESOURCES)
     for template, invocation in _templates(ctx.world):
         placement = template.placement
-        requested = _requested(template)
+        requested = requested_resources(template)
         resource_keys_here = resource_keys | requested
         explained: list[tuple[str, list[PoolBlocker]]] = []
         admitted = unknown = False
