@@ -92,6 +92,20 @@ def _is_terminal(stream: IO[str]) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
+def _local_paths(files) -> dict[str, str]:
+    """Display path (repository-relative) -> path relative to the current folder, where they differ: the
+    text format prints what the user can open from where they ran the command, as ruff and yamllint do."""
+    from vllmlint.source.files import display_path
+
+    mapping: dict[str, str] = {}
+    for path in files:
+        shown = display_path(path)
+        local = os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+        if local != shown:
+            mapping[shown] = local
+    return mapping
+
+
 def _did_you_mean(word: str, choices: list[str]) -> str:
     import difflib
 
@@ -266,7 +280,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
                     color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
                     sarif_category=sarif_category, show_suppressed=show_suppressed,
-                    failed=bool(missing or result.internal_error))
+                    failed=bool(missing or result.internal_error),
+                    local_paths=_local_paths(files) if fmt == "text" else {})
     try:
         if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
             stream.write(render(fmt, report))
@@ -276,7 +291,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     from vllmlint.formatters.text import notice_line
 
     for notice in result.notices:
-        click.echo(notice_line(notice), err=True)
+        click.echo(notice_line(notice, _local_paths(files)), err=True)
     for path in missing:
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:

@@ -41,6 +41,9 @@ class Report:
     sarif_category: str | None = None
     failed: bool = False  # the run had an error (exit 2): a missing path, an unreadable file, an internal error
     tool_version: str = __version__
+    # Display path (repository-relative, as findings carry it) -> the path relative to the current folder,
+    # for the text format only: what a terminal user can open. Machine formats keep repository paths.
+    local_paths: dict[str, str] = field(default_factory=dict)
 
 
 def render(fmt: str, report: Report) -> str:

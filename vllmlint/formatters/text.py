@@ -130,11 +130,12 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
-def finding_line(finding: Finding, name: str, paint=None) -> str:
-    """`path:line:col: CODE [severity] message (rule-name)`."""
+def finding_line(finding: Finding, name: str, paint=None, path: str | None = None) -> str:
+    """`path:line:col: CODE [severity] message (rule-name)`; `path` replaces the finding's own (the
+    repository-relative one) when given."""
     paint = paint or _Paint(False)
     span = finding.span
-    where = paint(_BOLD, f"{_visible(finding.path)}:{span.line}:{span.col}:")
+    where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
     suffix = f" ({name})" if name else ""
     line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message)}{suffix}"
@@ -143,11 +144,12 @@ def finding_line(finding: Finding, name: str, paint=None) -> str:
     return line
 
 
-def notice_line(notice: Notice) -> str:
+def notice_line(notice: Notice, local_paths: dict[str, str] | None = None) -> str:
     """One line for a run notice, as the CLI prints it on stderr: `vllmlint: LEVEL: path:line: message`.
     Control characters from a manifest (a name, an image) are made visible: they must not drive the
-    terminal or forge a GitHub workflow command."""
-    where = f"{notice.path}:{notice.line}: " if notice.path and notice.line else (f"{notice.path}: " if notice.path else "")
+    terminal or forge a GitHub workflow command. `local_paths` maps display paths to the current folder's."""
+    path = (local_paths or {}).get(notice.path, notice.path)
+    where = f"{path}:{notice.line}: " if path and notice.line else (f"{path}: " if path else "")
     return "vllmlint: " + _visible(f"{notice.level}: {where}{notice.message}")
 
 
@@ -196,7 +198,8 @@ def render(report: Report) -> str:
             lines.append("")
     else:
         for finding in shown:
-            lines.append(finding_line(finding, rule_name(rules, finding.code), paint))
+            lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
+                                      report.local_paths.get(finding.path)))
             if not report.quiet:
                 lines += excerpt(finding, report.sources.get(finding.path), paint)
                 lines.append("")
