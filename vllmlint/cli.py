@@ -128,6 +128,7 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--stdin-filename", help="Name to report for input read from `-`.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour in text output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
+@click.option("--show-notes", is_flag=True, help="List every note about the run (by default, one line per kind).")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
 @click.option("--max-file-size", type=click.FloatRange(min=0), help="Skip files larger than this many MiB "
@@ -147,7 +148,7 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--follow-links", is_flag=True, default=None,
               help="Follow symbolic links that lead out of the given paths (never written by --fix).")
 def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
-                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
+                  stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes, follow_links):
     """Lint PATHS (files, folders, or - for standard input)."""
@@ -282,16 +283,25 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                     sarif_category=sarif_category, show_suppressed=show_suppressed,
                     failed=bool(missing or result.internal_error),
                     local_paths=_local_paths(files) if fmt == "text" else {})
+    from vllmlint.formatters.text import notice_lines, summary_line
+
+    notes = notice_lines(result.notices, _local_paths(files), show_notes=show_notes, quiet=quiet)
+    # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the summary
+    # is what the user reads last.
+    summary_after_notes = fmt == "text" and not output and not quiet
+    report.summary = not summary_after_notes
     try:
         if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
             stream.write(render(fmt, report))
+            stream.flush()
+        for line in notes:
+            click.echo(line, err=True)
+        if summary_after_notes and not (missing and result.files_checked == 0):
+            sys.stderr.flush()
+            stream.write(summary_line(report) + "\n")
     finally:
         if output:
             stream.close()
-    from vllmlint.formatters.text import notice_line
-
-    for notice in result.notices:
-        click.echo(notice_line(notice, _local_paths(files)), err=True)
     for path in missing:
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:

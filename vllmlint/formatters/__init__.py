@@ -44,6 +44,7 @@ class Report:
     # Display path (repository-relative, as findings carry it) -> the path relative to the current folder,
     # for the text format only: what a terminal user can open. Machine formats keep repository paths.
     local_paths: dict[str, str] = field(default_factory=dict)
+    summary: bool = True  # text: end with the summary line (the CLI prints it itself, after the notes)
 
 
 def render(fmt: str, report: Report) -> str:

@@ -153,6 +153,27 @@ def notice_line(notice: Notice, local_paths: dict[str, str] | None = None) -> st
     return "vllmlint: " + _visible(f"{notice.level}: {where}{notice.message}")
 
 
+def notice_lines(notices: list[Notice], local_paths: dict[str, str] | None = None, show_notes: bool = False,
+                 quiet: bool = False) -> list[str]:
+    """The run's notices as the CLI prints them on stderr. Warnings and errors one line each; notes
+    (level `note`) that carry a `summary` one line per kind unless `show_notes` (a kind seen once is
+    printed in full), other notes one line each (a file skipped is worth its own line); no note with
+    `quiet`. A kind is a code and the notice's `summary`."""
+    lines: list[str] = []
+    groups: dict[tuple, list[Notice]] = {}
+    for notice in notices:
+        if notice.level != "note":
+            lines.append(notice_line(notice, local_paths))
+        elif not quiet:
+            groups.setdefault((notice.code, notice.summary), []).append(notice)
+    for (_code, summary), group in groups.items():
+        if show_notes or len(group) == 1 or summary is None:
+            lines += [notice_line(n, local_paths) for n in group]
+            continue
+        lines.append(_visible(f"vllmlint: note: {len(group)} {summary[1]}: --show-notes to list"))
+    return lines
+
+
 def _count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
@@ -203,6 +224,6 @@ def render(report: Report) -> str:
             if not report.quiet:
                 lines += excerpt(finding, report.sources.get(finding.path), paint)
                 lines.append("")
-    if not report.quiet:
+    if not report.quiet and report.summary:
         lines.append(summary_line(report))
     return "".join(line + "\n" for line in lines)
