@@ -86,3 +86,57 @@ def sentence(message: str) -> str:
     if text and not text.endswith((".", "!", "?")):
         text += "."
     return text
+
+
+SHORT_MESSAGE = 120  # characters: a first line longer than this is cut at its first top-level `: ` too
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
+
+
+def _top_level_breaks(text: str):
+    """(index, kind) of each `. ` sentence end and `: ` outside backticks, quotes and brackets."""
+    depth, code, quote = 0, False, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == '"':
+            quote = not quote
+        elif quote:
+            continue
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch in ".:;" and text[i + 1:i + 2] == " ":
+            yield i, ch
+
+
+def split_message(message: str) -> tuple[str, str | None]:
+    """(what is wrong, the why / how to fix it) from one finding message, for a short first line and a
+    `help:` line as ruff prints them. The problem is the first sentence; a first sentence still longer
+    than SHORT_MESSAGE is cut at its first top-level `: ` (the checks write "problem: what to do").
+    Abbreviations (`e.g.`) and text inside backticks, quotes or brackets never split. (None) when the
+    message is one short sentence."""
+    text = message.strip()
+    head, rest = text, ""
+    for index, kind in _top_level_breaks(text):
+        if kind != ".":
+            continue
+        word = text[:index].rsplit(" ", 1)[-1].lower().lstrip("(")
+        if word in _ABBREVIATIONS or not text[index + 2:index + 3].strip():
+            continue
+        head, rest = text[:index + 1], text[index + 2:].strip()
+        break
+    if len(head) > SHORT_MESSAGE:
+        for index, kind in _top_level_breaks(head):
+            if kind == ":" and index >= 40:  # not a prefix ("after an upgrade to vLLM 0.29.0: ...")
+                after = head[index + 2:].strip()
+                head, rest = head[:index], (after + (" " + rest if rest else "")).strip()
+                break
+    if not rest:
+        return text, None
+    first_word = rest.split(" ", 1)[0]
+    if first_word.isalpha() and first_word.islower():  # `vLLM`, `--flag`, `"key"` stay as written
+        rest = rest[0].upper() + rest[1:]
+    return head.removesuffix("."), sentence(rest)

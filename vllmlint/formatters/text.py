@@ -1,12 +1,14 @@
 """Human output: one line per finding, a source excerpt with a caret under the span, a summary.
 
-    deploy/vllm.yaml:8:28: VL101 [warning] Use `vllm serve` instead. (deprecated-entrypoint)
+    deploy/vllm.yaml:8:28: VL101 [warning] `python -m vllm.entrypoints.openai.api_server` is deprecated (deprecated-entrypoint)
      8 |     command: [python3, -m, vllm.entrypoints.openai.api_server]
        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+       = help: Use `vllm serve MODEL`.
 
     Found 1 problem (1 warning) in 1 file (3 files checked).
 
-Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
+The first line says what is wrong; the rest of the message (the why, what to do) is the `help:` line
+(`split_message`). Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
 two columns, control characters are shown as their Unicode pictures, long lines are cut around the span.
 `statistics` prints `count  CODE  rule-name` per rule instead of the findings; `quiet` prints only the
 finding (or statistics) lines. Run notices are not part of this output: the CLI prints them on stderr.
@@ -18,7 +20,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice, Severity
-from vllmlint.formatters import Report, rule_name, rules_by_code
+from vllmlint.formatters import Report, rule_name, rules_by_code, split_message
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule
@@ -32,6 +34,7 @@ _BOLD = "\x1b[1m"
 _DIM = "\x1b[2m"
 _SEVERITY_COLOR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _GUTTER_COLOR = "\x1b[34m"
+_HELP_COLOR = "\x1b[1;32m"
 
 
 class _Paint:
@@ -130,15 +133,15 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
-def finding_line(finding: Finding, name: str, paint=None, path: str | None = None) -> str:
+def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None) -> str:
     """`path:line:col: CODE [severity] message (rule-name)`; `path` replaces the finding's own (the
-    repository-relative one) when given."""
+    repository-relative one) and `message` its message (the short first line) when given."""
     paint = paint or _Paint(False)
     span = finding.span
     where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
     suffix = f" ({name})" if name else ""
-    line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message)}{suffix}"
+    line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message if message is None else message)}{suffix}"
     if finding.suppressed_by is not None:
         line += paint(_DIM, f" [suppressed: {_visible(finding.suppressed_by)}]")
     return line
@@ -219,11 +222,20 @@ def render(report: Report) -> str:
             lines.append("")
     else:
         for finding in shown:
+            if report.quiet:  # one line per finding, the whole message: what grep and editors read
+                lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
+                                          report.local_paths.get(finding.path)))
+                continue
+            head, help_text = split_message(finding.message)
             lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
-                                      report.local_paths.get(finding.path)))
-            if not report.quiet:
-                lines += excerpt(finding, report.sources.get(finding.path), paint)
-                lines.append("")
+                                      report.local_paths.get(finding.path), head))
+            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint)
+            lines += shown_excerpt
+            if help_text:
+                # `=` under the excerpt's `|`, as rustc and ruff print their notes
+                gutter = " " * (len(str(finding.span.line)) + 2) if shown_excerpt else "  "
+                lines.append(f"{gutter}{paint(_HELP_COLOR, '= help:')} {_visible(help_text)}")
+            lines.append("")
     if not report.quiet and report.summary:
         lines.append(summary_line(report))
     return "".join(line + "\n" for line in lines)
