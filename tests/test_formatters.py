@@ -312,9 +312,10 @@ def test_json_structure(two_files):
         "message": "Use `vllm serve` instead of the deprecated module.", "path": "deploy/vllm.yaml",
         "line": 8, "column": 28, "end_line": 8, "end_column": 62, "fingerprint": first.fingerprint(),
         "subject": {"kind": "Pod", "namespace": "default", "name": "vllm", "container": "vllm"},
-        "fixable": True, "fix": "safe", "suppressed": False}
+        "fixable": True, "fix": "safe", "fix_description": "rewrite the entrypoint", "edits": [],
+        "suppressed": False}
     assert data["findings"][1]["severity"] == "error" and data["findings"][1]["fixable"] is False
-    assert data["findings"][1]["fix"] is None
+    assert data["findings"][1]["fix"] is None and "edits" not in data["findings"][1]
     assert data["suppressed"][0]["suppressed"] is True
     assert data["suppressed"][0]["justification"] == "pinned"
     assert data["suppressed"][0]["line"] == 7

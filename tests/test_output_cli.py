@@ -88,6 +88,84 @@ def test_notes_come_before_the_summary_and_quiet_hides_them(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "vllmlint", *files], cwd=tmp_path, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT)))
     lines = proc.stdout.decode().splitlines()
-    assert lines[-2].startswith("vllmlint: note: 3 workloads assume") and lines[-1].startswith("Found 9 problems")
+    assert lines[-3].startswith("vllmlint: note: 3 workloads assume") and lines[-2].startswith("Found 9 problems")
+    assert lines[-1] == "[*] 3 fixable with `--fix`."
     _, _, err = run_cli("-q", *files, cwd=tmp_path)
     assert err == ""
+
+
+# --- 4. fixes -------------------------------------------------------------------------------------
+FIXABLE = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.29.0
+          command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+          args: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]
+"""
+FIXED = FIXABLE.replace('["python3", "-m", "vllm.entrypoints.openai.api_server"]', '["vllm", "serve"]').replace(
+    '["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]', '["Qwen/Qwen3-0.6B"]')
+
+
+def test_fixable_findings_are_marked_and_counted(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("fx.yaml", cwd=tmp_path)
+    lines = out.splitlines()
+    assert lines[0].startswith("fx.yaml:10:38: VL101 [warning] [*] `python -m vllm.entrypoints.openai.api_server`")
+    assert any(line.startswith("fx.yaml:11:48: VL102 [error] [*]") for line in lines)
+    assert lines[-1] == "[*] 2 fixable with `--fix`."
+    _, out, _ = run_cli("-q", "fx.yaml", cwd=tmp_path)
+    assert out.splitlines()[0].startswith("fx.yaml:10:38: VL101 [warning] [*]")
+    _, out, _ = run_cli("--statistics", "fx.yaml", cwd=tmp_path)
+    assert out.splitlines()[:2] == ["  1  VL101  [*]  deprecated-entrypoint", "  1  VL102  [*]  removed-flag"]
+    (tmp_path / "fx.yaml").write_text(FIXABLE.replace(", \"--swap-space\", \"4\"", "").replace("v0.29.0", "latest"))
+    _, out, _ = run_cli("--statistics", "fx.yaml", cwd=tmp_path)
+    assert "  1  VL201       image-unpinned" in out.splitlines()  # fixable column blank: no fix
+
+
+def test_json_carries_the_edits_and_they_apply(tmp_path):
+    from vllmlint.fix.apply import apply_edits
+    from vllmlint.fix.edits import Edit
+
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("--format", "json", "fx.yaml", cwd=tmp_path)
+    findings = json.loads(out)["findings"]
+    assert [f["fix"] for f in findings] == ["safe", "safe"]
+    deletion = findings[1]["edits"]
+    assert deletion == [{"path": "fx.yaml", "line": 11, "column": 46, "end_line": 11, "end_column": 67,
+                         "start": 289, "end": 310, "replacement": ""}]
+    assert FIXABLE[289:310] == ', "--swap-space", "4"'
+    edits = [Edit(e["path"], e["start"], e["end"], e["replacement"]) for f in findings for e in f["edits"]]
+    assert apply_edits(FIXABLE, edits) == FIXED
+
+
+def test_sarif_fixes_are_valid_and_match_the_edits(tmp_path):
+    from jsonschema import validators
+
+    from vllmlint.data import schemas_dir
+
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("--format", "sarif", "fx.yaml", cwd=tmp_path)
+    log = json.loads(out)
+    schema = json.loads((schemas_dir() / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    assert [e.message for e in validators.validator_for(schema)(schema).iter_errors(log)] == []
+    fix = log["runs"][0]["results"][1]["fixes"]
+    assert fix == [{"description": {"text": fix[0]["description"]["text"]}, "artifactChanges": [{
+        "artifactLocation": {"uri": "fx.yaml", "uriBaseId": "%SRCROOT%"},
+        "replacements": [{"deletedRegion": {"startLine": 11, "startColumn": 46, "endLine": 11, "endColumn": 67},
+                          "insertedContent": {"text": ""}}]}]}]
+
+
+def test_fix_on_standard_input_prints_the_fixed_text(tmp_path):
+    code, out, err = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=FIXABLE.encode())
+    assert out == FIXED and code == 0
+    assert "fixed 2 problem(s) in x.yaml" in err
+    code, out, err = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=FIXABLE.replace("v0.29.0", "latest").encode())
+    assert code == 1 and "x.yaml:9:18: VL201 [warning]" in err  # what is left, on stderr
+    code, out, _ = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=b"kind: Pod\n")
+    assert (code, out) == (0, "kind: Pod\n")  # nothing to fix: the text as it came
+    assert run_cli("--fix", "-", "other.yaml", input=FIXABLE.encode())[0] == 2

@@ -231,6 +231,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         elif stdin is not None:
             linter.add_stdin(stdin, stdin_filename)
 
+    if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
+        _fix_stdin(stdin, stdin_filename, options, paths, unsafe_fixes, show_diff, fmt, output, Severity.parse(fail_on))
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
@@ -282,8 +284,8 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                     color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
                     sarif_category=sarif_category, show_suppressed=show_suppressed,
                     failed=bool(missing or result.internal_error),
-                    local_paths=_local_paths(files) if fmt == "text" else {})
-    from vllmlint.formatters.text import notice_lines, summary_line
+                    local_paths=_local_paths(files) if fmt == "text" else {}, unsafe_fixes=unsafe_fixes)
+    from vllmlint.formatters.text import notice_lines, summary_lines
 
     notes = notice_lines(result.notices, _local_paths(files), show_notes=show_notes, quiet=quiet)
     # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the summary
@@ -298,7 +300,7 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
             click.echo(line, err=True)
         if summary_after_notes and not (missing and result.files_checked == 0):
             sys.stderr.flush()
-            stream.write(summary_line(report) + "\n")
+            stream.write("".join(line + "\n" for line in summary_lines(report)))
     finally:
         if output:
             stream.close()
@@ -308,6 +310,47 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         sys.exit(EXIT_ERROR)
     if stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
         sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
+
+
+def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
+               output: str | None, threshold: Severity) -> NoReturn:
+    """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
+    save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
+    from vllmlint.engine import split_helm_output
+    from vllmlint.fix.apply import fix_text, unified_diff
+    from vllmlint.formatters import Report, render
+    from vllmlint.source.files import read_text
+
+    if len(paths) > 1:
+        _usage_error("--fix on standard input (`-`) fixes that one text: give no other path")
+    text, problem = read_text(data)
+    if text is None or problem:
+        _usage_error(f"--fix on standard input: {problem or 'not text'}")
+    if split_helm_output(text):
+        _usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
+    shown = filename or "-"
+    outcome = fix_text(text, shown, options, unsafe=unsafe)
+    if outcome.refused:
+        click.echo(f"vllmlint: warning: {shown}: fix not applied: {outcome.refused}", err=True)
+    result = outcome.result
+    fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
+    sys.stdout.write(terminal_safe(fixed) if _is_terminal(sys.stdout) else fixed)
+    sys.stdout.flush()
+    click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in {shown}", err=True)
+    stream = open(output, "w", encoding="utf-8") if output else sys.stderr
+    report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
+                    rules=result.rules, sources=result.sources, files_checked=result.files_checked,
+                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe)
+    try:
+        stream.write(render(fmt, report))
+    finally:
+        if output:
+            stream.close()
+    if result.internal_error:
+        sys.exit(EXIT_ERROR)
+    if show_diff:
+        sys.exit(EXIT_FINDINGS if outcome.applied else EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 
 

@@ -45,6 +45,7 @@ class Report:
     # for the text format only: what a terminal user can open. Machine formats keep repository paths.
     local_paths: dict[str, str] = field(default_factory=dict)
     summary: bool = True  # text: end with the summary line (the CLI prints it itself, after the notes)
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`)
 
 
 def render(fmt: str, report: Report) -> str:
@@ -73,6 +74,24 @@ def rules_by_code(report: Report) -> dict[str, Rule]:
             if code in registry:
                 known[code] = registry[code]
     return known
+
+
+def is_fixable(finding: Finding, unsafe: bool = False) -> bool:
+    """`--fix` would repair it: a safe fix (an unsafe one too with --unsafe-fixes), not suppressed."""
+    safety = getattr(finding.fix, "safety", None)
+    return finding.suppressed_by is None and (safety == "safe" or (unsafe and safety == "unsafe"))
+
+
+def edit_positions(edit, sources: dict) -> dict:
+    """An edit of a fix as machine formats give it: 1-based line and column of both ends (end column
+    exclusive, in code points, as findings' spans), the 0-based character offsets, the new text."""
+    source = sources.get(edit.path)
+    entry: dict = {"path": edit.path}
+    if source is not None:
+        (line, col), (end_line, end_col) = source.line_col(edit.start), source.line_col(edit.end)
+        entry.update(line=line, column=col, end_line=end_line, end_column=end_col)
+    entry.update(start=edit.start, end=edit.end, replacement=edit.replacement)
+    return entry
 
 
 def rule_name(rules: dict[str, Rule], code: str) -> str:

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice, Severity
-from vllmlint.formatters import Report, rule_name, rules_by_code, split_message
+from vllmlint.formatters import Report, is_fixable, rule_name, rules_by_code, split_message
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule
@@ -35,6 +35,7 @@ _DIM = "\x1b[2m"
 _SEVERITY_COLOR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _GUTTER_COLOR = "\x1b[34m"
 _HELP_COLOR = "\x1b[1;32m"
+_FIX_COLOR = "\x1b[36m"
 
 
 class _Paint:
@@ -133,15 +134,18 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
-def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None) -> str:
-    """`path:line:col: CODE [severity] message (rule-name)`; `path` replaces the finding's own (the
-    repository-relative one) and `message` its message (the short first line) when given."""
+def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None,
+                 fixable: bool = False) -> str:
+    """`path:line:col: CODE [severity] message (rule-name)`, `[severity] [*]` when `fixable` (as ruff marks
+    what `--fix` repairs); `path` replaces the finding's own (the repository-relative one) and `message` its
+    message (the short first line) when given."""
     paint = paint or _Paint(False)
     span = finding.span
     where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
+    mark = " " + paint(_FIX_COLOR, "[*]") if fixable else ""
     suffix = f" ({name})" if name else ""
-    line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message if message is None else message)}{suffix}"
+    line = f"{where} {code} [{finding.severity.label}]{mark} {_visible(finding.message if message is None else message)}{suffix}"
     if finding.suppressed_by is not None:
         line += paint(_DIM, f" [suppressed: {_visible(finding.suppressed_by)}]")
     return line
@@ -181,6 +185,12 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
+def summary_lines(report: Report) -> list[str]:
+    """The summary line, then the fixable count when anything is fixable."""
+    fixes = fixable_line(report)
+    return [summary_line(report)] + ([fixes] if fixes else [])
+
+
 def summary_line(report: Report) -> str:
     checked = f"{_count(report.files_checked, 'file')} checked"
     hidden = ""
@@ -199,14 +209,35 @@ def summary_line(report: Report) -> str:
             f"in {_count(files, 'file')} ({checked}{hidden}).")
 
 
-def statistics_lines(findings: list[Finding], rules: dict[str, Rule]) -> list[str]:
-    """`count  CODE  rule-name` per rule, most frequent first."""
+def fixable_line(report: Report) -> str | None:
+    """`[*] N fixable with `--fix`.` (and how many more --unsafe-fixes would repair), or None."""
+    safe = sum(1 for f in report.findings if is_fixable(f, report.unsafe_fixes))
+    unsafe = 0 if report.unsafe_fixes else sum(1 for f in report.findings if is_fixable(f, True)) - safe
+    if not safe and not unsafe:
+        return None
+    line = f"[*] {safe} fixable with `--fix`" if safe else "[*] 0 fixable with `--fix`"
+    if unsafe:
+        line += f" ({unsafe} more with `--fix --unsafe-fixes`)"
+    return line + "."
+
+
+def statistics_lines(findings: list[Finding], rules: dict[str, Rule], unsafe: bool = False) -> list[str]:
+    """`count  CODE  rule-name` per rule, most frequent first; with a fixable column (`[*]`: `--fix`
+    repairs that rule's findings, `[~]` some of them) when any finding is fixable."""
     counts = Counter(f.code for f in findings)
     if not counts:
         return []
+    fixable = Counter(f.code for f in findings if is_fixable(f, unsafe))
     width = max(3, len(str(max(counts.values()))))
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [f"{count:>{width}}  {code}  {rule_name(rules, code)}".rstrip() for code, count in ordered]
+
+    def mark(code: str, count: int) -> str:
+        if not fixable:
+            return ""
+        return ("[*]" if fixable[code] == count else "[~]" if fixable[code] else "   ") + "  "
+
+    return [f"{count:>{width}}  {code}  {mark(code, count)}{rule_name(rules, code)}".rstrip()
+            for code, count in ordered]
 
 
 def render(report: Report) -> str:
@@ -217,18 +248,19 @@ def render(report: Report) -> str:
         shown += report.suppressed
     lines: list[str] = []
     if report.statistics:
-        lines += statistics_lines(report.findings, rules)
+        lines += statistics_lines(report.findings, rules, report.unsafe_fixes)
         if not report.quiet and lines:
             lines.append("")
     else:
         for finding in shown:
+            fixable = is_fixable(finding, report.unsafe_fixes)
             if report.quiet:  # one line per finding, the whole message: what grep and editors read
                 lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
-                                          report.local_paths.get(finding.path)))
+                                          report.local_paths.get(finding.path), fixable=fixable))
                 continue
             head, help_text = split_message(finding.message)
             lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
-                                      report.local_paths.get(finding.path), head))
+                                      report.local_paths.get(finding.path), head, fixable))
             shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint)
             lines += shown_excerpt
             if help_text:
@@ -237,5 +269,5 @@ def render(report: Report) -> str:
                 lines.append(f"{gutter}{paint(_HELP_COLOR, '= help:')} {_visible(help_text)}")
             lines.append("")
     if not report.quiet and report.summary:
-        lines.append(summary_line(report))
+        lines += summary_lines(report)
     return "".join(line + "\n" for line in lines)
