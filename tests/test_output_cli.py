@@ -1,5 +1,6 @@
 """Issue 13, "Output that respects the user": what the command line prints, tried as a new user would."""
 import json
+import re
 import subprocess
 
 from conftest import run_cli
@@ -169,3 +170,66 @@ def test_fix_on_standard_input_prints_the_fixed_text(tmp_path):
     code, out, _ = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=b"kind: Pod\n")
     assert (code, out) == (0, "kind: Pod\n")  # nothing to fix: the text as it came
     assert run_cli("--fix", "-", "other.yaml", input=FIXABLE.encode())[0] == 2
+
+
+# --- 5. flags -------------------------------------------------------------------------------------
+def test_exit_zero_keeps_errors_of_the_run(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    assert run_cli("fx.yaml", cwd=tmp_path)[0] == 1
+    assert run_cli("--exit-zero", "fx.yaml", cwd=tmp_path)[0] == 0
+    assert run_cli("--exit-zero", "fx.yaml", "nope.yaml", cwd=tmp_path)[0] == 2
+
+
+def test_output_format_is_an_alias_of_format(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("--output-format", "json", "fx.yaml", cwd=tmp_path)
+    assert len(json.loads(out)["findings"]) == 2
+
+
+def test_several_reports_in_one_run(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    code, out, _ = run_cli("--format", "json", "--output", "r/a.json", "--format", "sarif", "-o", "r/b.sarif",
+                           "--format", "github", "fx.yaml", cwd=tmp_path)
+    assert code == 1
+    assert len(json.loads((tmp_path / "r/a.json").read_text())["findings"]) == 2
+    assert len(json.loads((tmp_path / "r/b.sarif").read_text())["runs"][0]["results"]) == 2
+    assert out.startswith("::warning file=fx.yaml,line=10,")
+    code, _, err = run_cli("--format", "json", "--format", "sarif", "fx.yaml", cwd=tmp_path)
+    assert code == 2 and "give each --format its --output" in err
+
+
+def test_github_format_by_default_under_github_actions(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, out, _ = run_cli("fx.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert out.startswith("::warning file=fx.yaml,line=10,")
+    _, out, _ = run_cli("--format", "text", "fx.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert out.startswith("fx.yaml:10:38:")
+
+
+def test_diff_is_coloured_on_request_only(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    _, plain, _ = run_cli("--diff", "fx.yaml", cwd=tmp_path)
+    assert "\x1b[" not in plain and plain.startswith("--- fx.yaml\n")
+    _, coloured, _ = run_cli("--diff", "--color", "always", "fx.yaml", cwd=tmp_path)
+    assert coloured.startswith("\x1b[1m--- fx.yaml\x1b[0m\n")
+    assert "\x1b[31m-          args: [\"--model\"" in coloured and "\x1b[32m+          args: [\"Qwen" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+def test_version_short_flag():
+    code, out, _ = run_cli("-V")
+    assert code == 0 and out.startswith("vllmlint, version ")
+
+
+def test_show_files_lists_what_would_be_linted(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "sub" / "notes.txt").write_text("x")
+    code, out, _ = run_cli("--show-files", ".", cwd=repo / "sub")
+    assert (code, out) == (0, "compose.yaml\n")
+
+
+def test_a_typo_of_a_subcommand_suggests_it(tmp_path):
+    code, out, err = run_cli("chek", cwd=tmp_path)
+    assert code == 2 and "did you mean `check`?" in err and out == ""
+    (tmp_path / "chek").write_text("kind: Pod\n")  # a file of that name is linted
+    assert run_cli("chek", cwd=tmp_path)[0] == 0
