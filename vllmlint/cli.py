@@ -250,12 +250,12 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                          follow_links=follow_links if follow_links is not None else config.follow_links)
     files, missing = collection.files, collection.missing
     if show_files:
-        for path in files:
-            click.echo(terminal_safe(os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")))
+        for linted in files:
+            click.echo(terminal_safe(os.path.relpath(os.path.abspath(linted)).replace(os.sep, "/")))
         if "-" in paths:
             click.echo(terminal_safe(stdin_filename or "-"))
-        for path in missing:
-            click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
+        for absent in missing:
+            click.echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
         sys.exit(EXIT_ERROR if missing or collection.failed else EXIT_CLEAN)
     stdin, stdin_too_large = None, False
     if "-" in paths:
