@@ -233,3 +233,39 @@ def test_a_typo_of_a_subcommand_suggests_it(tmp_path):
     assert code == 2 and "did you mean `check`?" in err and out == ""
     (tmp_path / "chek").write_text("kind: Pod\n")  # a file of that name is linted
     assert run_cli("chek", cwd=tmp_path)[0] == 0
+
+
+# --- 6. outputs, JUnit, VL001 ---------------------------------------------------------------------
+def test_output_into_a_missing_folder_creates_it(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    code, _, err = run_cli("--format", "sarif", "--output", "reports/ci/vllmlint.sarif", "fx.yaml", cwd=tmp_path)
+    assert code == 1 and "internal error" not in err
+    assert json.loads((tmp_path / "reports/ci/vllmlint.sarif").read_text())["runs"][0]["results"]
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("--output", "file/x.txt", "fx.yaml", cwd=tmp_path)
+    assert code == 2 and err.startswith("vllmlint: error: --output file/x.txt:") and "internal error" not in err
+
+
+def test_junit_fails_only_at_or_above_fail_on(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "fx.yaml").write_text(FIXABLE)  # one warning (VL101), one error (VL102)
+    _, out, _ = run_cli("--format", "junit", "fx.yaml", cwd=tmp_path)
+    suite = ET.fromstring(out).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "2")
+    code, out, _ = run_cli("--format", "junit", "--fail-on", "error", "fx.yaml", cwd=tmp_path)
+    suite = ET.fromstring(out).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    passed = [case for case in suite.findall("testcase") if case.find("failure") is None]
+    assert [case.get("name") for case in passed] == ["VL101 deprecated-entrypoint 10:38"]
+    assert "VL101 [warning]" in passed[0].find("system-out").text
+    assert code == 1  # the error still fails the run, as its testcase does
+
+
+def test_select_never_hides_syntax_errors(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    (tmp_path / "broken.yaml").write_text("kind: Pod\nspec: [unclosed\n")
+    code, out, _ = run_cli("--select", "VL201", "-q", "fx.yaml", "broken.yaml", cwd=tmp_path)
+    assert code == 1 and out.startswith("broken.yaml:3:1: VL001 [error] YAML syntax error")
+    code, out, _ = run_cli("--select", "VL201", "--ignore", "VL001", "-q", "broken.yaml", cwd=tmp_path)
+    assert (code, out) == (0, "")  # an explicit --ignore still counts

@@ -334,7 +334,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                         color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
                         sarif_category=sarif_category, show_suppressed=show_suppressed,
                         failed=bool(missing or result.internal_error),
-                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes)
+                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold)
         # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
         # summary is what the user reads last.
         summary_after_notes = fmt == "text" and not output and not quiet
@@ -424,7 +424,7 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
     stream = _open_output(output) if output else sys.stderr
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
-                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe)
+                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe, fail_on=threshold)
     try:
         stream.write(render(fmt, report))
     finally:

@@ -285,7 +285,7 @@ class Linter:
 
     def run(self) -> LintResult:
         world = self.build()
-        rules = select_rules(self.options.select, self.options.ignore)
+        rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
         from vllmlint.checks import Context
 
@@ -335,6 +335,19 @@ class Linter:
             _apply_baseline(self.result, self.options.baseline)
         self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
+
+
+def with_syntax_errors(rules: list[Rule], options: LintOptions) -> list[Rule]:
+    """`--select` never hides VL001: a file that does not parse was not linted, whatever rules were
+    chosen, and must not pass as clean. Only an explicit `--ignore` of it (or of VL0) leaves it out."""
+    from vllmlint.registry import all_rules, matches
+
+    if not options.select or any(rule.code == "VL001" for rule in rules):
+        return rules
+    syntax = all_rules().get("VL001")
+    if syntax is None or any(matches(s, syntax) for s in options.ignore or []):
+        return rules
+    return [syntax, *rules]
 
 
 def selected_notices(notices: list[Notice], rules: list[Rule]) -> list[Notice]:

@@ -14,7 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from vllmlint import __version__
-from vllmlint.finding import Finding, Notice
+from vllmlint.finding import Finding, Notice, Severity
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule
@@ -46,6 +46,7 @@ class Report:
     local_paths: dict[str, str] = field(default_factory=dict)
     summary: bool = True  # text: end with the summary line (the CLI prints it itself, after the notes)
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`)
+    fail_on: Severity | None = None  # JUnit: findings below it are passing testcases (None: every one fails)
 
 
 def render(fmt: str, report: Report) -> str:
