@@ -269,3 +269,25 @@ def test_select_never_hides_syntax_errors(tmp_path):
     assert code == 1 and out.startswith("broken.yaml:3:1: VL001 [error] YAML syntax error")
     code, out, _ = run_cli("--select", "VL201", "--ignore", "VL001", "-q", "broken.yaml", cwd=tmp_path)
     assert (code, out) == (0, "")  # an explicit --ignore still counts
+
+
+# --- 7. pre-commit --------------------------------------------------------------------------------
+def test_pre_commit_ships_a_whole_repository_hook(tmp_path):
+    import yaml
+
+    from conftest import ROOT
+
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert list(hooks) == ["vllmlint", "vllmlint-repo"]  # the per-file hook stays first, the default
+    assert hooks["vllmlint"].get("pass_filenames", True) is True
+    repo = hooks["vllmlint-repo"]
+    assert repo["pass_filenames"] is False and repo["require_serial"] is True and repo["args"] == ["."]
+    assert repo["language"] == "python" and repo["types_or"] == hooks["vllmlint"]["types_or"]
+    # What pre-commit runs: entry + args, no file names. A commit touching only the HPA still sees the
+    # Deployment it scales (VL401 is cross-file).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hpa.yaml").write_text((ROOT / "fixtures/original/hpa.yaml").read_text())
+    (tmp_path / "deploy.yaml").write_text((ROOT / "fixtures/original/single-node-deployment.yaml").read_text())
+    code, out, _ = run_cli(*repo["args"], "--select", "VL401", "-q", cwd=tmp_path)
+    assert code == 1 and out.startswith("hpa.yaml:15:13: VL401")
+    assert run_cli("hpa.yaml", "--select", "VL401", "-q", cwd=tmp_path)[1] == ""  # what the per-file hook sees
