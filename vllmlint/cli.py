@@ -152,6 +152,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
               help="Exit 1 when a finding is at least this severe [default: warning].")
 @click.option("--select", multiple=True, help="Rules to run: codes, names or prefixes (VL1), comma-separated.")
 @click.option("--ignore", multiple=True, help="Rules to skip: codes, names or prefixes, comma-separated.")
+@click.option("--extend-select", multiple=True, help="Rules to run as well as the selected (or default) ones.")
+@click.option("--extend-ignore", multiple=True, help="Rules to skip as well as the ignored ones.")
 @click.option("--exclude", multiple=True, help="Globs of files to skip (added to the config file's).")
 @click.option("--vllm-version", help="vLLM release assumed where a workload's own release is unknown.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file to use.")
@@ -178,7 +180,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
 @click.option("--follow-links", is_flag=True, default=None,
               help="Follow symbolic links that lead out of the given paths (never written by --fix).")
-def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
+def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
+                  extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes, follow_links):
@@ -204,6 +207,12 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     except ConfigError as exc:
         _usage_error(str(exc))
     selected, ignored = _split(select) or config.select, _split(ignore) or config.ignore
+    extra = config.extend_select + (_split(extend_select) or [])
+    if extra:  # `ALL` selects what runs by default (rules off by default need their code or name)
+        selected = (selected or ["ALL"]) + extra
+    skipped = config.extend_ignore + (_split(extend_ignore) or [])
+    if skipped:
+        ignored = (ignored or []) + skipped
     bad = unknown_selectors((selected or []) + (ignored or []))
     if bad:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
