@@ -30,6 +30,14 @@ def test_text_paths_are_relative_to_the_current_folder(tmp_path):
     assert out.splitlines()[0].startswith("sub/compose.yaml:3:")
 
 
+def test_diff_headers_are_relative_to_the_current_folder(tmp_path):
+    repo = _repo(tmp_path)
+    code, out, _ = run_cli("--diff", "compose.yaml", cwd=repo / "sub")
+    assert code == 1 and out.startswith("--- compose.yaml\n+++ compose.yaml\n")
+    patched = subprocess.run(["patch", "-p0", "--dry-run"], input=out.encode(), cwd=repo / "sub", capture_output=True)
+    assert patched.returncode == 0, patched.stdout + patched.stderr
+
+
 def test_machine_formats_stay_repository_relative(tmp_path):
     repo = _repo(tmp_path)
     _, out, _ = run_cli("--format", "json", "compose.yaml", cwd=repo / "sub")
@@ -93,6 +101,8 @@ def test_notes_come_before_the_summary_and_quiet_hides_them(tmp_path):
     assert lines[-1] == "[*] 3 fixable with `--fix`."
     _, _, err = run_cli("-q", *files, cwd=tmp_path)
     assert err == ""
+    _, _, err = run_cli("-q", "--show-notes", *files, cwd=tmp_path)
+    assert len(err.splitlines()) == 3
 
 
 # --- 4. fixes -------------------------------------------------------------------------------------

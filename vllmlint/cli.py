@@ -130,6 +130,18 @@ def _local_paths(files) -> dict[str, str]:
     return mapping
 
 
+def _local_diff(diff: str, local: dict[str, str]) -> str:
+    """The diff's `---`/`+++` headers relative to the current folder, so `patch -p0` applies it from there."""
+    if not local:
+        return diff
+    out = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(("--- ", "+++ ")) and line[4:].rstrip("\n") in local:
+            line = line[:4] + local[line[4:].rstrip("\n")] + "\n"
+        out.append(line)
+    return "".join(out)
+
+
 def _did_you_mean(word: str, choices: list[str]) -> str:
     import difflib
 
@@ -294,12 +306,14 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
                             roots=[p for p in paths if p != "-"], outside=collection.outside)
+        local = _local_paths(files)
         for shown, reason in outcome.refused:
-            click.echo(f"vllmlint: warning: {shown}: fix not applied: {reason}", err=True)
+            click.echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
         if show_diff:
             # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
             # as escapes instead of obeying them.
-            diff = terminal_safe(outcome.diff) if _is_terminal(sys.stdout) else outcome.diff
+            diff = _local_diff(outcome.diff, _local_paths(files))
+            diff = terminal_safe(diff) if _is_terminal(sys.stdout) else diff
             sys.stdout.write(color_diff(diff) if _use_color(color, sys.stdout) else diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing or collection.failed

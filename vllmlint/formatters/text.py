@@ -165,13 +165,13 @@ def notice_lines(notices: list[Notice], local_paths: dict[str, str] | None = Non
     """The run's notices as the CLI prints them on stderr. Warnings and errors one line each; notes
     (level `note`) that carry a `summary` one line per kind unless `show_notes` (a kind seen once is
     printed in full), other notes one line each (a file skipped is worth its own line); no note with
-    `quiet`. A kind is a code and the notice's `summary`."""
+    `quiet` unless `show_notes`. A kind is a code and the notice's `summary`."""
     lines: list[str] = []
     groups: dict[tuple, list[Notice]] = {}
     for notice in notices:
         if notice.level != "note":
             lines.append(notice_line(notice, local_paths))
-        elif not quiet:
+        elif show_notes or not quiet:  # asking for the notes wins over -q
             groups.setdefault((notice.code, notice.summary), []).append(notice)
     for (_code, summary), group in groups.items():
         if show_notes or len(group) == 1 or summary is None:
