@@ -34,6 +34,7 @@ CLEAN_DEPLOYMENT = DEPLOYMENT.replace(', --swap-space, "4"', "")
 def run_cli(*args, input: bytes | None = None, cwd=None, env=None):
     """Run the real command line in a subprocess: exit code, stdout, stderr."""
     full_env = dict(os.environ, NO_COLOR="1")
+    full_env.pop("GITHUB_ACTIONS", None)  # under GitHub Actions the default format is `github`
     if env:
         full_env.update(env)
     proc = subprocess.run([sys.executable, "-m", "vllmlint", *map(str, args)], input=input, capture_output=True,

@@ -16,7 +16,7 @@ def test_findings_exit_one_with_exact_position(tmp_path):
     code, out, _ = run_cli("bad.yaml", cwd=tmp_path)
     assert code == 1
     first = out.splitlines()[0]
-    assert first.startswith("bad.yaml:12:49: VL102 [error] `--swap-space`")
+    assert first.startswith("bad.yaml:12:49: VL102 [error] [*] `--swap-space`")
     assert first.endswith("(removed-flag)")
 
 
@@ -165,7 +165,7 @@ def test_upgrade_to_reports_what_the_move_would_break(tmp_path):
     assert code == 0 and "VL102" not in out  # --swap-space is still accepted by 0.17.1
     code, out, err = run_cli("--upgrade-to", "0.29.0", "old.yaml", cwd=tmp_path)
     assert code == 1
-    assert "old.yaml:12:49: VL102 [error] after an upgrade to vLLM 0.29.0: `--swap-space` was removed" in out
+    assert "old.yaml:12:49: VL102 [error] [*] after an upgrade to vLLM 0.29.0: `--swap-space` was removed" in out
     assert "--upgrade-to 0.29.0: 1 new finding(s)" in err
     assert run_cli("--upgrade-to", "banana", "old.yaml", cwd=tmp_path)[0] == 2
 

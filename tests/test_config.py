@@ -133,3 +133,88 @@ models:
     (tmp_path / ".vllmlint.yaml").write_text("models:\n  - id: acme/x\n")
     code, _, err = run_cli("big.yaml", cwd=tmp_path)
     assert code == 2 and ".vllmlint.yaml:2: `models[0]`:" in err
+
+
+# --- issue 13: extend-select / extend-ignore, extend, the schema --------------------------------------
+def test_extend_select_adds_to_the_default_rules_and_extend_ignore_to_ignore(tmp_path):
+    (tmp_path / "bad.yaml").write_text(BAD)
+    (tmp_path / ".vllmlint.yaml").write_text("select: [VL102]\nextend-select: [VL201]\n")
+    assert codes(run_cli("bad.yaml", cwd=tmp_path)[1]) == ["VL102", "VL201"]
+    (tmp_path / ".vllmlint.yaml").write_text("extend-ignore: VL201\n")  # on top of the default set
+    assert codes(run_cli("bad.yaml", cwd=tmp_path)[1]) == ["VL102"]
+    (tmp_path / ".vllmlint.yaml").write_text("ignore: [VL102]\nextend-ignore: [image-unpinned]\n")
+    assert codes(run_cli("bad.yaml", cwd=tmp_path)[1]) == []
+    # from the command line too, added to the file's selection
+    (tmp_path / ".vllmlint.yaml").write_text("select: [VL102]\n")
+    assert codes(run_cli("--extend-select", "VL201", "bad.yaml", cwd=tmp_path)[1]) == ["VL102", "VL201"]
+    assert codes(run_cli("--extend-ignore", "VL102", "bad.yaml", cwd=tmp_path)[1]) == []
+    (tmp_path / ".vllmlint.yaml").write_text("extend-select: [VL2O1]\n")
+    code, _, err = run_cli("bad.yaml", cwd=tmp_path)
+    assert code == 2 and "`extend-select`: unknown rule `VL2O1`" in err
+
+
+def test_extend_reads_a_shared_config_and_overrides_it(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "base.yaml").write_text("ignore: [VL201]\nfail-on: error\nseverity: {VL102: warning}\n"
+                                      "extend-ignore: [VL6]\nbaseline: base.json\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "bad.yaml").write_text(BAD)
+    (project / ".vllmlint.yaml").write_text("extend: ../shared/base.yaml\nseverity: {VL201: error}\n")
+    (shared / "base.json").write_text('{"version": 1, "findings": []}')
+    from vllmlint.config import load_config
+
+    config = load_config(project / ".vllmlint.yaml")
+    assert config.ignore == ["VL201"] and config.fail_on == "error" and config.extend_ignore == ["VL6"]
+    assert config.severity == {"VL102": "warning", "VL201": "error"}
+    assert config.baseline.resolve() == shared / "base.json"  # relative to the file that names it
+    assert [path.resolve() for path in config.extends] == [shared / "base.yaml"]
+    (shared / "base.yaml").write_text("ignore: [VL201]\nfail-on: error\nseverity: {VL102: warning}\n")
+    (project / ".vllmlint.yaml").write_text("extend: ../shared/base.yaml\nignore: []\nfail-on: warning\n")
+    code, out, err = run_cli("bad.yaml", cwd=project)
+    assert codes(out) == ["VL102", "VL201"] and "VL102 [warning]" in out and code == 1, err
+
+
+def test_extend_errors_name_the_file(tmp_path):
+    (tmp_path / "a.yaml").write_text("extend: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("extend: a.yaml\n")
+    code, _, err = run_cli("--config", "a.yaml", "x.yaml", cwd=tmp_path)
+    assert code == 2 and "extends back to this file (a cycle)" in err
+    (tmp_path / "c.yaml").write_text("extend: nope.yaml\n")
+    code, _, err = run_cli("--config", "c.yaml", "x.yaml", cwd=tmp_path)
+    assert code == 2 and "c.yaml:1: `extend`:" in err and "nope.yaml: no such configuration file" in err
+    (tmp_path / "d.yaml").write_text("extend: e.yaml\n")
+    (tmp_path / "e.yaml").write_text("selct: [VL1]\n")
+    code, _, err = run_cli("--config", "d.yaml", "x.yaml", cwd=tmp_path)
+    assert code == 2 and "e.yaml:1: unknown key `selct` (did you mean `select`?)" in err
+
+
+def test_the_config_schema_is_complete_and_its_examples_valid():
+    import json
+    import re
+
+    import jsonschema
+
+    from conftest import ROOT
+    from vllmlint import config as config_module
+
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$id"].startswith("https://") and ".invalid" not in schema["$id"]  # SchemaStore needs a URL
+    # every key the loader reads is in the schema, with a description; no key of the schema is unread
+    source = open(config_module.__file__).read()
+    read = set(re.findall(r'data(?:\.get)?\(?\[?"([a-z-]+)"', source)) | {"extend"}
+    read |= {"select", "ignore", "extend-select", "extend-ignore"}  # read through a loop over their names
+    read -= {"tool"}  # pyproject.toml's [tool.vllmlint]
+    assert set(schema["properties"]) == read
+    for name, prop in schema["properties"].items():
+        assert prop.get("description"), name
+    validator = jsonschema.Draft202012Validator(schema)
+    for example in schema["examples"]:
+        assert list(validator.iter_errors(example)) == []
+    for name, prop in schema["properties"].items():
+        for example in prop.get("examples", []):
+            assert list(validator.iter_errors({name: example})) == [], name
+        if "default" in prop:
+            assert list(validator.iter_errors({name: prop["default"]})) == [], name

@@ -312,9 +312,10 @@ def test_json_structure(two_files):
         "message": "Use `vllm serve` instead of the deprecated module.", "path": "deploy/vllm.yaml",
         "line": 8, "column": 28, "end_line": 8, "end_column": 62, "fingerprint": first.fingerprint(),
         "subject": {"kind": "Pod", "namespace": "default", "name": "vllm", "container": "vllm"},
-        "fixable": True, "fix": "safe", "suppressed": False}
+        "fixable": True, "fix": "safe", "fix_description": "rewrite the entrypoint", "edits": [],
+        "suppressed": False}
     assert data["findings"][1]["severity"] == "error" and data["findings"][1]["fixable"] is False
-    assert data["findings"][1]["fix"] is None
+    assert data["findings"][1]["fix"] is None and "edits" not in data["findings"][1]
     assert data["suppressed"][0]["suppressed"] is True
     assert data["suppressed"][0]["justification"] == "pinned"
     assert data["suppressed"][0]["line"] == 7
@@ -354,3 +355,40 @@ def test_text_json_and_github_do_not_import_sarif_om():
     env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+# --- issue 13: a short first line, the why / how-to-fix on a `help:` line ---------------------------
+def test_split_message_at_the_first_sentence_end():
+    from vllmlint.formatters import split_message
+
+    assert split_message("`--swap-space` was removed in vLLM 0.18.0 (last accepted by 0.17.1). Delete it.") == (
+        "`--swap-space` was removed in vLLM 0.18.0 (last accepted by 0.17.1)", "Delete it.")
+    # not at an abbreviation, nor inside backticks, brackets or quotes
+    assert split_message("Image `a. B` is old (see e.g. Kubernetes. Docs) \"x. Y\"") == (
+        "Image `a. B` is old (see e.g. Kubernetes. Docs) \"x. Y\"", None)
+    assert split_message("pin a tag (e.g. `v0.29.0`) now. vLLM warns") == ("pin a tag (e.g. `v0.29.0`) now", "vLLM warns.")
+
+
+def test_split_message_cuts_a_long_first_sentence_at_its_colon():
+    from vllmlint.formatters import split_message
+
+    long = ("Image `nginx:latest` has `:latest`, which changes under you and differs between nodes in "
+            "every cluster you run: pin a release tag or a digest `@sha256:...`")
+    assert split_message(long) == (long.split(": pin")[0], "Pin a release tag or a digest `@sha256:...`.")
+    short = "ServiceMonitor scrapes port 8001: scrape the API port."
+    assert split_message(short) == (short, None)  # short enough: one line
+
+
+def test_text_output_prints_help_under_the_excerpt():
+    source = SourceFile("t.yaml", "image: nginx:latest\n", "t.yaml")
+    message = "Image `nginx:latest` has `:latest`, which changes under you. Pin a release tag."
+    finding = Finding("VL201", Severity.WARNING, message, "t.yaml", Span(7, 19, 1, 8, 1, 20))
+    lines = render("text", Report(findings=[finding], sources={"t.yaml": source}, rules=RULES)).splitlines()
+    assert lines[:4] == [
+        "t.yaml:1:8: VL201 [warning] Image `nginx:latest` has `:latest`, which changes under you (image-unpinned)",
+        " 1 | image: nginx:latest",
+        "   |        ^^^^^^^^^^^^",
+        "   = help: Pin a release tag.",
+    ]
+    quiet = render("text", Report(findings=[finding], sources={"t.yaml": source}, rules=RULES, quiet=True))
+    assert quiet == f"t.yaml:1:8: VL201 [warning] {message} (image-unpinned)\n"  # one line, whole message

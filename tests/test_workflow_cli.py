@@ -110,8 +110,10 @@ def test_diff_shows_fixes_without_writing_and_fix_writes_them(tmp_path):
     assert "fixed 0 problem(s)" in err and (tmp_path / "pod.yaml").read_text() == fixed
 
 
-def test_fix_refuses_standard_input(tmp_path):
-    code, _, err = run_cli("--fix", "-", input=FIXABLE.encode())
+def test_fix_on_standard_input_prints_the_fixed_text_and_refuses_upgrade_to(tmp_path):
+    code, out, err = run_cli("--fix", "-", input=FIXABLE.encode())
+    assert code == 0 and "vllm.entrypoints" not in out and out.startswith("apiVersion: v1\n")
+    code, _, err = run_cli("--fix", "--upgrade-to", "0.29.0", "-", input=FIXABLE.encode())
     assert code == 2 and "cannot be combined with `-`" in err
 
 

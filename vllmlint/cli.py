@@ -29,11 +29,22 @@ LAZY_COMMANDS = {
 }
 
 
+def _looks_like_a_command(word: str) -> bool:
+    """A bare word (no option, no path separator, no suffix) that names nothing on disk."""
+    return (word.isidentifier() or word.replace("-", "_").isidentifier()) and not os.path.lexists(word)
+
+
 class DefaultGroup(click.Group):
     """`vllmlint PATH...` runs `check`; a first word that names a subcommand runs that instead."""
 
     def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version", "-V")):
+            if args and _looks_like_a_command(args[0]):
+                commands = self.list_commands(ctx)
+                hint = _did_you_mean(args[0], commands)
+                if hint:  # `vllmlint chek`: a typo of a subcommand, not a path that does not exist
+                    _usage_error(f"`{args[0]}` is neither a command nor a file or folder{hint}: commands are "
+                                 f"{', '.join(commands)}; paths are linted (`vllmlint check PATH`)")
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -50,7 +61,7 @@ class DefaultGroup(click.Group):
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="vllmlint")
+@click.version_option(__version__, "-V", "--version", prog_name="vllmlint")
 def cli():
     """Lint vLLM deployments: Kubernetes manifests, Compose files and shell scripts that start vLLM.
 
@@ -92,6 +103,45 @@ def _is_terminal(stream: IO[str]) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
+_DIFF_COLORS = (("+++", "\x1b[1m"), ("---", "\x1b[1m"), ("@@", "\x1b[36m"), ("+", "\x1b[32m"), ("-", "\x1b[31m"))
+
+
+def color_diff(diff: str) -> str:
+    """A unified diff coloured as git colours it: headers bold, hunks cyan, removals red, additions green."""
+    out = []
+    for line in diff.splitlines(keepends=True):
+        body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        style = next((color for prefix, color in _DIFF_COLORS if body.startswith(prefix)), None)
+        out.append(f"{style}{body}\x1b[0m{end}" if style and body else line)
+    return "".join(out)
+
+
+def _local_paths(files) -> dict[str, str]:
+    """Display path (repository-relative) -> path relative to the current folder, where they differ: the
+    text format prints what the user can open from where they ran the command, as ruff and yamllint do."""
+    from vllmlint.source.files import display_path
+
+    mapping: dict[str, str] = {}
+    for path in files:
+        shown = display_path(path)
+        local = os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+        if local != shown:
+            mapping[shown] = local
+    return mapping
+
+
+def _local_diff(diff: str, local: dict[str, str]) -> str:
+    """The diff's `---`/`+++` headers relative to the current folder, so `patch -p0` applies it from there."""
+    if not local:
+        return diff
+    out = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(("--- ", "+++ ")) and line[4:].rstrip("\n") in local:
+            line = line[:4] + local[line[4:].rstrip("\n")] + "\n"
+        out.append(line)
+    return "".join(out)
+
+
 def _did_you_mean(word: str, choices: list[str]) -> str:
     import difflib
 
@@ -101,12 +151,21 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 @cli.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
+              help="Output format [default: text; github under GitHub Actions]. Repeat with --output for "
+              "several reports in one run.")
+@click.option("--output-format", "output_formats", type=click.Choice(FORMATS), multiple=True,
+              help="Same as --format (ruff's name for it).")
+@click.option("--output", "-o", "outputs", type=click.Path(dir_okay=False), multiple=True,
+              help="Write the report to FILE (the folder is created); pairs with the --format before it.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
               help="Exit 1 when a finding is at least this severe [default: warning].")
 @click.option("--select", multiple=True, help="Rules to run: codes, names or prefixes (VL1), comma-separated.")
 @click.option("--ignore", multiple=True, help="Rules to skip: codes, names or prefixes, comma-separated.")
+@click.option("--extend-select", multiple=True, help="Rules to run as well as the selected (or default) ones.")
+@click.option("--extend-ignore", multiple=True, help="Rules to skip as well as the ignored ones.")
 @click.option("--exclude", multiple=True, help="Globs of files to skip (added to the config file's).")
 @click.option("--vllm-version", help="vLLM release assumed where a workload's own release is unknown.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file to use.")
@@ -114,6 +173,7 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--stdin-filename", help="Name to report for input read from `-`.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour in text output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
+@click.option("--show-notes", is_flag=True, help="List every note about the run (by default, one line per kind).")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
 @click.option("--max-file-size", type=click.FloatRange(min=0), help="Skip files larger than this many MiB "
@@ -132,8 +192,9 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
 @click.option("--follow-links", is_flag=True, default=None,
               help="Follow symbolic links that lead out of the given paths (never written by --fix).")
-def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_version, config_path, no_config,
-                  stdin_filename, color, quiet, statistics, sarif_category, max_file_size, upgrade_to,
+def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
+                  extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
+                  stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes, follow_links):
     """Lint PATHS (files, folders, or - for standard input)."""
@@ -144,6 +205,9 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
+    if formats and output_formats:
+        _usage_error("give --format or its alias --output-format, not both")
+    targets = _targets(formats or output_formats, outputs)
     try:
         if no_config:
             config = Config()
@@ -155,6 +219,12 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
     except ConfigError as exc:
         _usage_error(str(exc))
     selected, ignored = _split(select) or config.select, _split(ignore) or config.ignore
+    extra = config.extend_select + (_split(extend_select) or [])
+    if extra:  # `ALL` selects what runs by default (rules off by default need their code or name)
+        selected = (selected or ["ALL"]) + extra
+    skipped = config.extend_ignore + (_split(extend_ignore) or [])
+    if skipped:
+        ignored = (ignored or []) + skipped
     bad = unknown_selectors((selected or []) + (ignored or []))
     if bad:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
@@ -200,6 +270,14 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
     files, missing = collection.files, collection.missing
+    if show_files:
+        for linted in files:
+            click.echo(terminal_safe(os.path.relpath(os.path.abspath(linted)).replace(os.sep, "/")))
+        if "-" in paths:
+            click.echo(terminal_safe(stdin_filename or "-"))
+        for absent in missing:
+            click.echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
+        sys.exit(EXIT_ERROR if missing or collection.failed else EXIT_CLEAN)
     stdin, stdin_too_large = None, False
     if "-" in paths:
         try:
@@ -216,6 +294,9 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         elif stdin is not None:
             linter.add_stdin(stdin, stdin_filename)
 
+    if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
+        _fix_stdin(stdin, stdin_filename, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
+                   Severity.parse(fail_on), exit_zero, color)
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
@@ -225,12 +306,15 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
         # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
                             roots=[p for p in paths if p != "-"], outside=collection.outside)
+        local = _local_paths(files)
         for shown, reason in outcome.refused:
-            click.echo(f"vllmlint: warning: {shown}: fix not applied: {reason}", err=True)
+            click.echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
         if show_diff:
             # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
             # as escapes instead of obeying them.
-            sys.stdout.write(terminal_safe(outcome.diff) if _is_terminal(sys.stdout) else outcome.diff)
+            diff = _local_diff(outcome.diff, _local_paths(files))
+            diff = terminal_safe(diff) if _is_terminal(sys.stdout) else diff
+            sys.stdout.write(color_diff(diff) if _use_color(color, sys.stdout) else diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing or collection.failed
                      else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
@@ -260,29 +344,121 @@ def check_command(paths, fmt, output, fail_on, select, ignore, exclude, vllm_ver
 
     threshold = Severity.parse(fail_on)
     from vllmlint.formatters import Report, render
+    from vllmlint.formatters.text import notice_lines, summary_lines
 
-    stream = open(output, "w", encoding="utf-8") if output else sys.stdout
-    report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
-                    rules=result.rules, sources=result.sources, files_checked=result.files_checked,
-                    color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
-                    sarif_category=sarif_category, show_suppressed=show_suppressed,
-                    failed=bool(missing or result.internal_error))
-    try:
-        if not (fmt == "text" and missing and result.files_checked == 0):  # no "All checks passed" for nothing
-            stream.write(render(fmt, report))
-    finally:
-        if output:
-            stream.close()
-    from vllmlint.formatters.text import notice_line
-
-    for notice in result.notices:
-        click.echo(notice_line(notice), err=True)
+    local = _local_paths(files)
+    notes = notice_lines(result.notices, local, show_notes=show_notes, quiet=quiet)
+    nothing = missing and result.files_checked == 0  # no "All checks passed" for nothing
+    notes_printed = False
+    for fmt, output in targets:
+        stream = _open_output(output) if output else sys.stdout
+        report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
+                        rules=result.rules, sources=result.sources, files_checked=result.files_checked,
+                        color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
+                        sarif_category=sarif_category, show_suppressed=show_suppressed,
+                        failed=bool(missing or result.internal_error),
+                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold)
+        # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
+        # summary is what the user reads last.
+        summary_after_notes = fmt == "text" and not output and not quiet
+        report.summary = not summary_after_notes
+        try:
+            if not (fmt == "text" and nothing):
+                stream.write(render(fmt, report))
+                stream.flush()
+            if summary_after_notes:
+                for line in notes:
+                    click.echo(line, err=True)
+                notes_printed = True
+                if not nothing:
+                    sys.stderr.flush()
+                    stream.write("".join(line + "\n" for line in summary_lines(report)))
+        finally:
+            if output:
+                stream.close()
+    if not notes_printed:
+        for line in notes:
+            click.echo(line, err=True)
     for path in missing:
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:
         sys.exit(EXIT_ERROR)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
     if stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
         sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
+
+
+def _targets(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """(format, file or None for standard output) per report to write. `--format X --output FILE` pairs
+    go by position; one format more than outputs sends the last one to standard output. Without
+    `--format`: text, or `github` when run by GitHub Actions (GITHUB_ACTIONS=true), as ruff does."""
+    default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    fmts = list(formats) or [default]
+    outs: list[str | None] = list(outputs)
+    if len(fmts) == 1 and len(outs) <= 1:
+        return [(fmts[0], outs[0] if outs else None)]
+    if len(fmts) == len(outs):
+        return list(zip(fmts, outs, strict=True))
+    if len(fmts) == len(outs) + 1:
+        return list(zip(fmts, [*outs, None], strict=True))
+    _usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
+                 "(one format may go to standard output)")
+
+
+def _open_output(path: str) -> IO[str]:
+    """The report file, its folder created when missing (`--output reports/vllmlint.sarif` in CI)."""
+    folder = os.path.dirname(path)
+    try:
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        _usage_error(f"--output {path}: {exc.strerror or exc}")
+
+
+def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
+               output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto") -> NoReturn:
+    """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
+    save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
+    from vllmlint.engine import split_helm_output
+    from vllmlint.fix.apply import fix_text, unified_diff
+    from vllmlint.formatters import Report, render
+    from vllmlint.source.files import read_text
+
+    if len(paths) > 1:
+        _usage_error("--fix on standard input (`-`) fixes that one text: give no other path")
+    text, problem = read_text(data)
+    if text is None or problem:
+        _usage_error(f"--fix on standard input: {problem or 'not text'}")
+    if split_helm_output(text):
+        _usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
+    shown = filename or "-"
+    outcome = fix_text(text, shown, options, unsafe=unsafe)
+    if outcome.refused:
+        click.echo(f"vllmlint: warning: {shown}: fix not applied: {outcome.refused}", err=True)
+    result = outcome.result
+    fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
+    fixed = terminal_safe(fixed) if _is_terminal(sys.stdout) else fixed
+    sys.stdout.write(color_diff(fixed) if show_diff and _use_color(color, sys.stdout) else fixed)
+    sys.stdout.flush()
+    click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in {shown}", err=True)
+    stream = _open_output(output) if output else sys.stderr
+    report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
+                    rules=result.rules, sources=result.sources, files_checked=result.files_checked,
+                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe, fail_on=threshold)
+    try:
+        stream.write(render(fmt, report))
+    finally:
+        if output:
+            stream.close()
+    if result.internal_error:
+        sys.exit(EXIT_ERROR)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
+    if show_diff:
+        sys.exit(EXIT_FINDINGS if outcome.applied else EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 
 

@@ -22,6 +22,9 @@ class Config:
     path: Path | None = None
     select: list[str] | None = None
     ignore: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)  # added to `select` (or to the default rules)
+    extend_ignore: list[str] = field(default_factory=list)  # added to `ignore`
+    extends: list[Path] = field(default_factory=list)  # the shared files `extend` read, nearest first
     severity: dict[str, str] = field(default_factory=dict)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
@@ -51,7 +54,17 @@ def find_config(start: Path) -> Path | None:
         current = current.parent
 
 
+MAX_EXTEND_DEPTH = 10  # `extend` chains longer than this are a mistake (or a cycle through links)
+
+
 def load_config(path: Path) -> Config:
+    data, locate, extends = _load_chain(path, [])
+    config = _to_config(data, path, locate)
+    config.extends = extends
+    return config
+
+
+def _load_one(path: Path):
     if not path.is_file():
         raise ConfigError(f"{path}: no such configuration file")
     if path.name == "pyproject.toml":
@@ -59,7 +72,45 @@ def load_config(path: Path) -> Config:
     else:
         data, locate = _read_yaml(path)
     _validate(data, path, locate)
-    return _to_config(data, path, locate)
+    return data, locate
+
+
+def _load_chain(path: Path, seen: list[Path]):
+    """The file's settings over those of the file its `extend` names (relative to it), recursively:
+    keys of the nearer file win; `severity` and `per-file-ignores` merge key by key; `extend-select`,
+    `extend-ignore`, `models` and `gpus` add up. A `baseline` stays relative to the file that names it."""
+    data, locate = _load_one(path)
+    data = dict(data)
+    if data.get("baseline"):
+        data["baseline"] = str(path.parent / data["baseline"])
+    base_name = data.pop("extend", None)
+    if base_name is None:
+        return data, locate, []
+    base_path = (path.parent / base_name)
+    resolved = base_path.resolve()
+    chain = [*seen, path.resolve()]
+    if resolved in chain:
+        raise ConfigError(f"{locate(['extend'])}: `extend`: {base_name} extends back to this file (a cycle)")
+    if len(chain) > MAX_EXTEND_DEPTH:
+        raise ConfigError(f"{locate(['extend'])}: `extend`: more than {MAX_EXTEND_DEPTH} files extend each other")
+    if not base_path.is_file():
+        raise ConfigError(f"{locate(['extend'])}: `extend`: {base_path}: no such configuration file")
+    base, base_locate, extends = _load_chain(base_path, chain)
+    merged = dict(base)
+    for key, value in data.items():
+        if key in ("severity", "per-file-ignores") and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+        elif key in ("extend-select", "extend-ignore") and key in base:
+            merged[key] = split_selectors(base[key]) + split_selectors(value)
+        elif key in ("models", "gpus") and key in base:
+            merged[key] = list(base[key]) + list(value)
+        else:
+            merged[key] = value
+
+    def merged_locate(keys: list) -> str:
+        return locate(keys) if keys and keys[0] in data else base_locate(keys)
+
+    return merged, merged_locate, [base_path, *extends]
 
 
 def _read_yaml(path: Path):
@@ -131,7 +182,8 @@ def _plainly_valid(data) -> bool:
     few plain keys, and importing jsonschema costs more than linting a file. Anything else, or any doubt,
     goes to jsonschema, which also words the error."""
     checks = {
-        "select": _selectors_ok, "ignore": _selectors_ok,
+        "select": _selectors_ok, "ignore": _selectors_ok, "extend-select": _selectors_ok,
+        "extend-ignore": _selectors_ok, "extend": lambda v: isinstance(v, str) and bool(v),
         "severity": lambda v: isinstance(v, dict) and all(x in _SEVERITIES for x in v.values()),
         "per-file-ignores": lambda v: isinstance(v, dict) and all(_selectors_ok(x) for x in v.values()),
         "exclude": lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v),
@@ -200,13 +252,16 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     from vllmlint.registry import rule, unknown_selectors
 
     config = Config(path=path)
-    for key in ("select", "ignore"):
+    for key in ("select", "ignore", "extend-select", "extend-ignore"):
         selectors = split_selectors(data.get(key)) or None
         if selectors:
             bad = unknown_selectors(selectors)
             if bad:
                 raise ConfigError(f"{locate([key])}: `{key}`: unknown rule `{bad[0]}`{_did_you_mean(bad[0])}")
-        setattr(config, key, selectors)
+        if key.startswith("extend-"):
+            setattr(config, key.replace("-", "_"), selectors or [])
+        else:
+            setattr(config, key, selectors)
     for name, level in (data.get("severity") or {}).items():
         try:
             config.severity[rule(name).code] = level
@@ -226,8 +281,8 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)
     config.max_file_size = data.get("max-file-size")
-    if data.get("baseline"):
-        config.baseline = (path.parent / data["baseline"]) if path else Path(data["baseline"])
+    if data.get("baseline"):  # already relative to the file that named it (`_load_chain`)
+        config.baseline = Path(data["baseline"])
     config.models = list(data.get("models") or [])
     config.gpus = list(data.get("gpus") or [])
     _check_capacity_entries(config, locate)

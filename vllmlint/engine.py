@@ -170,7 +170,9 @@ class Linter:
             line, _ = source.line_col(template)
             self.result.notices.append(Notice(
                 "VL002", "unrendered Helm template skipped: lint the output of `helm template` instead "
-                "(`helm template . | vllmlint -`)", shown, line, "note"))
+                "(`helm template . | vllmlint -`)", shown, line, "note",
+                summary=("unrendered Helm template skipped (lint `helm template` output)",
+                         "unrendered Helm templates skipped (lint `helm template` output)")))
             return
         for document in documents:
             self.world.add_document(document)
@@ -228,7 +230,9 @@ class Linter:
         path, line = (tokens[0].source.display_path, tokens[0].span.line) if tokens else ("", 0)
         self.result.notices.append(Notice(
             "VL006", f"vLLM {release} is {where} releases vllmlint knows ({known[0]} to {known[-1]}): its flags are "
-            f"checked against {stand_in}", path, line, "note"))
+            f"checked against {stand_in}", path, line, "note",
+            summary=("vLLM release outside vllmlint's catalog checked against a neighbour",
+                     "vLLM releases outside vllmlint's catalog checked against neighbours")))
 
     def _note_assumed(self, invocation, seen: set) -> None:
         """Once per workload: its release is unknown, so the newest catalog is assumed."""
@@ -249,7 +253,9 @@ class Linter:
         else:
             message = (f"vLLM release unknown for this script; assuming vLLM {version}: pass --vllm-version "
                        "(or set `vllm-version` in .vllmlint.yaml)")
-        self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note"))
+        noun = "workload" if container is not None else "script"
+        summary = (f"{noun} assumes vLLM {version} (release unknown)", f"{noun}s assume vLLM {version} (release unknown)")
+        self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note", summary))
 
     # running
     def build(self) -> World:
@@ -279,7 +285,7 @@ class Linter:
 
     def run(self) -> LintResult:
         world = self.build()
-        rules = select_rules(self.options.select, self.options.ignore)
+        rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
         from vllmlint.checks import Context
 
@@ -327,7 +333,31 @@ class Linter:
                                                                        self.options.per_file_ignores)
         if self.options.baseline is not None:
             _apply_baseline(self.result, self.options.baseline)
+        self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
+
+
+def with_syntax_errors(rules: list[Rule], options: LintOptions) -> list[Rule]:
+    """`--select` never hides VL001: a file that does not parse was not linted, whatever rules were
+    chosen, and must not pass as clean. Only an explicit `--ignore` of it (or of VL0) leaves it out."""
+    from vllmlint.registry import all_rules, matches
+
+    if not options.select or any(rule.code == "VL001" for rule in rules):
+        return rules
+    syntax = all_rules().get("VL001")
+    if syntax is None or any(matches(s, syntax) for s in options.ignore or []):
+        return rules
+    return [syntax, *rules]
+
+
+def selected_notices(notices: list[Notice], rules: list[Rule]) -> list[Notice]:
+    """The notices whose code is selected: `--ignore VL006` (or a `--select` that leaves it out) hides
+    the notes of a notification rule. Errors about the run (an unreadable file, an internal error) stay."""
+    from vllmlint.registry import all_rules
+
+    chosen = {rule.code for rule in rules}
+    known = all_rules()
+    return [n for n in notices if n.level == "error" or n.code in chosen or n.code not in known]
 
 
 def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]]) -> tuple[list[Finding], list[Finding]]:

@@ -115,3 +115,6 @@ class Notice:
     path: str = ""
     line: int = 0
     level: str = NoticeLevel.NOTE  # a NoticeLevel
+    # How notes of one kind are counted on one line ("10 workloads assume vLLM 0.33.0 ..."): the phrase
+    # after the count, singular and plural. Notes with the same code and summary are summarised together.
+    summary: tuple[str, str] | None = None

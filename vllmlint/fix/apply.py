@@ -391,3 +391,52 @@ def write_atomically(path: str, data: bytes, info: os.stat_result) -> None:
         except OSError:
             pass
         raise
+
+
+@dataclass
+class TextFixOutcome:
+    """`fix_text`: the fixed text of one in-memory file (standard input), with what `FixOutcome` says."""
+    text: str
+    applied: int
+    result: LintResult
+    refused: str | None = None  # why the fixes were not kept (the text is then the original)
+
+
+def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = False) -> TextFixOutcome:
+    """`run_fixes` for one text that is not a file (`vllmlint --fix --stdin-filename x.yaml -`, an editor
+    fixing on save): the same passes and the same verification, nothing written. A leading byte-order
+    mark is kept."""
+    from vllmlint.engine import Linter
+
+    bom = text.startswith(BOM)
+    original = text[1:] if bom else text
+    suffix = Path(shown).suffix.lower() or ".yaml"
+    record = _File(Path(shown), shown, b"", original, bom, original)
+
+    def lint(with_options: LintOptions = options) -> tuple[LintResult, World]:
+        linter = Linter(with_options)
+        linter.result.files_checked += 1
+        linter.add_text(record.text, shown, suffix, Path(shown).name)
+        return linter.run(), linter.world
+
+    everything = dataclasses.replace(options, select=None, ignore=None, per_file_ignores={}, baseline=None)
+    narrowed = bool(options.select or options.ignore or options.per_file_ignores or options.baseline is not None)
+    result, world = lint()
+    before, before_world = lint(everything) if narrowed else (result, world)
+    for _ in range(MAX_PASSES):
+        chosen = _choose(result.findings, unsafe, {shown: record})
+        fixes = chosen.get(shown)
+        if not fixes:
+            break
+        record.text = apply_edits(record.text, [e for fix in fixes for e in fix.edits])
+        record.applied += len(fixes)
+        result, world = lint()
+    refused = None
+    if record.text != record.original:
+        after, after_world = lint(everything) if narrowed else (result, world)
+        problems = _verify(before, before_world, after, after_world, {shown})
+        if problems:
+            refused = problems[shown] if shown in problems else next(iter(problems.values()))
+            record.text, record.applied = record.original, 0
+            result, world = lint()
+    return TextFixOutcome((BOM if bom else "") + record.text, record.applied, result, refused)

@@ -14,7 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from vllmlint import __version__
-from vllmlint.finding import Finding, Notice
+from vllmlint.finding import Finding, Notice, Severity
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule
@@ -41,6 +41,12 @@ class Report:
     sarif_category: str | None = None
     failed: bool = False  # the run had an error (exit 2): a missing path, an unreadable file, an internal error
     tool_version: str = __version__
+    # Display path (repository-relative, as findings carry it) -> the path relative to the current folder,
+    # for the text format only: what a terminal user can open. Machine formats keep repository paths.
+    local_paths: dict[str, str] = field(default_factory=dict)
+    summary: bool = True  # text: end with the summary line (the CLI prints it itself, after the notes)
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`)
+    fail_on: Severity | None = None  # JUnit: findings below it are passing testcases (None: every one fails)
 
 
 def render(fmt: str, report: Report) -> str:
@@ -71,6 +77,24 @@ def rules_by_code(report: Report) -> dict[str, Rule]:
     return known
 
 
+def is_fixable(finding: Finding, unsafe: bool = False) -> bool:
+    """`--fix` would repair it: a safe fix (an unsafe one too with --unsafe-fixes), not suppressed."""
+    safety = getattr(finding.fix, "safety", None)
+    return finding.suppressed_by is None and (safety == "safe" or (unsafe and safety == "unsafe"))
+
+
+def edit_positions(edit, sources: dict) -> dict:
+    """An edit of a fix as machine formats give it: 1-based line and column of both ends (end column
+    exclusive, in code points, as findings' spans), the 0-based character offsets, the new text."""
+    source = sources.get(edit.path)
+    entry: dict = {"path": edit.path}
+    if source is not None:
+        (line, col), (end_line, end_col) = source.line_col(edit.start), source.line_col(edit.end)
+        entry.update(line=line, column=col, end_line=end_line, end_column=end_col)
+    entry.update(start=edit.start, end=edit.end, replacement=edit.replacement)
+    return entry
+
+
 def rule_name(rules: dict[str, Rule], code: str) -> str:
     rule = rules.get(code)
     return rule.name if rule is not None else ""
@@ -82,3 +106,57 @@ def sentence(message: str) -> str:
     if text and not text.endswith((".", "!", "?")):
         text += "."
     return text
+
+
+SHORT_MESSAGE = 120  # characters: a first line longer than this is cut at its first top-level `: ` too
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
+
+
+def _top_level_breaks(text: str):
+    """(index, kind) of each `. ` sentence end and `: ` outside backticks, quotes and brackets."""
+    depth, code, quote = 0, False, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == '"':
+            quote = not quote
+        elif quote:
+            continue
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch in ".:;" and text[i + 1:i + 2] == " ":
+            yield i, ch
+
+
+def split_message(message: str) -> tuple[str, str | None]:
+    """(what is wrong, the why / how to fix it) from one finding message, for a short first line and a
+    `help:` line as ruff prints them. The problem is the first sentence; a first sentence still longer
+    than SHORT_MESSAGE is cut at its first top-level `: ` (the checks write "problem: what to do").
+    Abbreviations (`e.g.`) and text inside backticks, quotes or brackets never split. (None) when the
+    message is one short sentence."""
+    text = message.strip()
+    head, rest = text, ""
+    for index, kind in _top_level_breaks(text):
+        if kind != ".":
+            continue
+        word = text[:index].rsplit(" ", 1)[-1].lower().lstrip("(")
+        if word in _ABBREVIATIONS or not text[index + 2:index + 3].strip():
+            continue
+        head, rest = text[:index + 1], text[index + 2:].strip()
+        break
+    if len(head) > SHORT_MESSAGE:
+        for index, kind in _top_level_breaks(head):
+            if kind == ":" and index >= 40:  # not a prefix ("after an upgrade to vLLM 0.29.0: ...")
+                after = head[index + 2:].strip()
+                head, rest = head[:index], (after + (" " + rest if rest else "")).strip()
+                break
+    if not rest:
+        return text, None
+    first_word = rest.split(" ", 1)[0]
+    if first_word.isalpha() and first_word.islower():  # `vLLM`, `--flag`, `"key"` stay as written
+        rest = rest[0].upper() + rest[1:]
+    return head.removesuffix("."), sentence(rest)

@@ -19,6 +19,11 @@ Structure (version 1; new keys may be added, existing ones keep their meaning):
           "subject": {"kind": "Deployment", "namespace": "", "name": "vllm", "container": "vllm"},
           "fixable": true,                 # `vllmlint --fix` can repair it (a safe fix)
           "fix": "safe",                   # safe | unsafe (needs --unsafe-fixes) | null (no fix)
+          "fix_description": "...",        # only with a fix: what it does
+          "edits": [                       # only with a fix: the text edits `--fix` would apply
+            {"path": "deploy/vllm.yaml", "line": 9, "column": 28, "end_line": 9, "end_column": 62,
+             "start": 210, "end": 244, "replacement": "vllm serve"}   # start/end: 0-based character
+          ],                               # offsets, end exclusive; line/column as the finding's
           "suppressed": false
         }
       ],
@@ -37,12 +42,12 @@ import json
 from collections import Counter
 
 from vllmlint.finding import Finding, Severity
-from vllmlint.formatters import Report, rule_name, rules_by_code
+from vllmlint.formatters import Report, edit_positions, rule_name, rules_by_code
 
 FORMAT_VERSION = 1
 
 
-def finding_dict(finding: Finding, name: str) -> dict:
+def finding_dict(finding: Finding, name: str, sources: dict | None = None) -> dict:
     span, subject = finding.span, finding.subject
     entry = {
         "code": finding.code,
@@ -61,6 +66,9 @@ def finding_dict(finding: Finding, name: str) -> dict:
         "fix": getattr(finding.fix, "safety", None),
         "suppressed": finding.suppressed_by is not None,
     }
+    if finding.fix is not None:
+        entry["fix_description"] = finding.fix.description
+        entry["edits"] = [edit_positions(edit, sources or {}) for edit in finding.fix.edits]
     if finding.suppressed_by is not None:
         entry["justification"] = finding.suppressed_by
     return entry
@@ -71,7 +79,7 @@ def build(report: Report) -> dict:
     counts = Counter(f.severity for f in report.findings)
     suppressed = []
     for finding in report.suppressed:
-        entry = finding_dict(finding, rule_name(rules, finding.code))
+        entry = finding_dict(finding, rule_name(rules, finding.code), report.sources)
         # Listed under "suppressed" means suppressed, even if the caller did not fill in a reason.
         entry["suppressed"] = True
         entry.setdefault("justification", finding.suppressed_by or "")
@@ -80,7 +88,7 @@ def build(report: Report) -> dict:
         "version": FORMAT_VERSION,
         "tool": {"name": "vllmlint", "version": report.tool_version},
         "files_checked": report.files_checked,
-        "findings": [finding_dict(f, rule_name(rules, f.code)) for f in report.findings],
+        "findings": [finding_dict(f, rule_name(rules, f.code), report.sources) for f in report.findings],
         "suppressed": suppressed,
         "notices": [{"code": n.code, "message": n.message, "path": n.path, "line": n.line, "level": n.level}
                     for n in report.notices],

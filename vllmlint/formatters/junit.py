@@ -9,7 +9,9 @@
       </testsuite>
     </testsuites>
 
-One testcase per finding (a failure whatever its severity: `type` says which), one per suppressed
+One testcase per finding (a failure, `type` saying its severity; with `Report.fail_on`, as the CLI sets
+it from --fail-on, a finding below that severity is a passing testcase with the finding in its
+`<system-out>`, so that the report fails exactly when the run does), one per suppressed
 finding (skipped), and a single passing testcase named "no findings" when nothing was found, so that a
 report is never empty (some readers treat an empty suite as an error). Run notices go to the suite's
 `<system-out>`. ElementTree escapes `<&>"`; characters XML 1.0 cannot hold at all (control characters,
@@ -78,8 +80,14 @@ def build(report: Report) -> ET.Element:
     rules = rules_by_code(report)
     root = ET.Element("testsuites", {"name": SUITE_NAME})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME})
+    failures = 0
     for finding in report.findings:
         case = _testcase(suite, finding, rule_name(rules, finding.code))
+        if report.fail_on is not None and finding.severity < report.fail_on:
+            # Below --fail-on: the run passes, so the test does; the finding stays readable in its output.
+            ET.SubElement(case, "system-out").text = _failure_body(finding, rules)
+            continue
+        failures += 1
         failure = ET.SubElement(case, "failure", {"type": finding.severity.label,
                                                   "message": xml_text(sentence(finding.message))})
         failure.text = _failure_body(finding, rules)
@@ -95,7 +103,7 @@ def build(report: Report) -> ET.Element:
 
     counts = {
         "tests": str(len(suite.findall("testcase"))),
-        "failures": str(len(report.findings)),
+        "failures": str(failures),
         "errors": "0",
         "skipped": str(len(report.suppressed)),
     }

@@ -21,7 +21,7 @@ import attr
 import sarif_om as om
 
 from vllmlint.finding import Finding, Notice, NoticeLevel
-from vllmlint.formatters import Report, rules_by_code, sentence
+from vllmlint.formatters import Report, edit_positions, rules_by_code, sentence
 from vllmlint.formatters.rule_docs import help_markdown, help_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -157,7 +157,30 @@ def _region(finding: Finding) -> om.Region | None:
     return om.Region(start_line=span.line, start_column=start_col, end_line=end_line, end_column=end_col)
 
 
-def _result(finding: Finding, rule_index: int) -> om.Result:
+def _fixes(finding: Finding, sources: dict) -> list[om.Fix] | None:
+    """SARIF `fixes` (3.55): the finding's edits as replacements of regions of their files. A region
+    is given by line and column (the run's columnKind); without the file's text, by character offset."""
+    fix = finding.fix
+    if fix is None or finding.suppressed_by is not None:
+        return None
+    changes = []
+    for path in dict.fromkeys(edit.path for edit in fix.edits):
+        replacements = []
+        for edit in (e for e in fix.edits if e.path == path):
+            where = edit_positions(edit, sources)
+            if "line" in where:
+                region = om.Region(start_line=where["line"], start_column=where["column"],
+                                   end_line=where["end_line"], end_column=where["end_column"])
+            else:
+                region = om.Region(char_offset=edit.start, char_length=edit.end - edit.start)
+            replacements.append(om.Replacement(deleted_region=region,
+                                               inserted_content=om.ArtifactContent(text=edit.replacement)))
+        changes.append(om.ArtifactChange(artifact_location=artifact_location(path), replacements=replacements))
+    safety = "" if fix.safety == "safe" else " (unsafe: changes behaviour; --unsafe-fixes applies it)"
+    return [om.Fix(description=om.Message(text=sentence(fix.description + safety)), artifact_changes=changes)]
+
+
+def _result(finding: Finding, rule_index: int, sources: dict | None = None) -> om.Result:
     location = om.Location(physical_location=om.PhysicalLocation(
         artifact_location=artifact_location(finding.path), region=_region(finding)))
     suppressions = None
@@ -171,6 +194,7 @@ def _result(finding: Finding, rule_index: int) -> om.Result:
         locations=[location],
         partial_fingerprints={FINGERPRINT_KEY: finding.fingerprint()},
         suppressions=suppressions,
+        fixes=_fixes(finding, sources or {}),
     )
 
 
@@ -212,7 +236,7 @@ def build(report: Report) -> om.SarifLog:
         shown = shown[:MAX_RESULTS]
         notices.append(Notice("VL007", f"{left_out} results left out of the SARIF log: GitHub code scanning "
                               f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
-    results = [_result(f, index_of(f.code)) for f in shown]
+    results = [_result(f, index_of(f.code), report.sources) for f in shown]
 
     # Notices are described in driver.notifications, so each notification's descriptor resolves.
     notification_descriptors: list[om.ReportingDescriptor] = []

@@ -1,12 +1,14 @@
 """Human output: one line per finding, a source excerpt with a caret under the span, a summary.
 
-    deploy/vllm.yaml:8:28: VL101 [warning] Use `vllm serve` instead. (deprecated-entrypoint)
+    deploy/vllm.yaml:8:28: VL101 [warning] `python -m vllm.entrypoints.openai.api_server` is deprecated (deprecated-entrypoint)
      8 |     command: [python3, -m, vllm.entrypoints.openai.api_server]
        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+       = help: Use `vllm serve MODEL`.
 
     Found 1 problem (1 warning) in 1 file (3 files checked).
 
-Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
+The first line says what is wrong; the rest of the message (the why, what to do) is the `help:` line
+(`split_message`). Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
 two columns, control characters are shown as their Unicode pictures, long lines are cut around the span.
 `statistics` prints `count  CODE  rule-name` per rule instead of the findings; `quiet` prints only the
 finding (or statistics) lines. Run notices are not part of this output: the CLI prints them on stderr.
@@ -18,7 +20,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice, Severity
-from vllmlint.formatters import Report, rule_name, rules_by_code
+from vllmlint.formatters import Report, is_fixable, rule_name, rules_by_code, split_message
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule
@@ -32,6 +34,8 @@ _BOLD = "\x1b[1m"
 _DIM = "\x1b[2m"
 _SEVERITY_COLOR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _GUTTER_COLOR = "\x1b[34m"
+_HELP_COLOR = "\x1b[1;32m"
+_FIX_COLOR = "\x1b[36m"
 
 
 class _Paint:
@@ -130,29 +134,61 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
-def finding_line(finding: Finding, name: str, paint=None) -> str:
-    """`path:line:col: CODE [severity] message (rule-name)`."""
+def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None,
+                 fixable: bool = False) -> str:
+    """`path:line:col: CODE [severity] message (rule-name)`, `[severity] [*]` when `fixable` (as ruff marks
+    what `--fix` repairs); `path` replaces the finding's own (the repository-relative one) and `message` its
+    message (the short first line) when given."""
     paint = paint or _Paint(False)
     span = finding.span
-    where = paint(_BOLD, f"{_visible(finding.path)}:{span.line}:{span.col}:")
+    where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
+    mark = " " + paint(_FIX_COLOR, "[*]") if fixable else ""
     suffix = f" ({name})" if name else ""
-    line = f"{where} {code} [{finding.severity.label}] {_visible(finding.message)}{suffix}"
+    line = f"{where} {code} [{finding.severity.label}]{mark} {_visible(finding.message if message is None else message)}{suffix}"
     if finding.suppressed_by is not None:
         line += paint(_DIM, f" [suppressed: {_visible(finding.suppressed_by)}]")
     return line
 
 
-def notice_line(notice: Notice) -> str:
+def notice_line(notice: Notice, local_paths: dict[str, str] | None = None) -> str:
     """One line for a run notice, as the CLI prints it on stderr: `vllmlint: LEVEL: path:line: message`.
     Control characters from a manifest (a name, an image) are made visible: they must not drive the
-    terminal or forge a GitHub workflow command."""
-    where = f"{notice.path}:{notice.line}: " if notice.path and notice.line else (f"{notice.path}: " if notice.path else "")
+    terminal or forge a GitHub workflow command. `local_paths` maps display paths to the current folder's."""
+    path = (local_paths or {}).get(notice.path, notice.path)
+    where = f"{path}:{notice.line}: " if path and notice.line else (f"{path}: " if path else "")
     return "vllmlint: " + _visible(f"{notice.level}: {where}{notice.message}")
+
+
+def notice_lines(notices: list[Notice], local_paths: dict[str, str] | None = None, show_notes: bool = False,
+                 quiet: bool = False) -> list[str]:
+    """The run's notices as the CLI prints them on stderr. Warnings and errors one line each; notes
+    (level `note`) that carry a `summary` one line per kind unless `show_notes` (a kind seen once is
+    printed in full), other notes one line each (a file skipped is worth its own line); no note with
+    `quiet` unless `show_notes`. A kind is a code and the notice's `summary`."""
+    lines: list[str] = []
+    groups: dict[tuple, list[Notice]] = {}
+    for notice in notices:
+        if notice.level != "note":
+            lines.append(notice_line(notice, local_paths))
+        elif show_notes or not quiet:  # asking for the notes wins over -q
+            groups.setdefault((notice.code, notice.summary), []).append(notice)
+    for (_code, summary), group in groups.items():
+        if show_notes or len(group) == 1 or summary is None:
+            lines += [notice_line(n, local_paths) for n in group]
+            continue
+        lines.append(_visible(f"vllmlint: note: {len(group)} {summary[1]}: --show-notes to list"))
+    return lines
 
 
 def _count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The summary line, then the fixable count when anything is fixable."""
+    fixes = fixable_line(report)
+    return [summary_line(report)] + ([fixes] if fixes else [])
 
 
 def summary_line(report: Report) -> str:
@@ -173,14 +209,35 @@ def summary_line(report: Report) -> str:
             f"in {_count(files, 'file')} ({checked}{hidden}).")
 
 
-def statistics_lines(findings: list[Finding], rules: dict[str, Rule]) -> list[str]:
-    """`count  CODE  rule-name` per rule, most frequent first."""
+def fixable_line(report: Report) -> str | None:
+    """`[*] N fixable with `--fix`.` (and how many more --unsafe-fixes would repair), or None."""
+    safe = sum(1 for f in report.findings if is_fixable(f, report.unsafe_fixes))
+    unsafe = 0 if report.unsafe_fixes else sum(1 for f in report.findings if is_fixable(f, True)) - safe
+    if not safe and not unsafe:
+        return None
+    line = f"[*] {safe} fixable with `--fix`" if safe else "[*] 0 fixable with `--fix`"
+    if unsafe:
+        line += f" ({unsafe} more with `--fix --unsafe-fixes`)"
+    return line + "."
+
+
+def statistics_lines(findings: list[Finding], rules: dict[str, Rule], unsafe: bool = False) -> list[str]:
+    """`count  CODE  rule-name` per rule, most frequent first; with a fixable column (`[*]`: `--fix`
+    repairs that rule's findings, `[~]` some of them) when any finding is fixable."""
     counts = Counter(f.code for f in findings)
     if not counts:
         return []
+    fixable = Counter(f.code for f in findings if is_fixable(f, unsafe))
     width = max(3, len(str(max(counts.values()))))
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [f"{count:>{width}}  {code}  {rule_name(rules, code)}".rstrip() for code, count in ordered]
+
+    def mark(code: str, count: int) -> str:
+        if not fixable:
+            return ""
+        return ("[*]" if fixable[code] == count else "[~]" if fixable[code] else "   ") + "  "
+
+    return [f"{count:>{width}}  {code}  {mark(code, count)}{rule_name(rules, code)}".rstrip()
+            for code, count in ordered]
 
 
 def render(report: Report) -> str:
@@ -191,15 +248,26 @@ def render(report: Report) -> str:
         shown += report.suppressed
     lines: list[str] = []
     if report.statistics:
-        lines += statistics_lines(report.findings, rules)
+        lines += statistics_lines(report.findings, rules, report.unsafe_fixes)
         if not report.quiet and lines:
             lines.append("")
     else:
         for finding in shown:
-            lines.append(finding_line(finding, rule_name(rules, finding.code), paint))
-            if not report.quiet:
-                lines += excerpt(finding, report.sources.get(finding.path), paint)
-                lines.append("")
-    if not report.quiet:
-        lines.append(summary_line(report))
+            fixable = is_fixable(finding, report.unsafe_fixes)
+            if report.quiet:  # one line per finding, the whole message: what grep and editors read
+                lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
+                                          report.local_paths.get(finding.path), fixable=fixable))
+                continue
+            head, help_text = split_message(finding.message)
+            lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
+                                      report.local_paths.get(finding.path), head, fixable))
+            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint)
+            lines += shown_excerpt
+            if help_text:
+                # `=` under the excerpt's `|`, as rustc and ruff print their notes
+                gutter = " " * (len(str(finding.span.line)) + 2) if shown_excerpt else "  "
+                lines.append(f"{gutter}{paint(_HELP_COLOR, '= help:')} {_visible(help_text)}")
+            lines.append("")
+    if not report.quiet and report.summary:
+        lines += summary_lines(report)
     return "".join(line + "\n" for line in lines)
