@@ -339,12 +339,15 @@ def _pool_allows(requirement: Requirement, pool: NodePool) -> bool:
     return bool(_WELL_KNOWN_LABELS.match(requirement.key))
 
 
-def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration],
-                requested: frozenset[str] | set[str] = frozenset()) -> bool:
-    """Whether a node of `pool` may take a pod with these node requirements and tolerations, and requesting
-    these resources (a NoSchedule taint keyed by one of them is tolerated: `auto_tolerated`)."""
+def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: list[Toleration]) -> bool:
+    """Whether a node of `pool` may take a pod with these node requirements and its written tolerations.
+
+    The toleration the ExtendedResourceToleration admission plugin adds (`auto_tolerated`) is not counted
+    here: it is a cluster setting the manifests do not show, and counting it would put pods on pools where the
+    capacity rules then report (VL601, VL707). VL718 counts it, where it keeps the rule silent: each rule
+    assumes what makes it stay silent."""
     for taint in pool.taints:
-        if taint.repels and not tolerated(tolerations, taint) and not auto_tolerated(taint, requested):
+        if taint.repels and not tolerated(tolerations, taint):
             return False
     return all(_pool_allows(r, pool) for r in requirements)
 
@@ -384,12 +387,11 @@ def admitting_pools(template: PodTemplate, world: World) -> list[NodePool]:
     selector = placement.node_selector
     pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
     found: list[NodePool] = []
-    requested = requested_resources(template)
     for term in placement.terms:
         pod_requirements = selector + term.requirements
         for pool in pools:
             if all(pool.obj is not f.obj for f in found) \
-                    and pool_admits(pool, pod_requirements, placement.tolerations, requested) \
+                    and pool_admits(pool, pod_requirements, placement.tolerations) \
                     and _pool_meant_for(pool, template, pod_requirements, placement.tolerations):
                 found.append(pool)
     return found
@@ -401,11 +403,10 @@ def landings(template: PodTemplate, world: World) -> list[Landing] | None:
     selector = placement.node_selector
     pools = [node_pool(o) for o in world.of_kind("NodePool") if o.api_version.startswith("karpenter.sh/")]
     found: dict[Candidate, Landing] = {}
-    requested = requested_resources(template)
     for term in placement.terms:
         expressions = term.requirements
         pod_requirements = selector + expressions
-        admitting = [p for p in pools if pool_admits(p, pod_requirements, placement.tolerations, requested)
+        admitting = [p for p in pools if pool_admits(p, pod_requirements, placement.tolerations)
                      and _pool_meant_for(p, template, pod_requirements, placement.tolerations)]
         from_pools = False
         for pool in admitting:

@@ -35,9 +35,11 @@ def check(ctx: Context):
                    else f"{need}, and vLLM refuses to start (\"To serve at least one request with the model's max seq "
                    f"len ({plan.max_model_len}), ... KV cache is needed, which is larger than the available KV cache "
                    "memory\")")
-        message = (f"{model_words(work)} on {gpu.id} ({where_words(placement)}): {room}, which holds about "
-                   f"{plan.kv_tokens:,} tokens ({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU), fewer "
-                   f"than one sequence of {length}; {verdict}. What helps: {knobs}.{also_words(failing)}{rest}")
+        # The problem first (the text formatter shows the part before the first top-level colon as the headline).
+        message = (f"the KV cache left on {gpu.id} cannot hold one sequence of {length}: {model_words(work)} on "
+                   f"{gpu.id} ({where_words(placement)}): {room}, which holds about {plan.kv_tokens:,} tokens "
+                   f"({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU); {verdict}. What helps: "
+                   f"{knobs}.{also_words(failing)}{rest}")
         where = work.value_token("--max-model-len") or work.model_anchor
         yield ctx.finding(where, message, about=work.invocation, value=f"{plan.max_model_len}@{gpu.id}",
                           severity=severity)
