@@ -176,6 +176,7 @@ def _no_readiness(ctx, container, invocations):
     if any(inv.option("--headless") for inv in invocations):
         return
     template = container.pod
+    services = []
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
@@ -183,11 +184,18 @@ def _no_readiness(ctx, container, invocations):
         selector = service_selector(service)
         if selector is None or template not in ctx.world.selected_templates(selector, service.namespace):
             continue
-        name = container.node.get("name") or container.node
-        yield ctx.finding(name, f"Service {service.name} sends traffic to this vLLM container, which has no "
-                          "readiness probe (and no startup probe): the pod counts as ready as soon as the container "
-                          "starts, so requests reach it while the model is still loading and get connection "
-                          "errors. Add a readinessProbe on /health.",
-                          about=container, value=f"no-readiness:{service.name}",
-                          severity=min(ctx.severity, Severity.INFO))
+        services.append(service)
+    if not services:
         return
+    # The Service of the workload's own file first.
+    services.sort(key=lambda s: s.source is not template.owner.source)
+    unique = list(dict.fromkeys(s.name for s in services))
+    names = ", ".join(unique[:3]) + (", ..." if len(unique) > 3 else "")
+    word = "Service" if len(unique) == 1 else "Services"
+    name = container.node.get("name") or container.node
+    yield ctx.finding(name, f"{word} {names} send{'s' if len(unique) == 1 else ''} traffic to this vLLM container, "
+                      "which has no readiness probe (and no startup probe): the pod counts as ready as soon as the "
+                      "container starts, so requests reach it while the model is still loading and get connection "
+                      "errors. Add a readinessProbe on /health.",
+                      about=container, value=f"no-readiness:{services[0].name}",
+                      severity=min(ctx.severity, Severity.INFO))
