@@ -21,6 +21,7 @@ from vllmlint.checks import Context
 # command in the script something else may listen in the same container, so a port mismatch is not judged.
 _ONE_SHOT = {"pip", "pip3", "uv", "huggingface-cli", "hf", "echo", "export", "cd", "mkdir", "ls", "cat", "set",
              "nvidia-smi", "printf", "true", "env", "ln", "cp", "rm", "chmod", "test", "[", "mv", "touch", "sleep"}
+_SHELLS = {"sh", "bash", "dash", "ash", "zsh"}
 _NUMBER = re.compile(r"^\d{1,5}$")
 
 
@@ -40,13 +41,17 @@ def _sole_server(ctx: Context, container, invocations) -> bool:
         return False  # `ray start` listens on its own ports in the same container
     if all(inv.via in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT) for inv in invocations):
         return True
-    vllm_tokens = {id(tok) for inv in invocations for tok in inv.entry + inv.tokens}
+    vllm_tokens = {(id(tok.source), tok.start) for inv in invocations for tok in inv.entry + inv.tokens
+                   if tok.source is not None}
     for command in ctx.world.shell_commands:
         if command.container is not container or not command.tokens:
             continue
-        if any(id(tok) in vllm_tokens for tok in command.tokens):
+        if any((id(tok.source), tok.start) in vllm_tokens for tok in command.tokens if tok.source is not None):
             continue
-        if command.words[0].rsplit("/", 1)[-1] not in _ONE_SHOT:
+        program = command.words[0].rsplit("/", 1)[-1]
+        if program in _SHELLS:
+            continue  # the `sh -c` itself: its script's commands are listed one by one
+        if program not in _ONE_SHOT:
             return False
     return True
 

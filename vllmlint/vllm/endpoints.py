@@ -66,10 +66,12 @@ def _matches(entry: dict[str, Any], path: str) -> bool:
 
 def served(path: str, release: str | None) -> bool | None:
     path = normalize(path)
+    key = known_release(release)
+    if key is None and _key(release) is not None:
+        return None  # a release older or newer than every sampled one: not known
     entries = [e for e in table().get("paths") or [] if _matches(e, path)]
     if not entries:
         return False  # no sampled release serves it
-    key = known_release(release)
     if key is None:
         return None  # some release serves it: which one runs is not known
     answer: bool | None = False
