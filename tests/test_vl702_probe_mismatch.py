@@ -118,6 +118,13 @@ spec:
     assert lint(with_startup) == []  # the startup probe keeps the pod out of the Service until it passes
     assert lint(text.replace("selector: {app: vllm}", "selector: {app: other}")) == []
     assert lint(text.split("---")[0]) == []  # no Service in the run
+    assert lint(text.replace("spec:\n  selector: {app: vllm}", "spec:\n  clusterIP: None\n  selector: {app: vllm}")) == []
+    assert lint(text.replace("targetPort: 8000", "targetPort: 9090")) == []  # it does not reach vLLM's API
+    sidecar = text.replace("        command: [vllm, serve, Qwen/Qwen3-8B]\n",
+                           "        command: [vllm, serve, Qwen/Qwen3-8B]\n      - name: proxy\n"
+                           "        image: ghcr.io/example/proxy:1.0\n"
+                           "        readinessProbe: {httpGet: {path: /health, port: 8000}}\n")
+    assert lint(sidecar) == []  # another container's probe may gate the pod on vLLM
 
 
 # --- does not catch ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import re
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
-from vllmlint.k8s.services import service_selector
+from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.vllm.endpoints import always_served, api_ports, guarded, normalize, served, server_invocations
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
@@ -178,17 +178,26 @@ def _path(ctx, container, servers, probe, release):
 def _no_readiness(ctx, container, invocations):
     if container.probe("readiness") is not None or container.probe("startup") is not None:
         return
-    if any(inv.option("--headless") for inv in invocations):
+    servers = server_invocations(invocations)
+    ports = api_ports(servers) if servers else None
+    if ports is None:
         return
     template = container.pod
+    if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
+           for c in template.containers):
+        return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
     services = []
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
             continue
+        if (scalar_str(spec.get("clusterIP")) or "") == "None":
+            continue  # headless: peer discovery, not load-balanced traffic
         selector = service_selector(service)
         if selector is None or template not in ctx.world.selected_templates(selector, service.namespace):
             continue
+        if not any(resolve_container_port(template, port.target) in ports for port in service_ports(service)):
+            continue  # no port of it reaches vLLM's API
         services.append(service)
     if not services:
         return

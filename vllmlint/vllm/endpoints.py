@@ -60,7 +60,7 @@ def _matches(entry: dict[str, Any], path: str) -> bool:
         return path == target or path.startswith(target.rstrip("/") + "/") or path.startswith(target)
     if kind == "pattern":
         want, got = target.strip("/").split("/"), path.strip("/").split("/")
-        return len(want) == len(got) and all(w.startswith("{") or w == g for w, g in zip(want, got))
+        return len(want) == len(got) and all(w.startswith("{") or w == g for w, g in zip(want, got, strict=True))
     return path == target
 
 
