@@ -93,14 +93,36 @@ def _release(invocations) -> str | None:
     return releases.pop() if len(releases) == 1 else None
 
 
+def _services_by_template(ctx: Context) -> dict[int, list]:
+    """Pod template id -> the Services of the run that select it (ClusterIP, NodePort, LoadBalancer; not
+    ExternalName, not headless: those are peer discovery, not load-balanced traffic). Once per run."""
+    result: dict[int, list] = {}
+    for service in ctx.world.of_kind("Service"):
+        spec = service.spec
+        if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
+            continue
+        if (scalar_str(spec.get("clusterIP")) or "") == "None":
+            continue
+        selector = service_selector(service)
+        if selector is None:
+            continue
+        for template in ctx.world.selected_templates(selector, service.namespace):
+            result.setdefault(id(template), []).append(service)
+    return result
+
+
 def check(ctx: Context):
+    services: dict[int, list] | None = None
     for invocations in _groups(ctx):
         container = invocations[0].container
         servers = server_invocations(invocations)
         ports = api_ports(servers) if servers else None
         if servers is not None and ports is not None:
             yield from _probes(ctx, container, servers, ports)
-        yield from _no_readiness(ctx, container, invocations)
+            if container.probe("readiness") is None and container.probe("startup") is None:
+                if services is None:
+                    services = _services_by_template(ctx)
+                yield from _no_readiness(ctx, container, ports, services.get(id(container.pod), []))
 
 
 def _probes(ctx, container, servers, ports):
@@ -175,30 +197,13 @@ def _path(ctx, container, servers, probe, release):
                       "not protect.", about=container, value=f"{probe.kind}:{path}:401")
 
 
-def _no_readiness(ctx, container, invocations):
-    if container.probe("readiness") is not None or container.probe("startup") is not None:
-        return
-    servers = server_invocations(invocations)
-    ports = api_ports(servers) if servers else None
-    if ports is None:
-        return
+def _no_readiness(ctx, container, ports, selecting):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
         return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
-    services = []
-    for service in ctx.world.of_kind("Service"):
-        spec = service.spec
-        if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
-            continue
-        if (scalar_str(spec.get("clusterIP")) or "") == "None":
-            continue  # headless: peer discovery, not load-balanced traffic
-        selector = service_selector(service)
-        if selector is None or template not in ctx.world.selected_templates(selector, service.namespace):
-            continue
-        if not any(resolve_container_port(template, port.target) in ports for port in service_ports(service)):
-            continue  # no port of it reaches vLLM's API
-        services.append(service)
+    services = [s for s in selecting
+                if any(resolve_container_port(template, port.target) in ports for port in service_ports(s))]
     if not services:
         return
     # The Service of the workload's own file first.
