@@ -119,7 +119,7 @@ spec:
     assert lint(text.replace("selector: {app: vllm}", "selector: {app: other}")) == []
     assert lint(text.split("---")[0]) == []  # no Service in the run
     assert lint(text.replace("spec:\n  selector: {app: vllm}", "spec:\n  clusterIP: None\n  selector: {app: vllm}")) == []
-    assert lint(text.replace("targetPort: 8000", "targetPort: 9090")) == []  # it does not reach vLLM's API
+    assert [v for *_, v in found(text.replace("targetPort: 8000", "targetPort: 9090"))] == ["no-readiness:vllm-api"]
     sidecar = text.replace("        command: [vllm, serve, Qwen/Qwen3-8B]\n",
                            "        command: [vllm, serve, Qwen/Qwen3-8B]\n      - name: proxy\n"
                            "        image: ghcr.io/example/proxy:1.0\n"
@@ -131,6 +131,7 @@ spec:
 @pytest.mark.parametrize("text", [
     pod("{httpGet: {path: /health, port: http}}"),
     pod("{httpGet: {path: /health/, port: http}}"),  # FastAPI redirects: a success
+    pod("{httpGet: {path: health, port: http}}"),  # the kubelet asks for /health
     pod("{httpGet: {path: '/health?full=1', port: 8000}}"),
     pod("{httpGet: {path: /v1/models, port: 8000}}"),  # no API key
     pod("{httpGet: {path: /metrics, port: 8000}}", ", --api-key, k"),  # only /v1 is guarded
@@ -229,3 +230,4 @@ def test_guarded(path, release, answer):
 
 def test_normalize():
     assert normalize("/health/") == "/health" and normalize("/health?x=1") == "/health" and normalize("/") == "/"
+    assert normalize("health") == "/health" and normalize("") == "/"

@@ -11,7 +11,7 @@ import re
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
-from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
+from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.vllm.endpoints import always_served, api_ports, guarded, normalize, served, server_invocations
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
@@ -122,7 +122,7 @@ def check(ctx: Context):
             if container.probe("readiness") is None and container.probe("startup") is None:
                 if services is None:
                     services = _services_by_template(ctx)
-                yield from _no_readiness(ctx, container, ports, services.get(id(container.pod), []))
+                yield from _no_readiness(ctx, container, services.get(id(container.pod), []))
 
 
 def _probes(ctx, container, servers, ports):
@@ -197,13 +197,14 @@ def _path(ctx, container, servers, probe, release):
                       "not protect.", about=container, value=f"{probe.kind}:{path}:401")
 
 
-def _no_readiness(ctx, container, ports, selecting):
+def _no_readiness(ctx, container, selecting):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
         return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
-    services = [s for s in selecting
-                if any(resolve_container_port(template, port.target) in ports for port in service_ports(s))]
+    # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
+    # each of them, whichever port they forward.
+    services = list(selecting)
     if not services:
         return
     # The Service of the workload's own file first.

@@ -48,6 +48,8 @@ def normalize(path: str) -> str:
     """A probe's path as the router matches it: without the query and without a trailing slash (FastAPI
     answers `/health/` with a 307 redirect to `/health`, which the kubelet counts as success)."""
     path = path.split("?", 1)[0].split("#", 1)[0]
+    if not path.startswith("/"):
+        path = "/" + path  # the kubelet's URL always has an absolute path (`health` asks for /health)
     if len(path) > 1:
         path = path.rstrip("/") or "/"
     return path
