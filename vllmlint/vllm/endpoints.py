@@ -130,15 +130,17 @@ __all__ = ["table", "served", "guarded", "normalize", "always_served", "known_re
 def server_invocations(invocations: list) -> list | None:
     """The invocations of one container that start vLLM's OpenAI HTTP server, or None when one of them makes
     the port's behaviour unknown to this table: `--headless` (no API server), `--grpc` (gRPC on the port),
-    `--uds` (a Unix socket, no TCP port), the demo server (`vllm.entrypoints.api_server`)."""
+    `--uds` (a Unix socket, no TCP port), `--data-parallel-multi-port-external-lb` (several ports), the demo
+    server (`vllm.entrypoints.api_server`)."""
     from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE
 
     result = []
     for invocation in invocations:
         if invocation.kind not in (SERVE, OPENAI_API_SERVER):
             return None
-        if invocation.option("--headless", "--grpc", "--uds"):
-            return None
+        if invocation.option("--headless", "--grpc", "--uds", "--data-parallel-multi-port-external-lb"):
+            return None  # (the last: a supervisor on --port and one server per local rank on the ports after it,
+            # 0.29.0 vllm/entrypoints/launchers/dp_supervisor.py:110)
         result.append(invocation)
     return result or None
 
