@@ -110,6 +110,14 @@ def test_enforce_eager_drops_capture_time():
     assert lint(pod(probes, extra_args=", --enforce-eager", volumes=PVC, mounts=AT_CACHE)) == []
 
 
+def test_a_model_split_over_pods_loads_its_share_per_pod():
+    # 70B on a PVC, TP 8 over 2 pods of 4 GPUs: 10 + 28 / 2 + 5 = 29 s < 30 s: silent; one pod of 4: 43 s
+    text = pod(LIVE, extra_args=", --tensor-parallel-size, '8', --nnodes, '2', --node-rank, '0'", volumes=PVC,
+               mounts=AT_CACHE)
+    assert lint(text) == []
+    assert [v for *_, v in found(pod(LIVE, volumes=PVC, mounts=AT_CACHE))] == ["30s<43s"]
+
+
 def test_init_container_may_fill_the_cache():
     text = pod(LIVE, volumes=PVC, mounts=AT_CACHE).replace(
         "  containers:\n", "  initContainers:\n  - {name: fetch, image: python:3.12-slim, command: [true]}\n"

@@ -84,8 +84,12 @@ def estimate(work: Workload) -> LoadTime | None:
     except ValueError:
         return None
     when, cache = _download(work)
+    # Several pods (multi-node tensor or pipeline parallelism) each load only their share, at the same time;
+    # each still downloads the whole repository. One GPU per pod when the request is not known: the most spread.
+    gpus = work.gpu_resource[1] if work.gpu_resource is not None and work.gpu_resource[1] > 0 else 1
+    pods = max(work.nnodes or 1, -(-work.world_size // gpus))
     return LoadTime(weights, _value("startup_seconds"), weights / _value("download_bytes_per_second"),
-                    weights / _value("load_bytes_per_second"),
+                    weights / pods / _value("load_bytes_per_second"),
                     0.0 if work.enforce_eager else _value("cuda_graph_capture_seconds"), when, cache)
 
 
