@@ -1,0 +1,221 @@
+"""VL702: a probe that cannot pass against vLLM's server, or no readiness gate behind a Service.
+
+What the server answers is data (`data/server-endpoints.yaml`, read through `vllmlint.vllm.endpoints`): the GET
+paths of each release, and the prefixes `--api-key` protects. A probe is judged only when it targets the vLLM
+container's own API port (containers share the pod's network: a probe on a sidecar's port is the sidecar's
+business) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
+"""
+from __future__ import annotations
+
+import re
+
+from vllmlint.finding import Severity
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
+from vllmlint.k8s.services import service_selector
+from vllmlint.source.yamlmodel import Scalar, scalar_str
+from vllmlint.vllm.endpoints import always_served, api_ports, guarded, normalize, served, server_invocations
+from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
+from vllmlint.checks import Context
+
+# Commands that may precede `vllm serve` in a container's shell script and serve nothing: with any other
+# command in the script something else may listen in the same container, so a port mismatch is not judged.
+_ONE_SHOT = {"pip", "pip3", "uv", "huggingface-cli", "hf", "echo", "export", "cd", "mkdir", "ls", "cat", "set",
+             "nvidia-smi", "printf", "true", "env", "ln", "cp", "rm", "chmod", "test", "[", "mv", "touch", "sleep"}
+_SHELLS = {"sh", "bash", "dash", "ash", "zsh"}
+_NUMBER = re.compile(r"^\d{1,5}$")
+
+
+def _groups(ctx: Context):
+    groups: dict[int, list] = {}
+    for invocation in ctx.world.invocations:
+        container = invocation.container
+        if container is None or container.is_compose or container.init:
+            continue
+        groups.setdefault(id(container), []).append(invocation)
+    return groups.values()
+
+
+def _sole_server(ctx: Context, container, invocations) -> bool:
+    """Whether vLLM is the only thing that can listen in this container (so any other port is closed)."""
+    if container.pod.owner.kind.startswith("Ray"):
+        return False  # `ray start` listens on its own ports in the same container
+    if all(inv.via in (VIA_COMMAND, VIA_IMAGE_ENTRYPOINT) for inv in invocations):
+        return True
+    vllm_tokens = {(id(tok.source), tok.start) for inv in invocations for tok in inv.entry + inv.tokens
+                   if tok.source is not None}
+    for command in ctx.world.shell_commands:
+        if command.container is not container or not command.tokens:
+            continue
+        if any((id(tok.source), tok.start) in vllm_tokens for tok in command.tokens if tok.source is not None):
+            continue
+        program = command.words[0].rsplit("/", 1)[-1]
+        if program in _SHELLS:
+            continue  # the `sh -c` itself: its script's commands are listed one by one
+        if program not in _ONE_SHOT:
+            return False
+    return True
+
+
+def _numbers_in(container, invocations, world) -> set[int]:
+    """Every number the container is given as an option value or env value: vLLM's own other listeners
+    (`--master-port`, `--data-parallel-rpc-port`, `VLLM_PORT`, ...) are among them."""
+    found = set()
+    for invocation in invocations:
+        for option in invocation.options:
+            if option.value and _NUMBER.match(option.value):
+                found.add(int(option.value))
+    for var in container.resolved_env(world):
+        if var.value and _NUMBER.match(var.value.strip()):
+            found.add(int(var.value.strip()))
+    return found
+
+
+def _api_key(container, invocations, world) -> bool | None:
+    """Whether `--api-key` or VLLM_API_KEY is set (None: a value that may be empty is not in the run)."""
+    answer: bool | None = False
+    for invocation in invocations:
+        for option in invocation.option("--api-key"):
+            if not option.value_known or option.value != "":
+                return True
+    for var in container.resolved_env(world):
+        if var.name != "VLLM_API_KEY":
+            continue
+        if var.origin == SECRET:
+            return True
+        if var.origin in (LITERAL, CONFIG_MAP):
+            return bool((var.value or "").strip()) or answer
+        return None
+    return answer
+
+
+def _release(invocations) -> str | None:
+    releases = {inv.release for inv in invocations}
+    return releases.pop() if len(releases) == 1 else None
+
+
+def _services_by_template(ctx: Context) -> dict[int, list]:
+    """Pod template id -> the Services of the run that select it (ClusterIP, NodePort, LoadBalancer; not
+    ExternalName, not headless: those are peer discovery, not load-balanced traffic). Once per run."""
+    result: dict[int, list] = {}
+    for service in ctx.world.of_kind("Service"):
+        spec = service.spec
+        if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
+            continue
+        if (scalar_str(spec.get("clusterIP")) or "") == "None":
+            continue
+        selector = service_selector(service)
+        if selector is None:
+            continue
+        for template in ctx.world.selected_templates(selector, service.namespace):
+            result.setdefault(id(template), []).append(service)
+    return result
+
+
+def check(ctx: Context):
+    services: dict[int, list] | None = None
+    for invocations in _groups(ctx):
+        container = invocations[0].container
+        servers = server_invocations(invocations)
+        ports = api_ports(servers) if servers else None
+        if servers is not None and ports is not None:
+            yield from _probes(ctx, container, servers, ports)
+            if container.probe("readiness") is None and container.probe("startup") is None:
+                if services is None:
+                    services = _services_by_template(ctx)
+                yield from _no_readiness(ctx, container, services.get(id(container.pod), []))
+
+
+def _probes(ctx, container, servers, ports):
+    others = {p.number for c in container.pod.containers if c is not container for p in c.container_ports}
+    release = _release(servers)
+    api = " or ".join(str(p) for p in sorted(ports))
+    for probe in container.probes:
+        if probe.handler not in ("httpGet", "tcpSocket", "grpc") or probe.handler_node is None:
+            continue
+        if probe.handler_node.get("host") is not None or probe.port is None or probe.port in others:
+            continue  # another host, an unresolvable port, or a sidecar's port (the pod shares one network)
+        where = probe.port_node if probe.port_node is not None else probe.handler_node
+        if probe.port not in ports:
+            if not _sole_server(ctx, container, servers) or probe.port in _numbers_in(container, servers, ctx.world):
+                continue
+            named = f" (`{scalar_str(probe.port_node)}`)" if isinstance(probe.port_node, Scalar) and \
+                not _NUMBER.match(scalar_str(probe.port_node) or "") else ""
+            yield ctx.finding(where, f"The {probe.kind} probe checks port {probe.port}{named}, but nothing in this "
+                              f"container listens there: vLLM serves on {api} (`--port`, default 8000) and no other "
+                              f"container of the pod declares {probe.port}, so the probe always fails. Probe port "
+                              f"{api}.", about=container, value=f"{probe.kind}:{probe.port}")
+            continue
+        if probe.handler == "grpc":
+            yield ctx.finding(where, f"The {probe.kind} probe speaks gRPC to port {probe.port}, but vLLM serves HTTP "
+                              "there (no `--grpc`): the probe always fails. Use an httpGet probe on /health.",
+                              about=container, value=f"{probe.kind}:grpc")
+            continue
+        if probe.handler != "httpGet":
+            continue
+        tls = any(inv.option("--ssl-certfile", "--ssl-keyfile") for inv in servers)
+        scheme = (probe.scheme or "HTTP").upper()
+        if scheme == "HTTPS" and not tls:
+            node = probe.handler_node.get("scheme") or where
+            yield ctx.finding(node, f"The {probe.kind} probe uses HTTPS, but vLLM serves plain HTTP on port "
+                              f"{probe.port} (no `--ssl-certfile`): the TLS handshake fails and so does the probe. "
+                              "Remove `scheme: HTTPS`.", about=container, value=f"{probe.kind}:HTTPS")
+            continue
+        if scheme == "HTTP" and tls:
+            node = probe.handler_node.get("scheme") or where
+            yield ctx.finding(node, f"The {probe.kind} probe uses plain HTTP, but vLLM serves TLS on port "
+                              f"{probe.port} (`--ssl-certfile`/`--ssl-keyfile`): the server rejects the request and "
+                              "the probe always fails. Set `scheme: HTTPS` (the kubelet does not verify the "
+                              "certificate).", about=container, value=f"{probe.kind}:HTTP")
+            continue
+        if any(inv.option("--root-path") for inv in servers):
+            continue  # the path behind a proxy prefix: not judged
+        yield from _path(ctx, container, servers, probe, release)
+
+
+def _path(ctx, container, servers, probe, release):
+    raw = probe.path if probe.path is not None else "/"
+    path = normalize(raw)
+    node = probe.handler_node.get("path") or probe.handler_node
+    answer = served(path, release)
+    if answer is False:
+        known = [p for p in always_served(release) if p in ("/health", "/ping", "/v1/models")]
+        where = f"vLLM {release}" if release and served("/health", release) is True else "any vLLM release"
+        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} does not serve: the "
+                          f"server answers 404 and the probe always fails. Probe `/health` (also served: "
+                          f"{', '.join(p for p in known if p != '/health') or 'none'}).",
+                          about=container, value=f"{probe.kind}:{path}")
+        return
+    if guarded(path, release) is not True:
+        return
+    if any(name.lower() == "authorization" for name, _, _ in probe.headers):
+        return
+    if _api_key(container, servers, ctx.world) is not True:
+        return
+    yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}` without an Authorization header, but vLLM "
+                      "runs with `--api-key` (or VLLM_API_KEY), which answers 401 on every path under /v1 without "
+                      "`Authorization: Bearer <key>`: the probe always fails. Probe `/health`, which the key does "
+                      "not protect.", about=container, value=f"{probe.kind}:{path}:401")
+
+
+def _no_readiness(ctx, container, selecting):
+    template = container.pod
+    if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
+           for c in template.containers):
+        return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
+    # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
+    # each of them, whichever port they forward.
+    services = list(selecting)
+    if not services:
+        return
+    # The Service of the workload's own file first.
+    services.sort(key=lambda s: s.source is not template.owner.source)
+    unique = list(dict.fromkeys(s.name for s in services))
+    names = ", ".join(unique[:3]) + (", ..." if len(unique) > 3 else "")
+    word = "Service" if len(unique) == 1 else "Services"
+    name = container.node.get("name") or container.node
+    yield ctx.finding(name, f"{word} {names} send{'s' if len(unique) == 1 else ''} traffic to this vLLM container, "
+                      "which has no readiness probe (and no startup probe): the pod counts as ready as soon as the "
+                      "container starts, so requests reach it while the model is still loading and get connection "
+                      "errors. Add a readinessProbe on /health.",
+                      about=container, value=f"no-readiness:{services[0].name}",
+                      severity=min(ctx.severity, Severity.INFO))
