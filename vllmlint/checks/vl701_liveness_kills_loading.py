@@ -14,7 +14,7 @@ from __future__ import annotations
 from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.loadtime import EVERY_START, FIRST_START, NOT_COUNTED, assumptions, estimate
 from vllmlint.finding import Severity
-from vllmlint.vllm.endpoints import api_ports, probe_targets_port, server_invocations
+from vllmlint.vllm.endpoints import api_ports, invocations_by_container, probe_targets_port, server_invocations
 from vllmlint.checks import Context
 
 
@@ -36,19 +36,9 @@ def _where(probe):
     return probe.node
 
 
-def _by_container(ctx: Context):
-    groups: dict[int, list] = {}
-    for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or container.is_compose or container.init:
-            continue
-        groups.setdefault(id(container), []).append(invocation)
-    return groups.values()
-
-
 def check(ctx: Context):
     works = {id(w.invocation): w for w in capacity_workloads(ctx.world)}
-    for invocations in _by_container(ctx):
+    for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
         liveness = container.probe("liveness")
         if liveness is None:

@@ -13,7 +13,8 @@ from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
 from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
-from vllmlint.vllm.endpoints import always_served, api_ports, guarded, normalize, served, server_invocations
+from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize, served,
+                                     server_invocations)
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
 
@@ -23,16 +24,6 @@ _ONE_SHOT = {"pip", "pip3", "uv", "huggingface-cli", "hf", "echo", "export", "cd
              "nvidia-smi", "printf", "true", "env", "ln", "cp", "rm", "chmod", "test", "[", "mv", "touch", "sleep"}
 _SHELLS = {"sh", "bash", "dash", "ash", "zsh"}
 _NUMBER = re.compile(r"^\d{1,5}$")
-
-
-def _groups(ctx: Context):
-    groups: dict[int, list] = {}
-    for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or container.is_compose or container.init:
-            continue
-        groups.setdefault(id(container), []).append(invocation)
-    return groups.values()
 
 
 def _sole_server(ctx: Context, container, invocations) -> bool:
@@ -113,7 +104,7 @@ def _services_by_template(ctx: Context) -> dict[int, list]:
 
 def check(ctx: Context):
     services: dict[int, list] | None = None
-    for invocations in _groups(ctx):
+    for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
         servers = server_invocations(invocations)
         ports = api_ports(servers) if servers else None

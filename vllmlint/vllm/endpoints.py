@@ -127,6 +127,18 @@ __all__ = ["table", "served", "guarded", "normalize", "always_served", "known_re
 
 
 # --- which of a container's probes reach vLLM's own API port -----------------------------------------
+def invocations_by_container(world) -> list[list]:
+    """The invocations of each Kubernetes container of the run (Compose services and init containers left out),
+    grouped by container in the order of the run: a probe belongs to the container, not to one invocation."""
+    groups: dict[int, list] = {}
+    for invocation in world.invocations:
+        container = invocation.container
+        if container is None or container.is_compose or container.init:
+            continue
+        groups.setdefault(id(container), []).append(invocation)
+    return list(groups.values())
+
+
 def server_invocations(invocations: list) -> list | None:
     """The invocations of one container that start vLLM's OpenAI HTTP server, or None when one of them makes
     the port's behaviour unknown to this table: `--headless` (no API server), `--grpc` (gRPC on the port),
