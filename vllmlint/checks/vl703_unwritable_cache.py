@@ -240,16 +240,16 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
     else:
         why = f"the container runs as uid {uid}, whose HOME is `{home}`, which that uid cannot write, and no volume is mounted there"
     when = {"hub-download": f"vLLM downloads `{invocation.model.text if invocation.model else 'the model'}` into it at start-up",
-            "compile": "vLLM writes its torch.compile cache there at start-up (unless --enforce-eager)",
+            "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up",
             "jit": "kernels are JIT-compiled there on some paths (FlashInfer attention, sampling, MoE)",
             "eager-jit": "Triton kernels are compiled there when torch.compile is off"}.get(cache.written, "")
     moved = f"set by {via}" if via not in ("HOME", "TMPDIR") else f"the default under HOME, moved by {cache.moved_by}"
     others = ""
     if len(problems) > 1:
         others = " Also not writable: " + ", ".join(f"`{d}` ({c.name}, {c.moved_by})" for c, d, _ in problems[1:]) + "."
-    effect = ("it fails with \"Read-only file system\" or \"Permission denied\" and the container restarts"
+    effect = ("fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
               if severity >= Severity.WARNING else "vLLM fails when it first needs such a kernel")
-    message = (f"`{directory}` ({cache.name}, {moved}) is not writable: {why}; {when}, and "
+    message = (f"`{directory}` ({cache.name}, {moved}) is not writable: {why}; {when} and "
                f"{effect}.{others} Fix: mount an emptyDir or a PersistentVolumeClaim at a directory and point "
                f"{cache.moved_by} at it (or mount the volume at `{directory}`).")
     return ctx.finding(anchor or invocation.anchor, message, about=container, value=f"{cache.id}:{directory}",

@@ -167,7 +167,12 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
         how = "request one: `resources.limits: {nvidia.com/gpu: 1}` (as many as --tensor-parallel-size x " \
               "--pipeline-parallel-size)"
         what = "the container requests no accelerator (no `nvidia.com/gpu` or other device resource)"
-    message = (f"`{raw}` is a CUDA build of vLLM, but {what}: the pod can land on a node without GPUs, where vLLM "
-               f"fails at start-up (\"Failed to infer device type\" / \"No CUDA GPUs are available\"), or share "
-               f"GPUs the scheduler gave to other pods. Fix: {how}.")
+    if container.is_compose:
+        effect = ("the container starts without GPUs and vLLM fails at start-up (\"Failed to infer device type\" / "
+                  "\"No CUDA GPUs are available\")")
+    else:
+        effect = ("the pod can land on a node without GPUs, where vLLM fails at start-up (\"Failed to infer device "
+                  "type\" / \"No CUDA GPUs are available\"), or, where the node's default runtime is NVIDIA's, use "
+                  "GPUs the scheduler gave to other pods")
+    message = f"`{raw}` is a CUDA build of vLLM, but {what}: {effect}. Fix: {how}."
     return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")
