@@ -195,3 +195,32 @@ def test_home_from_env():
 def test_compose_is_not_checked():
     text = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n    read_only: true\n    command: [--model, m/x]\n"
     assert found(text, "compose.yaml") == []
+
+
+def test_env_from_a_config_map_not_in_the_run():
+    text = pod().replace("    env: []\n", "    env: []\n    envFrom: [{configMapRef: {name: vllm-env}}]\n")
+    assert found(text) == []
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vllm-env}\ndata: {HF_HOME: /cache/hf}\n---\n"
+    assert [f[3] for f in found(pod(head=config_map).replace(
+        "    env: []\n", "    env: []\n    envFrom: [{configMapRef: {name: vllm-env}}]\n"))] == ["hf-hub:/cache/hf/hub"]
+
+
+def test_shell_script_that_moves_a_cache():
+    assert found(pod(command="[sh, -c, 'export HF_HOME=/tmp/hf; vllm serve Qwen/Qwen3-8B']")) == []
+    assert found(pod(command="[sh, -c, 'HOME=/tmp exec vllm serve Qwen/Qwen3-8B']")) == []
+    assert found(pod(command="[sh, -c, 'exec vllm serve Qwen/Qwen3-8B']")) == [(11, 47, Severity.WARNING, HUB_ROOT)]
+
+
+def test_severity_override_lowers_the_error():
+    result = lint_text(pod(security="{runAsNonRoot: true}"), "example.yaml",
+                       LintOptions(select=["VL703"], severity={"VL703": "info"}))
+    assert [f.severity for f in result.findings if f.code == "VL703"] == [Severity.INFO]
+
+
+def test_run_as_non_root_with_uid_0_is_an_error():
+    assert found(pod(security="{runAsNonRoot: true, runAsUser: 0}")) == [(11, 37, Severity.ERROR, "runAsNonRoot:runAsUser-0")]
+
+
+def test_offline_from_a_secret_is_not_a_download():
+    text = pod(env="[{name: HF_HUB_OFFLINE, valueFrom: {configMapKeyRef: {name: missing, key: k}}}]")
+    assert [f[3] for f in found(text)] == [CACHE_ROOT]

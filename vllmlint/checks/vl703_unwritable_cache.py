@@ -18,7 +18,7 @@ from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, World
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
-from vllmlint.source.yamlmodel import Node
+from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
 from vllmlint.vllm.caches import Cache, caches, compile_off_by_default
 from vllmlint.vllm.invocation import ImageBuild, Invocation, image_builds
 from vllmlint.vllm.release import version_key
@@ -46,6 +46,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         builds = image_builds(invocation.image, release if invocation.release_origin != "--vllm-version" else None)
         if not builds or any(b.user is None for b in builds):
             continue  # an image the table does not know the user of
+        if _env_hidden(invocation, container, ctx.world):
+            continue
         yield from _check_container(ctx, work, invocation, container, builds, openshift)
 
 
@@ -58,18 +60,25 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
             return  # OpenShift's restricted SCC assigns an arbitrary uid (and HOME=/) that the manifest does not show
         image_users = {b.user for b in builds}
         if context.run_as_non_root is True and image_users == {0}:
-            node = context.node("runAsNonRoot")
-            yield ctx.finding(node or invocation.anchor,
-                              f"`runAsNonRoot: true` without `runAsUser`, but `{invocation.image.raw if invocation.image else ''}` "
-                              "runs as root (its Dockerfile sets no USER): the kubelet refuses to start the container "
-                              "(\"container has runAsNonRoot and image will run as root\"). Fix: set `runAsUser` "
-                              "(and `runAsGroup`/`fsGroup`) to a non-root uid, and give vLLM writable cache directories.",
-                              about=container, value="runAsNonRoot:image-root", severity=Severity.ERROR)
+            image = invocation.image.raw if invocation.image else "the image"
+            yield ctx.finding(context.node("runAsNonRoot") or invocation.anchor,
+                              f"`runAsNonRoot: true` without `runAsUser`, but `{image}` runs as root (its Dockerfile "
+                              "sets no USER): the kubelet refuses to start the container (\"container has runAsNonRoot "
+                              "and image will run as root\"). Fix: set `runAsUser` (and `runAsGroup`/`fsGroup`) to a "
+                              "non-root uid, and give vLLM writable cache directories.",
+                              about=container, value="runAsNonRoot:image-root", severity=_error(ctx))
             return
         if len(image_users) != 1:
             return
         uid = image_users.pop()
-    assert uid is not None
+    elif uid == 0 and context.run_as_non_root is True:
+        yield ctx.finding(context.node("runAsNonRoot") or invocation.anchor,
+                          "`runAsNonRoot: true` with `runAsUser: 0`: the kubelet refuses to start the container "
+                          "(\"container's runAsUser breaks non-root policy\"). Fix: set `runAsUser` to a non-root uid.",
+                          about=container, value="runAsNonRoot:runAsUser-0", severity=_error(ctx))
+        return
+    if uid is None:
+        return
     read_only = context.read_only_root_filesystem is True
     env, homes = _env_and_homes(container, ctx.world, builds, uid)
     if not homes or len(homes) > 1 and not read_only:
@@ -77,7 +86,7 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
     home_from_passwd = "HOME" not in env
     if not read_only and (uid == 0 or _home_writable(builds, uid, homes[0])):
         return  # the root filesystem is writable and so is HOME: the defaults work
-    certain, jit = _written(work, invocation, builds)
+    certain, jit = _written(work, invocation, builds, env)
     reason_node = context.node("readOnlyRootFilesystem") if read_only else context.node("runAsUser")
 
     def unwritable(cache: Cache) -> tuple[str, str] | None:
@@ -86,7 +95,7 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
 
     problems = [(cache, *where) for cache in certain if (where := unwritable(cache)) is not None]
     if problems:
-        yield _finding(ctx, invocation, container, reason_node, problems, read_only, uid, homes[0], Severity.WARNING)
+        yield _finding(ctx, invocation, container, reason_node, problems, read_only, uid, homes[0], ctx.severity)
         return
     for cache in jit:
         where = unwritable(cache)
@@ -94,6 +103,33 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
             yield _finding(ctx, invocation, container, reason_node, [(cache, *where)], read_only, uid, homes[0],
                            min(ctx.severity, Severity.INFO))
             return
+
+
+def _env_hidden(invocation: Invocation, container: Container, world: World) -> bool:
+    """The variables that move the caches may be set where the run does not show them: an `envFrom` source not
+    in the run, or the shell script that starts vLLM naming one of them (`export HF_HOME=...`,
+    `HOME=/tmp vllm serve ...`)."""
+    env_from = container.node.get("envFrom")
+    if isinstance(env_from, Sequence):
+        for entry in env_from.items:
+            if not isinstance(entry, Mapping):
+                return True
+            for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+                ref = entry.get(key)
+                if isinstance(ref, Mapping) and world.find(kind, scalar_str(ref.get("name")) or "",
+                                                           container.pod.namespace) is None:
+                    return True
+    if invocation.script is not None:
+        text = invocation.script.text
+        return any(name in text for name in _moving_variables())
+    return False
+
+
+def _moving_variables() -> set[str]:
+    names = {"HOME", "TMPDIR"}
+    for cache in caches():
+        names.update(location["env"] for location in cache.locations if "env" in location)
+    return names
 
 
 def _openshift(world: World) -> bool:
@@ -135,9 +171,15 @@ def _home_writable(builds: list[ImageBuild], uid: int, home: str) -> bool:
         all(uid in b.home_writable and b.passwd.get(uid) == home for b in builds)
 
 
-def _written(work, invocation: Invocation, builds: list[ImageBuild]) -> tuple[list[Cache], list[Cache]]:
-    """(caches certain to be written at start-up for this configuration, caches only some paths write)."""
-    env = invocation.container.env if invocation.container is not None else {}
+def _error(ctx: Context) -> Severity:
+    """Error, unless the user lowered the rule's severity."""
+    return Severity.ERROR if ctx.severity >= ctx.rule.severity else ctx.severity
+
+
+def _written(work, invocation: Invocation, builds: list[ImageBuild],
+             env: dict[str, str]) -> tuple[list[Cache], list[Cache]]:
+    """(caches certain to be written at start-up for this configuration, caches only some paths write); `env`
+    holds "" for a variable whose value the run does not show."""
     cuda = all(b.accelerator == "cuda" for b in builds)
     release = invocation.release
     compiles = cuda and _compiles(work, invocation, env, release)
@@ -158,19 +200,19 @@ def _written(work, invocation: Invocation, builds: list[ImageBuild]) -> tuple[li
     return certain, jit
 
 
-def _downloads(work, invocation: Invocation, env: dict[str, str | None]) -> bool:
+def _downloads(work, invocation: Invocation, env: dict[str, str]) -> bool:
     """vLLM downloads the model from the Hugging Face hub into the hub cache (and nothing moves part of it)."""
     if not downloaded_by_name(work) or work.model_token is None or work.model_token.dynamic:
         return False
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "VLLM_USE_MODELSCOPE"):
-        if name in env and (env[name] is None or (env[name] or "").strip().lower() in _TRUE):
+        if name in env and (not env[name] or env[name].strip().lower() in _TRUE):
             return False
     if "TRANSFORMERS_CACHE" in env or invocation.option("--download-dir") or invocation.option("--load-format"):
         return False  # part of the files go elsewhere, or another loader fetches them
     return True
 
 
-def _compiles(work, invocation: Invocation, env: dict[str, str | None], release: str | None) -> bool:
+def _compiles(work, invocation: Invocation, env: dict[str, str], release: str | None) -> bool:
     """torch.compile runs at start-up: a release with the V1 engine by default, nothing that turns it off."""
     if release is not None and version_key(release) < version_key("0.8.0"):
         return False
@@ -181,7 +223,7 @@ def _compiles(work, invocation: Invocation, env: dict[str, str | None], release:
     for name in ("TORCH_COMPILE_DISABLE", "VLLM_USE_BREAKABLE_CUDAGRAPH", "VLLM_TORCH_COMPILE_LEVEL"):
         if name in env:
             return False
-    if "VLLM_USE_V1" in env and (env["VLLM_USE_V1"] or "").strip() != "1":
+    if "VLLM_USE_V1" in env and env["VLLM_USE_V1"].strip() != "1":
         return False
     off = compile_off_by_default(release)
     if off is not None:
