@@ -80,6 +80,8 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
     if uid is None:
         return
     read_only = context.read_only_root_filesystem is True
+    if uid == 0 and not read_only:
+        return  # root on a writable root filesystem writes anywhere
     env, homes = _env_and_homes(container, ctx.world, builds, uid)
     if not homes or len(homes) > 1 and not read_only:
         return  # HOME unknown; or it differs between the releases a digest may be and only HOME decides
@@ -139,8 +141,12 @@ def _openshift(world: World) -> bool:
         if "openshift.io" in obj.api_version or obj.kind in ("Route", "DeploymentConfig", "ImageStream",
                                                               "SecurityContextConstraints", "BuildConfig"):
             return True
-        if any("openshift.io" in key or "opendatahub.io" in key for key in (*obj.annotations, *obj.labels)):
-            return True
+        metadata = obj.metadata
+        for part in ("annotations", "labels"):
+            found = metadata.get(part) if metadata is not None else None
+            if isinstance(found, Mapping) and any("openshift.io" in key or "opendatahub.io" in key
+                                                  for key in found.keys()):
+                return True
     return False
 
 

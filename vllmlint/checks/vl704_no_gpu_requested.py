@@ -58,11 +58,11 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 def _device_elsewhere(invocation: Invocation) -> bool:
     """The invocation itself says the GPUs are not this container's: `--device` other than cuda/auto (older
     releases), or a Ray executor whose GPU workers are other pods."""
-    for option in invocation.option("--device"):
-        if not option.value_known or (option.value or "").lower() not in ("cuda", "auto"):
+    for option in invocation.options:
+        name = option.canonical
+        if name == "--device" and (not option.value_known or (option.value or "").lower() not in ("cuda", "auto")):
             return True
-    for option in invocation.option("--distributed-executor-backend"):
-        if not option.value_known or (option.value or "") != "mp":
+        if name == "--distributed-executor-backend" and (not option.value_known or (option.value or "") != "mp"):
             return True
     return False
 

@@ -673,7 +673,11 @@ def _image_build(row: dict[str, Any]) -> ImageBuild:
 def image_build(image: ImageRef, release: str | None = None) -> ImageBuild | None:
     """The build and user facts of an image (data/image-entrypoints.yaml `builds`, matched like `images`
     by `image_entry`); None when the image is not in the table."""
-    release = release or release_from_tag(image.tag)
+    return _image_build_for(image, release or release_from_tag(image.tag))
+
+
+@lru_cache(maxsize=4096)
+def _image_build_for(image: ImageRef, release: str | None) -> ImageBuild | None:
     for row in _build_table():
         if _entry_applies(row, image, release):
             return _image_build(row)
