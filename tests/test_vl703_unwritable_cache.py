@@ -40,8 +40,8 @@ spec:
 
 HUB_ROOT = "hf-hub:/root/.cache/huggingface/hub"
 CACHE_ROOT = "vllm-cache-root:/root/.cache/vllm"
-CACHE = "[{name: cache, mountPath: /cache}]"
-CACHE_VOLUME = "[{name: cache, emptyDir: {}}]"
+CACHE = "[{name: cache, mountPath: /cache}, {name: tmp, mountPath: /tmp}]"
+CACHE_VOLUME = "[{name: cache, emptyDir: {}}, {name: tmp, emptyDir: {}}]"
 
 
 # --- catches -----------------------------------------------------------------------------------------
@@ -128,7 +128,8 @@ def test_everything_on_volumes():
 
 
 def test_an_empty_dir_at_the_default_home_cache():
-    assert found(pod(mounts="[{name: c, mountPath: /root/.cache}]", volumes="[{name: c, emptyDir: {}}]")) == []
+    assert found(pod(mounts="[{name: c, mountPath: /root/.cache}, {name: t, mountPath: /tmp}]",
+                     volumes="[{name: c, emptyDir: {}}, {name: t, emptyDir: {}}]")) == []
 
 
 def test_an_empty_dir_at_slash_cache_for_an_unknown_uid():
@@ -224,3 +225,49 @@ def test_run_as_non_root_with_uid_0_is_an_error():
 def test_offline_from_a_secret_is_not_a_download():
     text = pod(env="[{name: HF_HUB_OFFLINE, valueFrom: {configMapKeyRef: {name: missing, key: k}}}]")
     assert [f[3] for f in found(text)] == [CACHE_ROOT]
+
+
+# --- the temporary directory (ZeroMQ IPC sockets) -----------------------------------------------------
+HOME_CACHE = "[{name: c, mountPath: /root/.cache}]"
+HOME_VOLUME = "[{name: c, emptyDir: {}}]"
+
+
+def test_read_only_root_without_a_writable_temporary_directory():
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME)) == [(11, 47, Severity.WARNING, "vllm-ipc:/tmp")]
+    (finding,) = lint(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME))
+    assert finding.message.startswith("`/tmp` (vLLM's ZeroMQ IPC sockets, Python's temporary directory, moved by "
+                                      "TMPDIR or VLLM_RPC_BASE_PATH) is not writable")
+
+
+@pytest.mark.parametrize("extra_mount", ["{name: t, mountPath: /var/tmp}", "{name: t, mountPath: /vllm-workspace}"])
+def test_any_writable_candidate_will_do(extra_mount):
+    text = pod(mounts=f"[{{name: c, mountPath: /root/.cache}}, {extra_mount}]",
+               volumes="[{name: c, emptyDir: {}}, {name: t, emptyDir: {}}]")
+    assert found(text) == []
+
+
+def test_tmpdir_and_working_dir():
+    mounts = "[{name: c, mountPath: /root/.cache}, {name: s, mountPath: /scratch}]"
+    volumes = "[{name: c, emptyDir: {}}, {name: s, emptyDir: {}}]"
+    assert found(pod(mounts=mounts, volumes=volumes, env="[{name: TMPDIR, value: /scratch}]")) == []
+    assert found(pod(mounts=mounts, volumes=volumes).replace("    env: []\n", "    env: []\n    workingDir: /scratch\n")) == []
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: TMPDIR, value: /nope}]")) == [
+        (11, 47, Severity.WARNING, "vllm-ipc:/nope")]
+
+
+def test_rpc_base_path():
+    text = pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: VLLM_RPC_BASE_PATH, value: /root/.cache/rpc}]")
+    assert found(text) == []
+    text = pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: VLLM_RPC_BASE_PATH, value: /run/vllm}]")
+    assert found(text) == [(11, 47, Severity.WARNING, "vllm-ipc:/run/vllm")]
+
+
+@pytest.mark.parametrize("flag", ["--headless", "--data-parallel-size=2", "--api-server-count=2"])
+def test_tcp_setups_are_not_judged(flag):
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, command=f"[vllm, serve, Qwen/Qwen3-8B, '{flag}']")) == []
+
+
+def test_old_releases_are_not_judged_for_the_temporary_directory():
+    text = pod(image="vllm/vllm-openai:v0.7.3", mounts=HOME_CACHE, volumes=HOME_VOLUME,
+               command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-8B]")
+    assert found(text) == []  # the V0 engine of 0.7.x: not judged (its IPC can be turned off)

@@ -30,6 +30,10 @@ _SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 # Options that change whether or how vLLM compiles: when one is given, compilation is not judged.
 _COMPILE_OPTIONS = ("--enforce-eager", "--compilation-config", "-O", "--optimization-level", "-cc")
 _TRUE = ("1", "true", "yes", "on")
+# Options under which part of vLLM's inter-process traffic goes over TCP, or the front-end runs elsewhere.
+_TCP_OPTIONS = ("--data-parallel", "--headless", "--api-server-count", "--disable-frontend-multiprocessing")
+# Python's tempfile.gettempdir() candidates after the environment's (CPython Lib/tempfile.py).
+_TEMP_DIRS = ("/tmp", "/var/tmp", "/usr/tmp")
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
@@ -199,6 +203,9 @@ def _written(work, invocation: Invocation, builds: list[ImageBuild],
             certain.append(cache)
         elif cache.written == "compile" and compiles:
             certain.append(cache)
+        elif cache.written == "tempdir" and not any(o.name.replace("_", "-").startswith(_TCP_OPTIONS)
+                                                   for o in invocation.options):
+            certain.append(cache)
         elif cache.written == "jit" and cuda:
             jit.append(cache)
         elif cache.written == "eager-jit" and cuda and eager:
@@ -264,6 +271,8 @@ def _writable(path: str, container: Container, builds: list[ImageBuild], uid: in
 def _unwritable(cache: Cache, env: dict[str, str], home: str, container: Container, builds: list[ImageBuild],
                 uid: int, read_only: bool, home_from_passwd: bool) -> tuple[str, str] | None:
     """(directory, the variable that set it) when the cache's directory is certainly not writable."""
+    if cache.written == "tempdir" and not env.get("VLLM_RPC_BASE_PATH") and "VLLM_RPC_BASE_PATH" not in env:
+        return _no_temp_dir(env, container, builds, uid, read_only)
     located = cache.directory(env, home)
     if located is None:
         return None
@@ -279,6 +288,36 @@ def _unwritable(cache: Cache, env: dict[str, str], home: str, container: Contain
     return (directory, via) if writable is False else None
 
 
+def _no_temp_dir(env: dict[str, str], container: Container, builds: list[ImageBuild], uid: int,
+                 read_only: bool) -> tuple[str, str] | None:
+    """("/tmp" or the first variable's directory, its variable) when none of tempfile.gettempdir()'s candidates
+    can be written: $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, the working directory."""
+    if not read_only:
+        return None  # /tmp is world-writable on a writable root filesystem
+    candidates: list[tuple[str, str]] = []
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        if name in env:
+            if not env[name].startswith("/"):
+                return None  # unknown or relative
+            candidates.append((env[name].rstrip("/") or "/", name))
+    candidates.extend((path, "TMPDIR") for path in _TEMP_DIRS)
+    working = container.node.get("workingDir")
+    if working is not None:
+        text = scalar_str(working)
+        if not text or not text.startswith("/") or "$(" in text:
+            return None
+        candidates.append((text.rstrip("/") or "/", "workingDir"))
+    else:
+        workdirs = {b.workdir for b in builds}
+        if len(workdirs) != 1 or None in workdirs:
+            return None  # the image's working directory is not recorded
+        candidates.append((str(workdirs.pop()), "workingDir"))
+    for path, _ in candidates:
+        if _writable(path, container, builds, uid, read_only) is not False:
+            return None
+    return candidates[0]
+
+
 def _finding(ctx: Context, invocation: Invocation, container: Container, anchor: Node | None,
              problems: list[tuple[Cache, str, str]], read_only: bool, uid: int, home: str,
              severity: Severity) -> Finding | None:
@@ -289,14 +328,25 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
         why = f"the container runs as uid {uid}, whose HOME is `{home}`, which that uid cannot write, and no volume is mounted there"
     when = {"hub-download": f"vLLM downloads `{invocation.model.text if invocation.model else 'the model'}` into it at start-up",
             "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up",
+            "tempdir": ("vLLM binds its engine's ZeroMQ IPC sockets there at start-up (in the first writable of "
+                        "$TMPDIR, /tmp, /var/tmp, /usr/tmp and the working directory: here none is)"),
             "jit": "kernels are JIT-compiled there on some paths (FlashInfer attention, sampling, MoE)",
             "eager-jit": "Triton kernels are compiled there when torch.compile is off"}.get(cache.written, "")
-    moved = f"set by {via}" if via not in ("HOME", "TMPDIR") else f"the default under HOME, moved by {cache.moved_by}"
+    if cache.written == "tempdir" and via in ("TMPDIR", "workingDir"):
+        moved = "Python's temporary directory, moved by TMPDIR or VLLM_RPC_BASE_PATH"
+    elif via in ("HOME", "TMPDIR"):
+        moved = f"the default under {via}, moved by {cache.moved_by}"
+    else:
+        moved = f"set by {via}"
     others = ""
     if len(problems) > 1:
         others = " Also not writable: " + ", ".join(f"`{d}` ({c.name}, {c.moved_by})" for c, d, _ in problems[1:]) + "."
-    effect = ("fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
-              if severity >= Severity.WARNING else "vLLM fails when it first needs such a kernel")
+    if severity < Severity.WARNING:
+        effect = "vLLM fails when it first needs such a kernel"
+    elif cache.written == "tempdir" and via in ("TMPDIR", "workingDir"):
+        effect = "fails with \"No usable temporary directory found\", and the container restarts"
+    else:
+        effect = "fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
     message = (f"`{directory}` ({cache.name}, {moved}) is not writable: {why}; {when} and "
                f"{effect}.{others} Fix: mount an emptyDir or a PersistentVolumeClaim at a directory and point "
                f"{cache.moved_by} at it (or mount the volume at `{directory}`).")

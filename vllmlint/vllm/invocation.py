@@ -646,6 +646,7 @@ class ImageBuild:
     home_writable: frozenset[int]
     passwd_complete: bool
     source: str
+    workdir: str | None = None  # the image's WORKDIR; None when not recorded
 
     def home(self, uid: int) -> str | None:
         """HOME of `uid` in this image: its passwd entry, `/` for a uid of 1000 or more without one (when the
@@ -667,7 +668,8 @@ def _image_build(row: dict[str, Any]) -> ImageBuild:
     user = row.get("user")
     return ImageBuild(str(row.get("accelerator", "")), int(user) if isinstance(user, int) else None,
                       passwd, frozenset(int(u) for u in row.get("home_writable") or ()),
-                      bool(row.get("passwd_complete")), str(row.get("source", "")))
+                      bool(row.get("passwd_complete")), str(row.get("source", "")),
+                      str(row["workdir"]) if row.get("workdir") else None)
 
 
 def image_build(image: ImageRef, release: str | None = None) -> ImageBuild | None:
