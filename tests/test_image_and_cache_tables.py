@@ -8,7 +8,8 @@ import pytest
 from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
 from vllmlint.vllm.caches import caches, compile_off_by_default
 from vllmlint.vllm.images import parse_image
-from vllmlint.vllm.invocation import image_build, image_builds, image_entry
+from vllmlint.vllm.images import image_build, image_builds
+from vllmlint.vllm.invocation import image_entry
 
 
 @pytest.mark.parametrize("data, schema", [("image-entrypoints.yaml", "image-entrypoints.schema.json"),

@@ -20,7 +20,8 @@ from vllmlint.k8s.objects import Container, World
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
 from vllmlint.vllm.caches import Cache, caches, compile_off_by_default
-from vllmlint.vllm.invocation import ImageBuild, Invocation, image_builds
+from vllmlint.vllm.images import ImageBuild, image_builds
+from vllmlint.vllm.invocation import Invocation
 from vllmlint.vllm.release import version_key
 
 # Volumes the kubelet always mounts read-only (https://kubernetes.io/docs/concepts/storage/volumes/).

@@ -19,7 +19,8 @@ from vllmlint.checks import Context
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import Container, World
 from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
-from vllmlint.vllm.invocation import Invocation, image_builds
+from vllmlint.vllm.images import image_builds
+from vllmlint.vllm.invocation import Invocation
 
 # Kinds whose pod resources are filled in from elsewhere: a ServingRuntime's from the InferenceService that
 # uses it, an LLMInferenceService's from its LLMInferenceServiceConfig presets.

@@ -12,9 +12,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, Literal, Union
 
 from vllmlint.finding import Span
-from vllmlint.vllm.images import ImageRef, parse_image
+from vllmlint.vllm.images import ImageRef, entry_applies, parse_image
 from vllmlint.k8s.objects import Container, World
-from vllmlint.vllm.release import release_from_tag, version_key
+from vllmlint.vllm.release import release_from_tag
 from vllmlint.source.shell import split_commands, script_from_shell_args
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 
@@ -329,34 +329,9 @@ def image_entry(image: ImageRef, release: str | None = None) -> dict[str, Any] |
     `positional_arg`, note and source); None when the image is not in the table."""
     release = release or release_from_tag(image.tag)
     for entry in _entrypoint_table():
-        if _entry_applies(entry, image, release):
+        if entry_applies(entry, image, release):
             return entry if isinstance(entry, dict) else None
     return None
-
-
-def _entry_applies(entry: Any, image: ImageRef, release: str | None) -> bool:
-    """Whether a row of data/image-entrypoints.yaml (`images` or `builds`) covers this image and release:
-    `repository` matches the path (or registry/path), `tag` (if any) the whole tag, and `releases` bounds
-    contain the release (an untagged or floating image is the newest: only open-ended rows apply)."""
-    if not isinstance(entry, dict):
-        return False
-    pattern = entry.get("repository", "")
-    if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
-        return False
-    tag_pattern = entry.get("tag")
-    if tag_pattern and not re.fullmatch(tag_pattern, image.tag or "latest"):
-        return False
-    bounds = entry.get("releases") or {}
-    if bounds:
-        if release is None:
-            if bounds.get("to"):
-                return False  # an untagged or floating image runs the newest entrypoint
-        else:
-            if bounds.get("from") and version_key(release) < version_key(str(bounds["from"])):
-                return False
-            if bounds.get("to") and version_key(release) > version_key(str(bounds["to"])):
-                return False
-    return True
 
 
 def _scalar_tokens(node: Node | None, container: Container | None) -> list[Token]:
@@ -623,79 +598,3 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
     world.shell_commands = commands
     return result
 
-
-# --- which build an image is, and which user it runs as ------------------------------------------------
-@lru_cache(maxsize=1)
-def _build_table() -> list[dict[str, Any]]:
-    from vllmlint.data import knowledge_dir, load_yaml_data
-
-    path = knowledge_dir() / "image-entrypoints.yaml"
-    data = load_yaml_data(path) if path.exists() else None
-    rows = data.get("builds", []) if isinstance(data, dict) else []
-    return [row for row in rows if isinstance(row, dict)]
-
-
-@dataclass(frozen=True)
-class ImageBuild:
-    """The `builds` row of data/image-entrypoints.yaml for an image: its accelerator build, the uid it runs
-    as without `runAsUser`, and the HOME of each uid in its /etc/passwd."""
-
-    accelerator: str  # cuda, rocm, cpu, xpu, tpu, neuron, hpu
-    user: int | None  # the image's USER as a uid; None when not verified
-    passwd: dict[int, str]
-    home_writable: frozenset[int]
-    passwd_complete: bool
-    source: str
-    workdir: str | None = None  # the image's WORKDIR; None when not recorded
-
-    def home(self, uid: int) -> str | None:
-        """HOME of `uid` in this image: its passwd entry, `/` for a uid of 1000 or more without one (when the
-        table lists every such entry); None when unknown (system accounts, unverified images)."""
-        if uid in self.passwd:
-            return self.passwd[uid]
-        if self.passwd_complete and uid >= 1000:
-            return "/"
-        return None
-
-
-def _image_build(row: dict[str, Any]) -> ImageBuild:
-    passwd: dict[int, str] = {}
-    for uid, home in (row.get("passwd") or {}).items():
-        try:
-            passwd[int(uid)] = str(home)
-        except (TypeError, ValueError):
-            continue
-    user = row.get("user")
-    return ImageBuild(str(row.get("accelerator", "")), int(user) if isinstance(user, int) else None,
-                      passwd, frozenset(int(u) for u in row.get("home_writable") or ()),
-                      bool(row.get("passwd_complete")), str(row.get("source", "")),
-                      str(row["workdir"]) if row.get("workdir") else None)
-
-
-def image_build(image: ImageRef, release: str | None = None) -> ImageBuild | None:
-    """The build and user facts of an image (data/image-entrypoints.yaml `builds`, matched like `images`
-    by `image_entry`); None when the image is not in the table."""
-    return _image_build_for(image, release or release_from_tag(image.tag))
-
-
-@lru_cache(maxsize=4096)
-def _image_build_for(image: ImageRef, release: str | None) -> ImageBuild | None:
-    for row in _build_table():
-        if _entry_applies(row, image, release):
-            return _image_build(row)
-    return None
-
-
-def image_builds(image: ImageRef, release: str | None = None) -> list[ImageBuild]:
-    """Every build an image may be: the one `image_build` finds, except for a reference pinned by digest
-    alone with no release from elsewhere, which may be any release: then every row of its repository and
-    tag, whatever their release bounds (callers judge only what all of them agree on)."""
-    release = release or release_from_tag(image.tag)
-    if release is not None or image.tag is not None or not image.digest:
-        found = image_build(image, release)
-        return [found] if found is not None else []
-    result: list[ImageBuild] = []
-    for row in _build_table():
-        if _entry_applies({k: v for k, v in row.items() if k != "releases"}, image, None):
-            result.append(_image_build(row))
-    return result
