@@ -597,4 +597,3 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
                                 for tokens in _shell_tokens(value.text, value, value.source))
     world.shell_commands = commands
     return result
-
