@@ -27,7 +27,10 @@ spec:
       - name: vllm
         image: vllm/vllm-openai:v0.29.0
         command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+      runtimeClassName: nvidia
 """
+# (`runtimeClassName: nvidia` gives the container the node's GPUs: no VL704 for a CUDA image without a GPU
+# request, and no device-plugin request that would bring in VL707's rollout note.)
 CLEAN_DEPLOYMENT = DEPLOYMENT.replace(', --swap-space, "4"', "")
 
 

@@ -321,6 +321,7 @@ spec:
     args:
     - |
 {script}
+  runtimeClassName: nvidia
 """
 
 

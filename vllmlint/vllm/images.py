@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from vllmlint.vllm.release import release_from_tag, version_key
 
 _DIGEST = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
 
@@ -52,3 +56,106 @@ def parse_image(raw: str) -> ImageRef | None:
     if not text:
         return None
     return ImageRef(raw, registry, text, tag, digest)
+
+
+# --- rows of data/image-entrypoints.yaml ----------------------------------------------------------------
+def entry_applies(entry: Any, image: ImageRef, release: str | None) -> bool:
+    """Whether a row of data/image-entrypoints.yaml (`images` or `builds`) covers this image and release:
+    `repository` matches the path (or registry/path), `tag` (if any) the whole tag, and `releases` bounds
+    contain the release (an untagged or floating image is the newest: only open-ended rows apply)."""
+    if not isinstance(entry, dict):
+        return False
+    pattern = entry.get("repository", "")
+    if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
+        return False
+    tag_pattern = entry.get("tag")
+    if tag_pattern and not re.fullmatch(tag_pattern, image.tag or "latest"):
+        return False
+    bounds = entry.get("releases") or {}
+    if bounds:
+        if release is None:
+            if bounds.get("to"):
+                return False  # an untagged or floating image runs the newest entrypoint
+        else:
+            if bounds.get("from") and version_key(release) < version_key(str(bounds["from"])):
+                return False
+            if bounds.get("to") and version_key(release) > version_key(str(bounds["to"])):
+                return False
+    return True
+
+
+# --- which build an image is, and which user it runs as ------------------------------------------------
+@lru_cache(maxsize=1)
+def _build_table() -> list[dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "image-entrypoints.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    rows = data.get("builds", []) if isinstance(data, dict) else []
+    return [row for row in rows if isinstance(row, dict)]
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    """The `builds` row of data/image-entrypoints.yaml for an image: its accelerator build, the uid it runs
+    as without `runAsUser`, and the HOME of each uid in its /etc/passwd."""
+
+    accelerator: str  # cuda, rocm, cpu, xpu, tpu, neuron, hpu
+    user: int | None  # the image's USER as a uid; None when not verified
+    passwd: dict[int, str]
+    home_writable: frozenset[int]
+    passwd_complete: bool
+    source: str
+    workdir: str | None = None  # the image's WORKDIR; None when not recorded
+
+    def home(self, uid: int) -> str | None:
+        """HOME of `uid` in this image: its passwd entry, `/` for a uid of 1000 or more without one (when the
+        table lists every such entry); None when unknown (system accounts, unverified images)."""
+        if uid in self.passwd:
+            return self.passwd[uid]
+        if self.passwd_complete and uid >= 1000:
+            return "/"
+        return None
+
+
+def _image_build(row: dict[str, Any]) -> ImageBuild:
+    passwd: dict[int, str] = {}
+    for uid, home in (row.get("passwd") or {}).items():
+        try:
+            passwd[int(uid)] = str(home)
+        except (TypeError, ValueError):
+            continue
+    user = row.get("user")
+    return ImageBuild(str(row.get("accelerator", "")), int(user) if isinstance(user, int) else None,
+                      passwd, frozenset(int(u) for u in row.get("home_writable") or ()),
+                      bool(row.get("passwd_complete")), str(row.get("source", "")),
+                      str(row["workdir"]) if row.get("workdir") else None)
+
+
+def image_build(image: ImageRef, release: str | None = None) -> ImageBuild | None:
+    """The build and user facts of an image (data/image-entrypoints.yaml `builds`, matched like `images`
+    by `image_entry`); None when the image is not in the table."""
+    return _image_build_for(image, release or release_from_tag(image.tag))
+
+
+@lru_cache(maxsize=4096)
+def _image_build_for(image: ImageRef, release: str | None) -> ImageBuild | None:
+    for row in _build_table():
+        if entry_applies(row, image, release):
+            return _image_build(row)
+    return None
+
+
+def image_builds(image: ImageRef, release: str | None = None) -> list[ImageBuild]:
+    """Every build an image may be: the one `image_build` finds, except for a reference pinned by digest
+    alone with no release from elsewhere, which may be any release: then every row of its repository and
+    tag, whatever their release bounds (callers judge only what all of them agree on)."""
+    release = release or release_from_tag(image.tag)
+    if release is not None or image.tag is not None or not image.digest:
+        found = image_build(image, release)
+        return [found] if found is not None else []
+    result: list[ImageBuild] = []
+    for row in _build_table():
+        if entry_applies({k: v for k, v in row.items() if k != "releases"}, image, None):
+            result.append(_image_build(row))
+    return result

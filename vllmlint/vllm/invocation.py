@@ -12,9 +12,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, Literal, Union
 
 from vllmlint.finding import Span
-from vllmlint.vllm.images import ImageRef, parse_image
+from vllmlint.vllm.images import ImageRef, entry_applies, parse_image
 from vllmlint.k8s.objects import Container, World
-from vllmlint.vllm.release import release_from_tag, version_key
+from vllmlint.vllm.release import release_from_tag
 from vllmlint.source.shell import split_commands, script_from_shell_args
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 
@@ -329,20 +329,8 @@ def image_entry(image: ImageRef, release: str | None = None) -> dict[str, Any] |
     `positional_arg`, note and source); None when the image is not in the table."""
     release = release or release_from_tag(image.tag)
     for entry in _entrypoint_table():
-        pattern = entry.get("repository", "")
-        if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
-            continue
-        bounds = entry.get("releases") or {}
-        if bounds:
-            if release is None:
-                if bounds.get("to"):
-                    continue  # an untagged or floating image runs the newest entrypoint
-            else:
-                if bounds.get("from") and version_key(release) < version_key(str(bounds["from"])):
-                    continue
-                if bounds.get("to") and version_key(release) > version_key(str(bounds["to"])):
-                    continue
-        return entry if isinstance(entry, dict) else None
+        if entry_applies(entry, image, release):
+            return entry if isinstance(entry, dict) else None
     return None
 
 

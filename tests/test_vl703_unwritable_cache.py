@@ -1,0 +1,273 @@
+"""VL703 unwritable-cache: catches / does not catch, with the position of every finding."""
+from pathlib import Path
+
+import pytest
+
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(text, filename="example.yaml"):
+    result = lint_text(text, filename, LintOptions(select=["VL703"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == "VL703"]
+
+
+def found(text, filename="example.yaml"):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text, filename)]
+
+
+def pod(security="{readOnlyRootFilesystem: true}", image="vllm/vllm-openai:v0.10.1", env="[]", mounts="[]",
+        volumes="[]", command="[vllm, serve, Qwen/Qwen3-8B]", pod_security="{}", head=""):
+    return f"""{head}apiVersion: v1
+kind: Pod
+metadata: {{name: vllm}}
+spec:
+  securityContext: {pod_security}
+  containers:
+  - name: vllm
+    image: {image}
+    command: {command}
+    env: {env}
+    securityContext: {security}
+    volumeMounts: {mounts}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+  volumes: {volumes}
+"""
+
+
+HUB_ROOT = "hf-hub:/root/.cache/huggingface/hub"
+CACHE_ROOT = "vllm-cache-root:/root/.cache/vllm"
+CACHE = "[{name: cache, mountPath: /cache}, {name: tmp, mountPath: /tmp}]"
+CACHE_VOLUME = "[{name: cache, emptyDir: {}}, {name: tmp, emptyDir: {}}]"
+
+
+# --- catches -----------------------------------------------------------------------------------------
+def test_read_only_root_with_a_hub_download():
+    assert found(pod()) == [(11, 47, Severity.WARNING, HUB_ROOT)]
+
+
+def test_message_names_the_directory_the_variable_and_the_others():
+    (finding,) = lint(pod())
+    assert finding.message.startswith("`/root/.cache/huggingface/hub` (Hugging Face hub cache, the default under "
+                                      "HOME, moved by HF_HOME) is not writable: `readOnlyRootFilesystem: true`")
+    assert "vLLM downloads `Qwen/Qwen3-8B` into it" in finding.message
+    assert "Also not writable: `/root/.cache/vllm` (vLLM cache root" in finding.message
+
+
+def test_hub_on_a_volume_but_the_compile_cache_not():
+    text = pod(env="[{name: HF_HOME, value: /cache/hf}]", mounts=CACHE, volumes=CACHE_VOLUME)
+    assert found(text) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+def test_local_model_compile_cache_only():
+    text = pod(command="[vllm, serve, /models/qwen]", mounts="[{name: m, mountPath: /models, readOnly: true}]",
+               volumes="[{name: m, persistentVolumeClaim: {claimName: models}}]")
+    assert found(text) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+def test_variable_pointing_at_a_read_only_mount():
+    text = pod(security="{}", env="[{name: HF_HOME, value: /etc/hf}]",
+               mounts="[{name: cfg, mountPath: /etc/hf}]", volumes="[{name: cfg, configMap: {name: hf}}]")
+    assert found(text) == []  # root on a writable root filesystem: the rule does not judge explicit paths
+    text = pod(env="[{name: HF_HOME, value: /etc/hf}]", mounts="[{name: cfg, mountPath: /etc/hf}]",
+               volumes="[{name: cfg, configMap: {name: hf}}]")
+    assert found(text)[0][3] == "hf-hub:/etc/hf/hub"
+
+
+def test_non_root_uid_without_a_passwd_entry_has_home_slash():
+    text = pod(security="{}", pod_security="{runAsUser: 1001, runAsGroup: 1001}")
+    assert found(text) == [(5, 32, Severity.WARNING, "hf-hub:/.cache/huggingface/hub")]
+    (finding,) = lint(text)
+    assert "runs as uid 1001, whose HOME is `/`" in finding.message
+
+
+def test_uid_1000_on_ubuntu_22_04_images():
+    assert found(pod(security="{runAsUser: 1000}", image="vllm/vllm-openai:v0.26.0"))[0][3] == \
+        "hf-hub:/.cache/huggingface/hub"
+
+
+def test_nobody():
+    assert found(pod(security="{runAsUser: 65534}"))[0][3] == "hf-hub:/nonexistent/.cache/huggingface/hub"
+
+
+def test_run_as_non_root_on_a_root_image_is_an_error():
+    text = pod(security="{runAsNonRoot: true}")
+    assert found(text) == [(11, 37, Severity.ERROR, "runAsNonRoot:image-root")]
+    (finding,) = lint(text)
+    assert "the kubelet refuses to start the container" in finding.message
+
+
+def test_flashinfer_jit_is_info():
+    text = pod(env="[{name: XDG_CACHE_HOME, value: /cache}]", mounts=CACHE, volumes=CACHE_VOLUME)
+    assert found(text) == [(11, 47, Severity.INFO, "flashinfer-jit:/root/.cache/flashinfer")]
+
+
+def test_triton_with_enforce_eager_is_info():
+    text = pod(env="[{name: XDG_CACHE_HOME, value: /cache}, {name: FLASHINFER_WORKSPACE_BASE, value: /cache}]",
+               mounts=CACHE, volumes=CACHE_VOLUME, command="[vllm, serve, Qwen/Qwen3-8B, --enforce-eager]")
+    assert found(text) == [(11, 47, Severity.INFO, "triton:/root/.triton/cache")]
+
+
+# --- does not catch ----------------------------------------------------------------------------------
+def test_the_audited_deployment_is_silent_at_warning_and_error():
+    # Every cache vLLM writes at start-up is moved under /cache (an emptyDir): HF_HOME, VLLM_CACHE_ROOT,
+    # XDG_CACHE_HOME; /tmp is an emptyDir too. Only FlashInfer's JIT cache, which ignores XDG_CACHE_HOME,
+    # stays under HOME (uid 1000: /home/ubuntu on 24.04 images, `/` on older ones, both read-only): info.
+    text = (ROOT / "fixtures" / "audited" / "single-gpu-deployment.yaml").read_text(encoding="utf-8")
+    assert found(text, "single-gpu-deployment.yaml") == [
+        (72, 37, Severity.INFO, "flashinfer-jit:/home/ubuntu/.cache/flashinfer")]
+
+
+def test_everything_on_volumes():
+    env = ("[{name: HF_HOME, value: /cache/hf}, {name: VLLM_CACHE_ROOT, value: /cache/vllm},"
+           " {name: FLASHINFER_WORKSPACE_BASE, value: /cache}]")
+    assert found(pod(env=env, mounts=CACHE, volumes=CACHE_VOLUME)) == []
+
+
+def test_an_empty_dir_at_the_default_home_cache():
+    assert found(pod(mounts="[{name: c, mountPath: /root/.cache}, {name: t, mountPath: /tmp}]",
+                     volumes="[{name: c, emptyDir: {}}, {name: t, emptyDir: {}}]")) == []
+
+
+def test_an_empty_dir_at_slash_cache_for_an_unknown_uid():
+    text = pod(security="{runAsUser: 1001}", mounts="[{name: c, mountPath: /.cache}]", volumes="[{name: c, emptyDir: {}}]")
+    assert found(text) == []
+
+
+@pytest.mark.parametrize("security", ["{}", "{readOnlyRootFilesystem: false}", "{runAsUser: 0}",
+                                      "{runAsUser: 2000}", "{runAsNonRoot: true, runAsUser: 2000}"])
+def test_writable(security):
+    assert found(pod(security=security, image="vllm/vllm-openai:v0.29.0")) == []
+
+
+def test_uid_1000_owns_its_home_on_ubuntu_24_04():
+    assert found(pod(security="{runAsUser: 1000}", image="vllm/vllm-openai:v0.26.0-ubuntu2404")) == []
+    assert found(pod(security="{runAsUser: 1000}", image="vllm/vllm-openai:v0.29.0")) == []
+
+
+@pytest.mark.parametrize("image", ["myorg/vllm:1.0", "quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2",
+                                   "vllm/vllm-openai-rocm:v0.23.0", "vllm/vllm-tpu:nightly"])
+def test_unknown_user(image):
+    assert found(pod(image=image)) == []
+
+
+@pytest.mark.parametrize("env", ["[{name: HF_HUB_OFFLINE, value: '1'}]", "[{name: TRANSFORMERS_CACHE, value: /tmp/t}]",
+                                 "[{name: HF_HOME, valueFrom: {secretKeyRef: {name: s, key: k}}}]"])
+def test_hub_cache_not_certain(env):
+    assert [f[3] for f in found(pod(env=env))] == [CACHE_ROOT]
+
+
+def test_hub_download_dir_and_enforce_eager():
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --download-dir, /models, --enforce-eager]",
+               env="[{name: FLASHINFER_WORKSPACE_BASE, value: /tmp}, {name: TRITON_CACHE_DIR, value: /tmp/t}]",
+               mounts="[{name: t, mountPath: /tmp}, {name: m, mountPath: /models}]",
+               volumes="[{name: t, emptyDir: {}}, {name: m, emptyDir: {}}]")
+    assert found(text) == []
+
+
+@pytest.mark.parametrize("flag", ["-O0", "--compilation-config={\"level\": 0}", "-O", "--optimization-level=0"])
+def test_compile_options_are_not_judged(flag):
+    text = pod(env="[{name: HF_HOME, value: /cache/hf}, {name: FLASHINFER_WORKSPACE_BASE, value: /cache}]",
+               mounts=CACHE, volumes=CACHE_VOLUME, command=f"[vllm, serve, Qwen/Qwen3-8B, '{flag}']")
+    assert found(text) == []
+
+
+def test_old_release_does_not_compile():
+    text = pod(image="vllm/vllm-openai:v0.7.3", env="[{name: HF_HOME, value: /cache/hf}]", mounts=CACHE,
+               volumes=CACHE_VOLUME, command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-8B]")
+    assert [f[3] for f in found(text)] == ["flashinfer-jit:/root/.cache/flashinfer"]
+
+
+def test_openshift_arbitrary_uid_is_silent():
+    route = "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: vllm}\nspec: {to: {kind: Service, name: vllm}}\n---\n"
+    assert found(pod(security="{runAsNonRoot: true}", head=route)) == []
+
+
+def test_home_from_env():
+    assert found(pod(security="{runAsUser: 1001}", env="[{name: HOME, value: /tmp/home}]")) == []
+    # A HOME set by hand elsewhere may be group-writable: not judged on a writable root filesystem.
+    assert found(pod(security="{runAsUser: 1001}", env="[{name: HOME, value: /home/vllm}]",
+                     image="vllm/vllm-openai:v0.29.0")) == []
+
+
+def test_compose_is_not_checked():
+    text = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n    read_only: true\n    command: [--model, m/x]\n"
+    assert found(text, "compose.yaml") == []
+
+
+def test_env_from_a_config_map_not_in_the_run():
+    text = pod().replace("    env: []\n", "    env: []\n    envFrom: [{configMapRef: {name: vllm-env}}]\n")
+    assert found(text) == []
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vllm-env}\ndata: {HF_HOME: /cache/hf}\n---\n"
+    assert [f[3] for f in found(pod(head=config_map).replace(
+        "    env: []\n", "    env: []\n    envFrom: [{configMapRef: {name: vllm-env}}]\n"))] == ["hf-hub:/cache/hf/hub"]
+
+
+def test_shell_script_that_moves_a_cache():
+    assert found(pod(command="[sh, -c, 'export HF_HOME=/tmp/hf; vllm serve Qwen/Qwen3-8B']")) == []
+    assert found(pod(command="[sh, -c, 'HOME=/tmp exec vllm serve Qwen/Qwen3-8B']")) == []
+    assert found(pod(command="[sh, -c, 'exec vllm serve Qwen/Qwen3-8B']")) == [(11, 47, Severity.WARNING, HUB_ROOT)]
+
+
+def test_severity_override_lowers_the_error():
+    result = lint_text(pod(security="{runAsNonRoot: true}"), "example.yaml",
+                       LintOptions(select=["VL703"], severity={"VL703": "info"}))
+    assert [f.severity for f in result.findings if f.code == "VL703"] == [Severity.INFO]
+
+
+def test_run_as_non_root_with_uid_0_is_an_error():
+    assert found(pod(security="{runAsNonRoot: true, runAsUser: 0}")) == [(11, 37, Severity.ERROR, "runAsNonRoot:runAsUser-0")]
+
+
+def test_offline_from_a_secret_is_not_a_download():
+    text = pod(env="[{name: HF_HUB_OFFLINE, valueFrom: {configMapKeyRef: {name: missing, key: k}}}]")
+    assert [f[3] for f in found(text)] == [CACHE_ROOT]
+
+
+# --- the temporary directory (ZeroMQ IPC sockets) -----------------------------------------------------
+HOME_CACHE = "[{name: c, mountPath: /root/.cache}]"
+HOME_VOLUME = "[{name: c, emptyDir: {}}]"
+
+
+def test_read_only_root_without_a_writable_temporary_directory():
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME)) == [(11, 47, Severity.WARNING, "vllm-ipc:/tmp")]
+    (finding,) = lint(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME))
+    assert finding.message.startswith("`/tmp` (vLLM's ZeroMQ IPC sockets, Python's temporary directory, moved by "
+                                      "TMPDIR or VLLM_RPC_BASE_PATH) is not writable")
+
+
+@pytest.mark.parametrize("extra_mount", ["{name: t, mountPath: /var/tmp}", "{name: t, mountPath: /vllm-workspace}"])
+def test_any_writable_candidate_will_do(extra_mount):
+    text = pod(mounts=f"[{{name: c, mountPath: /root/.cache}}, {extra_mount}]",
+               volumes="[{name: c, emptyDir: {}}, {name: t, emptyDir: {}}]")
+    assert found(text) == []
+
+
+def test_tmpdir_and_working_dir():
+    mounts = "[{name: c, mountPath: /root/.cache}, {name: s, mountPath: /scratch}]"
+    volumes = "[{name: c, emptyDir: {}}, {name: s, emptyDir: {}}]"
+    assert found(pod(mounts=mounts, volumes=volumes, env="[{name: TMPDIR, value: /scratch}]")) == []
+    assert found(pod(mounts=mounts, volumes=volumes).replace("    env: []\n", "    env: []\n    workingDir: /scratch\n")) == []
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: TMPDIR, value: /nope}]")) == [
+        (11, 47, Severity.WARNING, "vllm-ipc:/nope")]
+
+
+def test_rpc_base_path():
+    text = pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: VLLM_RPC_BASE_PATH, value: /root/.cache/rpc}]")
+    assert found(text) == []
+    text = pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, env="[{name: VLLM_RPC_BASE_PATH, value: /run/vllm}]")
+    assert found(text) == [(11, 47, Severity.WARNING, "vllm-ipc:/run/vllm")]
+
+
+@pytest.mark.parametrize("flag", ["--headless", "--data-parallel-size=2", "--api-server-count=2"])
+def test_tcp_setups_are_not_judged(flag):
+    assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME, command=f"[vllm, serve, Qwen/Qwen3-8B, '{flag}']")) == []
+
+
+def test_old_releases_are_not_judged_for_the_temporary_directory():
+    text = pod(image="vllm/vllm-openai:v0.7.3", mounts=HOME_CACHE, volumes=HOME_VOLUME,
+               command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-8B]")
+    assert found(text) == []  # the V0 engine of 0.7.x: not judged (its IPC can be turned off)

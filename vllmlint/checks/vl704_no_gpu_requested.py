@@ -1,0 +1,179 @@
+"""VL704: a CUDA build of vLLM in a pod that requests no accelerator.
+
+Which images are CUDA builds is data (`builds` in data/image-entrypoints.yaml: the image family and tag
+variant, e.g. vllm/vllm-openai but not its -rocm tags, not vllm/vllm-openai-cpu); what counts as getting
+an accelerator is data too (data/accelerators.yaml: device-plugin resource names, fractional-GPU
+annotations and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
+"No CUDA GPUs are available"), or, where a node's default runtime is nvidia and the image's
+NVIDIA_VISIBLE_DEVICES=all applies, it uses GPUs the scheduler gave to other pods
+(https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterator
+
+from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS
+from vllmlint.checks import Context
+from vllmlint.finding import Finding
+from vllmlint.k8s.objects import Container, World
+from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
+from vllmlint.vllm.images import image_builds
+from vllmlint.vllm.invocation import Invocation
+
+# Kinds whose pod resources are filled in from elsewhere: a ServingRuntime's from the InferenceService that
+# uses it, an LLMInferenceService's from its LLMInferenceServiceConfig presets.
+_RESOURCES_ELSEWHERE = SERVING_RUNTIME_KINDS + ("LLMInferenceService",)
+
+
+@lru_cache(maxsize=1)
+def _markers() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]], list[re.Pattern[str]]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "accelerators.yaml") or {}
+
+    def patterns(key: str) -> list[re.Pattern[str]]:
+        return [re.compile(str(item["pattern"])) for item in data.get(key) or () if isinstance(item, dict)]
+
+    return patterns("resources"), patterns("annotations"), patterns("scheduler_names")
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    seen: set[int] = set()
+    for invocation in ctx.world.invocations:
+        container = invocation.container
+        if container is None or container.init or id(container) in seen or invocation.image is None:
+            continue
+        seen.add(id(container))
+        builds = image_builds(invocation.image, invocation.release if invocation.release_origin != "--upgrade-to"
+                              else None)
+        if not builds or any(b.accelerator != "cuda" for b in builds):
+            continue  # not in the table, or not (certainly) a CUDA build: CPU, ROCm, XPU, TPU, Neuron, Gaudi
+        if _device_elsewhere(invocation) or _gets_accelerator(container, ctx.world) \
+                or _runs_ray(container, ctx.world):
+            continue
+        yield _finding(ctx, invocation, container)
+
+
+def _device_elsewhere(invocation: Invocation) -> bool:
+    """The invocation itself says the GPUs are not this container's: `--device` other than cuda/auto (older
+    releases), or a Ray executor whose GPU workers are other pods."""
+    for option in invocation.options:
+        name = option.canonical
+        if name == "--device" and (not option.value_known or (option.value or "").lower() not in ("cuda", "auto")):
+            return True
+        if name == "--distributed-executor-backend" and (not option.value_known or (option.value or "") != "mp"):
+            return True
+    return False
+
+
+def _runs_ray(container: Container, world: World) -> bool:
+    """`ray start` in the container: vLLM's GPU workers may be the Ray cluster's other pods."""
+    return any(command.container is container and command.words[:1] == ["ray"] for command in world.shell_commands)
+
+
+def _gets_accelerator(container: Container, world: World) -> bool:
+    """Anything in the pod that may hand this container a device, or that the run cannot see."""
+    template = container.pod
+    owner = template.owner
+    if owner.kind in _RESOURCES_ELSEWHERE or owner.kind in RAY_KINDS:
+        return True
+    if container.is_compose:
+        return _compose_gets_device(container, world)
+    resource_names, annotation_keys, schedulers = _markers()
+    resources = container.node.get("resources")
+    if resources is not None and not isinstance(resources, Mapping):
+        return True  # a template expression or another shape: cannot tell
+    if isinstance(resources, Mapping):
+        for section_name, section in resources.pairs():
+            if section_name == "claims":
+                return True  # DRA: the claim may be a GPU
+            if section is not None and not isinstance(section, Mapping):
+                return True
+            if isinstance(section, Mapping):
+                for name in section.keys():
+                    if any(p.fullmatch(name) for p in resource_names):
+                        return True
+    spec = template.spec
+    if spec.get("resourceClaims") is not None:
+        return True  # Dynamic Resource Allocation
+    runtime = scalar_str(spec.get("runtimeClassName"))
+    if runtime is not None and "nvidia" in runtime.lower():
+        return True  # the NVIDIA runtime with the image's NVIDIA_VISIBLE_DEVICES (all) exposes the node's GPUs
+    if spec.get("runtimeClassName") is not None and runtime is None:
+        return True
+    scheduler = scalar_str(spec.get("schedulerName"))
+    if scheduler is not None and any(p.fullmatch(scheduler) for p in schedulers):
+        return True
+    for notes in (template.annotations, owner.annotations):
+        if any(p.fullmatch(key) for key in notes for p in annotation_keys):
+            return True
+    if _privileged_or_devices(container):
+        return True
+    for var in container.resolved_env(world):
+        if var.name == "NVIDIA_VISIBLE_DEVICES" and var.value not in ("", "void", "none"):
+            return True  # devices chosen by hand for the NVIDIA runtime (VL708's business when a plugin is there)
+    return False
+
+
+def _privileged_or_devices(container: Container) -> bool:
+    """A privileged container sees the node's /dev (with the NVIDIA runtime or a host driver mount)."""
+    return container.security_context.privileged is True
+
+
+def _compose_gets_device(container: Container, world: World) -> bool:
+    """Compose: GPUs come from `deploy.resources.reservations.devices`, `gpus:`, `runtime: nvidia`, `devices:`
+    (/dev/nvidia*) or `privileged`. A service that `extends` another, or whose name another Compose file of the
+    run also defines (an override file merged with `-f`), cannot be told: treat as having one."""
+    service = container.node
+    for key in ("gpus", "runtime", "devices", "extends", "privileged", "device_cgroup_rules"):
+        if service.get(key) is not None:
+            return True
+    deploy = service.get("deploy")
+    if deploy is not None:
+        if not isinstance(deploy, Mapping):
+            return True
+        resources = deploy.get("resources")
+        if resources is not None and not isinstance(resources, Mapping):
+            return True
+        if isinstance(resources, Mapping):
+            reservations = resources.get("reservations")
+            if reservations is not None and not isinstance(reservations, Mapping):
+                return True
+            if isinstance(reservations, Mapping):
+                devices = reservations.get("devices")
+                if devices is not None and not (isinstance(devices, Sequence) and not devices.items):
+                    return True
+                generic = reservations.get("generic_resources")
+                if generic is not None:
+                    return True
+    name = container.pod.owner.name
+    owner_source = container.pod.owner.source
+    for obj in world.of_kind("ComposeService"):
+        if obj.name == name and obj.source is not owner_source:
+            return True
+    return False
+
+
+def _finding(ctx: Context, invocation: Invocation, container: Container) -> Finding | None:
+    image = container.image
+    where = image if image is not None and image.source is not None else invocation.anchor
+    raw = invocation.image.raw if invocation.image is not None else "this image"
+    if container.is_compose:
+        how = ("reserve one: `deploy.resources.reservations.devices: [{driver: nvidia, count: 1, "
+               "capabilities: [gpu]}]` (or `gpus: all`)")
+        what = "no GPU is reserved for this Compose service"
+    else:
+        how = "request one: `resources.limits: {nvidia.com/gpu: 1}` (as many as --tensor-parallel-size x " \
+              "--pipeline-parallel-size)"
+        what = "the container requests no accelerator (no `nvidia.com/gpu` or other device resource)"
+    if container.is_compose:
+        effect = ("the container starts without GPUs and vLLM fails at start-up (\"Failed to infer device type\" / "
+                  "\"No CUDA GPUs are available\")")
+    else:
+        effect = ("the pod can land on a node without GPUs, where vLLM fails at start-up (\"Failed to infer device "
+                  "type\" / \"No CUDA GPUs are available\"), or, where the node's default runtime is NVIDIA's, use "
+                  "GPUs the scheduler gave to other pods")
+    message = f"`{raw}` is a CUDA build of vLLM, but {what}: {effect}. Fix: {how}."
+    return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")
