@@ -9,6 +9,7 @@ COMPOSE = """services:
   vllm:
     image: vllm/vllm-openai:latest
     command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]
+    gpus: all
 """
 
 
@@ -117,6 +118,7 @@ spec:
           image: vllm/vllm-openai:v0.29.0
           command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
           args: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]
+      runtimeClassName: nvidia
 """
 FIXED = FIXABLE.replace('["python3", "-m", "vllm.entrypoints.openai.api_server"]', '["vllm", "serve"]').replace(
     '["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]', '["Qwen/Qwen3-0.6B"]')
