@@ -144,3 +144,28 @@ def test_a_sidecar_request_alone_is_named():
   volumes:""")
     assert [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)] == [
         (8, 28, Severity.WARNING, "61.0 GiB>1.0 GiB")]
+
+
+def test_the_download_lands_under_the_image_users_home():
+    # vllm/vllm-openai 0.29.0 is Ubuntu 24.04 based: uid 1000 is `ubuntu` with HOME /home/ubuntu (image table).
+    from vllmlint.capacity.workload import download_dir, workloads
+    from vllmlint.engine import Linter
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: vllm}
+spec:
+  securityContext: {runAsUser: 1000}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    command: [vllm, serve, Qwen/Qwen3-8B]
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    linter = Linter()
+    linter.add_text(text, "p.yaml")
+    [work] = workloads(linter.build())
+    assert download_dir(work)[0] == "/home/ubuntu/.cache/huggingface/hub"
+    linter = Linter()
+    linter.add_text(text.replace("  securityContext: {runAsUser: 1000}\n", ""), "p.yaml")
+    [work] = workloads(linter.build())
+    assert download_dir(work) == ("/root/.cache/huggingface/hub", "the default Hugging Face cache of the image's root user")

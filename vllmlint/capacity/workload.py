@@ -465,7 +465,39 @@ def download_dir(work: Workload) -> tuple[str | None, str]:
         value = env.get(name)
         if value:
             return value.rstrip("/") + suffix, f"env {name}"
+    home = _image_home(work)
+    if home is not None and home != "/root":
+        return (home.rstrip("/") or "") + "/.cache/huggingface/hub", \
+            "the default Hugging Face cache under the HOME of the container's user in this image"
+    if home is None and not _vllm_image(work):
+        return "/root/.cache/huggingface/hub", \
+            "the default Hugging Face cache under HOME; this image's user is not known, root assumed"
     return "/root/.cache/huggingface/hub", "the default Hugging Face cache of the image's root user"
+
+
+def _vllm_image(work: Workload) -> bool:
+    image = work.invocation.image
+    from vllmlint.vllm.invocation import image_entry
+    return image is not None and image_entry(image, work.release) is not None
+
+
+def _image_home(work: Workload) -> str | None:
+    """HOME of the container's user in its image (data/image-entrypoints.yaml `builds`): `runAsUser`, else the
+    image's USER; None when the image, its user or that uid's HOME is not known, or several builds disagree."""
+    from vllmlint.vllm.images import image_builds
+
+    image, container = work.invocation.image, work.container
+    if image is None or container is None or container.is_compose:
+        return None
+    builds = image_builds(image, work.release)
+    if not builds:
+        return None
+    uid = container.security_context.run_as_user
+    homes = set()
+    for build in builds:
+        user = uid if uid is not None else build.user
+        homes.add(build.home(user) if user is not None else None)
+    return homes.pop() if len(homes) == 1 else None
 
 
 def gib1(size: float) -> str:
