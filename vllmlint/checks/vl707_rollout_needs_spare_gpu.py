@@ -168,11 +168,10 @@ def check(ctx: Context):
         noun = "GPUs" if resource.endswith("/gpu") else "accelerators"
         settings = _words(surge_setting, unavailable_setting, count, surge, unavailable)
         where = _anchor(owner.node, spec, strategy_node)
-        yield ctx.finding(where, f"the rolling update of {owner.describe()} ({settings}) starts a new pod before "
-                          f"any old pod stops, and that pod needs {per_pod} more {resource} nobody gives back: the "
-                          f"rollout waits on a Pending pod until spare {noun} appear.{capacity} Use `strategy: {{type: "
-                          "Recreate}` (a short outage), or `rollingUpdate: {maxSurge: 0, maxUnavailable: 1}` to "
-                          "replace the pods one at a time.",
+        yield ctx.finding(where, f"the rolling update of {owner.describe()} needs {per_pod} spare {resource} before "
+                          f"any old pod stops: with {settings} it starts a new pod first, and that pod waits Pending "
+                          f"until spare {noun} appear.{capacity} Use `strategy: {{type: Recreate}}` (a short outage), or "
+                          "`rollingUpdate: {maxSurge: 0, maxUnavailable: 1}` to replace the pods one at a time.",
                           about=owner, value=f"surge:{surge}/unavailable:{unavailable}@{count}", severity=severity)
 
 
