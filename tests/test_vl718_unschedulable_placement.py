@@ -73,6 +73,10 @@ DEDICATED = "[{key: dedicated, value: gpu, effect: NoSchedule}]"
      "requirement:team"),
     # the pool chosen by name, whose taint the pod does not tolerate
     (run(taints=DEDICATED, selector="{karpenter.sh/nodepool: gpu}"), 21, "taint:dedicated"),
+    # a managed node group label the run's pool sets itself (with another value): judged against that pool
+    (run(pool_labels="{eks.amazonaws.com/nodegroup: gpu-ng}", selector="{eks.amazonaws.com/nodegroup: p4d}",
+         taints=DEDICATED, tolerations="[{key: dedicated, operator: Exists}]"), 22,
+     "requirement:eks.amazonaws.com/nodegroup"),
 ])
 def test_catches(text, col, value):
     assert found(text) == [(22, col, Severity.ERROR, value)]
@@ -122,6 +126,17 @@ def test_affinity_term_position():
     run(taints=DEDICATED, selector="{}"),
     # points at no pool (a managed node group's label), folder only: silent
     run(selector="{eks.amazonaws.com/nodegroup: gpu-ng}"),
+    # ... even when the pod tolerates the pool's taint (a generic GPU toleration, or every taint): the
+    # selector names a node group another provisioner owns, which the run does not show
+    run(taints="[{key: nvidia.com/gpu, effect: NoSchedule}]", selector="{eks.amazonaws.com/nodegroup: p4d-reserved}",
+        tolerations="[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"),
+    run(taints=DEDICATED, selector="{eks.amazonaws.com/nodegroup: p4d-reserved}", tolerations="[{operator: Exists}]"),
+    run(taints=DEDICATED, selector="{node-type: gpu, alpha.eksctl.io/nodegroup-name: gpu}",
+        tolerations="[{key: dedicated, operator: Exists}]"),
+    run(taints=DEDICATED, selector="{cloud.google.com/gke-nodepool: l4-pool}",
+        tolerations="[{key: dedicated, operator: Exists}]"),
+    run(taints=DEDICATED, selector="{kubernetes.azure.com/agentpool: gpupool}",
+        tolerations="[{key: dedicated, operator: Exists}]"),
     # a pool named that is not in the run (it may exist in the cluster)
     run(taints=DEDICATED, selector="{karpenter.sh/nodepool: elsewhere}"),
     # a GPU product the catalogs do not know: not judged
@@ -133,6 +148,41 @@ def test_affinity_term_position():
 ])
 def test_does_not_catch(text):
     assert lint(text) == []
+
+
+def test_a_node_group_affinity_term():
+    # `eks.amazonaws.com/nodegroup In [...]` in required node affinity, with a GPU toleration: not judged
+    text = run(taints="[{key: nvidia.com/gpu, effect: NoSchedule}]", selector="{}",
+               tolerations="[{key: nvidia.com/gpu, operator: Exists}]", affinity="""
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: eks.amazonaws.com/nodegroup, operator: In, values: [p4d-reserved]}""")
+    assert lint(text) == []
+
+
+def test_avoiding_node_groups_is_still_judged():
+    # `DoesNotExist` on a node group label asks for nodes outside managed groups: Karpenter's
+    text = run(taints=DEDICATED, selector="{}", affinity="""
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: node-type, operator: In, values: [gpu]}
+              - {key: eks.amazonaws.com/nodegroup, operator: DoesNotExist}""")
+    assert found(text) == [(22, 21, Severity.ERROR, "taint:dedicated")]
+
+
+def test_the_foreign_labels_are_data_with_sources():
+    import yaml
+    (path,) = (ROOT / "rules").glob("VL718-*.yaml")
+    entries = yaml.safe_load(path.read_text())["data"]["foreign_node_labels"]
+    assert {"eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
+            "kubernetes.azure.com/agentpool"} <= {e["key"] for e in entries}
+    assert all(e["source"].startswith("https://") and e["provisioner"] for e in entries)
 
 
 def test_a_second_pool_that_admits_silences_it():

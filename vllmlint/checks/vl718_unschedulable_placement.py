@@ -5,7 +5,10 @@ labels and requirements, `tolerated` for taints), plus two things they do not ne
 against the instance types a pool may launch (capacity/nodes.py), and the ExtendedResourceToleration
 admission plugin, which tolerates a NoSchedule taint keyed by a requested resource. Only where the run
 holds NodePools meant for the pod (`pool_meant_for`); when any pool could take the pod, or a pool's
-hardware is unknown, silent. A GPU count larger than any admitted instance type is VL606's.
+hardware is unknown, silent. A node selector term that requires a label another provisioner owns (the rule's
+`foreign_node_labels`: `eks.amazonaws.com/nodegroup`, `cloud.google.com/gke-nodepool`, ...) and no pool of the
+run sets is meant for nodes outside Karpenter: not judged, whatever the pod tolerates. A GPU count larger than
+any admitted instance type is VL606's.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, NODEPOOL_LABEL, P
                                         pool_blockers, pool_meant_for, requested_resources, well_known_label)
 from vllmlint.checks import Context
 from vllmlint.k8s.placement import tolerated
+from vllmlint.k8s.selectors import DOES_NOT_EXIST, NOT_IN
 
 
 def _templates(world):
@@ -43,6 +47,17 @@ def _words(blocker: PoolBlocker, requested: set[str], resource_keys: set[str]) -
     return f"the pod's {shown}: no node of the pool satisfies it (the pool's labels and requirements exclude it)"
 
 
+def _foreign(requirements, foreign_keys: set[str], pool_keys: set[str]) -> bool:
+    """The term requires (In, Exists, Gt, Lt) a label only another provisioner puts on its nodes, and none of
+    `pool_keys` (the keys NodePools set or require) is that label: the pod is meant for those nodes."""
+    return any(r.key in foreign_keys and r.key not in pool_keys and r.operator not in (NOT_IN, DOES_NOT_EXIST)
+               for r in requirements)
+
+
+def _pool_keys(pool) -> set[str]:
+    return {r.key for r in pool.labels} | {r.key for r in pool.requirements}
+
+
 def _points_at(pool, requirements, tolerations) -> bool:
     """The pod asks for this pool by name: it selects one of the pool's own (not well-known) label or
     requirement keys, or tolerates one of its taints explicitly. A pool in the same folder only is not
@@ -66,6 +81,8 @@ def check(ctx: Context):
     # in the message, but some clusters do label nodes `nvidia.com/gpu=true` by hand.
     never_labels = set(data.get("resource_names") or ())
     resource_keys = never_labels | set(ACCELERATOR_RESOURCES)
+    foreign_keys = {entry["key"] for entry in data.get("foreign_node_labels") or ()}
+    run_keys = set().union(*(_pool_keys(p) for p in pools))
     for template, invocation in _templates(ctx.world):
         placement = template.placement
         requested = requested_resources(template)
@@ -76,7 +93,12 @@ def check(ctx: Context):
         if not any(sets):
             continue  # no node constraint: the pod may run on nodes the run does not show
         for requirements in sets:
+            if _foreign(requirements, foreign_keys, run_keys):
+                unknown = True  # e.g. an EKS managed node group the run does not show: it may take the pod
+                continue
             for pool in pools:
+                if _foreign(requirements, foreign_keys, _pool_keys(pool)):
+                    continue  # meant for another pool of the run (the one that sets that label), not this one
                 blockers = pool_blockers(pool, requirements, placement.tolerations, requested)
                 if blockers is None:
                     unknown = True
