@@ -78,9 +78,63 @@ def test_auto_bf16_points_at_an_explicit_auto():
     (T4, "v0.8.5", "[--model, Qwen/Qwen2.5-7B-Instruct-AWQ]"),  # a quantized checkpoint: float16 configs
     (T4, "v0.8.5", "[--model, some-org/unknown-model]"),      # not in the catalog
     (T4, "v0.8.5", "[--model, Qwen/Qwen2.5-3B-Instruct, --dtype, $(DTYPE)]"),
+    # the checkpoint's torch_dtype is not known: a local path or a variant matched by name may be a float16
+    # conversion (people convert for GPUs without bfloat16)
+    (T4, "v0.8.5", "[--model, /models/Llama-3.2-1B-Instruct]"),
+    (T4, "v0.8.5", "[--model, some-org/Llama-3.2-1B-Instruct]"),
+    (T4, "v0.8.5", "[/mnt/weights/Qwen2.5-3B-Instruct]"),
 ])
 def test_auto_bf16_silent(accelerator, image, args):
     assert lint(deployment(accelerator, image, args)) == []
+
+
+@pytest.mark.parametrize("args, col", [
+    ("[--model, meta-llama/Llama-3.2-1B-Instruct]", 25),    # the catalog entry's own id
+    ("[--model, meta-llama/llama-3.2-1b-instruct]", 25),    # ... case-insensitively, like the resolver
+    ("[--model, meta-llama/Meta-Llama-3.1-8B-Instruct]", 25),  # an alias (the repository's old name)
+])
+def test_auto_bf16_for_the_catalogued_repository(args, col):
+    assert found(deployment(T4, "v0.8.5", args)) == [(13, col, Severity.ERROR, "bf16-auto:T4")]
+
+
+def _config_run(tmp_path, torch_dtype):
+    from vllmlint.engine import lint_paths
+
+    folder = tmp_path / "weights" / "Llama-3.2-1B-Instruct"
+    folder.mkdir(parents=True)
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048,
+              "intermediate_size": 8192, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "num_hidden_layers": 16, "vocab_size": 128256, "max_position_embeddings": 131072}
+    if torch_dtype is not None:
+        config["torch_dtype"] = torch_dtype
+    (folder / "config.json").write_text(json.dumps(config))
+    (tmp_path / "deploy.yaml").write_text(deployment(T4, "v0.8.5", "[--model, /models/Llama-3.2-1B-Instruct]"))
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL607"]))
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in result.findings if f.code == "VL607"]
+
+
+def test_auto_bf16_from_a_config_json_of_the_run(tmp_path):
+    assert _config_run(tmp_path, "bfloat16") == [(13, 25, Severity.ERROR, "bf16-auto:T4")]
+
+
+@pytest.mark.parametrize("torch_dtype", ["float16", None])  # converted; or no torch_dtype (vLLM: float32)
+def test_auto_bf16_config_json_silent(tmp_path, torch_dtype):
+    assert _config_run(tmp_path, torch_dtype) == []
+
+
+def test_checkpoint_dtype_is_per_repository():
+    from vllmlint.capacity.specs import checkpoint_torch_dtype, model_from_config_json
+
+    llama = resolve_model("meta-llama/Llama-3.2-1B-Instruct").model
+    assert checkpoint_torch_dtype(llama, "meta-llama/Llama-3.2-1B-Instruct", False) == "bfloat16"
+    assert checkpoint_torch_dtype(llama, "/models/Llama-3.2-1B-Instruct", False) is None
+    assert checkpoint_torch_dtype(llama, "unsloth/Llama-3.2-1B-Instruct", False) is None
+    text_only = {"architectures": ["X"], "model_type": "x", "hidden_size": 64, "num_attention_heads": 4,
+                 "num_hidden_layers": 2, "vocab_size": 100}
+    assert model_from_config_json({**text_only, "torch_dtype": "float16"}).torch_dtype_given
+    assert not model_from_config_json(text_only).torch_dtype_given
+    # a composite config: what counts is the language model's own torch_dtype
+    assert not model_from_config_json({"torch_dtype": "bfloat16", "text_config": text_only}).torch_dtype_given
 
 
 # --- model types vLLM refuses in float16 ------------------------------------------------------------
@@ -129,6 +183,21 @@ def test_float32_fallback_makes_the_model_not_fit():
     assert lint(two("v0.9.0"), ("VL601",)) == []
     (finding,) = lint(two("v0.12.0"), ("VL601",))
     assert "(float32: vLLM refuses float16 for this model and the GPU has no bfloat16, TP 2)" in finding.message
+
+
+@pytest.mark.parametrize("args, col", [
+    # an architecture fact holds for a local path or a fine-tune matched by name: vLLM decides by
+    # config.model_type, whatever the checkpoint's torch_dtype (0.9.2 vllm/config.py lines 3221-3240, 3285-3305)
+    ("[--model, /models/gemma-2-2b-it]", 25),
+    ("[--model, some-org/gemma-2-2b-it]", 25),
+])
+def test_float32_fallback_for_a_name_matched_architecture(args, col):
+    assert found(deployment(T4, "v0.12.0", args)) == [(13, col, Severity.INFO, "fp32-fallback:T4")]
+
+
+def test_half_refused_for_a_local_path_matched_by_name():
+    assert found(deployment(A100, "v0.12.0", "[/models/gemma-2-9b-it, --dtype, half]")) == \
+        [(13, 48, Severity.ERROR, "half:gemma2")]
 
 
 def test_model_type_from_architecture():

@@ -48,6 +48,9 @@ class ModelSpec:
     max_position_embeddings: int
     torch_dtype: str = "bfloat16"
     aliases: tuple[str, ...] = ()
+    # False when the config.json a model was read from names no torch_dtype for its language model (the
+    # "bfloat16" above is then our default, not the checkpoint's): read it through `checkpoint_torch_dtype`.
+    torch_dtype_given: bool = True
     attention_kind: str = "gqa"  # gqa | mha | mla
     qkv_bias: bool = False
     qk_norm: bool = False
@@ -450,6 +453,11 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
     head_dim = integer("head_dim") or hidden // heads
     max_len = integer("max_position_embeddings", "n_positions", "seq_length") or 2048
     dtype = _DTYPES.get(str(merged.get("torch_dtype") or merged.get("dtype") or "bfloat16"), "bfloat16")
+    # What vLLM reads for `--dtype auto`: the text config's torch_dtype (0.8.5 vllm/config.py line 2891,
+    # `getattr(config.get_text_config(), "torch_dtype", None)`; None means float32). The `dtype` key of newer
+    # transformers releases is not counted: older images' transformers do not read it.
+    own = text if isinstance(text, dict) else config
+    dtype_given = str(own.get("torch_dtype")) in _DTYPES
 
     kv_lora = integer("kv_lora_rank")
     attention_kind = "mla" if kv_lora else ("mha" if kv_heads == heads else "gqa")
@@ -504,6 +512,7 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         tie_word_embeddings=bool(merged.get("tie_word_embeddings", model_type.startswith("gemma"))),
         max_position_embeddings=max_len,
         torch_dtype=dtype,
+        torch_dtype_given=dtype_given,
         attention_kind=attention_kind,
         qkv_bias=bool(merged.get("attention_bias", model_type.startswith("qwen2"))),
         qk_norm=model_type.startswith("qwen3"),
@@ -562,6 +571,24 @@ def repository_fact(model: ModelSpec, name: str, attribute: str) -> ModelFact | 
     if wanted in (n.lower() for n in (model.id, *fact.also)):
         return fact
     return None
+
+
+def names_repository(model: ModelSpec, name: str) -> bool:
+    """`name` is the catalog entry's own id or one of its aliases (case-insensitively, like the resolver):
+    the repository whose files the entry was read from, not a variant, a quantized copy or a local path the
+    resolver matched by its words."""
+    wanted = (name or "").strip().lower()
+    return bool(wanted) and wanted in (n.lower() for n in model.names)
+
+
+def checkpoint_torch_dtype(model: ModelSpec, name: str, from_config_json: bool) -> str | None:
+    """The torch_dtype of the checkpoint `name` when it is known: read from a config.json of the run that
+    names it (`from_config_json`), or the catalog's for the entry's own repository (`names_repository`).
+    None for a local path or a variant matched by name (people convert checkpoints to float16 for GPUs
+    without bfloat16) and for a config.json without torch_dtype."""
+    if from_config_json:
+        return model.torch_dtype if model.torch_dtype_given else None
+    return model.torch_dtype if names_repository(model, name) else None
 # --------------------------------------------------------------------------- access facts (gated, remote code)
 
 

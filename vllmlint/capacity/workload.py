@@ -107,10 +107,27 @@ class Workload:
     options: dict[str, Option] = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
     landings: list[Landing] | None = None  # None: no GPU known
     gpu_resource: tuple[str, int, Node] | None = None  # (resource name, count, YAML node) the pod requests, if any
+    # A local path's config.json among the linted files (`_match_config_json`), also when the catalog matched
+    # the path by name (then `match` keeps the catalog entry, and this file gives the checkpoint's own facts).
+    config_match: Match | None = None
 
     @property
     def model(self) -> ModelSpec | None:
         return self.match.model if self.match else None
+
+    @property
+    def checkpoint_dtype(self) -> str | None:
+        """The torch_dtype of the checkpoint served, when known (`specs.checkpoint_torch_dtype`): a local
+        path's config.json of the run (when it names torch_dtype), else the catalog entry the model is named
+        by (its id or an alias); None otherwise (a local path or a variant matched by name)."""
+        from vllmlint.capacity.specs import checkpoint_torch_dtype
+
+        if self.config_match is not None:
+            return checkpoint_torch_dtype(self.config_match.model, self.model_name or "", from_config_json=True)
+        if self.match is None or self.model_name is None:
+            return None
+        return checkpoint_torch_dtype(self.match.model, self.model_name,
+                                      from_config_json=self.match.how.startswith("config.json at"))
 
     @property
     def release(self) -> str | None:
@@ -273,8 +290,10 @@ def workloads(world: World) -> list[Workload]:
     result = []
     for invocation in world.invocations:
         work = read_workload(invocation)
-        if work.match is None and work.model_name and _is_local_path(work.model_name):
-            work.match = _match_config_json(work.model_name, world)
+        if work.model_name and _is_local_path(work.model_name):
+            work.config_match = _match_config_json(work.model_name, world)
+            if work.match is None:
+                work.match = work.config_match
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)

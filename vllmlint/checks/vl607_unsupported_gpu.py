@@ -144,7 +144,7 @@ def _auto_dtype_and_kernels(ctx, work, hosting):
     if auto and model is not None and where is not None:
         fallback = str(vllm_gpu_support()["auto_dtype_fallback"]["from"])
         if release is not None and not in_release_period({"from": fallback}, release) \
-                and model.torch_dtype == "bfloat16" and not _quantized(work):
+                and work.checkpoint_dtype == "bfloat16" and not _quantized(work):
             failing, all_fail = judge(work, usable, lambda p: not p.candidate.gpu.bf16)
             if failing:
                 severity, rest = scope(ctx, failing, all_fail, usable)
