@@ -82,3 +82,42 @@ def test_catalog_records_the_parser():
     assert catalog.load("0.9.2").option("--limit-mm-per-prompt").json_parser == "json-or-kvs"
     assert catalog.load("0.8.5.post1").option("--limit-mm-per-prompt").json_parser == "json-or-kvs"
     assert catalog.load("0.7.3").option("--compilation-config").json_parser == "from-cli"
+
+
+# --- nargs='+' lists: argparse converts each word (get_kwargs: list[int] -> type=int, nargs="+") ----------
+@pytest.mark.parametrize("line, version", [
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes 1 2 4 8\n", "0.11.2"),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes 16\n", "0.11.2"),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes=16\n", "0.11.2"),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cuda-graph-sizes 1 2 4\n", "0.9.2"),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cuda-graph-sizes 1 2 4\n", "0.10.1.1"),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes 1 $SIZE 4\n", "0.11.2"),  # not known here
+])
+def test_int_lists_are_checked_per_item_silent(line, version):
+    assert lint(line, version) == []
+
+
+@pytest.mark.parametrize("line, version, col", [
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes 1 2 x4 8\n", "0.11.2", 67),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cuda-graph-sizes 1 two\n", "0.9.2", 58),
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --cudagraph-capture-sizes=x\n", "0.11.2", 37),
+])
+def test_int_lists_bad_item(line, version, col):
+    (finding,) = lint(line, version)
+    assert (finding.span.line, finding.span.col, finding.severity) == (1, col, Severity.ERROR)
+    assert "is not an integer" in finding.message
+
+
+def test_int_list_in_container_args():
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: vllm}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.2
+    args: [Qwen/Qwen2.5-7B-Instruct, --cudagraph-capture-sizes, "1", "2", "4", "8"]
+"""
+    assert found(text, None, "pod.yaml") == []
+    assert found(text.replace('"4"', '"four"'), None, "pod.yaml") == \
+        [(8, 75, Severity.ERROR, "--cudagraph-capture-sizes=1 2 four 8")]

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.catalog import OptionSpec
 from vllmlint.vllm.flags import OK
-from vllmlint.vllm.invocation import Invocation, Option
+from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.checks import Context
 from vllmlint.checks.messages import value_of, version_label
 
@@ -177,11 +177,19 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                   f"{release_text}, not `{option.value}`: vLLM raises \"Invalid boolean value\".",
                                   about=invocation, value=f"{known.name}={option.value}")
                 continue
-            typed = _typed(known, option.value)
-            if typed is None:
-                continue
             if known.nargs in ("+", "*"):
-                typed = [typed]
+                # argparse applies `type` to each word of an nargs='+' list (vLLM's get_kwargs: a list[int]
+                # field gets type=int, nargs="+"; 0.9.2 vllm/engine/arg_utils.py lines 241-242, 0.11.1 line 194).
+                items = _list_items(option)
+                if items is None:
+                    continue
+                typed = [_typed(known, text) for text, _ in items]
+                if any(item is None for item in typed):
+                    continue
+            else:
+                typed = _typed(known, option.value)
+                if typed is None:
+                    continue
             layer = next((i for i in instances if known.name not in i), None)
             if layer is None:
                 layer = {}
@@ -199,8 +207,25 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 if not error.path or error.path[0] not in layer:
                     continue
                 option = layer[error.path[0]][1]
-                yield ctx.finding(option.value_token or option.token, _schema_message(error, option, release_text),
+                where = option.value_token or option.token
+                if len(error.path) > 1 and isinstance(error.path[1], int):
+                    items = _list_items(option) or []
+                    where = items[error.path[1]][1] if error.path[1] < len(items) else where
+                yield ctx.finding(where, _schema_message(error, option, release_text),
                                   about=invocation, value=f"{option.canonical}={option.value}")
+
+
+def _list_items(option: Option) -> list[tuple[str, Token]] | None:
+    """(text, token) of each item of an nargs='+' option's list (`--flag=1` is one item, its token the whole
+    `--flag=1`); None when one is not known here (`$VAR`)."""
+    if option.value is None or option.value_token is None:
+        return None
+    if option.inline:
+        return [(option.value, option.value_token)]
+    words = [option.value_token, *option.extra_values]
+    if any(word.dynamic or "$" in word.text for word in words):
+        return None
+    return [(word.text, word) for word in words]
 
 
 def _switch_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec,
