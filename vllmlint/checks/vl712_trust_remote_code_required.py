@@ -11,7 +11,7 @@ from __future__ import annotations
 from vllmlint.capacity.remote_code import needs_trust_remote_code, release_range
 from vllmlint.capacity.workload import workloads
 from vllmlint.checks import Context
-from vllmlint.vllm.release import release_from_tag
+from vllmlint.vllm.release import release_from_tag, version_key
 
 # Flags that make vLLM read another config than the repository's config.json: then the repository's config
 # code is not what is loaded (vllm/engine/arg_utils.py: --config-format mistral reads params.json;
@@ -71,11 +71,17 @@ def check(ctx: Context):
         built = f", image built {row.last_built}" if release_image else ""
         later = (f", or run vLLM {facts.vllm_since} or later, whose transformers knows {facts.model_type}"
                  if facts.vllm_since else "")
+        fix = f"Add --trust-remote-code after reading the repository's code{later}."
+        if facts.architecture_since and version_key(invocation.release) < version_key(facts.architecture_since):
+            # The flag only gets past the config: the release's model registry has no class for the weights.
+            newer = (f", or {facts.vllm_since} or later, which loads it without the flag" if facts.vllm_since else "")
+            fix = (f"--trust-remote-code alone does not help: vLLM {invocation.release} has no {model.architecture} "
+                   f"in its model registry (first in {facts.architecture_since}). Fix: upgrade to vLLM "
+                   f"{facts.architecture_since} or later with --trust-remote-code{newer}.")
         yield ctx.finding(
             work.model_token,
             f"{work.model_name} is served without --trust-remote-code, but its config.json is code in the "
             f"repository (auto_map.AutoConfig {facts.remote_config}, model_type {facts.model_type}) and {since}: "
             f"vLLM {invocation.release} (transformers{row.transformers}{built}) cannot load it, so the pod fails "
-            "at start with transformers' \"requires you to execute the configuration file\" error. Add "
-            f"--trust-remote-code after reading the repository's code{later}.",
+            "at start with transformers' \"requires you to execute the configuration file\" error. " + fix,
             about=invocation, value=f"{model.id}@{invocation.release}")
