@@ -48,6 +48,9 @@ CATCHES = [
     ("--task generate", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}, --task, generate]"]),
      [(8, 21, N)]),
     ("unknown release: the newest is assumed", pod("vllm/vllm-openai:latest", [f"args: [{BASE}]"]), [(8, 12, N)]),
+    ("--revision main is the catalog's branch", pod(IMG, [f"args: [{BASE}, --revision, main]"]), [(8, 12, N)]),
+    ("--tokenizer-revision main wins over --revision", pod(IMG, [f"args: [{BASE}, --revision, v2, "
+                                                                "--tokenizer-revision, main]"]), [(8, 12, N)]),
     ("$(VAR) resolved from env", pod(IMG, [f"env: [{{name: MODEL, value: {BASE}}}]", 'args: ["$(MODEL)"]']),
      [(9, 12, N)]),
 ]
@@ -70,6 +73,10 @@ SILENT = [
     ("a release older than the table", pod("vllm/vllm-openai:v0.5.4", [f"command: [vllm, serve, {BASE}]"])),
     ("a model from an unresolved $(VAR)", pod(IMG, ['args: ["$(MODEL)"]'], JOB)),
     ("chat use alone is no finding", JOB),
+    ("--revision of another branch: its tokenizer may differ", pod(IMG, [f"args: [{BASE}, --revision, chat]"], JOB)),
+    ("--revision=<commit>", pod(IMG, [f"args: [{BASE}, --revision=0123abcd]"], JOB)),
+    ("--tokenizer-revision of another branch", pod(IMG, [f"args: [{BASE}, --tokenizer-revision, v2]"], JOB)),
+    ("--revision from a $(VAR)", pod(IMG, [f'args: [{BASE}, --revision, "$(REV)"]'], JOB)),
 ]
 
 

@@ -54,6 +54,15 @@ def test_every_image_before_0_8_3(tag):
     assert len(found(pod(image=f"vllm/vllm-openai:{tag}"))) == 1
 
 
+@pytest.mark.parametrize("flags,expected", [
+    ("--revision, main", 1), ("--code-revision, main", 1),
+    ("--revision, v2", 0), ("--revision=0123abcd", 0), ("--code-revision, dev", 0), ('--revision, "$(REV)"', 0),
+])
+def test_a_revision_other_than_main_is_not_what_the_catalog_read(flags, expected):
+    findings = found(pod(command=f"[vllm, serve, deepseek-ai/DeepSeek-V3, {flags}]"))
+    assert findings == [(8, 28, Severity.ERROR, "deepseek-ai/DeepSeek-V3@0.7.3")] * expected
+
+
 @pytest.mark.parametrize("tag", ["v0.6.3", "v0.6.4", "v0.6.4.post1", "v0.6.5"])
 def test_before_the_architecture_the_fix_is_upgrading(tag):
     (finding,) = lint(pod(image=f"vllm/vllm-openai:{tag}"))

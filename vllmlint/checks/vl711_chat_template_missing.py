@@ -6,7 +6,8 @@ transformers v4.44, default chat template is no longer allowed ...") and which m
 template of vLLM's own. Warning when the run shows chat use (a client, route, benchmark or probe naming
 /v1/chat/completions, or tool calling switched on), info otherwise: a completions-only server is fine.
 
-Silent when the fact is not about this repository (a variant, a quantized copy or a local path matched by
+Silent when the tokenizer is read at a revision not known to be `main` (`--tokenizer-revision`, else
+`--revision`: the fact is main's tokenizer_config.json), when the fact is not about this repository (a variant, a quantized copy or a local path matched by
 its words), when `--chat-template`, another `--tokenizer` or the Mistral tokenizer decides, for pooling
 models (`--task`/`--runner`/`--convert`), for the demo api_server (no chat endpoint) and for releases the
 table does not cover.
@@ -21,7 +22,7 @@ from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import namespaces_compatible
 from vllmlint.source.yamlmodel import Scalar, walk
-from vllmlint.vllm.checkpoint import chat_template_fallback, chat_template_refusal
+from vllmlint.vllm.checkpoint import chat_template_fallback, chat_template_refusal, off_main
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
 
 CHAT_PATH = "/chat/completions"
@@ -64,6 +65,8 @@ def _missing_template(work: Workload):
         return None
     if invocation.option("--chat-template"):
         return None  # given (even as $VAR): the user chose a template
+    if off_main(invocation, "--tokenizer-revision"):
+        return None  # the tokenizer of another revision (it defaults to --revision): its template may differ
     for tokenizer in invocation.option("--tokenizer"):
         if not tokenizer.value_known or (tokenizer.value or "").strip() != work.model_name:
             return None  # another tokenizer's template is used

@@ -4,13 +4,15 @@ whose transformers does not know the model_type.
 The decision is `vllmlint.capacity.remote_code.needs_trust_remote_code()`, the one function VL801 (the flag
 where it is not needed) uses too: both read the same facts (data/capacity/models.yaml
 `needs_trust_remote_code`, data/config-registry.yaml per release), so they never disagree. This check only
-reports True answers for a catalogued repository id served as such.
+reports True answers for a catalogued repository id served as such, at its main branch (`--revision` and
+`--code-revision` absent or `main`: the facts were read there).
 """
 from __future__ import annotations
 
 from vllmlint.capacity.remote_code import needs_trust_remote_code, release_range
 from vllmlint.capacity.workload import workloads
 from vllmlint.checks import Context
+from vllmlint.vllm.checkpoint import off_main
 from vllmlint.vllm.release import release_from_tag, version_key
 
 # Flags that make vLLM read another config than the repository's config.json: then the repository's config
@@ -52,6 +54,8 @@ def check(ctx: Context):
         invocation = work.invocation
         if invocation.option("--trust-remote-code") or any(invocation.option(f) for f in _OTHER_CONFIG):
             continue
+        if off_main(invocation, "--revision") or off_main(invocation, "--code-revision"):
+            continue  # the facts are main's config.json and code: another revision's may differ
         formats = invocation.option("--config-format")
         if formats and not all(o.value_known and str(o.value).lower() in _HF_FORMATS for o in formats):
             continue  # the config comes from elsewhere (params.json), or the format is not known
