@@ -32,9 +32,10 @@ from vllmlint.vllm.clients import bench_asked as _bench_asked
 from vllmlint.vllm.clients import bench_options as _options
 from vllmlint.vllm.clients import bench_target as _bench_target
 from vllmlint.vllm.clients import curl_request as _curl_request
-from vllmlint.vllm.clients import reached_templates, runtime_lora
+from vllmlint.vllm.clients import flag_values as _flag_values
+from vllmlint.vllm.clients import reached_templates, runtime_lora, served_names
 from vllmlint.vllm.clients import value_text as _value_text
-from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Token
+from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
 from vllmlint.checks import Context
 
 _AIBRIX_LABEL = "model.aibrix.ai/name"
@@ -69,28 +70,6 @@ def _describe(servers: list[Served]) -> str:
     return Served(servers[0].invocation, names, adapters).describe()
 
 
-def _flag_values(invocation: Invocation, flag: str) -> list[Token] | None:
-    """The value tokens of every `flag` as vLLM's parser finds it (abbreviations and `_` spellings count;
-    nargs '+': the words up to the next flag); None when one is written without a value."""
-    tokens = invocation.tokens
-    index = {id(t): i for i, t in enumerate(tokens)}
-    values: list[Token] = []
-    for option in invocation.option(flag):
-        if option.inline:
-            values.append(option.token)
-            continue
-        i = index.get(id(option.token))
-        if i is None:
-            return None
-        j = i + 1
-        while j < len(tokens) and not tokens[j].text.startswith("-"):
-            values.append(tokens[j])
-            j += 1
-        if j == i + 1:
-            return None
-    return values
-
-
 def _lora_name(text: str) -> str | None:
     """The name of one `--lora-modules` item: `name=path`, or JSON with a `name` (vllm/entrypoints/openai/
     cli_args.py `LoRAParserAction`)."""
@@ -109,22 +88,11 @@ def served(invocation: Invocation, ctx: Context) -> Served | None:
     """The names a vLLM server answers to, or None when they are not all known."""
     if invocation.kind == DEMO_API_SERVER or invocation.container is None:
         return None  # the demo server's /generate takes no model name
-    if any(t.dynamic for t in invocation.tokens) or invocation.option("--config"):
-        return None  # `$(ARGS)`, `"$@"` or a config file may name other models
     if runtime_lora(invocation, ctx.world):
         return None
-    names_tokens = _flag_values(invocation, "--served-model-name")
-    if names_tokens is None:
+    names = served_names(invocation)
+    if names is None:
         return None
-    names = [_value_text(t, "--served-model-name") for t in names_tokens]
-    if not names:
-        model = invocation.model
-        if model is None or model.dynamic:
-            return None  # the release's default model: not judged
-        models = invocation.option("--model")
-        if models and invocation.model_positionals and models[-1].value != invocation.model_positionals[0].text:
-            return None  # `vllm serve A --model B`: which one wins depends on the release
-        names = [model.text]
     lora_tokens = _flag_values(invocation, "--lora-modules")
     if lora_tokens is None:
         return None

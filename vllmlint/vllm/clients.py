@@ -157,6 +157,48 @@ def curl_request(tokens: list[Token]) -> tuple[str, str, Token] | None:
     return url, model, body
 
 
+def flag_values(invocation: Invocation, flag: str) -> list[Token] | None:
+    """The value tokens of every `flag` as vLLM's parser finds it (abbreviations and `_` spellings count;
+    nargs '+': the words up to the next flag); None when one is written without a value."""
+    tokens = invocation.tokens
+    index = {id(t): i for i, t in enumerate(tokens)}
+    values: list[Token] = []
+    for option in invocation.option(flag):
+        if option.inline:
+            values.append(option.token)
+            continue
+        i = index.get(id(option.token))
+        if i is None:
+            return None
+        j = i + 1
+        while j < len(tokens) and not tokens[j].text.startswith("-"):
+            values.append(tokens[j])
+            j += 1
+        if j == i + 1:
+            return None
+    return values
+
+
+def served_names(invocation: Invocation) -> list[str] | None:
+    """The model names a vLLM server answers to besides its LoRA adapters: `--served-model-name`, else
+    the model (vllm/config.py `served_model_name`); None when not all known."""
+    if any(t.dynamic for t in invocation.tokens) or invocation.option("--config"):
+        return None  # `$(ARGS)`, `"$@"` or a config file may name other models
+    names_tokens = flag_values(invocation, "--served-model-name")
+    if names_tokens is None:
+        return None
+    names = [value_text(t, "--served-model-name") for t in names_tokens]
+    if not names:
+        model = invocation.model
+        if model is None or model.dynamic:
+            return None  # the release's default model: not judged
+        models = invocation.option("--model")
+        if models and invocation.model_positionals and models[-1].value != invocation.model_positionals[0].text:
+            return None  # `vllm serve A --model B`: which one wins depends on the release
+        names = [model.text]
+    return names
+
+
 def reached_templates(world, namespace: str, local: PodTemplate | None, host: str,
                       port: int) -> list[tuple[PodTemplate, int]] | None:
     """(pod template, container port) pairs that `host:port` certainly reaches from a client in `namespace`
@@ -204,4 +246,5 @@ def url_target(text: str) -> tuple[str, int] | None:
 
 
 __all__ = ["LOCAL_HOSTS", "bench_argv", "bench_asked", "bench_options", "bench_target", "curl_request",
-           "first_value", "reached_templates", "runtime_lora", "url_target", "value_text"]
+           "first_value", "flag_values", "reached_templates", "runtime_lora", "served_names", "url_target",
+           "value_text"]
