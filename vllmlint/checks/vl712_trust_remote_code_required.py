@@ -76,7 +76,8 @@ def check(ctx: Context):
         later = (f", or run vLLM {facts.vllm_since} or later, whose transformers knows {facts.model_type}"
                  if facts.vllm_since else "")
         fix = f"Add --trust-remote-code after reading the repository's code{later}."
-        if facts.architecture_since and version_key(invocation.release) < version_key(facts.architecture_since):
+        if facts.architecture_since and invocation.release \
+                and version_key(invocation.release) < version_key(facts.architecture_since):
             # The flag only gets past the config: the release's model registry has no class for the weights.
             newer = (f", or {facts.vllm_since} or later, which loads it without the flag" if facts.vllm_since else "")
             fix = (f"--trust-remote-code alone does not help: vLLM {invocation.release} has no {model.architecture} "
