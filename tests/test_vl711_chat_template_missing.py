@@ -29,25 +29,81 @@ JOB = ("---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: client}\nspec:\n 
        "        command: [curl, 'http://vllm:8000/v1/chat/completions', -d, '{}']\n")
 ROUTE = ("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n"
          "  rules:\n  - matches: [{path: {type: PathPrefix, value: /v1/chat/completions}}]\n")
+SERVICE = ("---\napiVersion: v1\nkind: Service\nmetadata: {name: vllm}\nspec:\n  selector: {app: vllm}\n"
+           "  ports: [{port: 8000}]\n")
+
+
+def served_pod(image, lines, extra=""):
+    """The pod with a label, and a Service `vllm` that selects it on port 8000 (vLLM's default API port)."""
+    return pod(image, lines).replace("metadata: {name: vllm}", "metadata: {name: vllm, labels: {app: vllm}}") \
+        + SERVICE + extra
+
+
+def curl_job(url, body="{}"):
+    return JOB.replace("'http://vllm:8000/v1/chat/completions', -d, '{}'", f"'{url}', -d, '{body}'")
+
+
+BENCH = ("---\napiVersion: v1\nkind: Pod\nmetadata: {name: bench}\nspec:\n  containers:\n  - name: b\n"
+         "    image: vllm/vllm-openai:v0.29.0\n    command: [vllm, bench, serve, --backend, openai-chat{}]\n")
+CONFIGMAP = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: client-config}\ndata:\n"
+             "  OPENAI_URL: http://qwen-chat:8000/v1/chat/completions\n")
+OTHER_SERVER = ("---\napiVersion: v1\nkind: Pod\nmetadata: {name: qwen, labels: {app: qwen}}\nspec:\n  containers:\n"
+                "  - name: vllm\n    image: vllm/vllm-openai:v0.29.0\n    args: [Qwen/Qwen2.5-7B-Instruct]\n---\n"
+                "apiVersion: v1\nkind: Service\nmetadata: {name: qwen-chat}\nspec:\n  selector: {app: qwen}\n"
+                "  ports: [{port: 8000}]\n")
+SIDECAR = ("apiVersion: v1\nkind: Pod\nmetadata: {name: vllm}\nspec:\n  containers:\n  - name: vllm\n"
+           f"    image: {IMG}\n    args: [{BASE}]\n  - name: ui\n    image: ghcr.io/example/chat-ui:1.0\n"
+           "    env: [{name: OPENAI_URL, value: 'http://localhost:8000/v1/chat/completions'}]\n")
+LORA = [f"args: [{BASE}, --enable-lora, --lora-modules, sql=/adapters/sql]"]
 SCRIPT_CHAT = "vllm serve meta-llama/Llama-2-7b-hf &\ncurl localhost:8000/v1/chat/completions -d '{}'\n"
 
 CATCHES = [
     ("positional, no chat use: info", pod(IMG, [f"args: [{BASE}]"]), [(8, 12, N)]),
     ("--model on the api_server image", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}]"]), [(8, 21, N)]),
-    ("a curl Job calls chat: warning", pod(IMG, [f"args: [{BASE}]"], JOB), [(8, 12, W)]),
+    ("a curl Job calls chat through the server's Service: warning", served_pod(IMG, [f"args: [{BASE}]"], JOB),
+     [(8, 12, W)]),
+    ("a curl Job calls a host that is no Service of the run: info", pod(IMG, [f"args: [{BASE}]"], JOB), [(8, 12, N)]),
+    ("a ConfigMap URL of another server's Service: info", served_pod(IMG, [f"args: [{BASE}]"], CONFIGMAP + OTHER_SERVER),
+     [(8, 12, N)]),
+    ("a ConfigMap URL of a Service not in the run: info", served_pod(IMG, [f"args: [{BASE}]"], CONFIGMAP), [(8, 12, N)]),
+    ("a ConfigMap URL of this server's Service: warning",
+     served_pod(IMG, [f"args: [{BASE}]"], CONFIGMAP.replace("qwen-chat", "vllm")), [(8, 12, W)]),
+    ("a Service port mapped to the API port", served_pod(IMG, [f"args: [{BASE}]"],
+                                                         curl_job("http://vllm/v1/chat/completions")).replace(
+        "ports: [{port: 8000}]", "ports: [{port: 80, targetPort: 8000}]"), [(8, 12, W)]),
+    ("the Service reaches another port than the API's: info",
+     served_pod(IMG, [f"args: [{BASE}, --port, '8001']"], JOB), [(8, 12, N)]),
+    ("localhost in the server's own pod: warning", SIDECAR, [(8, 12, W)]),
+    ("a route's path names no host, two vLLM servers: info",
+     pod(IMG, [f"args: [{BASE}]"], ROUTE + OTHER_SERVER), [(8, 12, N)]),
+    ("a benchmark sending to the server's Service", served_pod(IMG, [f"args: [{BASE}]"],
+                                                               BENCH.replace("{}", ", --base-url, 'http://vllm:8000'")),
+     [(8, 12, W)]),
+    ("a benchmark on its own pod's localhost: info", pod(IMG, [f"args: [{BASE}]"], BENCH.replace("{}", "")),
+     [(8, 12, N)]),
+    ("LoRA: a chat request naming an adapter: info", served_pod(IMG, LORA, curl_job(
+        "http://vllm:8000/v1/chat/completions", '{"model": "sql", "messages": []}')), [(8, 12, N)]),
+    ("LoRA: a chat request naming the base model: warning", served_pod(IMG, LORA, curl_job(
+        "http://vllm:8000/v1/chat/completions", f'{{"model": "{BASE}", "messages": []}}')), [(8, 12, W)]),
+    ("LoRA: a chat request naming no model: info", served_pod(IMG, LORA, JOB), [(8, 12, N)]),
+    ("LoRA: tool calling alone: info", pod(IMG, [LORA[0][:-1] + ", --enable-auto-tool-choice, --tool-call-parser, "
+                                                 "llama3_json]"]), [(8, 12, N)]),
+    ("runtime LoRA loading: a request naming no model: info",
+     served_pod(IMG, ["env: [{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: 'True'}]",
+                      f"args: [{BASE}, --enable-lora]"], JOB), [(9, 12, N)]),
+    ("--enable-lora without adapters or runtime loading: warning",
+     served_pod(IMG, [f"args: [{BASE}, --enable-lora]"], JOB), [(8, 12, W)]),
     ("an HTTPRoute on the chat path: warning", pod(IMG, [f"args: [{BASE}]"], ROUTE), [(8, 12, W)]),
     ("tool calling switched on: warning", pod(IMG, [f"args: [{BASE}, --enable-auto-tool-choice, --tool-call-parser, "
                                                    "llama3_json]"]), [(8, 12, W)]),
-    ("a benchmark with the chat backend", pod(IMG, [f"args: [{BASE}]"],
-                                               "---\napiVersion: v1\nkind: Pod\nmetadata: {name: bench}\nspec:\n"
-                                               "  containers:\n  - name: b\n    image: vllm/vllm-openai:v0.29.0\n"
-                                               "    command: [vllm, bench, serve, --backend, openai-chat]\n"),
-     [(8, 12, W)]),
     ("case-insensitive id", pod(IMG, ["args: [meta-llama/llama-2-7b-hf]"]), [(8, 12, N)]),
     ("--tokenizer naming the same repository", pod(IMG, [f"args: [{BASE}, --tokenizer, {BASE}]"]), [(8, 12, N)]),
     ("--task generate", pod("vllm/vllm-openai:v0.8.5", [f"args: [--model, {BASE}, --task, generate]"]),
      [(8, 21, N)]),
     ("unknown release: the newest is assumed", pod("vllm/vllm-openai:latest", [f"args: [{BASE}]"]), [(8, 12, N)]),
+    ("--revision main is the catalog's branch", pod(IMG, [f"args: [{BASE}, --revision, main]"]), [(8, 12, N)]),
+    ("--tokenizer-revision main wins over --revision", pod(IMG, [f"args: [{BASE}, --revision, v2, "
+                                                                "--tokenizer-revision, main]"]), [(8, 12, N)]),
     ("$(VAR) resolved from env", pod(IMG, [f"env: [{{name: MODEL, value: {BASE}}}]", 'args: ["$(MODEL)"]']),
      [(9, 12, N)]),
 ]
@@ -70,6 +126,10 @@ SILENT = [
     ("a release older than the table", pod("vllm/vllm-openai:v0.5.4", [f"command: [vllm, serve, {BASE}]"])),
     ("a model from an unresolved $(VAR)", pod(IMG, ['args: ["$(MODEL)"]'], JOB)),
     ("chat use alone is no finding", JOB),
+    ("--revision of another branch: its tokenizer may differ", pod(IMG, [f"args: [{BASE}, --revision, chat]"], JOB)),
+    ("--revision=<commit>", pod(IMG, [f"args: [{BASE}, --revision=0123abcd]"], JOB)),
+    ("--tokenizer-revision of another branch", pod(IMG, [f"args: [{BASE}, --tokenizer-revision, v2]"], JOB)),
+    ("--revision from a $(VAR)", pod(IMG, [f'args: [{BASE}, --revision, "$(REV)"]'], JOB)),
 ]
 
 
@@ -88,7 +148,7 @@ def test_script_with_a_chat_request_is_a_warning():
 
 
 def test_message_names_the_model_the_release_the_error_and_the_evidence():
-    [finding] = findings(pod(IMG, [f"args: [{BASE}]"], JOB))
+    [finding] = findings(served_pod(IMG, [f"args: [{BASE}]"], JOB))
     message = finding.message
     assert message.startswith(f"`{BASE}` has no chat template")
     assert "vLLM 0.29.0" in message and "default chat template is no longer allowed" in message
@@ -96,6 +156,10 @@ def test_message_names_the_model_the_release_the_error_and_the_evidence():
     assert "`--chat-template`" in message
     [info] = findings(pod(IMG, [f"args: [{BASE}]"]))
     assert "Nothing in the run shows chat use" in info.message
+    [unlinked] = findings(pod(IMG, [f"args: [{BASE}]"], JOB))
+    assert "not certainly sent to this server" in unlinked.message
+    [adapter] = findings(served_pod(IMG, LORA, JOB))
+    assert "LoRA adapters are served" in adapter.message and "naming the base model" in adapter.message
 
 
 def test_a_fallback_template_of_vllm_silences_it():
@@ -110,13 +174,16 @@ def test_a_fallback_template_of_vllm_silences_it():
     try:
         assert where(pod(IMG, ["args: [example/paligemma-base]"], JOB)) == []
         # 0.8.5 had no fallback registry yet: the same model is reported there.
-        assert where(pod("vllm/vllm-openai:v0.8.5", ["args: [--model, example/paligemma-base]"], JOB)) == [(8, 21, W)]
+        assert where(served_pod("vllm/vllm-openai:v0.8.5", ["args: [--model, example/paligemma-base]"], JOB)) \
+            == [(8, 21, W)]
     finally:
         clear_extra()
 
 
 def test_chat_use_in_another_namespace_does_not_count():
-    server = pod(IMG, [f"args: [{BASE}]"]).replace("metadata: {name: vllm}", "metadata: {name: vllm, namespace: a}")
+    server = served_pod(IMG, [f"args: [{BASE}]"]).replace("metadata: {name: vllm, labels",
+                                                          "metadata: {name: vllm, namespace: a, labels").replace(
+        "metadata: {name: vllm}", "metadata: {name: vllm, namespace: a}")
     other = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: b}")
     same = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: a}")
     assert where(server + other) == [(8, 12, N)]

@@ -54,6 +54,36 @@ def test_every_image_before_0_8_3(tag):
     assert len(found(pod(image=f"vllm/vllm-openai:{tag}"))) == 1
 
 
+@pytest.mark.parametrize("flags,expected", [
+    ("--revision, main", 1), ("--code-revision, main", 1),
+    ("--revision, v2", 0), ("--revision=0123abcd", 0), ("--code-revision, dev", 0), ('--revision, "$(REV)"', 0),
+])
+def test_a_revision_other_than_main_is_not_what_the_catalog_read(flags, expected):
+    findings = found(pod(command=f"[vllm, serve, deepseek-ai/DeepSeek-V3, {flags}]"))
+    assert findings == [(8, 28, Severity.ERROR, "deepseek-ai/DeepSeek-V3@0.7.3")] * expected
+
+
+@pytest.mark.parametrize("tag", ["v0.6.3", "v0.6.4", "v0.6.4.post1", "v0.6.5"])
+def test_before_the_architecture_the_fix_is_upgrading(tag):
+    (finding,) = lint(pod(image=f"vllm/vllm-openai:{tag}"))
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, 28, Severity.ERROR)
+    assert "--trust-remote-code alone does not help" in finding.message
+    assert "no DeepseekV3ForCausalLM in its model registry (first in 0.6.6)" in finding.message
+    assert "upgrade to vLLM 0.6.6 or later" in finding.message and "Add --trust-remote-code" not in finding.message
+
+
+def test_from_the_architecture_on_the_flag_is_the_fix():
+    (finding,) = lint(pod(image="vllm/vllm-openai:v0.6.6"))
+    assert "Add --trust-remote-code" in finding.message and "does not help" not in finding.message
+
+
+def test_architecture_since_is_a_release_of_the_tables():
+    for spec in models():
+        facts = spec.needs_trust_remote_code
+        if facts is not None and facts.architecture_since:
+            assert release_range(facts.architecture_since) is not None, spec.id
+
+
 @pytest.mark.parametrize("name", ["deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/deepseek-r1"])
 def test_aliases_and_case(name):
     assert [v for *_, v in found(pod(command=f"[vllm, serve, {name}]"))] == [f"{model(name.replace('deepseek-r1', 'DeepSeek-R1')).id}@0.7.3"]

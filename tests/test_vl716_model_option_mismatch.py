@@ -47,6 +47,14 @@ CATCHES = [
     ("--mm-processor-kwargs refused in 0.9.2", pod("vllm/vllm-openai:v0.9.2",
                                                   [f"args: [--model, {LLAMA}, --mm-processor-kwargs, "
                                                    "'{\"num_crops\": 4}']"]), [(8, 55, E)]),
+    ("--disable-mm-preprocessor-cache refused in 0.9.2", pod("vllm/vllm-openai:v0.9.2",
+                                                           [f"args: [--model, {LLAMA}, "
+                                                            "--disable-mm-preprocessor-cache]"]), [(8, 55, E)]),
+    ("--disable-mm-preprocessor-cache refused in 0.10.0", pod("vllm/vllm-openai:v0.10.0",
+                                                            [f"args: [--model, {LLAMA}, "
+                                                             "--disable-mm-preprocessor-cache]"]), [(8, 55, E)]),
+    ("--revision main is the catalog's branch", pod(NEW, [f"args: [{QWEN}, --revision, main, --quantization, awq]"]),
+     [(8, 72, E)]),
     ("--limit-mm-per-prompt ignored in 0.29.0: info", pod(NEW, [f"args: [{LLAMA}, --limit-mm-per-prompt, "
                                                               "'{\"image\": 2}']"]), [(8, 46, N)]),
     ("two options, two findings", pod(NEW, [f"args: [{LLAMA}, --limit-mm-per-prompt, '{{\"image\": 2}}', "
@@ -69,6 +77,13 @@ SILENT = [
                                                                      "--quantization, awq]"])),
     ("an empty multimodal limit", pod(NEW, [f"args: [{LLAMA}, --limit-mm-per-prompt, '{{}}']"])),
     ("a limit from $(VAR)", pod(NEW, [f'args: [{LLAMA}, --limit-mm-per-prompt, "$(LIMITS)"]'])),
+    ("--disable-mm-preprocessor-cache from 0.10.1 only sizes the cache",
+     pod("vllm/vllm-openai:v0.10.1.1", [f"args: [--model, {LLAMA}, --disable-mm-preprocessor-cache]"])),
+    ("--revision of another branch may hold an AWQ checkpoint",
+     pod(NEW, [f"args: [{QWEN}, --revision, awq, --quantization, awq]"])),
+    ("--revision from a $(VAR)", pod(NEW, [f'args: [{QWEN}, --revision, "$(REV)", --quantization, awq]'])),
+    ("--revision on a multimodal option", pod(OLD, [f"args: [--model, {LLAMA}, --revision=v2, "
+                                                    "--limit-mm-per-prompt, image=2]"])),
     ("a cache setting is harmless", pod(NEW, [f"args: [{LLAMA}, --mm-processor-cache-gb, '0']"])),
     ("a release between the ones read", pod("vllm/vllm-openai:v0.9.0", [f"args: [--model, {LLAMA}, "
                                                                         "--mm-processor-kwargs, '{\"a\": 1}']"])),

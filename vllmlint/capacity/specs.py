@@ -597,13 +597,16 @@ class RemoteCodeFacts:
     """The `needs_trust_remote_code` entry of a model: config.json's model_type and auto_map.AutoConfig
     (`remote_config`, None when the repository has no config code), the first transformers release whose
     CONFIG_MAPPING knows model_type (None: none yet), and the first vLLM release that loads the config without
-    the flag as recorded in the catalog (`vllm_since`; tests check it against the per-release data)."""
+    the flag as recorded in the catalog (`vllm_since`; tests check it against the per-release data), and the
+    first vLLM release whose model registry has the architecture (`architecture_since`: before it the flag
+    does not help)."""
 
     value: bool
     model_type: str
     remote_config: str | None
     transformers_since: str | None = None
     vllm_since: str | None = None
+    architecture_since: str | None = None  # first vLLM release whose model registry has the architecture
     source: str = ""
 
 
@@ -619,7 +622,8 @@ def remote_code_facts(entry: dict[str, Any]) -> RemoteCodeFacts | None:
         return None
     return RemoteCodeFacts(value=bool(fact.get("value")), model_type=fact["model_type"],
                            remote_config=fact.get("remote_config"), transformers_since=fact.get("transformers_since"),
-                           vllm_since=fact.get("vllm_since"), source=str(fact.get("source", "")))
+                           vllm_since=fact.get("vllm_since"), architecture_since=fact.get("architecture_since"),
+                           source=str(fact.get("source", "")))
 
 
 __all__ = [

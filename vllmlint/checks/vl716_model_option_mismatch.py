@@ -8,7 +8,8 @@
 - a multimodal-only option (`--limit-mm-per-prompt` ...) on a model whose `modalities` fact is text only:
   error on the releases that refuse it, info where vLLM ignores it (`data/multimodal-options.yaml`).
 
-The facts describe one repository: a variant, a quantized copy or a local path matched by its words gets
+The facts describe one repository's main branch: `--revision` with another value (a branch may hold a
+quantized checkpoint) silences the rule; a variant, a quantized copy or a local path matched by its words gets
 no finding (their files may differ); a local path whose config.json is among the linted files is read.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from vllmlint.capacity.specs import ModelSpec, repository_fact
 from vllmlint.capacity.workload import Workload, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
-from vllmlint.vllm.checkpoint import multimodal_option, prequantized_method
+from vllmlint.vllm.checkpoint import multimodal_option, off_main, prequantized_method
 from vllmlint.vllm.flags import OK
 from vllmlint.vllm.invocation import Invocation, Option
 
@@ -32,6 +33,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if model is None or name is None:
             continue
         invocation = work.invocation
+        if off_main(invocation, "--revision"):
+            continue  # another branch, tag or commit: its config.json and weights may differ from main's
         release = _release(invocation)
         yield from _quantization(ctx, work, model, name, release)
         yield from _multimodal(ctx, work, model, name, release)

@@ -26,16 +26,19 @@ from urllib.parse import urlsplit
 
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import PodTemplate
-from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
-from vllmlint.k8s.quantity import digits_int
-from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
-from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Token
+from vllmlint.vllm.clients import bench_argv as _bench_argv
+from vllmlint.vllm.clients import bench_asked as _bench_asked
+from vllmlint.vllm.clients import bench_options as _options
+from vllmlint.vllm.clients import bench_target as _bench_target
+from vllmlint.vllm.clients import curl_request as _curl_request
+from vllmlint.vllm.clients import flag_values as _flag_values
+from vllmlint.vllm.clients import reached_templates, runtime_lora, served_names
+from vllmlint.vllm.clients import value_text as _value_text
+from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
 from vllmlint.checks import Context
 
 _AIBRIX_LABEL = "model.aibrix.ai/name"
-_TRUE = ("1", "true")  # vllm/envs.py: os.environ.get("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "0").strip().lower() in ("1", "true")
-_LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]")
 
 
 @dataclass
@@ -67,36 +70,6 @@ def _describe(servers: list[Served]) -> str:
     return Served(servers[0].invocation, names, adapters).describe()
 
 
-def _flag_values(invocation: Invocation, flag: str) -> list[Token] | None:
-    """The value tokens of every `flag` as vLLM's parser finds it (abbreviations and `_` spellings count;
-    nargs '+': the words up to the next flag); None when one is written without a value."""
-    tokens = invocation.tokens
-    index = {id(t): i for i, t in enumerate(tokens)}
-    values: list[Token] = []
-    for option in invocation.option(flag):
-        if option.inline:
-            values.append(option.token)
-            continue
-        i = index.get(id(option.token))
-        if i is None:
-            return None
-        j = i + 1
-        while j < len(tokens) and not tokens[j].text.startswith("-"):
-            values.append(tokens[j])
-            j += 1
-        if j == i + 1:
-            return None
-    return values
-
-
-def _value_text(token: Token, flag: str) -> str:
-    """A value token's text; for `--flag=value` the part after `=`."""
-    text = token.text
-    if text.startswith("-") and "=" in text:
-        return text.partition("=")[2]
-    return text
-
-
 def _lora_name(text: str) -> str | None:
     """The name of one `--lora-modules` item: `name=path`, or JSON with a `name` (vllm/entrypoints/openai/
     cli_args.py `LoRAParserAction`)."""
@@ -111,40 +84,15 @@ def _lora_name(text: str) -> str | None:
     return name if eq and name and path else None
 
 
-def _runtime_lora(invocation: Invocation, ctx: Context) -> bool:
-    """VLLM_ALLOW_RUNTIME_LORA_UPDATING on, or set to a value not in the run: adapters may come later."""
-    container = invocation.container
-    if container is None:
-        return True  # a script: its environment is not in the run
-    for var in container.resolved_env(ctx.world):
-        if var.name != "VLLM_ALLOW_RUNTIME_LORA_UPDATING":
-            continue
-        if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
-            return True
-        return var.value.strip().lower() in _TRUE
-    return False
-
-
 def served(invocation: Invocation, ctx: Context) -> Served | None:
     """The names a vLLM server answers to, or None when they are not all known."""
     if invocation.kind == DEMO_API_SERVER or invocation.container is None:
         return None  # the demo server's /generate takes no model name
-    if any(t.dynamic for t in invocation.tokens) or invocation.option("--config"):
-        return None  # `$(ARGS)`, `"$@"` or a config file may name other models
-    if _runtime_lora(invocation, ctx):
+    if runtime_lora(invocation, ctx.world):
         return None
-    names_tokens = _flag_values(invocation, "--served-model-name")
-    if names_tokens is None:
+    names = served_names(invocation)
+    if names is None:
         return None
-    names = [_value_text(t, "--served-model-name") for t in names_tokens]
-    if not names:
-        model = invocation.model
-        if model is None or model.dynamic:
-            return None  # the release's default model: not judged
-        models = invocation.option("--model")
-        if models and invocation.model_positionals and models[-1].value != invocation.model_positionals[0].text:
-            return None  # `vllm serve A --model B`: which one wins depends on the release
-        names = [model.text]
     lora_tokens = _flag_values(invocation, "--lora-modules")
     if lora_tokens is None:
         return None
@@ -319,36 +267,6 @@ def _routes(ctx: Context, cache: dict) -> Iterator[Finding | None]:
 
 
 # --- vLLM's benchmark client -----------------------------------------------------------------------------
-def _bench_argv(words: list[str]) -> int | None:
-    """Index of the first argument of `vllm bench serve` / `python .../benchmark_serving.py`."""
-    if len(words) >= 3 and words[0].rsplit("/", 1)[-1] == "vllm" and words[1] == "bench" and words[2] == "serve":
-        return 3
-    if words and words[0].rsplit("/", 1)[-1].startswith("python"):
-        for i, word in enumerate(words[1:3], start=1):
-            if word.rsplit("/", 1)[-1] == "benchmark_serving.py":
-                return i + 1
-    return None
-
-
-def _options(tokens: list[Token]) -> dict[str, list[Token]] | None:
-    """flag -> value tokens (nargs '+' words follow), None when a token is dynamic."""
-    result: dict[str, list[Token]] = {}
-    current: str | None = None
-    for token in tokens:
-        if token.dynamic:
-            return None
-        if token.text.startswith("--"):
-            name, eq, _ = token.text.partition("=")
-            current = name.replace("_", "-")
-            result.setdefault(current, [])
-            if eq:
-                result[current].append(token)
-                current = None
-        elif current is not None:
-            result[current].append(token)
-    return result
-
-
 def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
     for command in ctx.world.shell_commands:
         container = command.container
@@ -379,87 +297,16 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
                               about=container, value=f"{target[2]}:{name}")
 
 
-def _first_value(options: dict[str, list[Token]], flag: str) -> Token | None:
-    values = options.get(flag)
-    return values[0] if values else None
-
-
-def _text(token: Token, flag: str) -> str:
-    return _value_text(token, flag)
-
-
-def _bench_asked(options: dict[str, list[Token]]) -> list[tuple[str, Token]]:
-    """The model names the client puts in its requests (vllm/benchmarks/serve.py): its `--lora-modules`
-    names when given (one at random per request), else `--served-model-name`, else `--model`."""
-    loras = options.get("--lora-modules")
-    if loras:
-        return [(_text(t, "--lora-modules"), t) for t in loras]
-    for flag in ("--served-model-name", "--model"):
-        token = _first_value(options, flag)
-        if token is not None:
-            text = _text(token, flag)
-            return [(text, token)] if text else []
-        if flag in options:
-            return []  # written without a value
-    return []
-
-
-def _bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str] | None:
-    """(host, port, as written) the client sends to: `--base-url`, else `--host` (127.0.0.1) and `--port` (8000)."""
-    base = _first_value(options, "--base-url")
-    if base is not None:
-        text = _text(base, "--base-url")
-        try:
-            url = urlsplit(text)
-            port = url.port
-        except ValueError:
-            return None
-        if url.scheme not in ("http", "https") or not url.hostname:
-            return None
-        return url.hostname, port or (443 if url.scheme == "https" else 80), text
-    host_token = _first_value(options, "--host")
-    port_token = _first_value(options, "--port")
-    host = _text(host_token, "--host") if host_token is not None else "127.0.0.1"
-    port = digits_int(_text(port_token, "--port")) if port_token is not None else 8000
-    if port is None or not host:
-        return None
-    return host, port, f"{host}:{port}"
-
-
 def _servers_at(ctx: Context, client, host: str, port: int, cache: dict) -> list[Served] | None:
     """The vLLM servers that certainly answer `host:port` from the client's pod, or None."""
-    if host in _LOCAL_HOSTS:
-        found = _template_servers(ctx, client.pod, cache)
-        if found is None:
-            return None
-        at_port = [s for s in found if s.port == port]
-        return at_port or None
-    parts = host.rstrip(".").split(".")
-    if len(parts) == 1:
-        name, namespace = parts[0], client.pod.namespace
-    elif len(parts) == 2 or len(parts) >= 3 and parts[2] == "svc" and (len(parts) == 3 or parts[3:] == ["cluster", "local"]):
-        name, namespace = parts[0], parts[1]
-    else:
-        return None  # an external host, or another cluster domain: not judged
-    service = ctx.world.find("Service", name, namespace)
-    if service is None or service.spec is None:
-        return None
-    if len(parts) > 1 and (service.namespace or client.pod.namespace) != namespace:
-        return None  # `name.other` may be a public domain: only a namespace the run states links it
-    selector = service_selector(service)
-    if not isinstance(selector, Mapping) or not selector.items:
-        return None  # no selector: the endpoints are managed elsewhere
-    target = next((p for p in service_ports(service) if p.port == port and p.protocol == "TCP"), None)
-    if target is None:
+    reached = reached_templates(ctx.world, client.pod.namespace, client.pod, host, port)
+    if reached is None:
         return None
     result: list[Served] = []
-    for template in ctx.world.selected_templates(selector, service.namespace):
+    for template, number in reached:
         found = _template_servers(ctx, template, cache)
         if found is None:
             return None  # a selected pod that is not (known) vLLM
-        number, _ = resolve_port(template, target.target)
-        if number is None:
-            return None
         at_port = [s for s in found if s.port == number]
         if not at_port:
             return None  # the port goes to something else in the pod
@@ -467,43 +314,7 @@ def _servers_at(ctx: Context, client, host: str, port: int, cache: dict) -> list
     return result or None
 
 
-
 # --- curl with an OpenAI request body -------------------------------------------------------------------
-_CURL_DATA = ("-d", "--data", "--data-raw", "--data-binary", "--json")
-
-
-def _curl_request(tokens: list[Token]) -> tuple[str, str, Token] | None:
-    """(url, model, the token holding the body) of `curl URL -d '{"model": ...}'`, or None."""
-    url = body = None
-    i = 1
-    while i < len(tokens):
-        token = tokens[i]
-        text = token.text
-        if token.dynamic:
-            return None
-        if text in _CURL_DATA and i + 1 < len(tokens):
-            body = tokens[i + 1]
-            i += 2
-            continue
-        if text == "--url" and i + 1 < len(tokens):
-            url = tokens[i + 1].text
-            i += 2
-            continue
-        if text.startswith(("http://", "https://")):
-            if url is not None:
-                return None  # several URLs: which one gets the body is not judged
-            url = text
-        i += 1
-    if url is None or body is None or body.dynamic or body.text.startswith("@"):
-        return None
-    try:
-        data = json.loads(body.text)
-    except ValueError:
-        return None
-    model = data.get("model") if isinstance(data, dict) else None
-    if not isinstance(model, str) or not model or "$" in model:
-        return None
-    return url, model, body
 
 
 def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:

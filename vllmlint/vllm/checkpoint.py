@@ -9,6 +9,9 @@
 
 Each table is read once per process. A release outside every range the tables give is unknown: callers
 stay silent.
+
+The model catalog's facts describe a repository's `main` branch; `off_main()` tells a rule when the server
+reads another revision (`--revision`, `--code-revision`, `--tokenizer-revision`), whose files may differ.
 """
 from __future__ import annotations
 
@@ -16,6 +19,23 @@ from functools import lru_cache
 from typing import Any
 
 from vllmlint.vllm.release import version_key
+
+MAIN = "main"  # the branch the catalog's facts were read from (huggingface.co/<repo>/blob/main/...)
+
+
+def off_main(invocation, flag: str) -> bool:
+    """Whether the server reads the repository at a revision not known to be `main`: the last `flag`
+    (argparse keeps the last) with any value other than `main`, a `$(VAR)` or no value. No flag: main.
+
+    `--tokenizer-revision` defaults to `--revision` (vllm 0.6.3 vllm/config.py:147-148, 0.33.0
+    vllm/config/model.py:609-610): asked for it, the answer follows `--revision` when it is not given."""
+    options = invocation.option(flag)
+    if not options and flag == "--tokenizer-revision":
+        options = invocation.option("--revision")
+    if not options:
+        return False
+    last = options[-1]
+    return not last.value_known or (last.value or "").strip() != MAIN
 
 
 @lru_cache(maxsize=None)
