@@ -95,6 +95,7 @@ def test_emptydir_first_download_only_is_info():
     pod(LIVE, extra_args=", --load-format, runai_streamer"),  # a faster loader: no estimate
     pod(LIVE, extra_args=", --load-format, $(FMT)"),
     pod(LIVE, extra_args=", --port, $(PORT)"),  # unknown port
+    pod(LIVE, extra_args=", --config, /etc/vllm/config.yaml"),  # the file may set `port`
     pod(LIVE, extra_args=", --grpc"),
     pod(LIVE, extra_args=", --headless"),
     pod("    livenessProbe: {httpGet: {path: /health, port: http}, initialDelaySeconds: 300}\n"),

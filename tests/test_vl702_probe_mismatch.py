@@ -231,3 +231,16 @@ def test_guarded(path, release, answer):
 def test_normalize():
     assert normalize("/health/") == "/health" and normalize("/health?x=1") == "/health" and normalize("/") == "/"
     assert normalize("health") == "/health" and normalize("") == "/"
+
+
+# --- review fixes -------------------------------------------------------------------------------------
+def test_config_file_may_set_the_port():
+    # `--config FILE`: vLLM reads `port` (and every option) from the YAML file; the command line wins
+    text = pod("{httpGet: {path: /health, port: http}}").replace(
+        "command: [vllm, serve, Qwen/Qwen3-8B]", "command: [vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]"
+    ).replace("containerPort: 8000", "containerPort: 8080")
+    assert lint(text) == []
+    assert lint(text.replace("--config, /etc/vllm/config.yaml", "--config=/etc/vllm/config.yaml")) == []
+    # --port on the command line overrides the file's: the port is known again
+    assert found(text.replace("/etc/vllm/config.yaml]", "/etc/vllm/config.yaml, --port, '9000']")) == \
+        [(11, 53, Severity.WARNING, "readiness:8080")]

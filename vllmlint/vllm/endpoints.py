@@ -159,9 +159,17 @@ def server_invocations(invocations: list) -> list | None:
 
 def api_ports(invocations: list) -> set[int] | None:
     """The ports the container's vLLM servers listen on (`Invocation.api_port`: `--port`, default 8000, after
-    `$(VAR)` expansion); None when one is unknown."""
+    `$(VAR)` expansion); None when one is unknown.
+
+    `--config FILE` makes vLLM read options from a YAML file, `port` among them, inserted before the command
+    line's own options so that the command line wins (FlexibleArgumentParser._pull_args_from_config: 0.6.2
+    vllm/utils.py:1126, :1196-1197; 0.10.1.1 vllm/utils/__init__.py:1784-1785, :1909, :1960-1980; 0.33.0
+    vllm/utils/argparse_utils.py:371-372, :516, :568-602). The file is not read here: with `--config` and no `--port` on the
+    command line the port is unknown."""
     ports = set()
     for invocation in invocations:
+        if invocation.option("--config") and not invocation.option("--port"):
+            return None
         port = invocation.api_port
         if port is None:
             return None
