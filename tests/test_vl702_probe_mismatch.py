@@ -244,3 +244,24 @@ def test_config_file_may_set_the_port():
     # --port on the command line overrides the file's: the port is known again
     assert found(text.replace("/etc/vllm/config.yaml]", "/etc/vllm/config.yaml, --port, '9000']")) == \
         [(11, 53, Severity.WARNING, "readiness:8080")]
+
+
+OAUTH2_PROXY = """  - name: oauth2-proxy
+    image: quay.io/oauth2-proxy/oauth2-proxy:v7.6.0
+    args: [--http-address=0.0.0.0:4180, --upstream=http://127.0.0.1:8000]
+"""
+
+
+def test_another_container_may_listen_on_a_port_it_does_not_declare():
+    # containerPort is informational: the sidecar listens on 4180 without declaring it
+    text = pod("{httpGet: {path: /oauth2/ping, port: 4180}}", ", --host, 127.0.0.1", extra=OAUTH2_PROXY)
+    assert lint(text) == []
+    native = pod("{httpGet: {path: /oauth2/ping, port: 4180}}").replace(
+        "  containers:\n", "  initContainers:\n" + OAUTH2_PROXY + "    restartPolicy: Always\n  containers:\n")
+    assert lint(native) == []  # a native sidecar runs beside vLLM too
+    # a regular init container has exited before vLLM starts: nothing else runs, the port is closed
+    init = pod("{httpGet: {path: /oauth2/ping, port: 4180}}").replace(
+        "  containers:\n", "  initContainers:\n" + OAUTH2_PROXY + "  containers:\n")
+    assert found(init) == [(15, 58, Severity.WARNING, "readiness:4180")]
+    (finding,) = lint(init)
+    assert "nothing in this pod listens there" in finding.message and "runs alone in the pod" in finding.message

@@ -3,7 +3,8 @@
 What the server answers is data (`data/server-endpoints.yaml`, read through `vllmlint.vllm.endpoints`): the GET
 paths of each release, and the prefixes `--api-key` protects. A probe is judged only when it targets the vLLM
 container's own API port (containers share the pod's network: a probe on a sidecar's port is the sidecar's
-business) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
+business; a port that is not vLLM's is reported only when no other container runs in the pod, declared ports
+or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
 """
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ def _sole_server(ctx: Context, container, invocations) -> bool:
         if program not in _ONE_SHOT:
             return False
     return True
+
+
+def _others_run(container) -> bool:
+    """Whether another container runs beside this one: an app container, or a native sidecar (an init container
+    with `restartPolicy: Always`, https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/).
+    Containers of a pod share its network ("Containers within a Pod share an IP address and port space",
+    https://kubernetes.io/docs/concepts/workloads/pods/#pod-networking), and `containerPort` is informational
+    ("Not specifying a port here DOES NOT prevent that port from being exposed",
+    https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#ports): such a container may
+    listen on any port, declared or not."""
+    for other in container.pod.containers:
+        if other is container:
+            continue
+        if not other.init or scalar_str(other.node.get("restartPolicy")) == "Always":
+            return True
+    return False
 
 
 def _numbers_in(container, invocations, world) -> set[int]:
@@ -127,14 +144,15 @@ def _probes(ctx, container, servers, ports):
             continue  # another host, an unresolvable port, or a sidecar's port (the pod shares one network)
         where = probe.port_node if probe.port_node is not None else probe.handler_node
         if probe.port not in ports:
-            if not _sole_server(ctx, container, servers) or probe.port in _numbers_in(container, servers, ctx.world):
-                continue
+            if _others_run(container) or not _sole_server(ctx, container, servers) or \
+                    probe.port in _numbers_in(container, servers, ctx.world):
+                continue  # another container of the pod, or another program of this one, may listen there
             named = f" (`{scalar_str(probe.port_node)}`)" if isinstance(probe.port_node, Scalar) and \
                 not _NUMBER.match(scalar_str(probe.port_node) or "") else ""
             yield ctx.finding(where, f"The {probe.kind} probe checks port {probe.port}{named}, but nothing in this "
-                              f"container listens there: vLLM serves on {api} (`--port`, default 8000) and no other "
-                              f"container of the pod declares {probe.port}, so the probe always fails. Probe port "
-                              f"{api}.", about=container, value=f"{probe.kind}:{probe.port}")
+                              f"pod listens there: vLLM serves on {api} (`--port`, default 8000) and runs alone in "
+                              f"the pod, so the probe always fails. Probe port {api}.",
+                              about=container, value=f"{probe.kind}:{probe.port}")
             continue
         if probe.handler == "grpc":
             yield ctx.finding(where, f"The {probe.kind} probe speaks gRPC to port {probe.port}, but vLLM serves HTTP "
