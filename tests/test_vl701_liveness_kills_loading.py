@@ -178,3 +178,19 @@ def test_load_time_data_matches_its_schema():
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(data)) == []
     assert assumptions()["download"] == {"writable_layer": "every_start", "emptyDir": "first_start",
                                          "other_volume": "not_counted"}
+
+
+# --- review fixes -------------------------------------------------------------------------------------
+STARTUP_ONLY = "    startupProbe: {httpGet: {path: /health, port: http}, periodSeconds: 5, failureThreshold: 3}\n"
+
+
+def test_a_short_startup_probe_kills_without_any_liveness_probe():
+    # the kubelet kills the container after failureThreshold failed startup probes, liveness probe or not
+    assert found(pod(STARTUP_ONLY, volumes=PVC, mounts=AT_CACHE)) == [(11, 94, Severity.WARNING, "15s<43s")]
+    (finding,) = lint(pod(STARTUP_ONLY, volumes=PVC, mounts=AT_CACHE))
+    assert finding.message.startswith("The startup probe gives vLLM 15 s")
+    assert "Raise the startup probe's failureThreshold x periodSeconds to 300 s or more" in finding.message
+    exec_liveness = "    livenessProbe: {exec: {command: [cat, /tmp/ok]}}\n" + STARTUP_ONLY
+    assert [v for *_, v in found(pod(exec_liveness, volumes=PVC, mounts=AT_CACHE))] == ["15s<43s"]
+    long_enough = STARTUP_ONLY.replace("failureThreshold: 3", "failureThreshold: 60")
+    assert lint(pod(long_enough, volumes=PVC, mounts=AT_CACHE)) == []

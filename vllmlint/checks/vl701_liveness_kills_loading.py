@@ -1,10 +1,12 @@
-"""VL701: a liveness probe that kills vLLM before the model is loaded.
+"""VL701: a startup probe, or a liveness probe without one, that kills vLLM before the model is loaded.
 
 vLLM binds its API socket early but listens only once the engine (and so the model) is loaded
 (`data/server-endpoints.yaml`, `listening`): until then an httpGet or tcpSocket probe on its port gets
 "connection refused". The kubelet restarts a container after `failureThreshold` failed liveness probes; a
 startup probe holds the liveness probe back until it succeeds once
-(https://kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/). So the time vLLM gets
+(https://kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/), and "If the startup
+probe fails, the kubelet kills the container", liveness probe or not
+(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-probes). So the time vLLM gets
 is `initialDelaySeconds + failureThreshold x periodSeconds` of the startup probe when there is one, else of
 the liveness probe. The time it needs is a lower bound from `data/load-time.yaml`
 (`vllmlint.capacity.loadtime`); only a budget below it is reported.
@@ -40,17 +42,16 @@ def check(ctx: Context):
     works = {id(w.invocation): w for w in capacity_workloads(ctx.world)}
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
-        liveness = container.probe("liveness")
-        if liveness is None:
+        # The startup probe when there is one: the kubelet kills the container after failureThreshold failures of
+        # it whether or not a liveness probe exists, and runs no liveness probe before it succeeds.
+        startup = container.probe("startup")
+        probe = startup or container.probe("liveness")
+        if probe is None:
             continue
         servers = server_invocations(invocations)
         ports = api_ports(servers) if servers else None
-        if servers is None or ports is None or not probe_targets_port(liveness, ports):
+        if servers is None or ports is None or not probe_targets_port(probe, ports):
             continue  # an exec probe, a sidecar's port, an unknown port: whether it fails during load is unknown
-        startup = container.probe("startup")
-        if startup is not None and not probe_targets_port(startup, ports):
-            continue  # the startup probe may pass at once (then the liveness budget applies) or never: unknown
-        probe = startup or liveness
         # The server that answers on the probed port; the shortest estimate when several could.
         candidates = [works.get(id(inv)) for inv in servers if inv.api_port == probe.port]
         pairs = [(w, t) for w, t in ((w, estimate(w)) for w in candidates if w is not None) if t is not None]
@@ -63,6 +64,10 @@ def check(ctx: Context):
         breakdown = _breakdown(need)
         which = "startup probe" if startup is not None else "liveness probe (there is no startup probe)"
         suggest = _suggest(need.first_start)
+        fix = (f"Raise the startup probe's failureThreshold x periodSeconds to {suggest} s or more"
+               if startup is not None else
+               f"Add a startupProbe on the same port with failureThreshold x periodSeconds of {suggest} s or more "
+               f"(the liveness probe waits for it)")
         if seconds < need.every_start:
             restart = (f"the download to {need.cache} starts over, " if need.download_when == EVERY_START
                        else "")
@@ -71,8 +76,7 @@ def check(ctx: Context):
                 f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but {model_words(work)} needs at "
                 f"least {need.every_start:.0f} s here ({breakdown}); vLLM's port refuses connections until the "
                 f"model is loaded, so the kubelet restarts the container before it is up, {restart}the load starts "
-                f"over, CrashLoopBackOff. Add a startupProbe on the same port with failureThreshold x periodSeconds "
-                f"of {suggest} s or more (the liveness probe waits for it).",
+                f"over, CrashLoopBackOff. {fix}.",
                 about=container, value=f"{seconds}s<{need.every_start:.0f}s")
         elif need.download_when == FIRST_START:
             yield ctx.finding(
