@@ -7,7 +7,7 @@ import pytest
 from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
 from vllmlint.engine import LintOptions, Linter, lint_text
 from vllmlint.finding import Severity
-from vllmlint.vllm.endpoints import guarded, normalize, served
+from vllmlint.vllm.endpoints import guarded, normalize, post_only, served
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -265,3 +265,26 @@ def test_another_container_may_listen_on_a_port_it_does_not_declare():
     assert found(init) == [(15, 58, Severity.WARNING, "readiness:4180")]
     (finding,) = lint(init)
     assert "nothing in this pod listens there" in finding.message and "runs alone in the pod" in finding.message
+
+
+def test_a_post_only_route_answers_405_not_404():
+    (finding,) = lint(pod("{httpGet: {path: /tokenize, port: 8000}}"))
+    assert finding.message.startswith("The readiness probe asks for `/tokenize`, which vLLM 0.10.1 serves only to "
+                                      "POST: the kubelet's GET gets 405 Method Not Allowed")
+    assert (finding.span.line, finding.span.col, finding.severity) == (11, 38, Severity.WARNING)
+    # a router a flag or the model's tasks may leave out (0.29.0): 405 where registered, else 404
+    (finding,) = lint(pod("{httpGet: {path: /v1/chat/completions, port: 8000}}", image="vllm/vllm-openai:v0.29.0"))
+    assert "405 Method Not Allowed where a POST-only route is registered there, else 404" in finding.message
+    (finding,) = lint(pod("{httpGet: {path: /healthz, port: 8000}}"))
+    assert "the server answers 404" in finding.message and "405" not in finding.message
+
+
+@pytest.mark.parametrize("path, release, answer", [
+    ("/tokenize", "0.10.1", True), ("/tokenize/", "0.6.2", True), ("/tokenize", "0.29.0", None), ("/tokenize", None, None),
+    ("/v1/chat/completions", "0.14.1", True), ("/v1/chat/completions", "0.17.1", None),
+    ("/start_profile", "0.10.1", None),  # only with VLLM_TORCH_PROFILER_DIR
+    ("/pooling", "0.6.4", False), ("/pooling", "0.6.5", None), ("/pooling", "0.7.0", True),
+    ("/healthz", "0.10.1", False), ("/healthz", None, False),
+])
+def test_post_only(path, release, answer):
+    assert post_only(path, release) is answer

@@ -14,8 +14,8 @@ from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
 from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
-from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize, served,
-                                     server_invocations)
+from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize,
+                                     post_only, served, server_invocations)
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
 
@@ -189,8 +189,16 @@ def _path(ctx, container, servers, probe, release):
     if answer is False:
         known = [p for p in always_served(release) if p in ("/health", "/ping", "/v1/models")]
         where = f"vLLM {release}" if release and served("/health", release) is True else "any vLLM release"
-        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} does not serve: the "
-                          f"server answers 404 and the probe always fails. Probe `/health` (also served: "
+        method = post_only(path, release)
+        if method is True:
+            answer = "serves only to POST: the kubelet's GET gets 405 Method Not Allowed"
+        elif method is None:
+            answer = ("does not serve to a GET: the server answers 405 Method Not Allowed where a POST-only route "
+                      "is registered there, else 404")
+        else:
+            answer = "does not serve: the server answers 404"
+        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} {answer} and the probe "
+                          f"always fails. Probe `/health` (also served: "
                           f"{', '.join(p for p in known if p != '/health') or 'none'}).",
                           about=container, value=f"{probe.kind}:{path}")
         return
