@@ -191,13 +191,13 @@ def _path(ctx, container, servers, probe, release):
         where = f"vLLM {release}" if release and served("/health", release) is True else "any vLLM release"
         method = post_only(path, release)
         if method is True:
-            answer = "serves only to POST: the kubelet's GET gets 405 Method Not Allowed"
+            says = "serves only to POST: the kubelet's GET gets 405 Method Not Allowed"
         elif method is None:
-            answer = ("does not serve to a GET: the server answers 405 Method Not Allowed where a POST-only route "
+            says = ("does not serve to a GET: the server answers 405 Method Not Allowed where a POST-only route "
                       "is registered there, else 404")
         else:
-            answer = "does not serve: the server answers 404"
-        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} {answer} and the probe "
+            says = "does not serve: the server answers 404"
+        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} {says} and the probe "
                           f"always fails. Probe `/health` (also served: "
                           f"{', '.join(p for p in known if p != '/health') or 'none'}).",
                           about=container, value=f"{probe.kind}:{path}")
