@@ -194,7 +194,7 @@ def _path(ctx, container, servers, probe, release):
             says = "serves only to POST: the kubelet's GET gets 405 Method Not Allowed"
         elif method is None:
             says = ("does not serve to a GET: the server answers 405 Method Not Allowed where a POST-only route "
-                "is registered there, else 404")
+                    "is registered there, else 404")
         else:
             says = "does not serve: the server answers 404"
         yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} {says} and the probe "
