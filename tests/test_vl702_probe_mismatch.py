@@ -288,3 +288,45 @@ def test_a_post_only_route_answers_405_not_404():
 ])
 def test_post_only(path, release, answer):
     assert post_only(path, release) is answer
+
+
+NO_READINESS = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [vllm, serve, Qwen/Qwen3-8B]
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata: {name: NAME}
+spec:
+  selector: {app: vllm}
+  ports: [{port: 80, targetPort: 8000}]
+"""
+
+
+def _run(files):
+    linter = Linter(LintOptions(select=["VL702"]))
+    for shown, text in files.items():
+        linter.add_text(text, shown)
+    return [(f.path, f.span.line, f.span.col, f.severity, f.value) for f in linter.run().findings]
+
+
+def test_no_readiness_names_only_services_of_the_workload_folder():
+    # two unrelated projects in one run: the other folder's Service selecting `app: vllm` is not named
+    files = {"repo-a/deploy.yaml": NO_READINESS, "repo-b/service.yaml": SERVICE.replace("NAME", "other-api")}
+    assert _run(files) == []
+    files["repo-a/service.yaml"] = SERVICE.replace("NAME", "vllm-api")
+    assert _run(files) == [("repo-a/deploy.yaml", 10, 15, Severity.INFO, "no-readiness:vllm-api")]
+    (finding,) = [f for f in lint(NO_READINESS + "---\n" + SERVICE.replace("NAME", "vllm-api"))]
+    assert "Service vllm-api sends" in finding.message
+    # one folder: every Service of the run that selects the pod counts, in whichever file
+    assert _run({"deploy.yaml": NO_READINESS, "service.yaml": SERVICE.replace("NAME", "vllm-api")}) == [
+        ("deploy.yaml", 10, 15, Severity.INFO, "no-readiness:vllm-api")]

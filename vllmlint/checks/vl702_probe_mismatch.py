@@ -8,6 +8,7 @@ or not) and only on evidence: an unknown release, a conditional route or an unre
 """
 from __future__ import annotations
 
+import posixpath
 import re
 
 from vllmlint.finding import Severity
@@ -214,14 +215,24 @@ def _path(ctx, container, servers, probe, release):
                       "not protect.", about=container, value=f"{probe.kind}:{path}:401")
 
 
+def _folder(source) -> str | None:
+    return posixpath.dirname(source.path.replace("\\", "/")) if source is not None else None
+
+
 def _no_readiness(ctx, container, selecting):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
         return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
     # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
-    # each of them, whichever port they forward.
+    # each of them, whichever port they forward. A run over several folders may hold unrelated projects whose
+    # Services happen to select the same labels (`app: vllm`): then only a Service of the workload's own folder
+    # counts (the workload's file's folder; a Service elsewhere may never be applied with it).
     services = list(selecting)
+    folders = {_folder(source) for source in ctx.world.sources}
+    if len(folders) > 1:
+        home = _folder(template.owner.source)
+        services = [s for s in services if _folder(s.source) == home]
     if not services:
         return
     # The Service of the workload's own file first.
