@@ -7,7 +7,7 @@ import pytest
 from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
 from vllmlint.engine import LintOptions, Linter, lint_text
 from vllmlint.finding import Severity
-from vllmlint.vllm.endpoints import guarded, normalize, served
+from vllmlint.vllm.endpoints import guarded, normalize, post_only, served
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -231,3 +231,102 @@ def test_guarded(path, release, answer):
 def test_normalize():
     assert normalize("/health/") == "/health" and normalize("/health?x=1") == "/health" and normalize("/") == "/"
     assert normalize("health") == "/health" and normalize("") == "/"
+
+
+# --- review fixes -------------------------------------------------------------------------------------
+def test_config_file_may_set_the_port():
+    # `--config FILE`: vLLM reads `port` (and every option) from the YAML file; the command line wins
+    text = pod("{httpGet: {path: /health, port: http}}").replace(
+        "command: [vllm, serve, Qwen/Qwen3-8B]", "command: [vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]"
+    ).replace("containerPort: 8000", "containerPort: 8080")
+    assert lint(text) == []
+    assert lint(text.replace("--config, /etc/vllm/config.yaml", "--config=/etc/vllm/config.yaml")) == []
+    # --port on the command line overrides the file's: the port is known again
+    assert found(text.replace("/etc/vllm/config.yaml]", "/etc/vllm/config.yaml, --port, '9000']")) == \
+        [(11, 53, Severity.WARNING, "readiness:8080")]
+
+
+OAUTH2_PROXY = """  - name: oauth2-proxy
+    image: quay.io/oauth2-proxy/oauth2-proxy:v7.6.0
+    args: [--http-address=0.0.0.0:4180, --upstream=http://127.0.0.1:8000]
+"""
+
+
+def test_another_container_may_listen_on_a_port_it_does_not_declare():
+    # containerPort is informational: the sidecar listens on 4180 without declaring it
+    text = pod("{httpGet: {path: /oauth2/ping, port: 4180}}", ", --host, 127.0.0.1", extra=OAUTH2_PROXY)
+    assert lint(text) == []
+    native = pod("{httpGet: {path: /oauth2/ping, port: 4180}}").replace(
+        "  containers:\n", "  initContainers:\n" + OAUTH2_PROXY + "    restartPolicy: Always\n  containers:\n")
+    assert lint(native) == []  # a native sidecar runs beside vLLM too
+    # a regular init container has exited before vLLM starts: nothing else runs, the port is closed
+    init = pod("{httpGet: {path: /oauth2/ping, port: 4180}}").replace(
+        "  containers:\n", "  initContainers:\n" + OAUTH2_PROXY + "  containers:\n")
+    assert found(init) == [(15, 58, Severity.WARNING, "readiness:4180")]
+    (finding,) = lint(init)
+    assert "nothing in this pod listens there" in finding.message and "runs alone in the pod" in finding.message
+
+
+def test_a_post_only_route_answers_405_not_404():
+    (finding,) = lint(pod("{httpGet: {path: /tokenize, port: 8000}}"))
+    assert finding.message.startswith("The readiness probe asks for `/tokenize`, which vLLM 0.10.1 serves only to "
+                                      "POST: the kubelet's GET gets 405 Method Not Allowed")
+    assert (finding.span.line, finding.span.col, finding.severity) == (11, 38, Severity.WARNING)
+    # a router a flag or the model's tasks may leave out (0.29.0): 405 where registered, else 404
+    (finding,) = lint(pod("{httpGet: {path: /v1/chat/completions, port: 8000}}", image="vllm/vllm-openai:v0.29.0"))
+    assert "405 Method Not Allowed where a POST-only route is registered there, else 404" in finding.message
+    (finding,) = lint(pod("{httpGet: {path: /healthz, port: 8000}}"))
+    assert "the server answers 404" in finding.message and "405" not in finding.message
+
+
+@pytest.mark.parametrize("path, release, answer", [
+    ("/tokenize", "0.10.1", True), ("/tokenize/", "0.6.2", True), ("/tokenize", "0.29.0", None), ("/tokenize", None, None),
+    ("/v1/chat/completions", "0.14.1", True), ("/v1/chat/completions", "0.17.1", None),
+    ("/start_profile", "0.10.1", None),  # only with VLLM_TORCH_PROFILER_DIR
+    ("/pooling", "0.6.4", False), ("/pooling", "0.6.5", None), ("/pooling", "0.7.0", True),
+    ("/healthz", "0.10.1", False), ("/healthz", None, False),
+])
+def test_post_only(path, release, answer):
+    assert post_only(path, release) is answer
+
+
+NO_READINESS = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [vllm, serve, Qwen/Qwen3-8B]
+"""
+SERVICE = """apiVersion: v1
+kind: Service
+metadata: {name: NAME}
+spec:
+  selector: {app: vllm}
+  ports: [{port: 80, targetPort: 8000}]
+"""
+
+
+def _run(files):
+    linter = Linter(LintOptions(select=["VL702"]))
+    for shown, text in files.items():
+        linter.add_text(text, shown)
+    return [(f.path, f.span.line, f.span.col, f.severity, f.value) for f in linter.run().findings]
+
+
+def test_no_readiness_names_only_services_of_the_workload_folder():
+    # two unrelated projects in one run: the other folder's Service selecting `app: vllm` is not named
+    files = {"repo-a/deploy.yaml": NO_READINESS, "repo-b/service.yaml": SERVICE.replace("NAME", "other-api")}
+    assert _run(files) == []
+    files["repo-a/service.yaml"] = SERVICE.replace("NAME", "vllm-api")
+    assert _run(files) == [("repo-a/deploy.yaml", 10, 15, Severity.INFO, "no-readiness:vllm-api")]
+    (finding,) = [f for f in lint(NO_READINESS + "---\n" + SERVICE.replace("NAME", "vllm-api"))]
+    assert "Service vllm-api sends" in finding.message
+    # one folder: every Service of the run that selects the pod counts, in whichever file
+    assert _run({"deploy.yaml": NO_READINESS, "service.yaml": SERVICE.replace("NAME", "vllm-api")}) == [
+        ("deploy.yaml", 10, 15, Severity.INFO, "no-readiness:vllm-api")]

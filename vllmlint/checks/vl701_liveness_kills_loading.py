@@ -1,19 +1,21 @@
-"""VL701: a liveness probe that kills vLLM before the model is loaded.
+"""VL701: a startup probe, or a liveness probe without one, that kills vLLM before the model is loaded.
 
 vLLM binds its API socket early but listens only once the engine (and so the model) is loaded
 (`data/server-endpoints.yaml`, `listening`): until then an httpGet or tcpSocket probe on its port gets
 "connection refused". The kubelet restarts a container after `failureThreshold` failed liveness probes; a
 startup probe holds the liveness probe back until it succeeds once
-(https://kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/). So the time vLLM gets
+(https://kubernetes.io/docs/concepts/configuration/liveness-readiness-startup-probes/), and "If the startup
+probe fails, the kubelet kills the container", liveness probe or not
+(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-probes). So the time vLLM gets
 is `initialDelaySeconds + failureThreshold x periodSeconds` of the startup probe when there is one, else of
 the liveness probe. The time it needs is a lower bound from `data/load-time.yaml`
-(`vllmlint.capacity.loadtime`); only a budget below it is reported.
+(`vllmlint.capacity.loadtime`: start, load, CUDA-graph capture; a download is not counted); only a budget
+below it is reported.
 """
 from __future__ import annotations
 
 from vllmlint.capacity.lint import capacity_workloads, model_words
-from vllmlint.capacity.loadtime import EVERY_START, FIRST_START, NOT_COUNTED, assumptions, estimate
-from vllmlint.finding import Severity
+from vllmlint.capacity.loadtime import assumptions, estimate
 from vllmlint.vllm.endpoints import api_ports, invocations_by_container, probe_targets_port, server_invocations
 from vllmlint.checks import Context
 
@@ -40,50 +42,38 @@ def check(ctx: Context):
     works = {id(w.invocation): w for w in capacity_workloads(ctx.world)}
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
-        liveness = container.probe("liveness")
-        if liveness is None:
+        # The startup probe when there is one: the kubelet kills the container after failureThreshold failures of
+        # it whether or not a liveness probe exists, and runs no liveness probe before it succeeds.
+        startup = container.probe("startup")
+        probe = startup or container.probe("liveness")
+        if probe is None:
             continue
         servers = server_invocations(invocations)
         ports = api_ports(servers) if servers else None
-        if servers is None or ports is None or not probe_targets_port(liveness, ports):
+        if servers is None or ports is None or not probe_targets_port(probe, ports):
             continue  # an exec probe, a sidecar's port, an unknown port: whether it fails during load is unknown
-        startup = container.probe("startup")
-        if startup is not None and not probe_targets_port(startup, ports):
-            continue  # the startup probe may pass at once (then the liveness budget applies) or never: unknown
-        probe = startup or liveness
         # The server that answers on the probed port; the shortest estimate when several could.
         candidates = [works.get(id(inv)) for inv in servers if inv.api_port == probe.port]
         pairs = [(w, t) for w, t in ((w, estimate(w)) for w in candidates if w is not None) if t is not None]
         if not pairs:
             continue  # the model is not in the catalog, or its load speed is unknown
-        work, need = min(pairs, key=lambda pair: pair[1].every_start)
+        work, need = min(pairs, key=lambda pair: pair[1].total)
         seconds = budget(probe)
-        if seconds >= need.first_start:
+        if seconds >= need.total:
             continue
-        breakdown = _breakdown(need)
         which = "startup probe" if startup is not None else "liveness probe (there is no startup probe)"
-        suggest = _suggest(need.first_start)
-        if seconds < need.every_start:
-            restart = (f"the download to {need.cache} starts over, " if need.download_when == EVERY_START
-                       else "")
-            yield ctx.finding(
-                _where(probe),
-                f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but {model_words(work)} needs at "
-                f"least {need.every_start:.0f} s here ({breakdown}); vLLM's port refuses connections until the "
-                f"model is loaded, so the kubelet restarts the container before it is up, {restart}the load starts "
-                f"over, CrashLoopBackOff. Add a startupProbe on the same port with failureThreshold x periodSeconds "
-                f"of {suggest} s or more (the liveness probe waits for it).",
-                about=container, value=f"{seconds}s<{need.every_start:.0f}s")
-        elif need.download_when == FIRST_START:
-            yield ctx.finding(
-                _where(probe),
-                f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but the first start of "
-                f"{model_words(work)} needs at least {need.first_start:.0f} s ({breakdown}): the kubelet kills the "
-                f"container during the download to {need.cache}. The emptyDir keeps what was downloaded across "
-                f"restarts, so the pod comes up after some restarts in CrashLoopBackOff. Give the startupProbe "
-                f"{suggest} s or more.",
-                about=container, value=f"{seconds}s<{need.first_start:.0f}s",
-                severity=min(ctx.severity, Severity.INFO))
+        suggest = _suggest(need.total)
+        fix = (f"Raise the startup probe's failureThreshold x periodSeconds to {suggest} s or more"
+               if startup is not None else
+               f"Add a startupProbe on the same port with failureThreshold x periodSeconds of {suggest} s or more "
+               f"(the liveness probe waits for it)")
+        yield ctx.finding(
+            _where(probe),
+            f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but {model_words(work)} needs at "
+            f"least {need.total:.0f} s at every start ({_breakdown(need)}); vLLM's port refuses "
+            f"connections until the model is loaded, so the kubelet restarts the container before it is up, the "
+            f"load starts over, CrashLoopBackOff. {fix}.",
+            about=container, value=f"{seconds}s<{need.total:.0f}s")
 
 
 def _rate(name: str) -> str:
@@ -92,10 +82,7 @@ def _rate(name: str) -> str:
 
 def _breakdown(need) -> str:
     size = f"{need.weights / 1e9:.1f} GB"
-    parts = [f"{need.startup:.0f} s to start"]
-    if need.download_when != NOT_COUNTED:
-        parts.append(f"{need.download:.0f} s to download {size} at {_rate('download_bytes_per_second')}")
-    parts.append(f"{need.load:.0f} s to load {size} at {_rate('load_bytes_per_second')}")
+    parts = [f"{need.startup:.0f} s to start", f"{need.load:.0f} s to load {size} at {_rate('load_bytes_per_second')}"]
     if need.capture:
         parts.append(f"{need.capture:.0f} s of CUDA-graph capture")
     return ", ".join(parts) + ", all at rates faster than real ones"

@@ -3,18 +3,20 @@
 What the server answers is data (`data/server-endpoints.yaml`, read through `vllmlint.vllm.endpoints`): the GET
 paths of each release, and the prefixes `--api-key` protects. A probe is judged only when it targets the vLLM
 container's own API port (containers share the pod's network: a probe on a sidecar's port is the sidecar's
-business) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
+business; a port that is not vLLM's is reported only when no other container runs in the pod, declared ports
+or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
 from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
-from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize, served,
-                                     server_invocations)
+from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize,
+                                     post_only, served, server_invocations)
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
 
@@ -45,6 +47,22 @@ def _sole_server(ctx: Context, container, invocations) -> bool:
         if program not in _ONE_SHOT:
             return False
     return True
+
+
+def _others_run(container) -> bool:
+    """Whether another container runs beside this one: an app container, or a native sidecar (an init container
+    with `restartPolicy: Always`, https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/).
+    Containers of a pod share its network ("Containers within a Pod share an IP address and port space",
+    https://kubernetes.io/docs/concepts/workloads/pods/#pod-networking), and `containerPort` is informational
+    ("Not specifying a port here DOES NOT prevent that port from being exposed",
+    https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#ports): such a container may
+    listen on any port, declared or not."""
+    for other in container.pod.containers:
+        if other is container:
+            continue
+        if not other.init or scalar_str(other.node.get("restartPolicy")) == "Always":
+            return True
+    return False
 
 
 def _numbers_in(container, invocations, world) -> set[int]:
@@ -127,14 +145,15 @@ def _probes(ctx, container, servers, ports):
             continue  # another host, an unresolvable port, or a sidecar's port (the pod shares one network)
         where = probe.port_node if probe.port_node is not None else probe.handler_node
         if probe.port not in ports:
-            if not _sole_server(ctx, container, servers) or probe.port in _numbers_in(container, servers, ctx.world):
-                continue
+            if _others_run(container) or not _sole_server(ctx, container, servers) or \
+                    probe.port in _numbers_in(container, servers, ctx.world):
+                continue  # another container of the pod, or another program of this one, may listen there
             named = f" (`{scalar_str(probe.port_node)}`)" if isinstance(probe.port_node, Scalar) and \
                 not _NUMBER.match(scalar_str(probe.port_node) or "") else ""
             yield ctx.finding(where, f"The {probe.kind} probe checks port {probe.port}{named}, but nothing in this "
-                              f"container listens there: vLLM serves on {api} (`--port`, default 8000) and no other "
-                              f"container of the pod declares {probe.port}, so the probe always fails. Probe port "
-                              f"{api}.", about=container, value=f"{probe.kind}:{probe.port}")
+                              f"pod listens there: vLLM serves on {api} (`--port`, default 8000) and runs alone in "
+                              f"the pod, so the probe always fails. Probe port {api}.",
+                              about=container, value=f"{probe.kind}:{probe.port}")
             continue
         if probe.handler == "grpc":
             yield ctx.finding(where, f"The {probe.kind} probe speaks gRPC to port {probe.port}, but vLLM serves HTTP "
@@ -171,8 +190,16 @@ def _path(ctx, container, servers, probe, release):
     if answer is False:
         known = [p for p in always_served(release) if p in ("/health", "/ping", "/v1/models")]
         where = f"vLLM {release}" if release and served("/health", release) is True else "any vLLM release"
-        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} does not serve: the "
-                          f"server answers 404 and the probe always fails. Probe `/health` (also served: "
+        method = post_only(path, release)
+        if method is True:
+            says = "serves only to POST: the kubelet's GET gets 405 Method Not Allowed"
+        elif method is None:
+            says = ("does not serve to a GET: the server answers 405 Method Not Allowed where a POST-only route "
+                    "is registered there, else 404")
+        else:
+            says = "does not serve: the server answers 404"
+        yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}`, which {where} {says} and the probe "
+                          f"always fails. Probe `/health` (also served: "
                           f"{', '.join(p for p in known if p != '/health') or 'none'}).",
                           about=container, value=f"{probe.kind}:{path}")
         return
@@ -188,14 +215,24 @@ def _path(ctx, container, servers, probe, release):
                       "not protect.", about=container, value=f"{probe.kind}:{path}:401")
 
 
+def _folder(source) -> str | None:
+    return posixpath.dirname(source.path.replace("\\", "/")) if source is not None else None
+
+
 def _no_readiness(ctx, container, selecting):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
         return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
     # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
-    # each of them, whichever port they forward.
+    # each of them, whichever port they forward. A run over several folders may hold unrelated projects whose
+    # Services happen to select the same labels (`app: vllm`): then only a Service of the workload's own folder
+    # counts (the workload's file's folder; a Service elsewhere may never be applied with it).
     services = list(selecting)
+    folders = {_folder(source) for source in ctx.world.sources}
+    if len(folders) > 1:
+        home = _folder(template.owner.source)
+        services = [s for s in services if _folder(s.source) == home]
     if not services:
         return
     # The Service of the workload's own file first.

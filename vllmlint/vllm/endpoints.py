@@ -89,6 +89,29 @@ def served(path: str, release: str | None) -> bool | None:
     return answer
 
 
+def post_only(path: str, release: str | None) -> bool | None:
+    """Whether a GET on `path`, which no GET route serves, answers 405 Method Not Allowed (True: a route that
+    takes no GET is always registered there), 404 (False: no sampled release has any route there) or either
+    (None: the route is conditional, or the release is unknown or between two sampled ones that disagree).
+    Starlette answers 405 to a request whose path matches a route but not its methods (`Route.handle`,
+    https://github.com/encode/starlette/blob/master/starlette/routing.py). For messages only."""
+    path = normalize(path)
+    entries = [e for e in table().get("post_only") or [] if _matches(e, path)]
+    if not entries:
+        return False
+    key = known_release(release)
+    if key is None:
+        return None
+    answer: bool | None = False
+    for entry in entries:
+        first, absent, last = _key(entry.get("first")), _key(entry.get("absent_before")), _key(entry.get("last"))
+        if first is not None and first <= key and (last is None or key <= last):
+            return None if entry.get("conditional") else True
+        if first is not None and key < first and (absent is None or absent < key):
+            answer = None  # between the newest release without it and the oldest with it: not known
+    return answer
+
+
 def guarded(path: str, release: str | None) -> bool | None:
     """Whether `--api-key` protects `path` in `release` (True / False / None: not known)."""
     path = normalize(path)
@@ -123,7 +146,7 @@ def always_served(release: str | None) -> list[str]:
     return result
 
 
-__all__ = ["table", "served", "guarded", "normalize", "always_served", "known_release"]
+__all__ = ["table", "served", "post_only", "guarded", "normalize", "always_served", "known_release"]
 
 
 # --- which of a container's probes reach vLLM's own API port -----------------------------------------
@@ -159,9 +182,17 @@ def server_invocations(invocations: list) -> list | None:
 
 def api_ports(invocations: list) -> set[int] | None:
     """The ports the container's vLLM servers listen on (`Invocation.api_port`: `--port`, default 8000, after
-    `$(VAR)` expansion); None when one is unknown."""
+    `$(VAR)` expansion); None when one is unknown.
+
+    `--config FILE` makes vLLM read options from a YAML file, `port` among them, inserted before the command
+    line's own options so that the command line wins (FlexibleArgumentParser._pull_args_from_config: 0.6.2
+    vllm/utils.py:1126, :1196-1197; 0.10.1.1 vllm/utils/__init__.py:1784-1785, :1909, :1960-1980; 0.33.0
+    vllm/utils/argparse_utils.py:371-372, :516, :568-602). The file is not read here: with `--config` and no `--port` on the
+    command line the port is unknown."""
     ports = set()
     for invocation in invocations:
+        if invocation.option("--config") and not invocation.option("--port"):
+            return None
         port = invocation.api_port
         if port is None:
             return None
