@@ -271,3 +271,59 @@ def test_old_releases_are_not_judged_for_the_temporary_directory():
     text = pod(image="vllm/vllm-openai:v0.7.3", mounts=HOME_CACHE, volumes=HOME_VOLUME,
                command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-8B]")
     assert found(text) == []  # the V0 engine of 0.7.x: not judged (its IPC can be turned off)
+
+
+# --- a --config file may set any option ---------------------------------------------------------------
+CONFIG_REPRO = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: vllm-config}
+data:
+  config.yaml: |
+    enforce-eager: true
+    download-dir: /models
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, MODEL, --config, /etc/vllm/config.yaml]
+        securityContext: {readOnlyRootFilesystem: true}
+        resources: {limits: {nvidia.com/gpu: 1}}
+        volumeMounts:
+        - {name: hf, mountPath: /root/.cache/huggingface}
+        - {name: tmp, mountPath: /tmp}
+        - {name: models, mountPath: /models}
+        - {name: cfg, mountPath: /etc/vllm}
+      volumes:
+      - {name: hf, emptyDir: {}}
+      - {name: tmp, emptyDir: {}}
+      - {name: models, persistentVolumeClaim: {claimName: models}}
+      - {name: cfg, configMap: {name: vllm-config}}
+"""
+
+
+def test_config_file_may_turn_compilation_off():
+    # `enforce-eager: true` in the file: the compile cache is not certain; FlashInfer's JIT cache stays info.
+    text = CONFIG_REPRO.replace("MODEL", "Qwen/Qwen2.5-7B-Instruct")
+    assert found(text) == [(21, 51, Severity.INFO, "flashinfer-jit:/root/.cache/flashinfer")]
+
+
+def test_config_file_may_move_the_downloads_and_the_sockets():
+    # the file may set download-dir, load-format, headless, ...: neither the hub cache nor the IPC directory
+    # is certain; only the info about FlashInfer's JIT cache remains
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")
+    assert found(text) == [(11, 47, Severity.INFO, "flashinfer-jit:/root/.cache/flashinfer")]
+
+
+def test_config_with_equals_is_not_read():
+    # vLLM pulls the file only for the word `--config` (`'--config' in args`); `--config=FILE` is parsed as an
+    # option and the file is ignored: judged as without it
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]")
+    assert found(text) == [(11, 47, Severity.WARNING, HUB_ROOT)]

@@ -195,10 +195,15 @@ def _written(work, invocation: Invocation, builds: list[ImageBuild],
     release = invocation.release
     compiles = cuda and _compiles(work, invocation, env, release)
     eager = any(o.name.replace("_", "-") == "--enforce-eager" and o.value is None for o in invocation.options)
+    # `--config FILE`: the file may set any option (`download-dir`, `enforce-eager`, `headless`, ...), and the
+    # run does not read it: nothing that depends on the options is certain.
+    from_file = invocation.config_file is not None
     certain: list[Cache] = []
     jit: list[Cache] = []
     for cache in caches():
         if not cache.applies(release):
+            continue
+        if from_file and cache.written in ("hub-download", "compile", "tempdir"):
             continue
         if cache.written == "hub-download" and _downloads(work, invocation, env):
             certain.append(cache)
