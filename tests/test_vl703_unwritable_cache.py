@@ -19,7 +19,7 @@ def found(text, filename="example.yaml"):
     return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text, filename)]
 
 
-def pod(security="{readOnlyRootFilesystem: true}", image="vllm/vllm-openai:v0.10.1", env="[]", mounts="[]",
+def pod(security="{readOnlyRootFilesystem: true}", image="vllm/vllm-openai:v0.11.0", env="[]", mounts="[]",
         volumes="[]", command="[vllm, serve, Qwen/Qwen3-8B]", pod_security="{}", head=""):
     return f"""{head}apiVersion: v1
 kind: Pod
@@ -327,3 +327,43 @@ def test_config_with_equals_is_not_read():
     # option and the file is ignored: judged as without it
     text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]")
     assert found(text) == [(11, 47, Severity.WARNING, HUB_ROOT)]
+
+
+# --- 0.8.0-0.10.x may fall back to the V0 engine, which does not compile ---------------------------------
+# a local model and an emptyDir at /tmp (the IPC sockets: V0's MQLLMEngine binds them there too): only the
+# compile cache is judged
+LOCAL = dict(command="[vllm, serve, /models/qwen]",
+             mounts="[{name: m, mountPath: /models, readOnly: true}, {name: tmp, mountPath: /tmp}]",
+             volumes="[{name: m, persistentVolumeClaim: {claimName: models}}, {name: tmp, emptyDir: {}}]")
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.9.2",
+                                   "vllm/vllm-openai:v0.10.1"])
+def test_compile_cache_of_a_release_that_may_fall_back_is_info(image):
+    (finding,) = lint(pod(image=image, **LOCAL))
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (11, 47, Severity.INFO,
+                                                                                      CACHE_ROOT)
+    assert "falls back to V0, which does not compile, when VLLM_USE_V1 is unset" in finding.message
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.10.1", "vllm/vllm-openai:v0.11.0"])
+def test_compile_cache_is_certain_with_v1_forced_or_without_v0(image):
+    text = pod(image=image, env="[{name: VLLM_USE_V1, value: '1'}]", **LOCAL)
+    assert found(text) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+    assert found(pod(image="vllm/vllm-openai:v0.11.0", **LOCAL)) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+def test_hub_download_on_a_release_that_may_fall_back():
+    # the hub cache is certain; the compile cache is not, so it is not listed with it
+    (finding,) = lint(pod(image="vllm/vllm-openai:v0.10.1", mounts="[{name: tmp, mountPath: /tmp}]",
+                          volumes="[{name: tmp, emptyDir: {}}]"))
+    assert (finding.severity, finding.value) == (Severity.WARNING, HUB_ROOT)
+    assert "/root/.cache/vllm" not in finding.message
+
+
+def test_a_digest_may_be_a_release_that_falls_back():
+    text = pod(image="vllm/vllm-openai@sha256:" + "a" * 64, env="[{name: HF_HOME, value: /cache/hf}]", mounts=CACHE,
+               volumes=CACHE_VOLUME)
+    assert found(text) == [(11, 47, Severity.INFO, CACHE_ROOT)]
+    assert found(text.replace("env: [", "env: [{name: VLLM_USE_V1, value: '1'}, ")) == [
+        (11, 47, Severity.WARNING, CACHE_ROOT)]

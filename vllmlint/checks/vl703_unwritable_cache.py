@@ -19,7 +19,7 @@ from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, World
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
-from vllmlint.vllm.caches import Cache, caches, compile_off_by_default
+from vllmlint.vllm.caches import Cache, caches, compile_off_by_default, may_fall_back_to_v0
 from vllmlint.vllm.images import ImageBuild, image_builds
 from vllmlint.vllm.invocation import Invocation
 from vllmlint.vllm.release import version_key
@@ -189,11 +189,19 @@ def _error(ctx: Context) -> Severity:
 
 def _written(work, invocation: Invocation, builds: list[ImageBuild],
              env: dict[str, str]) -> tuple[list[Cache], list[Cache]]:
-    """(caches certain to be written at start-up for this configuration, caches only some paths write); `env`
-    holds "" for a variable whose value the run does not show."""
+    """(caches certain to be written at start-up for this configuration, caches only some paths write: the
+    JIT caches, and the compile cache of a release that may fall back to V0); `env` holds "" for a variable
+    whose value the run does not show."""
     cuda = all(b.accelerator == "cuda" for b in builds)
     release = invocation.release
     compiles = cuda and _compiles(work, invocation, env, release)
+    # 0.8.0-0.10.x fall back to the V0 engine (no torch.compile) when VLLM_USE_V1 is unset and V1 lacks
+    # something in use, part of which the manifest does not show (the GPU's compute capability, the model's
+    # architecture): compilation is certain there only with VLLM_USE_V1=1. A digest without a tag may be
+    # any release.
+    image = invocation.image
+    unknown_release = release is None and image is not None and image.digest is not None and image.tag is None
+    falls_back = (may_fall_back_to_v0(release) or unknown_release) and env.get("VLLM_USE_V1", "").strip() != "1"
     eager = any(o.name.replace("_", "-") == "--enforce-eager" and o.value is None for o in invocation.options)
     # `--config FILE`: the file may set any option (`download-dir`, `enforce-eager`, `headless`, ...), and the
     # run does not read it: nothing that depends on the options is certain.
@@ -208,7 +216,7 @@ def _written(work, invocation: Invocation, builds: list[ImageBuild],
         if cache.written == "hub-download" and _downloads(work, invocation, env):
             certain.append(cache)
         elif cache.written == "compile" and compiles:
-            certain.append(cache)
+            (jit if falls_back else certain).append(cache)
         elif cache.written == "tempdir" and not any(o.name.replace("_", "-").startswith(_TCP_OPTIONS)
                                                    for o in invocation.options):
             certain.append(cache)
@@ -333,7 +341,11 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
     else:
         why = f"the container runs as uid {uid}, whose HOME is `{home}`, which that uid cannot write, and no volume is mounted there"
     when = {"hub-download": f"vLLM downloads `{invocation.model.text if invocation.model else 'the model'}` into it at start-up",
-            "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up",
+            "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up" + (
+                "" if severity >= Severity.WARNING else
+                " when it runs the V1 engine (this release falls back to V0, which does not compile, when "
+                "VLLM_USE_V1 is unset and V1 lacks something in use: a GPU below compute capability 8.0, "
+                "some options and models)"),
             "tempdir": ("vLLM binds its engine's ZeroMQ IPC sockets there at start-up (in the first writable of "
                         "$TMPDIR, /tmp, /var/tmp, /usr/tmp and the working directory: here none is)"),
             "jit": "kernels are JIT-compiled there on some paths (FlashInfer attention, sampling, MoE)",
@@ -347,7 +359,9 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
     others = ""
     if len(problems) > 1:
         others = " Also not writable: " + ", ".join(f"`{d}` ({c.name}, {c.moved_by})" for c, d, _ in problems[1:]) + "."
-    if severity < Severity.WARNING:
+    if severity < Severity.WARNING and cache.written == "compile":
+        effect = "then fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
+    elif severity < Severity.WARNING:
         effect = "vLLM fails when it first needs such a kernel"
     elif cache.written == "tempdir" and via in ("TMPDIR", "workingDir"):
         effect = "fails with \"No usable temporary directory found\", and the container restarts"
