@@ -367,3 +367,52 @@ def test_a_digest_may_be_a_release_that_falls_back():
     assert found(text) == [(11, 47, Severity.INFO, CACHE_ROOT)]
     assert found(text.replace("env: [", "env: [{name: VLLM_USE_V1, value: '1'}, ")) == [
         (11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+# --- a read-only volume at the hub cache is a cache filled beforehand ------------------------------------
+MODELS_TMP = "[{name: models, mountPath: /models%s}, {name: tmp, mountPath: /tmp}, {name: c, mountPath: /root/.cache}]"
+TMP_VOLUMES = "{name: tmp, emptyDir: {}}, {name: c, emptyDir: {}}"
+
+
+@pytest.mark.parametrize("mount, volume", [
+    (", readOnly: true", "{name: models, persistentVolumeClaim: {claimName: models}}"),
+    ("", "{name: models, persistentVolumeClaim: {claimName: models, readOnly: true}}"),
+    ("", "{name: models, csi: {driver: s3.csi.aws.com, readOnly: true}}"),
+    ("", "{name: models, image: {reference: 'registry.example.com/models/qwen3-8b:1'}}"),
+])
+def test_read_only_volume_at_the_hub_cache_is_info(mount, volume):
+    text = pod(env="[{name: HF_HOME, value: /models}]", mounts=MODELS_TMP % mount,
+               volumes=f"[{volume}, {TMP_VOLUMES}]")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (
+        12, 46, Severity.INFO, "read-only-hub:/models/hub")
+    assert "HF_HUB_OFFLINE=1" in finding.message and "no writable volume" not in finding.message
+    assert "it is on the volume `models` mounted at `/models`, which is read-only" in finding.message
+
+
+def test_read_only_hub_cache_offline_is_silent():
+    text = pod(env="[{name: HF_HOME, value: /models}, {name: HF_HUB_OFFLINE, value: '1'}]",
+               mounts=MODELS_TMP % ", readOnly: true",
+               volumes=f"[{{name: models, persistentVolumeClaim: {{claimName: models}}}}, {TMP_VOLUMES}]")
+    assert found(text) == []
+
+
+def test_a_config_map_at_the_hub_cache_is_named_as_a_read_only_volume():
+    text = pod(env="[{name: HF_HOME, value: /etc/hf}]", mounts="[{name: cfg, mountPath: /etc/hf}]",
+               volumes="[{name: cfg, configMap: {name: hf}}]")
+    (finding,) = lint(text)
+    assert (finding.severity, finding.value) == (Severity.WARNING, "hf-hub:/etc/hf/hub")
+    assert "no writable volume" not in finding.message
+    assert ("it is on the volume `cfg` mounted at `/etc/hf`, which is read-only (the kubelet mounts configMap "
+            "volumes read-only)") in finding.message
+
+
+def test_compile_cache_on_a_read_only_pvc_source():
+    text = pod(env="[{name: VLLM_CACHE_ROOT, value: /models/vllm}]", command="[vllm, serve, /models/qwen]",
+               mounts="[{name: models, mountPath: /models}, {name: tmp, mountPath: /tmp}]",
+               volumes="[{name: models, persistentVolumeClaim: {claimName: models, readOnly: true}}, "
+                       "{name: tmp, emptyDir: {}}]")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (
+        11, 47, Severity.WARNING, "vllm-cache-root:/models/vllm")
+    assert "its persistentVolumeClaim source sets `readOnly: true`" in finding.message
