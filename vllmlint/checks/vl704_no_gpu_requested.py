@@ -2,8 +2,9 @@
 
 Which images are CUDA builds is data (`builds` in data/image-entrypoints.yaml: the image family and tag
 variant, e.g. vllm/vllm-openai but not its -rocm tags, not vllm/vllm-openai-cpu); what counts as getting
-an accelerator is data too (data/accelerators.yaml: device-plugin resource names, fractional-GPU
-annotations and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
+an accelerator is data too (data/accelerators.yaml: device-plugin resource names and, as a catch-all, any
+extended resource outside the kubernetes.io domain, since any may be a device; fractional-GPU annotations
+and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
 "No CUDA GPUs are available"), or, where a node's default runtime is nvidia and the image's
 NVIDIA_VISIBLE_DEVICES=all applies, it uses GPUs the scheduler gave to other pods
 (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).
