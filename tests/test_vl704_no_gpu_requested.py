@@ -173,3 +173,9 @@ spec:
     resources: {limits: {nvidia.com/gpu: 1}}
 """
     assert found(text) == []
+
+
+def test_a_config_file_may_send_the_work_elsewhere():
+    # `--config FILE` may set `distributed-executor-backend: ray` (or `device`): not judged
+    assert found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")) == []
+    assert len(found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]"))) == 1

@@ -59,7 +59,10 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 
 def _device_elsewhere(invocation: Invocation) -> bool:
     """The invocation itself says the GPUs are not this container's: `--device` other than cuda/auto (older
-    releases), or a Ray executor whose GPU workers are other pods."""
+    releases), or a Ray executor whose GPU workers are other pods. A `--config` file may set either (the run
+    does not read it)."""
+    if invocation.config_file is not None:
+        return True
     for option in invocation.options:
         name = option.canonical
         if name == "--device" and (not option.value_known or (option.value or "").lower() not in ("cuda", "auto")):
