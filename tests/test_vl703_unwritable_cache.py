@@ -19,7 +19,7 @@ def found(text, filename="example.yaml"):
     return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text, filename)]
 
 
-def pod(security="{readOnlyRootFilesystem: true}", image="vllm/vllm-openai:v0.10.1", env="[]", mounts="[]",
+def pod(security="{readOnlyRootFilesystem: true}", image="vllm/vllm-openai:v0.11.0", env="[]", mounts="[]",
         volumes="[]", command="[vllm, serve, Qwen/Qwen3-8B]", pod_security="{}", head=""):
     return f"""{head}apiVersion: v1
 kind: Pod
@@ -271,3 +271,148 @@ def test_old_releases_are_not_judged_for_the_temporary_directory():
     text = pod(image="vllm/vllm-openai:v0.7.3", mounts=HOME_CACHE, volumes=HOME_VOLUME,
                command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-8B]")
     assert found(text) == []  # the V0 engine of 0.7.x: not judged (its IPC can be turned off)
+
+
+# --- a --config file may set any option ---------------------------------------------------------------
+CONFIG_REPRO = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: vllm-config}
+data:
+  config.yaml: |
+    enforce-eager: true
+    download-dir: /models
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, MODEL, --config, /etc/vllm/config.yaml]
+        securityContext: {readOnlyRootFilesystem: true}
+        resources: {limits: {nvidia.com/gpu: 1}}
+        volumeMounts:
+        - {name: hf, mountPath: /root/.cache/huggingface}
+        - {name: tmp, mountPath: /tmp}
+        - {name: models, mountPath: /models}
+        - {name: cfg, mountPath: /etc/vllm}
+      volumes:
+      - {name: hf, emptyDir: {}}
+      - {name: tmp, emptyDir: {}}
+      - {name: models, persistentVolumeClaim: {claimName: models}}
+      - {name: cfg, configMap: {name: vllm-config}}
+"""
+
+
+def test_config_file_may_turn_compilation_off():
+    # `enforce-eager: true` in the file: the compile cache is not certain; FlashInfer's JIT cache stays info.
+    text = CONFIG_REPRO.replace("MODEL", "Qwen/Qwen2.5-7B-Instruct")
+    assert found(text) == [(21, 51, Severity.INFO, "flashinfer-jit:/root/.cache/flashinfer")]
+
+
+def test_config_file_may_move_the_downloads_and_the_sockets():
+    # the file may set download-dir, load-format, headless, ...: neither the hub cache nor the IPC directory
+    # is certain; only the info about FlashInfer's JIT cache remains
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")
+    assert found(text) == [(11, 47, Severity.INFO, "flashinfer-jit:/root/.cache/flashinfer")]
+
+
+def test_config_with_equals_is_not_read():
+    # vLLM pulls the file only for the word `--config` (`'--config' in args`); `--config=FILE` is parsed as an
+    # option and the file is ignored: judged as without it
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]")
+    assert found(text) == [(11, 47, Severity.WARNING, HUB_ROOT)]
+
+
+# --- 0.8.0-0.10.x may fall back to the V0 engine, which does not compile ---------------------------------
+# a local model and an emptyDir at /tmp (the IPC sockets: V0's MQLLMEngine binds them there too): only the
+# compile cache is judged
+LOCAL = dict(command="[vllm, serve, /models/qwen]",
+             mounts="[{name: m, mountPath: /models, readOnly: true}, {name: tmp, mountPath: /tmp}]",
+             volumes="[{name: m, persistentVolumeClaim: {claimName: models}}, {name: tmp, emptyDir: {}}]")
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.9.2",
+                                   "vllm/vllm-openai:v0.10.1"])
+def test_compile_cache_of_a_release_that_may_fall_back_is_info(image):
+    (finding,) = lint(pod(image=image, **LOCAL))
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (11, 47, Severity.INFO,
+                                                                                      CACHE_ROOT)
+    assert "falls back to V0, which does not compile, when VLLM_USE_V1 is unset" in finding.message
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.10.1", "vllm/vllm-openai:v0.11.0"])
+def test_compile_cache_is_certain_with_v1_forced_or_without_v0(image):
+    text = pod(image=image, env="[{name: VLLM_USE_V1, value: '1'}]", **LOCAL)
+    assert found(text) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+    assert found(pod(image="vllm/vllm-openai:v0.11.0", **LOCAL)) == [(11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+def test_hub_download_on_a_release_that_may_fall_back():
+    # the hub cache is certain; the compile cache is not, so it is not listed with it
+    (finding,) = lint(pod(image="vllm/vllm-openai:v0.10.1", mounts="[{name: tmp, mountPath: /tmp}]",
+                          volumes="[{name: tmp, emptyDir: {}}]"))
+    assert (finding.severity, finding.value) == (Severity.WARNING, HUB_ROOT)
+    assert "/root/.cache/vllm" not in finding.message
+
+
+def test_a_digest_may_be_a_release_that_falls_back():
+    text = pod(image="vllm/vllm-openai@sha256:" + "a" * 64, env="[{name: HF_HOME, value: /cache/hf}]", mounts=CACHE,
+               volumes=CACHE_VOLUME)
+    assert found(text) == [(11, 47, Severity.INFO, CACHE_ROOT)]
+    assert found(text.replace("env: [", "env: [{name: VLLM_USE_V1, value: '1'}, ")) == [
+        (11, 47, Severity.WARNING, CACHE_ROOT)]
+
+
+# --- a read-only volume at the hub cache is a cache filled beforehand ------------------------------------
+MODELS_TMP = "[{name: models, mountPath: /models%s}, {name: tmp, mountPath: /tmp}, {name: c, mountPath: /root/.cache}]"
+TMP_VOLUMES = "{name: tmp, emptyDir: {}}, {name: c, emptyDir: {}}"
+
+
+@pytest.mark.parametrize("mount, volume", [
+    (", readOnly: true", "{name: models, persistentVolumeClaim: {claimName: models}}"),
+    ("", "{name: models, persistentVolumeClaim: {claimName: models, readOnly: true}}"),
+    ("", "{name: models, csi: {driver: s3.csi.aws.com, readOnly: true}}"),
+    ("", "{name: models, image: {reference: 'registry.example.com/models/qwen3-8b:1'}}"),
+])
+def test_read_only_volume_at_the_hub_cache_is_info(mount, volume):
+    text = pod(env="[{name: HF_HOME, value: /models}]", mounts=MODELS_TMP % mount,
+               volumes=f"[{volume}, {TMP_VOLUMES}]")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (
+        12, 46, Severity.INFO, "read-only-hub:/models/hub")
+    assert "HF_HUB_OFFLINE=1" in finding.message and "no writable volume" not in finding.message
+    assert "it is on the volume `models` mounted at `/models`, which is read-only" in finding.message
+
+
+def test_read_only_hub_cache_offline_is_silent():
+    text = pod(env="[{name: HF_HOME, value: /models}, {name: HF_HUB_OFFLINE, value: '1'}]",
+               mounts=MODELS_TMP % ", readOnly: true",
+               volumes=f"[{{name: models, persistentVolumeClaim: {{claimName: models}}}}, {TMP_VOLUMES}]")
+    assert found(text) == []
+
+
+def test_a_config_map_at_the_hub_cache_is_named_as_a_read_only_volume():
+    text = pod(env="[{name: HF_HOME, value: /etc/hf}]", mounts="[{name: cfg, mountPath: /etc/hf}]",
+               volumes="[{name: cfg, configMap: {name: hf}}]")
+    (finding,) = lint(text)
+    assert (finding.severity, finding.value) == (Severity.WARNING, "hf-hub:/etc/hf/hub")
+    assert "no writable volume" not in finding.message
+    assert ("it is on the volume `cfg` mounted at `/etc/hf`, which is read-only (the kubelet mounts configMap "
+            "volumes read-only)") in finding.message
+
+
+def test_compile_cache_on_a_read_only_pvc_source():
+    text = pod(env="[{name: VLLM_CACHE_ROOT, value: /models/vllm}]", command="[vllm, serve, /models/qwen]",
+               mounts="[{name: models, mountPath: /models}, {name: tmp, mountPath: /tmp}]",
+               volumes="[{name: models, persistentVolumeClaim: {claimName: models, readOnly: true}}, "
+                       "{name: tmp, emptyDir: {}}]")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == (
+        11, 47, Severity.WARNING, "vllm-cache-root:/models/vllm")
+    assert "its persistentVolumeClaim source sets `readOnly: true`" in finding.message

@@ -38,7 +38,9 @@ def test_cuda_image_without_gpu(image):
     assert found(pod(image=image)) == [(7, 12, Severity.WARNING, f"no-gpu:{image}")]
 
 
-@pytest.mark.parametrize("resources", ["{}", "{requests: {memory: 16Gi}}", "{limits: {ephemeral-storage: 50Gi}}"])
+@pytest.mark.parametrize("resources", ["{}", "{requests: {memory: 16Gi}}", "{limits: {ephemeral-storage: 50Gi}}",
+                                       "{limits: {hugepages-2Mi: 1Gi, cpu: '8'}}",
+                                       "{limits: {example.kubernetes.io/x: 1}}"])
 def test_no_accelerator_resource(resources):
     assert [f[:3] for f in found(pod(resources=resources))] == [(7, 12, Severity.WARNING)]
 
@@ -77,6 +79,10 @@ def test_compose_without_reservation():
     "{limits: {nvidia.com/gpu.shared: 1}}", "{limits: {nvidia.com/gpumem: 8000}}", "{limits: {amd.com/gpu: 1}}",
     "{limits: {nvidia.com/gpu: '{{ .Values.gpus }}'}}", "{claims: [{name: gpu}]}", "'{{ .Values.resources }}'",
     "{limits: {volcano.sh/vgpu-number: 1}}", "{limits: {aliyun.com/gpu-mem: 8}}",
+    # GPU-sharing resources no list names: any extended resource (a domain outside kubernetes.io) may be one
+    "{limits: {koordinator.sh/gpu-core: 100}}", "{requests: {k8s.amazonaws.com/vgpu: 1}}",
+    "{limits: {volcano.sh/gpu-memory: 8000}}", "{limits: {volcano.sh/gpu-number: 1}}",
+    "{limits: {cpu: '8', example.com/accelerator: 1}}",
 ])
 def test_accelerator_requested(resources):
     assert found(pod(resources=resources)) == []
@@ -167,3 +173,9 @@ spec:
     resources: {limits: {nvidia.com/gpu: 1}}
 """
     assert found(text) == []
+
+
+def test_a_config_file_may_send_the_work_elsewhere():
+    # `--config FILE` may set `distributed-executor-backend: ray` (or `device`): not judged
+    assert found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")) == []
+    assert len(found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]"))) == 1

@@ -169,3 +169,61 @@ spec:
     linter.add_text(text.replace("  securityContext: {runAsUser: 1000}\n", ""), "p.yaml")
     [work] = workloads(linter.build())
     assert download_dir(work) == ("/root/.cache/huggingface/hub", "the default Hugging Face cache of the image's root user")
+
+
+# The reviewer's case: a ConfigMap file with `download-dir: /models` (a PVC), an emptyDir at the default cache.
+CONFIG_REPRO = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: vllm-config}
+data:
+  config.yaml: |
+    enforce-eager: true
+    download-dir: /models
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, MODEL, --config, /etc/vllm/config.yaml]
+        securityContext: {readOnlyRootFilesystem: true}
+        resources: {limits: {nvidia.com/gpu: 1}}
+        volumeMounts:
+        - {name: hf, mountPath: /root/.cache/huggingface}
+        - {name: tmp, mountPath: /tmp}
+        - {name: models, mountPath: /models}
+        - {name: cfg, mountPath: /etc/vllm}
+      volumes:
+      - {name: hf, emptyDir: {}}
+      - {name: tmp, emptyDir: {}}
+      - {name: models, persistentVolumeClaim: {claimName: models}}
+      - {name: cfg, configMap: {name: vllm-config}}
+"""
+
+
+@pytest.mark.parametrize("select, change", [
+    ("VL706", ("", "")),
+    # VL609: a small emptyDir at the default cache, but the file sends the weights to the PVC
+    ("VL609", ("- {name: hf, emptyDir: {}}", "- {name: hf, emptyDir: {sizeLimit: 10Gi}}")),
+    # VL710: offline, the default cache is an empty emptyDir, but the file points at the PVC that holds the model
+    ("VL710", ("        securityContext:", "        env: [{name: HF_HUB_OFFLINE, value: '1'}]\n        securityContext:")),
+])
+def test_a_config_file_may_set_download_dir(select, change):
+    # `--config FILE` may set `download-dir` (here /models, a PVC): where the weights land is not known, so
+    # VL706, VL609 and VL710, which read that place from capacity.workload.download_dir, are silent
+    text = CONFIG_REPRO.replace("MODEL", "Qwen/Qwen2.5-72B-Instruct").replace(*change)
+    assert lint(text, select=select) == []
+    assert [f.code for f in lint(text.replace(", --config, /etc/vllm/config.yaml", ""), select=select)] == [select]
+
+def test_download_dir_with_a_config_file():
+    from vllmlint.capacity.workload import download_dir, workloads
+    linter = Linter()
+    linter.add_text(pod(extra=", --config, /etc/vllm/config.yaml"), "p.yaml")
+    [work] = workloads(linter.build())
+    assert download_dir(work) == (None, "--config file")

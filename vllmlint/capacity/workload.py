@@ -470,7 +470,10 @@ def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
 
 
 def download_dir(work: Workload) -> tuple[str | None, str]:
-    """(path, why): where the Hugging Face hub cache of this container is; path None when not in the manifest."""
+    """(path, why): where the Hugging Face hub cache of this container is; path None when not in the manifest
+    (a `--config` file may set `download-dir`: not read, so not known)."""
+    if work.invocation.config_file is not None:
+        return None, "--config file"
     option = work.options.get("--download-dir")
     if option is not None:
         if option.value_known and option.value is not None:

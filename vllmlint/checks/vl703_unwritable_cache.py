@@ -4,7 +4,8 @@ What is written where comes from data: data/caches.yaml (the cache directories o
 FlashInfer, Triton, ..., the variables that move them, and when each is written) and the `builds` section of
 data/image-entrypoints.yaml (the image's USER and the HOME of each uid in its /etc/passwd). A directory is
 judged on what backs it (`Container.backing`): a writable volume (emptyDir, PVC, hostPath, ...) is writable;
-a read-only mount or a Secret/ConfigMap/projected/downwardAPI/image volume is not; the container's own
+a read-only mount or source or a Secret/ConfigMap/projected/downwardAPI/image volume is not (at the hub cache,
+such a volume that can hold files is a cache filled beforehand: info, suggesting HF_HUB_OFFLINE=1); the container's own
 filesystem is not writable under `readOnlyRootFilesystem: true`, and for a non-root uid only its own home
 and /tmp are (a HOME of `/` or `/nonexistent` is not). Anything the run cannot tell (an image not in the
 table, an env value from a Secret, a uid the table does not know, an OpenShift-assigned uid) is silent.
@@ -19,13 +20,15 @@ from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, World
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
-from vllmlint.vllm.caches import Cache, caches, compile_off_by_default
+from vllmlint.vllm.caches import Cache, caches, compile_off_by_default, may_fall_back_to_v0
 from vllmlint.vllm.images import ImageBuild, image_builds
 from vllmlint.vllm.invocation import Invocation
 from vllmlint.vllm.release import version_key
 
 # Volumes the kubelet always mounts read-only (https://kubernetes.io/docs/concepts/storage/volumes/).
 _READ_ONLY_VOLUMES = ("secret", "configMap", "projected", "downwardAPI", "image")
+# Of those, the ones built from API objects (1 MiB each): they cannot be a pre-populated model cache.
+_OBJECT_VOLUMES = ("secret", "configMap", "projected", "downwardAPI")
 # Directories any uid may write on a writable root filesystem (sticky, world-writable in the base images).
 _SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 # Options that change whether or how vLLM compiles: when one is given, compilation is not judged.
@@ -100,9 +103,21 @@ def _check_container(ctx: Context, work, invocation: Invocation, container: Cont
         found = [_unwritable(cache, env, home, container, builds, uid, read_only, home_from_passwd) for home in homes]
         return found[0] if all(found) else None  # not writable whatever HOME is
 
-    problems = [(cache, *where) for cache in certain if (where := unwritable(cache)) is not None]
+    problems: list[tuple[Cache, str, str]] = []
+    prepopulated: tuple[Cache, str, str] | None = None
+    for cache in certain:
+        where = unwritable(cache)
+        if where is None:
+            continue
+        if cache.written == "hub-download" and _read_only_store(container, where[0]):
+            prepopulated = (cache, *where)  # the usual ReadOnlyMany cache filled beforehand: info at most
+            continue
+        problems.append((cache, *where))
     if problems:
         yield _finding(ctx, invocation, container, reason_node, problems, read_only, uid, homes[0], ctx.severity)
+        return
+    if prepopulated is not None:
+        yield _prepopulated_finding(ctx, invocation, container, *prepopulated)
         return
     for cache in jit:
         where = unwritable(cache)
@@ -189,21 +204,34 @@ def _error(ctx: Context) -> Severity:
 
 def _written(work, invocation: Invocation, builds: list[ImageBuild],
              env: dict[str, str]) -> tuple[list[Cache], list[Cache]]:
-    """(caches certain to be written at start-up for this configuration, caches only some paths write); `env`
-    holds "" for a variable whose value the run does not show."""
+    """(caches certain to be written at start-up for this configuration, caches only some paths write: the
+    JIT caches, and the compile cache of a release that may fall back to V0); `env` holds "" for a variable
+    whose value the run does not show."""
     cuda = all(b.accelerator == "cuda" for b in builds)
     release = invocation.release
     compiles = cuda and _compiles(work, invocation, env, release)
+    # 0.8.0-0.10.x fall back to the V0 engine (no torch.compile) when VLLM_USE_V1 is unset and V1 lacks
+    # something in use, part of which the manifest does not show (the GPU's compute capability, the model's
+    # architecture): compilation is certain there only with VLLM_USE_V1=1. A digest without a tag may be
+    # any release.
+    image = invocation.image
+    unknown_release = release is None and image is not None and image.digest is not None and image.tag is None
+    falls_back = (may_fall_back_to_v0(release) or unknown_release) and env.get("VLLM_USE_V1", "").strip() != "1"
     eager = any(o.name.replace("_", "-") == "--enforce-eager" and o.value is None for o in invocation.options)
+    # `--config FILE`: the file may set any option (`download-dir`, `enforce-eager`, `headless`, ...), and the
+    # run does not read it: nothing that depends on the options is certain.
+    from_file = invocation.config_file is not None
     certain: list[Cache] = []
     jit: list[Cache] = []
     for cache in caches():
         if not cache.applies(release):
             continue
+        if from_file and cache.written in ("hub-download", "compile", "tempdir"):
+            continue
         if cache.written == "hub-download" and _downloads(work, invocation, env):
             certain.append(cache)
         elif cache.written == "compile" and compiles:
-            certain.append(cache)
+            (jit if falls_back else certain).append(cache)
         elif cache.written == "tempdir" and not any(o.name.replace("_", "-").startswith(_TCP_OPTIONS)
                                                    for o in invocation.options):
             certain.append(cache)
@@ -253,7 +281,7 @@ def _writable(path: str, container: Container, builds: list[ImageBuild], uid: in
     if backing.mount is not None:
         if backing.volume is None:
             return None  # a mount of a volume the pod does not define: another error
-        if backing.mount.read_only or backing.volume.kind in _READ_ONLY_VOLUMES:
+        if backing.mount.read_only or backing.volume.kind in _READ_ONLY_VOLUMES or backing.volume.source_read_only:
             return False
         return True  # emptyDir is world-writable; a PVC or hostPath's permissions are not in the manifest
     if read_only:
@@ -323,12 +351,19 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
              problems: list[tuple[Cache, str, str]], read_only: bool, uid: int, home: str,
              severity: Severity) -> Finding | None:
     cache, directory, via = problems[0]
-    if read_only:
+    backing = container.backing(directory)
+    if backing.mount is not None and backing.volume is not None:
+        why = _read_only_volume_words(backing)
+    elif read_only:
         why = "`readOnlyRootFilesystem: true` and no writable volume is mounted there"
     else:
         why = f"the container runs as uid {uid}, whose HOME is `{home}`, which that uid cannot write, and no volume is mounted there"
     when = {"hub-download": f"vLLM downloads `{invocation.model.text if invocation.model else 'the model'}` into it at start-up",
-            "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up",
+            "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up" + (
+                "" if severity >= Severity.WARNING else
+                " when it runs the V1 engine (this release falls back to V0, which does not compile, when "
+                "VLLM_USE_V1 is unset and V1 lacks something in use: a GPU below compute capability 8.0, "
+                "some options and models)"),
             "tempdir": ("vLLM binds its engine's ZeroMQ IPC sockets there at start-up (in the first writable of "
                         "$TMPDIR, /tmp, /var/tmp, /usr/tmp and the working directory: here none is)"),
             "jit": "kernels are JIT-compiled there on some paths (FlashInfer attention, sampling, MoE)",
@@ -342,7 +377,9 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
     others = ""
     if len(problems) > 1:
         others = " Also not writable: " + ", ".join(f"`{d}` ({c.name}, {c.moved_by})" for c, d, _ in problems[1:]) + "."
-    if severity < Severity.WARNING:
+    if severity < Severity.WARNING and cache.written == "compile":
+        effect = "then fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
+    elif severity < Severity.WARNING:
         effect = "vLLM fails when it first needs such a kernel"
     elif cache.written == "tempdir" and via in ("TMPDIR", "workingDir"):
         effect = "fails with \"No usable temporary directory found\", and the container restarts"
@@ -353,3 +390,47 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
                f"{cache.moved_by} at it (or mount the volume at `{directory}`).")
     return ctx.finding(anchor or invocation.anchor, message, about=container, value=f"{cache.id}:{directory}",
                        severity=severity)
+
+
+def _read_only_store(container: Container, path: str) -> bool:
+    """`path` is on a read-only volume that may hold files put there beforehand: a `readOnly` mount, a
+    `readOnly` PVC/CSI/NFS source or an image volume (not a Secret, ConfigMap, projected or downwardAPI
+    volume)."""
+    backing = container.backing(path)
+    mount, volume = backing.mount, backing.volume
+    if mount is None or volume is None or volume.kind in _OBJECT_VOLUMES:
+        return False
+    return mount.read_only or volume.source_read_only or volume.kind == "image"
+
+
+def _read_only_volume_words(backing) -> str:
+    """Why the volume holding a directory is read-only, in a few words."""
+    mount, volume = backing.mount, backing.volume
+    if mount.read_only:
+        how = "its volumeMount sets `readOnly: true`"
+    elif volume.source_read_only:
+        how = f"its {volume.kind} source sets `readOnly: true`"
+    else:
+        how = f"the kubelet mounts {volume.kind} volumes read-only"
+    return f"it is on the volume `{volume.name}` mounted at `{mount.mount_path}`, which is read-only ({how})"
+
+
+def _prepopulated_finding(ctx: Context, invocation: Invocation, container: Container, cache: Cache,
+                          directory: str, via: str) -> Finding | None:
+    """The hub cache is a read-only volume: a cache filled beforehand (ReadOnlyMany), which works while it
+    holds the repository's current commit. Online, huggingface_hub asks the Hub for that commit and reads the
+    cached files without writing (a failed write of refs/ is ignored), but a newer commit, or a file missing
+    from the cache, is downloaded into it, which fails (huggingface_hub 0.36.0 file_download.py lines
+    1064-1066, 1109-1111 and 1124-1130; _snapshot_download.py lines 293-300)."""
+    backing = container.backing(directory)
+    model = invocation.model.text if invocation.model else "the model"
+    moved = f"the default under {via}, moved by {cache.moved_by}" if via == "HOME" else f"set by {via}"
+    message = (f"`{directory}` ({cache.name}, {moved}) is read-only: {_read_only_volume_words(backing)}, "
+               f"so it is taken as a cache filled beforehand. vLLM reads `{model}` from it while it holds the "
+               "repository's current commit, but with HF_HUB_OFFLINE unset huggingface_hub still asks the Hub, and "
+               "when the repository has a newer commit (or a file is missing) it downloads into the cache and "
+               "fails with \"Read-only file system\". Fix: set `HF_HUB_OFFLINE=1` so that only the cache is read "
+               "(or pin `--revision` to the cached commit).")
+    anchor = backing.mount.path_node if backing.mount is not None else None
+    return ctx.finding(anchor or invocation.anchor, message, about=container,
+                       value=f"read-only-hub:{directory}", severity=min(ctx.severity, Severity.INFO))

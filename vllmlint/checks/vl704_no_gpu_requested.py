@@ -2,8 +2,9 @@
 
 Which images are CUDA builds is data (`builds` in data/image-entrypoints.yaml: the image family and tag
 variant, e.g. vllm/vllm-openai but not its -rocm tags, not vllm/vllm-openai-cpu); what counts as getting
-an accelerator is data too (data/accelerators.yaml: device-plugin resource names, fractional-GPU
-annotations and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
+an accelerator is data too (data/accelerators.yaml: device-plugin resource names and, as a catch-all, any
+extended resource outside the kubernetes.io domain, since any may be a device; fractional-GPU annotations
+and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
 "No CUDA GPUs are available"), or, where a node's default runtime is nvidia and the image's
 NVIDIA_VISIBLE_DEVICES=all applies, it uses GPUs the scheduler gave to other pods
 (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).
@@ -58,7 +59,10 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 
 def _device_elsewhere(invocation: Invocation) -> bool:
     """The invocation itself says the GPUs are not this container's: `--device` other than cuda/auto (older
-    releases), or a Ray executor whose GPU workers are other pods."""
+    releases), or a Ray executor whose GPU workers are other pods. A `--config` file may set either (the run
+    does not read it)."""
+    if invocation.config_file is not None:
+        return True
     for option in invocation.options:
         name = option.canonical
         if name == "--device" and (not option.value_known or (option.value or "").lower() not in ("cuda", "auto")):

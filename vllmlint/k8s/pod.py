@@ -84,6 +84,13 @@ class Volume:
         return scalar_str(source.get("driver")) if source else None
 
     @property
+    def source_read_only(self) -> bool:
+        """`readOnly: true` in the volume's source (persistentVolumeClaim, csi, nfs, iscsi, ...): the kubelet
+        mounts it read-only in every container (https://kubernetes.io/docs/concepts/storage/volumes/)."""
+        source = _mapping(self.source)
+        return source is not None and _bool(source.get("readOnly")) is True
+
+    @property
     def referenced_name(self) -> str | None:
         """The Secret (`secretName`) or ConfigMap (`name`) a secret/configMap volume projects."""
         source = _mapping(self.source)

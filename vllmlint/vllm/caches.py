@@ -82,3 +82,17 @@ def compile_off_by_default(release: str | None) -> frozenset[str] | None:
             found = True
             names.update(str(n) for n in row.get("architectures") or ())
     return frozenset(names) if found else None
+
+
+def may_fall_back_to_v0(release: str | None) -> bool:
+    """The release falls back to the V0 engine, which does not torch.compile, when VLLM_USE_V1 is unset and V1
+    lacks something in use (data/caches.yaml `v0_fallback`); None (the newest release) does not."""
+    if release is None:
+        return False
+    for row in _data().get("v0_fallback") or ():
+        releases = (row.get("releases") or {}) if isinstance(row, dict) else {}
+        low, high = releases.get("from"), releases.get("to")
+        if (not low or version_key(release) >= version_key(str(low))) and \
+                (not high or version_key(release) <= version_key(str(high))):
+            return True
+    return False

@@ -154,6 +154,19 @@ class Invocation:
         return [o for o in self.options if o.canonical in wanted or o.name.replace("_", "-") in wanted]
 
     @property
+    def config_file(self) -> Option | None:
+        """`--config FILE`: vLLM inserts the options of a YAML file (any of them: `download-dir`,
+        `enforce-eager`, ...) before the command line's (FlexibleArgumentParser.parse_args ->
+        _pull_args_from_config: vllm/utils.py 0.6.2 lines 1126-1127, vllm/utils/__init__.py 0.10.1.1 lines
+        1784-1785, vllm/utils/argparse_utils.py 0.33.0 lines 371-372). The run does not read that file:
+        whatever an option there may set is unknown. Only the exact word `--config` triggers it (`'--config'
+        in args`): `--config=FILE` is parsed as an option and the file is never read."""
+        for option in self.options:
+            if option.name == "--config" and not option.inline:
+                return option
+        return None
+
+    @property
     def source(self) -> SourceFile | None:
         for token in self.entry + self.tokens:
             if token.source is not None:
