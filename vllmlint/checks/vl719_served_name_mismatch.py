@@ -16,6 +16,9 @@ Clients are linked to a server only where the link is certain:
   `--host`/`--port` names a Service of the run (or localhost in the server's own pod) that sends that port to
   vLLM's API port. It sends `--served-model-name`, else `--model`, or one of its `--lora-modules` names
   (vllm/benchmarks/serve.py in 0.10.1.1).
+The benchmark client and curl count only for an endpoint that checks the name on the server's release
+(`model_checked` in `data/server-endpoints.yaml`: from 0.18.0 the pooling endpoints ignore `_check_model`'s
+result but `_maybe_get_adapters` raises VLLMNotFoundError, the same 404).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.k8s.quantity import digits_int
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
+from vllmlint.vllm.endpoints import checks_model
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Token
 from vllmlint.checks import Context
 
@@ -46,6 +50,10 @@ class Served:
     names: list[str]
     adapters: list[str] = field(default_factory=list)
     port: int | None = None
+
+    @property
+    def release(self) -> str | None:
+        return None if self.invocation.assumed else self.invocation.release
 
     def serves(self, name: str) -> bool:
         return name in self.names or name in self.adapters
@@ -367,7 +375,7 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         if target is None:
             continue
         servers = _servers_at(ctx, container, target[0], target[1], cache)
-        if not servers:
+        if not servers or not all(checks_model(target[3], s.release) for s in servers):
             continue
         for name, token in asked:
             if any(s.serves(name) for s in servers):
@@ -404,8 +412,16 @@ def _bench_asked(options: dict[str, list[Token]]) -> list[tuple[str, Token]]:
     return []
 
 
-def _bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str] | None:
-    """(host, port, as written) the client sends to: `--base-url`, else `--host` (127.0.0.1) and `--port` (8000)."""
+_BENCH_ENDPOINT = "/v1/completions"  # `--endpoint`'s default (vllm/benchmarks/serve.py:719 in 0.10.1.1, :1666 in 0.33.0)
+
+
+def _bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str, str] | None:
+    """(host, port, as written, request path) the client sends to: `--base-url`, else `--host` (127.0.0.1) and
+    `--port` (8000); the path is the base URL's path followed by `--endpoint`."""
+    endpoint_token = _first_value(options, "--endpoint")
+    endpoint = _text(endpoint_token, "--endpoint") if endpoint_token is not None else _BENCH_ENDPOINT
+    if "--endpoint" in options and endpoint_token is None:
+        return None
     base = _first_value(options, "--base-url")
     if base is not None:
         text = _text(base, "--base-url")
@@ -416,14 +432,14 @@ def _bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str] | Non
             return None
         if url.scheme not in ("http", "https") or not url.hostname:
             return None
-        return url.hostname, port or (443 if url.scheme == "https" else 80), text
+        return url.hostname, port or (443 if url.scheme == "https" else 80), text, url.path.rstrip("/") + endpoint
     host_token = _first_value(options, "--host")
     port_token = _first_value(options, "--port")
     host = _text(host_token, "--host") if host_token is not None else "127.0.0.1"
     port = digits_int(_text(port_token, "--port")) if port_token is not None else 8000
     if port is None or not host:
         return None
-    return host, port, f"{host}:{port}"
+    return host, port, f"{host}:{port}", endpoint
 
 
 def _servers_at(ctx: Context, client, host: str, port: int, cache: dict) -> list[Served] | None:
@@ -522,12 +538,13 @@ def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             port = url.port
         except ValueError:
             continue
-        if url.scheme not in ("http", "https") or not url.hostname or not url.path.startswith("/v1/") \
-                or url.path.rstrip("/") == "/v1/models":
+        if url.scheme not in ("http", "https") or not url.hostname:
             continue
         servers = _servers_at(ctx, container, url.hostname, port or (443 if url.scheme == "https" else 80), cache)
         if not servers or any(s.serves(model) for s in servers):
             continue
+        if not all(checks_model(url.path, s.release) for s in servers):
+            continue  # an endpoint not known to check the name (data/server-endpoints.yaml `model_checked`)
         yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
                           f"only {_describe(servers)}: it gets 404 \"The model `{model}` does not exist\". Ask for "
                           "a name the server serves.", about=container, value=f"{url.hostname}:{model}")
