@@ -132,12 +132,58 @@ def test_one_literal_host_ip_for_two_pods():
     assert found(text) == [(17, 43, Severity.ERROR, "VLLM_HOST_IP=10.0.0.5")]
 
 
-def test_host_ip_ignored_from_065():
-    serve = "python3 -m vllm.entrypoints.openai.api_server --model m/m --tensor-parallel-size 16"
-    env = "[{name: HOST_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
-    text = sts(probe="", serve=serve, env=env, image="vllm/vllm-openai:v0.6.6")
-    assert found(text) == [(17, 15, Severity.WARNING, "HOST_IP:0.6.6")]
-    assert lint(sts(probe="", serve=serve, env=env, image="vllm/vllm-openai:v0.6.4.post1")) == []
+LEGACY_SERVE = "python3 -m vllm.entrypoints.openai.api_server --model m/m --tensor-parallel-size 16"
+
+
+def test_host_ip_ignored_from_065_is_info():
+    env = "[{name: HOST_IP, value: 10.0.0.5}]"
+    text = sts(probe="", serve=LEGACY_SERVE, env=env, image="vllm/vllm-openai:v0.6.6")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (17, 38, Severity.INFO, "HOST_IP:0.6.6")
+    assert "status.podIP" in finding.message and "Rename" not in finding.message
+    assert "status.hostIP" not in finding.message
+    assert lint(sts(probe="", serve=LEGACY_SERVE, env=env, image="vllm/vllm-openai:v0.6.4.post1")) == []
+
+
+def test_host_ip_from_a_configmap_is_info():
+    config = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: net}
+data: {HOST_IP: 10.0.0.5}
+---
+"""
+    env = "[{name: HOST_IP, valueFrom: {configMapKeyRef: {name: net, key: HOST_IP}}}]"
+    text = config + sts(probe="", serve=LEGACY_SERVE, env=env, image="vllm/vllm-openai:v0.10.1.1")
+    assert found(text) == [(22, 15, Severity.INFO, "HOST_IP:0.10.1.1")]
+
+
+OTEL = "{name: OTEL_EXPORTER_OTLP_ENDPOINT, value: 'http://$(HOST_IP):4317'}"
+
+
+@pytest.mark.parametrize("env, extra", [
+    # the node agent's address (the reviewer's case): a fieldRef, and referenced by another value
+    (f"[{{name: HOST_IP, valueFrom: {{fieldRef: {{fieldPath: status.hostIP}}}}}}, {OTEL}]", ""),
+    ("[{name: HOST_IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}]", ""),
+    ("[{name: HOST_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]", ""),
+    # a literal that another value refers to
+    (f"[{{name: HOST_IP, value: 10.0.0.5}}, {OTEL}]", ""),
+    # another container of the pod sets it too
+    ("[{name: HOST_IP, value: 10.0.0.5}]",
+     "      - {name: otel-agent, image: 'otel/opentelemetry-collector:0.110.0', env: [{name: HOST_IP, value: 10.0.0.5}]}\n"),
+    # another container's command uses it
+    ("[{name: HOST_IP, value: 10.0.0.5}]",
+     "      - {name: statsd, image: 'busybox:1.36', command: [sh, -c, 'nc -u $HOST_IP 8125']}\n"),
+])
+def test_host_ip_for_something_else_is_silent(env, extra):
+    text = sts(probe="", serve=LEGACY_SERVE, env=env, image="vllm/vllm-openai:v0.10.1.1") + extra
+    assert lint(text) == []
+
+
+def test_host_ip_used_by_the_serve_script_is_silent():
+    serve = LEGACY_SERVE + " --otlp-traces-endpoint http://$HOST_IP:4317"
+    text = sts(probe="", serve=serve, env="[{name: HOST_IP, value: 10.0.0.5}]", image="vllm/vllm-openai:v0.10.1.1")
+    assert lint(text) == []
 
 
 # --- does not catch ----------------------------------------------------------------------------------

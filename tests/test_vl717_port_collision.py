@@ -74,6 +74,79 @@ def test_two_vllm_containers_on_one_port_point_at_the_second():
     assert found(pod(sidecar=sidecar)) == [(14, 51, Severity.ERROR, "vllm/decode:8000")]
 
 
+def two_servers(image_a="vllm/vllm-openai:v0.10.1.1", image_b=None, extra_a="", extra_b="", user_a="", user_b=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: two}}
+spec:
+  containers:
+  - name: big
+    image: {image_a}
+    args: [--model, Qwen/Qwen2.5-1.5B-Instruct{extra_a}]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}{user_a}
+  - name: small
+    image: {image_b or image_a}
+    args: [--model, Qwen/Qwen2.5-0.5B-Instruct{extra_b}]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}{user_b}
+"""
+
+
+REUSE = "sets SO_REUSEPORT on its API socket, so both servers bind the port and the kernel splits"
+FAILS = "the second server to start fails with \"address already in use\"."
+
+
+def test_two_vllm_servers_with_so_reuseport_both_bind():
+    # 0.10.1.1 vllm/entrypoints/openai/api_server.py:1774 sets SO_REUSEPORT on the API socket
+    (finding,) = lint(two_servers())
+    assert (finding.span.line, finding.span.col, finding.severity, finding.value) == \
+        (12, 12, Severity.ERROR, "big/small:8000")
+    assert "vLLM 0.10.1.1 " + REUSE in finding.message
+    assert "address already in use" not in finding.message
+
+
+@pytest.mark.parametrize("image_a, image_b, extra", [
+    ("vllm/vllm-openai:v0.7.3", None, ""),
+    ("vllm/vllm-openai:v0.22.0", None, ""),
+    ("vllm/vllm-openai:v0.9.2", "vllm/vllm-openai:v0.18.0", ""),
+    ("vllm/vllm-openai:v0.26.0", None, ", --api-server-count, '2'"),  # several API servers: reuse_port=True
+])
+def test_so_reuseport_releases(image_a, image_b, extra):
+    (finding,) = lint(two_servers(image_a, image_b, extra, extra))
+    assert REUSE in finding.message and FAILS not in finding.message
+
+
+@pytest.mark.parametrize("image_a, image_b, extra", [
+    ("vllm/vllm-openai:v0.7.0", None, ""),  # SO_REUSEADDR only
+    ("vllm/vllm-openai:v0.6.3", None, ""),
+    ("vllm/vllm-openai:v0.26.0", None, ""),  # one API server: reuse_port=False
+    ("vllm/vllm-openai:v0.33.0", None, ""),
+    ("vllm/vllm-openai:v0.10.1.1", "vllm/vllm-openai:v0.7.0", ""),  # only one socket sets it
+    ("vllm/vllm-openai:v0.33.0", None, ", --api-server-count, '1'"),
+])
+def test_second_bind_fails(image_a, image_b, extra):
+    (finding,) = lint(two_servers(image_a, image_b, extra, extra))
+    assert (finding.span.line, finding.span.col, finding.severity) == (12, 12, Severity.ERROR)
+    assert finding.message.endswith(FAILS + " Give one of them another `--port`.")
+
+
+def test_so_reuseport_across_users_fails():
+    text = two_servers(user_a="\n    securityContext: {runAsUser: 1000}")
+    (finding,) = lint(text)
+    assert "different users" in finding.message and FAILS in finding.message
+
+
+@pytest.mark.parametrize("image_a, extra", [
+    ("vllm/vllm-openai:latest", ""),  # release unknown
+    ("vllm/vllm-openai:v0.7.1", ""),  # not read
+    ("vllm/vllm-openai:v0.24.0", ""),
+    ("vllm/vllm-openai:v0.26.0", ", --data-parallel-size, '2'"),  # api-server-count defaults to the DP size
+])
+def test_unknown_reuse_port_says_both_outcomes(image_a, extra):
+    (finding,) = lint(two_servers(image_a, None, extra, extra))
+    assert (finding.span.line, finding.span.col, finding.severity) == (12, 12, Severity.ERROR)
+    assert "address already in use\", or, where both releases set SO_REUSEPORT" in finding.message
+
+
 @pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.5.5", "vllm/vllm-openai:v0.6.1.post2", "vllm/vllm-openai:v0.4.2"])
 def test_vllm_port_equal_to_api_port_before_062(image):
     text = pod("[python3, -m, vllm.entrypoints.openai.api_server, --model, m/m, --port, '9000']",
@@ -164,6 +237,9 @@ def test_ports_data_is_schema_valid_and_ordered():
     jsonschema.validate(data, schema)
     assert vllm_port_collides("0.6.1.post2", "serve") and not vllm_port_collides("0.6.2", "serve")
     assert not vllm_port_collides("0.5.5", "demo-api-server")
+    reuse = data["api_reuse_port"]
+    assert reuse["last_without"] == "0.7.0" and reuse["first_always"] == "0.7.3"
+    assert reuse["last_always"] == "0.22.0" and reuse["first_multi_server_only"] == "0.26.0"
 
 
 def test_audited_fixtures_are_silent():

@@ -265,3 +265,66 @@ def test_curl_smoke_test_job():
 ])
 def test_curl_silent(script):
     assert lint(server() + SERVICE + curl_job(script)) == []
+
+
+# --- per endpoint and release (data/server-endpoints.yaml `model_checked`) ---------------------------------
+def curl_to(path, image="vllm/vllm-openai:v0.10.1", model="Qwen/Qwen3-8B"):
+    return server().replace("vllm/vllm-openai:v0.10.1", image) + SERVICE + curl_job(
+        f"""curl -sf http://vllm-api.bench{path} -d '{{"model": "{model}", "input": "hi"}}'""")
+
+
+@pytest.mark.parametrize("path, image", [
+    # PoolingServing (0.18.0 on) drops _check_model's result, but _maybe_get_adapters raises
+    # VLLMNotFoundError: still 404 "The model `x` does not exist." (0.18.0 pooling/base/serving.py:98, :263)
+    ("/v1/embeddings", "vllm/vllm-openai:v0.17.1"),
+    ("/v1/embeddings", "vllm/vllm-openai:v0.18.0"),
+    ("/v1/embeddings", "vllm/vllm-openai:v0.22.0"),
+    ("/v1/embeddings", "vllm/vllm-openai:v0.33.0"),
+    ("/v1/score", "vllm/vllm-openai:v0.20.0"),
+    ("/v1/rerank", "vllm/vllm-openai:v0.29.0"),
+    ("/v1/chat/completions", "vllm/vllm-openai:v0.33.0"),
+    ("/v1/responses", "vllm/vllm-openai:v0.10.1"),
+    ("/v1/embeddings/", "vllm/vllm-openai:latest"),  # checked in every sampled release
+])
+def test_curl_to_an_endpoint_that_checks_the_name(path, image):
+    (finding,) = found(curl_to(path, image))
+    assert finding[:3] == (38, 45 + len(path), Severity.ERROR)
+
+
+@pytest.mark.parametrize("path, image", [
+    ("/v1/chat/completions/render", "vllm/vllm-openai:v0.33.0"),  # not known to check the name
+    ("/v1/messages", "vllm/vllm-openai:v0.33.0"),
+    ("/v1/load_lora_adapter", "vllm/vllm-openai:v0.10.1"),
+    ("/v1/responses", "vllm/vllm-openai:v0.9.2"),  # before the route (first sampled: 0.10.0)
+    ("/v1/responses", "vllm/vllm-openai:latest"),  # an unknown release may predate it
+    ("/v1/rerank", "vllm/vllm-openai:v0.6.6.post1"),
+])
+def test_curl_to_an_endpoint_not_known_to_check_the_name(path, image):
+    assert lint(curl_to(path, image)) == []
+
+
+def test_bench_client_endpoint_decides():
+    base = server() + SERVICE
+    catches = client("[vllm, bench, serve, --base-url, 'http://vllm-api', --model, Qwen/Qwen3-8B, "
+                     "--endpoint, /v1/chat/completions, --backend, openai-chat]")
+    assert len(lint(base + catches)) == 1
+    silent = client("[vllm, bench, serve, --base-url, 'http://vllm-api', --model, Qwen/Qwen3-8B, "
+                    "--endpoint, /v1/messages]")
+    assert lint(base + silent) == []
+    prefixed = client("[vllm, bench, serve, --base-url, 'http://vllm-api/proxy', --model, Qwen/Qwen3-8B]")
+    assert lint(base + prefixed) == []
+
+
+def test_model_checked_data_is_schema_valid():
+    import json
+
+    import jsonschema
+
+    from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
+    from vllmlint.vllm.endpoints import checks_model
+
+    data = load_yaml_data(knowledge_dir() / "server-endpoints.yaml")
+    jsonschema.validate(data, json.loads((schemas_dir() / "server-endpoints.schema.json").read_text()))
+    assert checks_model("/v1/embeddings", "0.18.0") and checks_model("/v1/embeddings", None)
+    assert not checks_model("/v1/responses", "0.9.2") and not checks_model("/v1/responses", None)
+    assert not checks_model("/v1/messages", "0.33.0")

@@ -20,11 +20,15 @@ or says it is one node of several (`--nnodes` >= 2, `--data-parallel-size-local`
    after the peers joined.
 4. VLLM_HOST_IP is the address each vLLM process gives its peers (`get_ip()`): one literal address in a
    template that makes several pods is wrong on all but one; `HOST_IP` stopped standing in for it in 0.6.5
-   (`data/networking.yaml`).
+   (`data/networking.yaml`). `HOST_IP` is also the usual name of the node's IP for node agents
+   (`fieldRef: status.hostIP`, `OTEL_EXPORTER_OTLP_ENDPOINT=http://$(HOST_IP):4317`): from a fieldRef, or
+   used by another value, command or container of the pod, it is left alone; otherwise an info, which never
+   advises the node's IP (the pod's own IP only equals it with hostNetwork).
 """
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Iterator
 from urllib.parse import urlsplit
 
@@ -32,7 +36,7 @@ from vllmlint.capacity.workload import Workload, requested_accelerator
 from vllmlint.capacity.workload import workloads as capacity_workloads
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate
-from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, Probe
+from vllmlint.k8s.pod import CONFIG_MAP, FIELD, LITERAL, Probe
 from vllmlint.k8s.quantity import int_value
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, scalar_str
 from vllmlint.vllm.invocation import VIA_CONFIGMAP_SCRIPT, VIA_SHELL, Token
@@ -389,9 +393,40 @@ def _host_ip(ctx: Context, owner: K8sObject, templates, works) -> Iterator[Findi
         if legacy not in env or variable in env or _script_mentions(ctx, container, variable):
             continue
         var = env[legacy]
+        if var.origin == FIELD or _used_elsewhere(ctx, container, legacy):
+            continue  # `status.hostIP` for a node agent (OTLP, StatsD, ...) or another program's variable
         where = var.source if var.origin == LITERAL and var.source is not None else var.node
-        yield ctx.finding(where, f"{legacy} is set for this multi-node vLLM server, but vLLM {release} ignores it "
-                          f"(only {variable} is read since {fact.get('legacy_ignored_from')}; vLLM logs \"The "
-                          f"environment variable {legacy} is deprecated and ignored\"): the address is guessed from "
-                          f"the default route instead. Rename it to {variable}.", about=container,
-                          value=f"{legacy}:{release}", severity=min(ctx.severity, Severity.WARNING))
+        yield ctx.finding(where, f"{legacy} is set for this multi-node vLLM server, but vLLM {release} does not read "
+                          f"it (only {variable}, since {fact.get('legacy_ignored_from')}): if it was meant as vLLM's "
+                          "own address, vLLM guesses that from the default route instead. To set it, use "
+                          f"{variable} from the pod's IP (`valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}`); "
+                          "the node's IP is the pod's only with hostNetwork.", about=container,
+                          value=f"{legacy}:{release}", severity=min(ctx.severity, Severity.INFO))
+
+
+def _references(text: str, name: str) -> bool:
+    """`$(NAME)` (Kubernetes expansion), `$NAME` or `${NAME}` (a shell) in a value."""
+    return re.search(r"\$\(" + name + r"\)|\$\{?" + name + r"(?![A-Za-z0-9_])", text) is not None
+
+
+def _used_elsewhere(ctx: Context, container: Container, name: str) -> bool:
+    """Whether the pod uses `name` for something else: another container sets it, or a value, a command or a
+    script of the pod refers to it (`OTEL_EXPORTER_OTLP_ENDPOINT=http://$(HOST_IP):4317`)."""
+    pod = container.pod
+    for other in pod.containers:
+        for var in other.resolved_env(ctx.world):
+            if var.name == name and other is not container:
+                return True
+            if var.value is not None and _references(var.value, name):
+                return True
+        for key in ("command", "args"):
+            items = other.node.get(key)
+            for item in getattr(items, "items", ()):
+                text = scalar_str(item)
+                if text is not None and _references(text, name):
+                    return True
+    for command in ctx.world.shell_commands:
+        if command.container is not None and command.container.pod is pod and command.script is not None \
+                and _references(command.script.text, name):
+            return True
+    return False

@@ -3,7 +3,9 @@ releases where the engine takes that port before the API server binds it.
 
 Containers of a pod share its network namespace ("Containers within a Pod share an IP address and port
 space", https://kubernetes.io/docs/concepts/workloads/pods/#pod-networking): the second `bind()` of a port
-fails with EADDRINUSE. Regular init containers have exited before the app containers start; native sidecars
+fails with EADDRINUSE, unless both sockets set SO_REUSEPORT (vLLM's API socket does on 0.7.3 to 0.22.0,
+and from 0.26.0 with several API servers: `api_reuse_port` in `data/networking.yaml`): then both bind and the
+kernel splits incoming connections between the two servers. Regular init containers have exited before the app containers start; native sidecars
 (an init container with `restartPolicy: Always`) run beside them
 (https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/).
 
@@ -19,8 +21,9 @@ from typing import Iterator
 from vllmlint.finding import Finding
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.k8s.quantity import digits_int
+from vllmlint.vllm.images import image_builds
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
-from vllmlint.vllm.ports import vllm_port_collides, vllm_port_fact
+from vllmlint.vllm.ports import api_reuse_port, reuse_port_fact, vllm_port_collides, vllm_port_fact
 from vllmlint.source.yamlmodel import scalar_str
 from vllmlint.checks import Context
 
@@ -85,9 +88,10 @@ def _shared_port(ctx: Context, template, invocations) -> Iterator[Finding | None
                     continue
                 where = _port_token(other_server[0]) or other_server[0].anchor
                 yield ctx.finding(where, f"Containers `{container.name}` and `{other.name}` both run vLLM on port "
-                                  f"{port} of one pod, and containers of a pod share its network: the second "
-                                  "server to start fails with \"address already in use\". Give one of them "
-                                  "another `--port`.", about=other, value=f"{container.name}/{other.name}:{port}")
+                                  f"{port} of one pod, and containers of a pod share its network: "
+                                  + _two_servers_outcome(invocation, other_server[0])
+                                  + " Give one of them another `--port`.",
+                                  about=other, value=f"{container.name}/{other.name}:{port}")
                 continue
             for declared in other.container_ports:
                 if declared.number != port or declared.protocol != "TCP":
@@ -101,6 +105,44 @@ def _shared_port(ctx: Context, template, invocations) -> Iterator[Finding | None
                                   "with it), or the sidecar to another port.",
                                   about=other, value=f"{container.name}/{other.name}:{port}")
                 break
+
+
+def _two_servers_outcome(first: Invocation, second: Invocation) -> str:
+    """What two vLLM servers on one port of one pod do: the second bind fails, unless both API sockets set
+    SO_REUSEPORT (`data/networking.yaml` `api_reuse_port`), when both bind and the kernel splits the
+    connections between them."""
+    reuse = [api_reuse_port(first), api_reuse_port(second)]
+    fails = "the second server to start fails with \"address already in use\"."
+    if reuse == [True, True]:
+        releases = sorted({str(first.release), str(second.release)})
+        users = {_uid(first), _uid(second)}
+        said = f"vLLM {' and '.join(releases)} sets SO_REUSEPORT on its API socket"
+        if None not in users and len(users) > 1:
+            # socket(7): every later bind must come from the effective uid of the first one.
+            return (f"{said}, but the containers run as different users, and SO_REUSEPORT shares a port only "
+                    "within one user: " + fails)
+        return (f"{said}, so both servers bind the port{'' if None not in users else ' (when both run as one user)'} "
+                "and the kernel splits incoming connections between them: a request meant for one server's "
+                "model can reach the other, and probes and /metrics see either one.")
+    if False in reuse:
+        return fails
+    fact = reuse_port_fact()
+    return (fails[:-1] + ", or, where both releases set SO_REUSEPORT on the API socket (vLLM "
+            f"{fact.get('first_always')} to {fact.get('last_always')}; from {fact.get('first_multi_server_only')} "
+            "with several API servers), both bind and the kernel splits incoming connections between the two "
+            "servers, so requests can reach the wrong one.")
+
+
+def _uid(invocation: Invocation) -> int | None:
+    """The user the container runs as: `runAsUser`, else the image's USER (`data/image-entrypoints.yaml`)."""
+    container = invocation.container
+    if container is None:
+        return None
+    uid = container.security_context.run_as_user
+    if uid is not None or invocation.image is None:
+        return uid
+    users = {b.user for b in image_builds(invocation.image, invocation.release)}
+    return users.pop() if len(users) == 1 else None
 
 
 def _vllm_port(ctx: Context) -> Iterator[Finding | None]:

@@ -16,6 +16,9 @@ Clients are linked to a server only where the link is certain:
   `--host`/`--port` names a Service of the run (or localhost in the server's own pod) that sends that port to
   vLLM's API port. It sends `--served-model-name`, else `--model`, or one of its `--lora-modules` names
   (vllm/benchmarks/serve.py in 0.10.1.1).
+The benchmark client and curl count only for an endpoint that checks the name on the server's release
+(`model_checked` in `data/server-endpoints.yaml`: from 0.18.0 the pooling endpoints ignore `_check_model`'s
+result but `_maybe_get_adapters` raises VLLMNotFoundError, the same 404).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from vllmlint.vllm.clients import curl_request as _curl_request
 from vllmlint.vllm.clients import flag_values as _flag_values
 from vllmlint.vllm.clients import reached_templates, runtime_lora, served_names
 from vllmlint.vllm.clients import value_text as _value_text
+from vllmlint.vllm.endpoints import checks_model
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
 from vllmlint.checks import Context
 
@@ -49,6 +53,10 @@ class Served:
     names: list[str]
     adapters: list[str] = field(default_factory=list)
     port: int | None = None
+
+    @property
+    def release(self) -> str | None:
+        return None if self.invocation.assumed else self.invocation.release
 
     def serves(self, name: str) -> bool:
         return name in self.names or name in self.adapters
@@ -285,7 +293,7 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         if target is None:
             continue
         servers = _servers_at(ctx, container, target[0], target[1], cache)
-        if not servers:
+        if not servers or not all(checks_model(target[3], s.release) for s in servers):
             continue
         for name, token in asked:
             if any(s.serves(name) for s in servers):
@@ -333,12 +341,13 @@ def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             port = url.port
         except ValueError:
             continue
-        if url.scheme not in ("http", "https") or not url.hostname or not url.path.startswith("/v1/") \
-                or url.path.rstrip("/") == "/v1/models":
+        if url.scheme not in ("http", "https") or not url.hostname:
             continue
         servers = _servers_at(ctx, container, url.hostname, port or (443 if url.scheme == "https" else 80), cache)
         if not servers or any(s.serves(model) for s in servers):
             continue
+        if not all(checks_model(url.path, s.release) for s in servers):
+            continue  # an endpoint not known to check the name (data/server-endpoints.yaml `model_checked`)
         yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
                           f"only {_describe(servers)}: it gets 404 \"The model `{model}` does not exist\". Ask for "
                           "a name the server serves.", about=container, value=f"{url.hostname}:{model}")

@@ -101,8 +101,16 @@ def bench_asked(options: dict[str, list[Token]]) -> list[tuple[str, Token]]:
     return []
 
 
-def bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str] | None:
-    """(host, port, as written) the client sends to: `--base-url`, else `--host` (127.0.0.1) and `--port` (8000)."""
+BENCH_ENDPOINT = "/v1/completions"  # `--endpoint`'s default (vllm/benchmarks/serve.py:719 in 0.10.1.1, :1666 in 0.33.0)
+
+
+def bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str, str] | None:
+    """(host, port, as written, request path) the client sends to: `--base-url`, else `--host` (127.0.0.1) and
+    `--port` (8000); the path is the base URL's path followed by `--endpoint` (default /v1/completions)."""
+    endpoint_token = first_value(options, "--endpoint")
+    if "--endpoint" in options and endpoint_token is None:
+        return None
+    endpoint = value_text(endpoint_token, "--endpoint") if endpoint_token is not None else BENCH_ENDPOINT
     base = first_value(options, "--base-url")
     if base is not None:
         text = value_text(base, "--base-url")
@@ -113,14 +121,14 @@ def bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str] | None
             return None
         if url.scheme not in ("http", "https") or not url.hostname:
             return None
-        return url.hostname, port or (443 if url.scheme == "https" else 80), text
+        return url.hostname, port or (443 if url.scheme == "https" else 80), text, url.path.rstrip("/") + endpoint
     host_token = first_value(options, "--host")
     port_token = first_value(options, "--port")
     host = value_text(host_token, "--host") if host_token is not None else "127.0.0.1"
     port = digits_int(value_text(port_token, "--port")) if port_token is not None else 8000
     if port is None or not host:
         return None
-    return host, port, f"{host}:{port}"
+    return host, port, f"{host}:{port}", endpoint
 
 
 def curl_request(tokens: list[Token]) -> tuple[str, str, Token] | None:

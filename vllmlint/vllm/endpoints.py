@@ -146,7 +146,23 @@ def always_served(release: str | None) -> list[str]:
     return result
 
 
-__all__ = ["table", "served", "post_only", "guarded", "normalize", "always_served", "known_release"]
+def checks_model(path: str, release: str | None) -> bool:
+    """Whether a POST to `path` answers 404 "The model `x` does not exist." for a name the server does not
+    serve (`model_checked`): in `release`, or, when the release is unknown (or outside the sampled ones), in
+    every sampled release. False when not known: the path is not listed, or the release may predate it."""
+    path = normalize(path)
+    entry = next((e for e in table().get("model_checked") or [] if e.get("path") == path), None)
+    first = _key(entry.get("first")) if entry else None
+    if first is None:
+        return False
+    key = known_release(release)
+    if key is None:
+        bounds = _sampled_range()
+        return bounds is not None and first[:3] <= bounds[0][:3]
+    return first[:3] <= key[:3]
+
+
+__all__ = ["table", "served", "post_only", "guarded", "normalize", "always_served", "known_release", "checks_model"]
 
 
 # --- which of a container's probes reach vLLM's own API port -----------------------------------------
