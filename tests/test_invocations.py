@@ -224,3 +224,11 @@ def test_docker_run_and_uv_run_start_vllm_too():
     old = world_of("docker run vllm/vllm-openai:v0.6.4.post1 --model m\n", "run.sh").invocations[0]
     assert old.kind == "openai-api-server"  # that image's entrypoint was the api_server module
     assert world_of("docker run --entrypoint bash vllm/vllm-openai:v0.29.0 -c true\n", "run.sh").invocations == []
+
+
+def test_a_config_file_makes_the_port_unknown_unless_the_command_line_gives_it():
+    # vLLM inserts the file's options before the command line's (FlexibleArgumentParser._pull_args_from_config),
+    # so the file may set `port`, and a --port on the command line wins. `--config=FILE` never reads the file.
+    assert only(world_of(pod(command="[vllm, serve, m, --config, /etc/vllm/c.yaml]"))).api_port is None
+    assert only(world_of(pod(command="[vllm, serve, m, --config, /etc/vllm/c.yaml, --port, '9000']"))).api_port == 9000
+    assert only(world_of(pod(command="[vllm, serve, m, --config=/etc/vllm/c.yaml]"))).api_port == 8000

@@ -208,10 +208,11 @@ class Invocation:
 
     @property
     def api_port(self) -> int | None:
-        """The port the API (and /metrics) listens on: `--port`, default 8000; None when unknown."""
+        """The port the API (and /metrics) listens on: `--port`, default 8000; None when unknown (a value not in
+        the manifest, or a `--config` file that may set `port`: the command line wins over the file)."""
         ports = self.option("--port")
         if not ports:
-            return DEFAULT_PORT
+            return None if self.config_file is not None else DEFAULT_PORT
         last = ports[-1]
         if not last.value_known or last.value is None:
             return None
