@@ -283,8 +283,10 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         try:
             # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
             stdin = read_stream(sys.stdin.buffer, options.max_file_size)
-        except TooLarge:
+        except TooLarge as exc:
             stdin, stdin_too_large = b"", True
+            if apply_fixes and not show_diff and not upgrade_to:
+                _echo_unfixed_stdin(exc.head, stdin_filename or "-", options.max_file_size)
 
     def feed(linter: Linter) -> None:
         for path in files:
@@ -416,6 +418,23 @@ def _open_output(path: str) -> IO[str]:
         return open(path, "w", encoding="utf-8")
     except OSError as exc:
         _usage_error(f"--output {path}: {exc.strerror or exc}")
+
+
+def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
+    """`--fix -` on input over --max-file-size: the input unchanged on stdout (an editor that fixes on save
+    replaces its buffer with what it reads back, so printing less would lose the user's text), a warning
+    on stderr, exit 0 as when the same input is linted without --fix (the skip is a warning note)."""
+    import shutil
+
+    from vllmlint.source.files import too_large_message
+
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    out.write(head)
+    shutil.copyfileobj(sys.stdin.buffer, out)
+    out.flush()
+    click.echo(f"vllmlint: warning: {shown}: not fixed, printed unchanged: {too_large_message(None, limit)}", err=True)
+    sys.exit(EXIT_CLEAN)
 
 
 def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,

@@ -208,9 +208,10 @@ def _scan(top: Path, found: Collection, seen: dict[str, int], roots: list[str], 
 class TooLarge(Exception):
     """A file over the size limit; `size` in bytes, or None for a stream (only the limit is known)."""
 
-    def __init__(self, size: int | None):
+    def __init__(self, size: int | None, head: bytes = b""):
         super().__init__(size)
         self.size = size
+        self.head = head  # a stream: what was read of it before the limit was passed (the rest is unread)
 
 
 def read_limited(path: Path, limit: int) -> bytes:
@@ -232,7 +233,7 @@ def read_stream(stream: BinaryIO, limit: int) -> bytes:
         return stream.read()
     data = stream.read(limit + 1)  # a buffered reader loops until it has them or the stream ends
     if len(data) > limit:
-        raise TooLarge(None)
+        raise TooLarge(None, data)
     return data
 
 
