@@ -149,7 +149,22 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-@cli.command("check")
+class _CheckCommand(click.Command):
+    """Records the command-line order of --format/--output-format and --output (click keeps one list per
+    option), so that each --output pairs with the --format before it."""
+
+    _PAIRED = ("formats", "output_formats", "outputs")
+
+    def parse_args(self, ctx, args):
+        try:
+            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except click.UsageError:
+            order = []  # super() reports it
+        ctx.meta["vllmlint.format_order"] = [p.name for p in order if getattr(p, "name", None) in self._PAIRED]
+        return super().parse_args(ctx, args)
+
+
+@cli.command("check", cls=_CheckCommand)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
               help="Output format [default: text; github under GitHub Actions]. Repeat with --output for "
@@ -207,7 +222,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
     if formats and output_formats:
         _usage_error("give --format or its alias --output-format, not both")
-    targets = _targets(formats or output_formats, outputs)
+    targets = _targets(formats or output_formats, outputs,
+                       click.get_current_context().meta.get("vllmlint.format_order", []))
     try:
         if no_config:
             config = Config()
@@ -392,21 +408,37 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 
 
-def _targets(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tuple[str, str | None]]:
-    """(format, file or None for standard output) per report to write. `--format X --output FILE` pairs
-    go by position; one format more than outputs sends the last one to standard output. Without
-    `--format`: text, or `github` when run by GitHub Actions (GITHUB_ACTIONS=true), as ruff does."""
+def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],
+             order: list[str] | None = None) -> list[tuple[str, str | None]]:
+    """(format, file or None for standard output) per report to write. Each `--output FILE` pairs with the
+    `--format` before it on the command line (`order`: the option names as given); a format without an
+    --output goes to standard output, at most one of them. One format and one output pair whatever their
+    order (`-o r.json --format json`). Without `--format`: text, or `github` when run by GitHub Actions
+    (GITHUB_ACTIONS=true), as ruff does."""
     default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     fmts = list(formats) or [default]
     outs: list[str | None] = list(outputs)
     if len(fmts) == 1 and len(outs) <= 1:
         return [(fmts[0], outs[0] if outs else None)]
-    if len(fmts) == len(outs):
-        return list(zip(fmts, outs, strict=True))
-    if len(fmts) == len(outs) + 1:
-        return list(zip(fmts, [*outs, None], strict=True))
-    _usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
-                 "(one format may go to standard output)")
+    if not formats:
+        _usage_error(f"{len(outs)} --output and no --format: give each --output the --format it writes "
+                     "(`--format json --output r.json`)")
+    if order is None or len(order) != len(fmts) + len(outs):
+        order = ["formats"] * len(fmts) + ["outputs"] * len(outs)  # called without the command line
+    targets: list[list] = []
+    next_format, next_output = iter(fmts), iter(outs)
+    for name in order:
+        if name == "outputs":
+            output = next(next_output)
+            if not targets or targets[-1][1] is not None:
+                _usage_error(f"--output {output} follows no --format of its own: write `--format X --output FILE`")
+            targets[-1][1] = output
+        else:
+            targets.append([next(next_format), None])
+    if sum(1 for _, output in targets if output is None) > 1:
+        _usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
+                     "(one format may go to standard output)")
+    return [(fmt, output) for fmt, output in targets]
 
 
 def _open_output(path: str) -> IO[str]:
