@@ -27,3 +27,12 @@ def test_each_output_pairs_with_the_format_before_it(tmp_path):
     assert json.loads((tmp_path / "c.json").read_text())["findings"]
     code, _, err = run_cli("--output", "d.json", "--format", "json", "--format", "text", "fx.yaml", cwd=tmp_path)
     assert code == 2 and "--output d.json follows no --format" in err
+
+
+# 3. a byte-order mark on standard input is kept, as `--fix FILE` keeps it
+def test_fix_on_stdin_keeps_a_byte_order_mark():
+    bom = b"\xef\xbb\xbf"
+    code, out, _ = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=bom + b"kind: Pod\n")
+    assert (code, out.encode()) == (0, bom + b"kind: Pod\n")
+    code, out, _ = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=bom + FIXABLE.encode())
+    assert out.encode() == bom + FIXED.encode()

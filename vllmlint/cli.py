@@ -483,6 +483,8 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
     text, problem = read_text(data)
     if text is None or problem:
         _usage_error(f"--fix on standard input: {problem or 'not text'}")
+    if data.startswith(b"\xef\xbb\xbf"):  # read_text drops a byte-order mark; fix_text keeps one it sees
+        text = "\ufeff" + text
     if split_helm_output(text):
         _usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
     shown = filename or "-"
