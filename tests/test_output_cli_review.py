@@ -36,3 +36,22 @@ def test_fix_on_stdin_keeps_a_byte_order_mark():
     assert (code, out.encode()) == (0, bom + b"kind: Pod\n")
     code, out, _ = run_cli("--fix", "--stdin-filename", "x.yaml", "-", input=bom + FIXABLE.encode())
     assert out.encode() == bom + FIXED.encode()
+
+
+# 4. --stdin-filename is resolved as a path on the command line is
+def test_stdin_filename_is_resolved_like_a_path_argument(tmp_path):
+    from test_output_cli import COMPOSE, _repo
+
+    repo = _repo(tmp_path)
+    (repo / ".vllmlint.yaml").write_text("per-file-ignores:\n  sub/compose.yaml: [VL201]\n")
+    _, expected, _ = run_cli("--format", "json", "compose.yaml", cwd=repo / "sub")
+    paths = [f["path"] for f in json.loads(expected)["findings"]]
+    assert paths and set(paths) == {"sub/compose.yaml"}
+    assert "VL201" not in {f["code"] for f in json.loads(expected)["findings"]}  # the per-file-ignore applies
+    for name in ("compose.yaml", repo / "sub" / "compose.yaml"):
+        _, out, _ = run_cli("--format", "json", "--stdin-filename", name, "-", input=COMPOSE.encode(), cwd=repo / "sub")
+        got = json.loads(out)["findings"]
+        assert [(f["path"], f["code"], f["fingerprint"]) for f in got] == \
+            [(f["path"], f["code"], f["fingerprint"]) for f in json.loads(expected)["findings"]]
+        _, out, _ = run_cli("--stdin-filename", name, "-", input=COMPOSE.encode(), cwd=repo / "sub")
+        assert out.startswith("compose.yaml:4:")  # text: relative to the current folder, as for the file

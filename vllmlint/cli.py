@@ -116,15 +116,24 @@ def color_diff(diff: str) -> str:
     return "".join(out)
 
 
-def _local_paths(files) -> dict[str, str]:
-    """Display path (repository-relative) -> path relative to the current folder, where they differ: the
-    text format prints what the user can open from where they ran the command, as ruff and yamllint do."""
+def _display_name(path: str | Path) -> str:
+    """The repository-relative name findings carry for `path` (a file or --stdin-filename)."""
     from vllmlint.source.files import display_path
 
+    return display_path(Path(path))
+
+
+def _local_name(path: str | Path) -> str:
+    """`path` relative to the current folder."""
+    return os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+
+
+def _local_paths(files, stdin_filename: str | None = None) -> dict[str, str]:
+    """Display path (repository-relative) -> path relative to the current folder, where they differ: the
+    text format prints what the user can open from where they ran the command, as ruff and yamllint do."""
     mapping: dict[str, str] = {}
-    for path in files:
-        shown = display_path(path)
-        local = os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+    for path in [*files, *([stdin_filename] if stdin_filename else [])]:
+        shown, local = _display_name(path), _local_name(path)
         if local != shown:
             mapping[shown] = local
     return mapping
@@ -185,7 +194,7 @@ class _CheckCommand(click.Command):
 @click.option("--vllm-version", help="vLLM release assumed where a workload's own release is unknown.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file to use.")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
-@click.option("--stdin-filename", help="Name to report for input read from `-`.")
+@click.option("--stdin-filename", help="Name to report for input read from `-`, resolved as a path on the command line.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour in text output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
 @click.option("--show-notes", is_flag=True, help="List every note about the run (by default, one line per kind).")
@@ -286,11 +295,14 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
     files, missing = collection.files, collection.missing
+    # --stdin-filename names the text as a path on the command line would: repository-relative in
+    # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
+    stdin_shown = _display_name(stdin_filename) if stdin_filename else None
     if show_files:
         for linted in files:
             click.echo(terminal_safe(os.path.relpath(os.path.abspath(linted)).replace(os.sep, "/")))
         if "-" in paths:
-            click.echo(terminal_safe(stdin_filename or "-"))
+            click.echo(terminal_safe(_local_name(stdin_filename) if stdin_filename else "-"))
         for absent in missing:
             click.echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
         sys.exit(EXIT_ERROR if missing or collection.failed else EXIT_CLEAN)
@@ -302,19 +314,20 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         except TooLarge as exc:
             stdin, stdin_too_large = b"", True
             if apply_fixes and not show_diff and not upgrade_to:
-                _echo_unfixed_stdin(exc.head, stdin_filename or "-", options.max_file_size)
+                _echo_unfixed_stdin(exc.head, _local_name(stdin_filename) if stdin_filename else "-",
+                                    options.max_file_size)
 
     def feed(linter: Linter) -> None:
         for path in files:
             linter.add_file(path)
         if stdin_too_large:
-            linter.skip_too_large(stdin_filename or "-", None)
+            linter.skip_too_large(stdin_shown or "-", None)
         elif stdin is not None:
-            linter.add_stdin(stdin, stdin_filename)
+            linter.add_stdin(stdin, stdin_shown)
 
     if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
-        _fix_stdin(stdin, stdin_filename, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
-                   Severity.parse(fail_on), exit_zero, color)
+        _fix_stdin(stdin, stdin_shown, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
+                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename))
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
@@ -324,7 +337,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
                             roots=[p for p in paths if p != "-"], outside=collection.outside)
-        local = _local_paths(files)
+        local = _local_paths(files, stdin_filename)
         for shown, reason in outcome.refused:
             click.echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
         if show_diff:
@@ -364,7 +377,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     from vllmlint.formatters import Report, render
     from vllmlint.formatters.text import notice_lines, summary_lines
 
-    local = _local_paths(files)
+    local = _local_paths(files, stdin_filename)
     notes = notice_lines(result.notices, local, show_notes=show_notes, quiet=quiet)
     nothing = missing and result.files_checked == 0  # no "All checks passed" for nothing
     notes_printed = False
@@ -470,7 +483,8 @@ def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
 
 
 def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
-               output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto") -> NoReturn:
+               output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto",
+               local: dict[str, str] | None = None) -> NoReturn:
     """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
     save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
     from vllmlint.engine import split_helm_output
@@ -488,19 +502,22 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
     if split_helm_output(text):
         _usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
     shown = filename or "-"
+    local = local or {}
     outcome = fix_text(text, shown, options, unsafe=unsafe)
     if outcome.refused:
-        click.echo(f"vllmlint: warning: {shown}: fix not applied: {outcome.refused}", err=True)
+        click.echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {outcome.refused}", err=True)
     result = outcome.result
     fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
     fixed = terminal_safe(fixed) if _is_terminal(sys.stdout) else fixed
     sys.stdout.write(color_diff(fixed) if show_diff and _use_color(color, sys.stdout) else fixed)
     sys.stdout.flush()
-    click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in {shown}", err=True)
+    click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in {local.get(shown, shown)}",
+               err=True)
     stream = _open_output(output) if output else sys.stderr
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
-                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe, fail_on=threshold)
+                    quiet=True, failed=result.internal_error, unsafe_fixes=unsafe, fail_on=threshold,
+                    local_paths=local if fmt == "text" else {})
     try:
         stream.write(render(fmt, report))
     finally:
