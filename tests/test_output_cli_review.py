@@ -55,3 +55,13 @@ def test_stdin_filename_is_resolved_like_a_path_argument(tmp_path):
             [(f["path"], f["code"], f["fingerprint"]) for f in json.loads(expected)["findings"]]
         _, out, _ = run_cli("--stdin-filename", name, "-", input=COMPOSE.encode(), cwd=repo / "sub")
         assert out.startswith("compose.yaml:4:")  # text: relative to the current folder, as for the file
+
+
+# 5. --exit-zero means exit 0 with findings, --diff included
+def test_diff_with_exit_zero_exits_zero(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    assert run_cli("--diff", "fx.yaml", cwd=tmp_path)[0] == 1
+    code, out, _ = run_cli("--diff", "--exit-zero", "fx.yaml", cwd=tmp_path)
+    assert code == 0 and out.startswith("--- fx.yaml\n")
+    assert run_cli("--diff", "--exit-zero", "-", input=FIXABLE.encode())[0] == 0
+    assert run_cli("--diff", "--exit-zero", "fx.yaml", "nope.yaml", cwd=tmp_path)[0] == 2

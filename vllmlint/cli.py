@@ -348,7 +348,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
             sys.stdout.write(color_diff(diff) if _use_color(color, sys.stdout) else diff)
             click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing or collection.failed
-                     else (EXIT_FINDINGS if outcome.applied else EXIT_CLEAN))
+                     else (EXIT_FINDINGS if outcome.applied and not exit_zero else EXIT_CLEAN))
         click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
         assert outcome.result is not None  # run_fixes always lints
         result = outcome.result
