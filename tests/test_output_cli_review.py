@@ -65,3 +65,17 @@ def test_diff_with_exit_zero_exits_zero(tmp_path):
     assert code == 0 and out.startswith("--- fx.yaml\n")
     assert run_cli("--diff", "--exit-zero", "-", input=FIXABLE.encode())[0] == 0
     assert run_cli("--diff", "--exit-zero", "fx.yaml", "nope.yaml", cwd=tmp_path)[0] == 2
+
+
+# 6. -q hides notes: the baseline's, --upgrade-to's, "fixed N problem(s)"
+def test_quiet_hides_every_note(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    run_cli("--write-baseline", "b.json", "fx.yaml", cwd=tmp_path)
+    assert "in the baseline not shown" in run_cli("--baseline", "b.json", "fx.yaml", cwd=tmp_path)[2]
+    assert run_cli("-q", "--baseline", "b.json", "fx.yaml", cwd=tmp_path)[2] == ""
+    assert "--upgrade-to 0.33.0:" in run_cli("--upgrade-to", "0.33.0", "fx.yaml", cwd=tmp_path)[2]
+    assert "--upgrade-to" not in run_cli("-q", "--upgrade-to", "0.33.0", "fx.yaml", cwd=tmp_path)[2]
+    code, _, err = run_cli("-q", "--fix", "fx.yaml", cwd=tmp_path)
+    assert code == 0 and "fixed" not in err and (tmp_path / "fx.yaml").read_text() == FIXED
+    code, out, err = run_cli("-q", "--fix", "--stdin-filename", "x.yaml", "-", input=FIXABLE.encode())
+    assert (code, out, err) == (0, FIXED, "")

@@ -327,7 +327,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
 
     if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
         _fix_stdin(stdin, stdin_shown, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
-                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename))
+                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename), quiet=quiet)
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
@@ -346,16 +346,18 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
             diff = _local_diff(outcome.diff, _local_paths(files))
             diff = terminal_safe(diff) if _is_terminal(sys.stdout) else diff
             sys.stdout.write(color_diff(diff) if _use_color(color, sys.stdout) else diff)
-            click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
+            if not quiet:
+                click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing or collection.failed
                      else (EXIT_FINDINGS if outcome.applied and not exit_zero else EXIT_CLEAN))
-        click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
+        if not quiet:  # -q hides notes
+            click.echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
         assert outcome.result is not None  # run_fixes always lints
         result = outcome.result
         stale = bool(outcome.stale)
     else:
         result = lint(feed, options)
-    if result.upgrade is not None:
+    if result.upgrade is not None and not quiet:
         click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
                    f"{result.upgrade.resolved} that the upgrade resolves", err=True)
     result.notices[:0] = collection.notices  # broken links, folders that cannot be listed
@@ -367,7 +369,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         count = write_baseline(Path(write_baseline_path), result.findings)
         click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
         sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
-    if baseline is not None:
+    if baseline is not None and not quiet:
         stale_entries = result.baseline_stale
         click.echo(f"vllmlint: note: {len(result.known)} finding(s) in the baseline not shown"
                    + (f"; {stale_entries} baseline entr{'y no longer matches' if stale_entries == 1 else 'ies no longer match'}"
@@ -484,7 +486,7 @@ def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
 
 def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
                output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto",
-               local: dict[str, str] | None = None) -> NoReturn:
+               local: dict[str, str] | None = None, quiet: bool = False) -> NoReturn:
     """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
     save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
     from vllmlint.engine import split_helm_output
@@ -511,8 +513,9 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
     fixed = terminal_safe(fixed) if _is_terminal(sys.stdout) else fixed
     sys.stdout.write(color_diff(fixed) if show_diff and _use_color(color, sys.stdout) else fixed)
     sys.stdout.flush()
-    click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in {local.get(shown, shown)}",
-               err=True)
+    if not quiet:
+        click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in "
+                   f"{local.get(shown, shown)}", err=True)
     stream = _open_output(output) if output else sys.stderr
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked,
