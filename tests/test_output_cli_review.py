@@ -79,3 +79,34 @@ def test_quiet_hides_every_note(tmp_path):
     assert code == 0 and "fixed" not in err and (tmp_path / "fx.yaml").read_text() == FIXED
     code, out, err = run_cli("-q", "--fix", "--stdin-filename", "x.yaml", "-", input=FIXABLE.encode())
     assert (code, out, err) == (0, FIXED, "")
+
+
+# 7. SARIF: executionSuccessful is false when the run failed, with a notification naming the error
+def _sarif_errors(log):
+    from jsonschema import validators
+
+    from vllmlint.data import schemas_dir
+
+    schema = json.loads((schemas_dir() / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    assert [e.message for e in validators.validator_for(schema)(schema).iter_errors(log)] == []
+    invocation = log["runs"][0]["invocations"][0]
+    return invocation["executionSuccessful"], [n["message"]["text"] for n in
+                                               invocation.get("toolExecutionNotifications", [])
+                                               if n.get("level") == "error"]
+
+
+def test_sarif_execution_fails_with_the_run(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    code, out, _ = run_cli("--format", "sarif", "fx.yaml", cwd=tmp_path)
+    assert code == 1 and _sarif_errors(json.loads(out)) == (True, [])
+    code, out, _ = run_cli("--format", "sarif", "fx.yaml", "nope.yaml", cwd=tmp_path)
+    assert code == 2 and _sarif_errors(json.loads(out)) == (False, ["nope.yaml: no such file or directory."])
+    (tmp_path / "locked.yaml").write_text("kind: Pod\n")
+    (tmp_path / "locked.yaml").chmod(0)
+    try:
+        code, out, _ = run_cli("--format", "sarif", "locked.yaml", cwd=tmp_path)
+        if code == 2:  # not when run as root, which reads it
+            ok, errors = _sarif_errors(json.loads(out))
+            assert not ok and errors and "cannot read file" in errors[0]
+    finally:
+        (tmp_path / "locked.yaml").chmod(0o644)

@@ -40,6 +40,7 @@ class Report:
     quiet: bool = False
     sarif_category: str | None = None
     failed: bool = False  # the run had an error (exit 2): a missing path, an unreadable file, an internal error
+    errors: list[str] = field(default_factory=list)  # errors of the run that no notice carries ("x: no such file")
     tool_version: str = __version__
     # Display path (repository-relative, as findings carry it) -> the path relative to the current folder,
     # for the text format only: what a terminal user can open. Machine formats keep repository paths.

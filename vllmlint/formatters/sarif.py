@@ -249,6 +249,12 @@ def build(report: Report) -> om.SarifLog:
             notification_descriptors.append(
                 _rule_descriptor(described) if described is not None else _bare_descriptor(notice.code))
         notifications.append(_notification(notice, notification_index[notice.code]))
+    # A run that failed (exit 2) is not a successful execution; each error is named in a notification.
+    for error in report.errors:
+        notifications.append(om.Notification(message=om.Message(text=sentence(error)), level=NoticeLevel.ERROR))
+    if report.failed and not any(n.level == NoticeLevel.ERROR for n in notifications):
+        notifications.append(om.Notification(message=om.Message(text="The run had an error (exit 2)."),
+                                             level=NoticeLevel.ERROR))
 
     driver = om.ToolComponent(
         name="vllmlint",
@@ -260,7 +266,7 @@ def build(report: Report) -> om.SarifLog:
     )
     run = om.Run(
         tool=om.Tool(driver=driver),
-        invocations=[om.Invocation(execution_successful=True,
+        invocations=[om.Invocation(execution_successful=not report.failed,
                                    tool_execution_notifications=notifications or None)],
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(
             description=om.Message(text="The repository root (git top level), or the directory vllmlint "
