@@ -110,3 +110,15 @@ def test_sarif_execution_fails_with_the_run(tmp_path):
             assert not ok and errors and "cannot read file" in errors[0]
     finally:
         (tmp_path / "locked.yaml").chmod(0o644)
+
+
+# 8. the search's notices (a broken link: VL005) are selected like the engine's
+def test_ignore_hides_the_notice_of_a_broken_link(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "missing.yaml")
+    _, _, err = run_cli("-q", ".", cwd=tmp_path)
+    assert "vllmlint: warning: gone.yaml: skipped: broken symbolic link" in err
+    code, _, err = run_cli("-q", "--ignore", "VL005", ".", cwd=tmp_path)
+    assert code == 1 and "gone.yaml" not in err
+    _, _, err = run_cli("-q", "--select", "VL201", ".", cwd=tmp_path)
+    assert "gone.yaml" not in err

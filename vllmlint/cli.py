@@ -360,7 +360,10 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if result.upgrade is not None and not quiet:
         click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
                    f"{result.upgrade.resolved} that the upgrade resolves", err=True)
-    result.notices[:0] = collection.notices  # broken links, folders that cannot be listed
+    from vllmlint.engine import selected_notices
+
+    # Broken links, folders that cannot be listed: selected like the engine's notices (`--ignore VL005`).
+    result.notices[:0] = selected_notices(collection.notices, result.rules)
     result.internal_error = result.internal_error or collection.failed
 
     if write_baseline_path:
