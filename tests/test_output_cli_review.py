@@ -122,3 +122,20 @@ def test_ignore_hides_the_notice_of_a_broken_link(tmp_path):
     assert code == 1 and "gone.yaml" not in err
     _, _, err = run_cli("-q", "--select", "VL201", ".", cwd=tmp_path)
     assert "gone.yaml" not in err
+
+
+# 9. text paths outside the current folder are absolute, not ../../
+def test_text_paths_outside_the_current_folder_are_absolute(tmp_path):
+    from test_output_cli import _repo
+
+    repo = _repo(tmp_path)
+    (repo / "other").mkdir()
+    target = (repo / "sub" / "compose.yaml").as_posix()
+    code, out, _ = run_cli("-q", "../sub/compose.yaml", cwd=repo / "other")
+    assert code == 1 and out.startswith(f"{target}:3:")
+    _, out, _ = run_cli("--show-files", "../sub", cwd=repo / "other")
+    assert out == f"{target}\n"
+    _, out, _ = run_cli("--diff", "../sub/compose.yaml", cwd=repo / "other")
+    assert out.startswith(f"--- {target}\n+++ {target}\n")
+    _, out, _ = run_cli("--format", "json", "../sub/compose.yaml", cwd=repo / "other")
+    assert {f["path"] for f in json.loads(out)["findings"]} == {"sub/compose.yaml"}  # machine formats unchanged

@@ -124,8 +124,12 @@ def _display_name(path: str | Path) -> str:
 
 
 def _local_name(path: str | Path) -> str:
-    """`path` relative to the current folder."""
-    return os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+    """`path` as the user can open it from where they ran the command: relative to the current folder when
+    under it, else absolute (as ruff prints it: no `../../` chains)."""
+    absolute, here = os.path.abspath(path), os.getcwd()
+    if os.path.commonpath([absolute, here]) != here:
+        return absolute.replace(os.sep, "/")
+    return os.path.relpath(absolute, here).replace(os.sep, "/")
 
 
 def _local_paths(files, stdin_filename: str | None = None) -> dict[str, str]:
@@ -300,7 +304,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     stdin_shown = _display_name(stdin_filename) if stdin_filename else None
     if show_files:
         for linted in files:
-            click.echo(terminal_safe(os.path.relpath(os.path.abspath(linted)).replace(os.sep, "/")))
+            click.echo(terminal_safe(_local_name(linted)))
         if "-" in paths:
             click.echo(terminal_safe(_local_name(stdin_filename) if stdin_filename else "-"))
         for absent in missing:
