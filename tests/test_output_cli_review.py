@@ -139,3 +139,19 @@ def test_text_paths_outside_the_current_folder_are_absolute(tmp_path):
     assert out.startswith(f"--- {target}\n+++ {target}\n")
     _, out, _ = run_cli("--format", "json", "../sub/compose.yaml", cwd=repo / "other")
     assert {f["path"] for f in json.loads(out)["findings"]} == {"sub/compose.yaml"}  # machine formats unchanged
+
+
+# 10. no option is silently ignored
+def test_diff_output_statistics_format_are_honoured_or_refused(tmp_path):
+    (tmp_path / "fx.yaml").write_text(FIXABLE)
+    code, out, _ = run_cli("--diff", "-o", "x.diff", "fx.yaml", cwd=tmp_path)
+    assert code == 1 and out == "" and (tmp_path / "x.diff").read_text().startswith("--- fx.yaml\n+++ fx.yaml\n")
+    assert (tmp_path / "fx.yaml").read_text() == FIXABLE
+    code, out, _ = run_cli("--diff", "-o", "y.diff", "--stdin-filename", "fx.yaml", "-", input=FIXABLE.encode(),
+                           cwd=tmp_path)
+    assert code == 1 and out == "" and (tmp_path / "y.diff").read_text().startswith("--- fx.yaml\n")
+    for args in (["--statistics", "--format", "json"], ["--diff", "--format", "json"],
+                 ["--diff", "--format", "sarif", "-o", "z.sarif"]):
+        code, out, err = run_cli(*args, "fx.yaml", cwd=tmp_path)
+        assert (code, out) == (2, "") and err.startswith("vllmlint: error: --"), args
+    assert run_cli("--diff", "--format", "text", "fx.yaml", cwd=tmp_path)[0] == 1

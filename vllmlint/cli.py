@@ -237,6 +237,13 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         _usage_error("give --format or its alias --output-format, not both")
     targets = _targets(formats or output_formats, outputs,
                        click.get_current_context().meta.get("vllmlint.format_order", []))
+    given = [fmt for fmt in formats or output_formats]
+    if show_diff and (any(fmt != "text" for fmt in given) or len(targets) > 1):
+        _usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
+                     "the diff to FILE)")
+    if statistics and any(fmt != "text" for fmt in given):
+        _usage_error("--statistics counts findings in text only: drop --format, or count the findings of "
+                     "`--format json`")
     try:
         if no_config:
             config = Config()
@@ -348,8 +355,13 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
             # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
             # as escapes instead of obeying them.
             diff = _local_diff(outcome.diff, _local_paths(files))
-            diff = terminal_safe(diff) if _is_terminal(sys.stdout) else diff
-            sys.stdout.write(color_diff(diff) if _use_color(color, sys.stdout) else diff)
+            diff_stream = _open_output(targets[0][1]) if targets[0][1] else sys.stdout
+            try:
+                diff = terminal_safe(diff) if _is_terminal(diff_stream) else diff
+                diff_stream.write(color_diff(diff) if _use_color(color, diff_stream) else diff)
+            finally:
+                if diff_stream is not sys.stdout:
+                    diff_stream.close()
             if not quiet:
                 click.echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
             sys.exit(EXIT_ERROR if missing or collection.failed
@@ -518,9 +530,16 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
         click.echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {outcome.refused}", err=True)
     result = outcome.result
     fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
-    fixed = terminal_safe(fixed) if _is_terminal(sys.stdout) else fixed
-    sys.stdout.write(color_diff(fixed) if show_diff and _use_color(color, sys.stdout) else fixed)
-    sys.stdout.flush()
+    out = _open_output(output) if show_diff and output else sys.stdout  # `--diff -o FILE -`: the diff there
+    try:
+        fixed = terminal_safe(fixed) if _is_terminal(out) else fixed
+        out.write(color_diff(fixed) if show_diff and _use_color(color, out) else fixed)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if show_diff:
+        output = None  # the findings that remain go to stderr
     if not quiet:
         click.echo(f"vllmlint: {'fixable' if show_diff else 'fixed'} {outcome.applied} problem(s) in "
                    f"{local.get(shown, shown)}", err=True)
