@@ -392,3 +392,21 @@ def test_text_output_prints_help_under_the_excerpt():
     ]
     quiet = render("text", Report(findings=[finding], sources={"t.yaml": source}, rules=RULES, quiet=True))
     assert quiet == f"t.yaml:1:8: VL201 [warning] {message} (image-unpinned)\n"  # one line, whole message
+
+
+def test_split_message_cuts_a_long_first_sentence_at_its_semicolon():
+    from vllmlint.formatters import split_message
+
+    long = ("A Service named `vllm` makes the kubelet set `VLLM_PORT=tcp://<cluster IP>:<port>` in every pod of "
+            "namespace inference, including Deployment/vllm; vLLM reads `VLLM_PORT` as a port number and stops. "
+            "Rename the Service.")
+    assert split_message(long) == (long.split("; ")[0],
+                                   "vLLM reads `VLLM_PORT` as a port number and stops. Rename the Service.")
+    assert split_message("A short one; it stays. Then more.") == ("A short one; it stays", "Then more.")
+
+
+def test_split_message_capitalises_a_help_line_that_starts_with_a_word_and_a_comma():
+    from vllmlint.formatters import split_message
+
+    assert split_message("`CUDA_VISIBLE_DEVICES` is set by hand. redundant, and wrong the day it changes.") == (
+        "`CUDA_VISIBLE_DEVICES` is set by hand", "Redundant, and wrong the day it changes.")

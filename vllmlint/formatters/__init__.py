@@ -149,15 +149,20 @@ def split_message(message: str) -> tuple[str, str | None]:
             continue
         head, rest = text[:index + 1], text[index + 2:].strip()
         break
-    if len(head) > SHORT_MESSAGE:
+    # A first sentence still too long is cut at its first top-level `: ` ("problem: what to do"), else at
+    # its first `; ` ("problem; what follows"), never in its first 40 characters (a prefix such as
+    # "after an upgrade to vLLM 0.29.0: ...").
+    for mark in ":;":
+        if len(head) <= SHORT_MESSAGE:
+            break
         for index, kind in _top_level_breaks(head):
-            if kind == ":" and index >= 40:  # not a prefix ("after an upgrade to vLLM 0.29.0: ...")
+            if kind == mark and index >= 40:
                 after = head[index + 2:].strip()
                 head, rest = head[:index], (after + (" " + rest if rest else "")).strip()
                 break
     if not rest:
         return text, None
-    first_word = rest.split(" ", 1)[0]
+    first_word = rest.split(" ", 1)[0].rstrip(",;:")  # "redundant, and ..." -> "Redundant, and ..."
     if first_word.isalpha() and first_word.islower():  # `vLLM`, `--flag`, `"key"` stay as written
         rest = rest[0].upper() + rest[1:]
     return head.removesuffix("."), sentence(rest)
