@@ -155,3 +155,26 @@ def test_diff_output_statistics_format_are_honoured_or_refused(tmp_path):
         code, out, err = run_cli(*args, "fx.yaml", cwd=tmp_path)
         assert (code, out) == (2, "") and err.startswith("vllmlint: error: --"), args
     assert run_cli("--diff", "--format", "text", "fx.yaml", cwd=tmp_path)[0] == 1
+
+
+# 11. the README's first example is what a run prints; no install path names a release that does not exist
+def test_readme_first_example_is_a_real_run(tmp_path):
+    import re
+    import subprocess
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("```console\n$ vllmlint manifests/\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "manifests").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "manifests" / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\nspec:\n  replicas: 1\n"
+        "  strategy: {type: Recreate}\n  selector:\n    matchLabels: {app: vllm}\n  template:\n"
+        "    metadata:\n      labels: {app: vllm}\n    spec:\n      containers:\n        - name: vllm\n"
+        "          image: vllm/vllm-openai:v0.29.0\n          args:\n            - Qwen/Qwen3-8B\n"
+        "            - --swap-space=16\n          resources:\n            limits:\n              nvidia.com/gpu: 1\n")
+    code, out, _ = run_cli("manifests/", cwd=tmp_path)
+    assert code == 1 and out == shown
+    assert "rev: v0.1.0" not in readme and "pip install vllmlint\n" not in readme
+    assert re.search(r"no version of vllmlint is tagged or published", readme)
