@@ -2,6 +2,7 @@
 import pytest
 
 from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
 from vllmlint.fix.edits import apply_edits
 
 
@@ -165,3 +166,17 @@ def test_lines_of_flags_in_one_block_item_say_unrecognized():
     text = pod("vllm/vllm-openai:v0.29.0", ["command: [vllm, serve, m]", "args:", "- |", "  --max-model-len", "  4096"])
     [finding] = findings(text)
     assert "line break" in finding.message and "unrecognized arguments" in finding.message
+
+
+# Review: on the api_server images the joined item's fate follows data/image-entrypoints.yaml positional_arg.
+@pytest.mark.parametrize("image, args, col, said", [
+    ("vllm/vllm-openai:v0.10.1", '["--model Qwen/Qwen2.5-7B"]', 12, "serves its default model (Qwen/Qwen3-0.6B)"),
+    ("vllm/vllm-openai:v0.11.0", '[--model, m, "--quantization awq"]', 24, "serves the model of `--model`"),
+    ("vllm/vllm-openai:v0.10.0", '[--model, m, x, "--quantization awq"]', 27, "`x` already fills"),
+    ("vllm/vllm-openai:v0.9.2", '["--model Qwen/Qwen2.5-7B"]', 12, "has no positional argument"),
+])
+def test_joined_item_on_api_server_images(image, args, col, said):
+    text = pod(image, [f"args: {args}"])
+    [finding] = [f for f in lint_text(text, "example.yaml", LintOptions(select=["VL714"])).findings]
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, col, Severity.ERROR)
+    assert said in finding.message and "or takes the item as the model" not in finding.message

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from vllmlint.finding import Finding
 from vllmlint.source.yamlmodel import Scalar, Sequence, scalar_str
 from vllmlint.vllm.invocation import (OPENAI_API_SERVER, DEMO_API_SERVER, VIA_COMMAND, VIA_IMAGE_ENTRYPOINT,
-                                      Invocation, Option, Token, joined_vllm_command)
+                                      Invocation, Option, Token, image_entry, joined_vllm_command)
 from vllmlint.vllm.flags import OK
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
@@ -104,10 +104,11 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
     token = option.token
     words = _raw(token).split()
     head, rest = words[0], " ".join(words[1:])
+    fate = _positional_fate(invocation, token)
     if len(words) == 1:  # `"--enforce-eager "`: a stray blank makes it a positional as well
         return ctx.finding(token, f"`{token.text}` has a blank around the flag, and argparse reads an argument "
-                           "with a blank as a positional, not as an option: vLLM exits with \"unrecognized "
-                           f"arguments\" or takes it as the model. Fix: write `{head}` without the blank.",
+                           f"with a blank as a positional, not as an option: vLLM {fate}. Fix: write `{head}` "
+                           "without the blank.",
                            about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
     if _is_list_item(token):
         carrier = "Kubernetes passes each list item to vLLM as one argument"
@@ -122,12 +123,57 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
         reading = (f"reads `{head}` with the value \" {rest}\" (leading blank included), not `{rest}`: it exits "
                    "on the value or uses it as written")
     else:
-        reading = (f"reads the whole item as one positional argument, not `{head}` set to `{rest}`: it exits "
-                   "with \"unrecognized arguments\" or takes the item as the model")
+        reading = (f"reads the whole item as one positional argument, not `{head}` set to `{rest}`: it "
+                   + fate)
     inline = f" or as one `{head}={rest}`" if len(words) == 2 else ""
     message = (f"`{token.text}` is a flag and its value in one argument: {carrier}, and argparse never splits "
                f"an argument at a blank, so vLLM {reading}. Fix: {split}{inline}.")
     return ctx.finding(token, message, about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
+
+
+def _positional_fate(invocation: Invocation, token: Token) -> str:
+    """What the api_server image does with a stray positional (data/image-entrypoints.yaml `positional_arg`):
+    `rejected` (no positional up to 0.9.2) exits; `ignored` (0.10.0-0.11.0: one optional `model_tag`,
+    nargs="?", 0.10.0 vllm/entrypoints/openai/cli_args.py l.214-218, that only `vllm serve` reads) fills
+    it and starts, unless a positional came first (then "unrecognized arguments"). Elsewhere: unknown."""
+    vague = "exits with \"unrecognized arguments\" or takes the item as the model"
+    entry = _image_row(invocation)
+    kind = entry.get("positional_arg") if entry is not None else None
+    if kind == "rejected":
+        return "exits with \"unrecognized arguments\" (this image's api_server parser has no positional argument)"
+    if kind != "ignored":
+        return vague
+    earlier = []
+    for candidate in invocation.tokens:
+        if candidate is token:
+            break
+        if any(candidate is p for p in invocation.model_positionals):
+            earlier.append(candidate)
+    if any(t.dynamic for t in earlier):
+        return vague
+    if earlier:
+        return (f"exits with \"unrecognized arguments\" (`{earlier[0].text}` already fills the api_server's "
+                "one optional positional, `model_tag`)")
+    models = invocation.option("--model")
+    if models:
+        serves = f"the model of `{models[0].name}`"
+    else:
+        spec = invocation.catalog.option("--model")
+        serves = f"its default model ({spec.default})" if spec is not None and spec.default else "its default model"
+    return (f"takes it as the optional positional `model_tag`, which the api_server never reads: the server "
+            f"starts without the flag and serves {serves}")
+
+
+def _image_row(invocation: Invocation) -> dict | None:
+    """The image table row when the invocation runs the image's own entrypoint (no `command` written)."""
+    if invocation.image is None or invocation.via != VIA_IMAGE_ENTRYPOINT \
+            or any(t.source is not None for t in invocation.entry):
+        return None
+    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
+    entry = image_entry(invocation.image, release)
+    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
+        return None
+    return entry
 
 
 def _split_fix(invocation: Invocation, option: Option) -> Fix | None:
