@@ -11,14 +11,13 @@ names an executable that does not exist; `&&`, `|`, `>` ... as items reach vLLM 
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.finding import Finding
 from vllmlint.source.yamlmodel import Scalar, Sequence, scalar_str
 from vllmlint.vllm.invocation import (OPENAI_API_SERVER, DEMO_API_SERVER, VIA_COMMAND, VIA_IMAGE_ENTRYPOINT,
                                       Invocation, Option, Token, image_entry, joined_vllm_command)
-from vllmlint.vllm.flags import OK
+from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 
@@ -35,37 +34,27 @@ _PLAIN_WORD = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     yield from _whole_command_lines(ctx)
-    json_only = _json_only(ctx)
     for invocation in ctx.world.invocations:
         for option in invocation.options:
             if option.joined and _literal_blank(option.token):
                 yield _joined(ctx, invocation, option)
             elif option.status is not None and option.status.kind == OK:
-                yield from _key_value_for_json(ctx, invocation, option, json_only)
+                yield from _key_value_for_json(ctx, invocation, option)
         yield from _operators(ctx, invocation)
 
 
-def _json_only(ctx: Context) -> dict[str, str]:
-    """{option name: first release that parses it with json.loads alone} from this rule's data table."""
-    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
-    return {str(entry["option"]): str(entry["from"]) for entry in data.get("json_only", [])}
-
-
-_KEY_VALUES = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
-
-
-def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option,
-                        json_only: dict[str, str]) -> Iterator[Finding | None]:
-    """`--limit-mm-per-prompt image=4` where the release reads the flag as JSON only."""
+def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option) -> Iterator[Finding | None]:
+    """`--speculative-config method=ngram` where the release's parser reads the flag as JSON only (the
+    catalog's per-option `json_parser`: `json` or `dataclass`)."""
     spec = option.spec
-    since = json_only.get(spec.name) if spec is not None else None
-    if spec is None or since is None or not spec.json or not option.value_known or option.value is None:
+    if spec is None or not spec.json or spec.json_parser not in JSON_ONLY_PARSERS or not option.value_known \
+            or option.value is None:
         return
     if option.resolution is not None and option.resolution.json_path:
         return  # `--limit-mm-per-prompt.image 4`: vLLM's dotted form, fine
-    release = invocation.release or invocation.catalog.version
-    if version_key(release) < version_key(since) or "$" in option.value or not _KEY_VALUES.match(option.value):
+    if "$" in option.value or not is_key_value_text(option.value):
         return
+    release = invocation.release or invocation.catalog.version
     pairs = {}
     for part in option.value.split(","):
         key, _, value = part.partition("=")
@@ -73,9 +62,12 @@ def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option,
         pairs[key.strip()] = int(text) if text.isdigit() else text
     suggestion = json.dumps(pairs)
     where = option.value_token or option.token
-    yield ctx.finding(where, f"`{option.name}` takes JSON on vLLM {release} (parsed with `json.loads`), and "
-                      f"`{option.value}` is the old `key=value` form, accepted only before {since}: argparse exits "
-                      f"with a usage error (\"Value {option.value} cannot be converted ...\"). Fix: write "
+    if spec.json_parser == "json":
+        how, error = "parsed with `json.loads`", f"\"Value {option.value} cannot be converted ...\""
+    else:
+        how, error = "validated as JSON by its config class", "(an invalid-value error)"
+    yield ctx.finding(where, f"`{option.name}` takes JSON only on vLLM {release} ({how}), and `{option.value}` is "
+                      f"the `key=value` form: argparse exits with a usage error {error}. Fix: write "
                       f"`{suggestion}` (quoted as one argument).",
                       about=invocation, value=f"{spec.name}={option.value}")
 
