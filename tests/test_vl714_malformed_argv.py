@@ -200,3 +200,11 @@ def test_other_non_json_text_stays_vl106s():
     text = pod("vllm/vllm-openai:v0.11.1", ["args: [m, --speculative-config, 'a=b=c']"])
     result = lint_text(text, "example.yaml", LintOptions(select=["VL714", "VL106"]))
     assert [(f.code, f.span.line, f.span.col) for f in result.findings] == [("VL106", 8, 37)]
+
+
+def test_operator_fix_never_puts_exec_before_an_operator():
+    # `sh -c "exec A && B"`: exec replaces the shell with A, so B never runs (POSIX 2.14 exec).
+    text = pod("vllm/vllm-openai:v0.29.0", ['command: [vllm, serve, m, "&&", echo, done]'])
+    [finding] = findings(text)
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, 31, Severity.ERROR)
+    assert "exec vllm serve ... &&" not in finding.message and "only before the last command" in finding.message

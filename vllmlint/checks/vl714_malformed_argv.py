@@ -203,7 +203,9 @@ def _operators(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]
                               "Kubernetes starts the program with each list item as one argument, so vLLM gets "
                               f"`{token.text}` and the words after it as arguments and exits with \"unrecognized "
                               "arguments\". Fix: drop it, or run the command line through a shell "
-                              "(`command: [sh, -c, \"exec vllm serve ... && ...\"]`).",
+                              "(`command: [sh, -c, \"vllm serve ... > /tmp/vllm.log 2>&1\"]`; put `exec` only "
+                              "before the last command of the line, since nothing after an `exec`ed command runs)."
+                              ,
                               about=invocation, value=token.text)
             return
 
