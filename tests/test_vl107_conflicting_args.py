@@ -140,3 +140,35 @@ def test_v0_engine_by_environment_on_0_9():
     longer = V0_ARGS.replace('"16384"', '"65536"')
     assert lint(deployment("vllm/vllm-openai:v0.9.2", longer, '        env: [{name: VLLM_USE_V1, value: "0"}]\n')) == []
     assert lint(deployment("vllm/vllm-openai:v0.11.0", V0_ARGS, '        env: [{name: VLLM_USE_V1, value: "0"}]\n')) == []
+
+
+# --- review: what `vllm serve serve ...` does (one positional `model_tag`, nargs="?") ------------------
+@pytest.mark.parametrize("args, said", [
+    ("[serve, Qwen/Qwen3-8B]", 'unrecognized arguments: Qwen/Qwen3-8B"'),
+    ("[vllm, serve, Qwen/Qwen3-8B, --port, '8000']", 'unrecognized arguments: Qwen/Qwen3-8B"'),
+    ("[serve, --model, Qwen/Qwen3-8B]", 'unrecognized arguments: serve"'),  # 0.11.1+ moves --model's value first
+    ("[serve]", 'a model called "serve"'),
+])
+def test_serve_serve_says_what_argparse_does(args, said):
+    (finding,) = lint(deployment("vllm/vllm-openai:v0.11.1", args))
+    assert (finding.span.line, finding.span.col, finding.severity) == (12, 16, Severity.ERROR)
+    assert said in finding.message
+    if "unrecognized" in said:
+        assert "load a model called" not in finding.message
+
+
+def test_serve_serve_with_model_item_raises_before_0_11_1():
+    text = "vllm serve serve --model Qwen/Qwen3-8B\n"
+    (finding,) = lint(text, "serve.sh", "0.10.1.1")
+    assert (finding.span.line, finding.span.col, finding.severity) == (1, 12, Severity.ERROR)
+    assert "ValueError" in finding.message
+
+
+def test_serve_serve_then_unresolved_var_is_silent():
+    assert lint(deployment("vllm/vllm-openai:v0.11.1", '[serve, "$(ARGS)"]')) == []
+
+
+def test_serve_serve_with_model_on_0_8_0_raises_in_serve_cmd():
+    (finding,) = lint("vllm serve serve --model=Qwen/Qwen3-8B\n", "serve.sh", "0.8.0")
+    assert (finding.span.line, finding.span.col, finding.severity) == (1, 12, Severity.ERROR)
+    assert "ValueError" in finding.message

@@ -2,6 +2,7 @@
 import pytest
 
 from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
 from vllmlint.fix.edits import apply_edits
 
 
@@ -150,7 +151,12 @@ def test_a_stray_blank_after_a_switch():
     ("vllm/vllm-openai:v0.9.2", "[--model, m, --limit-mm-per-prompt, image=4]", []),  # still converted there
     ("vllm/vllm-openai:v0.29.0", "[m, --limit-mm-per-prompt, '{\"image\": 4}']", []),
     ("vllm/vllm-openai:v0.29.0", "[m, --limit-mm-per-prompt.image, '4']", []),  # vLLM's dotted form
-    ("vllm/vllm-openai:v0.29.0", "[m, --speculative-config, method=ngram]", []),  # not in the data table
+    ("vllm/vllm-openai:v0.29.0", "[m, --speculative-config, method=ngram]", [(8, 37)]),  # catalog: dataclass
+    ("vllm/vllm-openai:v0.11.1", "[m, --speculative-config, method=ngram]", [(8, 37)]),
+    ("vllm/vllm-openai:v0.10.1", "[--model, m, --speculative-config, 'method=ngram,num_speculative_tokens=4']",
+     [(8, 46)]),
+    ("vllm/vllm-openai:v0.11.1", "[m, --hf-overrides, rope_scaling=2]", []),  # dict-or-str keeps the text
+    ("vllm/vllm-openai:v0.9.2", "[--model, m, --override-generation-config, temperature=0.5]", []),  # json-or-kvs
 ])
 def test_key_value_for_a_json_only_flag(image, args, expected):
     assert where(pod(image, [f"args: {args}"])) == expected
@@ -165,3 +171,40 @@ def test_lines_of_flags_in_one_block_item_say_unrecognized():
     text = pod("vllm/vllm-openai:v0.29.0", ["command: [vllm, serve, m]", "args:", "- |", "  --max-model-len", "  4096"])
     [finding] = findings(text)
     assert "line break" in finding.message and "unrecognized arguments" in finding.message
+
+
+# Review: on the api_server images the joined item's fate follows data/image-entrypoints.yaml positional_arg.
+@pytest.mark.parametrize("image, args, col, said", [
+    ("vllm/vllm-openai:v0.10.1", '["--model Qwen/Qwen2.5-7B"]', 12, "serves its default model (Qwen/Qwen3-0.6B)"),
+    ("vllm/vllm-openai:v0.11.0", '[--model, m, "--quantization awq"]', 24, "serves the model of `--model`"),
+    ("vllm/vllm-openai:v0.10.0", '[--model, m, x, "--quantization awq"]', 27, "`x` already fills"),
+    ("vllm/vllm-openai:v0.9.2", '["--model Qwen/Qwen2.5-7B"]', 12, "has no positional argument"),
+])
+def test_joined_item_on_api_server_images(image, args, col, said):
+    text = pod(image, [f"args: {args}"])
+    [finding] = [f for f in lint_text(text, "example.yaml", LintOptions(select=["VL714"])).findings]
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, col, Severity.ERROR)
+    assert said in finding.message and "or takes the item as the model" not in finding.message
+
+
+def test_key_value_on_a_json_only_option_gets_one_finding_in_all():
+    # VL106 leaves exactly VL714's key=value text alone, and VL714 reads the catalog's json_parser.
+    text = pod("vllm/vllm-openai:v0.11.1", ["args: [m, --speculative-config, method=ngram, --port, '8000']"])
+    result = lint_text(text, "example.yaml", LintOptions(select=["VL714", "VL106", "VL103"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity) for f in result.findings] == \
+        [("VL714", 8, 37, Severity.ERROR)]
+    assert '`{"method": "ngram"}`' in result.findings[0].message
+
+
+def test_other_non_json_text_stays_vl106s():
+    text = pod("vllm/vllm-openai:v0.11.1", ["args: [m, --speculative-config, 'a=b=c']"])
+    result = lint_text(text, "example.yaml", LintOptions(select=["VL714", "VL106"]))
+    assert [(f.code, f.span.line, f.span.col) for f in result.findings] == [("VL106", 8, 37)]
+
+
+def test_operator_fix_never_puts_exec_before_an_operator():
+    # `sh -c "exec A && B"`: exec replaces the shell with A, so B never runs (POSIX 2.14 exec).
+    text = pod("vllm/vllm-openai:v0.29.0", ['command: [vllm, serve, m, "&&", echo, done]'])
+    [finding] = findings(text)
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, 31, Severity.ERROR)
+    assert "exec vllm serve ... &&" not in finding.message and "only before the last command" in finding.message

@@ -82,3 +82,28 @@ def test_docker_run_in_a_script_reads_the_same_table():
     assert [(f.span.line, f.span.col) for f in findings(script, filename="run.sh")] == [(1, 60)]
     fine = "docker run --gpus all vllm/vllm-openai:v0.9.2 --model Qwen/Qwen3-8B\n"
     assert findings(fine, filename="run.sh") == []
+
+
+# Review: `serve` first with `--model` raises ValueError (0.10.0 vllm/utils/__init__.py l.1703-1707), and
+# a second positional after the one `model_tag` (nargs="?") is "unrecognized arguments".
+CRASHES = [
+    ("0.10.1 serve + --model raises", pod("vllm/vllm-openai:v0.10.1", ["args: [serve, --model, Qwen/Qwen2.5-7B]"]),
+     [(8, 12, E)], "ValueError: With `vllm serve`"),
+    ("0.11.0 serve + model is unrecognized", pod("vllm/vllm-openai:v0.11.0", ["args: [serve, Qwen/Qwen2.5-7B]"]),
+     [(8, 12, E)], "unrecognized arguments: Qwen/Qwen2.5-7B"),
+    ("0.10.0 two positionals", pod("vllm/vllm-openai:v0.10.0", ["args: [--model, a, b, c]"]),
+     [(8, 24, E)], "unrecognized arguments: c"),
+]
+
+
+@pytest.mark.parametrize("title,text,expected,said", CRASHES, ids=[c[0] for c in CRASHES])
+def test_crashes_are_errors_that_say_why(title, text, expected, said):
+    assert where(text) == expected
+    [finding] = findings(text)
+    assert said in finding.message and "default model" not in finding.message
+
+
+def test_serve_with_inline_model_is_only_ignored():
+    # `--model=X` is not the `--model` item the check looks for: `serve` fills model_tag and does nothing.
+    text = pod("vllm/vllm-openai:v0.10.1", ["args: [serve, --model=Qwen/Qwen2.5-7B]"])
+    assert where(text) == [(8, 12, W)]

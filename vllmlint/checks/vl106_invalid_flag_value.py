@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.catalog import OptionSpec
-from vllmlint.vllm.flags import OK
+from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.checks import Context
 from vllmlint.checks.messages import value_of, version_label
@@ -305,7 +305,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
                               value=f"{known.name}.{key}={value}")
 
 
-# `key=value[,key=value]`: the old form of JSON options, which malformed-argv (VL714) reports.
+# Text that starts like `key=value`: `json-or-kvs` parsers (0.8.x-0.9.x nullable_kvs fallback) may take it.
 _KEY_VALUE = re.compile(r"^[A-Za-z_][\w.-]*=")
 # Parsers that reject text that is not JSON (sync's `x-vllm.json_parser`): `json.loads` or a pydantic
 # validate_json (`json`), get_kwargs' parse_dataclass (`dataclass`), and parse_type(json.loads) of
@@ -319,8 +319,11 @@ def _not_json(ctx: Context, invocation: Invocation, option: Option, known: Optio
               release_text: str) -> Iterator[Finding | None]:
     """`--speculative-config notjson`: text a JSON-only option cannot parse."""
     how = _STRICT.get(known.json_parser)
-    if how is None or text in ("", "None") or _KEY_VALUE.match(text) or re.match(r"^<.*>$", text):
-        return  # `None` is no value (optional_type); key=value is malformed-argv's; `<json>` a placeholder
+    if how is None or text in ("", "None") or is_key_value_text(text) or re.match(r"^<.*>$", text):
+        return  # `None` is no value (optional_type); `<json>` a placeholder; `key=value[,...]` on a JSON-only
+        # parser is malformed-argv's (VL714 reports exactly this text, vllmlint.vllm.flags.is_key_value_text)
+    if known.json_parser not in JSON_ONLY_PARSERS and _KEY_VALUE.match(text):
+        return  # `json-or-kvs`: the old form may still be converted
     if known.json_parser == "dataclass" and text.isdigit():
         return  # CompilationConfig.from_cli: a bare optimization level
     try:

@@ -18,6 +18,9 @@ from vllmlint.checks.messages import release_phrase, value_of
 MODEL_OPTION_WARNS_FROM = "0.11.1"
 # Before 0.8.0 the positional was required: any `--model` spelling failed, not only the bare token.
 POSITIONAL_OPTIONAL_FROM = "0.8.0"
+# The first release seen whose FlexibleArgumentParser raises on `serve` + a `--model` item (0.8.5 vllm/utils.py
+# l.1339; the 0.8.0 parse_args has no such check).
+SERVE_MODEL_RAISES_FROM = "0.8.5"
 
 
 def _effective(option: Option) -> Any:
@@ -106,6 +109,8 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
     first = positionals[0]
     if first.text == "vllm" and (len(positionals) < 2 or positionals[1].text != "serve"):
         return
+    positionals = positionals[1:] if first.text == "serve" else positionals[2:]
+    positionals = [first] + positionals
     entry = " ".join(t.text for t in invocation.entry)
     container = invocation.container
     if container is not None and container.is_compose and container.command is None and invocation.entry \
@@ -120,9 +125,40 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
         said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
     else:
         said, where = "This runs", "after `vllm serve`"
+    drop = f"Drop `{'vllm serve' if first.text == 'vllm' else 'serve'}` {where}."
+    # `vllm serve` has one positional, `model_tag` (nargs="?", 0.11.1 vllm/entrypoints/openai/cli_args.py
+    # l.251-256): the stray word fills it, and argparse reports every further positional and exits.
+    rest = positionals[1:]
+    target = invocation.release or invocation.catalog.version
+    tokens = invocation.tokens
+    if version_key(target) >= version_key(MODEL_OPTION_WARNS_FROM):
+        model_item = any(t.text == "--model" or t.text.startswith("--model=") for t in tokens)
+    elif version_key(target) >= version_key(SERVE_MODEL_RAISES_FROM):
+        model_item = any(t.text == "--model" for t in tokens)
+    else:  # ServeSubcommand.cmd raises after argparse when --model is set (0.8.0 cli/serve.py l.25-28)
+        model_item = bool(invocation.option("--model")) and not rest
+    if model_item and version_key(target) < version_key(MODEL_OPTION_WARNS_FROM):
+        # 0.8.5-0.11.0 FlexibleArgumentParser.parse_args: argv[1] == "serve" and a `--model` item raise
+        # ValueError before argparse (0.8.5 vllm/utils.py l.1339-1344, 0.11.0 vllm/utils/__init__.py
+        # l.1857-1861); before 0.8.5 `vllm serve` raises it once argparse is done.
+        yield ctx.finding(first, f"{said} `{entry} {first.text} ...` with `--model`: vLLM raises \"ValueError: "
+                          "With `vllm serve`, you should provide the model as a positional argument ...\" and "
+                          f"exits. {drop}", about=invocation, value=first.text)
+        return
+    if model_item:
+        # 0.11.1+ moves the `--model` value to the front (vllm/utils/argparse_utils.py l.196-227): the
+        # stray word then follows the model and is reported.
+        rest = [first] + rest
+    if rest and not any(t.dynamic for t in rest):
+        extra = " ".join(t.text for t in rest)
+        yield ctx.finding(first, f"{said} `{entry} {first.text} ...`: `vllm serve` takes one positional model, "
+                          f"so argparse stops with \"unrecognized arguments: {extra}\" and vLLM exits. {drop}",
+                          about=invocation, value=first.text)
+        return
+    if rest:
+        return  # `$(ARGS)` may be flags only
     yield ctx.finding(first, f"{said} `{entry} {first.text} ...`: vLLM tries to load a model called "
-                      f"\"{first.text}\" and fails. Drop `{'vllm serve' if first.text == 'vllm' else 'serve'}` "
-                      f"{where}.", about=invocation, value=first.text)
+                      f"\"{first.text}\" and fails. {drop}", about=invocation, value=first.text)
 
 
 def _kv_bytes_and_utilization(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:

@@ -11,14 +11,13 @@ names an executable that does not exist; `&&`, `|`, `>` ... as items reach vLLM 
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.finding import Finding
 from vllmlint.source.yamlmodel import Scalar, Sequence, scalar_str
 from vllmlint.vllm.invocation import (OPENAI_API_SERVER, DEMO_API_SERVER, VIA_COMMAND, VIA_IMAGE_ENTRYPOINT,
-                                      Invocation, Option, Token, joined_vllm_command)
-from vllmlint.vllm.flags import OK
+                                      Invocation, Option, Token, image_entry, joined_vllm_command)
+from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 
@@ -35,37 +34,27 @@ _PLAIN_WORD = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     yield from _whole_command_lines(ctx)
-    json_only = _json_only(ctx)
     for invocation in ctx.world.invocations:
         for option in invocation.options:
             if option.joined and _literal_blank(option.token):
                 yield _joined(ctx, invocation, option)
             elif option.status is not None and option.status.kind == OK:
-                yield from _key_value_for_json(ctx, invocation, option, json_only)
+                yield from _key_value_for_json(ctx, invocation, option)
         yield from _operators(ctx, invocation)
 
 
-def _json_only(ctx: Context) -> dict[str, str]:
-    """{option name: first release that parses it with json.loads alone} from this rule's data table."""
-    data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
-    return {str(entry["option"]): str(entry["from"]) for entry in data.get("json_only", [])}
-
-
-_KEY_VALUES = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
-
-
-def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option,
-                        json_only: dict[str, str]) -> Iterator[Finding | None]:
-    """`--limit-mm-per-prompt image=4` where the release reads the flag as JSON only."""
+def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option) -> Iterator[Finding | None]:
+    """`--speculative-config method=ngram` where the release's parser reads the flag as JSON only (the
+    catalog's per-option `json_parser`: `json` or `dataclass`)."""
     spec = option.spec
-    since = json_only.get(spec.name) if spec is not None else None
-    if spec is None or since is None or not spec.json or not option.value_known or option.value is None:
+    if spec is None or not spec.json or spec.json_parser not in JSON_ONLY_PARSERS or not option.value_known \
+            or option.value is None:
         return
     if option.resolution is not None and option.resolution.json_path:
         return  # `--limit-mm-per-prompt.image 4`: vLLM's dotted form, fine
-    release = invocation.release or invocation.catalog.version
-    if version_key(release) < version_key(since) or "$" in option.value or not _KEY_VALUES.match(option.value):
+    if "$" in option.value or not is_key_value_text(option.value):
         return
+    release = invocation.release or invocation.catalog.version
     pairs = {}
     for part in option.value.split(","):
         key, _, value = part.partition("=")
@@ -73,9 +62,12 @@ def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option,
         pairs[key.strip()] = int(text) if text.isdigit() else text
     suggestion = json.dumps(pairs)
     where = option.value_token or option.token
-    yield ctx.finding(where, f"`{option.name}` takes JSON on vLLM {release} (parsed with `json.loads`), and "
-                      f"`{option.value}` is the old `key=value` form, accepted only before {since}: argparse exits "
-                      f"with a usage error (\"Value {option.value} cannot be converted ...\"). Fix: write "
+    if spec.json_parser == "json":
+        how, error = "parsed with `json.loads`", f"\"Value {option.value} cannot be converted ...\""
+    else:
+        how, error = "validated as JSON by its config class", "(an invalid-value error)"
+    yield ctx.finding(where, f"`{option.name}` takes JSON only on vLLM {release} ({how}), and `{option.value}` is "
+                      f"the `key=value` form: argparse exits with a usage error {error}. Fix: write "
                       f"`{suggestion}` (quoted as one argument).",
                       about=invocation, value=f"{spec.name}={option.value}")
 
@@ -104,10 +96,11 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
     token = option.token
     words = _raw(token).split()
     head, rest = words[0], " ".join(words[1:])
+    fate = _positional_fate(invocation, token)
     if len(words) == 1:  # `"--enforce-eager "`: a stray blank makes it a positional as well
         return ctx.finding(token, f"`{token.text}` has a blank around the flag, and argparse reads an argument "
-                           "with a blank as a positional, not as an option: vLLM exits with \"unrecognized "
-                           f"arguments\" or takes it as the model. Fix: write `{head}` without the blank.",
+                           f"with a blank as a positional, not as an option: vLLM {fate}. Fix: write `{head}` "
+                           "without the blank.",
                            about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
     if _is_list_item(token):
         carrier = "Kubernetes passes each list item to vLLM as one argument"
@@ -122,12 +115,57 @@ def _joined(ctx: Context, invocation: Invocation, option: Option) -> Finding | N
         reading = (f"reads `{head}` with the value \" {rest}\" (leading blank included), not `{rest}`: it exits "
                    "on the value or uses it as written")
     else:
-        reading = (f"reads the whole item as one positional argument, not `{head}` set to `{rest}`: it exits "
-                   "with \"unrecognized arguments\" or takes the item as the model")
+        reading = (f"reads the whole item as one positional argument, not `{head}` set to `{rest}`: it "
+                   + fate)
     inline = f" or as one `{head}={rest}`" if len(words) == 2 else ""
     message = (f"`{token.text}` is a flag and its value in one argument: {carrier}, and argparse never splits "
                f"an argument at a blank, so vLLM {reading}. Fix: {split}{inline}.")
     return ctx.finding(token, message, about=invocation, value=head, fix=ctx.build_fix(_split_fix, invocation, option))
+
+
+def _positional_fate(invocation: Invocation, token: Token) -> str:
+    """What the api_server image does with a stray positional (data/image-entrypoints.yaml `positional_arg`):
+    `rejected` (no positional up to 0.9.2) exits; `ignored` (0.10.0-0.11.0: one optional `model_tag`,
+    nargs="?", 0.10.0 vllm/entrypoints/openai/cli_args.py l.214-218, that only `vllm serve` reads) fills
+    it and starts, unless a positional came first (then "unrecognized arguments"). Elsewhere: unknown."""
+    vague = "exits with \"unrecognized arguments\" or takes the item as the model"
+    entry = _image_row(invocation)
+    kind = entry.get("positional_arg") if entry is not None else None
+    if kind == "rejected":
+        return "exits with \"unrecognized arguments\" (this image's api_server parser has no positional argument)"
+    if kind != "ignored":
+        return vague
+    earlier = []
+    for candidate in invocation.tokens:
+        if candidate is token:
+            break
+        if any(candidate is p for p in invocation.model_positionals):
+            earlier.append(candidate)
+    if any(t.dynamic for t in earlier):
+        return vague
+    if earlier:
+        return (f"exits with \"unrecognized arguments\" (`{earlier[0].text}` already fills the api_server's "
+                "one optional positional, `model_tag`)")
+    models = invocation.option("--model")
+    if models:
+        serves = f"the model of `{models[0].name}`"
+    else:
+        spec = invocation.catalog.option("--model")
+        serves = f"its default model ({spec.default})" if spec is not None and spec.default else "its default model"
+    return (f"takes it as the optional positional `model_tag`, which the api_server never reads: the server "
+            f"starts without the flag and serves {serves}")
+
+
+def _image_row(invocation: Invocation) -> dict | None:
+    """The image table row when the invocation runs the image's own entrypoint (no `command` written)."""
+    if invocation.image is None or invocation.via != VIA_IMAGE_ENTRYPOINT \
+            or any(t.source is not None for t in invocation.entry):
+        return None
+    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
+    entry = image_entry(invocation.image, release)
+    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
+        return None
+    return entry
 
 
 def _split_fix(invocation: Invocation, option: Option) -> Fix | None:
@@ -165,7 +203,9 @@ def _operators(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]
                               "Kubernetes starts the program with each list item as one argument, so vLLM gets "
                               f"`{token.text}` and the words after it as arguments and exits with \"unrecognized "
                               "arguments\". Fix: drop it, or run the command line through a shell "
-                              "(`command: [sh, -c, \"exec vllm serve ... && ...\"]`).",
+                              "(`command: [sh, -c, \"vllm serve ... > /tmp/vllm.log 2>&1\"]`; put `exec` only "
+                              "before the last command of the line, since nothing after an `exec`ed command runs)."
+                              ,
                               about=invocation, value=token.text)
             return
 

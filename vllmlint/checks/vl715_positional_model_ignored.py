@@ -11,7 +11,12 @@ from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.invocation import Invocation, Token, image_entry
+from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
+
+# The first release seen whose FlexibleArgumentParser raises on `serve` + `--model` (0.8.5 vllm/utils.py
+# l.1339; the 0.8.0 parse_args has no such check).
+_SERVE_MODEL_RAISES_FROM = "0.8.5"
 
 _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}  # a switch's value: VL106 reports those
 
@@ -66,10 +71,33 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
         what = f"the positional model `{first.text}`"
         instead = f"pass `--model {first.text}`"
     instead += ", or use an image whose entrypoint is `vllm serve` (vllm/vllm-openai 0.11.1 and later)"
+    tokens = invocation.tokens
+    release = invocation.release or invocation.catalog.version
+    if version_key(release) >= version_key(_SERVE_MODEL_RAISES_FROM) and tokens and tokens[0] is first \
+            and first.text == "serve" and any(t.text == "--model" for t in tokens):
+        # FlexibleArgumentParser.parse_args: args[0] == "serve" and a `--model` item raise ValueError before
+        # argparse runs (0.8.5 vllm/utils.py l.1339-1344; 0.9.2 vllm/utils/__init__.py l.1474-1478; 0.10.0
+        # l.1703-1707; 0.10.1.1 l.1775-1779; 0.11.0 l.1857-1861); from 0.12.0 it only warns.
+        message = (f"The image `{image}` runs `{runs}` with `serve` as its first argument and `--model` given: "
+                   "vLLM's argument parser raises \"ValueError: With `vllm serve`, you should provide the model as "
+                   "a positional argument or in a config file instead of via the `--model` option.\" and the "
+                   "container exits. Fix: drop `serve`.")
+        return ctx.finding(first, message, about=invocation, value=f"serve-model:{first.text}")
     if entry.get("positional_arg") == "rejected":
         message = (f"The image `{image}` runs `{runs}`, whose parser has no positional argument: {what} stops it "
                    f"with \"unrecognized arguments\" and the container exits. Fix: {instead}.")
         return ctx.finding(first, message, about=invocation, value=f"rejected:{first.text}")
+    rest = invocation.model_positionals[1:]
+    if rest:
+        # One optional positional (`model_tag`, nargs="?": 0.10.0 vllm/entrypoints/openai/cli_args.py
+        # l.214-218): the first word fills it, argparse reports every further one and exits.
+        if any(t.dynamic for t in rest):
+            return None  # `$(ARGS)` may expand to flags only
+        extra = " ".join(t.text for t in rest)
+        message = (f"The image `{image}` runs `{runs}`, whose parser has one optional positional argument "
+                   f"(`model_tag`, never read by the api_server): {what} fills it, and argparse stops the server "
+                   f"with \"unrecognized arguments: {extra}\", so the container exits. Fix: {instead}.")
+        return ctx.finding(first, message, about=invocation, value=f"extra:{first.text}")
     spec = invocation.catalog.option("--model")
     default = f" ({spec.default})" if spec is not None and spec.default else ""
     if models:

@@ -2,6 +2,8 @@
 release catalogs (`schemas/vllm/`) and the curated flag table, so rules only read `option.status`."""
 from __future__ import annotations
 
+import re
+
 import difflib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -158,3 +160,19 @@ def resolve_invocation(invocation: Invocation, default_release: str | None) -> N
             option.status = FlagStatus(JOINED, _spelling(option.name.split()[0]))  # no resolution: no option
             continue
         option.resolution, option.status = classify(option.name, release_catalog)
+
+
+# `key=value[,key=value]`: the old text form of JSON options. malformed-argv (VL714) reports it where the
+# release's parser is JSON-only; invalid-flag-value (VL106) leaves exactly this text to it.
+KEY_VALUE_TEXT = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
+# Catalog `json_parser` values (sync's `x-vllm.json_parser`) whose parser rejects `key=value` text:
+# `json` (optional_type(json.loads): "Value method=ngram cannot be converted ...", 0.10.1.1
+# vllm/engine/arg_utils.py l.70-76 and l.843) and `dataclass` (get_kwargs' parse_dataclass,
+# TypeAdapter(cls).validate_json, 0.11.1 vllm/engine/arg_utils.py l.273-277). `json-or-kvs` (0.8.x-0.9.x
+# parse_type with the nullable_kvs fallback) still converts it; `dict-or-str` keeps it as a string.
+JSON_ONLY_PARSERS: Final = ("json", "dataclass")
+
+
+def is_key_value_text(text: str) -> bool:
+    return bool(KEY_VALUE_TEXT.match(text))
+
