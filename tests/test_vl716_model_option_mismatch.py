@@ -132,3 +132,10 @@ def test_a_local_checkpoint_with_its_config_json_in_the_run():
     fine.add_text(pod(NEW, ["args: [/models/qwen-awq-checkpoint, --quantization, awq_marlin]"]), "deploy.yaml")
     fine.add_text(json.dumps(config), "qwen-awq-checkpoint/config.json", ".json")
     assert fine.run().findings == []
+
+
+def test_a_config_file_may_set_the_quantization_or_revision():
+    # vLLM inserts the file's options: vllm/utils/__init__.py 0.10.1.1 lines 1953-1980.
+    assert where(pod(NEW, [f"args: [{QWEN}, --quantization, awq, --config, /etc/vllm/config.yaml]"])) == []
+    assert where(pod(NEW, [f"args: [{QWEN}, --config, /etc/vllm/c.yaml, --limit-mm-per-prompt, image=2]"])) == []
+    assert where(pod(NEW, [f"args: [{QWEN}, --quantization, awq, --max-model-len, '4096']"])) == [(8, 54, E)]

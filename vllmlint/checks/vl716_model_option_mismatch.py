@@ -33,6 +33,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if model is None or name is None:
             continue
         invocation = work.invocation
+        if invocation.config_file is not None:
+            continue  # the --config file may set quantization, revision or another option: the run does not read it
         if off_main(invocation, "--revision"):
             continue  # another branch, tag or commit: its config.json and weights may differ from main's
         release = _release(invocation)
