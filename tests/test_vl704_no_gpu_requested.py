@@ -179,3 +179,13 @@ def test_a_config_file_may_send_the_work_elsewhere():
     # `--config FILE` may set `distributed-executor-backend: ray` (or `device`): not judged
     assert found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")) == []
     assert len(found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]"))) == 1
+
+
+def test_message_holds_for_a_pod_selecting_gpu_nodes():
+    # A nodeSelector to GPU nodes without a GPU request (VL718 says to request it): no "can land on a node
+    # without GPUs", which that selector rules out.
+    text = pod(spec="  nodeSelector: {karpenter.k8s.aws/instance-gpu-count: '1'}\n")
+    assert found(text) == [(8, 12, Severity.WARNING, "no-gpu:vllm/vllm-openai:v0.10.1")]
+    (finding,) = lint(text)
+    assert "can land on a node without GPUs" not in finding.message
+    assert "the device plugin gives the container no GPU" in finding.message

@@ -176,8 +176,11 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
         effect = ("the container starts without GPUs and vLLM fails at start-up (\"Failed to infer device type\" / "
                   "\"No CUDA GPUs are available\")")
     else:
-        effect = ("the pod can land on a node without GPUs, where vLLM fails at start-up (\"Failed to infer device "
-                  "type\" / \"No CUDA GPUs are available\"), or, where the node's default runtime is NVIDIA's, use "
-                  "GPUs the scheduler gave to other pods")
+        # Worded for any node: a node selector may allow only GPU nodes, and the device plugin still gives the
+        # container no device unless it requests one.
+        effect = ("the device plugin gives the container no GPU, so vLLM fails at start-up (\"Failed to infer device "
+                  "type\" / \"No CUDA GPUs are available\") on a node without GPUs or whose default container "
+                  "runtime is not NVIDIA's, and on a GPU node whose default runtime is NVIDIA's it uses GPUs the "
+                  "scheduler gave to other pods")
     message = f"`{raw}` is a CUDA build of vLLM, but {what}: {effect}. Fix: {how}."
     return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")
