@@ -54,14 +54,15 @@ def _needed(world, container) -> tuple[int, str] | None:
     """(GPUs vLLM needs in this container, TP x PP ...) when its invocation says (VL606's answer); None with a
     `--config` file (it may set the sizes), a Ray executor (workers may be other pods) or flags not known."""
     for work in workloads(world):
-        if work.container is not container:
+        if work.container is None or work.container is not container:
             continue
         invocation = work.invocation
-        if invocation.config_file is not None or container.pod.owner.kind in RAY_KINDS:
+        template = work.container.pod
+        if invocation.config_file is not None or template.owner.kind in RAY_KINDS:
             return None
         if any(not o.value_known or o.value != "mp" for o in invocation.option("--distributed-executor-backend")):
             return None
-        return gpus_needed_per_pod(work, container.pod)
+        return gpus_needed_per_pod(work, template)
     return None
 
 
