@@ -254,3 +254,14 @@ def test_min_capability_data():
     assert min_capability("gptq_marlin", "0.22.0") == (6, 0)
     assert min_capability("awq", None) == (7, 5)
     assert min_capability("bitsandbytes", "0.29.0") is None
+
+
+def test_a_method_the_checkpoint_does_not_hold_is_vl716s():
+    # vLLM reads the method's config file before it compares capabilities (0.10.1.1 vllm/config/__init__.py
+    # lines 3447-3456: get_quant_config first): an unquantized checkpoint stops on "Cannot find the config file".
+    text = deployment(T4, "v0.10.1", "[--model, Qwen/Qwen2.5-7B-Instruct, --quantization, awq_marlin]")
+    assert found(text) == []
+    assert found(text, codes=("VL716",)) == [(13, 67, Severity.ERROR, "awq_marlin:unquantized")]
+    quantized = deployment(T4, "v0.10.1", "[--model, Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]")
+    assert found(quantized) == [(13, 71, Severity.ERROR, "awq_marlin:T4")]
+    assert min_capability("bitsandbytes", "0.10.1") == (7, 0)

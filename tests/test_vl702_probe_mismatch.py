@@ -154,7 +154,11 @@ spec:
     pod("{httpGet: {path: /healthz, port: 8000}}", ", --root-path, /api"),
     pod("{httpGet: {path: /healthz, port: 8000}}", ", --port, $(PORT)"),  # unknown port
     pod("{grpc: {port: 8000}}", ", --grpc"),
-    pod("{httpGet: {path: /healthz, port: 8000}}", ", --headless"),
+    pod("{httpGet: {path: /healthz, port: 9000}}", ", --headless"),  # not the API port: not judged
+    pod("{httpGet: {path: /health, port: 8000}}", ", --headless", extra=SIDECAR),  # a sidecar may listen
+    pod("{tcpSocket: {port: 8000}}", ", --headless, --data-parallel-rpc-port, '8000'"),  # vLLM listens there
+    pod("{httpGet: {path: /health, port: 8000}}", ", --headless, --config, /etc/v.yaml"),  # port unknown
+    pod("{exec: {command: [pgrep, -f, vllm]}}", ", --headless"),
     pod("{tcpSocket: {port: 29500}}", ", --master-port, \"29500\""),  # vLLM's own other listener
     pod("{exec: {command: [curl, -f, localhost:8000/healthz]}}"),
     pod("{httpGet: {path: /healthz, port: 8000}}", image="vllm/vllm-openai:v0.5.0"),  # before the sampled releases
@@ -330,3 +334,27 @@ def test_no_readiness_names_only_services_of_the_workload_folder():
     # one folder: every Service of the run that selects the pod counts, in whichever file
     assert _run({"deploy.yaml": NO_READINESS, "service.yaml": SERVICE.replace("NAME", "vllm-api")}) == [
         ("deploy.yaml", 10, 15, Severity.INFO, "no-readiness:vllm-api")]
+
+
+# --- a --headless vLLM has no API server (0.10.1.1 vllm/entrypoints/cli/serve.py lines 43-44, 74-137;
+# 0.29.0 lines 66-73, 145-147) ------------------------------------------------------------------------------
+@pytest.mark.parametrize("probe, args, col, value", [
+    ("{httpGet: {path: /health, port: 8000}}", ", --headless", 53, "readiness:headless:8000"),
+    ("{tcpSocket: {port: 8000}}", ", --headless", 40, "readiness:headless:8000"),
+    ("{httpGet: {path: /health, port: http}}", ", --headless", 53, "readiness:headless:8000"),  # named port
+    ("{httpGet: {path: /health, port: 8080}}", ", --headless, --port, '8080'", 53, "readiness:headless:8080"),
+])
+def test_a_probe_on_a_headless_vllm(probe, args, col, value):
+    assert found(pod(probe, args)) == [(11, col, Severity.WARNING, value)]
+
+
+def test_headless_liveness_and_startup_on_0_29():
+    text = pod("{httpGet: {path: /health, port: 8000}}", ", --headless", image="vllm/vllm-openai:v0.29.0",
+               extra="    livenessProbe: {tcpSocket: {port: 8000}}\n"
+                     "    startupProbe: {httpGet: {path: /health, port: 8000}}\n")
+    assert found(text) == [(11, 53, Severity.WARNING, "readiness:headless:8000"),
+                           (12, 39, Severity.WARNING, "liveness:headless:8000"),
+                           (13, 51, Severity.WARNING, "startup:headless:8000")]
+    messages = [f.message for f in lint(text)]
+    assert "no API server" in messages[0] and "never becomes Ready" in messages[0]
+    assert "restarts the container over and over" in messages[1]

@@ -179,3 +179,40 @@ def test_a_config_file_may_send_the_work_elsewhere():
     # `--config FILE` may set `distributed-executor-backend: ray` (or `device`): not judged
     assert found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm/config.yaml]")) == []
     assert len(found(pod(command="[vllm, serve, Qwen/Qwen3-8B, --config=/etc/vllm/config.yaml]"))) == 1
+
+
+def test_message_holds_for_a_pod_selecting_gpu_nodes():
+    # A nodeSelector to GPU nodes without a GPU request (VL718 says to request it): no "can land on a node
+    # without GPUs", which that selector rules out.
+    text = pod(spec="  nodeSelector: {karpenter.k8s.aws/instance-gpu-count: '1'}\n")
+    assert found(text) == [(8, 12, Severity.WARNING, "no-gpu:vllm/vllm-openai:v0.10.1")]
+    (finding,) = lint(text)
+    assert "can land on a node without GPUs" not in finding.message
+    assert "the device plugin gives the container no GPU" in finding.message
+
+
+@pytest.mark.parametrize("env", ["[NVIDIA_VISIBLE_DEVICES=all]", "{NVIDIA_VISIBLE_DEVICES: all}",
+                                 "[NVIDIA_VISIBLE_DEVICES=0,1]"])
+def test_compose_nvidia_visible_devices_like_kubernetes(env):
+    # The NVIDIA default-runtime pattern: the runtime exposes the devices NVIDIA_VISIBLE_DEVICES names.
+    text = f"services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n    command: [--model, m]\n    environment: {env}\n"
+    assert found(text, "compose.yaml") == []
+    hidden = text.replace("=all]", "=void]").replace(": all}", ": void}").replace("=0,1]", "=]")
+    assert found(hidden, "compose.yaml") == [(3, 12, Severity.WARNING, "no-gpu:vllm/vllm-openai:v0.10.1")]
+
+
+def test_the_fix_prints_the_computed_gpu_count():
+    text = pod(command="[vllm, serve, Qwen/Qwen3-8B, --tensor-parallel-size, '2']")
+    assert found(text) == [(7, 12, Severity.WARNING, "no-gpu:vllm/vllm-openai:v0.10.1")]
+    (finding,) = lint(text)
+    assert "`resources.limits: {nvidia.com/gpu: 2}` (vLLM needs 2 here: TP 2 x PP 1)" in finding.message
+    assert "as many as" not in finding.message and "nvidia.com/gpu: 1" not in finding.message
+    (one,) = lint(pod())
+    assert one.message.endswith("Fix: request one: `resources.limits: {nvidia.com/gpu: 1}`.")
+    compose = ("services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n"
+               "    command: [--model, m, --pipeline-parallel-size, '2']\n")
+    (finding,) = lint(compose, "compose.yaml")
+    assert "count: 2, capabilities: [gpu]}]` (or `gpus: all`) (vLLM needs 2 here: TP 1 x PP 2)" in finding.message
+    unknown = pod(command="[vllm, serve, Qwen/Qwen3-8B, --tensor-parallel-size, $(TP)]")
+    (finding,) = lint(unknown)
+    assert "(as many as --tensor-parallel-size x --pipeline-parallel-size)" in finding.message

@@ -136,3 +136,34 @@ def test_chapters():
     for path in sorted((ROOT / "fixtures" / "audited").iterdir()):
         linter.add_file(path, path.name)
     assert linter.run().findings == []
+
+
+def test_fewer_visible_than_tp_x_pp_fails_at_start_up():
+    # vLLM's workers need TP x PP devices: with one visible and TP 2 it stops at start-up; "request 1" would
+    # contradict VL606, which reads the same TP x PP.
+    text = pod('[{name: CUDA_VISIBLE_DEVICES, value: "0"}]',
+               command="[vllm, serve, Qwen/Qwen3-8B, --tensor-parallel-size, '2']")
+    assert found(text) == [(9, 47, Severity.WARNING, "CUDA_VISIBLE_DEVICES:1<2")]
+    (finding,) = lint(text)
+    assert "vLLM needs 2 GPUs in this container (TP 2 x PP 1) but sees 1: it fails at start-up" in finding.message
+    assert "request 1" not in finding.message and "idle" not in finding.message
+    # ... and an ordinal past the allocation, with PP 2
+    text = pod('[{name: CUDA_VISIBLE_DEVICES, value: "0,5"}]',
+               command="[vllm, serve, Qwen/Qwen3-8B, --pipeline-parallel-size, '2']")
+    assert found(text) == [(9, 47, Severity.WARNING, "CUDA_VISIBLE_DEVICES:5>=2")]
+    assert "sees 1: it fails at start-up" in lint(text)[0].message
+
+
+def test_request_n_only_when_vllm_uses_n():
+    (tp1,) = lint(pod('[{name: CUDA_VISIBLE_DEVICES, value: "0"}]'))
+    assert tp1.message.endswith("stay allocated and idle. Remove it, or request 1.")
+    (dynamic,) = lint(pod('[{name: CUDA_VISIBLE_DEVICES, value: "0"}]',
+                          command="[vllm, serve, Qwen/Qwen3-8B, --config, /etc/vllm.yaml]"))
+    assert dynamic.message.endswith("stay allocated and idle. Remove it.")
+
+
+def test_an_ordinal_past_every_allocated_gpu_is_redundant():
+    # CUDA_VISIBLE_DEVICES=0,1 with 1 GPU: CUDA ignores the missing 1, vLLM sees the one GPU it has.
+    text = pod('[{name: CUDA_VISIBLE_DEVICES, value: "0,1"}]', resources="{limits: {nvidia.com/gpu: 1}}")
+    assert found(text) == [(9, 47, Severity.INFO, "CUDA_VISIBLE_DEVICES:all-1")]
+    assert "redundant" in lint(text)[0].message and "device 1 does not exist" in lint(text)[0].message

@@ -262,3 +262,12 @@ def test_env_from_refs():
     refs = env_from_refs(invocation.container.node)
     assert [(r.kind, r.name, r.prefix, r.optional) for r in refs] == [("Secret", "hf", "", False),
                                                                       ("ConfigMap", "c", "X_", True)]
+
+
+def test_a_config_file_may_set_hf_token():
+    # vLLM inserts the file's options (hf-token, download-dir): vllm/utils/__init__.py 0.10.1.1 lines 1953-1980.
+    assert found(pod(command="[vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --config, /etc/vllm/c.yaml]")) == []
+    assert found(pod(env="[{name: HF_HUB_OFFLINE, value: '1'}]",
+                     command="[vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --config, /etc/vllm/c.yaml]")) == []
+    assert found(pod(command="[vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '4096']")) == [
+        (9, 28, Severity.WARNING, "no-token:meta-llama/Llama-3.1-8B-Instruct")]

@@ -188,3 +188,9 @@ def test_chat_use_in_another_namespace_does_not_count():
     same = JOB.replace("metadata: {name: client}", "metadata: {name: client, namespace: a}")
     assert where(server + other) == [(8, 12, N)]
     assert where(server + same) == [(8, 12, W)]
+
+
+def test_a_config_file_may_set_chat_template():
+    # vLLM inserts the file's options (chat-template too): vllm/utils/__init__.py 0.10.1.1 lines 1953-1980.
+    assert where(pod(IMG, [f"args: [{BASE}, --config, /etc/vllm/config.yaml]"])) == []
+    assert where(pod(IMG, [f"args: [{BASE}, --max-model-len, '4096']"])) == [(8, 12, N)]

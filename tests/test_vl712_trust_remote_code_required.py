@@ -213,3 +213,11 @@ def test_every_catalogued_model_has_sourced_access_facts():
         if "gated" in entry:
             assert entry["gated"]["value"] is True and "huggingface.co" in entry["gated"]["source"]
     assert Path(knowledge_dir() / "config-registry.yaml").is_file()
+
+
+# --- a --config file (vLLM inserts its options: vllm/utils/__init__.py 0.10.1.1 lines 1953-1980) --------
+def test_a_config_file_may_set_trust_remote_code():
+    command = "[vllm, serve, deepseek-ai/DeepSeek-V3, --config, /etc/vllm/config.yaml]"
+    assert found(pod(command=command)) == []
+    assert found(pod(command="[vllm, serve, deepseek-ai/DeepSeek-V3, --max-model-len, '4096']")) == [
+        (8, 28, Severity.ERROR, "deepseek-ai/DeepSeek-V3@0.7.3")]

@@ -116,14 +116,14 @@ def test_headless_and_ordered_ready_both_reported():
 # --- catches: interfaces -----------------------------------------------------------------------------
 def test_host_network_without_interface_variables():
     text = sts(probe="", spec_extra="hostNetwork: true")
-    assert found(text) == [(12, 20, Severity.WARNING, "vllm:NCCL_SOCKET_IFNAME,GLOO_SOCKET_IFNAME")]
+    assert found(text) == [(12, 20, Severity.INFO, "vllm:NCCL_SOCKET_IFNAME,GLOO_SOCKET_IFNAME")]
 
 
 def test_multus_with_only_nccl():
     text = sts(probe="", env="[{name: NCCL_SOCKET_IFNAME, value: net1}]").replace(
         "metadata: {labels: {app: vllm}}",
         "metadata: {labels: {app: vllm}, annotations: {k8s.v1.cni.cncf.io/networks: roce-net}}")
-    assert found(text) == [(10, 80, Severity.WARNING, "vllm:GLOO_SOCKET_IFNAME")]
+    assert found(text) == [(10, 80, Severity.INFO, "vllm:GLOO_SOCKET_IFNAME")]
 
 
 # --- catches: VLLM_HOST_IP ---------------------------------------------------------------------------
@@ -290,4 +290,4 @@ spec:
           image: vllm/vllm-openai:v0.10.1
           resources: {limits: {nvidia.com/gpu: 8}}
 """
-    assert found(text) == [(22, 22, Severity.WARNING, "ray-worker:NCCL_SOCKET_IFNAME,GLOO_SOCKET_IFNAME")]
+    assert found(text) == [(22, 22, Severity.INFO, "ray-worker:NCCL_SOCKET_IFNAME,GLOO_SOCKET_IFNAME")]

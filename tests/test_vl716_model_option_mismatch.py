@@ -132,3 +132,35 @@ def test_a_local_checkpoint_with_its_config_json_in_the_run():
     fine.add_text(pod(NEW, ["args: [/models/qwen-awq-checkpoint, --quantization, awq_marlin]"]), "deploy.yaml")
     fine.add_text(json.dumps(config), "qwen-awq-checkpoint/config.json", ".json")
     assert fine.run().findings == []
+
+
+def test_a_config_file_may_set_the_quantization_or_revision():
+    # vLLM inserts the file's options: vllm/utils/__init__.py 0.10.1.1 lines 1953-1980.
+    assert where(pod(NEW, [f"args: [{QWEN}, --quantization, awq, --config, /etc/vllm/config.yaml]"])) == []
+    assert where(pod(NEW, [f"args: [{QWEN}, --config, /etc/vllm/c.yaml, --limit-mm-per-prompt, image=2]"])) == []
+    assert where(pod(NEW, [f"args: [{QWEN}, --quantization, awq, --max-model-len, '4096']"])) == [(8, 54, E)]
+
+
+def _on(accelerator, image, args):
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {name: vllm}\nspec:\n"
+            f"  nodeSelector: {{cloud.google.com/gke-accelerator: {accelerator}}}\n  containers:\n  - name: vllm\n"
+            f"    image: {image}\n    args: {args}\n    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n")
+
+
+@pytest.mark.parametrize("accelerator, image, online", [
+    ("nvidia-tesla-t4", "vllm/vllm-openai:v0.10.1", "(`bitsandbytes`)"),  # fp8 needs 8.0 up to 0.12 (fp8.py 109)
+    ("nvidia-l4", "vllm/vllm-openai:v0.10.1", "(`fp8`, `bitsandbytes`)"),
+    ("nvidia-tesla-t4", NEW, "(`fp8`)"),  # fp8 7.5 from 0.14.1; bitsandbytes is gone from 0.28.0
+])
+def test_online_methods_are_only_those_the_gpu_and_release_run(accelerator, image, online):
+    text = _on(accelerator, image, f"[--model, {QWEN}, --quantization, awq_marlin]")
+    (finding,) = findings(text)
+    assert (finding.span.line, finding.span.col, finding.severity) == (9, 63, E)
+    assert f"use a method that quantizes while loading {online}." in finding.message
+
+
+def test_no_online_method_fits_the_gpu():
+    text = _on("nvidia-tesla-v100", NEW, f"[--model, {QWEN}, --quantization, awq]")
+    (finding,) = findings(text)
+    assert (finding.span.line, finding.span.col, finding.severity) == (9, 63, E)
+    assert "quantizes while loading" not in finding.message and "fp8" not in finding.message

@@ -213,3 +213,22 @@ def test_fixtures_are_silent():
         for path in sorted((ROOT / "fixtures" / folder).glob("*.yaml")):
             linter.add_file(path, f"{folder}/{path.name}")
     assert [f for f in linter.run().findings if f.code == "VL718"] == []  # VL001 of broken.yaml is never hidden
+
+
+def test_a_resource_taint_without_the_resource_says_to_request_it():
+    # The ExtendedResourceToleration admission plugin tolerates a NoSchedule taint keyed by a requested resource
+    # (k8s.io/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go): the fix is the request.
+    text = run(taints="[{key: nvidia.com/gpu, effect: NoSchedule}]", resources="{}")
+    assert found(text) == [(22, 21, Severity.ERROR, "taint:nvidia.com/gpu")]
+    (finding,) = lint(text)
+    assert "keyed by the resource `nvidia.com/gpu`, which the pod does not request" in finding.message
+    assert "Request `nvidia.com/gpu` under resources.limits" in finding.message
+    assert "does not tolerate" not in finding.message and "Match the pod's" not in finding.message
+
+
+def test_a_plain_taint_still_asks_for_a_toleration():
+    (finding,) = lint(run(taints=DEDICATED))
+    assert "which the pod does not tolerate" in finding.message and "Match the pod's" in finding.message
+    # a NoExecute taint keyed by the resource: the plugin adds only NoSchedule tolerations
+    (finding,) = lint(run(taints="[{key: nvidia.com/gpu, effect: NoExecute}]"))
+    assert "which the pod does not tolerate" in finding.message and "Request `" not in finding.message

@@ -12,6 +12,7 @@ from vllmlint.finding import Severity
 from vllmlint.capacity.estimate import Estimate, default_gpu_memory_utilization, estimate
 from vllmlint.vllm.release import release_numbers
 from vllmlint.capacity.workload import Landing, Workload, gib1, workloads
+from vllmlint.source.yamlmodel import Mapping, Scalar
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import World
@@ -131,3 +132,45 @@ def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_k
             pass
     helps.append("a GPU with more memory")
     return "; ".join(helps)
+
+
+# Signs that data-parallel ranks are spread over several nodes (then --data-parallel-size is not local).
+_MULTI_NODE_DP = ("--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rpc-port")
+
+
+def lws_size(template) -> int | None:
+    if template.owner.kind != "LeaderWorkerSet" or template.owner.spec is None:
+        return None
+    lwt = template.owner.spec.get("leaderWorkerTemplate")
+    size = lwt.get("size") if isinstance(lwt, Mapping) else None
+    return size.value if isinstance(size, Scalar) and isinstance(size.value, int) else None
+
+
+def gpus_needed_per_pod(work, template) -> tuple[int, str] | None:
+    """(GPUs each pod of this workload must have, how that was worked out), or None when it cannot be said (VL606
+    and VL708 read this one answer)."""
+    if not work.known("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+                      "--data-parallel-size-local", "--nnodes"):
+        return None
+    world_size = work.world_size
+    layout = f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}"
+    multi_node_dp = any(flag in work.options for flag in _MULTI_NODE_DP)
+    if work.data_parallel_size_local is not None:
+        ranks = work.data_parallel_size_local
+        layout += f" x {ranks} local data-parallel ranks"
+    elif work.data_parallel_size > 1:
+        if multi_node_dp or (work.nnodes or 1) > 1:
+            return None  # data-parallel ranks over several nodes without --data-parallel-size-local
+        ranks, layout = work.data_parallel_size, layout + f" x DP {work.data_parallel_size}"
+    else:
+        ranks = 1
+    if work.nnodes and work.nnodes > 1:
+        if world_size % work.nnodes:
+            return None
+        return world_size // work.nnodes * ranks, f"{layout} over --nnodes {work.nnodes}"
+    size = lws_size(template)
+    if size and size > 1:
+        if world_size % size:
+            return None
+        return world_size // size * ranks, f"{layout} over a LeaderWorkerSet group of {size} pods"
+    return world_size * ranks, layout

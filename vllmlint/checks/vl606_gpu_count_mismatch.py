@@ -1,22 +1,10 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
-from vllmlint.capacity.lint import capacity_workloads, listing
+from vllmlint.capacity.lint import capacity_workloads, gpus_needed_per_pod, listing
 from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, Landing, requested_accelerator
 from vllmlint.finding import Severity
 from vllmlint.k8s.quantity import quantity_int
-from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
 from vllmlint.checks import Context
-
-# Signs that data-parallel ranks are spread over several nodes (then --data-parallel-size is not local).
-_MULTI_NODE_DP = ("--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rpc-port")
-
-
-def _lws_size(template) -> int | None:
-    if template.owner.kind != "LeaderWorkerSet" or template.owner.spec is None:
-        return None
-    lwt = template.owner.spec.get("leaderWorkerTemplate")
-    size = lwt.get("size") if isinstance(lwt, Mapping) else None
-    return size.value if isinstance(size, Scalar) and isinstance(size.value, int) else None
-
 
 def _ray_cluster_gpus(world, owner) -> int | None:
     """GPUs of every pod of a Ray cluster at its largest (head + worker replicas), or None when unknown."""
@@ -58,35 +46,6 @@ def _ray_group(spec, name):
     return None
 
 
-def _needed_per_pod(work, template) -> tuple[int, str] | None:
-    """(GPUs each pod of this workload must have, how that was worked out), or None when it cannot be said."""
-    if not work.known("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
-                      "--data-parallel-size-local", "--nnodes"):
-        return None
-    world_size = work.world_size
-    layout = f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}"
-    multi_node_dp = any(flag in work.options for flag in _MULTI_NODE_DP)
-    if work.data_parallel_size_local is not None:
-        ranks = work.data_parallel_size_local
-        layout += f" x {ranks} local data-parallel ranks"
-    elif work.data_parallel_size > 1:
-        if multi_node_dp or (work.nnodes or 1) > 1:
-            return None  # data-parallel ranks over several nodes without --data-parallel-size-local
-        ranks, layout = work.data_parallel_size, layout + f" x DP {work.data_parallel_size}"
-    else:
-        ranks = 1
-    if work.nnodes and work.nnodes > 1:
-        if world_size % work.nnodes:
-            return None
-        return world_size // work.nnodes * ranks, f"{layout} over --nnodes {work.nnodes}"
-    size = _lws_size(template)
-    if size and size > 1:
-        if world_size % size:
-            return None
-        return world_size // size * ranks, f"{layout} over a LeaderWorkerSet group of {size} pods"
-    return world_size * ranks, layout
-
-
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         container = work.container
@@ -102,7 +61,7 @@ def check(ctx: Context):
         if ray:
             yield from _ray(ctx, work, owner, node)
         else:
-            needed = _needed_per_pod(work, template)
+            needed = gpus_needed_per_pod(work, template)
             if needed is not None:
                 per_pod, how = needed
                 if count < per_pod:

@@ -7,6 +7,7 @@ from vllmlint.capacity.lint import also_words, capacity_workloads, judge, scope
 from vllmlint.k8s.selectors import IN
 from vllmlint.finding import Severity
 from vllmlint.checks import Context
+from vllmlint.vllm.checkpoint import quantization_refused
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")
@@ -176,6 +177,8 @@ def _kernel_floor(ctx, work, usable):
     if not work.known("--quantization"):
         return
     if work.quantization_given:
+        if quantization_refused(work) is not None:
+            return  # the checkpoint does not hold that method: vLLM stops on it before the capability (VL716)
         method = work.quantization
         where = work.value_token("--quantization") or work.option_token("--quantization")
     elif work.quantization == "awq" and work.known("model"):

@@ -65,12 +65,14 @@ def _others_run(container) -> bool:
     return False
 
 
-def _numbers_in(container, invocations, world) -> set[int]:
-    """Every number the container is given as an option value or env value: vLLM's own other listeners
-    (`--master-port`, `--data-parallel-rpc-port`, `VLLM_PORT`, ...) are among them."""
+def _numbers_in(container, invocations, world, skip: tuple[str, ...] = ()) -> set[int]:
+    """Every number the container is given as an option value (but those of `skip`) or env value: vLLM's own
+    other listeners (`--master-port`, `--data-parallel-rpc-port`, `VLLM_PORT`, ...) are among them."""
     found = set()
     for invocation in invocations:
         for option in invocation.options:
+            if option.canonical in skip:
+                continue
             if option.value and _NUMBER.match(option.value):
                 found.add(int(option.value))
     for var in container.resolved_env(world):
@@ -120,10 +122,60 @@ def _services_by_template(ctx: Context) -> dict[int, list]:
     return result
 
 
+def _headless(invocations) -> list | None:
+    """The container's invocations when every one is `vllm serve` (or the OpenAI server module) and one runs
+    `--headless`: vLLM then starts engine cores only, no API server, on any port (0.10.1.1
+    `vllm/entrypoints/cli/serve.py` lines 43-44 -> `run_headless`, lines 74-137; 0.29.0 same file lines
+    66-73 set `api_server_count = 0`, lines 145-147 -> `run_headless`). None otherwise, or when another flag
+    changes what listens (`--grpc`, `--uds`, the multi-port supervisor)."""
+    from vllmlint.vllm.flags import OK
+    from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE
+
+    if any(inv.kind not in (SERVE, OPENAI_API_SERVER) for inv in invocations):
+        return None
+    if any(inv.option("--grpc", "--uds", "--data-parallel-multi-port-external-lb") for inv in invocations):
+        return None
+    flags = [o for inv in invocations for o in inv.option("--headless")]
+    if not flags or any(o.status is not None and o.status.kind != OK for o in flags):
+        return None  # not headless, or a release whose parser does not take the flag (another rule's)
+    if any(o.value is not None for o in flags):
+        return None  # `--headless=...`: not the switch as written in vLLM's docs
+    return list(invocations)
+
+
+def _headless_probes(ctx, container, invocations, ports):
+    """A probe on the API port of a `--headless` vLLM: nothing listens there, so it never passes."""
+    if _others_run(container) or not _sole_server(ctx, container, invocations):
+        return  # another container of the pod, or another program of this one, may listen there
+    numbers = _numbers_in(container, invocations, ctx.world, skip=("--port",))
+    api = " or ".join(str(p) for p in sorted(ports))
+    for probe in container.probes:
+        if probe.handler not in ("httpGet", "tcpSocket") or probe.handler_node is None or probe.port is None:
+            continue
+        if probe.handler_node.get("host") is not None or probe.port not in ports or probe.port in numbers:
+            continue  # another host, another port, or a port another vLLM listener was given
+        where = probe.port_node if probe.port_node is not None else probe.handler_node
+        effect = {"readiness": "the pod never becomes Ready (no Service sends it traffic, a rollout never "
+                               "completes)",
+                  "liveness": "the kubelet restarts the container over and over",
+                  "startup": "the kubelet restarts the container over and over"}.get(probe.kind, "it never passes")
+        yield ctx.finding(where, f"The {probe.kind} probe checks port {probe.port}, but this vLLM runs with "
+                          "`--headless`, which starts the engine only and no API server: nothing listens on "
+                          f"{api} (`--port`, default 8000), the probe always fails and {effect}. Probe the API on "
+                          "the head node's pod only; here use an exec probe (e.g. a process check) or none.",
+                          about=container, value=f"{probe.kind}:headless:{probe.port}")
+
+
 def check(ctx: Context):
     services: dict[int, list] | None = None
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
+        headless = _headless(invocations)
+        if headless is not None:
+            ports = api_ports(headless)
+            if ports is not None:
+                yield from _headless_probes(ctx, container, headless, ports)
+            continue
         servers = server_invocations(invocations)
         ports = api_ports(servers) if servers else None
         if servers is not None and ports is not None:

@@ -15,7 +15,8 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS
+from vllmlint.capacity.lint import gpus_needed_per_pod
+from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import Container, World
@@ -84,7 +85,7 @@ def _gets_accelerator(container: Container, world: World) -> bool:
     if owner.kind in _RESOURCES_ELSEWHERE or owner.kind in RAY_KINDS:
         return True
     if container.is_compose:
-        return _compose_gets_device(container, world)
+        return _compose_gets_device(container, world) or _visible_devices_set(container, world)
     resource_names, annotation_keys, schedulers = _markers()
     resources = container.node.get("resources")
     if resources is not None and not isinstance(resources, Mapping):
@@ -115,9 +116,16 @@ def _gets_accelerator(container: Container, world: World) -> bool:
             return True
     if _privileged_or_devices(container):
         return True
+    return _visible_devices_set(container, world)
+
+
+def _visible_devices_set(container: Container, world: World) -> bool:
+    """NVIDIA_VISIBLE_DEVICES set by hand (or from elsewhere): devices chosen for the NVIDIA runtime, on a host
+    or node whose default runtime is NVIDIA's (Kubernetes and Compose alike; VL708's business when a device
+    plugin is there)."""
     for var in container.resolved_env(world):
         if var.name == "NVIDIA_VISIBLE_DEVICES" and var.value not in ("", "void", "none"):
-            return True  # devices chosen by hand for the NVIDIA runtime (VL708's business when a plugin is there)
+            return True
     return False
 
 
@@ -160,24 +168,42 @@ def _compose_gets_device(container: Container, world: World) -> bool:
     return False
 
 
+def _gpus_needed(ctx: Context, invocation: Invocation, container: Container) -> tuple[int, str] | None:
+    """(GPUs, TP x PP ...) vLLM needs in this container, VL606's answer; None when not known (a `--config` file
+    may set the sizes)."""
+    if invocation.config_file is not None:
+        return None
+    for work in workloads(ctx.world):
+        if work.invocation is invocation:
+            return gpus_needed_per_pod(work, container.pod)
+    return None
+
+
 def _finding(ctx: Context, invocation: Invocation, container: Container) -> Finding | None:
     image = container.image
     where = image if image is not None and image.source is not None else invocation.anchor
     raw = invocation.image.raw if invocation.image is not None else "this image"
+    needed = _gpus_needed(ctx, invocation, container)
+    count = needed[0] if needed is not None else 1
+    why = (f" (vLLM needs {count} here: {needed[1]})" if needed is not None and count > 1
+           else "" if needed is not None else " (as many as --tensor-parallel-size x --pipeline-parallel-size)")
+    some = "one" if count == 1 else str(count)
     if container.is_compose:
-        how = ("reserve one: `deploy.resources.reservations.devices: [{driver: nvidia, count: 1, "
-               "capabilities: [gpu]}]` (or `gpus: all`)")
+        how = (f"reserve {some}: `deploy.resources.reservations.devices: [{{driver: nvidia, count: {count}, "
+               f"capabilities: [gpu]}}]` (or `gpus: all`){why}")
         what = "no GPU is reserved for this Compose service"
     else:
-        how = "request one: `resources.limits: {nvidia.com/gpu: 1}` (as many as --tensor-parallel-size x " \
-              "--pipeline-parallel-size)"
+        how = f"request {some}: `resources.limits: {{nvidia.com/gpu: {count}}}`{why}"
         what = "the container requests no accelerator (no `nvidia.com/gpu` or other device resource)"
     if container.is_compose:
         effect = ("the container starts without GPUs and vLLM fails at start-up (\"Failed to infer device type\" / "
                   "\"No CUDA GPUs are available\")")
     else:
-        effect = ("the pod can land on a node without GPUs, where vLLM fails at start-up (\"Failed to infer device "
-                  "type\" / \"No CUDA GPUs are available\"), or, where the node's default runtime is NVIDIA's, use "
-                  "GPUs the scheduler gave to other pods")
+        # Worded for any node: a node selector may allow only GPU nodes, and the device plugin still gives the
+        # container no device unless it requests one.
+        effect = ("the device plugin gives the container no GPU, so vLLM fails at start-up (\"Failed to infer device "
+                  "type\" / \"No CUDA GPUs are available\") on a node without GPUs or whose default container "
+                  "runtime is not NVIDIA's, and on a GPU node whose default runtime is NVIDIA's it uses GPUs the "
+                  "scheduler gave to other pods")
     message = f"`{raw}` is a CUDA build of vLLM, but {what}: {effect}. Fix: {how}."
     return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from vllmlint.capacity.workload import requested_accelerator
+from vllmlint.capacity.lint import gpus_needed_per_pod
+from vllmlint.capacity.workload import RAY_KINDS, requested_accelerator, workloads
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.checks import Context
@@ -49,6 +50,30 @@ def _from(var) -> str:
     return f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP else ""
 
 
+def _needed(world, container) -> tuple[int, str] | None:
+    """(GPUs vLLM needs in this container, TP x PP ...) when its invocation says (VL606's answer); None with a
+    `--config` file (it may set the sizes), a Ray executor (workers may be other pods) or flags not known."""
+    for work in workloads(world):
+        if work.container is None or work.container is not container:
+            continue
+        invocation = work.invocation
+        template = work.container.pod
+        if invocation.config_file is not None or template.owner.kind in RAY_KINDS:
+            return None
+        if any(not o.value_known or o.value != "mp" for o in invocation.option("--distributed-executor-backend")):
+            return None
+        return gpus_needed_per_pod(work, template)
+    return None
+
+
+def _fails(needed, visible: int) -> str:
+    """" vLLM needs N GPUs here (TP x PP) and fails at start-up." when `visible` is too few, else ""."""
+    if needed is None or needed[0] <= visible:
+        return ""
+    return (f" vLLM needs {needed[0]} GPUs in this container ({needed[1]}) but sees {visible}: it fails at "
+            "start-up.")
+
+
 def check(ctx: Context):
     for container in _containers(ctx.world):
         request = requested_accelerator(container)
@@ -65,7 +90,7 @@ def check(ctx: Context):
             if var.name == "NVIDIA_VISIBLE_DEVICES" and resource == "nvidia.com/gpu":
                 yield from _nvidia(ctx, container, var, value, gpus)
             elif var.name in _ORDINAL_VARS[resource]:
-                yield from _ordinals(ctx, container, var, value, count, gpus)
+                yield from _ordinals(ctx, container, var, value, count, gpus, _needed(ctx.world, container))
 
 
 def _nvidia(ctx, container, var, value, gpus):
@@ -87,7 +112,7 @@ def _nvidia(ctx, container, var, value, gpus):
                       about=container, value=f"{var.name}={value}")
 
 
-def _ordinals(ctx, container, var, value, count, gpus):
+def _ordinals(ctx, container, var, value, count, gpus, needed):
     compact = value.replace(" ", "")
     if compact == "":
         yield ctx.finding(_where(var), f"{var.name}{_from(var)} is empty in a container that gets {gpus} from the "
@@ -98,25 +123,35 @@ def _ordinals(ctx, container, var, value, count, gpus):
         return  # UUIDs (GPU-..., MIG-...), `$(VAR)`, anything else: which devices it names is unknown
     ordinals = [int(part) for part in compact.split(",")]
     beyond = [o for o in ordinals if o >= count]
+    # CUDA stops at the first ordinal that does not exist: later ones are ignored.
+    shown = ordinals[:ordinals.index(beyond[0])] if beyond else ordinals
+    if sorted(set(shown)) == list(range(count)):
+        # Every allocated GPU, as the plugin already exposes them (an ordinal past them is ignored): harmless,
+        # but it breaks the day the request changes. Info at most.
+        extra = (f"; device {beyond[0]} does not exist in it, and CUDA ignores it and every ordinal after it"
+                 if beyond else "")
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does "
+                          f"(this container gets {gpus}, numbered 0 to {count - 1} inside it{extra}): redundant, and "
+                          "wrong the day the GPU request changes. Remove it.",
+                          about=container, value=f"{var.name}:all-{count}", severity=min(ctx.severity, Severity.INFO))
+        return
     if beyond:
-        # CUDA stops at the first ordinal that does not exist: later ones are ignored.
-        first = ordinals.index(beyond[0])
+        first = len(shown)
         seen = "no GPU at all" if first == 0 else f"only {first} of the {count} GPUs"
         yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} names device {beyond[0]}, but the device "
                           f"plugin gives this container {gpus}, numbered 0 to {count - 1} inside it: CUDA stops at "
-                          f"the first missing ordinal, so vLLM sees {seen}. Remove the variable; the device plugin "
-                          "already limits the container to its GPUs.",
+                          f"the first missing ordinal, so vLLM sees {seen}.{_fails(needed, first)} Remove the "
+                          "variable; the device plugin already limits the container to its GPUs.",
                           about=container, value=f"{var.name}:{beyond[0]}>={count}")
         return
-    if sorted(set(ordinals)) == list(range(count)):
-        # Every allocated GPU, as the plugin already exposes them: harmless, but it breaks the day the request
-        # changes. Info at most.
-        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does "
-                          f"(this container gets {gpus}, numbered 0 to {count - 1} inside it): redundant, and wrong "
-                          "the day the GPU request changes. Remove it.",
-                          about=container, value=f"{var.name}:all-{count}", severity=min(ctx.severity, Severity.INFO))
-        return
     used = len(set(ordinals))
+    failure = _fails(needed, used)
+    if failure:
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} shows vLLM {used} of the {gpus} the device "
+                          f"plugin gives this container.{failure} Remove it; the device plugin already limits the "
+                          "container to its GPUs.", about=container, value=f"{var.name}:{used}<{count}")
+        return
+    request = f", or request {used}" if needed is not None and needed[0] == used else ""
     yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} shows vLLM {used} of the {gpus} the device plugin "
-                      f"gives this container: the other {count - used} stay allocated and idle. Remove it, or request "
-                      f"{used}.", about=container, value=f"{var.name}:{used}<{count}")
+                      f"gives this container: the other {count - used} stay allocated and idle. Remove it{request}.",
+                      about=container, value=f"{var.name}:{used}<{count}")

@@ -83,8 +83,8 @@ def check(ctx: Context):
     for work in workloads(world):
         invocation = work.invocation
         container = invocation.container
-        if container is None or not runs_alone(invocation):
-            continue  # a script that runs more than vLLM may export a token or fetch the model first
+        if container is None or not runs_alone(invocation) or invocation.config_file is not None:
+            continue  # a --config file may set hf-token or download-dir (not read); a script that runs more than vLLM may export a token or fetch the model first
         if not upstream_image(invocation.image) or not downloaded_by_name(work) or work.model_token is None:
             continue
         owner = container.pod.owner

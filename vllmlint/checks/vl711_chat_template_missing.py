@@ -83,6 +83,8 @@ def _missing_template(work: Workload):
         return None
     if invocation.option("--chat-template"):
         return None  # given (even as $VAR): the user chose a template
+    if invocation.config_file is not None:
+        return None  # the --config file may set chat-template (or tokenizer, task): the run does not read it
     if off_main(invocation, "--tokenizer-revision"):
         return None  # the tokenizer of another revision (it defaults to --revision): its template may differ
     for tokenizer in invocation.option("--tokenizer"):

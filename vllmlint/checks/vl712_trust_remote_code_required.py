@@ -54,6 +54,8 @@ def check(ctx: Context):
         invocation = work.invocation
         if invocation.option("--trust-remote-code") or any(invocation.option(f) for f in _OTHER_CONFIG):
             continue
+        if invocation.config_file is not None:
+            continue  # the --config file may set trust-remote-code (or revision, hf-config-path): not read
         if off_main(invocation, "--revision") or off_main(invocation, "--code-revision"):
             continue  # the facts are main's config.json and code: another revision's may differ
         formats = invocation.option("--config-format")

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from vllmlint.capacity.estimate import min_capability
 from vllmlint.capacity.specs import ModelSpec, repository_fact
 from vllmlint.capacity.workload import Workload, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
-from vllmlint.vllm.checkpoint import multimodal_option, off_main, prequantized_method
+from vllmlint.vllm.checkpoint import checkpoint_release, multimodal_option, off_main, quantization_refused
 from vllmlint.vllm.flags import OK
 from vllmlint.vllm.invocation import Invocation, Option
 
@@ -33,6 +34,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if model is None or name is None:
             continue
         invocation = work.invocation
+        if invocation.config_file is not None:
+            continue  # the --config file may set quantization, revision or another option: the run does not read it
         if off_main(invocation, "--revision"):
             continue  # another branch, tag or commit: its config.json and weights may differ from main's
         release = _release(invocation)
@@ -41,7 +44,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 
 
 def _release(invocation: Invocation) -> str:
-    return invocation.release if invocation.release and not invocation.assumed else invocation.catalog.version
+    return checkpoint_release(invocation)
 
 
 def _release_phrase(invocation: Invocation, release: str) -> str:
@@ -51,31 +54,19 @@ def _release_phrase(invocation: Invocation, release: str) -> str:
 
 
 def _quantization(ctx: Context, work: Workload, model: ModelSpec, name: str, release: str) -> Iterator[Finding | None]:
-    options = [o for o in work.invocation.option("--quantization", "-q") if _accepted(o)]
-    if not options:
+    refused = quantization_refused(work)  # the decision VL607 reads too: it stays silent on these
+    if refused is None:
         return
-    option = options[-1]  # argparse keeps the last one
-    if not option.value_known or option.value_token is None:
-        return
-    method = (option.value or "").strip().lower()
-    row = prequantized_method(method, release)
-    fact = repository_fact(model, name, "quantization")
-    if row is None or fact is None:
-        return
-    stored = fact.value
+    option, method, row, stored = refused
     vllm = _release_phrase(work.invocation, release)
     if stored is None:
         files = " or ".join(f"`{f}`" for f in row.get("config_files") or ())
         message = (f"`--quantization {method}` loads only a checkpoint quantized with {method.split('_')[0].upper()} "
                    f"beforehand, and `{name}` is not quantized (its config.json has no quantization_config, no "
                    f"{files}): {vllm} exits at start with \"Cannot find the config file for {method}\". Fix: drop "
-                   f"`--quantization` to serve the original weights, serve a repository quantized with "
-                   f"{method.split('_')[0].upper()}, or use a method that quantizes while loading (`fp8`, "
-                   "`bitsandbytes`).")
+                   f"`--quantization` to serve the original weights, or serve a repository quantized with "
+                   f"{method.split('_')[0].upper()}{_online(work)}.")
         yield ctx.finding(option.value_token, message, about=work.invocation, value=f"{method}:unquantized")
-        return
-    accepted = [str(m) for m in row.get("checkpoint_methods") or ()]
-    if str(stored).lower() in accepted:
         return
     message = (f"`--quantization {method}` does not load `{name}`, whose checkpoint is quantized with `{stored}` "
                f"(config.json quantization_config.quant_method): {vllm} exits at start with \"Quantization method "
@@ -83,6 +74,26 @@ def _quantization(ctx: Context, work: Workload, model: ModelSpec, name: str, rel
                f"`quantization` argument ({method})\". Fix: drop `--quantization` (vLLM reads `{stored}` from the "
                f"checkpoint) or pass `--quantization {stored}`.")
     yield ctx.finding(option.value_token, message, about=work.invocation, value=f"{method}:{stored}")
+
+
+# Methods that quantize an unquantized checkpoint while loading, suggested as a fix (data/capacity/
+# vllm-gpu-support.yaml quantization_min_capability says in which releases they exist and what GPU they need).
+_ONLINE = ("fp8", "bitsandbytes")
+
+
+def _online(work: Workload) -> str:
+    """", or use a method that quantizes while loading (...)" with only the methods the release has and every GPU
+    the pod may land on can run (all of them when the GPU is unknown); "" when none."""
+    release = work.release or checkpoint_release(work.invocation)
+    gpus = [p.candidate.gpu for p in work.hosting_landings()]
+    usable = []
+    for method in _ONLINE:
+        needed = min_capability(method, release)
+        if needed is not None and all(gpu.capability >= needed for gpu in gpus):
+            usable.append(f"`{method}`")
+    if not usable:
+        return ""
+    return f", or use a method that quantizes while loading ({', '.join(usable)})"
 
 
 def _multimodal(ctx: Context, work: Workload, model: ModelSpec, name: str, release: str) -> Iterator[Finding | None]:

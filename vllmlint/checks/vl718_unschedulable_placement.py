@@ -30,11 +30,26 @@ def _templates(world):
         yield container.pod, invocation
 
 
+def _resource_taint(blocker: PoolBlocker, resource_keys: set[str]) -> str | None:
+    """The resource a NoSchedule taint is keyed by (`nvidia.com/gpu`), when the pod would get its toleration by
+    requesting that resource (the ExtendedResourceToleration admission plugin: `auto_tolerated`)."""
+    taint = blocker.taint
+    if taint is None or taint.key not in resource_keys or (taint.effect or "NoSchedule") != "NoSchedule":
+        return None
+    return taint.key
+
+
 def _words(blocker: PoolBlocker, requested: set[str], resource_keys: set[str]) -> str:
     if blocker.taint is not None:
         taint = blocker.taint
         value = f"={taint.value}" if taint.value else ""
-        return f"its taint `{taint.key}{value}:{taint.effect or 'NoSchedule'}`, which the pod does not tolerate"
+        shown = f"its taint `{taint.key}{value}:{taint.effect or 'NoSchedule'}`"
+        resource = _resource_taint(blocker, resource_keys)
+        if resource is not None:
+            return (f"{shown}, keyed by the resource `{resource}`, which the pod does not request (a pod that "
+                    f"requests `{resource}` under resources.limits gets the toleration from the "
+                    "ExtendedResourceToleration admission plugin)")
+        return f"{shown}, which the pod does not tolerate"
     requirement = blocker.requirement
     assert requirement is not None
     shown = f"`{requirement.key} {requirement.operator} {list(requirement.values)}`" if requirement.values \
@@ -124,10 +139,18 @@ def check(ctx: Context):
         reasons = "; ".join(f"NodePool {name}: {_words(blockers[0], requested, resource_keys_here)}"
                             for name, blockers in explained[:3])
         others = listing([p.name for p in pools])
+        # Every pool is blocked only by taints keyed by resources the pod does not request: requesting them is
+        # the fix (a toleration would let the pod onto GPU nodes without a GPU of its own).
+        resources = sorted({_resource_taint(b, resource_keys_here) or "" for _n, bs in explained for b in bs})
+        if "" not in resources:
+            fix = (f"Request {listing([f'`{r}`' for r in resources])} under resources.limits (the "
+                   "ExtendedResourceToleration admission plugin then adds the toleration), or change the pool.")
+        else:
+            fix = (f"Match the pod's nodeSelector, affinity and tolerations to a pool (the run has {others}), or "
+                   "change the pool.")
         yield ctx.finding(anchor, f"No NodePool of this run can take the vLLM pod of {template.owner.kind} "
                           f"{template.owner.name}: {reasons}. Karpenter launches no node for it and the pod stays "
-                          f"Pending. Match the pod's nodeSelector, affinity and tolerations to a pool (the run has "
-                          f"{others}), or change the pool.", about=invocation, value=_value(first))
+                          f"Pending. {fix}", about=invocation, value=_value(first))
 
 
 def _value(blocker: PoolBlocker) -> str:

@@ -81,6 +81,44 @@ def prequantized_method(name: str, release: str) -> dict[str, Any] | None:
     return None
 
 
+def checkpoint_release(invocation) -> str:
+    """The release the checkpoint tables are read for: the workload's, else the catalog's (assumed)."""
+    return invocation.release if invocation.release and not invocation.assumed else invocation.catalog.version
+
+
+def quantization_refused(work):
+    """`(option, method, row, stored)` when the server's last `--quantization M` names a method that loads only
+    a checkpoint quantized beforehand (`data/quantization-methods.yaml`) and the catalog's `quantization` fact of
+    the repository served says the checkpoint is not quantized (`stored` None) or quantized with a method M does
+    not load; None otherwise (unknown, a `--config` file, another `--revision`, a variant or local path).
+
+    vLLM stops on that first: `VllmConfig._get_quantization_config` calls `get_quant_config` ("Cannot find the
+    config file for awq") before it compares the GPU's capability with the method's (0.10.1.1
+    `vllm/config/__init__.py` lines 3447-3456, 0.29.0 `vllm/config/vllm.py` line 785), and
+    `ModelConfig._verify_quantization` (the mismatch error) runs earlier still, when the config is built."""
+    from vllmlint.capacity.specs import repository_fact
+    from vllmlint.vllm.flags import OK
+
+    model, name, invocation = work.model, work.model_name, work.invocation
+    if model is None or name is None or invocation.config_file is not None or off_main(invocation, "--revision"):
+        return None
+    options = [o for o in invocation.option("--quantization", "-q") if o.status is None or o.status.kind == OK]
+    if not options:
+        return None
+    option = options[-1]  # argparse keeps the last one
+    if not option.value_known or option.value_token is None:
+        return None
+    method = (option.value or "").strip().lower()
+    row = prequantized_method(method, checkpoint_release(invocation))
+    fact = repository_fact(model, name, "quantization")
+    if row is None or fact is None:
+        return None
+    stored = fact.value
+    if stored is not None and str(stored).lower() in [str(m) for m in row.get("checkpoint_methods") or ()]:
+        return None
+    return option, method, row, stored
+
+
 def multimodal_option(flag: str, release: str) -> tuple[str, dict[str, Any]] | None:
     """("refused" | "ignored", row) for a multimodal-only option on a text-only model in `release`;
     None when the option is not one of them or the release is in neither range."""
@@ -95,4 +133,4 @@ def multimodal_option(flag: str, release: str) -> tuple[str, dict[str, Any]] | N
 
 
 __all__ = ["in_range", "chat_template_refusal", "chat_template_fallback", "prequantized_method",
-           "multimodal_option"]
+           "multimodal_option", "checkpoint_release", "quantization_refused"]
