@@ -168,6 +168,7 @@ def _headless_probes(ctx, container, invocations, ports):
 
 def check(ctx: Context):
     services: dict[int, list] | None = None
+    several_folders = False
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
         headless = _headless(invocations)
@@ -183,7 +184,9 @@ def check(ctx: Context):
             if container.probe("readiness") is None and container.probe("startup") is None:
                 if services is None:
                     services = _services_by_template(ctx)
-                yield from _no_readiness(ctx, container, services.get(id(container.pod), []))
+                    # One count per run (it was computed per container: quadratic on large trees).
+                    several_folders = len({_folder(source) for source in ctx.world.sources}) > 1
+                yield from _no_readiness(ctx, container, services.get(id(container.pod), []), several_folders)
 
 
 def _probes(ctx, container, servers, ports):
@@ -271,7 +274,7 @@ def _folder(source) -> str | None:
     return posixpath.dirname(source.path.replace("\\", "/")) if source is not None else None
 
 
-def _no_readiness(ctx, container, selecting):
+def _no_readiness(ctx, container, selecting, several_folders: bool):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
@@ -281,8 +284,7 @@ def _no_readiness(ctx, container, selecting):
     # Services happen to select the same labels (`app: vllm`): then only a Service of the workload's own folder
     # counts (the workload's file's folder; a Service elsewhere may never be applied with it).
     services = list(selecting)
-    folders = {_folder(source) for source in ctx.world.sources}
-    if len(folders) > 1:
+    if several_folders:
         home = _folder(template.owner.source)
         services = [s for s in services if _folder(s.source) == home]
     if not services:
