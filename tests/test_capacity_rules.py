@@ -65,17 +65,29 @@ def test_chapter_v100_is_below_the_newest_release_floor(chapter):
 
 
 def test_chapter_statefulset_runs_tp16_in_an_8_gpu_pod(chapter):
-    findings = of(chapter, "VL606", "multi-node-statefulset.yaml")
-    errors = [f for f in findings if f.severity == Severity.ERROR]
-    assert len(errors) == 1
-    assert "requests 8 nvidia.com/gpu but vLLM needs 16" in errors[0].message
+    # Issue 13: the 8-GPU request is both too few for TP 16 (error) and too many for the g5.12xlarge
+    # (warning). Both are about one token, so they are one finding at the more certain level, with
+    # both facts in its message (before: an error and a warning at 66:29).
+    [finding] = of(chapter, "VL606", "multi-node-statefulset.yaml")
+    assert finding.severity == Severity.ERROR
+    assert (finding.span.line, finding.span.col) == (66, 29)
+    assert "requests 8 nvidia.com/gpu but vLLM needs 16" in finding.message
+    assert "g5.12xlarge (4 GPUs" in finding.message and "can only run on p3.16xlarge" in finding.message
+    assert finding.value == "8<16"  # the error's fingerprint stays what it was
 
 
 def test_chapter_8_gpu_pods_cannot_use_the_4_gpu_g5(chapter):
-    for path in ("single-node-deployment.yaml", "multi-node-statefulset.yaml"):
-        warnings = [f for f in of(chapter, "VL606", path) if f.severity == Severity.WARNING]
-        assert len(warnings) == 1
-        assert "g5.12xlarge (4 GPUs" in warnings[0].message and "can only run on p3.16xlarge" in warnings[0].message
+    [warning] = of(chapter, "VL606", "single-node-deployment.yaml")
+    assert warning.severity == Severity.WARNING
+    assert "g5.12xlarge (4 GPUs" in warning.message and "can only run on p3.16xlarge" in warning.message
+
+
+def test_one_token_gets_one_vl606_finding():
+    # TP 8 in a 4-GPU pod whose only node (g5.xlarge, 1 GPU) is smaller still: one error, both facts.
+    findings = [f for f in run(manifest("g5.xlarge", "Qwen/Qwen2.5-7B-Instruct", 4, ", -tp, '8'"))
+                if f.code == "VL606"]
+    assert [f.severity for f in findings] == [Severity.ERROR]
+    assert "vLLM needs 8 GPUs" in findings[0].message and "no node the pod may land on has 4 GPUs" in findings[0].message
 
 
 def test_chapter_deployment_findings(chapter):

@@ -1,4 +1,6 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
+from typing import NamedTuple
+
 from vllmlint.capacity.lint import capacity_workloads, gpus_needed_per_pod, listing
 from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, Landing, requested_accelerator
 from vllmlint.finding import Severity
@@ -46,6 +48,17 @@ def _ray_group(spec, name):
     return None
 
 
+class _Part(NamedTuple):
+    """One fact about the requested GPU count: `fact` (what is wrong), `clause` (the same fact joined after
+    another one on the same token), `detail` (why it matters, what to do)."""
+
+    severity: Severity
+    fact: str
+    clause: str
+    detail: str
+    value: str
+
+
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         container = work.container
@@ -58,68 +71,91 @@ def check(ctx: Context):
         resource, count, node = work.gpu_resource
         backends = work.invocation.option("--distributed-executor-backend")
         ray = owner.kind in RAY_KINDS or any(o.value == "ray" for o in backends)
-        if ray:
-            yield from _ray(ctx, work, owner, node)
-        else:
-            needed = gpus_needed_per_pod(work, template)
-            if needed is not None:
-                per_pod, how = needed
-                if count < per_pod:
-                    yield ctx.finding(node, f"the pod requests {count} {resource} but vLLM needs {per_pod} GPUs in it "
-                                      f"({how}): it fails at start-up with too few devices for its workers. Request "
-                                      f"{per_pod}, or spread the ranks over pods with --nnodes (multi-node), or lower "
-                                      "the parallel sizes.", about=work.invocation, value=f"{count}<{per_pod}")
-                if count > per_pod:
-                    yield ctx.finding(node, f"the pod requests {count} {resource} but vLLM uses only {per_pod} of them "
-                                      f"({how}): {count - per_pod} GPUs stay idle and blocked for other pods. Request "
-                                      f"{per_pod}, or raise --tensor-parallel-size / --data-parallel-size-local to "
-                                      "use them.",
-                                      about=work.invocation, value=f"{count}>{per_pod}", severity=Severity.WARNING)
-        yield from _unschedulable(ctx, work, resource, count, node)
+        parts = [part for part in (_ray(ctx, work, owner) if ray else _mismatch(work, template, resource, count),
+                                   _unschedulable(ctx, work, resource, count)) if part is not None]
+        if parts:
+            yield ctx.finding(node, _one_message(parts), about=work.invocation, value=_first(parts).value,
+                              severity=_first(parts).severity)
 
 
-def _ray(ctx, work, owner, node):
+def _first(parts: list[_Part]) -> _Part:
+    """The more certain fact leads (an error before a warning; the GPU count before the nodes on a tie)."""
+    return min(parts, key=lambda part: -part.severity)
+
+
+def _one_message(parts: list[_Part]) -> str:
+    """One finding per token: two facts about one GPU count are one problem, said once (issue 13)."""
+    lead = _first(parts)
+    if len(parts) == 1:
+        return f"{lead.fact}: {lead.detail}"
+    other = next(part for part in parts if part is not lead)
+    return f"{lead.fact}, and {other.clause}: {lead.detail} {other.detail[0].upper()}{other.detail[1:]}"
+
+
+def _mismatch(work, template, resource, count) -> _Part | None:
+    needed = gpus_needed_per_pod(work, template)
+    if needed is None:
+        return None
+    per_pod, how = needed
+    if count < per_pod:
+        return _Part(Severity.ERROR, f"the pod requests {count} {resource} but vLLM needs {per_pod} GPUs in it ({how})",
+                     f"vLLM needs {per_pod} GPUs in the pod ({how})",
+                     f"it fails at start-up with too few devices for its workers. Request {per_pod}, or spread the "
+                     "ranks over pods with --nnodes (multi-node), or lower the parallel sizes.",
+                     f"{count}<{per_pod}")
+    if count > per_pod:
+        return _Part(Severity.WARNING, f"the pod requests {count} {resource} but vLLM uses only {per_pod} of them "
+                     f"({how})", f"vLLM uses only {per_pod} of them ({how})",
+                     f"{count - per_pod} GPUs stay idle and blocked for other pods. Request {per_pod}, or raise "
+                     "--tensor-parallel-size / --data-parallel-size-local to use them.",
+                     f"{count}>{per_pod}")
+    return None
+
+
+def _ray(ctx, work, owner) -> _Part | None:
     """Ray places workers anywhere in its cluster: only a cluster too small for the world size is clearly wrong."""
     if owner.kind not in RAY_KINDS or not work.known("--tensor-parallel-size", "--pipeline-parallel-size"):
-        return
+        return None
     total = _ray_cluster_gpus(ctx.world, owner)
-    if total is not None and total < work.world_size:
-        yield ctx.finding(node, f"the Ray cluster of {owner.describe()} has at most {total} GPUs, but vLLM needs "
-                          f"{work.world_size} (TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size}): the "
-                          "placement group never gets its bundles and start-up hangs until it times out.",
-                          about=work.invocation, value=f"ray:{total}<{work.world_size}")
+    if total is None or total >= work.world_size:
+        return None
+    how = f"{work.world_size} (TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size})"
+    return _Part(ctx.severity, f"the Ray cluster of {owner.describe()} has at most {total} GPUs, but vLLM needs {how}",
+                 f"the Ray cluster of {owner.describe()} has at most {total} GPUs for the {how} vLLM needs",
+                 "the placement group never gets its bundles and start-up hangs until it times out.",
+                 f"ray:{total}<{work.world_size}")
 
 
 def _gpus(count: int) -> str:
     return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
-def _unschedulable(ctx, work, resource, count, node):
+def _unschedulable(ctx, work, resource, count) -> _Part | None:
     if resource != "nvidia.com/gpu" or not work.landings:
-        return
+        return None
     sized = [p for p in work.landings if p.candidate.gpu_count is not None]
     too_small = [p for p in sized if p.candidate.gpu_count < count]
     if not too_small:
-        return
+        return None
     names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
                      for p in too_small])
     if len(too_small) == len(sized):
-        yield ctx.finding(node, f"the pod requests {count} {resource}, more than any node it may land on has: {names}. "
-                          "It stays Pending. Pick an instance type with enough GPUs, or split the work over pods "
-                          "(--nnodes).", about=work.invocation, value=f"unschedulable:{count}", severity=ctx.severity)
-    else:
-        # Karpenter and the scheduler pick a node that fits among many sizes of a family: only instance
-        # types someone listed by name for this pod are worth a word.
-        named = [p for p in too_small if _named_in_constraints(p)]
-        if not named:
-            return
-        names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
-                         for p in named])
-        fits = listing([p.candidate.instance_type for p in sized if p not in too_small])
-        yield ctx.finding(node, f"the pod requests {count} {resource}, but {names} has fewer: it can only run on "
-                          f"{fits}. Drop the smaller instance types from the constraints meant for this pod, or "
-                          "request fewer GPUs.", about=work.invocation,
-                          value=f"unschedulable-some:{count}", severity=Severity.WARNING)
+        return _Part(ctx.severity, f"the pod requests {count} {resource}, more than any node it may land on has",
+                     f"no node the pod may land on has {count} GPUs ({names})",
+                     f"{names}. It stays Pending. Pick an instance type with enough GPUs, or split the work over "
+                     "pods (--nnodes).", f"unschedulable:{count}")
+    # Karpenter and the scheduler pick a node that fits among many sizes of a family: only instance
+    # types someone listed by name for this pod are worth a word.
+    named = [p for p in too_small if _named_in_constraints(p)]
+    if not named:
+        return None
+    names = listing([f"{p.candidate.instance_type} ({_gpus(p.candidate.gpu_count)}, from {p.origin})"
+                     for p in named])
+    fits = listing([p.candidate.instance_type for p in sized if p not in too_small])
+    return _Part(Severity.WARNING, f"the pod requests {count} {resource}, but {names} has fewer",
+                 f"{names} has fewer than {count}",
+                 f"it can only run on {fits}. Drop the smaller instance types from the constraints meant for this "
+                 "pod, or request fewer GPUs.", f"unschedulable-some:{count}")
 
 
 def _named_in_constraints(landing: Landing) -> bool:
