@@ -291,6 +291,27 @@ def test_github_multiline_span_has_no_columns_and_notices_are_annotated():
     ]
 
 
+def test_github_notes_of_one_kind_are_one_annotation():
+    # Issue 13: 200 VL006 notes on a 1,000-file tree were 200 annotations, crowding out the findings.
+    unknown = ("workload assumes vLLM 0.33.0 (release unknown)", "workloads assume vLLM 0.33.0 (release unknown)")
+    skipped = ("unrendered Helm template skipped", "unrendered Helm templates skipped")
+    notices = [Notice("VL006", f"Deployment d{i}: vLLM release unknown", path=f"k/d{i}.yaml", line=4, summary=unknown)
+               for i in range(200)]
+    notices += [Notice("VL002", "unrendered Helm template skipped", path="c/t.yaml", line=3, summary=skipped),
+                Notice("VL003", "assumed", level="warning"), Notice("VL002", "x", path="c/u.yaml", summary=skipped)]
+    assert render("github", Report(notices=notices, rules=RULES)).splitlines() == [
+        "::notice title=VL006::200 workloads assume vLLM 0.33.0 (release unknown): --show-notes to list "
+        "(the first at k/d0.yaml:4)",
+        "::notice title=VL002::2 unrendered Helm templates skipped: --show-notes to list (the first at c/t.yaml:3)",
+        "::warning title=VL003::assumed",
+    ]
+    # a kind seen once is annotated in full, at its place; --show-notes annotates every note
+    one = render("github", Report(notices=notices[:1], rules=RULES))
+    assert one == "::notice file=k/d0.yaml,line=4,title=VL006::Deployment d0: vLLM release unknown\n"
+    listed = render("github", Report(notices=notices, rules=RULES, show_notes=True)).splitlines()
+    assert len(listed) == 203 and listed[0] == one.strip()
+
+
 # --- json ------------------------------------------------------------------------------------------
 def test_json_structure(two_files):
     source = two_files.sources["deploy/vllm.yaml"]

@@ -73,6 +73,16 @@ def test_show_notes_lists_every_note(tmp_path):
     assert [line.split(":")[2].strip() for line in lines] == ["c0.yaml", "c1.yaml", "c2.yaml"]
 
 
+def test_github_format_annotates_one_note_per_kind(tmp_path):
+    _, out, _ = run_cli("--format", "github", *_unpinned(tmp_path), cwd=tmp_path)
+    assert [line for line in out.splitlines() if "VL006" in line] == [
+        "::notice title=VL006::3 workloads assume vLLM 0.33.0 (release unknown): --show-notes to list "
+        "(the first at c0.yaml:4)"]
+    _, out, _ = run_cli("--format", "github", "--show-notes", *_unpinned(tmp_path), cwd=tmp_path)
+    assert [line.split("::")[1] for line in out.splitlines() if "VL006" in line] == [
+        f"notice file=c{i}.yaml,line=4,title=VL006" for i in range(3)]
+
+
 def test_one_note_of_a_kind_is_printed_in_full(tmp_path):
     _, _, err = run_cli(*_unpinned(tmp_path, 1), cwd=tmp_path)
     assert err.startswith("vllmlint: note: c0.yaml:4: ComposeService vllm0: vLLM release unknown")

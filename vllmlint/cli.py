@@ -410,7 +410,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                         sarif_category=sarif_category, show_suppressed=show_suppressed,
                         failed=bool(missing or result.internal_error),
                         errors=[f"{path}: no such file or directory" for path in missing],
-                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold)
+                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold,
+                        show_notes=show_notes)
         # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
         # summary is what the user reads last.
         summary_after_notes = fmt == "text" and not output and not quiet

@@ -48,6 +48,25 @@ class Report:
     summary: bool = True  # text: end with the summary line (the CLI prints it itself, after the notes)
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`)
     fail_on: Severity | None = None  # JUnit: findings below it are passing testcases (None: every one fails)
+    show_notes: bool = False  # --show-notes: every note on its own, not one line (annotation) per kind
+
+
+def notice_kinds(notices: list[Notice]) -> list[tuple[tuple[str, str] | None, list[Notice]]]:
+    """The notices by kind, in order of first appearance: (summary, notes) for notes (level `note`)
+    with a `summary`, grouped by code and summary; (None, [notice]) for any other notice. A kind is
+    summarised (one line, one annotation) by the formats when it holds more than one note."""
+    kinds: list[tuple[tuple[str, str] | None, list[Notice]]] = []
+    index: dict[tuple[str, tuple[str, str]], int] = {}
+    for notice in notices:
+        if notice.level != "note" or notice.summary is None:
+            kinds.append((None, [notice]))
+            continue
+        key = (notice.code, notice.summary)
+        if key not in index:
+            index[key] = len(kinds)
+            kinds.append((notice.summary, []))
+        kinds[index[key]][1].append(notice)
+    return kinds
 
 
 def render(fmt: str, report: Report) -> str:

@@ -3,12 +3,15 @@
     ::error file=deploy/vllm.yaml,line=9,col=28,endLine=9,endColumn=62,title=VL101 deprecated-entrypoint::message
 
 Severity error -> `::error`, warning -> `::warning`, info -> `::notice`. Run notices become annotations
-too (without a file when they have none). Suppressed findings are not annotated.
+too (without a file when they have none). Notes of one kind (VL002 templates skipped, VL006 releases
+assumed: 200 on a 1,000-file tree) are one annotation per kind, as the text format prints one line per
+kind, so they do not crowd out the findings (GitHub shows a limited number of annotations per step);
+`--show-notes` lists each. Suppressed findings are not annotated.
 """
 from __future__ import annotations
 
 from vllmlint.finding import Finding, Notice, NoticeLevel, Severity
-from vllmlint.formatters import Report, rule_name, rules_by_code
+from vllmlint.formatters import Report, notice_kinds, rule_name, rules_by_code
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _NOTICE_COMMAND = {NoticeLevel.ERROR: "error", NoticeLevel.WARNING: "warning", NoticeLevel.NOTE: "notice"}
@@ -70,8 +73,20 @@ def notice_command(notice: Notice) -> str:
     return _command(_NOTICE_COMMAND.get(notice.level, "notice"), properties, notice.message)
 
 
+def summary_command(summary: tuple[str, str], notices: list[Notice]) -> str:
+    """One `::notice` for a kind of note seen more than once: the count, the first place, how to list them."""
+    first = notices[0]
+    where = f"{annotation_path(first.path)}:{first.line}" if first.path and first.line else annotation_path(first.path)
+    message = f"{len(notices)} {summary[1]}: --show-notes to list" + (f" (the first at {where})" if where else "")
+    return _command(_NOTICE_COMMAND.get(first.level, "notice"), [("title", first.code)], message)
+
+
 def render(report: Report) -> str:
     rules = rules_by_code(report)
     lines = [finding_command(f, rule_name(rules, f.code)) for f in report.findings]
-    lines += [notice_command(n) for n in report.notices]
+    for summary, notices in notice_kinds(report.notices):
+        if summary is None or len(notices) == 1 or report.show_notes:
+            lines += [notice_command(n) for n in notices]
+        else:
+            lines.append(summary_command(summary, notices))
     return "".join(line + "\n" for line in lines)
