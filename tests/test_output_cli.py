@@ -150,6 +150,29 @@ def test_fixable_findings_are_marked_and_counted(tmp_path):
     assert "  1  VL201       image-unpinned" in out.splitlines()  # fixable column blank: no fix
 
 
+def test_statistics_in_json_count_per_rule(tmp_path):
+    # Issue 13: `--statistics --format json` was a usage error; it is the counts, as JSON.
+    (tmp_path / "fx.yaml").write_text(FIXABLE + "---\n" + FIXABLE.replace("name: vllm}", "name: two}"))
+    code, out, _ = run_cli("--statistics", "--format", "json", "--select", "VL101,VL102,VL201", "fx.yaml",
+                           cwd=tmp_path)
+    data = json.loads(out)
+    assert code == 1 and "findings" not in data and data["files_checked"] == 1
+    assert data["statistics"] == [
+        {"code": "VL101", "name": "deprecated-entrypoint", "count": 2,
+         "severity": {"error": 0, "warning": 2, "info": 0}, "fixable": 2},
+        {"code": "VL102", "name": "removed-flag", "count": 2,
+         "severity": {"error": 2, "warning": 0, "info": 0}, "fixable": 2},
+    ]
+    assert data["summary"] == {"error": 2, "warning": 2, "info": 0}
+    (tmp_path / "fx.yaml").write_text(FIXABLE.replace("v0.29.0", "latest"))
+    _, out, _ = run_cli("--statistics", "--format", "json", "--select", "VL201", "fx.yaml", cwd=tmp_path)
+    assert json.loads(out)["statistics"] == [{"code": "VL201", "name": "image-unpinned", "count": 1,
+                                              "severity": {"error": 0, "warning": 1, "info": 0}, "fixable": 0}]
+    # the other machine formats have no statistics: still refused
+    code, out, err = run_cli("--statistics", "--format", "sarif", "fx.yaml", cwd=tmp_path)
+    assert (code, out) == (2, "") and "--statistics" in err
+
+
 def test_json_carries_the_edits_and_they_apply(tmp_path):
     from vllmlint.fix.apply import apply_edits
     from vllmlint.fix.edits import Edit

@@ -150,7 +150,7 @@ def test_diff_output_statistics_format_are_honoured_or_refused(tmp_path):
     code, out, _ = run_cli("--diff", "-o", "y.diff", "--stdin-filename", "fx.yaml", "-", input=FIXABLE.encode(),
                            cwd=tmp_path)
     assert code == 1 and out == "" and (tmp_path / "y.diff").read_text().startswith("--- fx.yaml\n")
-    for args in (["--statistics", "--format", "json"], ["--diff", "--format", "json"],
+    for args in (["--statistics", "--format", "sarif"], ["--diff", "--format", "json"],
                  ["--diff", "--format", "sarif", "-o", "z.sarif"]):
         code, out, err = run_cli(*args, "fx.yaml", cwd=tmp_path)
         assert (code, out) == (2, "") and err.startswith("vllmlint: error: --"), args

@@ -202,7 +202,7 @@ class _CheckCommand(click.Command):
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour in text output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the finding lines: no excerpts, no summary.")
 @click.option("--show-notes", is_flag=True, help="List every note about the run (by default, one line per kind).")
-@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (text, or JSON with --format json).")
 @click.option("--sarif-category", help="SARIF automationDetails id (leave unset to let the upload action decide).")
 @click.option("--max-file-size", type=click.FloatRange(min=0), help="Skip files larger than this many MiB "
               "(0: no limit) [default: 10].")
@@ -241,9 +241,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if show_diff and (any(fmt != "text" for fmt in given) or len(targets) > 1):
         _usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
                      "the diff to FILE)")
-    if statistics and any(fmt != "text" for fmt in given):
-        _usage_error("--statistics counts findings in text only: drop --format, or count the findings of "
-                     "`--format json`")
+    if statistics and any(fmt not in ("text", "json") for fmt in given):
+        _usage_error("--statistics counts findings in text or json only: drop --format, or use --format json")
     try:
         if no_config:
             config = Config()

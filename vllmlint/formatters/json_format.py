@@ -35,6 +35,18 @@ Structure (version 1; new keys may be added, existing ones keep their meaning):
       ],                                   # line 0 / path "" when not tied to a place; level note|warning|error
       "summary": {"error": 1, "warning": 3, "info": 0}   # counts over "findings" only
     }
+
+With `--statistics`, counts per rule instead of the findings (the text format's `count  CODE  name`):
+
+    {
+      "version": 1, "tool": {...}, "files_checked": 12,
+      "statistics": [                      # most frequent first, then by code; findings only (not suppressed)
+        {"code": "VL101", "name": "deprecated-entrypoint", "count": 3,
+         "severity": {"error": 0, "warning": 3, "info": 0},
+         "fixable": 3}                     # how many `--fix` repairs (with --unsafe-fixes: unsafe ones too)
+      ],
+      "summary": {"error": 0, "warning": 3, "info": 0}
+    }
 """
 from __future__ import annotations
 
@@ -42,7 +54,7 @@ import json
 from collections import Counter
 
 from vllmlint.finding import Finding, Severity
-from vllmlint.formatters import Report, edit_positions, rule_name, rules_by_code
+from vllmlint.formatters import Report, edit_positions, is_fixable, rule_name, rules_by_code
 
 FORMAT_VERSION = 1
 
@@ -96,5 +108,24 @@ def build(report: Report) -> dict:
     }
 
 
+def statistics(report: Report) -> dict:
+    """`--statistics --format json`: per rule, its findings counted by severity and how many are fixable."""
+    rules = rules_by_code(report)
+    counts = Counter(f.severity for f in report.findings)
+    per_rule = Counter(f.code for f in report.findings)
+    by_severity = Counter((f.code, f.severity) for f in report.findings)
+    fixable = Counter(f.code for f in report.findings if is_fixable(f, report.unsafe_fixes))
+    levels = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    return {
+        "version": FORMAT_VERSION,
+        "tool": {"name": "vllmlint", "version": report.tool_version},
+        "files_checked": report.files_checked,
+        "statistics": [{"code": code, "name": rule_name(rules, code), "count": count,
+                        "severity": {s.label: by_severity[code, s] for s in levels}, "fixable": fixable[code]}
+                       for code, count in sorted(per_rule.items(), key=lambda item: (-item[1], item[0]))],
+        "summary": {s.label: counts[s] for s in levels},
+    }
+
+
 def render(report: Report) -> str:
-    return json.dumps(build(report), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(statistics(report) if report.statistics else build(report), indent=2, ensure_ascii=False) + "\n"
