@@ -166,3 +166,8 @@ def test_no_auto_map_holds_on_any_release():
     (finding,) = lint(pod(image="registry.example.com/vllm:custom"))
     assert (finding.span.line, finding.span.col, finding.severity) == (8, 54, Severity.WARNING)
     assert "on any vLLM release" in finding.message
+
+
+@pytest.mark.parametrize("flag", ["--trust-remote-code=false", "--trust-remote-code=0"])
+def test_a_flag_turned_off_is_not_reported(flag):
+    assert found(pod(command=f"[vllm, serve, Qwen/Qwen2.5-7B-Instruct, {flag}]")) == []
