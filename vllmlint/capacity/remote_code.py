@@ -32,7 +32,8 @@ from typing import Any
 
 from vllmlint.capacity.specs import ModelSpec
 from vllmlint.data import knowledge_dir
-from vllmlint.vllm.release import version_key
+from vllmlint.vllm.checkpoint import off_main
+from vllmlint.vllm.release import release_from_tag, version_key
 
 
 @dataclass(frozen=True)
@@ -120,4 +121,64 @@ def needs_trust_remote_code(model: ModelSpec, release: str | None, *, release_im
     return None
 
 
-__all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code"]
+# --- the fact for one invocation: what VL712 and VL801 act on ----------------------------------------------
+# Flags that make vLLM read another config than the repository's config.json: then the repository's config
+# code is not what is loaded (vllm/engine/arg_utils.py: --config-format mistral reads params.json;
+# --hf-config-path reads the config from another repository or folder).
+_OTHER_CONFIG = ("--hf-config-path",)
+_HF_FORMATS = ("auto", "hf")
+_INSTALLERS = ("pip", "pip3", "uv")
+
+
+def release_image(invocation) -> bool:
+    """vLLM runs from the CUDA image published with its release (vllm/vllm-openai:vX): the transformers in it
+    predates the image."""
+    image = invocation.image
+    if image is None or not image.repository.endswith("vllm/vllm-openai") or invocation.release is None:
+        return False
+    return release_from_tag(image.tag) == invocation.release
+
+
+def _installs_packages(world, container) -> bool:
+    """The container runs `pip install` / `uv pip install` before vLLM: its transformers may be another."""
+    for command in world.shell_commands:
+        if command.container is not container:
+            continue
+        words = command.words
+        if not words:
+            continue
+        first = words[0].rsplit("/", 1)[-1]
+        if (first in _INSTALLERS or (first.startswith("python") and "pip" in words[1:3])) and "install" in words:
+            return True
+    return False
+
+
+def describes(invocation) -> bool:
+    """Whether the catalog's fact (main's config.json, read through transformers) is what this invocation loads.
+    Not with a `--config` file (it may set trust-remote-code, revision, hf-config-path: not read), a revision
+    other than main (another revision's config and code may differ), or a config read from elsewhere
+    (`--hf-config-path`, a `--config-format` other than auto/hf, or one not known). VL712 and VL801 both ask it."""
+    if any(invocation.option(f) for f in _OTHER_CONFIG) or invocation.config_file is not None:
+        return False
+    if off_main(invocation, "--revision") or off_main(invocation, "--code-revision"):
+        return False
+    formats = invocation.option("--config-format")
+    return not formats or all(o.value_known and str(o.value).lower() in _HF_FORMATS for o in formats)
+
+
+def answer(world, work) -> bool | None:
+    """`needs_trust_remote_code()` for the repository this workload serves: None unless it names a catalogued
+    repository by its id (a fork or quantized copy has its own config), or when the container installs
+    packages first (its transformers may be another). The one answer VL712 and VL801 act on."""
+    match = work.match
+    if match is None or match.how not in ("exact id", "case-insensitive id"):
+        return None
+    invocation = work.invocation
+    container = invocation.container
+    if container is not None and _installs_packages(world, container):
+        return None
+    return needs_trust_remote_code(match.model, invocation.release, release_image=release_image(invocation))
+
+
+
+__all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code", "release_image", "describes", "answer"]
