@@ -162,3 +162,18 @@ def test_renamed_codes_data_is_schema_valid_and_names_real_rules():
         assert rules[entry["code"]].name == entry["name"]
         assert all(old in rules and old != entry["code"] for old in entry["from"])
     assert {"code": "VL112", "from": ["VL107"]}.items() <= {k: data["moved"][0][k] for k in ("code", "from")}.items()
+
+
+def test_a_baseline_entry_recorded_as_vl107_still_matches_vl112():
+    import dataclasses
+    from collections import Counter
+
+    from vllmlint.baseline import Baseline
+
+    text = "vllm serve --model Qwen/Qwen3-8B\n"
+    [finding] = run(text, select=["VL112"]).findings
+    old = dataclasses.replace(finding, code="VL107").fingerprint()  # what 0.1.0 wrote in the baseline
+    result = run(text, baseline=Baseline(fingerprints=Counter({old: 1})))
+    assert [f.code for f in result.known] == ["VL112"] and result.baseline_stale == 0
+    assert not [f for f in result.findings if f.code == "VL112"]
+    assert notes(result) == [("VL008", "", 0, NOTE)]

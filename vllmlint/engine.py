@@ -414,8 +414,12 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
 
 
 def _apply_baseline(result: LintResult, baseline: Baseline) -> None:
+    from vllmlint.renames import moved_notice
+
     result.baseline_stale = baseline.stale_count(result.findings)
-    result.findings, result.known = baseline.filter(result.findings)
+    moved: list[tuple[str, str]] = []
+    result.findings, result.known = baseline.filter(result.findings, moved)
+    result.notices.extend(moved_notice(old, new) for old, new in moved)
 
 
 Feed = Callable[["Linter"], None]  # adds the run's inputs (files, standard input) to a fresh Linter
