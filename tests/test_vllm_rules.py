@@ -8,7 +8,7 @@ from vllmlint.engine import LintOptions, lint_text
 from vllmlint.finding import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-VL1 = ["VL104", "VL105", "VL106", "VL107", "VL108", "VL109", "VL110", "VL111"]
+VL1 = ["VL104", "VL105", "VL106", "VL107", "VL108", "VL109", "VL110", "VL111", "VL112"]
 
 
 def lint(text, codes, version=None, filename="example.yaml"):
@@ -163,19 +163,23 @@ def test_switch_value_on_an_old_release_without_no_form():
 
 # --- VL107 ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("version,severity", [("0.6.4.post1", Severity.ERROR), ("0.8.5.post1", Severity.ERROR),
-                                              ("0.10.2", Severity.ERROR), ("0.11.2", Severity.WARNING),
-                                              ("0.29.0", Severity.WARNING)])
-def test_model_option_with_vllm_serve_by_release(version, severity):
+@pytest.mark.parametrize("version,code,severity", [("0.6.4.post1", "VL107", Severity.ERROR),
+                                                   ("0.8.5.post1", "VL107", Severity.ERROR),
+                                                   ("0.10.2", "VL107", Severity.ERROR),
+                                                   ("0.11.2", "VL112", Severity.WARNING),
+                                                   ("0.29.0", "VL112", Severity.WARNING)])
+def test_model_option_with_vllm_serve_by_release(version, code, severity):
+    # Where vLLM only warns, the deprecation is model-option-deprecated (VL112, split out by issue 13).
     text = "vllm serve --model Qwen/Qwen3-8B\n"
-    [finding] = lint(text, ["VL107"], version, "serve.sh")
-    assert finding.severity == severity and at(text, finding) == "--model"
+    [finding] = lint(text, ["VL107", "VL112"], version, "serve.sh")
+    assert (finding.code, finding.severity) == (code, severity) and at(text, finding) == "--model"
 
 
 def test_inline_model_option_passed_the_check_of_0_8_to_0_11():
-    # 0.8.x - 0.11.0 only rejected a bare `--model` token: `--model=X` went through.
+    # 0.8.x - 0.11.0 only rejected a bare `--model` token: `--model=X` went through (a deprecation, VL112).
     text = "vllm serve --model=Qwen/Qwen3-8B\n"
-    [finding] = lint(text, ["VL107"], "0.10.2", "serve.sh")
+    assert lint(text, ["VL107"], "0.10.2", "serve.sh") == []
+    [finding] = lint(text, ["VL112"], "0.10.2", "serve.sh")
     assert finding.severity == Severity.WARNING
 
 

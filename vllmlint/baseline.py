@@ -6,6 +6,8 @@ fingerprint twice absorbs two such findings, and a third one is new.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,8 +30,11 @@ class Baseline:
     def __len__(self) -> int:
         return sum(self.fingerprints.values())
 
-    def filter(self, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
-        """(new, known): known findings used up one baseline entry each, in the order given."""
+    def filter(self, findings: list[Finding], moved: list[tuple[str, str]] | None = None
+               ) -> tuple[list[Finding], list[Finding]]:
+        """(new, known): known findings used up one baseline entry each, in the order given. An entry
+        recorded under the code a finding moved from (data/renamed-codes.yaml) still matches it, for one
+        release; `moved` collects (old code, new code) for the VL008 note."""
         remaining = Counter(self.fingerprints)
         new, known = [], []
         for finding in findings:
@@ -37,13 +42,29 @@ class Baseline:
             if remaining[fingerprint] > 0:
                 remaining[fingerprint] -= 1
                 known.append(finding)
-            else:
+                continue
+            old = next((o for o, p in _old_prints(finding) if remaining[p] > 0), None)
+            if old is None:
                 new.append(finding)
+                continue
+            remaining[dict(_old_prints(finding))[old]] -= 1
+            known.append(finding)
+            if moved is not None and (old, finding.code) not in moved:
+                moved.append((old, finding.code))
         return new, known
 
     def stale_count(self, findings: list[Finding]) -> int:
         """Baseline entries that no finding matches any more (fixed problems: rewrite the baseline)."""
-        return sum((self.fingerprints - Counter(f.fingerprint() for f in findings)).values())
+        prints = Counter(f.fingerprint() for f in findings)
+        prints.update(p for f in findings for _, p in _old_prints(f))
+        return sum((self.fingerprints - prints).values())
+
+
+def _old_prints(finding: Finding) -> list[tuple[str, str]]:
+    """(old code, the finding's fingerprint under it) for each code the finding's rule moved from."""
+    from vllmlint.renames import covering
+
+    return [(old, dataclasses.replace(finding, code=old).fingerprint()) for old in covering(finding.code)]
 
 
 def _entry(finding: Finding) -> dict:

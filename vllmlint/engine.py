@@ -287,6 +287,7 @@ class Linter:
         world = self.build()
         rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
+        self.result.notices.extend(_moved_ignores(self.options))
         from vllmlint.checks import Context
 
         findings: list[Finding] = []
@@ -326,11 +327,13 @@ class Linter:
             problem.severity = Severity.parse(self.options.severity.get(problem.code, problem.severity.label))
         self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
         self.result.suppressed = outcome.suppressed
+        self.result.notices.extend(outcome.notices)
         # What the user asked not to see is gone before anything (a formatter, `--fix`) looks at the
         # result. After suppressions, so that a suppression hiding an ignored finding is still used.
         if self.options.per_file_ignores:
             self.result.findings, self.result.ignored = _split_ignored(self.result.findings,
-                                                                       self.options.per_file_ignores)
+                                                                       self.options.per_file_ignores,
+                                                                       self.result.notices)
         if self.options.baseline is not None:
             _apply_baseline(self.result, self.options.baseline)
         self.result.notices = selected_notices(self.result.notices, rules)
@@ -360,25 +363,63 @@ def selected_notices(notices: list[Notice], rules: list[Rule]) -> list[Notice]:
     return [n for n in notices if n.level == "error" or n.code in chosen or n.code not in known]
 
 
-def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]]) -> tuple[list[Finding], list[Finding]]:
-    """(kept, ignored) under the config's `per-file-ignores` (path glob -> rule selectors)."""
+def _moved_ignores(options: LintOptions) -> list[Notice]:
+    """VL008 notes for the rules `ignore` leaves out only under the code they moved from."""
+    from vllmlint.registry import all_rules, moved_ignore, select_rules
+    from vllmlint.renames import moved_notice, old_codes
+
+    if not options.ignore or not old_codes():
+        return []
+    wanted = {r.code for r in select_rules(options.select, None)}
+    rules = all_rules()
+    notes = []
+    for code in old_codes():
+        rule = rules.get(code)
+        old = moved_ignore(options.ignore, rule) if rule is not None and code in wanted else None
+        if old is not None:
+            notes.append(moved_notice(old, code))
+    return notes
+
+
+def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
+                   notices: list[Notice] | None = None) -> tuple[list[Finding], list[Finding]]:
+    """(kept, ignored) under the config's `per-file-ignores` (path glob -> rule selectors). A selector
+    naming the code a finding moved from still hides it (data/renamed-codes.yaml), with a VL008 note."""
     from vllmlint.config import path_matches
     from vllmlint.registry import all_rules, matches
+    from vllmlint.renames import legacy_match, moved_notice
 
     rules = all_rules()
     kept: list[Finding] = []
     ignored: list[Finding] = []
+    moved: dict[tuple[str, str], None] = {}
     for finding in findings:
         rule = rules.get(finding.code)
-        hidden = rule is not None and any(path_matches(glob, finding.path) and any(matches(s, rule) for s in selectors)
-                                          for glob, selectors in ignores.items())
+        hidden = False
+        for glob, selectors in ignores.items():
+            if rule is None or not path_matches(glob, finding.path):
+                continue
+            if any(matches(s, rule) for s in selectors):
+                hidden = True
+                break
+            old = legacy_match(selectors, rule)
+            if old is not None:
+                hidden = True
+                moved[(old, rule.code)] = None
+                break
         (ignored if hidden else kept).append(finding)
+    if notices is not None:
+        notices.extend(moved_notice(old, new) for old, new in moved)
     return kept, ignored
 
 
 def _apply_baseline(result: LintResult, baseline: Baseline) -> None:
+    from vllmlint.renames import moved_notice
+
     result.baseline_stale = baseline.stale_count(result.findings)
-    result.findings, result.known = baseline.filter(result.findings)
+    moved: list[tuple[str, str]] = []
+    result.findings, result.known = baseline.filter(result.findings, moved)
+    result.notices.extend(moved_notice(old, new) for old, new in moved)
 
 
 Feed = Callable[["Linter"], None]  # adds the run's inputs (files, standard input) to a fresh Linter

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from vllmlint.finding import Finding, Severity, Span, Subject
+from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.k8s.objects import K8sObject, World
 from vllmlint.source.comments import MARKER, yaml_comments
 from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, Fence, fences
@@ -80,12 +80,20 @@ class Directive:
     def matching_entries(self, code: str) -> list[Entry]:
         return [e for e in self.entries if e.code == code or (e.code == "*" and code not in META_CODES)]
 
+    def legacy_entries(self, code: str) -> list[Entry]:
+        """Entries naming a code `code` moved from (data/renamed-codes.yaml): they cover it for one release."""
+        from vllmlint.renames import covering
+
+        olds = covering(code)
+        return [e for e in self.entries if e.code in olds] if olds else []
+
 
 @dataclass
 class SuppressionOutcome:
     kept: list[Finding] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)  # each with .suppressed_by = reason ("" if none)
     problems: list[Finding] = field(default_factory=list)  # VL003 / VL004 findings
+    notices: list[Notice] = field(default_factory=list)  # VL008: an old code covered a moved finding
 
 
 def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], world: World, *,
@@ -110,8 +118,9 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
 
     outcome = SuppressionOutcome()
     index = _LineIndex(directives)
+    moved: dict[tuple[str, int, str, str], None] = {}
     for finding in findings:
-        reason = _suppress(finding, index.candidates(finding))
+        reason = _suppress(finding, index.candidates(finding), moved)
         if reason is None:
             outcome.kept.append(finding)
         else:
@@ -132,6 +141,9 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
     for directive in directives:
         outcome.problems.extend(_problems(directive, require_reason, active, meta=True))
     outcome.problems.sort(key=lambda f: f.sort_key)
+    from vllmlint.renames import moved_notice
+
+    outcome.notices = [moved_notice(old, new, path, line) for path, line, old, new in moved]
     outcome.suppressed.sort(key=lambda f: f.sort_key)
     return outcome
 
@@ -160,11 +172,19 @@ class _LineIndex:
         return found
 
 
-def _suppress(finding: Finding, directives: list[Directive]) -> str | None:
-    """The reason `finding` is suppressed ("" when none was given), or None; marks the entries used."""
+def _suppress(finding: Finding, directives: list[Directive],
+              moved: dict[tuple[str, int, str, str], None] | None = None) -> str | None:
+    """The reason `finding` is suppressed ("" when none was given), or None; marks the entries used. An
+    entry naming the code the finding moved from covers it when the directive does not name its own code:
+    `moved` collects (path, line, old code, new code) for the VL008 note."""
     reasons = []
     for directive in directives:
         entries = directive.matching_entries(finding.code)
+        if not entries and moved is not None:
+            entries = directive.legacy_entries(finding.code)
+            if entries and directive.covers(finding):
+                for entry in entries:
+                    moved[(directive.path, directive.span.line, entry.code or "", finding.code)] = None
         if entries and directive.covers(finding):
             for entry in entries:
                 entry.used = True

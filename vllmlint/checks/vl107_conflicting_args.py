@@ -9,15 +9,10 @@ from vllmlint.vllm.invocation import SERVE, VIA_IMAGE_ENTRYPOINT, Invocation, Op
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 from vllmlint.checks.messages import release_phrase, value_of
+from vllmlint.checks.model_option import MODEL_OPTION_WARNS_FROM, lone_model_option
 
-# `vllm serve --model X` without a positional model: argparse required the positional `model_tag` and
-# scripts.py / cli/serve.py raised "With `vllm serve`, you should provide the model as a positional
-# argument instead of via the `--model` option" (0.6.x - 0.7.x); FlexibleArgumentParser.parse_args
-# raised the same for an `--model` token from 0.8.0 to 0.11.0; from 0.11.1 it only warns that "The
-# `--model` option will be removed" and moves the value to the front (vllm/utils/argparse_utils.py).
-MODEL_OPTION_WARNS_FROM = "0.11.1"
-# Before 0.8.0 the positional was required: any `--model` spelling failed, not only the bare token.
-POSITIONAL_OPTIONAL_FROM = "0.8.0"
+# `vllm serve --model X` without a positional model: vllmlint/checks/model_option.py (the releases that
+# reject it are reported here, those that only warn by model-option-deprecated, VL112).
 # The first release seen whose FlexibleArgumentParser raises on `serve` + a `--model` item (0.8.5 vllm/utils.py
 # l.1339; the 0.8.0 parse_args has no such check).
 SERVE_MODEL_RAISES_FROM = "0.8.5"
@@ -70,7 +65,6 @@ def _model_twice(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
     positionals = invocation.model_positionals
     if invocation.kind != SERVE or positionals and positionals[0].text in ("serve", "vllm"):
         return  # `vllm serve serve`: reported on its own
-    target = invocation.release or invocation.catalog.version
     if models and positionals:
         given = f"{models[0].name} {models[0].value or ''}".strip() if not models[0].inline else models[0].token.text
         yield ctx.finding(models[0].token, f"The model is given twice: positional `{positionals[0].text}` and "
@@ -78,25 +72,14 @@ def _model_twice(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
                           "a positional model (or ignores one of them on some releases): keep only the positional "
                           "model.", about=invocation, value="--model")
         return
-    if not models or positionals:
-        return
-    option = models[0]
-    if version_key(target) < version_key(POSITIONAL_OPTIONAL_FROM):
-        broken = True
-    elif version_key(target) < version_key(MODEL_OPTION_WARNS_FROM):
-        broken = not option.inline and option.name == "--model"
-    else:
-        broken = False
+    lone = lone_model_option(invocation)
+    if lone is None or not lone[1]:
+        return  # accepted with a deprecation warning: model-option-deprecated (VL112)
+    option = lone[0]
     model = option.value or "MODEL"
-    if broken:
-        yield ctx.finding(option.token, f"{release_phrase(invocation)} rejects `vllm serve {option.name} ...`: it "
-                          f"wants the model as the positional argument. Write `vllm serve {model} ...`.",
-                          about=invocation, value="--model")
-    else:
-        yield ctx.finding(option.token, f"`vllm serve {option.name} ...` is deprecated: vLLM warns \"The `--model` "
-                          "option will be removed in a future version\". Give the model as the positional argument: "
-                          f"`vllm serve {model} ...`.", about=invocation, value="--model",
-                          severity=min(ctx.severity, Severity.WARNING))
+    yield ctx.finding(option.token, f"{release_phrase(invocation)} rejects `vllm serve {option.name} ...`: it "
+                      f"wants the model as the positional argument. Write `vllm serve {model} ...`.",
+                      about=invocation, value="--model")
 
 
 def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | None]:
