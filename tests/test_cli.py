@@ -231,3 +231,17 @@ def test_a_bug_of_ours_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert err.startswith("vllmlint: internal error: RuntimeError: simulated bug") and "Traceback" not in err
+
+
+def test_the_console_script_raises_the_gc_threshold_for_its_one_shot_run(monkeypatch):
+    import gc
+
+    from vllmlint import cli as cli_module
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(cli_module, "cli", lambda: None)
+    try:
+        cli_module.main()
+        assert gc.get_threshold() == cli_module.GC_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
