@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 from vllmlint.finding import Finding
 from vllmlint.source.yamlmodel import Scalar, Sequence, scalar_str
 from vllmlint.vllm.invocation import (OPENAI_API_SERVER, DEMO_API_SERVER, VIA_COMMAND, VIA_IMAGE_ENTRYPOINT,
-                                      Invocation, Option, Token, image_entry, joined_vllm_command)
+                                      Invocation, Option, Token, joined_vllm_command, own_entrypoint_row)
 from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
@@ -129,7 +129,7 @@ def _positional_fate(invocation: Invocation, token: Token) -> str:
     nargs="?", 0.10.0 vllm/entrypoints/openai/cli_args.py l.214-218, that only `vllm serve` reads) fills
     it and starts, unless a positional came first (then "unrecognized arguments"). Elsewhere: unknown."""
     vague = "exits with \"unrecognized arguments\" or takes the item as the model"
-    entry = _image_row(invocation)
+    entry = own_entrypoint_row(invocation) if invocation.via == VIA_IMAGE_ENTRYPOINT else None
     kind = entry.get("positional_arg") if entry is not None else None
     if kind == "rejected":
         return "exits with \"unrecognized arguments\" (this image's api_server parser has no positional argument)"
@@ -155,17 +155,6 @@ def _positional_fate(invocation: Invocation, token: Token) -> str:
     return (f"takes it as the optional positional `model_tag`, which the api_server never reads: the server "
             f"starts without the flag and serves {serves}")
 
-
-def _image_row(invocation: Invocation) -> dict | None:
-    """The image table row when the invocation runs the image's own entrypoint (no `command` written)."""
-    if invocation.image is None or invocation.via != VIA_IMAGE_ENTRYPOINT \
-            or any(t.source is not None for t in invocation.entry):
-        return None
-    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
-    entry = image_entry(invocation.image, release)
-    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
-        return None
-    return entry
 
 
 def _split_fix(invocation: Invocation, option: Option) -> Fix | None:

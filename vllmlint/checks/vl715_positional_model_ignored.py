@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
-from vllmlint.vllm.invocation import Invocation, Token, image_entry
+from vllmlint.vllm.invocation import Invocation, Token, own_entrypoint_row
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 
@@ -23,7 +23,7 @@ _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}  # a switch's va
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     for invocation in ctx.world.invocations:
-        entry = _entry_row(invocation)
+        entry = own_entrypoint_row(invocation)
         if entry is None or entry.get("positional_arg") not in ("rejected", "ignored"):
             continue
         positionals = invocation.model_positionals
@@ -36,16 +36,6 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             continue  # `$(ARGS)` may be flags; a blank or a shell operator is VL714's; `true` after a switch VL106's
         yield _finding(ctx, invocation, first, entry)
 
-
-def _entry_row(invocation: Invocation) -> dict | None:
-    """The table row when the invocation's entry tokens are the image's own entrypoint (not written)."""
-    if invocation.image is None or any(t.source is not None for t in invocation.entry):
-        return None
-    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
-    entry = image_entry(invocation.image, release)
-    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
-        return None
-    return entry
 
 
 def _switch_value(invocation: Invocation, token: Token) -> bool:

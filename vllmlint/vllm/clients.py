@@ -114,14 +114,10 @@ def bench_target(options: dict[str, list[Token]]) -> tuple[str, int, str, str] |
     base = first_value(options, "--base-url")
     if base is not None:
         text = value_text(base, "--base-url")
-        try:
-            url = urlsplit(text)
-            port = url.port
-        except ValueError:
+        target = url_target(text)
+        if target is None:
             return None
-        if url.scheme not in ("http", "https") or not url.hostname:
-            return None
-        return url.hostname, port or (443 if url.scheme == "https" else 80), text, url.path.rstrip("/") + endpoint
+        return target[0], target[1], text, urlsplit(text).path.rstrip("/") + endpoint
     host_token = first_value(options, "--host")
     port_token = first_value(options, "--port")
     host = value_text(host_token, "--host") if host_token is not None else "127.0.0.1"

@@ -630,3 +630,16 @@ def runs_alone(invocation: Invocation) -> bool:
     command = commands[0]
     prefix = script.text[command.start:command.words[0].start].split() if command.words else []
     return all(word in _HARMLESS_PREFIXES for word in prefix)
+
+
+def own_entrypoint_row(invocation: Invocation) -> dict[str, Any] | None:
+    """The image table row (data/image-entrypoints.yaml) when the invocation runs its image's own entrypoint
+    (no `command` written, or `docker run IMAGE ...` in a script: the entry tokens come from the table); None
+    otherwise."""
+    if invocation.image is None or any(t.source is not None for t in invocation.entry):
+        return None
+    release = invocation.release if invocation.release_origin == "--upgrade-to" else None
+    entry = image_entry(invocation.image, release)
+    if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
+        return None
+    return entry
