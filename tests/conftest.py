@@ -27,10 +27,15 @@ spec:
       - name: vllm
         image: vllm/vllm-openai:v0.29.0
         command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+        env: [{name: HOME, value: /tmp}]
       runtimeClassName: nvidia
+      automountServiceAccountToken: false
+      securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
 """
 # (`runtimeClassName: nvidia` gives the container the node's GPUs: no VL704 for a CUDA image without a GPU
-# request, and no device-plugin request that would bring in VL707's rollout note.)
+# request, and no device-plugin request that would bring in VL707's rollout note; the security settings are
+# VL810's baseline.)
 CLEAN_DEPLOYMENT = DEPLOYMENT.replace(', --swap-space, "4"', "")
 
 

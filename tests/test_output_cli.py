@@ -128,7 +128,11 @@ spec:
           image: vllm/vllm-openai:v0.29.0
           command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
           args: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]
+          securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+          env: [{name: HOME, value: /tmp}]
       runtimeClassName: nvidia
+      automountServiceAccountToken: false
+      securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
 """
 FIXED = FIXABLE.replace('["python3", "-m", "vllm.entrypoints.openai.api_server"]', '["vllm", "serve"]').replace(
     '["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]', '["Qwen/Qwen3-0.6B"]')

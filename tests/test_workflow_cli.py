@@ -14,7 +14,11 @@ spec:
   - name: vllm
     image: vllm/vllm-openai:v0.29.0
     command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space, "4"]
+    securityContext: {{allowPrivilegeEscalation: false, capabilities: {{drop: [ALL]}}}}
+    env: [{{name: HOME, value: /tmp}}]
   runtimeClassName: nvidia
+  automountServiceAccountToken: false
+  securityContext: {{runAsUser: 1000, seccompProfile: {{type: RuntimeDefault}}}}
 """
 
 
@@ -93,7 +97,11 @@ spec:
     - vllm.entrypoints.openai.api_server
     - --model=Qwen/Qwen3-0.6B
     - --swap-space=4       # left over from 0.6
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+    env: [{name: HOME, value: /tmp}]
   runtimeClassName: nvidia
+  automountServiceAccountToken: false
+  securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
 """
 
 
@@ -107,7 +115,7 @@ def test_diff_shows_fixes_without_writing_and_fix_writes_them(tmp_path):
     assert code == 0, out + err
     assert "fixed 2 problem(s) in 1 file(s)" in err
     assert "    # the server, started the old way\n    command:\n    - vllm\n    - serve\n    - Qwen/Qwen3-0.6B\n" in fixed
-    assert "swap-space" not in fixed and fixed.endswith("Qwen/Qwen3-0.6B\n  runtimeClassName: nvidia\n")
+    assert "swap-space" not in fixed and fixed.endswith("Qwen/Qwen3-0.6B\n" + FIXABLE.split("# left over from 0.6\n")[1])
     code, out, err = run_cli("--fix", "pod.yaml", cwd=tmp_path)
     assert "fixed 0 problem(s)" in err and (tmp_path / "pod.yaml").read_text() == fixed
 

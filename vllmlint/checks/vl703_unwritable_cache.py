@@ -17,7 +17,7 @@ from typing import Iterator
 from vllmlint.capacity.workload import downloaded_by_name, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
-from vllmlint.k8s.objects import Container, World
+from vllmlint.k8s.objects import Container, World, targets_openshift
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
 from vllmlint.vllm.caches import Cache, caches, compile_off_by_default, may_fall_back_to_v0
@@ -41,7 +41,7 @@ _TEMP_DIRS = ("/tmp", "/var/tmp", "/usr/tmp")
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    openshift = _openshift(ctx.world)
+    openshift = targets_openshift(ctx.world)
     seen: set[int] = set()
     for work in workloads(ctx.world):
         invocation = work.invocation
@@ -152,22 +152,6 @@ def _moving_variables() -> set[str]:
     for cache in caches():
         names.update(location["env"] for location in cache.locations if "env" in location)
     return names
-
-
-def _openshift(world: World) -> bool:
-    """The run targets OpenShift (its API groups, Routes, OpenShift/Open Data Hub annotations): pods there get
-    an arbitrary uid from the namespace's range unless the manifest sets one."""
-    for obj in world.objects:
-        if "openshift.io" in obj.api_version or obj.kind in ("Route", "DeploymentConfig", "ImageStream",
-                                                              "SecurityContextConstraints", "BuildConfig"):
-            return True
-        metadata = obj.metadata
-        for part in ("annotations", "labels"):
-            found = metadata.get(part) if metadata is not None else None
-            if isinstance(found, Mapping) and any("openshift.io" in key or "opendatahub.io" in key
-                                                  for key in found.keys()):
-                return True
-    return False
 
 
 def _env_and_homes(container: Container, world: World, builds: list[ImageBuild],

@@ -487,3 +487,20 @@ def _object(node: Mapping, source: SourceFile) -> K8sObject | None:
         name = scalar_str(meta.get("name")) or scalar_str(meta.get("generateName")) or ""
         namespace = scalar_str(meta.get("namespace")) or ""
     return K8sObject(kind, api_version, name, namespace, node, source)
+
+
+def targets_openshift(world: World) -> bool:
+    """The run targets OpenShift (its API groups, Routes, OpenShift/Open Data Hub annotations or labels): pods
+    there are admitted through a SecurityContextConstraints (restricted-v2 by default) that assigns an arbitrary
+    uid from the namespace's range and fills in other security settings the manifest does not show."""
+    for obj in world.objects:
+        if "openshift.io" in obj.api_version or obj.kind in ("Route", "DeploymentConfig", "ImageStream",
+                                                              "SecurityContextConstraints", "BuildConfig"):
+            return True
+        metadata = obj.metadata
+        for part in ("annotations", "labels"):
+            found = metadata.get(part) if metadata is not None else None
+            if isinstance(found, Mapping) and any("openshift.io" in key or "opendatahub.io" in key
+                                                  for key in found.keys()):
+                return True
+    return False
