@@ -8,7 +8,7 @@ from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
 from vllmlint.engine import LintOptions, lint_text
 from vllmlint.finding import Severity
 
-W, I = Severity.WARNING, Severity.INFO
+W, INFO = Severity.WARNING, Severity.INFO
 
 
 def lint(text, select=("VL806",)):
@@ -91,6 +91,11 @@ def test_service_without_the_labels_kubernetes_examples():
     (finding,) = lint(text)
     assert "Service vllm-svc, in front of the vLLM pods, has no labels" in finding.message
     assert "own `metadata.labels`" in finding.message
+    assert "endpoint port `http` names no port of it either" not in finding.message
+    text = text.replace("[{name: http, port: 8000, targetPort: 8000}]", "[{port: 8080, targetPort: 8080}]")
+    (finding,) = lint(text)
+    assert finding.message.endswith("The endpoint port `http` names no port of it either (its port has no name): "
+                                    "name the Service port that reaches vLLM's API port.")
 
 
 def test_service_with_other_labels():
@@ -101,7 +106,7 @@ def test_service_with_other_labels():
 
 def test_pods_labelled_but_no_service_in_the_run_is_info():
     text = deployment() + service_monitor()
-    assert found(text) == [(19, 13, I, "labels:app=vllm")]
+    assert found(text) == [(19, 13, INFO, "labels:app=vllm")]
     assert "use a PodMonitor" in lint(text)[0].message
 
 
@@ -142,7 +147,7 @@ def test_match_names_missing_the_service_namespace():
 def test_service_without_namespace_is_info():
     """The original chapter: the monitor sits in `monitoring`, the Service says no namespace."""
     text = deployment() + service() + service_monitor(namespace="monitoring")
-    assert found(text) == [(26, 13, I, "namespace:unset")]
+    assert found(text) == [(26, 13, INFO, "namespace:unset")]
     assert lint(text)[0].message.startswith("ServiceMonitor mon selects Service vllm-svc only if the Service is "
                                             "applied into namespace `monitoring`")
 
@@ -343,3 +348,14 @@ def test_data_matches_its_schema():
     schema = json.loads((schemas_dir() / "monitor-targets.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(data, schema)
     assert all(entry["source"] for entry in data["operators"])
+
+
+def test_the_unsafe_fix_names_the_port_that_reaches_the_api_port():
+    text = deployment() + service(ports="[{name: api, port: 80, targetPort: 8000}]") + \
+        service_monitor(endpoint="{port: metrics}")
+    (finding,) = lint(text)
+    assert finding.fix is not None and finding.fix.safety == "unsafe"
+    assert "scrape Service port `api`" in finding.fix.description
+    # an unnamed port, or no port to the API port: no fix
+    assert lint(deployment() + service(ports="[{port: 8000}]") + service_monitor())[0].fix is None
+    assert lint(deployment() + service(ports="[{name: nccl, port: 29500}]") + service_monitor())[0].fix is None

@@ -23,7 +23,7 @@ from vllmlint.k8s.monitoring import (POD, SERVICE, Monitor, MonitorEndpoint, add
                                      monitors, operator_label)
 from vllmlint.k8s.objects import K8sObject, PodTemplate
 from vllmlint.k8s.selectors import IN, LabelSelector, label_selector
-from vllmlint.k8s.services import service_ports, service_selector
+from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # an IANA_SVC_NAME; anything else may be a regex
@@ -161,8 +161,8 @@ def _no_service_labelled(ctx, monitor: Monitor, selector: LabelSelector, service
         yield ctx.finding(monitor.selector, f"{kind} {monitor.obj.name} selects no Service: it selects Services "
                           f"labelled {wanted}, and Service {service.name}, in front of the vLLM pods, {has} (a "
                           f"{kind} matches a Service's own `metadata.labels`, not its selector or the pods' labels). "
-                          f"Add those labels to Service {service.name}, or select the labels it has.",
-                          about=monitor.obj, value=f"labels:{wanted}")
+                          f"Add those labels to Service {service.name}, or select the labels it has."
+                          + _also_missing(monitor, service), about=monitor.obj, value=f"labels:{wanted}")
         return
     owner = pods[0].owner
     yield ctx.finding(monitor.selector, f"{kind} {monitor.obj.name} selects no Service of the run: it selects "
@@ -170,6 +170,18 @@ def _no_service_labelled(ctx, monitor: Monitor, selector: LabelSelector, service
                       f"of the linted files has those labels (a {kind} selects Services, not pods). Label the "
                       "Service in front of the pods, or use a PodMonitor.", about=monitor.obj,
                       value=f"labels:{wanted}", severity=Severity.INFO)
+
+
+def _also_missing(monitor: Monitor, service: K8sObject) -> str:
+    """What the monitor would still miss once it selects `service`: endpoint port names it does not have."""
+    ports = service_ports(service)
+    missing = [n for n in (_port_name(e.port_node) for e in monitor.endpoints)
+               if n is not None and not any(p.name == n for p in ports)]
+    if not missing:
+        return ""
+    unnamed = " (its port has no name)" if len(ports) == 1 and not ports[0].name else ""
+    return (f" The endpoint port `{missing[0]}` names no port of it either{unnamed}: name the Service port that "
+            "reaches vLLM's API port.")
 
 
 def _service_endpoint(ctx, monitor: Monitor, endpoint: MonitorEndpoint, in_scope, fronting, fronts):
@@ -192,7 +204,8 @@ def _service_endpoint(ctx, monitor: Monitor, endpoint: MonitorEndpoint, in_scope
             "scrape the Service port that reaches vLLM's API port"
         yield ctx.finding(endpoint.port_node, f"{kind} endpoint port `{name}` names no port of the Services it "
                           f"selects, so nothing is scraped: {detail}. {fix[0].upper()}{fix[1:]}.",
-                          about=monitor.obj, value=name)
+                          about=monitor.obj, value=name,
+                          fix=ctx.build_fix(_port_name_fix, ctx, endpoint.port_node, service, fronts[id(service)]))
         return
     if endpoint.port_node is not None:
         return
@@ -322,3 +335,24 @@ def _pod_endpoint(ctx, monitor: Monitor, endpoint: MonitorEndpoint, in_scope, mi
                       f"selects, and a PodMonitor keeps only declared ports, so nothing is scraped: "
                       f"{template.owner.describe()} {_declared(template)}. Declare the port in the container's "
                       "`ports`.", about=monitor.obj, value=str(number))
+
+
+# --- fix: scrape the Service port that reaches the API port ------------------------------------------------
+def _port_name_fix(ctx, node, service, templates):
+    """Rename the endpoint `port` to the Service port that already reaches vLLM's API port, when every vLLM
+    server behind the Service listens on one known port. Unsafe: the name may be what another Service of
+    the selection was meant to provide, and without such a port there is no fix (a person adds one)."""
+    from vllmlint.fix.edits import UNSAFE, make_fix, replace_scalar
+
+    invocations = ctx.world.vllm_templates()
+    api = {inv.api_port for t in templates for inv in invocations.get(t, ())}
+    if len(api) != 1 or None in api or not isinstance(node, Scalar):
+        return None
+    (port,) = api
+    names = [p.name for p in service_ports(service)
+             if p.name and all(resolve_container_port(t, p.target) == port for t in templates)]
+    if not names:
+        return None
+    edit = replace_scalar(node, names[0])
+    return make_fix([edit] if edit else None, UNSAFE,
+                    f"scrape Service port `{names[0]}`, which reaches vLLM's API port {port}")
