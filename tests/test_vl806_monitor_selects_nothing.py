@@ -244,6 +244,9 @@ def test_victoriametrics_pod_scrape():
     # matchNames names the Service's namespace
     deployment(namespace="inference") + service(namespace="inference") +
     service_monitor(namespace="monitoring", extra="  namespaceSelector: {matchNames: [inference]}\n"),
+    # matchNames says where the unnamespaced Service is applied (kubernetes/examples: `kubectl apply -n`)
+    deployment() + service() + service_monitor(namespace="monitoring",
+                                               extra="  namespaceSelector: {matchNames: [vllm-example]}\n"),
     # neither the monitor nor the Service says a namespace
     deployment() + service() + service_monitor(),
     # nothing in the run the monitor is meant for
@@ -359,3 +362,21 @@ def test_the_unsafe_fix_names_the_port_that_reaches_the_api_port():
     # an unnamed port, or no port to the API port: no fix
     assert lint(deployment() + service(ports="[{port: 8000}]") + service_monitor())[0].fix is None
     assert lint(deployment() + service(ports="[{name: nccl, port: 29500}]") + service_monitor())[0].fix is None
+
+
+def test_operator_pods_may_carry_labels_their_template_does_not_show():
+    """KubeRay merges a group's `labels` into its pods (ray-operator/controllers/ray/common/pod.go:235)."""
+    text = """apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: llm, labels: {team: llm}}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: vllm/vllm-openai:v0.29.0
+          command: [vllm, serve, Qwen/Qwen3-8B]
+""" + pod_monitor("{matchLabels: {team: llm}}", "{port: metrics}")
+    assert found(text) == []

@@ -26,6 +26,10 @@ from vllmlint.k8s.selectors import IN, LabelSelector, label_selector
 from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 
+# Workloads whose pods carry exactly the template's labels (plus the controller's own, which `selected_by`
+# knows): operators (KubeRay's group `labels`, KServe, LWS) may add labels the template does not show.
+_PLAIN_WORKLOADS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
+                              "Job", "CronJob"})
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # an IANA_SVC_NAME; anything else may be a regex
 
 
@@ -87,10 +91,11 @@ def _scope_text(monitor: Monitor) -> str:
 
 
 def _only_if_applied_there(monitor: Monitor, namespaces: list[str]) -> bool:
-    """Every candidate says no namespace while the monitor names where it looks: they are selected only if
-    they are applied into that namespace, which the run does not say."""
+    """Every candidate says no namespace while the monitor, with no `namespaceSelector`, sits in a named
+    namespace: they are selected only if they are applied into it, which the run does not say. (An explicit
+    `matchNames` says where the author applies them: trusted.)"""
     scope = monitor.scope
-    return (not scope.any and bool(namespaces) and all(not n for n in namespaces)
+    return (not scope.any and not scope.explicit and bool(namespaces) and all(not n for n in namespaces)
             and bool([n for n in scope.names if n]))
 
 
@@ -284,7 +289,7 @@ def _no_pod_labelled(ctx, monitor: Monitor, selector: LabelSelector, vllm):
     kind = monitor.obj.kind
     names = _named_values(selector)
     for template in vllm:
-        if not monitor.scope.includes(template.namespace):
+        if not monitor.scope.includes(template.namespace) or template.owner.kind not in _PLAIN_WORKLOADS:
             continue
         owner = template.owner
         services = [s for s in ctx.world.of_kind("Service") if selector.matches(s.labels)
