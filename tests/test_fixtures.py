@@ -8,13 +8,14 @@ from conftest import FIXTURES
 from vllmlint.engine import LintOptions, lint_paths
 from vllmlint.finding import Severity
 
-CORE = ["VL001", "VL101", "VL102", "VL103", "VL201", "VL301", "VL401", "VL501"]
+CORE = ["VL001", "VL101", "VL102", "VL103", "VL201", "VL301", "VL401", "VL501", "VL806"]
 
 EXPECTED = {
     # the April 2026 edition, linted as one folder (the HPA, the metrics Service and the Deployment meet)
     ("fixtures/original/api-gateway.yaml", 17, 16, "VL201", "warning"),  # nginx:latest
     ("fixtures/original/hpa.yaml", 15, 13, "VL401", "warning"),  # CPU HPA, no CPU requests
     ("fixtures/original/metrics-service-monitor.yaml", 12, 17, "VL301", "error"),  # Service port 8001
+    ("fixtures/original/metrics-service-monitor.yaml", 22, 5, "VL806", "info"),  # in `monitoring`, Service in none
     ("fixtures/original/metrics-service-monitor.yaml", 25, 11, "VL301", "error"),  # ServiceMonitor port
     ("fixtures/original/model-download-job.yaml", 10, 16, "VL201", "warning"),  # transformers:latest
     ("fixtures/original/multi-node-statefulset.yaml", 19, 15, "VL101", "warning"),  # in the ConfigMap script

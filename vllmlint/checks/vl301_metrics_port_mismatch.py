@@ -1,9 +1,10 @@
 import re
 
-from vllmlint.k8s.objects import K8sObject, PodTemplate, namespaces_compatible
+from vllmlint.k8s.monitoring import POD, SERVICE, monitors
+from vllmlint.k8s.objects import PodTemplate
 from vllmlint.k8s.quantity import digits_int
 from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
-from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
 from vllmlint.checks import Context
 
 _METRICS_PORT_NAME = re.compile(r"^(metrics|prometheus|prom|http-metrics|.*-metrics|metrics-.*)$")
@@ -67,63 +68,32 @@ def check(ctx: Context):
     yield from _service_monitors(ctx, services, vllm)
     yield from _pod_monitors(ctx, vllm)
     yield from _annotations(ctx, vllm)
-
-
-def _monitor_namespaces(monitor: K8sObject) -> tuple[bool, list[str]]:
-    """(any namespace, explicit names) from a monitor's namespaceSelector."""
-    selector = monitor.spec.get("namespaceSelector") if monitor.spec else None
-    if isinstance(selector, Mapping):
-        any_node = selector.get("any")
-        if isinstance(any_node, Scalar) and any_node.value is True:
-            return True, []
-        names = selector.get("matchNames")
-        if isinstance(names, Sequence):
-            return False, [scalar_str(n) or "" for n in names.items]
-    return False, [monitor.namespace]
-
-
-def _in_namespaces(obj_namespace: str, scope: tuple[bool, list[str]]) -> bool:
-    any_namespace, names = scope
-    return any_namespace or any(namespaces_compatible(obj_namespace, n) for n in names)
-
-
-def _monitors(ctx: Context, kind: str, field: str):
-    """(monitor, its spec, its endpoint list, its namespace scope) of every monitor of `kind` with endpoints."""
-    for monitor in ctx.world.of_kind(kind):
-        spec = monitor.spec
-        endpoints = spec.get(field) if spec else None
-        if spec is not None and isinstance(endpoints, Sequence):
-            yield monitor, spec, endpoints, _monitor_namespaces(monitor)
+    yield from _service_annotations(ctx, services, vllm)
 
 
 def _service_monitors(ctx, services, vllm):
-    for monitor, spec, endpoints, scope in _monitors(ctx, "ServiceMonitor", "endpoints"):
-        targets = [s for s in ctx.world.selected_objects("Service", spec.get("selector"))
-                   if _in_namespaces(s.namespace, scope)]
-        for endpoint in endpoints.items:
-            if not isinstance(endpoint, Mapping):
-                continue
+    """ServiceMonitor / VMServiceScrape endpoints that reach vLLM pods on a port other than the API port. An
+    endpoint `port` that names no port of the Service scrapes nothing at all: that is VL806's."""
+    for monitor in monitors(ctx.world):
+        if monitor.targets != SERVICE:
+            continue
+        targets = [s for s in ctx.world.selected_objects("Service", monitor.selector)
+                   if monitor.scope.includes(s.namespace)]
+        for endpoint in monitor.endpoints:
             reported = False
             for service in targets:
                 templates = _selected(ctx, service_selector(service), service.namespace, vllm)
                 if not templates or reported:
                     continue
-                port_name = scalar_str(endpoint.get("port"))
-                target_port = endpoint.get("targetPort")
+                port_name = scalar_str(endpoint.port_node)
+                target_port = endpoint.target_port_node
                 for template in templates:
                     if port_name is not None:
                         match = [p for p in service_ports(service) if p.name == port_name]
                         if not match:
-                            yield ctx.finding(endpoint.get("port"), f"ServiceMonitor endpoint port `{port_name}` "
-                                              f"names no port of Service {service.name}, so nothing is scraped: "
-                                              f"name the Service port that reaches vLLM's API port "
-                                              f"{_describe(vllm[template][0])}.", about=monitor, value=port_name,
-                                              fix=ctx.build_fix(_service_port_name_fix, endpoint.get("port"),
-                                                                service, template, vllm[template]))
-                            reported = True
-                            break
+                            break  # names no port of the Service: nothing is scraped (VL806)
                         number = resolve_container_port(template, match[0].target)
-                        where = endpoint.get("port")
+                        where = endpoint.port_node
                     elif isinstance(target_port, Scalar):
                         number = resolve_container_port(template, target_port.value)
                         where = target_port
@@ -134,48 +104,78 @@ def _service_monitors(ctx, services, vllm):
                             fix = ctx.build_fix(_service_port_name_fix, where, service, template, vllm[template])
                         else:
                             fix = ctx.build_fix(_port_fix, where, vllm[template], "the endpoint's targetPort")
-                        yield ctx.finding(where, f"ServiceMonitor scrapes vLLM pods on port {number}, but vLLM serves "
-                                          f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API "
-                                          "port.", about=monitor, value=str(number), fix=fix)
+                        yield ctx.finding(where, f"{monitor.obj.kind} scrapes vLLM pods on port {number}, but vLLM "
+                                          f"serves /metrics on its API port {_describe(vllm[template][0])}: scrape "
+                                          "the API port.", about=monitor.obj, value=str(number), fix=fix)
                         reported = True
                         break
 
 
 def _pod_monitors(ctx, vllm):
-    for monitor, spec, endpoints, scope in _monitors(ctx, "PodMonitor", "podMetricsEndpoints"):
-        templates = [t for t in vllm if _in_namespaces(t.namespace, scope)
-                     and t.selected_by(spec.get("selector"))]
-        for endpoint in endpoints.items:
-            if not isinstance(endpoint, Mapping):
-                continue
+    for monitor in monitors(ctx.world):
+        if monitor.targets != POD:
+            continue
+        templates = [t for t in vllm if monitor.scope.includes(t.namespace) and t.selected_by(monitor.selector)]
+        for endpoint in monitor.endpoints:
             for template in templates:
-                where = endpoint.get("port") or endpoint.get("targetPort")
+                where = endpoint.port_node or endpoint.port_number_node or endpoint.target_port_node
                 if not isinstance(where, Scalar):
                     continue
                 number = resolve_container_port(template, where.value)
                 if _mismatch(number, vllm[template]):
-                    yield ctx.finding(where, f"PodMonitor scrapes vLLM pods on port {number}, but vLLM serves "
-                                      f"/metrics on its API port {_describe(vllm[template][0])}: scrape the API port.",
-                                      about=monitor, value=str(number),
+                    yield ctx.finding(where, f"{monitor.obj.kind} scrapes vLLM pods on port {number}, but vLLM "
+                                      f"serves /metrics on its API port {_describe(vllm[template][0])}: scrape the "
+                                      "API port.", about=monitor.obj, value=str(number),
                                       fix=ctx.build_fix(_pod_port_fix, where, template, vllm[template]))
                     break
 
 
+def _port_annotation(meta: Mapping | None, *, scrape_required: bool) -> tuple[Scalar, str, int] | None:
+    """(node, text, number) of a `prometheus.io/port` annotation that Prometheus' annotation jobs read:
+    not with `prometheus.io/scrape: "false"`, and on a Service only with `prometheus.io/scrape: "true"`
+    (the `kubernetes-service-endpoints` job keeps only those)."""
+    annotations = meta.get("annotations") if meta else None
+    if not isinstance(annotations, Mapping):
+        return None
+    node = annotations.get("prometheus.io/port")
+    if not isinstance(node, Scalar):
+        return None
+    scrape = annotations.get("prometheus.io/scrape")
+    flag = (scalar_str(scrape) or "").strip().lower() if isinstance(scrape, Scalar) else None
+    if flag == "false" or (scrape_required and flag != "true"):
+        return None
+    text = scalar_str(node) or ""
+    number = digits_int(text)
+    return None if number is None else (node, text, number)
+
+
 def _annotations(ctx, vllm):
     for template in vllm:
-        meta = template.metadata
-        annotations = meta.get("annotations") if meta else None
-        node = annotations.get("prometheus.io/port") if isinstance(annotations, Mapping) else None
-        if not isinstance(node, Scalar):
+        found = _port_annotation(template.metadata, scrape_required=False)
+        if found is None:
             continue
-        text = scalar_str(node) or ""
-        number = digits_int(text)
-        if number is None:
-            continue
+        node, text, number = found
         if _mismatch(number, vllm[template]):
             yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not serve "
                               f"metrics on: vLLM serves /metrics on its API port {_describe(vllm[template][0])}.",
                               about=template, value=text, fix=ctx.build_fix(_port_fix, node, vllm[template], "the annotation"))
+
+
+def _service_annotations(ctx, services, vllm):
+    """`prometheus.io/port` on a Service: Prometheus scrapes every pod behind the Service on that port
+    (prometheus-community's `kubernetes-service-endpoints` job rewrites each endpoint's address to it)."""
+    for service in services:
+        found = _port_annotation(service.metadata, scrape_required=True)
+        if found is None:
+            continue
+        node, text, number = found
+        for template in _selected(ctx, service_selector(service), service.namespace, vllm):
+            if _mismatch(number, vllm[template]):
+                yield ctx.finding(node, f"`prometheus.io/port: {text}` on Service {service.name} points Prometheus at "
+                                  f"a port vLLM does not serve metrics on: vLLM serves /metrics on its API port "
+                                  f"{_describe(vllm[template][0])}.", about=service, value=text,
+                                  fix=ctx.build_fix(_port_fix, node, vllm[template], "the annotation"))
+                break
 
 
 # --- fixes: point the scrape at the API port ------------------------------------------------------
