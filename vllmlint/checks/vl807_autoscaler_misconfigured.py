@@ -87,7 +87,7 @@ def _base(name: str) -> str:
 @lru_cache(maxsize=64)
 def _exported(version: str) -> dict[str, str]:
     """base name -> vLLM series name, for one release."""
-    result = {}
+    result: dict[str, str] = {}
     for name in catalog.load(version).metrics:
         if name.startswith("vllm:") and not name.startswith("vllm::"):
             result.setdefault(_base(name), name)
@@ -149,7 +149,7 @@ def _series_names(rule: AdapterRule, releases: list[str]) -> list[str] | None:
         compiled = re.compile(pattern.group(1))
     except re.error:
         return None
-    series = set()
+    series: set[str] = set()
     for version in releases:
         for name, kind in catalog.load(version).metrics.items():
             names = [name + "_total"] if kind == "counter" and not name.endswith("_total") else [name]

@@ -187,8 +187,8 @@ def _headless(ctx: Context, group: Group) -> Iterator[Finding | None]:
             who = f"This {_role(group, member)} of the multi-node vLLM server {group.describe()}"
         elif member.role == ANY and not someone_headless:
             rank = last_option(invocation, "--node-rank")
-            if rank is not None and rank.value_known:
-                continue  # one literal rank for every pod is another mistake, not this one
+            if rank is None or rank.value_known:
+                continue  # no rank, or one literal rank, for every pod is another mistake, not this one
             who = f"Every pod of the multi-node vLLM server {group.describe()} runs this command, so the pods " \
                   "other than node-rank 0"
         else:

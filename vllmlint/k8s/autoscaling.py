@@ -177,7 +177,8 @@ def adapter_rules(configmaps: list[K8sObject]) -> tuple[list[K8sObject], list[Ad
                 for item in items if isinstance(items, list) else []:
                     if not isinstance(item, dict) or not isinstance(item.get("seriesQuery"), str):
                         continue
-                    name = item.get("name") if isinstance(item.get("name"), dict) else {}
+                    naming = item.get("name")
+                    name: dict = naming if isinstance(naming, dict) else {}
                     matches, as_name = name.get("matches"), name.get("as")
                     rules.append(AdapterRule(obj, external, item["seriesQuery"],
                                              matches if isinstance(matches, str) else None,
