@@ -270,13 +270,17 @@ def _over_one(node: Node | None) -> Decimal | None:
 
 
 def _hpa_ratio(ctx: Context, obj: K8sObject, metric: MetricTarget, rules: list[AdapterRule]) -> Iterator[Finding | None]:
-    ratio = _ratio_name(metric.metric)
     value = _over_one(metric.target_node)
-    if ratio is None or value is None or metric.target_node is None:
+    if value is None or metric.target_node is None:
+        return
+    serving = [r for r in rules if r.external == (metric.type == "External")
+               and metric.metric in (_served(r, []) or [])]
+    ratio = _ratio_name(metric.metric) or next(
+        (n for r in serving for n in (_series_names(r, []) or []) if _ratio_name(n) == n), None)
+    if ratio is None:
         return
     certain = metric.metric.startswith(_GMP)
     if not certain:
-        serving = [r for r in rules if not r.external and metric.metric in (_served(r, []) or [])]
         if any(re.search(r"[*/+-]", r.metrics_query.replace("<<.LabelMatchers>>", "")) for r in serving):
             return  # the adapter rescales it
         certain = bool(serving)

@@ -167,7 +167,7 @@ def _may_add_flags(invocation: Invocation) -> bool:
 def _needs_headless(invocation: Invocation) -> bool:
     if invocation.kind != "serve" or invocation.option("--headless") or _may_add_flags(invocation):
         return False
-    if invocation.config_file is not None or invocation.assumed:
+    if invocation.config_file is not None:
         return False
     nnodes = last_option(invocation, "--nnodes")
     if nnodes is None or nnodes.value is None or nnodes.value.strip() == "1":
