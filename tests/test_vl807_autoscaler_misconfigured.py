@@ -10,7 +10,7 @@ from vllmlint.engine import LintOptions, Linter, lint_text
 from vllmlint.finding import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-W, I = Severity.WARNING, Severity.INFO
+WARN, INFO = Severity.WARNING, Severity.INFO
 
 
 def lint(text, filename="example.yaml"):
@@ -91,21 +91,21 @@ def test_the_original_chapter_hpa_fires():
         linter.add_text(path.read_text(), f"fixtures/original/{name}", ".yaml")
     findings = [f for f in linter.run().findings if f.code == "VL807"]
     assert [(f.path, f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
-        ("fixtures/original/hpa.yaml", 22, 15, I, "unknown:requests_per_second")]
+        ("fixtures/original/hpa.yaml", 22, 15, INFO, "unknown:requests_per_second")]
     assert findings[0].message.startswith("HPA vllm-inference-hpa scales Deployment vllm-inference on "
                                           "`requests_per_second`, which is not a metric vLLM exports")
 
 
 @pytest.mark.parametrize("metric, expected", [
-    ("requests_per_second", [(21, 22, I, "unknown:requests_per_second")]),
-    ("vllm_gpu_cache_usage_perc", [(21, 22, I, "renamed:vllm_gpu_cache_usage_perc"),  # gone after 0.11.1
-                                   (22, 50, I, "ratio:vllm_gpu_cache_usage_perc>5")]),  # and 5 on a 0..1 ratio
-    ("vllm_num_requests_typo", [(21, 22, I, "renamed:vllm_num_requests_typo")]),
+    ("requests_per_second", [(21, 22, INFO, "unknown:requests_per_second")]),
+    ("vllm_gpu_cache_usage_perc", [(21, 22, INFO, "renamed:vllm_gpu_cache_usage_perc"),  # gone after 0.11.1
+                                   (22, 50, INFO, "ratio:vllm_gpu_cache_usage_perc>5")]),  # and 5 on a 0..1 ratio
+    ("vllm_num_requests_typo", [(21, 22, INFO, "renamed:vllm_num_requests_typo")]),
     # renamed forms of what 0.29.0 exports: silent
     ("vllm_num_requests_waiting", []),
     ("num_requests_running", []),
     ("vllm_request_success_per_second", []),
-    ("vllm-kv-cache-usage-perc", [(22, 50, I, "ratio:vllm-kv-cache-usage-perc>5")]),
+    ("vllm-kv-cache-usage-perc", [(22, 50, INFO, "ratio:vllm-kv-cache-usage-perc>5")]),
     # other exporters that label pods, and Cloud Monitoring names: silent
     ("DCGM_FI_DEV_GPU_UTIL", []),
     ("container_cpu_usage_seconds", []),
@@ -132,7 +132,7 @@ def test_external_metrics_and_objects_other_than_the_target_are_not_judged():
     assert found(text) == []
     pod_object = "\n      describedObject: {apiVersion: apps/v1, kind: Deployment, name: vllm}"
     assert found(deployment() + hpa("requests_per_second", kind="Object", target="{type: Value, value: 10}")
-                 + pod_object) == [(21, 22, I, "unknown:requests_per_second")]
+                 + pod_object) == [(21, 22, INFO, "unknown:requests_per_second")]
 
 
 RENAMING_RULE = """    - seriesQuery: 'vllm:num_requests_waiting{namespace!="",pod!=""}'
@@ -150,11 +150,11 @@ OPEN_RULE = """    - seriesQuery: '{namespace!="",__name__!~"^container_.*"}'
 
 @pytest.mark.parametrize("rules, metric, expected", [
     (RENAMING_RULE, "vllm_num_requests_waiting", []),
-    (RENAMING_RULE, "vllm_num_requests_running", [(21, 22, W, "adapter:vllm_num_requests_running")]),
-    (RENAMING_RULE, "requests_per_second", [(21, 22, W, "adapter:requests_per_second")]),
+    (RENAMING_RULE, "vllm_num_requests_running", [(21, 22, WARN, "adapter:vllm_num_requests_running")]),
+    (RENAMING_RULE, "requests_per_second", [(21, 22, WARN, "adapter:requests_per_second")]),
     (REGEX_RULE, "vllm_num_requests_running", []),
     (REGEX_RULE, "vllm_request_success_total", []),
-    (REGEX_RULE, "vllm_requests_per_second", [(21, 22, W, "adapter:vllm_requests_per_second")]),
+    (REGEX_RULE, "vllm_requests_per_second", [(21, 22, WARN, "adapter:vllm_requests_per_second")]),
     (OPEN_RULE, "requests_per_second", []),  # a rule that may serve any series: silent
     (RENAMING_RULE + "\n" + OPEN_RULE, "anything_at_all", []),
 ])
@@ -170,11 +170,11 @@ def test_the_adapter_message_names_the_config_and_what_it_serves():
 # --- 2. ratios ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("metric, target, expected", [
     ("vllm:kv_cache_usage_perc", "{type: AverageValue, averageValue: '90'}",
-     [(11, 50, I, "ratio:vllm:kv_cache_usage_perc>90")]),
+     [(11, 50, INFO, "ratio:vllm:kv_cache_usage_perc>90")]),
     ("vllm_kv_cache_usage_perc", "{type: AverageValue, averageValue: 80}",
-     [(11, 50, I, "ratio:vllm_kv_cache_usage_perc>80")]),
+     [(11, 50, INFO, "ratio:vllm_kv_cache_usage_perc>80")]),
     ("prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge", "{type: AverageValue, averageValue: 90}",
-     [(11, 50, W, "ratio:prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge>90")]),
+     [(11, 50, WARN, "ratio:prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge>90")]),
     ("vllm:kv_cache_usage_perc", "{type: AverageValue, averageValue: 800m}", []),
     ("vllm:kv_cache_usage_perc", "{type: AverageValue, averageValue: '0.9'}", []),
     ("vllm:kv_cache_usage_perc", "{type: AverageValue, averageValue: '1'}", []),
@@ -191,7 +191,7 @@ KV_RULE = """    - seriesQuery: 'vllm:kv_cache_usage_perc{namespace!="",pod!=""}
 
 
 @pytest.mark.parametrize("query, expected", [
-    ("avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)", [(11, 50, W, "ratio:kv_cache_usage>90")]),
+    ("avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)", [(11, 50, WARN, "ratio:kv_cache_usage>90")]),
     ("avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>) * 100", []),
 ])
 def test_hpa_ratio_through_an_adapter_rule_in_the_run(query, expected):
@@ -201,13 +201,13 @@ def test_hpa_ratio_through_an_adapter_rule_in_the_run(query, expected):
 
 
 @pytest.mark.parametrize("query, threshold, metric_type, expected", [
-    ("max(vllm:kv_cache_usage_perc) > 90", "'1'", "", [(10, 46, W, "ratio:vllm:kv_cache_usage_perc>90")]),
-    ("'vllm:kv_cache_usage_perc{model_name=\"m\"} >= 85'", "'1'", "", [(10, 59, W,
+    ("max(vllm:kv_cache_usage_perc) > 90", "'1'", "", [(10, 46, WARN, "ratio:vllm:kv_cache_usage_perc>90")]),
+    ("'vllm:kv_cache_usage_perc{model_name=\"m\"} >= 85'", "'1'", "", [(10, 59, WARN,
                                                                           "ratio:vllm:kv_cache_usage_perc>85")]),
-    ("avg(vllm:kv_cache_usage_perc)", "'80'", "", [(11, 18, W, "ratio:vllm:kv_cache_usage_perc>80")]),
+    ("avg(vllm:kv_cache_usage_perc)", "'80'", "", [(11, 18, WARN, "ratio:vllm:kv_cache_usage_perc>80")]),
     ("avg by (pod) (avg_over_time(vllm:gpu_cache_usage_perc[5m]))", "'75'", "",
-     [(11, 18, W, "ratio:vllm:gpu_cache_usage_perc>75")]),
-    ("sum(vllm:kv_cache_usage_perc)", "'80'", "", [(11, 18, W, "ratio:vllm:kv_cache_usage_perc>80")]),
+     [(11, 18, WARN, "ratio:vllm:gpu_cache_usage_perc>75")]),
+    ("sum(vllm:kv_cache_usage_perc)", "'80'", "", [(11, 18, WARN, "ratio:vllm:kv_cache_usage_perc>80")]),
     # a sum under Value can exceed 1; arithmetic rescales; fractions; other metrics: silent
     ("sum(vllm:kv_cache_usage_perc)", "'80'", "\n    metricType: Value", []),
     ("avg(vllm:kv_cache_usage_perc) * 100", "'80'", "", []),
@@ -246,8 +246,8 @@ MP = "vllm serve /models/m --tensor-parallel-size 8 --nnodes 2 --node-rank ${HOS
 
 
 @pytest.mark.parametrize("serve, gpus, expected", [
-    (MP, 8, [(21, 66, W, "ranks:vllm")]),
-    ("vllm serve /models/m --tensor-parallel-size 16", 8, [(21, 66, W, "ranks:vllm")]),  # more ranks than GPUs
+    (MP, 8, [(21, 66, WARN, "ranks:vllm")]),
+    ("vllm serve /models/m --tensor-parallel-size 16", 8, [(21, 66, WARN, "ranks:vllm")]),  # more ranks than GPUs
     ("vllm serve /models/m --tensor-parallel-size 8", 8, []),  # independent replicas
 ])
 def test_hpa_on_a_statefulset_of_ranks(serve, gpus, expected):
@@ -258,7 +258,7 @@ def test_hpa_on_a_statefulset_of_ranks(serve, gpus, expected):
 def test_keda_on_a_statefulset_of_ranks():
     text = statefulset(MP) + keda("sum(vllm:num_requests_waiting)", "'5'").replace(
         "scaleTargetRef: {name: vllm}", "scaleTargetRef: {kind: StatefulSet, name: vllm}")
-    assert found(text) == [(21, 45, W, "ranks:vllm")]
+    assert found(text) == [(21, 45, WARN, "ranks:vllm")]
 
 
 def test_a_leaderworkerset_scales_whole_groups():

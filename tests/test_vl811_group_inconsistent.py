@@ -7,7 +7,7 @@ from vllmlint.engine import LintOptions, Linter, lint_text
 from vllmlint.finding import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-W, I = Severity.WARNING, Severity.INFO
+WARN, INFO = Severity.WARNING, Severity.INFO
 REV = "--revision 9216db5781bf21249d130ec9da846c4624c16137"
 
 
@@ -59,17 +59,17 @@ def test_an_agreeing_group_is_silent():
 
 def test_images():
     assert found(lws(worker_image="vllm/vllm-openai:v0.28.0")) == [
-        (18, 18, W, "image:vllm/vllm-openai:v0.28.0!=vllm/vllm-openai:v0.29.0")]
+        (18, 18, WARN, "image:vllm/vllm-openai:v0.28.0!=vllm/vllm-openai:v0.29.0")]
     assert found(lws(worker_image="vllm/vllm-openai")) == [  # no tag is `latest`
-        (18, 18, W, "image:vllm/vllm-openai!=vllm/vllm-openai:v0.29.0")]
+        (18, 18, WARN, "image:vllm/vllm-openai!=vllm/vllm-openai:v0.29.0")]
 
 
 @pytest.mark.parametrize("old, new, expected", [
-    ("--tensor-parallel-size 8 ", "--tensor-parallel-size 4 ", [(19, 131, W, "--tensor-parallel-size:4!=8")]),
-    ("--tensor-parallel-size 8 ", "-tp 4 ", [(19, 112, W, "--tensor-parallel-size:4!=8")]),
-    ("--nnodes 2 ", "--nnodes 3 ", [(19, 142, W, "--nnodes:3!=2")]),
-    (REV, "--revision main", [(19, 67, W, "--revision:main!=9216db5781bf21249d130ec9da846c4624c16137")]),
-    ("Qwen/Qwen3-32B", "Qwen/Qwen3-14B", [(19, 41, W, "model:Qwen/Qwen3-14B!=Qwen/Qwen3-32B")]),
+    ("--tensor-parallel-size 8 ", "--tensor-parallel-size 4 ", [(19, 131, WARN, "--tensor-parallel-size:4!=8")]),
+    ("--tensor-parallel-size 8 ", "-tp 4 ", [(19, 112, WARN, "--tensor-parallel-size:4!=8")]),
+    ("--nnodes 2 ", "--nnodes 3 ", [(19, 142, WARN, "--nnodes:3!=2")]),
+    (REV, "--revision main", [(19, 67, WARN, "--revision:main!=9216db5781bf21249d130ec9da846c4624c16137")]),
+    ("Qwen/Qwen3-32B", "Qwen/Qwen3-14B", [(19, 41, WARN, "model:Qwen/Qwen3-14B!=Qwen/Qwen3-32B")]),
     # only options both sides give are compared; $(VAR) is not literal
     ("--headless", "--headless --max-model-len 8192", []),
     ("--nnodes 2 ", "--nnodes $(LWS_GROUP_SIZE) ", []),
@@ -80,17 +80,17 @@ def test_worker_options(old, new, expected):
 
 @pytest.mark.parametrize("leader_extra, worker_extra, expected", [
     ("--dtype half", "--dtype float16", []),
-    ("--dtype bfloat16", "--dtype float16", [(19, 231, W, "--dtype:float16!=bfloat16")]),
+    ("--dtype bfloat16", "--dtype float16", [(19, 231, WARN, "--dtype:float16!=bfloat16")]),
     ("--max-model-len 32K", "--max-model-len 32768", []),  # vLLM reads K as 1024 and k as 1000
-    ("--max-model-len 32k", "--max-model-len 32768", [(19, 239, W, "--max-model-len:32768!=32000")]),
-    ("--max-model-len 32768", "--max-model-len 16384", [(19, 239, W, "--max-model-len:16384!=32768")]),
+    ("--max-model-len 32k", "--max-model-len 32768", [(19, 239, WARN, "--max-model-len:32768!=32000")]),
+    ("--max-model-len 32768", "--max-model-len 16384", [(19, 239, WARN, "--max-model-len:16384!=32768")]),
 ])
 def test_dtype_and_length(leader_extra, worker_extra, expected):
     assert found(lws(leader=f"{LEADER} {leader_extra}", worker=f"{WORKER} {worker_extra}")) == expected
 
 
 @pytest.mark.parametrize("worker, image, expected", [
-    (WORKER.replace(" --headless", ""), "vllm/vllm-openai:v0.29.0", [(19, 133, W, "headless:LeaderWorkerSet vllm")]),
+    (WORKER.replace(" --headless", ""), "vllm/vllm-openai:v0.29.0", [(19, 133, WARN, "headless:LeaderWorkerSet vllm")]),
     (WORKER.replace(" --headless", "") + " --data-parallel-size 2", "vllm/vllm-openai:v0.29.0", []),
     (WORKER.replace(" --headless", " $(EXTRA_ARGS)"), "vllm/vllm-openai:v0.29.0", []),
 ])
@@ -106,7 +106,7 @@ def test_the_headless_message():
 
 def test_revision_is_info_and_only_for_hub_models():
     assert found(lws(leader=LEADER.replace(REV + " ", ""), worker=WORKER.replace(REV + " ", ""))) == [
-        (12, 41, I, "revision:Qwen/Qwen3-32B")]
+        (12, 41, INFO, "revision:Qwen/Qwen3-32B")]
     local = lws(leader=LEADER.replace(REV + " ", "").replace("Qwen/Qwen3-32B", "/models/qwen3-32b"),
                 worker=WORKER.replace(REV + " ", "").replace("Qwen/Qwen3-32B", "/models/qwen3-32b"))
     assert found(local) == []
@@ -122,10 +122,10 @@ RAY_WORKER = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh
 def test_vllm_ray_lws_example():
     """vLLM's and LWS's Ray example: workers run `ray start`, so only the image and the revision are judged."""
     assert found(lws(RAY_LEADER, RAY_WORKER, "vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.8.5")) == [
-        (12, 208, I, "revision:meta-llama/Meta-Llama-3.1-405B-Instruct")]
+        (12, 208, INFO, "revision:meta-llama/Meta-Llama-3.1-405B-Instruct")]
     assert found(lws(RAY_LEADER, RAY_WORKER, "vllm/vllm-openai:v0.8.5", "vllm/vllm-openai:v0.8.4")) == [
-        (12, 208, I, "revision:meta-llama/Meta-Llama-3.1-405B-Instruct"),
-        (18, 18, W, "image:vllm/vllm-openai:v0.8.4!=vllm/vllm-openai:v0.8.5")]
+        (12, 208, INFO, "revision:meta-llama/Meta-Llama-3.1-405B-Instruct"),
+        (18, 18, WARN, "image:vllm/vllm-openai:v0.8.4!=vllm/vllm-openai:v0.8.5")]
 
 
 def ray(head_image, worker_image):
@@ -150,7 +150,7 @@ spec:
 
 
 @pytest.mark.parametrize("head, worker, expected", [
-    ("vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:v0.28.0", [(16, 18, W, "image:vllm/vllm-openai:v0.28.0!="
+    ("vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:v0.28.0", [(16, 18, WARN, "image:vllm/vllm-openai:v0.28.0!="
                                                                          "vllm/vllm-openai:v0.29.0")]),
     ("rayproject/ray:2.41.0-py311", "rayproject/ray:2.41.0-py311-gpu", []),
     ("vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:v0.29.0-cu129", []),
@@ -184,7 +184,7 @@ spec:
 
 def test_statefulset_pods_without_headless():
     serve = "          vllm serve /models/m --tensor-parallel-size 16 --nnodes 2 --node-rank ${HOSTNAME##*-} --master-addr vllm-0.vllm"
-    assert found(statefulset(serve)) == [(17, 58, W, "headless:StatefulSet vllm")]
+    assert found(statefulset(serve)) == [(17, 58, WARN, "headless:StatefulSet vllm")]
     assert found(statefulset(serve, replicas=1)) == []
     branches = ("          if [ \"${HOSTNAME##*-}\" = 0 ]; then\n"
                 "            vllm serve /models/m --tensor-parallel-size 16 --nnodes 2 --node-rank 0 --master-addr vllm-0.vllm\n"
@@ -195,7 +195,7 @@ def test_statefulset_pods_without_headless():
     assert found(statefulset(branches)) == []
     assert found(statefulset(branches.replace("--tensor-parallel-size 16 --nnodes 2 --node-rank ${",
                                               "--tensor-parallel-size 8 --nnodes 2 --node-rank ${"))) == [
-        (20, 57, W, "--tensor-parallel-size:8!=16")]
+        (20, 57, WARN, "--tensor-parallel-size:8!=16")]
 
 
 def test_statefulset_on_a_release_without_nnodes():
@@ -208,7 +208,7 @@ def test_script_groups():
               "  --nnodes 2 --node-rank 0 --master-addr 10.0.0.10 --master-port 29500\n"
               "vllm serve /models/m --tensor-parallel-size 8 --pipeline-parallel-size 2 \\\n"
               "  --nnodes 2 --node-rank 1 --master-addr 10.0.0.10 --master-port 29500\n")
-    assert found(script, "multi-node.sh") == [(4, 3, W, "headless:this script")]
+    assert found(script, "multi-node.sh") == [(4, 3, WARN, "headless:this script")]
     assert found(script.replace("--node-rank 1 --master-addr 10.0.0.10 --master-port 29500\n",
                                 "--node-rank 1 --master-addr 10.0.0.10 --master-port 29500 --headless\n"),
                  "multi-node.sh") == []
@@ -222,8 +222,8 @@ def test_markdown_example():
             "--master-addr 10.0.0.10\n"
             "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 8 --pipeline-parallel-size 1 --nnodes 2 --node-rank 1 "
             "--master-addr 10.0.0.10 --headless\n```\n")
-    assert found(text, "README.md") == [(4, 12, I, "revision:Qwen/Qwen3-32B"),
-                                        (5, 77, W, "--pipeline-parallel-size:1!=2")]
+    assert found(text, "README.md") == [(4, 12, INFO, "revision:Qwen/Qwen3-32B"),
+                                        (5, 77, WARN, "--pipeline-parallel-size:1!=2")]
 
 
 def test_the_audited_chapter_stays_silent():
