@@ -232,3 +232,41 @@ def test_the_audited_chapter_stays_silent():
         linter.result.files_checked += 1
         linter.add_text(path.read_text(), str(path), path.suffix.lower())
     assert [f for f in linter.run().findings if f.code == "VL811"] == []
+
+
+def test_kserve_worker_spec_images():
+    runtime = """apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: kserve-huggingfaceserver-multinode}
+spec:
+  supportedModelFormats: [{name: huggingface, autoSelect: true}]
+  containers:
+  - name: kserve-container
+    image: kserve/huggingfaceserver:v0.15.0-gpu
+    resources: {limits: {nvidia.com/gpu: "1"}}
+  workerSpec:
+    pipelineParallelSize: 2
+    tensorParallelSize: 1
+    containers:
+    - name: worker-container
+      image: kserve/huggingfaceserver:WORKER
+      resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+    assert found(runtime.replace("WORKER", "v0.15.0-gpu")) == []
+    assert found(runtime.replace("WORKER", "v0.14.1-gpu")) == [
+        (15, 14, WARN, "image:kserve/huggingfaceserver:v0.14.1-gpu!=kserve/huggingfaceserver:v0.15.0-gpu")]
+    isvc = """apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: huggingface-llama3}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned
+    workerSpec:
+      pipelineParallelSize: 2
+      containers:
+      - name: worker-container
+        image: kserve/huggingfaceserver:v0.15.0-gpu
+"""
+    assert found(isvc) == []  # the predictor's image comes from the runtime, not in this object
