@@ -298,3 +298,10 @@ def test_the_audited_chapter_stays_silent():
         linter.result.files_checked += 1
         linter.add_text(path.read_text(), str(path), path.suffix.lower())
     assert [f for f in linter.run().findings if f.code == "VL807"] == []
+
+
+def test_a_backtracking_regex_in_an_adapter_rule_is_not_run():
+    rule = """    - seriesQuery: '{__name__=~"^vllm:(.*)",namespace!=""}'
+      name: {matches: "^(v|l|m|:|[a-z_]+)+$", as: "x"}
+      metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"""
+    assert found(deployment() + hpa("requests_per_second") + adapter(rule)) == []  # unknown rule: silent

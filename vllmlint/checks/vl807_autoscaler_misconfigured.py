@@ -145,9 +145,8 @@ def _series_names(rule: AdapterRule, releases: list[str]) -> list[str] | None:
     pattern = re.search(r"__name__\s*=~\s*[\"']([^\"']+)[\"']", query)
     if pattern is None or not pattern.group(1).lstrip("^").startswith("vllm"):
         return None
-    try:
-        compiled = re.compile(pattern.group(1))
-    except re.error:
+    compiled = _safe_regex(pattern.group(1))
+    if compiled is None:
         return None
     series: set[str] = set()
     for version in releases:
@@ -170,14 +169,27 @@ def _expand(template: str, match: re.Match[str]) -> str:
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", group, template)
 
 
+# A group with a quantifier, itself repeated (`(a+)+`, `(.*)*`): exponential backtracking in Python's `re`,
+# and a regex read from a linted file must not hang the linter. Such a rule is treated as unknown.
+_NESTED_QUANTIFIER = re.compile(r"\([^()]*[*+}][^()]*\)[*+{]")
+
+
+def _safe_regex(pattern: str) -> re.Pattern[str] | None:
+    if len(pattern) > 500 or _NESTED_QUANTIFIER.search(pattern):
+        return None
+    try:
+        return re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+
 def _served(rule: AdapterRule, releases: list[str]) -> list[str] | None:
     """The metric names a rule serves, or None when it cannot be known."""
     series = _series_names(rule, releases)
     if series is None:
         return None
-    try:
-        pattern = re.compile(rule.matches if rule.matches is not None else ".*")
-    except re.error:
+    pattern = _safe_regex(rule.matches if rule.matches is not None else ".*")
+    if pattern is None:
         return None
     template = rule.as_name or ("$1" if pattern.groups == 1 else "$0")
     names = []

@@ -103,7 +103,7 @@ def literal_int(option: Option | None) -> int | None:
     if option is None or not option.value_known or option.value is None:
         return None
     text = option.value.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 
 def says_multi_node(invocation: Invocation) -> bool:
