@@ -305,3 +305,26 @@ def test_a_backtracking_regex_in_an_adapter_rule_is_not_run():
       name: {matches: "^(v|l|m|:|[a-z_]+)+$", as: "x"}
       metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"""
     assert found(deployment() + hpa("requests_per_second") + adapter(rule)) == []  # unknown rule: silent
+
+
+def test_autoscaling_v2beta1_fields():
+    text = deployment() + """apiVersion: autoscaling/v2beta1
+kind: HorizontalPodAutoscaler
+metadata: {name: vllm}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  maxReplicas: 4
+  metrics:
+  - type: Pods
+    pods: {metricName: requests_per_second, targetAverageValue: "100"}
+  - type: Pods
+    pods: {metricName: "vllm:kv_cache_usage_perc", targetAverageValue: "90"}
+"""
+    assert found(text) == [(20, 24, INFO, "unknown:requests_per_second"),
+                           (22, 72, INFO, "ratio:vllm:kv_cache_usage_perc>90")]
+
+
+def test_a_multi_line_keda_query():
+    text = keda("|\n        max by (model_name) (\n          vllm:kv_cache_usage_perc{namespace=\"llm\"}\n        ) > 90",
+                "'1'")
+    assert found(text) == [(13, 13, WARN, "ratio:vllm:kv_cache_usage_perc>90")]

@@ -270,3 +270,25 @@ spec:
         image: kserve/huggingfaceserver:v0.15.0-gpu
 """
     assert found(isvc) == []  # the predictor's image comes from the runtime, not in this object
+
+
+def test_lws_without_a_leader_template():
+    """The worker template then makes the leader too: the pods other than index 0 lack --headless."""
+    text = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.29.0
+          command: [sh, -c, "vllm serve /models/m -tp 8 --nnodes $(LWS_GROUP_SIZE) --node-rank $(LWS_WORKER_INDEX) --master-addr $(LWS_LEADER_ADDRESS)"]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+    assert found(text) == [(12, 57, WARN, "headless:LeaderWorkerSet vllm")]
+    [finding] = lint(text)
+    assert finding.message.startswith("Every pod of the multi-node vLLM server LeaderWorkerSet vllm runs this command, "
+                                      "so the pods other than node-rank 0 run `vllm serve --nnodes` without")
