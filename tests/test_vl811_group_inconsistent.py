@@ -292,3 +292,15 @@ spec:
     [finding] = lint(text)
     assert finding.message.startswith("Every pod of the multi-node vLLM server LeaderWorkerSet vllm runs this command, "
                                       "so the pods other than node-rank 0 run `vllm serve --nnodes` without")
+
+
+def test_one_script_with_a_branch_per_role():
+    script = ("if [ \\\"$(LWS_WORKER_INDEX)\\\" = 0 ]; then vllm serve /models/m -tp 8 --nnodes 2 --node-rank 0 "
+              "--master-addr $(LWS_LEADER_ADDRESS); else vllm serve /models/m -tp 8 --nnodes 2 --node-rank 1 "
+              "--master-addr $(LWS_LEADER_ADDRESS) --headless; fi")
+    assert found(lws(leader=script, worker=script)) == []
+    assert found(lws(leader=script, worker=script.replace("-tp 8 --nnodes 2 --node-rank 1", "-tp 4 --nnodes 2 "
+                                                          "--node-rank 1"))) == [
+        (19, 190, WARN, "--tensor-parallel-size:4!=8")]
+    assert found(lws(leader=script, worker=script.replace(" --headless", ""))) == [
+        (19, 192, WARN, "headless:LeaderWorkerSet vllm")]

@@ -136,7 +136,11 @@ def _main_container(template: PodTemplate, running: list[Invocation], first: boo
 def _member(template: PodTemplate, role: str, by_template: dict, first: bool = False) -> Member:
     running = _servers(by_template.get(template, []))
     container = _main_container(template, running, first)
-    invocation = next((i for i in running if i.container is container), None) if container is not None else None
+    mine = [i for i in running if i.container is container] if container is not None else []
+    # One script for both roles (`if [ "$LWS_WORKER_INDEX" = 0 ]; then ... else ... --headless; fi`): each role
+    # takes the branch that is its own.
+    preferred = [i for i in mine if _rank_role(i) == role] if len(mine) > 1 else []
+    invocation = (preferred or mine or [None])[0]
     return Member(role, template, container, invocation)
 
 
