@@ -140,7 +140,8 @@ def _member(template: PodTemplate, role: str, by_template: dict, first: bool = F
     # One script for both roles (`if [ "$LWS_WORKER_INDEX" = 0 ]; then ... else ... --headless; fi`): each role
     # takes the branch that is its own.
     preferred = [i for i in mine if _rank_role(i) == role] if len(mine) > 1 else []
-    invocation = (preferred or mine or [None])[0]
+    chosen = preferred or mine
+    invocation = chosen[0] if chosen else None
     return Member(role, template, container, invocation)
 
 
