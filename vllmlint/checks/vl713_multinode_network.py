@@ -40,6 +40,7 @@ from vllmlint.k8s.pod import CONFIG_MAP, FIELD, LITERAL, Probe
 from vllmlint.k8s.quantity import int_value
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, scalar_str
 from vllmlint.vllm.invocation import VIA_CONFIGMAP_SCRIPT, VIA_SHELL, Token
+from vllmlint.vllm.groups import lws_size
 from vllmlint.vllm.ports import host_ip_fact, legacy_host_ip_ignored, socket_ifname_variables
 from vllmlint.checks import Context
 
@@ -57,10 +58,7 @@ def _lws_value(owner: K8sObject, key: str) -> Node | None:
 
 
 def _lws_size(owner: K8sObject) -> int:
-    node = _lws_value(owner, "size")
-    if node is None:
-        return 1  # the API default
-    return int_value(node, minimum=1) or 0
+    return lws_size(owner)  # the one reading of `size`, shared with VL807 and VL811 (vllm/groups.py)
 
 
 def _says_multi_node(work: Workload) -> bool:

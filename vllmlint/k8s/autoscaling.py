@@ -129,3 +129,62 @@ def metric_targets(obj: K8sObject) -> list[MetricTarget]:
 
 
 __all__ = ["ScaleTarget", "MetricTarget", "scale_target", "hpa_metrics", "keda_triggers", "metric_targets"]
+
+
+# --- prometheus-adapter rules (added for VL807) ---------------------------------------------------------
+# prometheus-adapter reads its rules from a ConfigMap key (`config.yaml` in its Helm chart) holding
+# `rules:` (custom metrics), `externalRules:` and `resourceRules:`. Each rule discovers series with
+# `seriesQuery` and names the metric it serves with `name.matches` (a regex, default `.*`) and `name.as` (default
+# `$1` with one capture group, else `$0`): https://github.com/kubernetes-sigs/prometheus-adapter/blob/master/docs/config.md
+@dataclass(eq=False)
+class AdapterRule:
+    config: K8sObject  # the ConfigMap
+    external: bool  # from `externalRules` (External metrics) rather than `rules` (Pods/Object metrics)
+    series_query: str
+    matches: str | None
+    as_name: str | None
+    metrics_query: str
+
+
+def _adapter_config(text: str) -> dict | None:
+    if "seriesQuery" not in text:
+        return None
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents, to_python
+
+    documents, error = parse_documents(SourceFile("<prometheus-adapter config>", text))
+    if error is not None or not documents:
+        return None
+    data = to_python(documents[0].root)
+    return data if isinstance(data, dict) else None
+
+
+def adapter_rules(configmaps: list[K8sObject]) -> tuple[list[K8sObject], list[AdapterRule]]:
+    """(the ConfigMaps that hold a prometheus-adapter configuration, their rules)."""
+    configs: list[K8sObject] = []
+    rules: list[AdapterRule] = []
+    for obj in configmaps:
+        data = obj.node.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        for _, value in data.pairs():
+            text = scalar_str(value)
+            config = _adapter_config(text) if text else None
+            if config is None:
+                continue
+            found = False
+            for key, external in (("rules", False), ("externalRules", True)):
+                items = config.get(key)
+                for item in items if isinstance(items, list) else []:
+                    if not isinstance(item, dict) or not isinstance(item.get("seriesQuery"), str):
+                        continue
+                    naming = item.get("name")
+                    name: dict = naming if isinstance(naming, dict) else {}
+                    matches, as_name = name.get("matches"), name.get("as")
+                    rules.append(AdapterRule(obj, external, item["seriesQuery"],
+                                             matches if isinstance(matches, str) else None,
+                                             as_name if isinstance(as_name, str) else None,
+                                             str(item.get("metricsQuery") or "")))
+                    found = True
+            if found and obj not in configs:
+                configs.append(obj)
+    return configs, rules
