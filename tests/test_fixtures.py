@@ -33,6 +33,7 @@ EXPECTED = {
     ("fixtures/own/broken.yaml", 41, 1, "VL001", "error"),
     ("fixtures/own/compose.yaml", 4, 12, "VL201", "warning"),
     ("fixtures/own/compose.yaml", 5, 38, "VL102", "error"),
+    ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
