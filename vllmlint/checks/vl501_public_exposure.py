@@ -28,7 +28,7 @@ from vllmlint.k8s.routes import ANY, EXACT, PREFIX, Route, RoutePath, compose_pu
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
-from vllmlint.vllm.endpoints import api_key_set, guarded, guarded_prefixes, served
+from vllmlint.vllm.endpoints import api_key_set, guarded, guarded_prefixes, post_only, served
 from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE
 from vllmlint.checks import Context
 
@@ -305,16 +305,17 @@ def _forwards_beyond_api(path: RoutePath, release: str | None) -> str | None:
     if path.rewritten:
         return None  # the upstream path is not the request's
     if path.match == ANY:
-        shown = [p for p in _BEYOND_API if served(p, release) is not False]
-        return "every path, including " + ", ".join(f"`{p}`" for p in shown)
+        shown = [f"`{p}`" for p in _BEYOND_API if served(p, release) is not False or post_only(p, release) is not False]
+        listed = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)
+        return "every path, including " + listed + ","
     if path.path is None or path.match not in (PREFIX, EXACT):
         return None
     if guarded(path.path, release) is not False:
         return None
     if path.match == EXACT and (path.path.rstrip("/") or "/") in _HEALTH | {"/"}:
         return None
-    if served(path.path, release) is False and path.match == EXACT:
-        return None
+    if path.match == EXACT and served(path.path, release) is False and post_only(path.path, release) is False:
+        return None  # a path vLLM does not serve: 404
     return f"`{path.path}`" + (" and everything under it" if path.match == PREFIX else "")
 
 

@@ -162,8 +162,8 @@ def _ingress(obj: K8sObject, spec: Mapping) -> Route:
             path_node = item.get("path")
             path = scalar_str(path_node)
             kind = scalar_str(item.get("pathType")) or "ImplementationSpecific"
-            if not path:
-                match = ANY
+            if not path or path in ("/", "/*") and kind != "Exact" and not regex:
+                match = ANY  # `/` as a prefix (and `/*`, ImplementationSpecific on GCE and ALB) takes every path
             elif regex:
                 match = REGEX
             elif kind == "Exact":
@@ -196,7 +196,8 @@ def _openshift_route(obj: K8sObject, spec: Mapping) -> Route:
             backends.append(Backend(name, obj.namespace, target, to.get("name") or to))
     path_node = spec.get("path")
     path = scalar_str(path_node)
-    route.paths.append(RoutePath(path or None, PREFIX if path else ANY, path_node if path else None, backends))
+    how = PREFIX if path and path != "/" else ANY
+    route.paths.append(RoutePath(path or None, how, path_node if path else None, backends))
     return route
 
 
