@@ -10,7 +10,7 @@ from vllmlint.finding import Severity
 from vllmlint.k8s.routes import compose_published_ports
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
-W, I = Severity.WARNING, Severity.INFO
+WARN, INFO = Severity.WARNING, Severity.INFO
 
 
 def lint(text, filename="example.yaml"):
@@ -132,21 +132,21 @@ spec:
 
 # --- catches: routes ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, expected", [
-    (app() + ingress(), [(37, 27, W)]),  # no --api-key, nothing authenticates
-    (app() + ingress(cls="alb", annotations="{alb.ingress.kubernetes.io/scheme: internet-facing}"), [(37, 27, W)]),
-    (app() + ingress(cls="alb"), [(37, 27, I)]),  # the ALB's default scheme is internal
-    (app() + ingress(cls="gce-internal"), [(37, 27, I)]),
-    (app() + ingress(annotations="{appgw.ingress.kubernetes.io/use-private-ip: 'true'}"), [(37, 27, I)]),
-    (app(KEY) + ingress(), [(35, 15, W)]),  # `/` forwards /metrics and /invocations past the key
-    (app(KEY) + ingress("/metrics"), [(35, 15, W)]),
-    (app(KEY) + ingress("/invocations", path_type="Exact"), [(35, 15, W)]),
-    (app() + OPENSHIFT_ROUTE, [(28, 29, W)]),
-    (app() + gateway() + httproute(), [(37, 26, W)]),
-    (app() + gateway("gke-l7-rilb") + httproute(), [(37, 26, I)]),  # internal GatewayClass
-    (app() + httproute(), [(30, 26, I)]),  # its Gateway is not in the run
-    (app(KEY) + gateway() + httproute("/"), [(37, 48, W)]),
-    (app() + ISTIO_GATEWAY + VIRTUAL_SERVICE.replace("GATEWAYS", "[llm-gateway]"), [(38, 27, W)]),
-    (app() + VIRTUAL_SERVICE.replace("GATEWAYS", "[istio-system/llm-gateway, mesh]"), [(31, 27, I)]),
+    (app() + ingress(), [(37, 27, WARN)]),  # no --api-key, nothing authenticates
+    (app() + ingress(cls="alb", annotations="{alb.ingress.kubernetes.io/scheme: internet-facing}"), [(37, 27, WARN)]),
+    (app() + ingress(cls="alb"), [(37, 27, INFO)]),  # the ALB's default scheme is internal
+    (app() + ingress(cls="gce-internal"), [(37, 27, INFO)]),
+    (app() + ingress(annotations="{appgw.ingress.kubernetes.io/use-private-ip: 'true'}"), [(37, 27, INFO)]),
+    (app(KEY) + ingress(), [(35, 15, WARN)]),  # `/` forwards /metrics and /invocations past the key
+    (app(KEY) + ingress("/metrics"), [(35, 15, WARN)]),
+    (app(KEY) + ingress("/invocations", path_type="Exact"), [(35, 15, WARN)]),
+    (app() + OPENSHIFT_ROUTE, [(28, 29, WARN)]),
+    (app() + gateway() + httproute(), [(37, 26, WARN)]),
+    (app() + gateway("gke-l7-rilb") + httproute(), [(37, 26, INFO)]),  # internal GatewayClass
+    (app() + httproute(), [(30, 26, INFO)]),  # its Gateway is not in the run
+    (app(KEY) + gateway() + httproute("/"), [(37, 48, WARN)]),
+    (app() + ISTIO_GATEWAY + VIRTUAL_SERVICE.replace("GATEWAYS", "[llm-gateway]"), [(38, 27, WARN)]),
+    (app() + VIRTUAL_SERVICE.replace("GATEWAYS", "[istio-system/llm-gateway, mesh]"), [(31, 27, INFO)]),
 ])
 def test_catches_routes(text, expected):
     assert found(text) == expected
@@ -168,49 +168,49 @@ def test_api_key_message_uses_the_release_prefixes():
 
 def test_kong_plugin_in_the_run_that_does_not_authenticate():
     plugin = "---\napiVersion: configuration.konghq.com/v1\nkind: KongPlugin\nmetadata: {name: rl}\nplugin: rate-limiting\n"
-    assert found(app() + plugin + ingress(annotations="{konghq.com/plugins: rl}")) == [(42, 27, W)]
+    assert found(app() + plugin + ingress(annotations="{konghq.com/plugins: rl}")) == [(42, 27, WARN)]
 
 
 # --- catches: Services -------------------------------------------------------------------------------------
 def test_load_balancer_and_node_port():
-    assert found(app(service_type="LoadBalancer")) == [(19, 9, W)]
-    assert found(app(service_type="NodePort")) == [(19, 9, W)]
+    assert found(app(service_type="LoadBalancer")) == [(19, 9, WARN)]
+    assert found(app(service_type="NodePort")) == [(19, 9, WARN)]
 
 
 def test_aws_nlb_of_the_load_balancer_controller_is_internal_by_default():
     text = app(service_type="LoadBalancer").replace(
         "metadata: {name: vllm}\nspec:\n  type", "metadata:\n  name: vllm\n  annotations: "
         "{service.beta.kubernetes.io/aws-load-balancer-type: external}\nspec:\n  type")
-    assert found(text) == [(21, 9, I)]
+    assert found(text) == [(21, 9, INFO)]
     public = text.replace("{service.beta.kubernetes.io/aws-load-balancer-type: external}",
                           "{service.beta.kubernetes.io/aws-load-balancer-type: external, "
                           "service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing}")
-    assert found(public) == [(21, 9, W)]
+    assert found(public) == [(21, 9, WARN)]
     by_class = app(service_type="LoadBalancer").replace("  type: LoadBalancer",
                                                         "  type: LoadBalancer\n  loadBalancerClass: service.k8s.aws/nlb")
-    assert found(by_class) == [(19, 9, I)]
+    assert found(by_class) == [(19, 9, INFO)]
 
 
 def test_a_true_value_on_an_annotation_that_wants_internal_is_not_internal():
     text = app(service_type="LoadBalancer").replace(
         "metadata: {name: vllm}\nspec:\n  type",
         "metadata:\n  name: vllm\n  annotations: {networking.gke.io/load-balancer-type: 'true'}\nspec:\n  type")
-    assert found(text) == [(21, 9, W)]
+    assert found(text) == [(21, 9, WARN)]
 
 
 def test_distributed_port_named_in_the_message():
     text = app(service_type="NodePort", target="29500").replace(
         "[{containerPort: 8000, name: http}]", "[{containerPort: 8000, name: http}, {containerPort: 29500}]")
     (finding,) = lint(text)
-    assert (finding.span.line, finding.span.col, finding.severity) == (19, 9, W)
+    assert (finding.span.line, finding.span.col, finding.severity) == (19, 9, WARN)
     assert "distributed port 29500" in finding.message
 
 
 # --- catches: host network, host ports, Compose ------------------------------------------------------------
 def test_host_network_and_host_port_are_info():
-    assert found(app(extra="\n      hostNetwork: true")) == [(14, 20, I)]
+    assert found(app(extra="\n      hostNetwork: true")) == [(14, 20, INFO)]
     host_port = app().replace("[{containerPort: 8000, name: http}]", "[{containerPort: 8000, name: http, hostPort: 8000}]")
-    assert found(host_port) == [(13, 61, I)]
+    assert found(host_port) == [(13, 61, INFO)]
 
 
 COMPOSE = """services:
@@ -223,10 +223,10 @@ COMPOSE = """services:
 
 
 @pytest.mark.parametrize("ports, expected", [
-    ('"8000:8000"', [(6, 9, I)]),
-    ('"0.0.0.0:8080:8000"', [(6, 9, I)]),
-    ('"8000"', [(6, 9, I)]),
-    ("{target: 8000, published: 8000}", [(6, 9, I)]),
+    ('"8000:8000"', [(6, 9, INFO)]),
+    ('"0.0.0.0:8080:8000"', [(6, 9, INFO)]),
+    ('"8000"', [(6, 9, INFO)]),
+    ("{target: 8000, published: 8000}", [(6, 9, INFO)]),
     ('"127.0.0.1:8000:8000"', []),
     ("{target: 8000, published: 8000, host_ip: 127.0.0.1}", []),
     ('"9090:9090"', []),  # not the API port
@@ -366,9 +366,9 @@ def test_does_not_catch(text):
 
 def test_near_misses_that_do_not_authenticate_still_report():
     """A CORS-only SecurityPolicy and a RequestAuthentication for other pods authenticate nothing here."""
-    assert found(app() + gateway() + httproute() + CORS_ONLY) == [(37, 26, W)]
-    assert found(app() + gateway() + httproute() + REQUEST_AUTH.replace("SELECTED", "other")) == [(37, 26, W)]
-    assert found(app() + ingress(annotations="{nginx.ingress.kubernetes.io/auth-type: none}")) == [(37, 27, W)]
+    assert found(app() + gateway() + httproute() + CORS_ONLY) == [(37, 26, WARN)]
+    assert found(app() + gateway() + httproute() + REQUEST_AUTH.replace("SELECTED", "other")) == [(37, 26, WARN)]
+    assert found(app() + ingress(annotations="{nginx.ingress.kubernetes.io/auth-type: none}")) == [(37, 27, WARN)]
 
 
 def test_original_chapter_load_balancers_keep_firing():
@@ -376,10 +376,10 @@ def test_original_chapter_load_balancers_keep_firing():
 
     result, _ = lint_paths(["fixtures/original"], LintOptions(select=["VL501"]))
     assert sorted((f.path, f.span.line, f.severity) for f in result.findings) == [
-        ("fixtures/original/multi-node-statefulset.yaml", 119, W),
-        ("fixtures/original/single-node-deployment.yaml", 55, W)]
+        ("fixtures/original/multi-node-statefulset.yaml", 119, WARN),
+        ("fixtures/original/single-node-deployment.yaml", 55, WARN)]
     audited, _ = lint_paths(["fixtures/audited"], LintOptions(select=["VL501"]))
-    assert [f for f in audited.findings if f.severity >= W] == []
+    assert [f for f in audited.findings if f.severity >= WARN] == []
 
 
 # --- the data ----------------------------------------------------------------------------------------------
