@@ -230,6 +230,8 @@ COMPOSE = """services:
     ('"127.0.0.1:8000:8000"', []),
     ("{target: 8000, published: 8000, host_ip: 127.0.0.1}", []),
     ('"9090:9090"', []),  # not the API port
+    ('"${VLLM_PORT:-8000}:8000"', [(6, 9, INFO)]),  # the host port from a variable: still every interface
+    ('"${HOST_IP}:8000:8000"', []),  # the address from a variable: not known
 ])
 def test_compose_ports(ports, expected):
     assert found(COMPOSE.replace("PORTS", ports).replace(" ARGS", ""), "compose.yaml") == expected
@@ -245,6 +247,10 @@ def test_compose_published_ports_reads_both_syntaxes():
     documents, _ = parse_documents(source)
     ports = compose_published_ports(documents[0].root)
     assert [(p.container_port, p.host_ip) for p in ports] == [(8000, "::1"), (80, "::")]
+    source = SourceFile("c.yaml", 'ports: ["${LLM_PORT:-8008}:80", "${HOST_IP}:8000:8000", "8000:${PORT}"]\n')
+    documents, _ = parse_documents(source)
+    ports = compose_published_ports(documents[0].root)  # a default is read; an unset variable is unknown
+    assert [(p.container_port, p.host_ip) for p in ports] == [(80, ""), (8000, "$?"), (None, "")]
 
 
 # --- does not catch ----------------------------------------------------------------------------------------

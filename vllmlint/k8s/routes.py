@@ -18,6 +18,7 @@ hosts, paths and backends; and the ports a Compose service publishes on the host
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
@@ -310,6 +311,11 @@ class PublishedPort:
     node: Node
 
 
+# Compose interpolation: `${VAR:-default}` / `${VAR-default}` give their default, `${VAR}` / `$VAR` are unknown
+# (`$?`, which no port or address parses as). https://docs.docker.com/reference/compose-file/interpolation/
+_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
 def compose_published_ports(service: Mapping) -> list[PublishedPort]:
     """Short syntax `[HOST_IP:][HOST_PORT:]CONTAINER_PORT[/PROTOCOL]` (a bare container port is published on
     an ephemeral host port of every interface) and the long syntax (`target`, `published`, `host_ip`)."""
@@ -325,6 +331,7 @@ def compose_published_ports(service: Mapping) -> list[PublishedPort]:
         text = scalar_str(item)
         if not text:
             continue
+        text = _INTERPOLATION.sub(lambda m: m.group(2) if m.group(2) is not None else "$?", text)
         text = text.split("/", 1)[0]
         host_ip = ""
         if text.startswith("["):  # [::1]:8000:8000
