@@ -161,7 +161,7 @@ def test_no_auth_message_names_the_route_and_the_fix():
 def test_api_key_message_uses_the_release_prefixes():
     (finding,) = lint(app(KEY) + ingress())
     assert "every path, including `/metrics`, `/invocations` and `/pooling`," in finding.message
-    assert "`/v1`, `/v2`, `/inference`, `/cohere` (vLLM 0.29.0)" in finding.message
+    assert "`/v1`, `/v2`, `/inference` and `/cohere` (vLLM 0.29.0)" in finding.message
     (old,) = lint(app(KEY, image="vllm/vllm-openai:v0.6.2") + ingress())
     assert "guards only `/v1` (vLLM 0.6.2)" in old.message and "`/pooling`" not in old.message
 

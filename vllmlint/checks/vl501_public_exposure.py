@@ -41,7 +41,8 @@ _ISTIO_ROOT = "istio-system"  # the default mesh root namespace: a policy there 
 
 def _prefixes_text(release: str | None) -> str:
     prefixes, releases = guarded_prefixes(release)
-    names = ", ".join(f"`{p}`" for p in prefixes)
+    quoted = [f"`{p}`" for p in prefixes]
+    names = ", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
     where = f"vLLM {release}" if release and guarded("/v1", release) is True and releases else f"vLLM {releases}"
     return f"{names} ({where})" if names else "the API paths"
 
