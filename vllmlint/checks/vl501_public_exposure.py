@@ -89,7 +89,7 @@ def _distributed_ports(service: K8sObject, templates: list[PodTemplate], facts: 
     return list(dict.fromkeys(found))
 
 
-def _services(ctx: Context, vllm_templates: dict, facts: dict) -> Iterator:
+def _services(ctx: Context, vllm_templates: dict) -> Iterator:
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if not isinstance(spec, Mapping):
@@ -101,6 +101,7 @@ def _services(ctx: Context, vllm_templates: dict, facts: dict) -> Iterator:
                     if t in vllm_templates]
         if not selected:
             continue
+        facts = exposure_facts()  # read only when needed: most runs have no exposed Service
         releases = {inv.release for t in selected for inv in vllm_templates[t]}
         release = releases.pop() if len(releases) == 1 else None
         guards = _prefixes_text(release)
@@ -320,9 +321,10 @@ def _forwards_beyond_api(path: RoutePath, release: str | None) -> str | None:
     return f"`{path.path}`" + (" and everything under it" if path.match == PREFIX else "")
 
 
-def _routes(ctx: Context, vllm_templates: dict, facts: dict) -> Iterator:
+def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
     world = ctx.world
-    for route in routes(world):
+    facts = exposure_facts()
+    for route in found:
         front = _front(route, world, facts)
         if front is None or _route_authenticated(route, world, facts):
             continue
@@ -362,13 +364,17 @@ def _host_network(ctx: Context, vllm_templates: dict) -> Iterator:
     for template, invocations in vllm_templates.items():
         if template.owner.kind == "ComposeService":
             continue
+        host_network = template.spec.get("hostNetwork")
+        on_host = isinstance(host_network, Scalar) and host_network.value is True
+        if not on_host and not any(p.node.get("hostPort") is not None for c in template.containers
+                                   for p in c.container_ports):
+            continue  # (the common case: no need to resolve the key)
         servers = [i for i in invocations if i.kind in (SERVE, OPENAI_API_SERVER) and i.container is not None
                    and not i.option("--headless", "--grpc", "--uds")]
         open_servers = [i for i in servers if api_key_set(i.container, [i], world) is False]
         if not open_servers:
             continue
-        host_network = template.spec.get("hostNetwork")
-        if isinstance(host_network, Scalar) and host_network.value is True:
+        if on_host:
             ports = sorted({i.api_port for i in open_servers if i.api_port is not None})
             where = f"port {', '.join(map(str, ports))}" if ports else "its API port"
             yield ctx.finding(host_network, f"{template.owner.describe()} runs vLLM with `hostNetwork: true` and no "
@@ -416,11 +422,12 @@ def _compose(ctx: Context) -> Iterator:
 
 
 def check(ctx: Context):
-    facts = exposure_facts()
     vllm_templates = ctx.world.vllm_templates()
-    yield from _services(ctx, vllm_templates, facts)
+    yield from _services(ctx, vllm_templates)
     if not vllm_templates:
         return
-    yield from _routes(ctx, vllm_templates, facts)
+    found = routes(ctx.world)
+    if found:
+        yield from _routes(ctx, vllm_templates, found)
     yield from _host_network(ctx, vllm_templates)
     yield from _compose(ctx)
