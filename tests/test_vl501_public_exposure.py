@@ -206,6 +206,43 @@ def test_distributed_port_named_in_the_message():
     assert "distributed port 29500" in finding.message
 
 
+# --- catches: KubeRay's head Service ------------------------------------------------------------------------
+def ray_service(head_extra="", cluster_extra="", command="exec vllm serve Qwen/Qwen3-8B --distributed-executor-backend ray"):
+    return f"""apiVersion: ray.io/v1
+kind: RayService
+metadata: {{name: vllm-ray}}
+spec:
+  rayClusterConfig:{cluster_extra}
+    headGroupSpec:{head_extra}
+      rayStartParams: {{dashboard-host: "0.0.0.0"}}
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: vllm/vllm-openai:v0.29.0
+            command: [/bin/bash, -c]
+            args: ["ray start --head && {command}"]
+"""
+
+
+def test_kuberay_head_service_type():
+    assert found(ray_service("\n      serviceType: LoadBalancer")) == [(7, 20, WARN)]
+    assert found(ray_service("\n      serviceType: NodePort")) == [(7, 20, WARN)]
+    internal = ray_service("\n      serviceType: LoadBalancer",
+                           "\n    headServiceAnnotations: {networking.gke.io/load-balancer-type: Internal}")
+    assert found(internal) == [(8, 20, INFO)]
+    template = ray_service("\n      headService: {spec: {type: LoadBalancer}}")
+    assert found(template) == [(7, 34, WARN)]
+    (finding,) = lint(ray_service("\n      serviceType: LoadBalancer"))
+    assert "8265 (the Ray dashboard and its job submission API, which runs any code on the cluster)" in finding.message
+
+
+def test_kuberay_head_service_silent():
+    assert found(ray_service()) == []  # ClusterIP, KubeRay's default
+    assert found(ray_service("\n      serviceType: ClusterIP")) == []
+    assert found(ray_service("\n      serviceType: LoadBalancer", command="sleep infinity")) == []  # no vLLM
+
+
 # --- catches: host network, host ports, Compose ------------------------------------------------------------
 def test_host_network_and_host_port_are_info():
     assert found(app(extra="\n      hostNetwork: true")) == [(14, 20, INFO)]

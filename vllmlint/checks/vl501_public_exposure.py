@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from vllmlint.finding import Severity
-from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible
+from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible, string_map
 from vllmlint.k8s.routes import ANY, EXACT, PREFIX, Route, RoutePath, compose_published_ports, exposure_facts, routes
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
@@ -54,12 +54,14 @@ def _lower(value: str | None) -> str:
 # --- 1. Services -------------------------------------------------------------------------------------------
 def _service_restricted(service: K8sObject, facts: dict) -> str | None:
     """Why an exposed Service is not open to the internet, if it says so."""
-    annotations = service.annotations
+    return _restricted(service.annotations, service.spec, facts)
+
+
+def _restricted(annotations: dict[str, str], spec: Mapping | None, facts: dict) -> str | None:
     for entry in facts.get("internal_service_annotations") or []:
         value = annotations.get(entry["key"])
         if value is not None and _lower(value) in {_lower(str(v)) for v in entry["values"]}:
             return f"annotated internal (`{entry['key']}`)"
-    spec = service.spec
     lb_class = scalar_str(spec.get("loadBalancerClass")) if spec else None
     for entry in facts.get("default_internal_services") or []:
         if entry.get("applies_to") != "Service":
@@ -119,6 +121,47 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
                           f"authentication by default and `--api-key` guards only {guards} (not `/metrics`, "
                           "`/health`, `/invocations`): use a ClusterIP Service behind an authenticated gateway or "
                           f"Ingress.{extra}", about=service, value=kind)
+
+
+def _ray_head_services(ctx: Context, vllm_templates: dict) -> Iterator:
+    """KubeRay's head Service asked for as a LoadBalancer or NodePort (`headGroupSpec.serviceType`, or the
+    `headService` template's `spec.type`) on a Ray cluster that runs vLLM: it carries the Ray dashboard (8265,
+    whose job API runs any code), the GCS (6379) and the client port (10001) along with vLLM's API."""
+    vllm_owners = {id(t.owner) for t in vllm_templates}
+    facts: dict | None = None
+    for obj in ctx.world.of_kind("RayCluster", "RayService", "RayJob"):
+        if id(obj) not in vllm_owners or obj.api_version.split("/")[0] != "ray.io" or obj.spec is None:
+            continue
+        facts = facts or exposure_facts()
+        fact = facts.get("ray_head_service") or {}
+        cluster: Node | None = obj.spec
+        for key in (fact.get("cluster_paths") or {}).get(obj.kind, []):
+            cluster = cluster.get(key) if isinstance(cluster, Mapping) else None
+        head = cluster.get("headGroupSpec") if isinstance(cluster, Mapping) else None
+        if not isinstance(cluster, Mapping) or not isinstance(head, Mapping):
+            continue
+        type_node = head.get(fact.get("service_type_field") or "serviceType")
+        annotations = dict(string_map(cluster.get(fact.get("annotations_field") or "headServiceAnnotations")))
+        template = head.get("headService")
+        service_spec = template.get("spec") if isinstance(template, Mapping) else None
+        if isinstance(service_spec, Mapping) and scalar_str(service_spec.get("type")):
+            type_node = service_spec.get("type")
+            meta = template.get("metadata") if isinstance(template, Mapping) else None
+            annotations.update(string_map(meta.get("annotations") if isinstance(meta, Mapping) else None))
+        kind = scalar_str(type_node)
+        if type_node is None or kind not in ("LoadBalancer", "NodePort"):
+            continue
+        restricted = _restricted(annotations, service_spec if isinstance(service_spec, Mapping) else None, facts)
+        ports = ", ".join(f"{p['port']} ({p['what']})" for p in facts.get("distributed_ports") or []
+                          if p["port"] != 29500)
+        lowered = restricted is not None and kind == "LoadBalancer"
+        reach = (f"a LoadBalancer, {restricted}" if lowered else
+                 "every node's IP (NodePort)" if kind == "NodePort" else "a public load balancer")
+        yield ctx.finding(type_node, f"{obj.kind} {obj.name} has KubeRay expose its head Service on {reach}: that "
+                          f"Service carries Ray's ports {ports} and vLLM's API, with no authentication. Keep the "
+                          "head Service ClusterIP and reach the dashboard with `kubectl port-forward`; expose only "
+                          "vLLM's API through an authenticated gateway.", about=obj, value=kind,
+                          severity=Severity.INFO if lowered else None)
 
 
 # --- 2. routes ---------------------------------------------------------------------------------------------
@@ -426,6 +469,7 @@ def check(ctx: Context):
     yield from _services(ctx, vllm_templates)
     if not vllm_templates:
         return
+    yield from _ray_head_services(ctx, vllm_templates)
     found = routes(ctx.world)
     if found:
         yield from _routes(ctx, vllm_templates, found)
