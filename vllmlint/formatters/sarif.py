@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for GitHub code scanning, built with the sarif-om object model.
 
 One run; `tool.driver.rules` describes the rules that ran (documentation from the rule files, the
-`precision` and, for security rules, `security-severity` properties GitHub reads); every finding is a
+`precision` and, for security rules, `security-severity` properties GitHub reads; a security rule's results
+reported below its level, such as VL501's info findings, get a descriptor of their own, `VL501/info`, without
+`security-severity`, because GitHub takes it from the rule and would show them as High); every finding is a
 result with one physical location (relative URI, 1-based region, columns in Unicode code points) and a
 `partialFingerprints["vllmlint/v1"]` that survives line shifts. Suppressed findings are results with an
 in-source suppression. Run notices go to `invocations[0].toolExecutionNotifications`, never to results.
