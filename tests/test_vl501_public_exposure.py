@@ -166,6 +166,38 @@ def test_api_key_message_uses_the_release_prefixes():
     assert "guards only `/v1` (vLLM 0.6.2)" in old.message and "`/pooling`" not in old.message
 
 
+POOL_ROUTE = """---
+apiVersion: inference.networking.k8s.io/v1
+kind: InferencePool
+metadata: {name: vllm-pool}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  targetPorts: [{number: PORT}]
+  endpointPickerRef: {name: vllm-epp, port: {number: 9002}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: llm-route}
+spec:
+  parentRefs: [{name: public}]
+  rules:
+  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: vllm-pool}]
+"""
+
+
+def test_inference_pool_backend():
+    """An HTTPRoute to an InferencePool (Gateway API Inference Extension): the pool's pods are the backend."""
+    text = app() + gateway() + POOL_ROUTE.replace("PORT", "8000")
+    assert found(text) == [(44, 83, WARN)]
+    assert "vLLM (InferencePool vllm-pool)" in lint(text)[0].message
+    assert found(app() + gateway() + POOL_ROUTE.replace("PORT", "9000")) == []  # not vLLM's port
+    alpha = POOL_ROUTE.replace("inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2").replace(
+        "  selector: {matchLabels: {app: vllm}}\n  targetPorts: [{number: PORT}]",
+        "  selector: {app: vllm}\n  targetPortNumber: 8000").replace(
+        "group: inference.networking.k8s.io", "group: inference.networking.x-k8s.io")
+    assert found(app() + gateway() + alpha) == [(44, 85, WARN)]
+
+
 def test_kong_plugin_in_the_run_that_does_not_authenticate():
     plugin = "---\napiVersion: configuration.konghq.com/v1\nkind: KongPlugin\nmetadata: {name: rl}\nplugin: rate-limiting\n"
     assert found(app() + plugin + ingress(annotations="{konghq.com/plugins: rl}")) == [(42, 27, WARN)]

@@ -24,7 +24,8 @@ from typing import Iterator
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible, string_map
-from vllmlint.k8s.routes import ANY, EXACT, PREFIX, Route, RoutePath, compose_published_ports, exposure_facts, routes
+from vllmlint.k8s.routes import (ANY, EXACT, PREFIX, Route, RoutePath, compose_published_ports, exposure_facts,
+                                 inference_pool_port, routes)
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
@@ -322,6 +323,9 @@ def _pod_authenticated(template: PodTemplate, world: World, facts: dict) -> bool
 def _vllm_servers(world: World, vllm_templates: dict, path: RoutePath) -> Iterator[tuple]:
     """(backend, Service, template, invocation) for each backend of `path` that reaches a vLLM API port."""
     for backend in path.backends:
+        if backend.kind == "InferencePool":
+            yield from _pool_servers(world, vllm_templates, backend)
+            continue
         service = world.find("Service", backend.service, backend.namespace)
         if service is None or service.spec is None:
             continue
@@ -343,6 +347,21 @@ def _vllm_servers(world: World, vllm_templates: dict, path: RoutePath) -> Iterat
                             and invocation.api_port == number and not invocation.option("--headless", "--grpc", "--uds")):
                         yield backend, service, template, invocation
                         break
+
+
+def _pool_servers(world: World, vllm_templates: dict, backend) -> Iterator[tuple]:
+    """An InferencePool backend: the pods its selector picks, on its target port (the endpoint picker in between
+    chooses a pod; it does not authenticate)."""
+    pool = world.find("InferencePool", backend.service, backend.namespace)
+    port = inference_pool_port(pool) if pool is not None else None
+    if pool is None or pool.spec is None or port is None:
+        return
+    for template in world.selected_templates(pool.spec.get("selector"), pool.namespace):
+        for invocation in vllm_templates.get(template) or []:
+            if (invocation.kind in (SERVE, OPENAI_API_SERVER) and invocation.api_port == port
+                    and not invocation.option("--headless", "--grpc", "--uds")):
+                yield backend, pool, template, invocation
+                break
 
 
 def _forwards_beyond_api(path: RoutePath, release: str | None) -> str | None:
@@ -384,7 +403,7 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                     if id(service) in reported_services:
                         continue
                     reported_services.add(id(service))
-                    yield ctx.finding(backend.node, f"{label} routes to vLLM (Service {service.name}) through {through} "
+                    yield ctx.finding(backend.node, f"{label} routes to vLLM ({service.kind} {service.name}) through {through} "
                                       "with no authentication in front: vLLM runs without `--api-key` and nothing in the "
                                       "linted files authenticates the route. Put an authenticating gateway or ingress "
                                       "auth (oauth2-proxy, a SecurityPolicy, an AuthorizationPolicy) in front and "
@@ -394,7 +413,7 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                 beyond = _forwards_beyond_api(path, release)
                 if beyond is None:
                     continue
-                yield ctx.finding(path.node or backend.node, f"{label} forwards {beyond} to vLLM (Service {service.name}) "
+                yield ctx.finding(path.node or backend.node, f"{label} forwards {beyond} to vLLM ({service.kind} {service.name}) "
                                   f"through {through}: `--api-key` guards only {_prefixes_text(release)}, so those "
                                   "paths answer without a key. Route only the API prefixes (for example `/v1`) or "
                                   "authenticate in front of vLLM.", about=route.obj, value=route.kind,

@@ -48,6 +48,7 @@ class Backend:
     namespace: str
     port: int | str | None  # the Service port (number or name); None: not given (the Service's only port)
     node: Node  # the node naming the Service
+    kind: str = "Service"  # or "InferencePool" (Gateway API Inference Extension, HTTPRoute backendRefs)
 
 
 @dataclass(eq=False)
@@ -202,6 +203,23 @@ def _openshift_route(obj: K8sObject, spec: Mapping) -> Route:
     return route
 
 
+# The Gateway API Inference Extension's InferencePool: v1alpha2 (x-k8s.io) and v1.
+# https://gateway-api-inference-extension.sigs.k8s.io/reference/spec/
+_POOL_GROUPS = ("inference.networking.x-k8s.io", "inference.networking.k8s.io")
+
+
+def inference_pool_port(pool: K8sObject) -> int | None:
+    """The pods' port of an InferencePool: `targetPortNumber` (v1alpha2) or the first `targetPorts[].number` (v1)."""
+    spec = pool.spec
+    if spec is None:
+        return None
+    number = _port(spec.get("targetPortNumber"))
+    if number is None:
+        first = next(_mappings(spec.get("targetPorts")), None)
+        number = _port(first.get("number")) if first is not None else None
+    return number if isinstance(number, int) else None
+
+
 # --- Gateway API -----------------------------------------------------------------------------------------
 def _gateway_route(obj: K8sObject, spec: Mapping) -> Route:
     route = Route(obj)
@@ -215,12 +233,13 @@ def _gateway_route(obj: K8sObject, spec: Mapping) -> Route:
     for rule in _mappings(spec.get("rules")):
         backends = []
         for ref in _mappings(rule.get("backendRefs")):
-            if (scalar_str(ref.get("kind")) or "Service") != "Service" or (scalar_str(ref.get("group")) or "") != "":
+            kind, group = scalar_str(ref.get("kind")) or "Service", scalar_str(ref.get("group")) or ""
+            if not (kind == "Service" and group == "" or kind == "InferencePool" and group in _POOL_GROUPS):
                 continue
             name = scalar_str(ref.get("name"))
             if name:
                 backends.append(Backend(name, scalar_str(ref.get("namespace")) or obj.namespace,
-                                        _port(ref.get("port")), ref.get("name") or ref))
+                                        _port(ref.get("port")), ref.get("name") or ref, kind))
         rewritten = any(scalar_str(f.get("type")) == "URLRewrite" for f in _mappings(rule.get("filters")))
         matches = list(_mappings(rule.get("matches")))
         if obj.kind == "GRPCRoute" or not matches:
@@ -354,7 +373,7 @@ def _int(text: str | None) -> int | None:
 
 __all__ = ["ROUTE_KINDS", "PREFIX", "EXACT", "REGEX", "ANY", "Backend", "RoutePath", "ParentRef", "Route",
            "is_route", "routes", "istio_host_service", "PublishedPort", "compose_published_ports",
-           "exposure_facts"]
+           "exposure_facts", "inference_pool_port"]
 
 
 # --- the exposure facts (data/exposure.yaml, schemas/exposure.schema.json) ---------------------------------
