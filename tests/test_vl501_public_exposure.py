@@ -137,6 +137,8 @@ spec:
     (app() + ingress(cls="alb"), [(37, 27, INFO)]),  # the ALB's default scheme is internal
     (app() + ingress(cls="gce-internal"), [(37, 27, INFO)]),
     (app() + ingress(annotations="{appgw.ingress.kubernetes.io/use-private-ip: 'true'}"), [(37, 27, INFO)]),
+    (app() + ingress(annotations="{nginx.ingress.kubernetes.io/allowlist-source-range: '10.0.0.0/8'}"), [(37, 27, INFO)]),
+    (app() + ingress(annotations="{nginx.ingress.kubernetes.io/whitelist-source-range: '0.0.0.0/0'}"), [(37, 27, WARN)]),
     (app(KEY) + ingress(), [(35, 15, WARN)]),  # `/` forwards /metrics and /invocations past the key
     (app(KEY) + ingress("/metrics"), [(35, 15, WARN)]),
     (app(KEY) + ingress("/invocations", path_type="Exact"), [(35, 15, WARN)]),

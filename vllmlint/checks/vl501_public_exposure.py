@@ -176,7 +176,14 @@ def _front(route: Route, world: World, facts: dict) -> tuple[Severity, str] | No
             if ingress_class and ingress_class in (entry.get("ingress_classes") or ()):
                 return Severity.INFO, f"an internal Ingress (class `{ingress_class}`, {entry['controller']})"
             key = entry.get("annotation")
-            if key and _lower(annotations.get(key)) in {_lower(v) for v in entry.get("values") or ()}:
+            value = annotations.get(key) if key else None
+            if key is None or value is None:
+                continue
+            if entry.get("values") is None:
+                ranges = {r.strip() for r in value.split(",") if r.strip()}
+                if ranges and not ranges & {"0.0.0.0/0", "::/0"}:
+                    return Severity.INFO, f"an Ingress limited to source ranges (`{key}`)"
+            elif _lower(value) in {_lower(v) for v in entry["values"]}:
                 return Severity.INFO, f"an internal Ingress (`{key}`)"
         for entry in facts.get("default_internal_services") or []:
             if entry.get("applies_to") == "Ingress" and ingress_class in (entry.get("ingress_classes") or ()):
