@@ -13,6 +13,7 @@ CORE = ["VL001", "VL101", "VL102", "VL103", "VL201", "VL301", "VL401", "VL501"]
 EXPECTED = {
     # the April 2026 edition, linted as one folder (the HPA, the metrics Service and the Deployment meet)
     ("fixtures/original/api-gateway.yaml", 17, 16, "VL201", "warning"),  # nginx:latest
+    ("fixtures/original/api-gateway.yaml", 38, 20, "VL501", "warning"),  # nginx gateway, no auth, to vLLM
     ("fixtures/original/hpa.yaml", 15, 13, "VL401", "warning"),  # CPU HPA, no CPU requests
     ("fixtures/original/metrics-service-monitor.yaml", 12, 17, "VL301", "error"),  # Service port 8001
     ("fixtures/original/metrics-service-monitor.yaml", 25, 11, "VL301", "error"),  # ServiceMonitor port

@@ -453,6 +453,7 @@ def test_original_chapter_load_balancers_keep_firing():
 
     result, _ = lint_paths(["fixtures/original"], LintOptions(select=["VL501"]))
     assert sorted((f.path, f.span.line, f.severity) for f in result.findings) == [
+        ("fixtures/original/api-gateway.yaml", 38, WARN),  # the nginx gateway authenticates nothing
         ("fixtures/original/multi-node-statefulset.yaml", 119, WARN),
         ("fixtures/original/single-node-deployment.yaml", 55, WARN)]
     audited, _ = lint_paths(["fixtures/audited"], LintOptions(select=["VL501"]))
@@ -469,3 +470,89 @@ def test_exposure_data_is_schema_valid_and_sourced():
     alb = next(e for e in data["default_internal_services"] if e["applies_to"] == "Ingress")
     assert alb["public_annotation"] == "alb.ingress.kubernetes.io/scheme" and "aws-load-balancer-controller" in alb["source"]
     assert {p["port"] for p in data["distributed_ports"]} == {29500, 6379, 8265, 10001}
+
+
+# --- an nginx gateway of the run in front of vLLM ----------------------------------------------------------
+def nginx_gateway(config, service_type="LoadBalancer", image="nginx:1.27.3"):
+    body = "\n".join("    " + line for line in config.splitlines())
+    return f"""---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: api-gateway}}
+spec:
+  selector: {{matchLabels: {{app: api-gateway}}}}
+  template:
+    metadata: {{labels: {{app: api-gateway}}}}
+    spec:
+      containers:
+      - name: nginx
+        image: {image}
+        volumeMounts: [{{name: conf, mountPath: /etc/nginx/conf.d}}]
+      volumes: [{{name: conf, configMap: {{name: nginx-config}}}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: nginx-config}}
+data:
+  default.conf: |
+{body}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api-gateway}}
+spec:
+  type: {service_type}
+  selector: {{app: api-gateway}}
+  ports: [{{port: 80, targetPort: 80}}]
+"""
+
+
+PROXY_V1 = """server {
+  listen 80;
+  location /v1/ {
+    proxy_pass http://vllm:80;
+  }
+}"""
+
+
+def test_nginx_gateway_catches():
+    assert found(app() + nginx_gateway(PROXY_V1)) == [(45, 20, WARN)]  # no key, no auth at the gateway
+    assert found(app() + nginx_gateway(PROXY_V1, service_type="NodePort")) == [(45, 20, WARN)]
+    everything = PROXY_V1.replace("location /v1/", "location /")
+    assert found(app(KEY) + nginx_gateway(everything)) == [(46, 20, WARN)]  # `/` past the key
+    upstream = "upstream vllm_backend {\n  server vllm.default.svc.cluster.local:80;\n}\n" + PROXY_V1.replace(
+        "http://vllm:80", "http://vllm_backend")
+    assert found(app() + nginx_gateway(upstream)) == [(48, 20, WARN)]
+    (finding,) = lint(app() + nginx_gateway(PROXY_V1))
+    assert finding.message.startswith("The nginx gateway Deployment/api-gateway forwards to vLLM (Service vllm) "
+                                      "without authenticating, and is exposed by Service api-gateway (LoadBalancer)")
+
+
+@pytest.mark.parametrize("text", [
+    app() + nginx_gateway(PROXY_V1.replace("proxy_pass", "auth_request /oauth2/auth;\n    proxy_pass")),
+    app() + nginx_gateway(PROXY_V1.replace("proxy_pass", "auth_basic \"LLM\";\n    proxy_pass")),
+    app() + nginx_gateway(PROXY_V1.replace("proxy_pass", "if ($http_authorization != \"Bearer x\") { return 401; }\n"
+                                           "    proxy_pass")),
+    app() + nginx_gateway(PROXY_V1.replace("proxy_pass", "allow 10.0.0.0/8;\n    deny all;\n    proxy_pass")),
+    app(KEY) + nginx_gateway(PROXY_V1),  # only /v1, with the key
+    app(KEY) + nginx_gateway(PROXY_V1.replace("http://vllm:80", "http://vllm:80/v1/")),  # path replaced: not known
+    app() + nginx_gateway(PROXY_V1.replace("http://vllm:80", "http://$upstream")),  # a variable
+    app() + nginx_gateway(PROXY_V1, service_type="ClusterIP"),  # the gateway is not exposed
+    app() + nginx_gateway(PROXY_V1, image="envoyproxy/envoy:v1.31.0"),  # not nginx
+    app() + nginx_gateway(PROXY_V1.replace("http://vllm:80", "http://other:80")),  # not vLLM
+    app() + nginx_gateway("# location /v1/ { proxy_pass http://vllm:80; }"),  # a comment
+])
+def test_nginx_gateway_does_not_catch(text):
+    assert found(text) == []
+
+
+def test_nginx_reader_positions_and_blocks():
+    from vllmlint.source.nginx import directives
+
+    text = 'http {\n  upstream u { server a:1; }\n  server { location = "/x" { proxy_pass http://u; } } # c\n}\n'
+    found_directives = directives(text)
+    assert [d.name.text for d in found_directives] == ["http", "upstream", "server", "server", "location", "proxy_pass"]
+    proxy = found_directives[-1]
+    assert [p.name.text for p in proxy.parents] == ["http", "server", "location"]
+    assert proxy.location is found_directives[4] and [a.text for a in proxy.location.args] == ["=", "/x"]
+    assert text[proxy.args[0].start:proxy.args[0].end] == "http://u"

@@ -24,13 +24,15 @@ from typing import Iterator
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible, string_map
-from vllmlint.k8s.routes import (ANY, EXACT, PREFIX, Route, RoutePath, compose_published_ports, exposure_facts,
-                                 inference_pool_port, routes)
+from vllmlint.k8s.routes import (ANY, EXACT, PREFIX, REGEX, Backend, Route, RoutePath, compose_published_ports,
+                                 exposure_facts, inference_pool_port, istio_host_service, routes)
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
+from vllmlint.source.nginx import Directive, directives
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 from vllmlint.vllm.endpoints import api_key_set, guarded, guarded_prefixes, post_only, served
-from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE
+from vllmlint.vllm.images import parse_image
+from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE, Token
 from vllmlint.checks import Context
 
 # Paths a route may forward alone without exposing more than a health check (for exact matches).
@@ -427,6 +429,140 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                                   severity=Severity.INFO if severity == Severity.INFO else None)
 
 
+# --- 2b. an nginx gateway of the run in front of vLLM --------------------------------------------------------
+def _gateway_exposure(world: World, template: PodTemplate, facts: dict) -> tuple[Severity, str] | None:
+    """How the gateway's pods are exposed: a LoadBalancer or NodePort Service that selects them."""
+    best: tuple[Severity, str] | None = None
+    for service in world.of_kind("Service"):
+        spec = service.spec
+        kind = scalar_str(spec.get("type")) if isinstance(spec, Mapping) else None
+        if kind not in ("LoadBalancer", "NodePort"):
+            continue
+        if template not in world.selected_templates(service_selector(service), service.namespace):
+            continue
+        restricted = _service_restricted(service, facts) if kind == "LoadBalancer" else None
+        found = ((Severity.INFO, f"Service {service.name} ({kind}, {restricted})") if restricted
+                 else (Severity.WARNING, f"Service {service.name} ({kind})"))
+        if best is None or found[0] > best[0]:
+            best = found
+    return best
+
+
+def _nginx_location(directive: Directive, rewritten: bool) -> RoutePath:
+    location = directive.location
+    args = [a.text for a in location.args] if location is not None else []
+    if not args:
+        return RoutePath(None, ANY, None, [], rewritten)
+    if len(args) >= 2 and args[0] == "=":
+        return RoutePath(args[1], EXACT, None, [], rewritten)
+    if len(args) >= 2 and args[0] in ("~", "~*", "^~"):
+        return RoutePath(args[1], PREFIX if args[0] == "^~" else REGEX, None, [], rewritten)
+    return RoutePath(args[0], ANY if args[0] == "/" else PREFIX, None, [], rewritten)
+
+
+def _proxy_targets(url: str, upstreams: dict[str, list[str]]) -> tuple[list[tuple[str, int]], bool]:
+    """(host, port) pairs a `proxy_pass` URL reaches, and whether it replaces the request's path (a URI part)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("http", "https") or "$" in url:
+        return [], False
+    hostport, slash, _ = rest.partition("/")
+    default = 443 if scheme == "https" else 80
+    servers = upstreams.get(hostport, [hostport])
+    targets = []
+    for server in servers:
+        host, _, port = server.partition(":")
+        if port and not port.isdigit():
+            continue
+        targets.append((host, int(port) if port else default))
+    return targets, bool(slash)
+
+
+def _nginx_gateways(ctx: Context, vllm_templates: dict) -> Iterator:
+    world = ctx.world
+    facts: dict | None = None
+    for template in world.templates:
+        if template in vllm_templates or template.owner.kind == "ComposeService":
+            continue
+        for container in template.containers:
+            image = parse_image(scalar_str(container.image) or "")
+            if image is None:
+                continue
+            facts = facts or exposure_facts()
+            fact = facts.get("nginx_gateway") or {}
+            if image.repository.rsplit("/", 1)[-1] not in (fact.get("images") or ()):
+                continue
+            exposure = _gateway_exposure(world, template, facts)
+            if exposure is None:
+                continue
+            for mount in container.volume_mounts:
+                if not (mount.holds(fact["config_dir"]) or mount.mount_path.startswith(fact["config_dir"] + "/")):
+                    continue
+                volume = template.volume(mount.name)
+                name = volume.referenced_name if volume is not None and volume.kind == "configMap" else None
+                config_map = world.find("ConfigMap", name, template.namespace) if name else None
+                data = config_map.node.get("data") if config_map is not None else None
+                if config_map is None or not isinstance(data, Mapping):
+                    continue
+                for key, value in data.pairs():
+                    if not key.endswith(".conf") or mount.sub_path and key != mount.sub_path.rsplit("/", 1)[-1]:
+                        continue
+                    if isinstance(value, Scalar) and isinstance(value.value, str):
+                        yield from _nginx_config(ctx, vllm_templates, template, config_map, value, exposure, fact)
+
+
+def _nginx_config(ctx: Context, vllm_templates: dict, template: PodTemplate, config_map: K8sObject, scalar: Scalar,
+                  exposure: tuple[Severity, str], fact: dict) -> Iterator:
+    world = ctx.world
+    found = directives(scalar.value)
+    auth = {d["directive"] for d in fact.get("auth_directives") or []}
+    variables = [v["variable"] for v in fact.get("credential_variables") or []]
+    if any(d.name.text in auth or any(v in a.text for a in d.args for v in variables) for d in found):
+        return  # the gateway authenticates or restricts (somewhere: not judged per location)
+    upstream_name = (fact.get("upstream_directive") or {}).get("directive", "upstream")
+    upstreams: dict[str, list[str]] = {}
+    for d in found:
+        parent = d.parents[-1] if d.parents else None
+        if d.name.text == "server" and parent is not None and parent.name.text == upstream_name and parent.args and d.args:
+            upstreams.setdefault(parent.args[0].text, []).append(d.args[0].text)
+    severity, through = exposure
+    proxy = (fact.get("proxy_directive") or {}).get("directive", "proxy_pass")
+    reported: set[int] = set()
+    for d in found:
+        if d.name.text != proxy or not d.args:
+            continue
+        targets, replaces_path = _proxy_targets(d.args[0].text, upstreams)
+        location = d.location
+        rewritten = replaces_path or any(x.name.text == "rewrite" and x.location is location for x in found)
+        path = _nginx_location(d, rewritten)
+        for host, port in targets:
+            name, namespace = istio_host_service(host, config_map.namespace)
+            where = Token(d.args[0].text, scalar.source, scalar.source_index(d.args[0].start),
+                          scalar.source_index(d.args[0].end), False, scalar)
+            path.backends = [Backend(name, namespace, port, scalar)]
+            for _, service, _, invocation in _vllm_servers(world, vllm_templates, path):
+                if id(service) in reported:
+                    continue
+                key = api_key_set(invocation.container, [invocation], world)
+                label = f"The nginx gateway {template.owner.describe()}"
+                level = Severity.INFO if severity == Severity.INFO else None
+                if key is False:
+                    reported.add(id(service))
+                    yield ctx.finding(where, f"{label} forwards to vLLM (Service {service.name}) without "
+                                      f"authenticating, and is exposed by {through}: vLLM runs without `--api-key` and "
+                                      f"ConfigMap {config_map.name} has no `auth_request`, `auth_basic`, `auth_jwt`, "
+                                      "client certificates or allow list. Authenticate at the gateway (for example "
+                                      "`auth_request` to oauth2-proxy) and forward only the API paths clients need.",
+                                      about=config_map, value="proxy_pass", severity=level)
+                    continue
+                beyond = _forwards_beyond_api(path, invocation.release)
+                if beyond is not None:
+                    reported.add(id(service))
+                    yield ctx.finding(where, f"{label} forwards {beyond} to vLLM (Service {service.name}), exposed by "
+                                      f"{through}: `--api-key` guards only {_prefixes_text(invocation.release)}, so "
+                                      "those paths answer without a key. Forward only the API prefixes or authenticate "
+                                      "at the gateway.", about=config_map, value="proxy_pass", severity=level)
+
+
 # --- 3. host network and host ports ------------------------------------------------------------------------
 def _host_network(ctx: Context, vllm_templates: dict) -> Iterator:
     world = ctx.world
@@ -499,5 +635,6 @@ def check(ctx: Context):
     found = routes(ctx.world)
     if found:
         yield from _routes(ctx, vllm_templates, found)
+    yield from _nginx_gateways(ctx, vllm_templates)
     yield from _host_network(ctx, vllm_templates)
     yield from _compose(ctx)
