@@ -13,6 +13,7 @@ CORE = ["VL001", "VL101", "VL102", "VL103", "VL201", "VL301", "VL401", "VL501", 
 EXPECTED = {
     # the April 2026 edition, linted as one folder (the HPA, the metrics Service and the Deployment meet)
     ("fixtures/original/api-gateway.yaml", 17, 16, "VL201", "warning"),  # nginx:latest
+    ("fixtures/original/api-gateway.yaml", 38, 20, "VL501", "warning"),  # nginx gateway, no auth, to vLLM
     ("fixtures/original/hpa.yaml", 15, 13, "VL401", "warning"),  # CPU HPA, no CPU requests
     ("fixtures/original/metrics-service-monitor.yaml", 12, 17, "VL301", "error"),  # Service port 8001
     ("fixtures/original/metrics-service-monitor.yaml", 22, 5, "VL806", "info"),  # in `monitoring`, Service in none
@@ -34,6 +35,7 @@ EXPECTED = {
     ("fixtures/own/broken.yaml", 41, 1, "VL001", "error"),
     ("fixtures/own/compose.yaml", 4, 12, "VL201", "warning"),
     ("fixtures/own/compose.yaml", 5, 38, "VL102", "error"),
+    ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),

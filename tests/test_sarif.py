@@ -336,3 +336,34 @@ def test_github_limits_results_per_run_and_description_lengths():
     for rule in run["tool"]["driver"]["rules"]:
         assert len(rule["fullDescription"]["text"]) <= 1024 and len(rule["shortDescription"]["text"]) <= 1024
         assert len(rule["properties"].get("tags", [])) <= 10
+
+
+def test_security_severity_follows_the_level_reported(schema):
+    """GitHub reads security-severity from the rule only: an info result of VL501 (default warning, 7.5) goes
+    to its own descriptor `VL501/info` without it, so it shows as a Note, not as High; warnings keep 7.5."""
+    rule = registry.rule("VL501")
+    source = SourceFile("a.yaml", POD)
+    findings = [finding_at(source, "image", code="VL501", severity=Severity.WARNING, message="Public."),
+                finding_at(source, "name: vllm", code="VL501", severity=Severity.INFO, message="Internal LB."),
+                finding_at(source, "kind", code="VL501", severity=Severity.INFO, message="Internal LB again.")]
+    log = sarif(Report(findings=findings, rules=[rule], files_checked=1))
+    assert schema_errors(schema, log) == []
+    run = log["runs"][0]
+    descriptors = run["tool"]["driver"]["rules"]
+    assert [d["id"] for d in descriptors] == ["VL501", "VL501/info"]
+    main, lowered = descriptors
+    assert main["properties"]["security-severity"] == "7.5" and main["defaultConfiguration"]["level"] == "warning"
+    assert "security-severity" not in lowered["properties"]
+    assert lowered["defaultConfiguration"]["level"] == "note"
+    assert lowered["name"] == main["name"] and lowered["help"] == main["help"]
+    assert lowered["relationships"] == [{"target": {"id": "VL501", "index": 0}}]  # kinds: SARIF's default, relevant
+    assert [(r["ruleId"], r["ruleIndex"], r["level"]) for r in run["results"]] == [
+        ("VL501", 0, "warning"), ("VL501/info", 1, "note"), ("VL501/info", 1, "note")]
+
+
+def test_rules_without_security_severity_keep_one_descriptor():
+    source = SourceFile("a.yaml", POD)
+    findings = [finding_at(source, "image", code="VL101", severity=Severity.INFO)]
+    run = sarif(Report(findings=findings, rules=[registry.rule("VL101")], files_checked=1))["runs"][0]
+    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == ["VL101"]
+    assert run["results"][0]["ruleId"] == "VL101"

@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for GitHub code scanning, built with the sarif-om object model.
 
 One run; `tool.driver.rules` describes the rules that ran (documentation from the rule files, the
-`precision` and, for security rules, `security-severity` properties GitHub reads); every finding is a
+`precision` and, for security rules, `security-severity` properties GitHub reads; a security rule's results
+reported below its level, such as VL501's info findings, get a descriptor of their own, `VL501/info`, without
+`security-severity`, because GitHub takes it from the rule and would show them as High); every finding is a
 result with one physical location (relative URI, 1-based region, columns in Unicode code points) and a
 `partialFingerprints["vllmlint/v1"]` that survives line shifts. Suppressed findings are results with an
 in-source suppression. Run notices go to `invocations[0].toolExecutionNotifications`, never to results.
@@ -139,6 +141,24 @@ def _rule_descriptor(rule) -> om.ReportingDescriptor:
     )
 
 
+def _lowered_descriptor(rule, severity, parent_index: int) -> om.ReportingDescriptor:
+    """The descriptor of a security rule's results reported below the rule's level (`VL501/info`): the same
+    documentation, that level as default, and no `security-severity`. GitHub reads `security-severity` from the
+    rule descriptor only (https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/
+    sarif-support-for-code-scanning#reportingdescriptor-object; no result-level override:
+    https://github.com/microsoft/sarif-sdk/pull/2705, https://github.com/fortify/FortifyVulnerabilityExporter/
+    issues/72) and shows it instead of the level, so an info result under the rule's 7.5 would read "High"."""
+    descriptor = _rule_descriptor(rule)
+    descriptor.id = f"{rule.code}/{severity.label}"
+    descriptor.default_configuration = om.ReportingConfiguration(level=severity.sarif_level)
+    bag = descriptor.properties
+    if bag is not None and hasattr(bag, "security-severity"):
+        delattr(bag, "security-severity")
+    descriptor.relationships = [om.ReportingDescriptorRelationship(
+        target=om.ReportingDescriptorReference(id=rule.code, index=parent_index), kinds=["relevant"])]
+    return descriptor
+
+
 def _bare_descriptor(code: str) -> om.ReportingDescriptor:
     """For a code without a rule file: SARIF still needs every ruleIndex to point at a descriptor."""
     return om.ReportingDescriptor(id=code, short_description=om.MultiformatMessageString(text=code),
@@ -180,14 +200,14 @@ def _fixes(finding: Finding, sources: dict) -> list[om.Fix] | None:
     return [om.Fix(description=om.Message(text=sentence(fix.description + safety)), artifact_changes=changes)]
 
 
-def _result(finding: Finding, rule_index: int, sources: dict | None = None) -> om.Result:
+def _result(finding: Finding, rule_index: int, sources: dict | None = None, rule_id: str | None = None) -> om.Result:
     location = om.Location(physical_location=om.PhysicalLocation(
         artifact_location=artifact_location(finding.path), region=_region(finding)))
     suppressions = None
     if finding.suppressed_by is not None:
         suppressions = [om.Suppression(kind="inSource", justification=finding.suppressed_by or None)]
     return om.Result(
-        rule_id=finding.code,
+        rule_id=rule_id or finding.code,
         rule_index=rule_index,
         level=finding.severity.sarif_level,
         message=om.Message(text=sentence(finding.message)),
@@ -236,7 +256,19 @@ def build(report: Report) -> om.SarifLog:
         shown = shown[:MAX_RESULTS]
         notices.append(Notice("VL007", f"{left_out} results left out of the SARIF log: GitHub code scanning "
                               f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
-    results = [_result(f, index_of(f.code), report.sources) for f in shown]
+    def result_of(finding: Finding) -> om.Result:
+        rule = rules.get(finding.code)
+        if rule is None or rule.security_severity is None or finding.severity >= rule.severity:
+            return _result(finding, index_of(finding.code), report.sources)
+        # Reported below the rule's level: its own descriptor, without the rule's security-severity.
+        lowered = f"{finding.code}/{finding.severity.label}"
+        if lowered not in rule_index:
+            parent = index_of(finding.code)
+            rule_index[lowered] = len(descriptors)
+            descriptors.append(_lowered_descriptor(rule, finding.severity, parent))
+        return _result(finding, rule_index[lowered], report.sources, rule_id=lowered)
+
+    results = [result_of(f) for f in shown]
 
     # Notices are described in driver.notifications, so each notification's descriptor resolves.
     notification_descriptors: list[om.ReportingDescriptor] = []

@@ -223,3 +223,48 @@ def probe_targets_port(probe, ports: set[int]) -> bool:
     if probe.handler_node.get("host") is not None:
         return False
     return probe.port in ports
+
+
+# --- which prefixes `--api-key` guards, for messages ------------------------------------------------------
+def guarded_prefixes(release: str | None) -> tuple[list[str], str]:
+    """(the prefixes `--api-key` guards in `release`, the releases that row covers as "0.27.0 to 0.33.0"); for an
+    unknown release, the newest sampled row's."""
+    rows = [r for r in table().get("auth") or [] if r.get("prefixes")]
+    if not rows:
+        return [], ""
+    key = known_release(release)
+    chosen = rows[-1]
+    for row in rows:
+        first, last = _key(row.get("first")), _key(row.get("last"))
+        if key is not None and first is not None and last is not None and first[:3] <= key[:3] <= last[:3]:
+            chosen = row
+    return [str(p) for p in chosen["prefixes"]], f"{chosen.get('first')} to {chosen.get('last')}"
+
+
+def api_key_set(container, invocations: list, world) -> bool | None:
+    """Whether the server runs with `--api-key` or `VLLM_API_KEY` (True), without (False), or not known (None: a
+    value from the environment that may be empty, a variable whose source is not in the run). An empty
+    `--api-key ""` sets no key (vLLM keeps only non-empty keys: 0.33.0
+    vllm/entrypoints/serve/middleware/register.py:33)."""
+    from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
+
+    answer: bool | None = False
+    for invocation in invocations:
+        for option in invocation.option("--api-key"):
+            if not option.value_known:
+                answer = None
+            elif option.value not in ("", None):
+                return True
+    if container is None:
+        return answer
+    for var in container.resolved_env(world):
+        if var.name != "VLLM_API_KEY":
+            continue
+        if var.origin == SECRET:
+            return True
+        if var.origin in (LITERAL, CONFIG_MAP):
+            if (var.value or "").strip():
+                return True
+            continue
+        return None
+    return answer
