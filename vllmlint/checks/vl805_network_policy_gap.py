@@ -1,0 +1,402 @@
+"""VL805: NetworkPolicies that do not fit the vLLM pods of the run.
+
+Kubernetes' semantics (defaults, the union of every policy that selects a pod) are in
+`vllmlint/k8s/networkpolicy.py`; the facts (DNS, distributed ports, scrapers' labels) in
+`data/network-policy.yaml`. Four findings, only about pods of the run:
+
+1. a policy whose podSelector selects no pod of the run while a vLLM pod of its namespace carries the same
+   labels but for one near-miss value or key (a typo): the policy protects nothing;
+2. vLLM pods isolated for egress with no rule of any policy selecting them that allows DNS (UDP 53 to
+   where kube-dns can be): warning when the pod evidently resolves names (a model from the hub, a
+   multi-node peer or Ray head by name), info when it serves a local path and nothing shows a name, silent
+   when it also says it is offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE);
+3. vLLM pods isolated for ingress where a ServiceMonitor, PodMonitor or `prometheus.io/scrape` annotation
+   of the run scrapes a port that no ingress rule opens to anything that could be Prometheus;
+4. an ingress rule that opens a distributed runtime's port (torch.distributed, Ray) to every namespace or
+   every address.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+
+from vllmlint.capacity.workload import RAY_KINDS, downloaded_by_name, workloads
+from vllmlint.checks import Context
+from vllmlint.finding import Severity
+from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, PolicyRule, isolating, named_ports,
+                                        network_policies, scrape_targets, union_rules, ScrapeTarget)
+from vllmlint.k8s.objects import PodTemplate, namespaces_compatible
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
+from vllmlint.k8s.selectors import IN
+from vllmlint.source.yamlmodel import Node
+
+_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub constants._is_true (VL710 reads the same)
+_ADDRESS_FLAGS = ("--master-addr", "--data-parallel-address")
+
+
+@lru_cache(maxsize=1)
+def _facts() -> dict:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    return load_yaml_data(knowledge_dir() / "network-policy.yaml") or {}
+
+
+def _describe(template: PodTemplate) -> str:
+    owner = template.owner
+    name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+    return f"{name} ({template.role})" if template.role and owner.kind in RAY_KINDS + ("LeaderWorkerSet",) else name
+
+
+def _pods_of(templates: list[PodTemplate]) -> str:
+    """"the vLLM pods of Deployment a and StatefulSet b"."""
+    seen: list[str] = []
+    for template in templates:
+        text = _describe(template)
+        if text not in seen:
+            seen.append(text)
+    listed = seen[0] if len(seen) == 1 else ", ".join(seen[:-1]) + " and " + seen[-1]
+    return f"the vLLM pods of {listed}"
+
+
+def check(ctx: Context):
+    policies = network_policies(ctx.world)
+    if not policies:
+        return
+    vllm = [t for t in ctx.world.vllm_templates() if t.owner.kind != "ComposeService"]
+    if not vllm:
+        return
+    yield from _typos(ctx, policies, vllm)
+    yield from _dns(ctx, policies, vllm)
+    yield from _scrapes(ctx, policies, vllm)
+    yield from _distributed(ctx, policies, vllm)
+
+
+# --- 1. a policy that selects nothing, one label away from a vLLM pod --------------------------------------
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance (short strings: label keys and values)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _near(written: str, actual: str) -> bool:
+    """A typo of `actual`: the same word in another case, or one or two edits on a word of four characters
+    or more (a quarter of it at most). Never two names that differ only in their digits (`vllm-1`, `vllm-2`)
+    or in one short segment (`vllm-a`, `vllm-b`; `serve-us`, `serve-eu`): those are two workloads."""
+    if written == actual:
+        return False
+    if written.lower() == actual.lower():
+        return True
+    if "".join(c for c in written if not c.isdigit()) == "".join(c for c in actual if not c.isdigit()):
+        return False
+    a, b = re.split(r"[-_./]", written), re.split(r"[-_./]", actual)
+    if len(a) == len(b):
+        differ = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        if len(differ) == 1 and max(len(differ[0][0]), len(differ[0][1])) <= 2:
+            return False
+    shorter = min(len(written), len(actual))
+    return shorter >= 4 and _distance(written, actual) <= min(2, shorter // 4)
+
+
+def _typos(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
+    world = ctx.world
+    for policy in policies:
+        chosen = policy.pod_selector
+        if chosen.everything or not chosen.parsed.valid:
+            continue
+        if any(policy.selects(t) for t in world.templates):
+            continue
+        for template in vllm:
+            if not namespaces_compatible(template.namespace, policy.namespace):
+                continue
+            labels = template.labels
+            failing = [r for r in chosen.parsed.requirements if not r.matches(labels, template.implicit_label)]
+            if len(failing) != 1 or failing[0].operator != IN or len(failing[0].values) != 1:
+                continue
+            requirement = failing[0]
+            value = requirement.values[0]
+            if requirement.key in labels and _near(value, labels[requirement.key]):
+                where, meant = requirement.node, f"{requirement.key}={labels[requirement.key]}"
+            else:
+                keys = [k for k, v in labels.items() if v == value and _near(requirement.key, k)]
+                if not keys:
+                    continue
+                where, meant = requirement.key_node, f"{keys[0]}={value}"
+            yield ctx.finding(where or policy.anchor(INGRESS),
+                              f"NetworkPolicy {policy.name} selects no pod of the run: its podSelector asks for "
+                              f"`{requirement.key}={value}`, and {_describe(template)}'s vLLM pods in the same "
+                              f"namespace are labelled `{meant}`, so the policy restricts nothing. Fix the label "
+                              "in the podSelector.", about=policy.obj, value=f"typo:{requirement.key}={value}")
+            break
+
+
+# --- 2. DNS ----------------------------------------------------------------------------------------------------
+def _dns_pod_selector(peer: Peer) -> bool:
+    """The peer's podSelector names the DNS pods (`k8s-app: kube-dns`...)."""
+    selector = peer.pod_selector
+    if selector is None or selector.everything:
+        return False
+    return any(selector.matches({label["key"]: label["value"]}) for label in _facts()["dns"]["pod_labels"])
+
+
+def _may_reach_dns(peer: Peer, policy: NetworkPolicy) -> bool:
+    """Whether the DNS pods may be among the peer's pods or addresses."""
+    if not peer.readable or peer.ip_block or peer.namespace_selector is not None:
+        return True  # an address block (node-local DNS, the DNS pods' CIDR) or other namespaces: may be DNS
+    return policy.namespace in _facts()["dns"]["namespaces"]  # a podSelector alone: the policy's own namespace
+
+
+def _dns_port(rule: PolicyRule, protocol: str, labelled: bool) -> bool:
+    """Whether the rule's ports let a DNS query over `protocol` through: port 53 (or a range over it), a
+    named port called like DNS's, every port, or (to pods named as DNS) any port of that protocol (DNS pods
+    may listen on another port behind the Service, e.g. 8053)."""
+    dns = _facts()["dns"]
+    if rule.any_port:
+        return True
+    for port in rule.ports:
+        if port.protocol != protocol:
+            continue
+        if port.port is None or labelled:
+            return True
+        if isinstance(port.port, int):
+            if port.port == dns["port"] or port.end_port is not None and port.port <= dns["port"] <= port.end_port:
+                return True
+        elif any(word in port.port.lower() for word in dns["port_name_words"]):
+            return True
+    return False
+
+
+def _dns_verdict(rules: list[PolicyRule]) -> str | None:
+    """None when some rule lets DNS through; else what is missing, for the message."""
+    tcp_only = wrong_namespace = False
+    for rule in rules:
+        reachable = rule.any_peer or [p for p in rule.peers if _may_reach_dns(p, rule.policy)]
+        if not reachable:
+            if any(p.same_namespace_pods and _dns_pod_selector(p) for p in rule.peers) and \
+                    (_dns_port(rule, "UDP", True)):
+                wrong_namespace = True
+            continue
+        labelled = not rule.any_peer and all(_dns_pod_selector(p) for p in reachable)  # type: ignore[union-attr]
+        if _dns_port(rule, "UDP", labelled):
+            return None
+        if _dns_port(rule, "TCP", labelled):
+            tcp_only = True
+    if wrong_namespace:
+        return ("the rule meant for DNS selects the kube-dns pods with a `podSelector` alone, which looks for them "
+                "in the policy's own namespace; they run in kube-system")
+    if tcp_only:
+        return ("port 53 is allowed over TCP only (a port without `protocol` is TCP), and the resolver asks over "
+                "UDP")
+    return "no egress rule allows UDP port 53"
+
+
+def _offline(ctx: Context, template: PodTemplate) -> bool:
+    for container in template.containers:
+        for var in container.resolved_env(ctx.world):
+            if var.name in _OFFLINE_VARS and var.origin in (LITERAL, CONFIG_MAP) and \
+                    (var.value or "").strip().upper() in _TRUE:
+                return True
+    return False
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _needs_names(ctx: Context, template: PodTemplate, offline: bool) -> str | None:
+    """Why the pod evidently resolves names at start-up, or None."""
+    if template.owner.kind in RAY_KINDS and template.role != "head":
+        return "its Ray worker joins the head by the head Service's DNS name"
+    for work in workloads(ctx.world):
+        container = work.invocation.container
+        if container is None or container.pod is not template:
+            continue
+        if not offline and work.model_name and downloaded_by_name(work):
+            return f"it downloads {work.model_name} from the Hugging Face hub (huggingface.co)"
+        for flag in _ADDRESS_FLAGS:
+            for option in work.invocation.option(flag):
+                token = option.value_token
+                if token is None or option.value is None:
+                    continue
+                if token.dynamic:
+                    if "LWS_LEADER_ADDRESS" in option.value:
+                        return f"`{flag}` is the LeaderWorkerSet leader's DNS name ($(LWS_LEADER_ADDRESS))"
+                    continue
+                if not _is_ip(option.value):
+                    return f"`{flag} {option.value}` is a name its peers resolve"
+    return None
+
+
+def _dns(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
+    grouped: dict[int, tuple[NetworkPolicy, str, list[PodTemplate], list[str], bool]] = {}
+    for template in vllm:
+        isolated = isolating(policies, template, EGRESS)
+        if not isolated:
+            continue
+        verdict = _dns_verdict(union_rules(isolated, EGRESS))
+        if verdict is None:
+            continue
+        offline = _offline(ctx, template)
+        need = _needs_names(ctx, template, offline)
+        if need is None and offline:
+            continue  # a local or cached model and HF_HUB_OFFLINE: the pod says it needs no network
+        anchor = isolated[0]
+        entry = grouped.setdefault(id(anchor), (anchor, verdict, [], [], False))
+        entry[2].append(template)
+        if need is not None:
+            entry[3].append(f"{_describe(template)}: {need}")
+    for policy, verdict, templates, needs, _ in grouped.values():
+        others = [p.name for p in isolating(policies, templates[0], EGRESS) if p is not policy]
+        also = f" (with {', '.join(others)})" if others else ""
+        fix = ("allow DNS, in this policy or a separate allow-dns policy selecting these pods: an egress rule `to` "
+               "`namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}` with `podSelector: "
+               "{matchLabels: {k8s-app: kube-dns}}`, ports 53 UDP and 53 TCP.")
+        head = f"NetworkPolicy {policy.name}{also} isolates the egress of {_pods_of(templates)} and blocks DNS: {verdict}."
+        if needs:
+            message = f"{head} Name resolution fails, so vLLM cannot start ({'; '.join(needs)}): {fix}"
+            severity = ctx.severity
+        else:
+            message = (f"{head} The model is served from a local path and nothing in the run shows a name this pod "
+                       "must resolve, so start-up may succeed; anything that resolves a name later (the hub, a "
+                       "remote tokenizer or adapter, usage statistics) fails. Set HF_HUB_OFFLINE=1 to say the pod "
+                       f"is offline, or {fix}")
+            severity = min(ctx.severity, Severity.INFO)
+        yield ctx.finding(policy.anchor(EGRESS), message, about=policy.obj,
+                          value=f"dns:{policy.name}", severity=severity)
+
+
+# --- 3. Prometheus's scrape ---------------------------------------------------------------------------------------
+def _scraper_words(texts) -> bool:
+    words = _facts()["scrapers"]["label_words"]
+    return any(word in text.lower() for text in texts for word in words)
+
+
+def _may_be_scraper(ctx: Context, rule: PolicyRule) -> bool:
+    if rule.any_peer:
+        return True
+    for peer in rule.peers:
+        if not peer.readable or peer.ip_block or peer.namespace_selector is not None:
+            return True  # other namespaces or addresses: Prometheus may be there
+        selector = peer.pod_selector
+        if selector is None or selector.everything:
+            return True  # every pod of the namespace, Prometheus's too if it runs there
+        selected = [t for t in ctx.world.templates if t.owner.kind != "ComposeService"
+                    and namespaces_compatible(t.namespace, rule.policy.namespace) and selector.selects(t)]
+        if not selected:
+            requirements = selector.parsed.requirements
+            if _scraper_words([r.key for r in requirements] + [v for r in requirements for v in r.values]):
+                return True  # pods of the namespace that are not in the run, named like a scraper
+            continue
+        for template in selected:
+            images = [str(c.image.value) for c in template.containers if c.image is not None]
+            if _scraper_words(list(template.labels.values()) + images + [template.owner.name]):
+                return True
+    return False
+
+
+def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
+    grouped: dict[tuple[int, int], tuple[NetworkPolicy, list[NetworkPolicy], ScrapeTarget, list[PodTemplate]]] = {}
+    for target in scrape_targets(ctx.world, vllm):
+        template = target.template
+        isolated = isolating(policies, template, INGRESS)
+        if not isolated:
+            continue
+        names = named_ports(template)
+        rules = union_rules(isolated, INGRESS)
+        if any(rule.allows_port(target.port, "TCP", names) is not False and _may_be_scraper(ctx, rule)
+               for rule in rules):
+            continue
+        entry = grouped.setdefault((id(isolated[0]), target.port), (isolated[0], isolated, target, []))
+        if template not in entry[3]:
+            entry[3].append(template)
+    invocations = ctx.world.vllm_templates()
+    for (_, scraped), (policy, isolated, target, templates) in grouped.items():
+        others = [p.name for p in isolated if p is not policy]
+        also = f" (with {', '.join(others)})" if others else ""
+        api = sorted({inv.api_port for t in templates for inv in invocations[t] if inv.api_port is not None})
+        port, note = scraped, ""
+        if api and scraped not in api:
+            port = api[0]
+            note = (f" (vLLM serves /metrics on its API port {port}, not {scraped}: point the scrape there too, "
+                    "see VL301)")
+        yield ctx.finding(policy.anchor(INGRESS),
+                          f"NetworkPolicy {policy.name}{also} isolates the ingress of {_pods_of(templates)}, and no "
+                          f"ingress rule of the policies that select them lets Prometheus reach port {scraped}, "
+                          f"which {target.what} scrapes: the scrape times out and the target stays down. Allow TCP "
+                          f"{port} from Prometheus's pods (a `namespaceSelector` for its namespace, with a "
+                          f"`podSelector` for its labels){note}.",
+                          about=policy.obj, value=f"scrape:{scraped}")
+
+
+# --- 4. distributed ports open to everyone ----------------------------------------------------------------------
+def _group_templates(ctx: Context, vllm: list[PodTemplate]) -> list[PodTemplate]:
+    """The vLLM pod templates and the other templates of their owners (Ray workers, LWS workers)."""
+    result: list[PodTemplate] = []
+    for template in vllm:
+        for member in ctx.world.templates_of(template.owner) or [template]:
+            if member not in result and member.role != "submitter":
+                result.append(member)
+    return result
+
+
+def _listens(template: PodTemplate, port: int, component: str) -> bool:
+    """Evidence that the pod listens on `port`: a container port, or a Ray head's default ports."""
+    if any(p.number == port for c in template.containers for p in c.container_ports):
+        return True
+    return component == "Ray" and template.owner.kind in RAY_KINDS and template.role == "head"
+
+
+def _open_peer(rule: PolicyRule) -> tuple[str, Node] | None:
+    """(to whom, the node saying it) when the rule admits every namespace or every address."""
+    if rule.any_peer:
+        return "any source (the rule has no `from`)", rule.node
+    for peer in rule.peers:
+        if peer.every_namespace:
+            return "every pod of every namespace (`namespaceSelector: {}`)", peer.node
+        if peer.every_address:
+            return f"every address (`ipBlock: {peer.cidr}`)", peer.node
+    return None
+
+
+def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
+    ports = _facts()["distributed_ports"]
+    reported: set[tuple[int, int]] = set()
+    for template in _group_templates(ctx, vllm):
+        isolated = isolating(policies, template, INGRESS)
+        names = named_ports(template)
+        for rule in union_rules(isolated, INGRESS):
+            opened = _open_peer(rule)
+            if opened is None:
+                continue
+            whom, peer_node = opened
+            if rule.any_peer and (rule.any_port or all(p.port is None for p in rule.ports)):
+                continue  # an allow-all rule: the pods are not restricted at all, which is not this check's case
+            for fact in ports:
+                number = fact["port"]
+                listed = [p for p in rule.ports if p.port is not None and p.covers(number, "TCP", names) is True]
+                if listed:
+                    where = listed[0].node
+                elif (rule.any_port or any(p.port is None and p.protocol == "TCP" for p in rule.ports)) and \
+                        _listens(template, number, fact["component"]):
+                    where = peer_node
+                else:
+                    continue
+                if (id(rule), number) in reported:
+                    continue
+                reported.add((id(rule), number))
+                yield ctx.finding(where, f"An ingress rule of NetworkPolicy {rule.policy.name} opens port {number} "
+                                  f"({fact['what']}) of the pods of {_describe(template)} to {whom}. {fact['component']} "
+                                  "does not authenticate its peers: any pod that reaches the port can join, disrupt "
+                                  "or run code in the vLLM server's group. Allow it only from the group's own pods "
+                                  "(a `podSelector` of their labels).",
+                                  about=rule.policy.obj, value=f"open:{number}")
