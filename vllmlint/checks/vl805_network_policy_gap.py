@@ -384,6 +384,7 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
             for fact in ports:
                 number = fact["port"]
                 listed = [p for p in rule.ports if p.port is not None and p.covers(number, "TCP", names) is True]
+                where: Node
                 if listed:
                     where = listed[0].node
                 elif (rule.any_port or any(p.port is None and p.protocol == "TCP" for p in rule.ports)) and \
