@@ -396,7 +396,7 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
                     continue
                 reported.add((id(rule), number))
                 yield ctx.finding(where, f"An ingress rule of NetworkPolicy {rule.policy.name} opens port {number} "
-                                  f"({fact['what']}) of the pods of {_describe(template)} to {whom}. {fact['component']} "
+                                  f"of the pods of {_describe(template)}, {fact['what']}, to {whom}. {fact['component']} "
                                   "does not authenticate its peers: any pod that reaches the port can join, disrupt "
                                   "or run code in the vLLM server's group. Allow it only from the group's own pods "
                                   "(a `podSelector` of their labels).",
