@@ -147,13 +147,66 @@ def test_kube_dns_selected_without_a_namespace_selector():
     ports: [{protocol: UDP, port: 53}]
 """
     (finding,) = lint(deployment() + policy(body))
-    assert "`podSelector` alone" in finding.message and finding.severity == Severity.WARNING
+    assert "reaches only pods of the policy's own namespace" in finding.message
+    assert finding.severity == Severity.WARNING
 
 
 def test_multi_node_peer_by_name():
     args = ', --nnodes, "2", --node-rank, "0", --master-addr, vllm-0.vllm-headless, --tensor-parallel-size, "2"'
     (finding,) = lint(deployment(model="/models/llama", extra_args=args) + policy(DENY_EGRESS))
     assert finding.severity == Severity.WARNING and "`--master-addr vllm-0.vllm-headless`" in finding.message
+
+
+def test_udp_53_to_pods_of_the_own_namespace_only():
+    body = DENY_EGRESS + """  egress:
+  - to: [{podSelector: {}}]
+    ports: [{protocol: UDP, port: 53}]
+"""
+    (finding,) = lint(deployment() + policy(body))
+    assert "reaches only pods of the policy's own namespace" in finding.message
+
+
+def test_remote_tokenizer_needs_dns():
+    (finding,) = lint(deployment(model="/models/llama", extra_args=", --tokenizer, meta-llama/Llama-3.1-8B")
+                      + policy(DENY_EGRESS))
+    assert finding.severity == Severity.WARNING and "tokenizer meta-llama/Llama-3.1-8B" in finding.message
+
+
+def test_host_network_pods_are_not_judged():
+    text = deployment().replace("    spec:\n      containers:", "    spec:\n      hostNetwork: true\n      containers:")
+    assert "hostNetwork" in text
+    assert found(text + policy(DENY_EGRESS)) == []
+
+
+LWS = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      metadata: {labels: {app: vllm}}
+      spec:
+        containers:
+        - name: leader
+          image: vllm/vllm-openai:v0.29.0
+          command: [sh, -c, "vllm serve /models/llama --tensor-parallel-size 8 --nnodes 2 --node-rank 0 --master-addr $(LWS_LEADER_ADDRESS)"]
+          resources: {limits: {nvidia.com/gpu: 8}}
+    workerTemplate:
+      metadata: {labels: {app: vllm}}
+      spec:
+        containers:
+        - name: worker
+          image: vllm/vllm-openai:v0.29.0
+          command: [sh, -c, "vllm serve /models/llama --tensor-parallel-size 8 --nnodes 2 --node-rank 1 --master-addr $(LWS_LEADER_ADDRESS) --headless"]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_lws_leader_address_is_a_name():
+    (finding,) = lint(LWS + policy(DENY_EGRESS))
+    assert finding.severity == Severity.WARNING and "LWS_LEADER_ADDRESS" in finding.message
+    assert "LeaderWorkerSet vllm (leader) and LeaderWorkerSet vllm (worker)" in finding.message
 
 
 def test_local_model_is_info():

@@ -29,7 +29,7 @@ from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, Po
 from vllmlint.k8s.objects import PodTemplate, namespaces_compatible
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.k8s.selectors import IN
-from vllmlint.source.yamlmodel import Node
+from vllmlint.source.yamlmodel import Node, Scalar
 
 _OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub constants._is_true (VL710 reads the same)
@@ -64,13 +64,20 @@ def check(ctx: Context):
     policies = network_policies(ctx.world)
     if not policies:
         return
-    vllm = [t for t in ctx.world.vllm_templates() if t.owner.kind != "ComposeService"]
+    # NetworkPolicy does not apply to hostNetwork pods (their traffic is the node's; the Kubernetes docs call
+    # the behaviour undefined and most plugins ignore them): not judged.
+    vllm = [t for t in ctx.world.vllm_templates() if t.owner.kind != "ComposeService" and not _host_network(t)]
     if not vllm:
         return
     yield from _typos(ctx, policies, vllm)
     yield from _dns(ctx, policies, vllm)
     yield from _scrapes(ctx, policies, vllm)
     yield from _distributed(ctx, policies, vllm)
+
+
+def _host_network(template: PodTemplate) -> bool:
+    node = template.spec.get("hostNetwork")
+    return isinstance(node, Scalar) and node.value is True
 
 
 # --- 1. a policy that selects nothing, one label away from a vLLM pod --------------------------------------
@@ -178,9 +185,9 @@ def _dns_verdict(rules: list[PolicyRule]) -> str | None:
     for rule in rules:
         reachable = rule.any_peer or [p for p in rule.peers if _may_reach_dns(p, rule.policy)]
         if not reachable:
-            if any(p.same_namespace_pods and _dns_pod_selector(p) for p in rule.peers) and \
-                    (_dns_port(rule, "UDP", True)):
-                wrong_namespace = True
+            labelled = any(_dns_pod_selector(p) for p in rule.peers)
+            if _dns_port(rule, "UDP", labelled):
+                wrong_namespace = True  # every peer is a podSelector alone: pods of the policy's own namespace
             continue
         labelled = not rule.any_peer and all(_dns_pod_selector(p) for p in reachable)  # type: ignore[union-attr]
         if _dns_port(rule, "UDP", labelled):
@@ -188,8 +195,8 @@ def _dns_verdict(rules: list[PolicyRule]) -> str | None:
         if _dns_port(rule, "TCP", labelled):
             tcp_only = True
     if wrong_namespace:
-        return ("the rule meant for DNS selects the kube-dns pods with a `podSelector` alone, which looks for them "
-                "in the policy's own namespace; they run in kube-system")
+        return ("the rule that allows port 53 reaches only pods of the policy's own namespace (a `podSelector` "
+                "without a `namespaceSelector`), and the DNS pods run in kube-system")
     if tcp_only:
         return ("port 53 is allowed over TCP only (a port without `protocol` is TCP), and the resolver asks over "
                 "UDP")
@@ -223,6 +230,11 @@ def _needs_names(ctx: Context, template: PodTemplate, offline: bool) -> str | No
             continue
         if not offline and work.model_name and downloaded_by_name(work):
             return f"it downloads {work.model_name} from the Hugging Face hub (huggingface.co)"
+        if not offline:
+            for option in work.invocation.option("--tokenizer"):
+                value = option.value or ""
+                if option.value_known and value.count("/") == 1 and not value.startswith((".", "/", "~", "$")):
+                    return f"it downloads the tokenizer {value} from the Hugging Face hub (huggingface.co)"
         for flag in _ADDRESS_FLAGS:
             for option in work.invocation.option(flag):
                 token = option.value_token
