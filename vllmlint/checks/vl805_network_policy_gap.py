@@ -409,7 +409,7 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
                 reported.add((id(rule), number))
                 yield ctx.finding(where, f"An ingress rule of NetworkPolicy {rule.policy.name} opens port {number} "
                                   f"of the pods of {_describe(template)}, {fact['what']}, to {whom}. {fact['component']} "
-                                  "does not authenticate its peers: any pod that reaches the port can join, disrupt "
-                                  "or run code in the vLLM server's group. Allow it only from the group's own pods "
+                                  "trusts whoever reaches the port: anything that does can join, disrupt or run "
+                                  "code in the vLLM server's group. Allow it only from the group's own pods "
                                   "(a `podSelector` of their labels).",
                                   about=rule.policy.obj, value=f"open:{number}")
