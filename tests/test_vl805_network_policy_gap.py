@@ -303,6 +303,26 @@ def test_scrape_allowed(rule):
     assert found(deployment() + policy(DENY_INGRESS + rule) + POD_MONITOR) == []
 
 
+def test_scrape_open_only_to_a_namespace_named_for_something_else_is_info():
+    rule = ("  - from: [{namespaceSelector: {matchLabels: {name: ingress-nginx}}}]\n"
+            "    ports: [{port: 8000}]\n")
+    (finding,) = lint(deployment() + policy(DENY_INGRESS + rule) + POD_MONITOR)
+    assert finding.severity == Severity.INFO and "open only to namespace(s) ingress-nginx" in finding.message
+
+
+def test_hub_model_with_a_cache_volume_is_info():
+    text = deployment().replace("        resources:", "        volumeMounts: [{name: c, mountPath: /root/.cache/huggingface}]\n"
+                                "        resources:") + "      volumes: [{name: c, persistentVolumeClaim: {claimName: c}}]\n"
+    (finding,) = lint(text + policy(DENY_EGRESS))
+    assert finding.severity == Severity.INFO and "unless a volume already holds it" in finding.message
+
+
+def test_unnamed_model_is_info():
+    text = deployment().replace('args: [Qwen/Qwen3-8B, --port, "8000"]', "args: []")
+    (finding,) = lint(text + policy(DENY_EGRESS))
+    assert finding.severity == Severity.INFO and "not named in the run" in finding.message
+
+
 def test_scrape_allowed_by_a_second_policy():
     second = "  podSelector: {}\n  ingress: [{from: [{namespaceSelector: {}}]}]\n"
     assert found(deployment() + policy(DENY_INGRESS, "a") + policy(second, "b") + POD_MONITOR) == []

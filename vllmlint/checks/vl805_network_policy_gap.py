@@ -21,7 +21,7 @@ import ipaddress
 import re
 from functools import lru_cache
 
-from vllmlint.capacity.workload import RAY_KINDS, downloaded_by_name, workloads
+from vllmlint.capacity.workload import RAY_KINDS, download_dir, downloaded_by_name, workloads
 from vllmlint.checks import Context
 from vllmlint.finding import Severity
 from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, PolicyRule, isolating, named_ports,
@@ -220,21 +220,43 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def _needs_names(ctx: Context, template: PodTemplate, offline: bool) -> str | None:
-    """Why the pod evidently resolves names at start-up, or None."""
+def _may_be_cached(work) -> bool:
+    """A volume that may already hold the hub cache (not an emptyDir, not unknown): huggingface_hub falls
+    back to cached files when it cannot reach the hub, so a blocked DNS may go unnoticed."""
+    path, _ = download_dir(work)
+    if path is None or work.container is None:
+        return True  # the cache is somewhere the manifest does not say
+    volume = work.container.backing(path).volume
+    return volume is not None and volume.kind != "emptyDir"
+
+
+def _names_needed(ctx: Context, template: PodTemplate, offline: bool) -> tuple[list[str], list[str]]:
+    """(certain, possible): why the pod resolves names at start-up. Certain: a peer or head it reaches by
+    name, a hub download with nothing that may hold a cached copy. Possible: a hub download a cache volume
+    may answer, or a model the run does not name."""
+    certain: list[str] = []
+    possible: list[str] = []
     if template.owner.kind in RAY_KINDS and template.role != "head":
-        return "its Ray worker joins the head by the head Service's DNS name"
+        certain.append("its Ray worker joins the head by the head Service's DNS name")
     for work in workloads(ctx.world):
         container = work.invocation.container
         if container is None or container.pod is not template:
             continue
-        if not offline and work.model_name and downloaded_by_name(work):
-            return f"it downloads {work.model_name} from the Hugging Face hub (huggingface.co)"
-        if not offline:
-            for option in work.invocation.option("--tokenizer"):
-                value = option.value or ""
-                if option.value_known and value.count("/") == 1 and not value.startswith((".", "/", "~", "$")):
-                    return f"it downloads the tokenizer {value} from the Hugging Face hub (huggingface.co)"
+        hub = []
+        if work.model_name and downloaded_by_name(work):
+            hub.append(work.model_name)
+        elif not work.model_name:
+            possible.append("its model is not named in the run, and vLLM's default model comes from the hub")
+        for option in work.invocation.option("--tokenizer"):
+            value = option.value or ""
+            if option.value_known and value.count("/") == 1 and not value.startswith((".", "/", "~", "$")):
+                hub.append(f"the tokenizer {value}")
+        if hub and not offline:
+            what = f"it downloads {' and '.join(hub)} from the Hugging Face hub (huggingface.co)"
+            if _may_be_cached(work):
+                possible.append(what + ", unless a volume already holds it in the hub cache")
+            else:
+                certain.append(what)
         for flag in _ADDRESS_FLAGS:
             for option in work.invocation.option(flag):
                 token = option.value_token
@@ -242,15 +264,15 @@ def _needs_names(ctx: Context, template: PodTemplate, offline: bool) -> str | No
                     continue
                 if token.dynamic:
                     if "LWS_LEADER_ADDRESS" in option.value:
-                        return f"`{flag}` is the LeaderWorkerSet leader's DNS name ($(LWS_LEADER_ADDRESS))"
+                        certain.append(f"`{flag}` is the LeaderWorkerSet leader's DNS name ($(LWS_LEADER_ADDRESS))")
                     continue
                 if not _is_ip(option.value):
-                    return f"`{flag} {option.value}` is a name its peers resolve"
-    return None
+                    certain.append(f"`{flag} {option.value}` is a name its peers resolve")
+    return certain, possible
 
 
 def _dns(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
-    grouped: dict[int, tuple[NetworkPolicy, str, list[PodTemplate], list[str], bool]] = {}
+    grouped: dict[int, tuple[NetworkPolicy, str, list[PodTemplate], list[str], list[str]]] = {}
     for template in vllm:
         isolated = isolating(policies, template, EGRESS)
         if not isolated:
@@ -259,29 +281,32 @@ def _dns(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
         if verdict is None:
             continue
         offline = _offline(ctx, template)
-        need = _needs_names(ctx, template, offline)
-        if need is None and offline:
+        certain, possible = _names_needed(ctx, template, offline)
+        if not certain and offline:
             continue  # a local or cached model and HF_HUB_OFFLINE: the pod says it needs no network
         anchor = isolated[0]
-        entry = grouped.setdefault(id(anchor), (anchor, verdict, [], [], False))
+        entry = grouped.setdefault(id(anchor), (anchor, verdict, [], [], []))
         entry[2].append(template)
-        if need is not None:
-            entry[3].append(f"{_describe(template)}: {need}")
-    for policy, verdict, templates, needs, _ in grouped.values():
+        entry[3].extend(f"{_describe(template)}: {why}" for why in certain)
+        entry[4].extend(f"{_describe(template)}: {why}" for why in possible)
+    for policy, verdict, templates, certain, possible in grouped.values():
         others = [p.name for p in isolating(policies, templates[0], EGRESS) if p is not policy]
         also = f" (with {', '.join(others)})" if others else ""
         fix = ("allow DNS, in this policy or a separate allow-dns policy selecting these pods: an egress rule `to` "
                "`namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}` with `podSelector: "
                "{matchLabels: {k8s-app: kube-dns}}`, ports 53 UDP and 53 TCP.")
         head = f"NetworkPolicy {policy.name}{also} isolates the egress of {_pods_of(templates)} and blocks DNS: {verdict}."
-        if needs:
-            message = f"{head} Name resolution fails, so vLLM cannot start ({'; '.join(needs)}): {fix}"
+        if certain:
+            message = f"{head} Name resolution fails, so vLLM cannot start ({'; '.join(certain)}): {fix}"
             severity = ctx.severity
         else:
-            message = (f"{head} The model is served from a local path and nothing in the run shows a name this pod "
-                       "must resolve, so start-up may succeed; anything that resolves a name later (the hub, a "
-                       "remote tokenizer or adapter, usage statistics) fails. Set HF_HUB_OFFLINE=1 to say the pod "
-                       f"is offline, or {fix}")
+            if possible:
+                why = f"Start-up may fail ({'; '.join(possible)})"
+            else:
+                why = ("The model is served from a local path and nothing in the run shows a name this pod must "
+                       "resolve, so start-up may succeed")
+            message = (f"{head} {why}; anything that resolves a name later (the hub, a remote tokenizer or adapter, "
+                       f"usage statistics) fails. Set HF_HUB_OFFLINE=1 if the pod is meant to be offline, or {fix}")
             severity = min(ctx.severity, Severity.INFO)
         yield ctx.finding(policy.anchor(EGRESS), message, about=policy.obj,
                           value=f"dns:{policy.name}", severity=severity)
@@ -293,46 +318,78 @@ def _scraper_words(texts) -> bool:
     return any(word in text.lower() for text in texts for word in words)
 
 
-def _may_be_scraper(ctx: Context, rule: PolicyRule) -> bool:
+_NAMESPACE_NAME_KEYS = ("kubernetes.io/metadata.name", "name")
+
+
+def _named_namespaces(peer: Peer) -> list[str] | None:
+    """The namespace names a namespaceSelector lists (`kubernetes.io/metadata.name` or the conventional
+    `name` label, In), when that is all it says and no podSelector narrows it to a scraper; else None."""
+    selector = peer.namespace_selector
+    if selector is None or selector.everything or not selector.parsed.valid:
+        return None
+    names: list[str] = []
+    for requirement in selector.parsed.requirements:
+        if requirement.key not in _NAMESPACE_NAME_KEYS or requirement.operator != IN:
+            return None
+        names.extend(requirement.values)
+    return names or None
+
+
+def _scraper_chance(ctx: Context, rule: PolicyRule) -> tuple[str, list[str]]:
+    """("yes" | "unlikely" | "no", namespaces): whether a peer of the rule may be Prometheus. "unlikely": only
+    namespaces named for something else (`name: ingress-nginx`) may hold it."""
     if rule.any_peer:
-        return True
+        return "yes", []
+    unlikely: list[str] = []
     for peer in rule.peers:
-        if not peer.readable or peer.ip_block or peer.namespace_selector is not None:
-            return True  # other namespaces or addresses: Prometheus may be there
+        if not peer.readable or peer.ip_block:
+            return "yes", []  # addresses: Prometheus may be there
+        if peer.namespace_selector is not None:
+            names = _named_namespaces(peer)
+            pods = peer.pod_selector
+            pod_words = [] if pods is None or pods.everything else \
+                [r.key for r in pods.parsed.requirements] + [v for r in pods.parsed.requirements for v in r.values]
+            if names is None or _scraper_words(names + pod_words):
+                return "yes", []  # other namespaces that may hold Prometheus
+            unlikely.extend(names)
+            continue
         selector = peer.pod_selector
         if selector is None or selector.everything:
-            return True  # every pod of the namespace, Prometheus's too if it runs there
+            return "yes", []  # every pod of the namespace, Prometheus's too if it runs there
         selected = [t for t in ctx.world.templates if t.owner.kind != "ComposeService"
                     and namespaces_compatible(t.namespace, rule.policy.namespace) and selector.selects(t)]
         if not selected:
             requirements = selector.parsed.requirements
             if _scraper_words([r.key for r in requirements] + [v for r in requirements for v in r.values]):
-                return True  # pods of the namespace that are not in the run, named like a scraper
+                return "yes", []  # pods of the namespace that are not in the run, named like a scraper
             continue
         for template in selected:
             images = [str(c.image.value) for c in template.containers if c.image is not None]
             if _scraper_words(list(template.labels.values()) + images + [template.owner.name]):
-                return True
-    return False
+                return "yes", []
+    return ("unlikely", unlikely) if unlikely else ("no", [])
 
 
 def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
-    grouped: dict[tuple[int, int], tuple[NetworkPolicy, list[NetworkPolicy], ScrapeTarget, list[PodTemplate]]] = {}
+    grouped: dict[tuple[int, int], tuple[NetworkPolicy, list[NetworkPolicy], ScrapeTarget, list[PodTemplate],
+                                         list[str]]] = {}
     for target in scrape_targets(ctx.world, vllm):
         template = target.template
         isolated = isolating(policies, template, INGRESS)
         if not isolated:
             continue
         names = named_ports(template)
-        rules = union_rules(isolated, INGRESS)
-        if any(rule.allows_port(target.port, "TCP", names) is not False and _may_be_scraper(ctx, rule)
-               for rule in rules):
+        chances = [_scraper_chance(ctx, rule) for rule in union_rules(isolated, INGRESS)
+                   if rule.allows_port(target.port, "TCP", names) is not False]
+        if any(chance == "yes" for chance, _ in chances):
             continue
-        entry = grouped.setdefault((id(isolated[0]), target.port), (isolated[0], isolated, target, []))
+        namespaces = [n for chance, listed in chances if chance == "unlikely" for n in listed]
+        entry = grouped.setdefault((id(isolated[0]), target.port), (isolated[0], isolated, target, [], []))
         if template not in entry[3]:
             entry[3].append(template)
+        entry[4].extend(n for n in namespaces if n not in entry[4])
     invocations = ctx.world.vllm_templates()
-    for (_, scraped), (policy, isolated, target, templates) in grouped.items():
+    for (_, scraped), (policy, isolated, target, templates, namespaces) in grouped.items():
         others = [p.name for p in isolated if p is not policy]
         also = f" (with {', '.join(others)})" if others else ""
         api = sorted({inv.api_port for t in templates for inv in invocations[t] if inv.api_port is not None})
@@ -341,12 +398,21 @@ def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate
             port = api[0]
             note = (f" (vLLM serves /metrics on its API port {port}, not {scraped}: point the scrape there too, "
                     "see VL301)")
+        fix = (f"Allow TCP {port} from Prometheus's pods (a `namespaceSelector` for its namespace, with a "
+               f"`podSelector` for its labels){note}.")
+        if namespaces:
+            listed = ", ".join(namespaces)
+            yield ctx.finding(policy.anchor(INGRESS),
+                              f"NetworkPolicy {policy.name}{also} isolates the ingress of {_pods_of(templates)}, and "
+                              f"port {scraped}, which {target.what} scrapes, is open only to namespace(s) {listed}: "
+                              "unless Prometheus runs there, the scrape times out and the target stays down. "
+                              + fix, about=policy.obj, value=f"scrape:{scraped}",
+                              severity=min(ctx.severity, Severity.INFO))
+            continue
         yield ctx.finding(policy.anchor(INGRESS),
                           f"NetworkPolicy {policy.name}{also} isolates the ingress of {_pods_of(templates)}, and no "
                           f"ingress rule of the policies that select them lets Prometheus reach port {scraped}, "
-                          f"which {target.what} scrapes: the scrape times out and the target stays down. Allow TCP "
-                          f"{port} from Prometheus's pods (a `namespaceSelector` for its namespace, with a "
-                          f"`podSelector` for its labels){note}.",
+                          f"which {target.what} scrapes: the scrape times out and the target stays down. " + fix,
                           about=policy.obj, value=f"scrape:{scraped}")
 
 
