@@ -204,7 +204,7 @@ spec:
 
 
 def test_lws_leader_address_is_a_name():
-    (finding,) = lint(LWS + policy(DENY_EGRESS))
+    (finding,) = [f for f in lint(LWS + policy(DENY_EGRESS)) if f.value.startswith("dns:")]
     assert finding.severity == Severity.WARNING and "LWS_LEADER_ADDRESS" in finding.message
     assert "LeaderWorkerSet vllm (leader) and LeaderWorkerSet vllm (worker)" in finding.message
 
@@ -431,5 +431,44 @@ def test_original_chapter_fires():
     root = Path(__file__).resolve().parent.parent / "fixtures" / "original"
     result, _ = lint_paths([str(root)], LintOptions(select=["VL805"]))
     got = sorted((Path(f.path).name, f.span.line, f.span.col, f.severity, f.value) for f in result.findings)
-    assert got == [("network-policy.yaml", 10, 5, Severity.WARNING, "scrape:8001"),
-                   ("network-policy.yaml", 11, 5, Severity.WARNING, "dns:vllm-network-policy")]
+    # The audit: DNS blocked, Prometheus's scrape blocked, and the ranks of the StatefulSet (TP 16 over two pods
+    # of 8 GPUs) allowed to reach each other only on 29500.
+    assert got == [("network-policy.yaml", 10, 5, Severity.WARNING, "group:Ingress:vllm-inference"),
+                   ("network-policy.yaml", 10, 5, Severity.WARNING, "scrape:8001"),
+                   ("network-policy.yaml", 11, 5, Severity.WARNING, "dns:vllm-network-policy"),
+                   ("network-policy.yaml", 11, 5, Severity.WARNING, "group:Egress:vllm-inference")]
+
+
+# --- traffic between the ranks of one server ---------------------------------------------------------------
+GROUP_INGRESS = """  podSelector: {matchLabels: {app: vllm}}
+  policyTypes: [Ingress]
+  ingress:
+  - from: [{podSelector: {matchLabels: {app: vllm}}}]
+"""
+
+
+def test_ranks_limited_to_one_port():
+    body = GROUP_INGRESS + "    ports: [{port: 29500}]\n"
+    findings = lint(LWS + policy(body))
+    assert [(f.span.line, f.span.col, f.severity, f.value) for f in findings] == \
+        [(30, 17, Severity.WARNING, "group:Ingress:vllm")]
+    assert "only on port(s) 29500" in findings[0].message
+
+
+def test_ranks_with_no_rule_between_them():
+    (finding,) = [f for f in lint(LWS + policy("  podSelector: {}\n  policyTypes: [Ingress]\n"))]
+    assert finding.value == "group:Ingress:vllm" and "only on port(s) none" in finding.message
+
+
+@pytest.mark.parametrize("body", [
+    GROUP_INGRESS,  # every port between the ranks
+    GROUP_INGRESS + "    ports: [{protocol: TCP, port: 1024, endPort: 65535}]\n",  # a range over the free ports
+    "  podSelector: {}\n  policyTypes: [Ingress]\n  ingress: [{from: [{namespaceSelector: {}}]}]\n",
+])
+def test_ranks_may_reach_each_other(body):
+    assert found(LWS + policy(body)) == []
+
+
+def test_a_single_pod_server_is_not_a_group():
+    body = "  podSelector: {}\n  policyTypes: [Ingress]\n  ingress: [{ports: [{port: 8000}]}]\n"
+    assert found(deployment(extra_args=', --tensor-parallel-size, "8"') + policy(body)) == []

@@ -28,8 +28,9 @@ from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, Po
                                         network_policies, scrape_targets, union_rules, ScrapeTarget)
 from vllmlint.k8s.objects import PodTemplate, namespaces_compatible
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
+from vllmlint.k8s.quantity import int_value
 from vllmlint.k8s.selectors import IN
-from vllmlint.source.yamlmodel import Node, Scalar
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar
 
 _OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub constants._is_true (VL710 reads the same)
@@ -73,6 +74,7 @@ def check(ctx: Context):
     yield from _dns(ctx, policies, vllm)
     yield from _scrapes(ctx, policies, vllm)
     yield from _distributed(ctx, policies, vllm)
+    yield from _group_traffic(ctx, policies, vllm)
 
 
 def _host_network(template: PodTemplate) -> bool:
@@ -479,3 +481,108 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
                                   "code in the vLLM server's group. Allow it only from the group's own pods "
                                   "(a `podSelector` of their labels).",
                                   about=rule.policy.obj, value=f"open:{number}")
+
+
+# --- 5. traffic between the pods of one multi-node server ---------------------------------------------------------
+def _lws_size(owner) -> int:
+    spec = owner.spec
+    lwt = spec.get("leaderWorkerTemplate") if spec is not None else None
+    node = lwt.get("size") if isinstance(lwt, Mapping) else None
+    if node is None:
+        return 1
+    return int_value(node, minimum=1) or 0
+
+
+def _spans_pods(ctx: Context, owner, templates: list[PodTemplate]) -> bool:
+    """The owner's pods form one vLLM server over several pods (VL713's reading): a LeaderWorkerSet of size
+    two or more; a StatefulSet of two or more replicas whose vLLM says `--nnodes` >= 2 or needs more ranks
+    than its pod's GPUs; a Ray cluster with worker groups."""
+    if owner.kind == "LeaderWorkerSet":
+        return _lws_size(owner) >= 2
+    if owner.kind in RAY_KINDS:
+        return len([t for t in templates if t.role not in ("head", "submitter")]) >= 1
+    if owner.kind != "StatefulSet":
+        return False
+    replicas = owner.replicas
+    if replicas is None or replicas.value < 2:
+        return False
+    for work in workloads(ctx.world):
+        container = work.container
+        if container is None or container.pod.owner is not owner:
+            continue
+        if work.nnodes is not None and work.nnodes >= 2:
+            return True
+        if work.known("--tensor-parallel-size", "--pipeline-parallel-size"):
+            request = work.gpu_resource
+            if request is not None and request[1] >= 1 and work.world_size > request[1]:
+                return True
+    return False
+
+
+def _all_ports(rule: PolicyRule) -> bool:
+    """The rule allows every TCP port a rank may pick (no ports, a TCP entry without a port, or a range over
+    the unprivileged ports)."""
+    if rule.any_port:
+        return True
+    start = _facts()["group_traffic"]["all_ports_from"]
+    for port in rule.ports:
+        if port.protocol != "TCP":
+            continue
+        if port.port is None:
+            return True
+        if isinstance(port.port, int) and port.end_port is not None and port.port <= start and port.end_port >= 65535:
+            return True
+    return False
+
+
+def _peer_group(peer: Peer, policy: NetworkPolicy, members: list[PodTemplate]) -> str:
+    """"all" when the peer surely admits every member, "maybe" when it may, "no" when it admits none."""
+    if not peer.readable or peer.ip_block or peer.namespace_selector is not None:
+        return "maybe"  # addresses or other namespaces' labels: not judged
+    selector = peer.pod_selector
+    if selector is None:
+        return "maybe"
+    chosen = [m for m in members if namespaces_compatible(m.namespace, policy.namespace) and selector.selects(m)]
+    return "all" if len(chosen) == len(members) else "some" if chosen else "no"
+
+
+def _group_traffic(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
+    seen: set[int] = set()
+    for template in vllm:
+        owner = template.owner
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        members = [t for t in ctx.world.templates_of(owner) if t.role != "submitter" and not _host_network(t)]
+        if not _spans_pods(ctx, owner, members):
+            continue
+        for direction, word in ((INGRESS, "from"), (EGRESS, "to")):
+            for member in members:
+                isolated = isolating(policies, member, direction)
+                if not isolated:
+                    continue
+                rules = union_rules(isolated, direction)
+                open_rule = False
+                limited: list[str] = []
+                for rule in rules:
+                    reach = ["all"] if rule.any_peer else [_peer_group(p, rule.policy, members) for p in rule.peers]
+                    if "maybe" in reach or ("all" in reach and _all_ports(rule)):
+                        open_rule = True
+                        break
+                    if any(r in ("all", "some") for r in reach):
+                        limited.extend(str(p.port) + (f"-{p.end_port}" if p.end_port else "")
+                                       for p in rule.ports if p.port is not None)
+                if open_rule:
+                    continue
+                ports = ", ".join(dict.fromkeys(limited)) if limited else "none"
+                policy = isolated[0]
+                yield ctx.finding(policy.anchor(direction),
+                                  f"NetworkPolicy {policy.name} isolates the {direction.lower()} of the pods of "
+                                  f"{_describe(member)}, part of the multi-node vLLM server of {owner.kind} "
+                                  f"{owner.name}, and allows traffic {word} that server's pods only on port(s) "
+                                  f"{ports}: NCCL, Gloo and vLLM's own messaging between the ranks connect "
+                                  "on ports chosen at start-up, so the ranks never finish connecting. Allow every "
+                                  f"port {word} the group's own pods (a rule with a `podSelector` of their labels "
+                                  "and no `ports`).",
+                                  about=policy.obj, value=f"group:{direction}:{owner.name}")
+                break
