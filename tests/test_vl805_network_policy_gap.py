@@ -417,6 +417,37 @@ def test_no_typo(selector):
     assert found(deployment(labels=label) + policy(body)) == []
 
 
+GATEWAY = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api-gateway}
+spec:
+  selector: {matchLabels: {app: api-gateway}}
+  template:
+    metadata: {labels: {app: api-gateway}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.27"}]
+"""
+
+
+def test_peer_typo():
+    body = """  podSelector: {matchLabels: {app: vllm}}
+  ingress:
+  - from: [{podSelector: {matchLabels: {app: api-gatway}}}]
+"""
+    findings = lint(deployment() + GATEWAY + policy(body))
+    assert [(f.span.line, f.span.col, f.value) for f in findings] == [(34, 46, "typo:app=api-gatway")]
+    assert "traffic from them to the vLLM pods is blocked" in findings[0].message
+
+
+def test_peer_selecting_a_pod_of_the_run_is_no_typo():
+    body = """  podSelector: {matchLabels: {app: vllm}}
+  ingress:
+  - from: [{podSelector: {matchLabels: {app: api-gateway}}}]
+"""
+    assert found(deployment() + GATEWAY + policy(body)) == []
+
+
 def test_typo_in_another_namespace_is_silent():
     body = "  podSelector: {matchLabels: {app: vllm-inferense}}\n  policyTypes: [Ingress]\n"
     assert found(deployment(labels="{app: vllm-inference}", ns="a") + policy(body, ns="b")) == []

@@ -113,36 +113,75 @@ def _near(written: str, actual: str) -> bool:
     return shorter >= 4 and _distance(written, actual) <= min(2, shorter // 4)
 
 
+def _near_miss(selector, template: PodTemplate):
+    """(the requirement's node, what the pod carries, the requirement) when `template` carries the selector's
+    labels but for one near-miss value or key; else None."""
+    labels = template.labels
+    failing = [r for r in selector.parsed.requirements if not r.matches(labels, template.implicit_label)]
+    if len(failing) != 1 or failing[0].operator != IN or len(failing[0].values) != 1:
+        return None
+    requirement = failing[0]
+    value = requirement.values[0]
+    if requirement.key in labels and _near(value, labels[requirement.key]):
+        return requirement.node, f"{requirement.key}={labels[requirement.key]}", requirement
+    keys = [k for k, v in labels.items() if v == value and _near(requirement.key, k)]
+    if keys:
+        return requirement.key_node, f"{keys[0]}={value}", requirement
+    return None
+
+
 def _typos(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
     world = ctx.world
     for policy in policies:
         chosen = policy.pod_selector
-        if chosen.everything or not chosen.parsed.valid:
-            continue
-        if any(policy.selects(t) for t in world.templates):
+        if chosen.everything or not chosen.parsed.valid or any(policy.selects(t) for t in world.templates):
+            yield from _peer_typos(ctx, policy, vllm)
             continue
         for template in vllm:
             if not namespaces_compatible(template.namespace, policy.namespace):
                 continue
-            labels = template.labels
-            failing = [r for r in chosen.parsed.requirements if not r.matches(labels, template.implicit_label)]
-            if len(failing) != 1 or failing[0].operator != IN or len(failing[0].values) != 1:
+            miss = _near_miss(chosen, template)
+            if miss is None:
                 continue
-            requirement = failing[0]
-            value = requirement.values[0]
-            if requirement.key in labels and _near(value, labels[requirement.key]):
-                where, meant = requirement.node, f"{requirement.key}={labels[requirement.key]}"
-            else:
-                keys = [k for k, v in labels.items() if v == value and _near(requirement.key, k)]
-                if not keys:
-                    continue
-                where, meant = requirement.key_node, f"{keys[0]}={value}"
+            where, meant, requirement = miss
+            written = f"{requirement.key}={requirement.values[0]}"
             yield ctx.finding(where or policy.anchor(INGRESS),
                               f"NetworkPolicy {policy.name} selects no pod of the run: its podSelector asks for "
-                              f"`{requirement.key}={value}`, and {_describe(template)}'s vLLM pods in the same "
-                              f"namespace are labelled `{meant}`, so the policy restricts nothing. Fix the label "
-                              "in the podSelector.", about=policy.obj, value=f"typo:{requirement.key}={value}")
+                              f"`{written}`, and {_describe(template)}'s vLLM pods in the same namespace are "
+                              f"labelled `{meant}`, so the policy restricts nothing. Fix the label in the "
+                              "podSelector.", about=policy.obj, value=f"typo:{written}")
             break
+
+
+def _peer_typos(ctx: Context, policy: NetworkPolicy, vllm: list[PodTemplate]):
+    """A `from`/`to` podSelector (alone: the policy's namespace) of a policy that selects vLLM pods, that
+    selects no pod of the run while a pod of the namespace carries its labels but for one near miss."""
+    if not any(policy.selects(t) for t in vllm):
+        return
+    world = ctx.world
+    local = [t for t in world.templates if t.owner.kind != "ComposeService"
+             and namespaces_compatible(t.namespace, policy.namespace)]
+    for direction in (INGRESS, EGRESS):
+        for rule in policy.rules(direction):
+            for peer in rule.peers:
+                selector = peer.pod_selector
+                if not peer.same_namespace_pods or selector is None or selector.everything or \
+                        not selector.parsed.valid or any(selector.selects(t) for t in local):
+                    continue
+                for template in local:
+                    miss = _near_miss(selector, template)
+                    if miss is None:
+                        continue
+                    where, meant, requirement = miss
+                    written = f"{requirement.key}={requirement.values[0]}"
+                    flow = "from them to the vLLM pods" if direction == INGRESS else "from the vLLM pods to them"
+                    yield ctx.finding(where or peer.node,
+                                      f"An {direction.lower()} rule of NetworkPolicy {policy.name} names pods "
+                                      f"labelled `{written}`, which no pod of the run carries; the pods of "
+                                      f"{_describe(template)} in the same namespace are labelled `{meant}`, so "
+                                      f"traffic {flow} is blocked. Fix the label in the podSelector.",
+                                      about=policy.obj, value=f"typo:{written}")
+                    break
 
 
 # --- 2. DNS ----------------------------------------------------------------------------------------------------
