@@ -98,8 +98,8 @@ def _near(written: str, actual: str) -> bool:
     """A typo of `actual`: the same word in another case, or one or two edits on a word of four characters
     or more (a quarter of it at most). Never two names that differ only in their digits (`vllm-1`, `vllm-2`)
     or in one short segment (`vllm-a`, `vllm-b`; `serve-us`, `serve-eu`): those are two workloads."""
-    if written == actual:
-        return False
+    if written == actual or abs(len(written) - len(actual)) > 2 or max(len(written), len(actual)) > 317:
+        return False  # label keys are at most 253 + 1 + 63 characters, values 63
     if written.lower() == actual.lower():
         return True
     if "".join(c for c in written if not c.isdigit()) == "".join(c for c in actual if not c.isdigit()):
