@@ -166,6 +166,12 @@ def test_udp_53_to_pods_of_the_own_namespace_only():
     assert "reaches only pods of the policy's own namespace" in finding.message
 
 
+def test_all_ports_to_the_own_pods_is_not_a_dns_rule():
+    body = DENY_EGRESS + "  egress:\n  - to: [{podSelector: {matchLabels: {app: vllm}}}]\n"
+    (finding,) = lint(deployment() + policy(body))
+    assert "no egress rule allows UDP port 53" in finding.message
+
+
 def test_remote_tokenizer_needs_dns():
     (finding,) = lint(deployment(model="/models/llama", extra_args=", --tokenizer, meta-llama/Llama-3.1-8B")
                       + policy(DENY_EGRESS))

@@ -227,8 +227,8 @@ def _dns_verdict(rules: list[PolicyRule]) -> str | None:
         reachable = rule.any_peer or [p for p in rule.peers if _may_reach_dns(p, rule.policy)]
         if not reachable:
             labelled = any(_dns_pod_selector(p) for p in rule.peers)
-            if _dns_port(rule, "UDP", labelled):
-                wrong_namespace = True  # every peer is a podSelector alone: pods of the policy's own namespace
+            if (labelled or not rule.any_port) and _dns_port(rule, "UDP", labelled):
+                wrong_namespace = True  # meant for DNS, but every peer is a podSelector alone: the own namespace
             continue
         labelled = not rule.any_peer and all(_dns_pod_selector(p) for p in reachable)  # type: ignore[union-attr]
         if _dns_port(rule, "UDP", labelled):
