@@ -256,6 +256,20 @@ def test_policy_in_another_namespace_does_not_select():
     assert found(deployment(ns="serving") + policy(DENY_EGRESS, ns="other")) == []
 
 
+def test_a_cilium_policy_in_the_run_may_allow_dns():
+    cilium = """---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: dns}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints: [{matchLabels: {k8s:io.kubernetes.pod.namespace: kube-system, k8s-app: kube-dns}}]
+    toPorts: [{ports: [{port: "53", protocol: ANY}]}]
+"""
+    assert found(deployment() + policy(DENY_EGRESS) + cilium) == []
+
+
 def test_compose_and_policies_alone_are_silent():
     assert found(policy(DENY_EGRESS).lstrip("-\n")) == []
 

@@ -71,10 +71,19 @@ def check(ctx: Context):
     if not vllm:
         return
     yield from _typos(ctx, policies, vllm)
+    if _other_policies(ctx):
+        return  # another plugin's or the admin policies of the run may allow (or deny) what these leave out
     yield from _dns(ctx, policies, vllm)
     yield from _scrapes(ctx, policies, vllm)
     yield from _distributed(ctx, policies, vllm)
     yield from _group_traffic(ctx, policies, vllm)
+
+
+def _other_policies(ctx: Context) -> bool:
+    """The run holds a policy of another kind (Cilium, Calico, Antrea, AdminNetworkPolicy)."""
+    facts = _facts()["other_policy_kinds"]
+    groups = tuple(facts["api_groups"])
+    return any(obj.api_version.split("/", 1)[0] in groups for obj in ctx.world.of_kind(*facts["kinds"]))
 
 
 def _host_network(template: PodTemplate) -> bool:
