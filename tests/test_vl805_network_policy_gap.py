@@ -392,7 +392,9 @@ def test_torch_port_open_to_any_source():
 
 def test_all_ports_from_every_namespace_on_a_ray_head():
     body = "  podSelector: {matchLabels: {app: vllm-ray}}\n  ingress:\n  - from: [{namespaceSelector: {}}]\n"
-    assert sorted(v for *_, v in found(RAY + policy(body))) == ["open:10001", "open:6379", "open:8265"]
+    (finding,) = lint(RAY + policy(body))
+    assert (finding.span.line, finding.span.col, finding.value) == (23, 12, "open:6379,8265,10001")
+    assert "opens ports 6379 (Ray's GCS server port" in finding.message
 
 
 @pytest.mark.parametrize("body", [

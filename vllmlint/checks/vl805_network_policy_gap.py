@@ -472,7 +472,7 @@ def _group_templates(ctx: Context, vllm: list[PodTemplate]) -> list[PodTemplate]
     result: list[PodTemplate] = []
     for template in vllm:
         for member in ctx.world.templates_of(template.owner) or [template]:
-            if member not in result and member.role != "submitter":
+            if member not in result and member.role != "submitter" and not _host_network(member):
                 result.append(member)
     return result
 
@@ -498,37 +498,38 @@ def _open_peer(rule: PolicyRule) -> tuple[str, Node] | None:
 
 def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
     ports = _facts()["distributed_ports"]
-    reported: set[tuple[int, int]] = set()
+    reported: set[int] = set()
     for template in _group_templates(ctx, vllm):
         isolated = isolating(policies, template, INGRESS)
         names = named_ports(template)
         for rule in union_rules(isolated, INGRESS):
             opened = _open_peer(rule)
-            if opened is None:
+            if opened is None or id(rule) in reported:
                 continue
             whom, peer_node = opened
             if rule.any_peer and (rule.any_port or all(p.port is None for p in rule.ports)):
                 continue  # an allow-all rule: the pods are not restricted at all, which is not this check's case
+            found: list[tuple[dict, Node]] = []
             for fact in ports:
                 number = fact["port"]
                 listed = [p for p in rule.ports if p.port is not None and p.covers(number, "TCP", names) is True]
-                where: Node
                 if listed:
-                    where = listed[0].node
+                    found.append((fact, listed[0].node))
                 elif (rule.any_port or any(p.port is None and p.protocol == "TCP" for p in rule.ports)) and \
                         _listens(template, number, fact["component"]):
-                    where = peer_node
-                else:
-                    continue
-                if (id(rule), number) in reported:
-                    continue
-                reported.add((id(rule), number))
-                yield ctx.finding(where, f"An ingress rule of NetworkPolicy {rule.policy.name} opens port {number} "
-                                  f"of the pods of {_describe(template)}, {fact['what']}, to {whom}. {fact['component']} "
-                                  "trusts whoever reaches the port: anything that does can join, disrupt or run "
-                                  "code in the vLLM server's group. Allow it only from the group's own pods "
-                                  "(a `podSelector` of their labels).",
-                                  about=rule.policy.obj, value=f"open:{number}")
+                    found.append((fact, peer_node))
+            if not found:
+                continue
+            reported.add(id(rule))
+            opened_ports = "; ".join(f"{fact['port']} ({fact['what']})" for fact, _ in found)
+            components = " and ".join(dict.fromkeys(fact["component"] for fact, _ in found))
+            plural = "s" if len(found) > 1 else ""
+            yield ctx.finding(found[0][1], f"An ingress rule of NetworkPolicy {rule.policy.name} opens port{plural} "
+                              f"{opened_ports} of the pods of {_describe(template)} to {whom}. {components} trust "
+                              "whoever reaches these ports: anything that does can join, disrupt or run code in the "
+                              "vLLM server's group. Allow them only from the group's own pods (a `podSelector` of "
+                              "their labels).",
+                              about=rule.policy.obj, value="open:" + ",".join(str(f["port"]) for f, _ in found))
 
 
 # --- 5. traffic between the pods of one multi-node server ---------------------------------------------------------
