@@ -29,7 +29,7 @@ KNOWN_ACTION_OUTPUTS = {"actions/setup-python": {"python-version", "python-path"
 REMOVED_FLAGS = FIXTURES / "own" / "original-deployment-with-removed-flags.yaml"
 # Clean under every default rule, notices included (hpa-cpu-ok.yaml now has a VL707 info: its 1-replica GPU
 # Deployment surges on rollout); a NetworkPolicy gives no rule anything to report, alone or with the other file.
-CLEAN = FIXTURES / "original" / "network-policy.yaml"
+CLEAN = FIXTURES / "original" / "fluentd-configmap.yaml"  # no findings, alone or next to a vLLM Deployment
 
 
 @pytest.fixture(scope="module")
