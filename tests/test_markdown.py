@@ -57,3 +57,12 @@ def test_broken_yaml_block_is_reported_at_its_markdown_line():
 
 def test_markdown_without_blocks_is_fine():
     assert lint_text("# Title\n\nNothing to see.\n", "README.md").findings == []
+
+
+def test_docker_run_of_the_image_alone_is_not_an_internal_error():
+    # vLLM 0.29.0's docs/serving/parallelism_scaling.md shows `docker run ... vllm/vllm-openai` with no arguments.
+    text = "# Run\n\n```bash\ndocker run --gpus all -p 8000:8000 vllm/vllm-openai\n```\n"
+    result = lint_text(text, "run.md", LintOptions())
+    assert not result.internal_error and result.findings == []
+    with_args = text.replace("vllm/vllm-openai\n", "vllm/vllm-openai:v0.29.0 --model m --swap-space 4\n")
+    assert ("VL102", 4) in [(f.code, f.span.line) for f in lint_text(with_args, "run.md", LintOptions()).findings]

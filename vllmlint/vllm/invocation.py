@@ -444,6 +444,10 @@ def _unwrap_launcher(tokens: list[Token]) -> tuple[list[Token], ImageRef | None]
     if image is None:
         return tokens, None
     args = tokens[i + 1:]
+    if not args:
+        # `docker run IMAGE` alone (vLLM's docs show it): nothing of vLLM's is written, so nothing to check,
+        # and no word of the file to point a finding at.
+        return tokens, None
     entry = [entrypoint] if entrypoint else image_entrypoint(image)
     if not entry:
         return tokens, None
