@@ -12,10 +12,9 @@ import posixpath
 import re
 
 from vllmlint.finding import Severity
-from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
 from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
-from vllmlint.vllm.endpoints import (always_served, api_ports, guarded, invocations_by_container, normalize,
+from vllmlint.vllm.endpoints import (always_served, api_key_set, api_ports, guarded, invocations_by_container, normalize,
                                      post_only, served, server_invocations)
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
@@ -79,24 +78,6 @@ def _numbers_in(container, invocations, world, skip: tuple[str, ...] = ()) -> se
         if var.value and _NUMBER.match(var.value.strip()):
             found.add(int(var.value.strip()))
     return found
-
-
-def _api_key(container, invocations, world) -> bool | None:
-    """Whether `--api-key` or VLLM_API_KEY is set (None: a value that may be empty is not in the run)."""
-    answer: bool | None = False
-    for invocation in invocations:
-        for option in invocation.option("--api-key"):
-            if not option.value_known or option.value != "":
-                return True
-    for var in container.resolved_env(world):
-        if var.name != "VLLM_API_KEY":
-            continue
-        if var.origin == SECRET:
-            return True
-        if var.origin in (LITERAL, CONFIG_MAP):
-            return bool((var.value or "").strip()) or answer
-        return None
-    return answer
 
 
 def _release(invocations) -> str | None:
@@ -262,7 +243,7 @@ def _path(ctx, container, servers, probe, release):
         return
     if any(name.lower() == "authorization" for name, _, _ in probe.headers):
         return
-    if _api_key(container, servers, ctx.world) is not True:
+    if api_key_set(container, servers, ctx.world) is not True:
         return
     yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}` without an Authorization header, but vLLM "
                       "runs with `--api-key` (or VLLM_API_KEY), which answers 401 on every path under /v1 without "
