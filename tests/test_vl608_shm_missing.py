@@ -39,7 +39,7 @@ DISK = """    volumeMounts: [{name: dshm, mountPath: /dev/shm}]
 
 # --- catches -----------------------------------------------------------------------------------------
 def test_default_shm_with_tp():
-    assert found(pod()) == [(8, 37, Severity.WARNING)]
+    assert found(pod()) == [(8, 44, Severity.WARNING)]
 
 
 def test_message_proposes_a_sized_memory_emptydir_not_host_ipc():
