@@ -51,8 +51,7 @@ def _edits(a: str, b: str, limit: int) -> int:
 def _near_misses(name: str, prefix: str, known: dict[str, nccl_env.NcclVariable]) -> list[str]:
     if len(name) < _MIN_LENGTH:
         return []
-    scored = [(_edits(name, other, _MAX_EDITS), other) for other in known if other.startswith(prefix)
-              and not (prefix == "NCCL_" and other.startswith("NCCL_") and name.startswith("TORCH_"))]
+    scored = [(_edits(name, other, _MAX_EDITS), other) for other in known if other.startswith(prefix)]
     best = min((score for score, _ in scored), default=_MAX_EDITS + 1)
     return sorted(other for score, other in scored if score == best and score <= _MAX_EDITS)
 
