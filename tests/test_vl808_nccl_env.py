@@ -208,3 +208,10 @@ def test_data_matches_its_schema():
     assert "NCCL_IB_ENABLE_RDMA" not in nccl_env.known_variables()
     assert nccl_env.known_variables()["NCCL_IB_GID_INDEX"].ib_transport
     assert not nccl_env.known_variables()["NCCL_NET_GDR_LEVEL"].ib_transport
+
+
+def test_removed_aws_ofi_nccl_parameter_says_the_plugin_fails():
+    (finding,) = lint(pod(one("OFI_NCCL_RDMA_MAX_POSTED_BOUNCE_BUFFERS", "64")))
+    assert finding.severity == INF
+    assert "is removed: the plugin's initialisation fails when it is set" in finding.message
+    assert "include/nccl_ofi_param.h:178 at v1.21.1" in finding.message

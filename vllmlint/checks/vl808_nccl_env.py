@@ -148,9 +148,14 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                   about=container, value=name, severity=min(ctx.severity, Severity.INFO))
                 continue
             if row.removed or row.deprecated:
-                what = "no longer reads it" if row.removed else "deprecates it"
-                yield ctx.finding(where, f"`{name}`{_from(var)}: {_READER_WORDS[row.reader]} {what} ({row.source}). "
-                                  "Delete it, or use the replacement its start-up log names.",
+                # aws-ofi-nccl v1.21.1: a removed parameter set in the environment makes its initialize() return
+                # -EINVAL (include/nccl_ofi_param_impl.h:328-343), and ofi_nccl_parameters_init() fails the
+                # plugin's init with it (src/nccl_ofi_api.cpp:70-72). Info: whether the image has that plugin,
+                # and which version, is not in the run.
+                what = ("is removed: the plugin's initialisation fails when it is set, so NCCL cannot use the "
+                        "plugin" if row.removed else "is deprecated: the plugin warns about it at start-up")
+                yield ctx.finding(where, f"`{name}`{_from(var)} {what} ({_READER_WORDS[row.reader]}, {row.source}). "
+                                  "Delete it; the plugin's log names the replacement.",
                                   about=container, value=name, severity=min(ctx.severity, Severity.INFO))
                 continue
             if row.ib_transport:
