@@ -215,3 +215,32 @@ def test_removed_aws_ofi_nccl_parameter_says_the_plugin_fails():
     assert finding.severity == INF
     assert "is removed: the plugin's initialisation fails when it is set" in finding.message
     assert "include/nccl_ofi_param.h:178 at v1.21.1" in finding.message
+
+
+def test_a_variable_the_shipped_nccl_does_not_read_yet():
+    # vLLM 0.29.0 pins torch 2.13.0, whose wheel requires nvidia-nccl-cu13==2.29.7; NCCL_IB_OOO_RQ is read
+    # from NCCL 2.30 on.
+    text = pod(one("NCCL_IB_OOO_RQ"))
+    assert found(text) == [(9, 18, INF, "NCCL_IB_OOO_RQ")]
+    assert "is read by NCCL 2.30 and later only" in lint(text)[0].message
+    assert "vLLM 0.29.0's image loads NCCL 2.29.7, with torch 2.13.0" in lint(text)[0].message
+    assert lint(pod(one("NCCL_IB_OOO_RQ"), image="vllm/vllm-openai:v0.33.0")) == []
+
+
+def test_a_variable_the_shipped_nccl_no_longer_reads():
+    text = pod(one("NCCL_SHM_USE_CUDA_MEMCPY"), image="vllm/vllm-openai:v0.33.0")
+    assert found(text) == [(9, 18, INF, "NCCL_SHM_USE_CUDA_MEMCPY")]
+    assert "was last read by NCCL 2.29 (src/transport/shm.cc:68 at v2.29.7-1)" in lint(text)[0].message
+    assert lint(pod(one("NCCL_SHM_USE_CUDA_MEMCPY"))) == []  # 0.29.0 loads NCCL 2.29.7
+
+
+@pytest.mark.parametrize("text", [
+    # another libnccl
+    pod('[{name: NCCL_IB_OOO_RQ, value: "1"}, {name: VLLM_NCCL_SO_PATH, value: /opt/nccl/lib/libnccl.so.2}]'),
+    # not the image published with the release: its NCCL is unknown
+    pod(one("NCCL_IB_OOO_RQ"), image="nvcr.io/nvidia/pytorch:25.01-py3",
+        command="[python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-32B]"),
+    pod(one("NCCL_IB_OOO_RQ"), image="vllm/vllm-openai:latest"),
+])
+def test_the_shipped_nccl_is_judged_only_for_the_release_image(text):
+    assert lint(text) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from vllmlint.capacity.remote_code import release_image
 from vllmlint.capacity.specs import efa_support
 from vllmlint.capacity.workload import workloads
 from vllmlint.checks import Context
@@ -158,6 +159,12 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                   "Delete it; the plugin's log names the replacement.",
                                   about=container, value=name, severity=min(ctx.severity, Severity.INFO))
                 continue
+            outside = _outside_shipped_nccl(row, invocation, variables)
+            if outside:
+                yield ctx.finding(where, f"`{name}`{_from(var)} {outside}. Delete it (or use the NCCL that reads "
+                                  "it, through VLLM_NCCL_SO_PATH).", about=container, value=name,
+                                  severity=min(ctx.severity, Severity.INFO))
+                continue
             if row.ib_transport:
                 if name == "NCCL_IB_DISABLE" and (var.value is None or var.value.strip() == "1"):
                     continue  # turning the IB transport off is consistent with EFA; an unknown value is not judged
@@ -166,6 +173,33 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 finding = _ib_on_aws(ctx, container, var, where, _efa_requested(container), placement)
                 if finding is not None:
                     yield finding
+
+
+def _outside_shipped_nccl(row, invocation, variables) -> str:
+    """Why the NCCL that vLLM's own image for this release loads does not read an NCCL variable, or "".
+
+    Judged only for the CUDA image published with the release (its torch pins one nvidia-nccl wheel) and
+    without VLLM_NCCL_SO_PATH (which loads another libnccl); at the granularity of NCCL minor releases, since
+    the table was read at the last patch release of each minor."""
+    if row.reader != "nccl" or not row.first or not release_image(invocation):
+        return ""
+    if any(v.name == "VLLM_NCCL_SO_PATH" for v in variables):
+        return ""
+    release = invocation.release or ""
+    shipped = nccl_env.shipped_nccl(release)
+    if shipped is None:
+        return ""
+    pin = nccl_env.torch_pin(release)
+    torch = f", with torch {pin[0]}" if pin else ""
+    if nccl_env.tag_minor(shipped) < nccl_env.tag_minor(row.first):
+        since = "%d.%d" % nccl_env.tag_minor(row.first)
+        return (f"is read by NCCL {since} and later only ({row.source}), and vLLM {release}'s image loads NCCL "
+                f"{shipped}{torch}: it has no effect there")
+    if row.last and nccl_env.tag_minor(shipped) > nccl_env.tag_minor(row.last):
+        until = "%d.%d" % nccl_env.tag_minor(row.last)
+        return (f"was last read by NCCL {until} ({row.source}), and vLLM {release}'s image loads NCCL "
+                f"{shipped}{torch}: it has no effect there")
+    return ""
 
 
 def _torch(release: str, label: str, lead: str) -> str:

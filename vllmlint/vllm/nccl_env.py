@@ -90,3 +90,18 @@ def efa_resource() -> str:
 
 __all__ = ["NcclVariable", "known_variables", "checked_prefixes", "readers", "Removal", "removed_by_vllm", "torch_pin",
            "efa_resource"]
+
+
+def shipped_nccl(release: str) -> str | None:
+    """The NCCL version the torch a vLLM release pins requires (its wheel's nvidia-nccl-cu12/cu13 pin), when the
+    table has that release."""
+    for row in _table().get("torch_pins") or ():
+        if str(row["vllm"]) == release:
+            return str(row["nccl"])
+    return None
+
+
+def tag_minor(tag: str) -> tuple[int, int]:
+    """(2, 28) for the NCCL tag `v2.28.9-1` or the version `2.28.9`."""
+    major, minor = tag.lstrip("v").split("-", 1)[0].split(".")[:2]
+    return int(major), int(minor)
