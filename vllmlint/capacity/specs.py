@@ -649,3 +649,20 @@ def model_type_of(model: ModelSpec) -> str | None:
         if entry["architecture"] == model.architecture:
             return str(entry["model_type"])
     return model.family if model.source == "config.json" and model.family != "unknown" else None
+
+
+@lru_cache(maxsize=1)
+def _efa_table() -> tuple[frozenset[str], frozenset[str], str]:
+    efa = _load("instance-types.yaml").get("efa") or {}
+    return frozenset(efa.get("with") or ()), frozenset(efa.get("without") or ()), str(efa.get("source") or "")
+
+
+def efa_support(instance_type: str) -> bool | None:
+    """Whether an AWS instance type supports EFA (data/capacity/instance-types.yaml `efa`, from AWS's list of
+    EFA instance types); None when the catalog does not say."""
+    with_efa, without_efa, _ = _efa_table()
+    if instance_type in with_efa:
+        return True
+    if instance_type in without_efa:
+        return False
+    return None

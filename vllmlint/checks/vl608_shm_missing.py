@@ -36,8 +36,12 @@ def check(ctx: Context):
         if container.is_compose:
             fix = "add `ipc: host` or `shm_size: 16gb` to the service"
         else:
-            fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: ...}` volume at /dev/shm (or set hostIPC: true, "
-                   "which shares the node's IPC namespace)")
+            # A memory-backed emptyDir gives the pod its own /dev/shm, capped by sizeLimit and counted in its
+            # memory; hostIPC shares the node's IPC namespace (every other pod's and the host's shared memory and
+            # semaphores) and is what the Pod Security Standards' baseline forbids: not the fix to propose.
+            fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: 16Gi}` volume at /dev/shm (size it to the "
+                   "workload; it counts against the pod's memory). Prefer it to `hostIPC: true`, which shares the "
+                   "node's IPC namespace with the pod and weakens its isolation")
         have = ("its /dev/shm is mounted from a volume that is not memory-backed (give the emptyDir `medium: "
                 "Memory`)" if not container.is_compose and _disk_backed_shm(container)
                 else "the container has only the runtime's default 64 MB /dev/shm")
