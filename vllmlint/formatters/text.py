@@ -115,6 +115,7 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     raw = _visible(source.line_text(span.line))
     if not raw and span.line > len(source.line_starts):
         return []
+    raw = redacted_line(finding, raw)
     pieces, starts = _layout(raw)
     # 0-based character indexes of the span on this line, [first, end)
     first = min(max(span.col, 1), len(raw) + 1) - 1
@@ -271,3 +272,21 @@ def render(report: Report) -> str:
     if not report.quiet and report.summary:
         lines += summary_lines(report)
     return "".join(line + "\n" for line in lines)
+
+
+def redacted_line(finding: Finding, raw: str) -> str:
+    """The excerpt's line with the finding's span masked when it holds a credential (`Finding.redact`), and
+    every token of a known credential format masked whatever the rule (`vllmlint.k8s.secrets.find_tokens`):
+    an excerpt must not print a secret that a message masks."""
+    span = finding.span
+    if finding.redact:
+        first = min(max(span.col, 1), len(raw) + 1) - 1
+        end = span.end_col - 1 if span.end_line == span.line else len(raw)
+        end = min(max(end, first), len(raw))
+        raw = raw[:first] + "*" * (end - first) + raw[end:]
+    from vllmlint.k8s.secrets import find_tokens
+
+    for start, end, _ in list(find_tokens(raw)):
+        raw = raw[:start] + "*" * (end - start) + raw[end:]
+    return raw
+
