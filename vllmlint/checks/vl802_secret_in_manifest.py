@@ -88,15 +88,18 @@ def _containers(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
             if var.origin != LITERAL or var.value is None or var.source is None:
                 continue  # a ConfigMap's value is reported at the ConfigMap; a Secret's is not written here
             value = var.value
-            where: Token | Node = var.source
-            if container.is_compose and isinstance(where, Scalar) and where.text.startswith(var.name + "="):
-                where = _at(where, len(var.name) + 1, len(where.text))  # Compose `- KEY=value`: at the value
+            scalar = var.source
+            if not isinstance(scalar, Scalar) or not isinstance(scalar.value, str):
+                continue  # a number or a boolean: no credential
+            written = scalar.value  # the value as written (a Compose list item holds `KEY=value`)
+            where: Token | Node = scalar
+            if container.is_compose and written.startswith(var.name + "="):
+                where = _at(scalar, len(var.name) + 1, len(written))  # Compose `- KEY=value`: at the value
             what = f"{var.name} in {_owner(container)}"
             if var.name in names:
                 yield from reporter.report(where, secrets.judge(value), value, what, container, var.name, _FROM_SECRET)
             else:
-                yield from _scan(reporter, var.source, var.source.text if isinstance(var.source, Scalar) else value,
-                                 what, container, var.name)
+                yield from _scan(reporter, scalar, written, what, container, var.name)
 
 
 def _config_maps(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
@@ -115,7 +118,7 @@ def _config_maps(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                                            "who may read ConfigMaps, and not encrypted at rest): use a Secret "
                                            "created outside the repository.")
             else:
-                yield from _scan(reporter, node, node.text, what, config_map, key)
+                yield from _scan(reporter, node, node.value, what, config_map, key)
 
 
 def _referenced_keys(ctx: Context) -> set[tuple[str, str]]:
@@ -168,7 +171,7 @@ def _invocations(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 token = option.value_token
                 if option.value is None or token is None or token.dynamic:
                     continue  # `--hf-token` alone uses the stored token; `$VAR` comes from elsewhere
-                if token.node is not None and "$(" in token.node.text:
+                if _expanded(token):
                     continue  # `$(VAR)` expanded from the container env: reported where VAR is written
                 value = option.value
                 yield from reporter.report(token, secrets.judge(value), value, f"The value of {option.name}",
@@ -179,7 +182,16 @@ def _invocations(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 yield from _scan_token(reporter, token, about)
 
 
+def _expanded(token: Token) -> bool:
+    """An exec-form `command`/`args` item holding `$(VAR)`: its text is VAR's value from the container env,
+    reported (if literal) where VAR is written."""
+    node = token.node
+    return node is not None and token.start == node.start and token.end == node.end and "$(" in node.text
+
+
 def _scan_token(reporter: _Reporter, token: Token, about: About) -> Iterator[Finding | None]:
+    if _expanded(token):
+        return
     for start, end, fmt in secrets.find_tokens(token.text):
         value = token.text[start:end]
         yield from reporter.report(token, secrets.judge(value), value, "A command-line word", about,
@@ -205,10 +217,23 @@ def _scripts(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 token_value = value[start:end]
                 yield from reporter.report(assignment.token, secrets.judge(token_value), token_value, what, about,
                                            f"{assignment.name}:{fmt.prefix}", _FROM_SECRET)
+    options = secrets.credential_options()
     for command in ctx.world.shell_commands:
-        for token in command.tokens:
-            if token.source is not None and not token.dynamic:
-                yield from _scan_token(reporter, token, command.container)
+        tokens = command.tokens
+        for index, token in enumerate(tokens):
+            if token.source is None or token.dynamic or _expanded(token):
+                continue
+            # `--api-key VALUE` in a command no invocation was made of (a ConfigMap script no container of the run
+            # mounts, a client or a benchmark): the value is a literal credential just the same.
+            flag, eq, inline = token.text.partition("=")
+            if flag in options and (eq or index + 1 < len(tokens)):
+                holder = token if eq else tokens[index + 1]
+                value = inline if eq else holder.text
+                if not holder.dynamic and not _expanded(holder) and not (not eq and value.startswith("-")):
+                    yield from reporter.report(holder, secrets.judge(value), value, f"The value of {flag}",
+                                               command.container, flag, "Give it from a Secret or read it from a "
+                                               "file at run time.")
+            yield from _scan_token(reporter, token, command.container)
 
 
 def check(ctx: Context):
