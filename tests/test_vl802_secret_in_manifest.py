@@ -15,7 +15,7 @@ from vllmlint.finding import Severity
 from vllmlint.k8s import secrets
 
 ROOT = Path(__file__).resolve().parent.parent
-W, I = Severity.WARNING, Severity.INFO
+W, N = Severity.WARNING, Severity.INFO
 # Made-up tokens of the real shapes (never issued): each test greps the output for them.
 HF = "hf_" + "TqWzpLmNbVcXrYsUdKeJfHgAoIuPlQkMnZ"
 HF2 = "hf_" + "RkQvLpXzMwNbTcYsJdHfGaUeIoPlKjMnBq"
@@ -53,13 +53,13 @@ spec:
     (f'[{{name: VLLM_API_KEY, value: "{KEY}"}}]', 39, W),
     (f"[{{name: MY_HF, value: {HF}}}]", 32, W),  # a known format under any name
     (f'[{{name: OPENAI_API_KEY, value: "{SK}"}}]', 42, W),
-    ("[{name: VLLM_API_KEY, value: token-abc123}]", 39, I),  # vLLM's documentation sample
-    ("[{name: HF_TOKEN, value: <your-hf-token>}]", 35, I),
-    ("[{name: HF_TOKEN, value: hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}]", 35, I),
-    ("[{name: HF_TOKEN, value: hf_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}]", 35, I),  # repeated characters
-    ("[{name: HF_TOKEN, value: hf_abcdefghijklmnopqrstuvwxyzabcdefgh}]", 35, I),  # consecutive characters
-    ("[{name: VLLM_API_KEY, value: changeme}]", 39, I),
-    ("[{name: HF_TOKEN, value: REPLACE_WITH_TOKEN}]", 35, I),
+    ("[{name: VLLM_API_KEY, value: token-abc123}]", 39, N),  # vLLM's documentation sample
+    ("[{name: HF_TOKEN, value: <your-hf-token>}]", 35, N),
+    ("[{name: HF_TOKEN, value: hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}]", 35, N),
+    ("[{name: HF_TOKEN, value: hf_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}]", 35, N),  # repeated characters
+    ("[{name: HF_TOKEN, value: hf_abcdefghijklmnopqrstuvwxyzabcdefgh}]", 35, N),  # consecutive characters
+    ("[{name: VLLM_API_KEY, value: changeme}]", 39, N),
+    ("[{name: HF_TOKEN, value: REPLACE_WITH_TOKEN}]", 35, N),
 ])
 def test_env(env, col, severity):
     assert found(pod(env)) == [(9, col, severity)]
@@ -75,7 +75,7 @@ def test_placeholder_message_differs_and_names_the_sample():
 
 
 @pytest.mark.parametrize("command, col, severity", [
-    ("[vllm, serve, Qwen/Qwen3-8B, --api-key, token-abc123]", 54, I),
+    ("[vllm, serve, Qwen/Qwen3-8B, --api-key, token-abc123]", 54, N),
     (f"[vllm, serve, Qwen/Qwen3-8B, --api-key, {KEY}]", 54, W),
     (f"[vllm, serve, Qwen/Qwen3-8B, '--api-key={KEY}']", 43, W),
     (f"[vllm, serve, Qwen/Qwen3-8B, --hf-token, {HF}]", 55, W),
@@ -105,7 +105,7 @@ data:
   MODEL: Qwen/Qwen3-8B
   notes: "use {HF2} for the hub"
 """
-    assert found(text) == [(5, 13, W), (6, 10, I), (8, 15, W)]
+    assert found(text) == [(5, 13, W), (6, 10, N), (8, 15, W)]
     assert "ConfigMap vllm-env" in lint(text)[0].message
 
 
@@ -153,7 +153,7 @@ metadata: {{name: docs}}
 stringData:
   token: "REPLACE_WITH_TOKEN"
 """
-    assert found(text) == [(6, 10, W), (12, 13, W), (18, 10, I)]
+    assert found(text) == [(6, 10, W), (12, 13, W), (18, 10, N)]
     assert "decoded from base64" in lint(text)[1].message
 
 
@@ -191,7 +191,7 @@ VLLM_API_KEY={KEY} vllm serve Qwen/Qwen3-8B
 env VLLM_API_KEY={KEY} vllm serve Qwen/Qwen3-8B
 huggingface-cli login --token {HF2}
 """
-    assert found(text, "run.sh") == [(2, 1, W), (3, 8, I), (4, 15, W), (4, 107, W), (5, 1, W), (6, 5, W),
+    assert found(text, "run.sh") == [(2, 1, W), (3, 8, N), (4, 15, W), (4, 107, W), (5, 1, W), (6, 5, W),
                                      (7, 31, W)]
 
 

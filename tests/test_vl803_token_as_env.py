@@ -7,7 +7,7 @@ from vllmlint.engine import LintOptions, Linter, lint_text
 from vllmlint.finding import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-I = Severity.INFO
+N = Severity.INFO
 
 
 def lint(text, filename="example.yaml"):
@@ -51,7 +51,7 @@ stringData: {HF_TOKEN: REPLACE_WITH_TOKEN, HUGGING_FACE_HUB_TOKEN: REPLACE_WITH_
     ("[{name: HUGGING_FACE_HUB_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: token}}}]", 68),
 ])
 def test_secret_key_ref(env, col):
-    assert found(pod(env)) == [(9, col, I)]
+    assert found(pod(env)) == [(9, col, N)]
 
 
 def test_message_names_the_file_form_and_the_release():
@@ -62,7 +62,7 @@ def test_message_names_the_file_form_and_the_release():
 
 
 def test_env_from_a_secret_in_the_run_is_one_finding():
-    assert found(SECRET + pod(env_from="[{secretRef: {name: hf}}]")) == [(14, 15, I)]
+    assert found(SECRET + pod(env_from="[{secretRef: {name: hf}}]")) == [(14, 15, N)]
     (finding,) = lint(SECRET + pod(env_from="[{secretRef: {name: hf}}]"))
     assert "Secret hf (through `envFrom`)" in finding.message
 
@@ -70,7 +70,7 @@ def test_env_from_a_secret_in_the_run_is_one_finding():
 def test_any_container_reading_the_token():
     text = pod("[{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: token}}}]", image="python:3.12-slim",
                command="[python, /scripts/download.py]")
-    assert found(text) == [(9, 54, I)]
+    assert found(text) == [(9, 54, N)]
 
 
 # --- does not catch ----------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_chapters():
         linter.add_file(path, path.name)
     # The download Job passes the token from Secret huggingface-token through env (the audit mounts it as a file)
     assert [(f.path, f.span.line, f.span.col, f.severity) for f in linter.run().findings] == [
-        ("model-download-job.yaml", 27, 15, I)]
+        ("model-download-job.yaml", 27, 15, N)]
     linter = Linter(LintOptions(select=["VL803"]))
     for path in sorted((ROOT / "fixtures" / "audited").iterdir()):
         linter.add_file(path, path.name)

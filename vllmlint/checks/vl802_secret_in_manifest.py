@@ -17,7 +17,7 @@ from vllmlint.k8s import secrets
 from vllmlint.k8s.objects import Container
 from vllmlint.k8s.pod import LITERAL, SECRET
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar
-from vllmlint.vllm.invocation import Token, script_assignments
+from vllmlint.vllm.invocation import VIA_IMAGE_ENTRYPOINT, Token, script_assignments
 from vllmlint.checks import Context, About
 
 
@@ -166,7 +166,7 @@ def _invocations(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
     options = secrets.credential_options()
     for invocation in ctx.world.invocations:
         about: About = invocation.container if invocation.container is not None else None
-        for flag, row in options.items():
+        for flag in options:
             for option in invocation.option(flag):
                 token = option.value_token
                 if option.value is None or token is None or token.dynamic:
@@ -177,6 +177,8 @@ def _invocations(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 yield from reporter.report(token, secrets.judge(value), value, f"The value of {option.name}",
                                            about, flag, "Give it from a Secret: `VLLM_API_KEY` from "
                                            "valueFrom.secretKeyRef for --api-key, HF_TOKEN for --hf-token.")
+        if invocation.via != VIA_IMAGE_ENTRYPOINT:
+            continue  # its tokens are in world.shell_commands, scanned below
         for token in invocation.tokens:
             if token.source is not None and not token.dynamic:
                 yield from _scan_token(reporter, token, about)
@@ -218,14 +220,18 @@ def _scripts(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 yield from reporter.report(assignment.token, secrets.judge(token_value), token_value, what, about,
                                            f"{assignment.name}:{fmt.prefix}", _FROM_SECRET)
     options = secrets.credential_options()
+    interesting = secrets.prefix_pattern()
     for command in ctx.world.shell_commands:
         tokens = command.tokens
         for index, token in enumerate(tokens):
+            text = token.text
+            if not text.startswith("--") and interesting.search(text) is None:
+                continue  # neither a credential option nor a token of a known format: most words
             if token.source is None or token.dynamic or _expanded(token):
                 continue
             # `--api-key VALUE` in a command no invocation was made of (a ConfigMap script no container of the run
             # mounts, a client or a benchmark): the value is a literal credential just the same.
-            flag, eq, inline = token.text.partition("=")
+            flag, eq, inline = text.partition("=") if text.startswith("--") else ("", "", "")
             if flag in options and (eq or index + 1 < len(tokens)):
                 holder = token if eq else tokens[index + 1]
                 value = inline if eq else holder.text

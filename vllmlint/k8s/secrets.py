@@ -70,9 +70,19 @@ def _prefixes() -> tuple[str, ...]:
     return tuple(sorted({f.prefix for f in token_formats()}, key=len, reverse=True))
 
 
+@lru_cache(maxsize=1)
+def _any_prefix() -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) for p in _prefixes()))
+
+
+def prefix_pattern() -> re.Pattern[str]:
+    """Matches where any known token prefix occurs: a cheap test before `find_tokens`."""
+    return _any_prefix()
+
+
 def find_tokens(text: str) -> Iterator[tuple[int, int, TokenFormat]]:
     """(start, end, format) of each token of a known format in `text` (a cheap prefix test first)."""
-    if not any(prefix in text for prefix in _prefixes()):
+    if _any_prefix().search(text) is None:
         return
     taken: list[tuple[int, int]] = []
     for fmt in token_formats():  # most specific formats first (data order)
@@ -150,7 +160,7 @@ def _strip_prefix(text: str) -> str:
 def _sequence(body: str) -> bool:
     """abcdef..., 123456..., as samples of the right length are often written."""
     lowered = body.lower()
-    steps = [ord(b) - ord(a) for a, b in zip(lowered, lowered[1:])]
+    steps = [ord(b) - ord(a) for a, b in zip(lowered, lowered[1:], strict=False)]
     return len(steps) >= 6 and sum(1 for s in steps if s == 1) >= 0.8 * len(steps)
 
 
