@@ -188,7 +188,8 @@ def _expanded(token: Token) -> bool:
     """An exec-form `command`/`args` item holding `$(VAR)`: its text is VAR's value from the container env,
     reported (if literal) where VAR is written."""
     node = token.node
-    return node is not None and token.start == node.start and token.end == node.end and "$(" in node.text
+    return (node is not None and token.start == node.start and token.end == node.end and isinstance(node.value, str)
+            and "$(" in node.value)
 
 
 def _scan_token(reporter: _Reporter, token: Token, about: About) -> Iterator[Finding | None]:
