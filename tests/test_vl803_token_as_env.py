@@ -71,6 +71,8 @@ def test_any_container_reading_the_token():
     text = pod("[{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: token}}}]", image="python:3.12-slim",
                command="[python, /scripts/download.py]")
     assert found(text) == [(9, 54, N)]
+    # not vLLM: HF_TOKEN_PATH helps huggingface_hub tools only; a script reading the variable must read the file
+    assert "must read the file instead" in lint(text)[0].message and "vLLM's huggingface_hub" not in lint(text)[0].message
 
 
 # --- does not catch ----------------------------------------------------------------------------------

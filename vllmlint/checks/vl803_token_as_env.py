@@ -16,6 +16,7 @@ from vllmlint.checks import Context
 
 
 def check(ctx: Context):
+    vllm = {id(i.container) for i in ctx.world.invocations if i.container is not None}
     for container in ctx.world.containers:
         if container.is_compose:
             continue  # Compose secrets are files already (`secrets:`); its environment is not a Secret's
@@ -34,10 +35,17 @@ def check(ctx: Context):
             how = f"Secret {var.ref_name} (through `envFrom`)" if via_env_from else \
                 f"Secret {var.ref_name} (key {var.ref_key})"
             key = var.ref_key or "token"
+            if id(container) in vllm:
+                how_to = (f"set {form['variable']} to the file of key {key}: vLLM's huggingface_hub reads it when no "
+                          f"token variable is set ({form['since']} and later; every vLLM release since 0.8.5 "
+                          "requires huggingface-hub 0.30.0 or later).")
+            else:
+                how_to = (f"read the token from the file of key {key}: tools built on huggingface_hub (`hf download`, "
+                          f"snapshot_download without token=) do it when {form['variable']} names the file "
+                          f"({form['since']} and later); a script or program that reads the variable itself must "
+                          "read the file instead.")
             message = (f"{var.name} is set from {how} as an environment variable: it shows in /proc/<pid>/environ "
-                       "of the container, is inherited by every process the container starts, and ends up in crash reports "
-                       "and debug dumps of the environment. Mount the Secret as a file instead (a `secret` volume, "
-                       f"read-only) and set {form['variable']} to the file of key {key}; {form['since']} and later "
-                       "read it when no token variable is set (every vLLM release since 0.8.5 requires "
-                       "huggingface-hub 0.30.0 or later). Code that reads os.environ itself must read the file.")
+                       "of the container, is inherited by every process the container starts, and ends up in crash "
+                       "reports and debug dumps of the environment. Mount the Secret as a file instead (a `secret` "
+                       f"volume, read-only) and {how_to}")
             yield ctx.finding(where, message, about=container, value=f"{var.name}:{var.ref_name}")
