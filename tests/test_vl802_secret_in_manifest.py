@@ -321,3 +321,25 @@ def test_judge(value, kind):
 def test_mask_shows_no_character_of_the_secret():
     assert secrets.mask(HF) == "hf_****, 37 characters"
     assert secrets.mask(KEY) == "****, 16 characters"
+
+
+# --- the model additions ------------------------------------------------------------------------------
+def test_shell_reader_keeps_the_assignments_it_strips():
+    from vllmlint.source.shell import read_script
+
+    script = "A=1 B='two words' vllm serve m\nC=3\nenv D=4 cmd\nexport E=5\n"
+    assert [(w.text, w.start) for w in read_script(script).assignments] == [
+        ("A=1", 0), ("B=two words", 4), ("C=3", 31), ("D=4", 39)]
+    assert [c.words[0].text for c in read_script(script).commands] == ["vllm", "cmd", "export"]
+
+
+def test_script_assignments_positions_in_a_yaml_shell_string():
+    from vllmlint.vllm.invocation import script_assignments
+
+    text = pod(command='[sh, -c, "HF_TOKEN=abc vllm serve m && export X=1 && docker run -e Y=2 img"]')
+    linter = Linter(LintOptions(select=["VL802"]))
+    linter.add_bytes(text.encode(), "p.yaml", ".yaml", "p.yaml")
+    world = linter.build()
+    found_ = sorted((a.name, a.value, a.token.span.line, a.token.span.col, text.splitlines()[7][
+        a.token.span.col - 1:a.token.span.end_col - 1]) for a in script_assignments(world))
+    assert found_ == [("HF_TOKEN", "abc", 8, 24, "HF_TOKEN=abc"), ("X", "1", 8, 60, "X=1"), ("Y", "2", 8, 81, "Y=2")]
