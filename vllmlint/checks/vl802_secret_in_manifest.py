@@ -46,10 +46,13 @@ class _Reporter:
                        f"{fix_real} Rotate it: it is already exposed.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:real:{len(value.strip())}")
         else:
+            if label.startswith(("VLLM_API_KEY", "--api-key")):
+                effect = ("vLLM accepts it as its API key, and a key copied from documentation is known to every "
+                          "reader")
+            else:
+                effect = "whatever runs with it sends this string as its credential and is refused"
             message = (f"{what} holds a placeholder, not a credential ({judgement.reason}): nothing leaks, but "
-                       "whatever runs with it gets this string as its credential (a vLLM `--api-key` or "
-                       "VLLM_API_KEY copied from documentation is known to every reader). Give the real value "
-                       "from a Secret created outside the repository.")
+                       f"{effect}. Give the real value from a Secret created outside the repository.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:placeholder",
                                        severity=min(self.ctx.severity, Severity.INFO))
         if finding is not None:
