@@ -86,6 +86,7 @@ class Finding:
     value: str = ""  # the offending text (a flag, an image, a port): part of the fingerprint
     fix: Fix | None = None  # when the rule can repair it
     suppressed_by: str | None = None  # justification when a suppression hides it
+    redact: bool = False  # the span holds a credential (VL802): renderers show it masked, never as written
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:

@@ -105,7 +105,7 @@ def _window(starts: list[int], first: int, end: int) -> tuple[int, int]:
     return lo, max(hi, min(end, first + 1))
 
 
-def excerpt(finding: Finding, source, paint=None) -> list[str]:
+def excerpt(finding: Finding, source, paint=None, masks=None) -> list[str]:
     """The finding's first line with a line-number gutter, and a caret line under columns col..end_col
     (to the end of the line when the span goes on). Empty when the line is unknown."""
     paint = paint or _Paint(False)
@@ -115,6 +115,7 @@ def excerpt(finding: Finding, source, paint=None) -> list[str]:
     raw = _visible(source.line_text(span.line))
     if not raw and span.line > len(source.line_starts):
         return []
+    raw = redacted_line(finding, raw, masks)
     pieces, starts = _layout(raw)
     # 0-based character indexes of the span on this line, [first, end)
     first = min(max(span.col, 1), len(raw) + 1) - 1
@@ -247,6 +248,7 @@ def render(report: Report) -> str:
     if report.show_suppressed:
         shown += report.suppressed
     lines: list[str] = []
+    masks = redacted_spans(shown)
     if report.statistics:
         lines += statistics_lines(report.findings, rules, report.unsafe_fixes)
         if not report.quiet and lines:
@@ -261,7 +263,7 @@ def render(report: Report) -> str:
             head, help_text = split_message(finding.message)
             lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
                                       report.local_paths.get(finding.path), head, fixable))
-            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint)
+            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint, masks)
             lines += shown_excerpt
             if help_text:
                 # `=` under the excerpt's `|`, as rustc and ruff print their notes
@@ -271,3 +273,39 @@ def render(report: Report) -> str:
     if not report.quiet and report.summary:
         lines += summary_lines(report)
     return "".join(line + "\n" for line in lines)
+
+
+def redacted_spans(findings: list[Finding]) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """(path, line) -> (col, end_col) of every credential a finding of the report masks (`Finding.redact`), on
+    each line it covers: an excerpt of that line, whatever finding it is for, masks them all."""
+    masks: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for finding in findings:
+        if not finding.redact:
+            continue
+        span = finding.span
+        for line in range(span.line, span.end_line + 1):
+            col = span.col if line == span.line else 1
+            end = span.end_col if line == span.end_line else 1 << 30
+            masks.setdefault((finding.path, line), []).append((col, end))
+    return masks
+
+
+def redacted_line(finding: Finding, raw: str, masks=None) -> str:
+    """The excerpt's line with every credential on it masked: the spans of redacted findings of the report on
+    this line (`redacted_spans`; the finding's own when it is redacted), and every token of a known credential
+    format whatever the rule (`vllmlint.k8s.secrets.find_tokens`): an excerpt must not print a secret that a
+    message masks."""
+    span = finding.span
+    spans = list((masks or {}).get((finding.path, span.line), ()))
+    if finding.redact:
+        spans.append((span.col, span.end_col if span.end_line == span.line else 1 << 30))
+    for col, end_col in spans:
+        first = min(max(col, 1), len(raw) + 1) - 1
+        end = min(max(end_col - 1, first), len(raw))
+        raw = raw[:first] + "*" * (end - first) + raw[end:]
+    from vllmlint.k8s.secrets import find_tokens
+
+    for start, end, _ in list(find_tokens(raw)):
+        raw = raw[:start] + "*" * (end - start) + raw[end:]
+    return raw
+

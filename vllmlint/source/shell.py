@@ -99,6 +99,9 @@ class Script:
     comments: list[Comment] = field(default_factory=list)
     continuations: list[Continuation] = field(default_factory=list)
     heredocs: list[HereDoc] = field(default_factory=list)
+    # `VAR=value` words that set a variable rather than run a command: leading assignments of a command
+    # (`HF_TOKEN=... vllm serve`), `env VAR=value` arguments, and lines that only assign.
+    assignments: list[Word] = field(default_factory=list)
 
 
 def split_commands(script: str) -> list[Command]:
@@ -142,6 +145,7 @@ class _Reader:
         def flush(piped: bool = False) -> None:
             nonlocal current, pending_comment, command_docs, writes_file
             words = _strip_prefixes(current)
+            result.assignments.extend(w for w in current[:len(current) - len(words)] if _is_assignment(w.text))
             for doc in command_docs:
                 doc.consumer, doc.writes_file, doc.piped = [w.text for w in words], writes_file, piped
             command_docs, writes_file = [], False

@@ -647,3 +647,75 @@ def own_entrypoint_row(invocation: Invocation) -> dict[str, Any] | None:
     if entry is None or [t.text for t in invocation.entry] != list(entry.get("entrypoint") or []):
         return None
     return entry
+
+
+@dataclass
+class ShellAssignment:
+    """A variable a shell script of the run sets: `NAME=value` before a command or on its own line, `env
+    NAME=value`, `export NAME=value` (and declare/typeset/readonly/local), or a container engine's `-e
+    NAME=value` / `--env NAME=value`. `token` is the whole `NAME=value` word, in its file."""
+
+    name: str
+    value: str
+    token: Token
+    container: Container | None  # the container whose script it is; None for a standalone script
+    via: str
+
+
+_EXPORTS = frozenset({"export", "declare", "typeset", "readonly", "local"})
+_ENV_OPTIONS = frozenset({"-e", "--env"})
+
+
+def _split_assignment(text: str) -> tuple[str, str] | None:
+    name, eq, value = text.partition("=")
+    if not eq or not name or not name.replace("_", "a").isalnum() or name[:1].isdigit():
+        return None
+    return name, value
+
+
+def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[ShellAssignment]:
+    """Every variable assignment in the shell commands of the run (`world.shell_commands` and the scripts
+    they come from). With `needles`, only scripts whose text holds one of them are read again for their
+    leading and standalone assignments (which `ShellCommand.tokens` leave out)."""
+    found: list[ShellAssignment] = []
+    scripts: dict[int, tuple[Scalar | SourceFile, Container | None, str]] = {}
+    for command in world.shell_commands:
+        tokens = command.tokens
+        words = command.words
+        if command.script is not None:
+            scripts.setdefault(id(command.script), (command.script, command.container, command.via))
+        elif command.via == VIA_SCRIPT and tokens and tokens[0].source is not None:
+            scripts.setdefault(id(tokens[0].source), (tokens[0].source, None, command.via))
+        for index, token in enumerate(tokens):
+            text = token.text
+            if index == 0:
+                continue
+            if words[0] in _EXPORTS and not text.startswith("-"):
+                pair = _split_assignment(text)
+            elif words[index - 1] in _ENV_OPTIONS:
+                pair = _split_assignment(text)
+            elif text.startswith("--env="):
+                pair = _split_assignment(text[len("--env="):])
+            else:
+                continue
+            if pair is not None:
+                found.append(ShellAssignment(pair[0], pair[1], token, command.container, command.via))
+    from vllmlint.source.shell import read_script
+
+    for holder, container, via in scripts.values():
+        text = holder.text
+        if needles and not any(needle in text for needle in needles):
+            continue
+        scalar = holder if isinstance(holder, Scalar) else None
+        source = holder.source if isinstance(holder, Scalar) else holder
+        for word in read_script(text).assignments:
+            pair = _split_assignment(word.text)
+            if pair is None:
+                continue
+            if scalar is not None:
+                start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+            else:
+                start, end = word.start, word.end
+            found.append(ShellAssignment(pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar),
+                                         container, via))
+    return found
