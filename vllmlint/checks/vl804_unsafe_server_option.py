@@ -1,0 +1,195 @@
+"""VL804: server options and environment variables that widen what a request (or anything that reaches the
+server's sockets) can do, or that write prompts and outputs to the log.
+
+Every entry, its release range, its severity and its wording is data (`data/unsafe-options.yaml`, read through
+`vllmlint.vllm.unsafe`); this module only matches the entries against a vLLM container's variables (`env`,
+`envFrom`, ConfigMaps of the run: `resolved_env`) and its invocations' options. A variable from a Secret or a
+ConfigMap not in the run has no known value: silent. A vLLM variable counts only where the release's catalog
+says the release reads it, a flag only where the release's parser has it (otherwise VL105/VL109 speak).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from vllmlint.capacity.specs import repository_fact
+from vllmlint.capacity.workload import workloads
+from vllmlint.checks import Context
+from vllmlint.checks.messages import version_label
+from vllmlint.finding import Finding, Severity
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
+from vllmlint.vllm.invocation import Invocation, Option
+from vllmlint.vllm.unsafe import UnsafeEntry, entries
+
+_OFF = ("false", "0", "no", "off")
+
+
+def _release(invocation: Invocation) -> str:
+    return invocation.release or invocation.catalog.version
+
+
+def _api_key(container, invocations, world) -> bool | None:
+    """Whether `--api-key` or VLLM_API_KEY is set: True, False, or None when a value that may be empty is not in
+    the run (the same reading as VL702's)."""
+    answer: bool | None = False
+    for invocation in invocations:
+        for option in invocation.option("--api-key"):
+            if not option.value_known or option.value != "":
+                return True
+    if container is None:
+        return answer
+    for var in container.resolved_env(world):
+        if var.name != "VLLM_API_KEY":
+            continue
+        if var.origin == SECRET:
+            return True
+        if var.origin in (LITERAL, CONFIG_MAP):
+            return bool((var.value or "").strip()) or answer
+        return None
+    return answer
+
+
+def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None) -> Severity:
+    name = entry.api_key_severity if entry.api_key_severity and keyed is not False else entry.severity
+    return min(ctx.severity, Severity.parse(name))
+
+
+def _where(var):
+    """The value's node for a literal; the env (or envFrom) entry for a ConfigMap's value, so the finding stays
+    in the workload's file."""
+    if var.origin == LITERAL and var.source is not None:
+        return var.source
+    return var.node
+
+
+def _switch_on(option: Option) -> bool:
+    if option.name.startswith("--no-"):
+        return False
+    return not (option.value_known and option.value is not None and option.value.strip().lower() in _OFF)
+
+
+def _given(invocations, flags) -> bool | None:
+    """Whether any invocation passes one of `flags` (None: a `--config` file may set it)."""
+    for invocation in invocations:
+        for option in invocation.option(*flags):
+            if _switch_on(option):
+                return True
+    if any(invocation.config_file is not None for invocation in invocations):
+        return None
+    return False
+
+
+def _key_phrase(entry: UnsafeEntry, keyed: bool | None) -> str:
+    if not entry.api_key_severity:
+        return ""
+    if keyed:
+        return ("; `--api-key` limits it to clients that hold the key, which are every client of the API "
+                "(vLLM has one key for all of them)")
+    if keyed is None:
+        return "; whether an API key is set is not known from the run"
+    return "; this server has no `--api-key` (or VLLM_API_KEY), so any client that reaches the port can do it"
+
+
+def _detail(entry: UnsafeEntry, release: str, env) -> str | None:
+    """What the release's span adds to the message; None when the span says nothing happens."""
+    span = entry.span(release)
+    if span is None:
+        return ""
+    if span.requires_env is not None:
+        name, values = span.requires_env
+        value = env.get(name)
+        if value is None or value.strip().upper() not in values:
+            return None
+    if span.endpoints:
+        return f": {', '.join(span.endpoints)}"
+    if span.logs:
+        return f": {span.logs}"
+    return ""
+
+
+def _text_only(ctx: Context, invocation: Invocation) -> bool:
+    """The catalog says the model this invocation serves, named by its repository id, takes text only."""
+    for work in workloads(ctx.world):
+        if work.invocation is not invocation or work.match is None:
+            continue
+        fact = repository_fact(work.match.model, work.model_name or "", "modalities")
+        return fact is not None and tuple(fact.value or ()) == ("text",)
+    return False
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    table = entries()
+    by_container: dict[int, list[Invocation]] = {}
+    containers = {}
+    for invocation in ctx.world.invocations:
+        if invocation.container is None:
+            continue
+        by_container.setdefault(id(invocation.container), []).append(invocation)
+        containers[id(invocation.container)] = invocation.container
+    for key, invocations in by_container.items():
+        container = containers[key]
+        first = invocations[0]
+        env_vars = [v for v in container.resolved_env(ctx.world) if v.origin in (LITERAL, CONFIG_MAP)]
+        env = {v.name: v.value for v in env_vars if v.value is not None}
+        keyed = _api_key(container, invocations, ctx.world)
+        yield from _env_entries(ctx, table, container, first, env_vars, env, invocations, keyed)
+        for invocation in invocations:
+            yield from _flag_entries(ctx, table, invocation, env, keyed)
+
+
+def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, keyed):
+    release = _release(invocation)
+    for entry in table:
+        if entry.env is None:
+            continue
+        for var in env_vars:
+            if var.name != entry.env or not entry.enabled_by(var.value):
+                continue
+            if entry.first is not None and (not entry.applies(release) or entry.env not in invocation.catalog.env):
+                continue  # a release that does not read it (VL109 says so)
+            if entry.requires_flags and _given(invocations, entry.requires_flags) is not True:
+                continue  # without the flag the behaviour cannot happen (or a --config file may set it)
+            detail = _detail(entry, release, env)
+            if detail is None:
+                continue
+            origin = f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP else ""
+            where = f" on vLLM {version_label(invocation)}" if entry.first is not None else ""
+            yield ctx.finding(
+                _where(var),
+                f"`{var.name}={(var.value or '').strip()}`{origin}{where} {entry.problem}{detail}"
+                f"{_key_phrase(entry, keyed)}. {entry.instead}.",
+                about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed))
+
+
+def _flag_entries(ctx, table, invocation, env, keyed):
+    release = _release(invocation)
+    for entry in table:
+        if entry.flag is None or not entry.applies(release):
+            continue
+        options = [o for o in invocation.option(entry.flag) if o.spec is not None]
+        if not options:
+            continue
+        option = options[-1]  # argparse keeps the last one
+        detail_path = ""
+        if entry.enabled == "switch":
+            if not _switch_on(option):
+                continue
+            if entry.api_key_severity and _text_only(ctx, invocation):
+                continue  # per-request multimodal kwargs do nothing on a text-only model
+            shown = option.name
+        elif entry.enabled == "path":
+            if not option.value_known or option.value is None:
+                continue
+            broad = entry.broad(option.value)
+            if broad is None:
+                continue
+            shown = f"{option.name} {option.value}"
+            detail_path = f": {entry.broad_paths[broad]}"
+        else:
+            continue
+        detail = _detail(entry, release, env)
+        if detail is None:
+            continue
+        yield ctx.finding(
+            option.token,
+            f"`{shown}` on vLLM {version_label(invocation)} {entry.problem}{detail_path}{detail}{_key_phrase(entry, keyed)}. {entry.instead}.",
+            about=invocation, value=f"{entry.id}:{release}", severity=_level(ctx, entry, keyed))
