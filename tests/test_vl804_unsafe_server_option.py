@@ -216,3 +216,44 @@ def test_every_vllm_name_is_in_the_catalog_from_its_first_release():
         if before and entry.id not in ("runtime-lora-updating", "python-https-verify"):
             spec = catalog.load(before[-1])
             assert not (entry.env in spec.env if entry.env else entry.flag[2:] in spec.options), (entry.id, before[-1])
+
+
+# --- a multimodal model without --allowed-media-domains ----------------------------------------------------
+# No model of the catalog has a non-text `modalities` fact yet, so these tests give a catalogued repository
+# one (the check reads the fact through `repository_fact`, as VL716 does).
+@pytest.fixture
+def qwen_takes_images(monkeypatch):
+    from vllmlint.capacity.specs import ModelFact
+    from vllmlint.checks import vl804_unsafe_server_option as vl804
+
+    real = vl804.repository_fact
+
+    def fake(model, name, attribute):
+        if attribute == "modalities" and name == "Qwen/Qwen2.5-7B-Instruct":
+            return ModelFact(("text", "image"), "test")
+        return real(model, name, attribute)
+
+    monkeypatch.setattr(vl804, "repository_fact", fake)
+
+
+@pytest.mark.parametrize("args, image, expected", [
+    ("[Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:v0.29.0",
+     [(8, 12, I, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
+    ("[--model, Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:v0.11.0",
+     [(8, 21, I, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
+    # given (any value), a --config file, a release without the flag, a text-only model
+    ("[Qwen/Qwen2.5-7B-Instruct, --allowed-media-domains, upload.example.com]", "vllm/vllm-openai:v0.29.0", []),
+    ("[Qwen/Qwen2.5-7B-Instruct, --config, /etc/vllm/config.yaml]", "vllm/vllm-openai:v0.29.0", []),
+    ("[--model, Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:v0.10.1.1", []),
+    ("[Qwen/Qwen2.5-3B-Instruct]", "vllm/vllm-openai:v0.29.0", []),
+    ("[/models/qwen2.5-7b-instruct]", "vllm/vllm-openai:v0.29.0", []),
+])
+def test_multimodal_without_allowed_media_domains(qwen_takes_images, args, image, expected):
+    assert found(pod("[]", args, image)) == expected
+
+
+def test_multimodal_message(qwen_takes_images):
+    (finding,) = lint(pod("[]", "[Qwen/Qwen2.5-7B-Instruct]"))
+    assert finding.message.startswith("Qwen/Qwen2.5-7B-Instruct takes image input and `--allowed-media-domains` "
+                                      "is not set on vLLM 0.29.0: ")
+    assert "SSRF" in finding.message and "NetworkPolicy" in finding.message

@@ -106,14 +106,43 @@ def _detail(entry: UnsafeEntry, release: str, env) -> str | None:
     return ""
 
 
-def _text_only(ctx: Context, invocation: Invocation) -> bool:
-    """The catalog says the model this invocation serves, named by its repository id, takes text only."""
+def _modalities(ctx: Context, invocation: Invocation) -> tuple[str, tuple[str, ...]] | None:
+    """(model name, the inputs the catalog says it takes) for the repository this invocation serves, named by
+    its id; None for a model not catalogued, a variant or a local path (the fact is not about its files)."""
     for work in workloads(ctx.world):
         if work.invocation is not invocation or work.match is None:
             continue
-        fact = repository_fact(work.match.model, work.model_name or "", "modalities")
-        return fact is not None and tuple(fact.value or ()) == ("text",)
-    return False
+        name = work.model_name or ""
+        fact = repository_fact(work.match.model, name, "modalities")
+        return (name, tuple(str(m) for m in fact.value or ())) if fact is not None else None
+    return None
+
+
+def _text_only(ctx: Context, invocation: Invocation) -> bool:
+    """The catalog says the model this invocation serves, named by its repository id, takes text only."""
+    found = _modalities(ctx, invocation)
+    return found is not None and found[1] == ("text",)
+
+
+def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed) -> Iterator[Finding | None]:
+    """An option not given for a model that takes the inputs it is about (`--allowed-media-domains`)."""
+    if invocation.option(entry.flag) or invocation.config_file is not None:
+        return  # given (any value), or a --config file may give it
+    if entry.flag[2:] not in invocation.catalog.options:
+        return  # the release has no such option: nothing to add
+    found = _modalities(ctx, invocation)
+    if found is None:
+        return
+    name, inputs = found
+    matter = [m for m in inputs if m in entry.modalities]
+    if not matter:
+        return
+    model = invocation.model
+    yield ctx.finding(
+        model if model is not None else invocation.anchor,
+        f"{name} takes {' and '.join(matter)} input and `{entry.flag}` is not set on vLLM "
+        f"{version_label(invocation)}: {entry.problem}{_key_phrase(entry, keyed)}. {entry.instead}.",
+        about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed))
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
@@ -164,6 +193,9 @@ def _flag_entries(ctx, table, invocation, env, keyed):
     release = _release(invocation)
     for entry in table:
         if entry.flag is None or not entry.applies(release):
+            continue
+        if entry.enabled == "absent":
+            yield from _absent(ctx, entry, invocation, keyed)
             continue
         options = [o for o in invocation.option(entry.flag) if o.spec is not None]
         if not options:

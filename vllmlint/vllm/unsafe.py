@@ -30,7 +30,7 @@ class UnsafeEntry:
     id: str
     env: str | None
     flag: str | None
-    enabled: str  # lower-in, int-nonzero, equals, switch, path
+    enabled: str  # lower-in, int-nonzero, equals, switch, path, absent
     values: tuple[str, ...]
     broad_paths: dict[str, str]  # directory -> what a request reaches below it
     first: str | None  # None: not a vLLM name (no release range)
@@ -42,6 +42,7 @@ class UnsafeEntry:
     problem: str
     instead: str
     sources: tuple[str, ...] = field(default=())
+    modalities: tuple[str, ...] = ()  # for `absent`: the inputs that make the missing flag matter
 
     def applies(self, release: str | None) -> bool:
         """Whether `release` is in the entry's range (True for an entry with no range)."""
@@ -127,5 +128,6 @@ def entries() -> tuple[UnsafeEntry, ...]:
             requires_flags=tuple(str(f) for f in row.get("requires_flags") or ()),
             spans=tuple(_span(r) for r in row.get("ranges") or ()),
             problem=" ".join(str(row["problem"]).split()), instead=" ".join(str(row["instead"]).split()),
-            sources=tuple(str(s) for s in row.get("sources") or ())))
+            sources=tuple(str(s) for s in row.get("sources") or ()),
+            modalities=tuple(str(m) for m in row.get("modalities") or ())))
     return tuple(result)
