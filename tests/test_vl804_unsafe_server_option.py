@@ -257,3 +257,10 @@ def test_multimodal_message(qwen_takes_images):
     assert finding.message.startswith("Qwen/Qwen2.5-7B-Instruct takes image input and `--allowed-media-domains` "
                                       "is not set on vLLM 0.29.0: ")
     assert "SSRF" in finding.message and "NetworkPolicy" in finding.message
+
+
+def test_script_and_markdown_command_lines():
+    script = "#!/bin/sh\nexec vllm serve Qwen/Qwen3-8B --allowed-local-media-path / --port 8000\n"
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(script, "serve.sh")] == [(2, 31, W)]
+    markdown = "# Run\n\n```bash\nvllm serve Qwen/Qwen3-8B --enable-log-outputs --enable-log-requests\n```\n"
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "README.md")] == [(4, 26, I)]

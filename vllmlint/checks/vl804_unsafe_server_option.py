@@ -106,31 +106,32 @@ def _detail(entry: UnsafeEntry, release: str, env) -> str | None:
     return ""
 
 
-def _modalities(ctx: Context, invocation: Invocation) -> tuple[str, tuple[str, ...]] | None:
+def _modalities(ctx: Context, invocation: Invocation, memo: dict) -> tuple[str, tuple[str, ...]] | None:
     """(model name, the inputs the catalog says it takes) for the repository this invocation serves, named by
     its id; None for a model not catalogued, a variant or a local path (the fact is not about its files)."""
-    for work in workloads(ctx.world):
-        if work.invocation is not invocation or work.match is None:
-            continue
-        name = work.model_name or ""
-        fact = repository_fact(work.match.model, name, "modalities")
-        return (name, tuple(str(m) for m in fact.value or ())) if fact is not None else None
-    return None
+    if "works" not in memo:
+        memo["works"] = {id(work.invocation): work for work in workloads(ctx.world)}
+    work = memo["works"].get(id(invocation))
+    if work is None or work.match is None:
+        return None
+    name = work.model_name or ""
+    fact = repository_fact(work.match.model, name, "modalities")
+    return (name, tuple(str(m) for m in fact.value or ())) if fact is not None else None
 
 
-def _text_only(ctx: Context, invocation: Invocation) -> bool:
+def _text_only(ctx: Context, invocation: Invocation, memo: dict) -> bool:
     """The catalog says the model this invocation serves, named by its repository id, takes text only."""
-    found = _modalities(ctx, invocation)
+    found = _modalities(ctx, invocation, memo)
     return found is not None and found[1] == ("text",)
 
 
-def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed) -> Iterator[Finding | None]:
+def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, memo: dict) -> Iterator[Finding | None]:
     """An option not given for a model that takes the inputs it is about (`--allowed-media-domains`)."""
-    if invocation.option(entry.flag) or invocation.config_file is not None:
+    if entry.flag is None or invocation.option(entry.flag) or invocation.config_file is not None:
         return  # given (any value), or a --config file may give it
     if entry.flag[2:] not in invocation.catalog.options:
         return  # the release has no such option: nothing to add
-    found = _modalities(ctx, invocation)
+    found = _modalities(ctx, invocation, memo)
     if found is None:
         return
     name, inputs = found
@@ -147,10 +148,13 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed) -> 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     table = entries()
+    memo: dict = {}  # the run's workloads by invocation, built when first needed
     by_container: dict[int, list[Invocation]] = {}
     containers = {}
     for invocation in ctx.world.invocations:
         if invocation.container is None:
+            # A standalone script or a Markdown block: its command line only (no environment to read).
+            yield from _flag_entries(ctx, table, invocation, {}, _api_key(None, [invocation], ctx.world), memo)
             continue
         by_container.setdefault(id(invocation.container), []).append(invocation)
         containers[id(invocation.container)] = invocation.container
@@ -162,7 +166,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         keyed = _api_key(container, invocations, ctx.world)
         yield from _env_entries(ctx, table, container, first, env_vars, env, invocations, keyed)
         for invocation in invocations:
-            yield from _flag_entries(ctx, table, invocation, env, keyed)
+            yield from _flag_entries(ctx, table, invocation, env, keyed, memo)
 
 
 def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, keyed):
@@ -189,13 +193,13 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
                 about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed))
 
 
-def _flag_entries(ctx, table, invocation, env, keyed):
+def _flag_entries(ctx, table, invocation, env, keyed, memo):
     release = _release(invocation)
     for entry in table:
         if entry.flag is None or not entry.applies(release):
             continue
         if entry.enabled == "absent":
-            yield from _absent(ctx, entry, invocation, keyed)
+            yield from _absent(ctx, entry, invocation, keyed, memo)
             continue
         options = [o for o in invocation.option(entry.flag) if o.spec is not None]
         if not options:
@@ -205,7 +209,7 @@ def _flag_entries(ctx, table, invocation, env, keyed):
         if entry.enabled == "switch":
             if not _switch_on(option):
                 continue
-            if entry.api_key_severity and _text_only(ctx, invocation):
+            if entry.api_key_severity and _text_only(ctx, invocation, memo):
                 continue  # per-request multimodal kwargs do nothing on a text-only model
             shown = option.name
         elif entry.enabled == "path":
