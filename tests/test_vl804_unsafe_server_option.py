@@ -264,3 +264,32 @@ def test_script_and_markdown_command_lines():
     assert [(f.span.line, f.span.col, f.severity) for f in lint(script, "serve.sh")] == [(2, 31, W)]
     markdown = "# Run\n\n```bash\nvllm serve Qwen/Qwen3-8B --enable-log-outputs --enable-log-requests\n```\n"
     assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "README.md")] == [(4, 26, I)]
+
+
+# --- variables exported by a script before the server starts ------------------------------------------------
+def test_markdown_export_before_vllm_serve():
+    # vLLM's LoRA guide's shape: export the variable in one block, start the server in the next.
+    markdown = ("# Dynamic LoRA\n\n```bash\nexport VLLM_ALLOW_RUNTIME_LORA_UPDATING=True\n```\n\n```bash\n"
+                "vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora\n```\n")
+    findings = lint(markdown, "README.md")
+    assert [(f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
+        (4, 8, W, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
+    assert "(exported by the script)" in findings[0].message
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("#!/bin/sh\nexport VLLM_SERVER_DEV_MODE=1\nexec vllm serve m\n", [(2, 8, W)]),
+    ("#!/bin/sh\nexport VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 VLLM_API_KEY=abc\nvllm serve m --enable-lora\n", [(2, 8, I)]),
+    # after the server, dynamic, off: nothing
+    ("#!/bin/sh\nvllm serve m &\nexport VLLM_SERVER_DEV_MODE=1\n", []),
+    ("#!/bin/sh\nexport VLLM_SERVER_DEV_MODE=$DEV\nvllm serve m\n", []),
+    ("#!/bin/sh\nexport VLLM_SERVER_DEV_MODE=0\nvllm serve m\n", []),
+])
+def test_script_exports(script, expected):
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(script, "serve.sh")] == expected
+
+
+def test_export_in_a_container_shell_string():
+    text = pod("[]", "['export VLLM_SERVER_DEV_MODE=1 && vllm serve m --port 8000']").replace(
+        "    args:", "    command: [/bin/bash, -c]\n    args:")
+    assert found(text) == [(9, 20, W, "VLLM_SERVER_DEV_MODE=1", "server-dev-mode:VLLM_SERVER_DEV_MODE")]

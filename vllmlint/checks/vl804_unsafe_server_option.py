@@ -9,6 +9,7 @@ says the release reads it, a flag only where the release's parser has it (otherw
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 from vllmlint.capacity.specs import repository_fact
@@ -17,7 +18,7 @@ from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
-from vllmlint.vllm.invocation import Invocation, Option
+from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.vllm.unsafe import UnsafeEntry, entries
 
 _OFF = ("false", "0", "no", "off")
@@ -55,7 +56,9 @@ def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None) -> Severity:
 
 def _where(var):
     """The value's node for a literal; the env (or envFrom) entry for a ConfigMap's value, so the finding stays
-    in the workload's file."""
+    in the workload's file; the `NAME=value` word of an `export`."""
+    if isinstance(var, _Exported):
+        return var.token
     if var.origin == LITERAL and var.source is not None:
         return var.source
     return var.node
@@ -146,24 +149,83 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
         about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed))
 
 
+@dataclass
+class _Exported:
+    """`export NAME=value` in a script, seen as a variable of the vLLM commands after it."""
+    name: str
+    value: str
+    token: Token
+    origin: str = "export"
+    ref_name: str | None = None
+    ref_key: str | None = None
+
+
+def _place(tokens) -> tuple[str, int] | None:
+    """(file, offset) of the first token that stands in a file."""
+    for token in tokens:
+        if token.source is not None:
+            return token.source.display_path, token.start
+    return None
+
+
+def _exports(ctx: Context) -> dict[tuple[int | None, str], list[tuple[int, _Exported]]]:
+    """By (container id or None, file): the literal `export NAME=value` words of the run's shell commands,
+    with their offsets. An assignment prefix (`NAME=value vllm serve`) is stripped by the shell reader and is
+    not seen here."""
+    result: dict[tuple[int | None, str], list[tuple[int, _Exported]]] = {}
+    for command in ctx.world.shell_commands:
+        if command.words[:1] != ["export"]:
+            continue
+        for token in command.tokens[1:]:
+            name, eq, value = token.text.partition("=")
+            if not eq or token.dynamic or token.source is None or not name.replace("_", "a").isalnum():
+                continue
+            key = (id(command.container) if command.container is not None else None, token.source.display_path)
+            result.setdefault(key, []).append((token.start, _Exported(name, value, token)))
+    return result
+
+
+def _exported_before(exports, invocation: Invocation) -> list[_Exported]:
+    """The variables exported in the invocation's script (same container, same file) before it."""
+    place = _place([*invocation.entry, *invocation.tokens])
+    if place is None:
+        return []
+    container = invocation.container
+    key = (id(container) if container is not None else None, place[0])
+    return [var for offset, var in exports.get(key, ()) if offset < place[1]]
+
+
 def check(ctx: Context) -> Iterator[Finding | None]:
     table = entries()
     memo: dict = {}  # the run's workloads by invocation, built when first needed
+    exports = _exports(ctx)
     by_container: dict[int, list[Invocation]] = {}
     containers = {}
     for invocation in ctx.world.invocations:
         if invocation.container is None:
-            # A standalone script or a Markdown block: its command line only (no environment to read).
-            yield from _flag_entries(ctx, table, invocation, {}, _api_key(None, [invocation], ctx.world), memo)
+            # A standalone script or a Markdown block: its command line and what the script exports before it.
+            shell_vars = _exported_before(exports, invocation)
+            env = {v.name: v.value for v in shell_vars}
+            keyed: bool | None = _api_key(None, [invocation], ctx.world) or bool(env.get("VLLM_API_KEY", "").strip())
+            yield from _env_entries(ctx, table, invocation, invocation, shell_vars, env, [invocation], keyed)
+            yield from _flag_entries(ctx, table, invocation, env, keyed, memo)
             continue
         by_container.setdefault(id(invocation.container), []).append(invocation)
         containers[id(invocation.container)] = invocation.container
     for key, invocations in by_container.items():
         container = containers[key]
         first = invocations[0]
-        env_vars = [v for v in container.resolved_env(ctx.world) if v.origin in (LITERAL, CONFIG_MAP)]
+        env_vars: list = [v for v in container.resolved_env(ctx.world) if v.origin in (LITERAL, CONFIG_MAP)]
+        seen = {id(v.token) for v in env_vars if isinstance(v, _Exported)}
+        for invocation in invocations:
+            for var in _exported_before(exports, invocation):
+                if id(var.token) not in seen:
+                    seen.add(id(var.token))
+                    env_vars.append(var)
         env = {v.name: v.value for v in env_vars if v.value is not None}
         keyed = _api_key(container, invocations, ctx.world)
+        if not keyed and any(v.name == "VLLM_API_KEY" and (v.value or "").strip() for v in env_vars):
+            keyed = True
         yield from _env_entries(ctx, table, container, first, env_vars, env, invocations, keyed)
         for invocation in invocations:
             yield from _flag_entries(ctx, table, invocation, env, keyed, memo)
@@ -184,7 +246,8 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
             detail = _detail(entry, release, env)
             if detail is None:
                 continue
-            origin = f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP else ""
+            origin = (f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP
+                      else " (exported by the script)" if isinstance(var, _Exported) else "")
             where = f" on vLLM {version_label(invocation)}" if entry.first is not None else ""
             yield ctx.finding(
                 _where(var),
