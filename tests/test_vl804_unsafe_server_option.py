@@ -271,10 +271,15 @@ def test_markdown_export_before_vllm_serve():
     # vLLM's LoRA guide's shape: export the variable in one block, start the server in the next.
     markdown = ("# Dynamic LoRA\n\n```bash\nexport VLLM_ALLOW_RUNTIME_LORA_UPDATING=True\n```\n\n```bash\n"
                 "vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora\n```\n")
+    # Markdown documents a command rather than deploys it: info (vLLM's own LoRA pages do exactly this).
     findings = lint(markdown, "README.md")
     assert [(f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
-        (4, 8, W, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
+        (4, 8, I, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
     assert "(exported by the script)" in findings[0].message
+    markdown = "```bash\nvllm serve Qwen/Qwen3-8B --allowed-local-media-path /\n```\n"
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "docs/run.md")] == [(2, 26, I)]
+    manifest = "```yaml\n" + pod('[{name: VLLM_SERVER_DEV_MODE, value: "1"}]') + "```\n"
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(manifest, "RUNBOOK.markdown")] == [(10, 47, I)]
 
 
 @pytest.mark.parametrize("script, expected", [

@@ -10,6 +10,7 @@ says the release reads it, a flag only where the release's parser has it (otherw
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Iterator
 
 from vllmlint.capacity.specs import repository_fact
@@ -18,6 +19,7 @@ from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
+from vllmlint.source.files import MARKDOWN_SUFFIXES
 from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.vllm.unsafe import UnsafeEntry, entries
 
@@ -49,9 +51,15 @@ def _api_key(container, invocations, world) -> bool | None:
     return answer
 
 
-def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None) -> Severity:
+def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None, where=None) -> Severity:
+    """The entry's level (its `api_key_severity` when a key is or may be set); info in a Markdown file, which
+    documents a command rather than deploys it (vLLM's own feature pages export these variables)."""
     name = entry.api_key_severity if entry.api_key_severity and keyed is not False else entry.severity
-    return min(ctx.severity, Severity.parse(name))
+    level = min(ctx.severity, Severity.parse(name))
+    source = getattr(where, "source", None)
+    if source is not None and PurePosixPath(source.display_path.lower()).suffix in MARKDOWN_SUFFIXES:
+        level = min(level, Severity.INFO)
+    return level
 
 
 def _where(var):
@@ -141,12 +149,12 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
     matter = [m for m in inputs if m in entry.modalities]
     if not matter:
         return
-    model = invocation.model
+    where = invocation.model if invocation.model is not None else invocation.anchor
     yield ctx.finding(
-        model if model is not None else invocation.anchor,
+        where,
         f"{name} takes {' and '.join(matter)} input and `{entry.flag}` is not set on vLLM "
         f"{version_label(invocation)}: {entry.problem}{_key_phrase(entry, keyed)}. {entry.instead}.",
-        about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed))
+        about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed, where))
 
 
 @dataclass
@@ -253,7 +261,7 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
                 _where(var),
                 f"`{var.name}={(var.value or '').strip()}`{origin}{where} {entry.problem}{detail}"
                 f"{_key_phrase(entry, keyed)}. {entry.instead}.",
-                about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed))
+                about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed, _where(var)))
 
 
 def _flag_entries(ctx, table, invocation, env, keyed, memo):
@@ -291,4 +299,4 @@ def _flag_entries(ctx, table, invocation, env, keyed, memo):
         yield ctx.finding(
             option.token,
             f"`{shown}` on vLLM {version_label(invocation)} {entry.problem}{detail_path}{detail}{_key_phrase(entry, keyed)}. {entry.instead}.",
-            about=invocation, value=f"{entry.id}:{release}", severity=_level(ctx, entry, keyed))
+            about=invocation, value=f"{entry.id}:{release}", severity=_level(ctx, entry, keyed, option.token))
