@@ -181,6 +181,11 @@ def test_does_not_catch(env, args, image):
     assert found(pod(env, args, image)) == []
 
 
+def test_not_the_openai_server():
+    text = pod('[{name: VLLM_SERVER_DEV_MODE, value: "1"}]', "[python3, -m, vllm.entrypoints.api_server, --model, m]")
+    assert found(text.replace("    args:", "    command:")) == []
+
+
 def test_not_a_vllm_container():
     text = """apiVersion: v1
 kind: Pod

@@ -20,7 +20,7 @@ from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
 from vllmlint.source.files import MARKDOWN_SUFFIXES
-from vllmlint.vllm.invocation import Invocation, Option, Token
+from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Option, Token
 from vllmlint.vllm.unsafe import UnsafeEntry, entries
 
 _OFF = ("false", "0", "no", "off")
@@ -210,6 +210,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     by_container: dict[int, list[Invocation]] = {}
     containers = {}
     for invocation in ctx.world.invocations:
+        if invocation.kind == DEMO_API_SERVER:
+            continue  # the demo server (/generate only) adds none of the OpenAI server's routes or logging
         if invocation.container is None:
             # A standalone script or a Markdown block: its command line and what the script exports before it.
             shell_vars = _exported_before(exports, invocation)
