@@ -56,7 +56,7 @@ def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None, where=None) -> 
     documents a command rather than deploys it (vLLM's own feature pages export these variables)."""
     name = entry.api_key_severity if entry.api_key_severity and keyed is not False else entry.severity
     level = min(ctx.severity, Severity.parse(name))
-    source = getattr(where, "source", None)
+    source = where.source if where is not None else None
     if source is not None and PurePosixPath(source.display_path.lower()).suffix in MARKDOWN_SUFFIXES:
         level = min(level, Severity.INFO)
     return level
