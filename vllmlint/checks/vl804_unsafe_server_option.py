@@ -18,8 +18,9 @@ from vllmlint.capacity.workload import workloads
 from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
-from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, SECRET
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.files import MARKDOWN_SUFFIXES
+from vllmlint.vllm.endpoints import api_key_set
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Option, Token
 from vllmlint.vllm.unsafe import UnsafeEntry, entries
 
@@ -28,27 +29,6 @@ _OFF = ("false", "0", "no", "off")
 
 def _release(invocation: Invocation) -> str:
     return invocation.release or invocation.catalog.version
-
-
-def _api_key(container, invocations, world) -> bool | None:
-    """Whether `--api-key` or VLLM_API_KEY is set: True, False, or None when a value that may be empty is not in
-    the run (the same reading as VL702's)."""
-    answer: bool | None = False
-    for invocation in invocations:
-        for option in invocation.option("--api-key"):
-            if not option.value_known or option.value != "":
-                return True
-    if container is None:
-        return answer
-    for var in container.resolved_env(world):
-        if var.name != "VLLM_API_KEY":
-            continue
-        if var.origin == SECRET:
-            return True
-        if var.origin in (LITERAL, CONFIG_MAP):
-            return bool((var.value or "").strip()) or answer
-        return None
-    return answer
 
 
 def _level(ctx: Context, entry: UnsafeEntry, keyed: bool | None, where=None) -> Severity:
@@ -216,7 +196,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             # A standalone script or a Markdown block: its command line and what the script exports before it.
             shell_vars = _exported_before(exports, invocation)
             env = {v.name: v.value for v in shell_vars}
-            keyed: bool | None = _api_key(None, [invocation], ctx.world) or bool(env.get("VLLM_API_KEY", "").strip())
+            keyed: bool | None = api_key_set(None, [invocation], ctx.world) or bool(env.get("VLLM_API_KEY", "").strip())
             yield from _env_entries(ctx, table, invocation, invocation, shell_vars, env, [invocation], keyed)
             yield from _flag_entries(ctx, table, invocation, env, keyed, memo)
             continue
@@ -233,7 +213,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                     seen.add(id(var.token))
                     env_vars.append(var)
         env = {v.name: v.value for v in env_vars if v.value is not None}
-        keyed = _api_key(container, invocations, ctx.world)
+        keyed = api_key_set(container, invocations, ctx.world)
         if not keyed and any(v.name == "VLLM_API_KEY" and (v.value or "").strip() for v in env_vars):
             keyed = True
         yield from _env_entries(ctx, table, container, first, env_vars, env, invocations, keyed)
