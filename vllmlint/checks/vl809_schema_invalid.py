@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from functools import lru_cache
 from typing import Any, Iterator
 
 from vllmlint.checks import Context
@@ -31,6 +32,7 @@ _TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a numbe
 _MAX_PER_OBJECT = 12
 
 
+@lru_cache(maxsize=None)
 def _data(name: str) -> dict:
     from vllmlint.data import knowledge_dir, load_yaml_data
 
@@ -246,7 +248,10 @@ def _value_message(obj, error, path) -> str | None:
     return f"`{where}`: {error.message}, so the API server rejects {_what(obj)} ({_schema_name(obj)})"
 
 
-def _findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[Finding | None]:
+def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]:
+    if sch.fast_valid(obj.api_version, obj.kind, obj.node):
+        return
+    partial = _partial(obj, patches())
     try:
         data = sch.instance(obj.node)
     except sch._TooLarge:
@@ -385,7 +390,13 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     world = ctx.world
     groups = {g["group"]: g["what"] for g in _data("api-groups.yaml").get("groups", ())}
     not_objects = {(n["apiVersion"], n["kind"]) for n in _data("api-groups.yaml").get("not_objects", ())}
-    patches: set[str] | None = None
+    found: list[set[str]] = []
+
+    def patches() -> set[str]:
+        if not found:
+            found.append(_patch_files(world))
+        return found[0]
+
     for obj in world.objects:
         if obj.kind == "ComposeService" or (obj.api_version, obj.kind) in not_objects:
             continue
@@ -393,10 +404,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         yield from findings
         if not valid:
             continue
-        if patches is None:
-            patches = _patch_files(world)
-        partial = _partial(obj, patches)
         if sch.has_schema(obj.api_version, obj.kind):
-            yield from _findings(ctx, obj, partial)
+            yield from _findings(ctx, obj, patches)
         if obj.kind == "StorageClass" and obj.api_version.startswith("storage.k8s.io/"):
-            yield from _storage_findings(ctx, obj, partial)
+            yield from _storage_findings(ctx, obj, _partial(obj, patches()))
