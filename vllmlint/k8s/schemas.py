@@ -255,14 +255,14 @@ def _num(n: Any) -> Any:
 
 def _pairs(n: Mapping):
     """(name, value node) as `instance` keeps them: string keys, first of duplicates, null values left out."""
-    seen = set()
-    for key, value in n.items:
-        if not isinstance(key, Scalar) or key.text in seen:
-            continue
-        seen.add(key.text)
-        if isinstance(value, Scalar) and value.value is None:
-            continue
-        yield key.text, value
+    for name, value in n.pairs():
+        if not (isinstance(value, Scalar) and value.value is None):
+            yield name, value
+
+
+def _has(n: Mapping, name: str) -> bool:
+    value = n.get(name)
+    return value is not None and not (isinstance(value, Scalar) and value.value is None)
 
 
 def fast_valid(api_version: str, kind: str, node: Node) -> bool | None:
@@ -338,13 +338,11 @@ def _fast(bundle: str, key: str, ref: str = ""):
             def mapping(v, p=props, e=extra_fn, r=required):
                 if not isinstance(v, Mapping):
                     return True
-                present = set()
-                for name, item in _pairs(v):
-                    present.add(name)
+                for name, item in v.pairs():
                     fn = p.get(name, e)
-                    if fn is not None and not fn(item):
+                    if fn is not None and not (isinstance(item, Scalar) and item.value is None) and not fn(item):
                         return False
-                return all(n in present for n in r)
+                return all(_has(v, n) for n in r)
             checks.append(mapping)
         if "items" in schema:
             item_fn = compile_(schema["items"])
