@@ -178,7 +178,7 @@ def _elsewhere(obj: K8sObject, path: tuple, key: str, defs: dict) -> str:
     return ""
 
 
-def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str]]:
+def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str, str]]:
     value = error.instance
     if not isinstance(value, dict):
         return
@@ -196,7 +196,7 @@ def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str]]:
             close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
             if close:
                 hint = f"Did you mean `{close[0]}`?"
-        yield key_node, (f"`{key}` is not a field of {_in(path)} in {_schema_name(obj)}, so the API server "
+        yield key_node, f"{_dotted(path + (key,))}:unknown", (f"`{key}` is not a field of {_in(path)} in {_schema_name(obj)}, so the API server "
                          f"rejects {_what(obj)} (kubectl's strict field validation). {hint or 'Remove it.'}")
 
 
@@ -264,11 +264,11 @@ def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]
         if path and path[0] == "status":
             continue
         if error.validator == "additionalProperties":
-            for node, message in _additional(obj, data, error, path, defs):
+            for node, value, message in _additional(obj, data, error, path, defs):
                 if (node.start, "add") not in seen:
                     seen.add((node.start, "add"))
                     count += 1
-                    yield ctx.finding(node, message, about=obj)
+                    yield ctx.finding(node, message, about=obj, value=value)
             continue
         if error.validator == "required":
             if partial:
@@ -299,7 +299,7 @@ def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]
         count += 1
         if count > _MAX_PER_OBJECT:
             return
-        yield ctx.finding(node, message, about=obj)
+        yield ctx.finding(node, message, about=obj, value=f"{_dotted(path)}:{error.validator}")
 
 
 # --- apiVersion and kind ----------------------------------------------------------------------------------
@@ -331,12 +331,13 @@ def _kind_findings(ctx: Context, obj: K8sObject, groups: dict) -> tuple[list[Fin
             return [], False  # a CRD version not vendored (older or newer than the snapshot): silent
         span = sch.removed(obj.api_version, obj.kind)
         if span is not None:
-            gone = f"served up to Kubernetes {span[1]} and removed after it"
+            minor = span[1].split(".")
+            gone = f"was removed in Kubernetes {minor[0]}.{int(minor[1]) + 1} (served up to {span[1]})"
         else:
-            gone = (f"not served by any Kubernetes release from {sch.index()['history_minors'][0]} to "
+            gone = (f"is not served by any Kubernetes release from {sch.index()['history_minors'][0]} to "
                     f"{sch.kubernetes_minor()}")
         use = f": use `apiVersion: {others[0]}`" if others else ""
-        return [ctx.finding(api_node or where, f"`{obj.api_version}` {obj.kind} is {gone}, so current API servers "
+        return [ctx.finding(api_node or where, f"`{obj.api_version}` {obj.kind} {gone}, so current API servers "
                             f"reject it{use}", about=obj, severity=Severity.WARNING)], False
     if others:
         return [ctx.finding(api_node or where, f"`{obj.api_version}` has no kind `{obj.kind}`, so the API server "

@@ -82,15 +82,28 @@ def removed(api_version: str, kind: str) -> list[str] | None:
     return (index()["removed"].get(api_version) or {}).get(kind)
 
 
+_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def version_priority(api_version: str) -> tuple:
+    """Kubernetes' version priority (GA before beta before alpha, higher numbers first), as a sort key."""
+    version = api_version.rsplit("/", 1)[-1]
+    match = _VERSION.fullmatch(version)
+    if not match:
+        return (9, version)
+    stability = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (stability, -int(match.group(1)), -int(match.group(3) or 0))
+
+
 def serving_versions(group: str, kind: str) -> list[str]:
-    """apiVersions of `group` that serve `kind` now."""
-    return [v for v, kinds in index()["served"].items()
-            if kind in kinds and (split_api_version(v) or ("?",))[0] == group]
+    """apiVersions of `group` that serve `kind` now, the preferred one first."""
+    return sorted((v for v, kinds in index()["served"].items()
+                   if kind in kinds and (split_api_version(v) or ("?",))[0] == group), key=version_priority)
 
 
 def kind_anywhere(kind: str) -> list[str]:
-    """apiVersions of any group that serve `kind` (`Service` -> [`v1`])."""
-    return [v for v, kinds in index()["served"].items() if kind in kinds]
+    """apiVersions of any group that serve `kind` (`Service` -> [`v1`]), the preferred one first."""
+    return sorted((v for v, kinds in index()["served"].items() if kind in kinds), key=version_priority)
 
 
 def has_schema(api_version: str, kind: str) -> bool:
