@@ -144,7 +144,7 @@ def core_bundle(wheel: Path, minor: str) -> tuple[dict, dict, dict]:
         for version in folders:
             path = next(n for n in names if n.endswith(f"v{version}.0-local-strict/_definitions.json"))
             defs = json.loads(archive.read(path))["$defs"]
-            for name, schema in defs.items():
+            for schema in defs.values():
                 for gvk in schema.get("x-kubernetes-group-version-kind", ()):
                     if gvk["kind"].endswith("List") or gvk["kind"] in ("DeleteOptions", "WatchEvent") or "properties" not in schema or \
                             "apiVersion" not in schema["properties"]:

@@ -273,33 +273,34 @@ def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]
         if error.validator == "required":
             if partial:
                 continue
-            nulls = getattr(error.instance, "nulls", set())
+            nulls: set[str] = getattr(error.instance, "nulls", set())
             missing = [m for m in error.validator_value if isinstance(error.instance, dict) and m not in error.instance]
             if set(missing) & nulls:
                 continue  # `template:` left empty: a placeholder to fill in, not a field forgotten
             value_node, key_node = _locate(data, path)
-            node = key_node or (obj.node.get("kind") if not path else value_node)
-            if node is None or not missing or _templated(value_node):
+            where = key_node or (obj.node.get("kind") if not path else value_node)
+            if where is None or not missing or _templated(value_node):
                 continue
             message = (f"{_in(path)} has no `{'`, `'.join(missing)}`, which {_schema_name(obj)} requires, so the "
                        f"API server rejects {_what(obj)}: add {'it' if len(missing) == 1 else 'them'}.")
             message = message[0].upper() + message[1:]
         else:
             value_node, key_node = _locate(data, path)
-            node = value_node or key_node
-            if node is None or _templated(value_node):
+            where = value_node or key_node
+            if where is None or _templated(value_node):
                 continue
-            message = _value_message(obj, error, path)
-            if message is None:
+            text = _value_message(obj, error, path)
+            if text is None:
                 continue
-        marker = (node.start, error.validator)
+            message = text
+        marker = (where.start, error.validator)
         if marker in seen:
             continue
         seen.add(marker)
         count += 1
         if count > _MAX_PER_OBJECT:
             return
-        yield ctx.finding(node, message, about=obj, value=f"{_dotted(path)}:{error.validator}")
+        yield ctx.finding(where, message, about=obj, value=f"{_dotted(path)}:{error.validator}")
 
 
 # --- apiVersion and kind ----------------------------------------------------------------------------------
@@ -363,7 +364,7 @@ def _storage_findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[F
     present: set[str] = set()
     unknown = []
     if isinstance(params, Mapping):
-        for key, value in params.items:
+        for key, _value in params.items:
             if not isinstance(key, Scalar) or _templated(key):
                 continue
             present.add(key.text)

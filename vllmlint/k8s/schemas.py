@@ -121,11 +121,14 @@ def is_crd(api_version: str) -> bool:
 
 # --- the instance: plain data that remembers its nodes ---------------------------------------------------
 class _Dict(dict):
-    __slots__ = ("node", "keys_", "nulls")
+    """A mapping's data, with its node, its key nodes and the keys whose value is null (left out)."""
+    node: Mapping
+    keys_: dict
+    nulls: set
 
 
 class _List(list):
-    __slots__ = ("node",)
+    node: Sequence
 
 
 class _TooLarge(Exception):
