@@ -120,7 +120,8 @@ def test_original_chapter_karpenter_and_fsx():
         ("karpenter-nodepool.yaml", 40, 3, "error"),  # ttlSecondsAfterEmpty
     ]
     messages = " ".join(f.message for f in result.findings)
-    assert "Did you mean `subnetSelectorTerms`?" in messages and "has no `group`, `kind`" in messages
+    assert "since v1beta1 it is `subnetSelectorTerms`" in messages and "has no `group`, `kind`" in messages
+    assert "`consolidationPolicy: WhenEmpty`" in messages
     assert "static PersistentVolume" in messages
 
 

@@ -178,6 +178,15 @@ def _elsewhere(obj: K8sObject, path: tuple, key: str, defs: dict) -> str:
     return ""
 
 
+def _moved(obj: K8sObject, key: str) -> str:
+    """What replaced a field of an older API version of the object's project (`data/api-groups.yaml`)."""
+    group = (sch.split_api_version(obj.api_version) or ("",))[0]
+    for entry in _data("api-groups.yaml").get("moved_fields", ()):
+        if entry["group"] == group and entry["field"] == key:
+            return str(entry["instead"])
+    return ""
+
+
 def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str, str]]:
     value = error.instance
     if not isinstance(value, dict):
@@ -191,7 +200,7 @@ def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str, str]]
         key_node = getattr(value, "keys_", {}).get(key)
         if key_node is None or _templated(key_node) or key.startswith("$"):
             continue
-        hint = _elsewhere(obj, path, key, defs)
+        hint = _moved(obj, key) or _elsewhere(obj, path, key, defs)
         if not hint:
             close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
             if close:
