@@ -230,6 +230,7 @@ def test_valid_deployment_is_silent():
     "        ports: [{containerPort: $PORT}]\n",
     "        ports: [{containerPort: <port>}]\n",
     "        env: [{name: HF_TOKEN, value: {{HF_TOKEN}}}]\n",
+    "        ports: [...]\n",
 ])
 def test_templated_values_are_not_judged(extra):
     assert lint(deployment(container_extra=extra)) == []
@@ -259,6 +260,14 @@ def test_kustomize_patch_files_skip_required(tmp_path):
     (tmp_path / "deploy.yaml").write_text(patch)  # a resource, not a patch: its missing fields count
     result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL809"]))
     assert [(Path(f.path).name, f.span.line) for f in result.findings] == [("deploy.yaml", 4)]
+
+
+@pytest.mark.parametrize("filename", ["config/metadata/s3-env-patch.yaml", "manager_image_patch.yaml",
+                                      "overlays/prod/patches/gpu.yaml", "patch.yaml"])
+def test_files_named_as_patches_skip_required(filename):
+    patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  replicas: 2\n"
+    assert lint(patch, filename) == []
+    assert len(lint(patch, "config/metadata/dispatcher.yaml")) == 1
 
 
 def test_strategic_merge_directives_and_nameless_excerpts():

@@ -25,8 +25,11 @@ from vllmlint.k8s import schemas as sch
 from vllmlint.k8s.objects import K8sObject
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 
-_TEMPLATED = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|<[^<>\s][^<>]*>|%\w+%|__[A-Z][A-Z0-9_]*__")
+_TEMPLATED = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|<[^<>\s][^<>]*>|%\w+%|__[A-Z][A-Z0-9_]*__|^\s*(\.\.\.|…)\s*$")
 _KUSTOMIZE = "kustomize.config.k8s.io/"
+# A file named as a patch (`s3-env-patch.yaml`, `manager_image_patch.yaml`, `patches/gpu.yaml`): Kustomize's
+# kustomization.yaml needs no apiVersion/kind, so the run may not see the Kustomization that names it.
+_PATCH_NAME = re.compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
                "object": "a mapping", "array": "a list", "null": "null"}
 _MAX_PER_OBJECT = 12
@@ -113,7 +116,9 @@ def _has_patch_directive(node: Node | None, depth: int = 0) -> bool:
 
 def _partial(obj: K8sObject, patches: set[str]) -> bool:
     path = obj.source.path.replace("\\", "/")
-    if posixpath.normpath(path) in patches:
+    parts = path.split("/")
+    if posixpath.normpath(path) in patches or _PATCH_NAME.search(parts[-1]) or \
+            len(parts) > 1 and parts[-2].lower() in ("patch", "patches"):
         return True
     if path.lower().endswith((".md", ".markdown")):
         return True  # a documentation excerpt: fields may be left out on purpose
