@@ -135,7 +135,8 @@ def test_audited_chapter_is_silent():
     ("apps/v1", "Service", 13, E, "Service is `apiVersion: v1`"),
     ("autoscaling/v2beta2", "HorizontalPodAutoscaler", 13, W, "was removed in Kubernetes 1.26"),
     ("networking.k8s.io/v1beta1", "Ingress", 13, W, "use `apiVersion: networking.k8s.io/v1`"),
-    ("serving.kserve.io/v1alpha2", "InferenceService", 13, E, "`apiVersion: serving.kserve.io/v1beta1`"),
+    ("serving.kserve.io/v1alpha2", "InferenceService", 13, W, "`apiVersion: serving.kserve.io/v1beta1`"),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 13, W, "admissionregistration.k8s.io/v1`"),
 ])
 def test_api_version_kind_that_does_not_exist(api_version, kind, col, severity, words):
     (finding,) = lint(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n")
@@ -285,6 +286,7 @@ def test_markdown_excerpt_skips_required_but_not_unknown_fields():
 
 @pytest.mark.parametrize("text", [
     "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\n",  # a kubeconfig
+    "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: labels}\n",  # a Kustomize plugin's config
     "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
     "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec: {anything: 1}\n",
     "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r}\nstatus: {weird: 1}\nspec:\n  headGroupSpec:\n"

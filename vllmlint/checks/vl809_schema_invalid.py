@@ -33,6 +33,7 @@ _PATCH_NAME = re.compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
                "object": "a mapping", "array": "a list", "null": "null"}
 _MAX_PER_OBJECT = 12
+_KUBE_VERSION = re.compile(r"v\d+((alpha|beta)\d+)?")
 
 
 @lru_cache(maxsize=None)
@@ -326,7 +327,9 @@ def _kind_findings(ctx: Context, obj: K8sObject, groups: dict) -> tuple[list[Fin
     split = sch.split_api_version(obj.api_version)
     if split is None:
         return [], False
-    group, _version = split
+    group, version = split
+    if not _KUBE_VERSION.fullmatch(version):
+        return [], False  # `apiVersion: builtin` (a Kustomize plugin's config) and the like: not an API version
     if group in groups and api_node is not None:
         return [ctx.finding(api_node, f"`{obj.api_version}` is not an API group anything serves, so the API "
                             f"server rejects {_what(obj)} (`no matches for kind \"{obj.kind}\"`). "
@@ -355,8 +358,12 @@ def _kind_findings(ctx: Context, obj: K8sObject, groups: dict) -> tuple[list[Fin
         return [ctx.finding(api_node or where, f"`{obj.api_version}` {obj.kind} {gone}, so current API servers "
                             f"reject it{use}", about=obj, severity=Severity.WARNING)], False
     if others:
+        # Another version of the same group serves it: removed from (or not yet in) this one, as a version
+        # Kubernetes removed (warning); another group: the wrong apiVersion (error).
+        same_group = (sch.split_api_version(others[0]) or ("?",))[0] == group
         return [ctx.finding(api_node or where, f"`{obj.api_version}` has no kind `{obj.kind}`, so the API server "
-                            f"rejects it: {obj.kind} is `apiVersion: {others[0]}`", about=obj)], False
+                            f"rejects it: {obj.kind} is `apiVersion: {others[0]}`", about=obj,
+                            severity=Severity.WARNING if same_group else None)], False
     close = [k for k in kinds if k.lower() == obj.kind.lower()] or \
         difflib.get_close_matches(obj.kind, kinds, n=1, cutoff=0.8)
     hint = f": did you mean `{close[0]}`?" if close else ""
