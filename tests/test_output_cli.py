@@ -129,6 +129,7 @@ spec:
           command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
           args: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]
       runtimeClassName: nvidia
+  selector: {matchLabels: {app: vllm}}
 """
 FIXED = FIXABLE.replace('["python3", "-m", "vllm.entrypoints.openai.api_server"]', '["vllm", "serve"]').replace(
     '["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]', '["Qwen/Qwen3-0.6B"]')

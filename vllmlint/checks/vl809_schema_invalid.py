@@ -23,7 +23,7 @@ from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s import schemas as sch
 from vllmlint.k8s.objects import K8sObject
-from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str, walk
 
 _TEMPLATED = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|<[^<>\s][^<>]*>|%\w+%|__[A-Z][A-Z0-9_]*__|^\s*(\.\.\.|…)\s*$")
 _KUSTOMIZE = "kustomize.config.k8s.io/"
@@ -101,18 +101,10 @@ def _patch_files(world) -> set[str]:
     return found
 
 
-def _has_patch_directive(node: Node | None, depth: int = 0) -> bool:
-    if depth > 40:
-        return False
-    if isinstance(node, Mapping):
-        for key, value in node.items:
-            if isinstance(key, Scalar) and key.text.startswith("$"):
-                return True
-            if _has_patch_directive(value, depth + 1):
-                return True
-    elif isinstance(node, Sequence):
-        return any(_has_patch_directive(item, depth + 1) for item in node.items)
-    return False
+def _has_patch_directive(node: Node | None) -> bool:
+    """A strategic-merge directive key (`$patch`, `$setElementOrder/...`, `$retainKeys`) anywhere below."""
+    return any(isinstance(n, Mapping) and any(isinstance(k, Scalar) and k.text.startswith("$") for k, _ in n.items)
+               for n in walk(node))  # each node once, aliases included
 
 
 def _partial(obj: K8sObject, patches: set[str]) -> bool:
@@ -264,8 +256,8 @@ def _value_message(obj, error, path) -> str | None:
 
 
 def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]:
-    if sch.fast_valid(obj.api_version, obj.kind, obj.node):
-        return
+    if sch.fast_valid(obj.api_version, obj.kind, obj.node) is not False:
+        return  # valid, or too large to walk (aliases expanded past the budget)
     partial = _partial(obj, patches())
     try:
         data = sch.instance(obj.node)

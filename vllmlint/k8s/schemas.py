@@ -27,6 +27,7 @@ _QUANTITY = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)((Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E
 _BUDGET = 200_000  # nodes copied per object (aliases expanded): past it the object is not validated
 
 
+
 @lru_cache(maxsize=1)
 def index() -> dict:
     from vllmlint.data import schemas_dir
@@ -282,18 +283,26 @@ def _has(n: Mapping, name: str) -> bool:
 
 
 def fast_valid(api_version: str, kind: str, node: Node) -> bool | None:
-    """True when the object is certainly valid; False when jsonschema must look; None without a schema."""
+    """True when the object is certainly valid; False when jsonschema must look; None without a schema or
+    for an object too large to walk (aliases expanded past the budget: an alias bomb)."""
     key = f"{api_version}/{kind}"
     bundle = index()["schemas"].get(key)
     if bundle is None:
         return None
-    if not _fast(bundle, key)(node):
-        return False
-    if is_crd(api_version) and isinstance(node, Mapping):
-        meta = node.get("metadata")
-        if isinstance(meta, Mapping) and not _fast(_core_bundle(), "", _OBJECT_META)(meta):
+    _LEFT[0] = _BUDGET
+    try:
+        if not _fast(bundle, key)(node):
             return False
+        if is_crd(api_version) and isinstance(node, Mapping):
+            meta = node.get("metadata")
+            if isinstance(meta, Mapping) and not _fast(_core_bundle(), "", _OBJECT_META)(meta):
+                return False
+    except _TooLarge:
+        return None
     return True
+
+
+_LEFT = [0]  # collections the running `fast_valid` may still visit (aliases expanded)
 
 
 _UNCOMPILED = ("allOf", "oneOf", "not", "patternProperties", "const", "if", "dependentRequired", "uniqueItems",
@@ -354,6 +363,9 @@ def _fast(bundle: str, key: str, ref: str = ""):
             def mapping(v, p=props, e=extra_fn, r=required):
                 if not isinstance(v, Mapping):
                     return True
+                _LEFT[0] -= 1
+                if _LEFT[0] < 0:
+                    raise _TooLarge()
                 for name, item in v.pairs():
                     fn = p.get(name, e)
                     if fn is not None and not (isinstance(item, Scalar) and item.value is None) and not fn(item):
@@ -362,7 +374,15 @@ def _fast(bundle: str, key: str, ref: str = ""):
             checks.append(mapping)
         if "items" in schema:
             item_fn = compile_(schema["items"])
-            checks.append(lambda v, f=item_fn: not isinstance(v, Sequence) or all(f(i) for i in v.items))
+
+            def sequence(v, f=item_fn):
+                if not isinstance(v, Sequence):
+                    return True
+                _LEFT[0] -= 1
+                if _LEFT[0] < 0:
+                    raise _TooLarge()
+                return all(f(i) for i in v.items)
+            checks.append(sequence)
         if "anyOf" in schema:
             branches = [compile_(b) for b in schema["anyOf"]]
             checks.append(lambda v, b=branches: any(f(v) for f in b))
