@@ -11,7 +11,6 @@ from (`SchemaError.node`, `.key`), so a finding points at the offending key or v
 """
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -39,7 +38,9 @@ def index() -> dict:
 def _bundle(name: str) -> dict:
     from vllmlint.data import schemas_dir
 
-    return json.loads(gzip.decompress((schemas_dir() / "k8s" / name).read_bytes()))
+    import zlib  # gzip's format without importing the gzip module (31: a gzip header and trailer)
+
+    return json.loads(zlib.decompress((schemas_dir() / "k8s" / name).read_bytes(), 31))
 
 
 def split_api_version(api_version: str) -> tuple[str, str] | None:
