@@ -133,6 +133,7 @@ spec:
       runtimeClassName: nvidia
       automountServiceAccountToken: false
       securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
+  selector: {matchLabels: {app: vllm}}
 """
 FIXED = FIXABLE.replace('["python3", "-m", "vllm.entrypoints.openai.api_server"]', '["vllm", "serve"]').replace(
     '["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]', '["Qwen/Qwen3-0.6B"]')
