@@ -303,3 +303,24 @@ def test_export_in_a_container_shell_string():
     text = pod("[]", "['export VLLM_SERVER_DEV_MODE=1 && vllm serve m --port 8000']").replace(
         "    args:", "    command: [/bin/bash, -c]\n    args:")
     assert found(text) == [(9, 20, W, "VLLM_SERVER_DEV_MODE=1", "server-dev-mode:VLLM_SERVER_DEV_MODE")]
+
+
+# --- a model the catalog does not know, whose own --limit-mm-per-prompt admits media ---------------------
+def test_a_media_limit_shows_the_model_takes_media():
+    args = '[Qwen/Qwen2.5-VL-7B-Instruct, --limit-mm-per-prompt, \'{"image": 2, "video": 0}\']'
+    text = pod(args=args)
+    assert found(text) == [(8, 12, Severity.INFO, "Qwen/Qwen2.5-VL-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-VL-7B-Instruct")]
+    (finding,) = lint(text)
+    assert "takes image input" in finding.message and "video" not in finding.message.split("input")[0]
+    old_form = pod(args="[--model, llava-hf/llava-1.5-7b-hf, --limit-mm-per-prompt, 'image=1']")
+    assert [f[2:4] for f in found(old_form)] == [(Severity.INFO, "llava-hf/llava-1.5-7b-hf")]
+
+
+def test_a_media_limit_near_misses_stay_silent():
+    # the domains are restricted; all limits zero (media turned off); a text-only model of the catalog (VL716's
+    # case); a release without --allowed-media-domains (0.10.1.1)
+    given = '[m, --limit-mm-per-prompt, \'{"image": 2}\', --allowed-media-domains, upload.example.com]'
+    assert found(pod(args=given)) == []
+    assert found(pod(args='[m, --limit-mm-per-prompt, \'{"image": 0, "video": 0}\']')) == []
+    assert found(pod(args='[Qwen/Qwen2.5-7B-Instruct, --limit-mm-per-prompt, \'{"image": 2}\']')) == []
+    assert found(pod(args="[--model, m, --limit-mm-per-prompt, 'image=2']", image="vllm/vllm-openai:v0.10.1.1")) == []

@@ -9,6 +9,7 @@ says the release reads it, a flag only where the release's parser has it (otherw
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
@@ -124,6 +125,8 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
         return  # the release has no such option: nothing to add
     found = _modalities(ctx, invocation, memo)
     if found is None:
+        found = _declared_media(invocation)  # a model the catalog does not know, serving media it asks for
+    if found is None:
         return
     name, inputs = found
     matter = [m for m in inputs if m in entry.modalities]
@@ -135,6 +138,24 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
         f"{name} takes {' and '.join(matter)} input and `{entry.flag}` is not set on vLLM "
         f"{version_label(invocation)}: {entry.problem}{_key_phrase(entry, keyed)}. {entry.instead}.",
         about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed, where))
+
+
+# `--limit-mm-per-prompt` entries, in its JSON (`{"image": 4}`) and its older `image=4,video=1` forms
+# (vllm/engine/arg_utils.py: 0.6.2 `nullable_kvs`, 0.11.0 a JSON dict).
+_MEDIA_LIMIT = re.compile(r'"?\b(image|video|audio)"?\s*[:=]\s*(\d+)')
+
+
+def _declared_media(invocation: Invocation) -> tuple[str, tuple[str, ...]] | None:
+    """(model, media) when the server's own `--limit-mm-per-prompt` admits image, video or audio items per
+    prompt (a count above 0): the model takes them, whatever the catalog knows. All zeros turn media off."""
+    for option in invocation.option("--limit-mm-per-prompt"):
+        if not option.value_known or not option.value:
+            continue
+        media = tuple(kind for kind, count in _MEDIA_LIMIT.findall(option.value) if int(count) > 0)
+        if media:
+            model = invocation.model.text if invocation.model is not None else "the model"
+            return model, tuple(dict.fromkeys(media))
+    return None
 
 
 @dataclass
