@@ -374,12 +374,20 @@ class World:
     _by_name: dict = field(default_factory=dict, repr=False)
     _template_index: tuple | None = field(default=None, repr=False)
     _object_labels: dict = field(default_factory=dict, repr=False)
+    # Operator settings documents of the run (KubeAI's values / system.yaml), and the objects whose pods are
+    # built from them once every file is read (`add_operator_templates`).
+    kubeai_settings: list = field(default_factory=list, repr=False)
+    _deferred: list = field(default_factory=list, repr=False)
 
     def add_document(self, document: Document) -> None:
+        _remember_operator_settings(self, document)
         for obj in objects_in(document):
             self.objects.append(obj)
             self._by_kind.setdefault(obj.kind, []).append(obj)
             self._by_name.setdefault((obj.kind, obj.name), []).append(obj)
+            if _deferred_templates(obj):
+                self._deferred.append(obj)
+                continue
             self.templates.extend(t for t in pod_templates(obj) if t is not None)
 
     def of_kind(self, *kinds: str) -> list[K8sObject]:
@@ -487,6 +495,32 @@ def _object(node: Mapping, source: SourceFile) -> K8sObject | None:
         name = scalar_str(meta.get("name")) or scalar_str(meta.get("generateName")) or ""
         namespace = scalar_str(meta.get("namespace")) or ""
     return K8sObject(kind, api_version, name, namespace, node, source)
+
+
+def _remember_operator_settings(world: World, document: Document) -> None:
+    from vllmlint.k8s.operators import kubeai_settings
+
+    found = kubeai_settings(document)
+    if found is not None:
+        world.kubeai_settings.append(found)
+
+
+def _deferred_templates(obj: K8sObject) -> bool:
+    """Kinds whose pod is built from settings elsewhere in the run (KubeAI's resource profiles): their
+    templates are added by `World.add_operator_templates` once every file is read."""
+    from vllmlint.k8s.operators import is_kubeai_model
+
+    return is_kubeai_model(obj)
+
+
+def add_operator_templates(world: World) -> None:
+    """The pods operators build (KubeAI `Model`s), once the world holds every file; idempotent."""
+    from vllmlint.k8s.operators import is_kubeai_model, kubeai_templates
+
+    for obj in world._deferred:
+        if is_kubeai_model(obj):
+            world.templates.extend(kubeai_templates(obj, world))
+    world._deferred = []
 
 
 def targets_openshift(world: World) -> bool:

@@ -514,7 +514,11 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         return
     command = _scalar_tokens(command_node, container) if command_node is not None else None
     args = _scalar_tokens(args_node, container) if args_node is not None else []
-    if command:
+    operator = operator_command(container) if not command else None
+    if operator is not None:
+        seen.append(ShellCommand(operator + args, container, VIA_COMMAND))
+        argv, via = operator + args, VIA_COMMAND
+    elif command:
         seen.append(ShellCommand(command + args, container, VIA_COMMAND))
         argv, via = command + args, VIA_COMMAND
     elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
@@ -598,6 +602,9 @@ _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
 def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
     """The vLLM invocations of every container; sets `world.shell_commands` to the commands they run,
     then those of the ConfigMap scripts no container was seen running (a head started from a script)."""
+    from vllmlint.k8s.objects import add_operator_templates
+
+    add_operator_templates(world)
     result: list[Invocation] = []
     commands: list[ShellCommand] = []
     for container in world.containers:
@@ -719,3 +726,22 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
             found.append(ShellAssignment(pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar),
                                          container, via))
     return found
+
+
+def operator_command(container: Container) -> list[Token] | None:
+    """The command and leading flags an operator writes for the container it builds (KubeAI's model
+    controller: `python3 -m vllm.entrypoints.openai.api_server --model=REF --served-model-name=NAME`, before
+    `spec.args`), as synthetic tokens; None for containers a manifest writes itself."""
+    from vllmlint.k8s.operators import is_kubeai_model, kubeai_prefix
+
+    owner = container.pod.owner
+    if not is_kubeai_model(owner):
+        return None
+    prefix = kubeai_prefix(owner)
+    if prefix is None:
+        return None
+    command, flags = prefix
+    tokens = [Token(word, None) for word in command]
+    for flag, value in flags:
+        tokens.append(Token(f"{flag}={value if value is not None else ''}", None, dynamic=value is None))
+    return tokens

@@ -1,0 +1,199 @@
+"""Pods that operators build from their custom resources, so every rule reads them like a Deployment's.
+
+An operator such as KubeAI never shows its pod in the manifest: a `Model` names a model URL, flags, env
+and a resource profile, and the controller writes the container (command, the flags it adds, probes,
+ports, /dev/shm) itself. What it writes is data (`data/operator-workloads.yaml`, each fact with its source
+in the operator's repository); this module turns a resource into that pod, as YAML nodes. Nodes the
+resource holds (its `args`, `env` entries, `image`) are the resource's own, with their positions; what the
+operator adds is synthetic, placed at the field that causes it (the resource profile for resources, the
+engine for the rest), so a finding about it points at the line a user would change.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, scalar_str
+
+if TYPE_CHECKING:
+    from vllmlint.k8s.objects import K8sObject, PodTemplate, World
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "operator-workloads.yaml") or {}
+    return data if isinstance(data, dict) else {}
+
+
+def kubeai_table() -> dict[str, Any]:
+    """The KubeAI section of data/operator-workloads.yaml."""
+    found = _table().get("kubeai")
+    return found if isinstance(found, dict) else {}
+
+
+# --- synthetic nodes ---------------------------------------------------------------------------------
+def synthetic(value: Any, anchor: Node) -> Node:
+    """Plain data as YAML nodes placed at `anchor` (what an operator writes, shown where the resource caused
+    it). Real nodes inside `value` are kept as they are."""
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, dict):
+        mapping = Mapping(anchor.start, anchor.end, anchor.source)
+        for key, item in value.items():
+            key_node = key if isinstance(key, Scalar) else _scalar(str(key), anchor)
+            mapping.items.append((key_node, synthetic(item, anchor)))
+        return mapping
+    if isinstance(value, (list, tuple)):
+        sequence = Sequence(anchor.start, anchor.end, anchor.source)
+        sequence.items.extend(synthetic(item, anchor) for item in value)
+        return sequence
+    return _scalar(value, anchor)
+
+
+def _scalar(value: Any, anchor: Node) -> Scalar:
+    text = value if isinstance(value, str) else ("" if value is None else str(value).lower()
+                                                  if isinstance(value, bool) else str(value))
+    return Scalar(anchor.start, anchor.end, anchor.source, value, text, None)
+
+
+def is_synthetic(node: Node | None, anchor: Node | None) -> bool:
+    return node is not None and anchor is not None and (node.start, node.end) == (anchor.start, anchor.end)
+
+
+# --- KubeAI Model --------------------------------------------------------------------------------------
+def is_kubeai_model(obj: K8sObject) -> bool:
+    table = kubeai_table()
+    return (bool(table) and obj.kind == table.get("kind")
+            and obj.api_version.split("/", 1)[0] == table.get("api_group"))
+
+
+def kubeai_settings(document: Document) -> Mapping | None:
+    """KubeAI's system configuration when a document of the run is one: the chart's values file (or a
+    `system.yaml` written out), a mapping with `resourceProfiles` or `modelServers` and no `kind`."""
+    root = document.root
+    if not isinstance(root, Mapping) or "kind" in root or "apiVersion" in root:
+        return None
+    if isinstance(root.get("resourceProfiles"), Mapping) or isinstance(root.get("modelServers"), Mapping):
+        return root
+    return None
+
+
+def _path(node: Node | None, *keys: str) -> Node | None:
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _multiplied(node: Node, multiple: int, anchor: Node) -> Node | None:
+    """A resource quantity times `multiple` (model_controller.go:288-300: Quantity.Mul), as a number."""
+    from vllmlint.k8s.quantity import parse_quantity
+
+    value = parse_quantity(node)
+    if value is None:
+        return None
+    product = value * Decimal(multiple)
+    text = str(product.normalize()) if product != product.to_integral_value() else str(int(product))
+    return _scalar(text, anchor)
+
+
+def kubeai_templates(obj: K8sObject, world: World) -> list[PodTemplate]:
+    """The vLLM pod KubeAI's model controller builds for a `Model` with `engine: VLLM` (engine_vllm.go)."""
+    from vllmlint.k8s.objects import PodTemplate
+
+    spec = obj.spec
+    table = kubeai_table()
+    if spec is None or scalar_str(spec.get("engine")) != table.get("engine"):
+        return []
+    engine = spec.key_node("engine") or spec
+    settings = world.kubeai_settings
+    profile_node = spec.get("resourceProfile")
+    profile_text = scalar_str(profile_node) or ""
+    name, _, count = profile_text.partition(":")
+    profile: Mapping | None = None
+    for found in settings:  # a later values file wins, as `helm -f a -f b` merges them
+        candidate = _path(found, "resourceProfiles", name)
+        if isinstance(candidate, Mapping):
+            profile = candidate
+    container: dict[Any, Any] = {"name": table.get("container_name", "server")}
+    image = spec.get("image")
+    if isinstance(image, Scalar) and scalar_str(image):
+        container["image"] = image
+    else:
+        image_name = scalar_str(profile.get("imageName")) if profile is not None else None
+        for found in settings:
+            images = _path(found, "modelServers", table.get("engine", ""), "images")
+            chosen = _path(images, image_name or "default")
+            if not isinstance(chosen, Scalar):
+                chosen = _path(images, "default")
+            if isinstance(chosen, Scalar) and scalar_str(chosen):
+                container["image"] = chosen
+    args = spec.get("args")
+    if isinstance(args, Sequence):
+        container["args"] = args
+    env = spec.get("env")
+    if isinstance(env, Mapping):
+        container["env"] = [{"name": key, "value": value} for key, value in env.items]
+    env_from = spec.get("envFrom")
+    if isinstance(env_from, Sequence):
+        container["envFrom"] = env_from
+    if profile is not None and isinstance(profile_node, Scalar) and count.isdigit():
+        resources: dict[str, dict[Any, Any]] = {}
+        for section in ("requests", "limits"):
+            part = profile.get(section)
+            if isinstance(part, Mapping):
+                values = {key: _multiplied(value, int(count), profile_node) for key, value in part.items}
+                resources[section] = {key: value for key, value in values.items() if value is not None}
+        container["resources"] = resources
+    elif isinstance(profile_node, Scalar):
+        # A profile the run does not define: its resources are unknown, which a node that is no mapping says
+        # (rules read such `resources` as "cannot tell").
+        container["resources"] = profile_node
+    container.update(table.get("container") or {})
+    pod: dict[Any, Any] = {"containers": [container]}
+    pod.update(table.get("pod") or {})
+    container_context: Any = table.get("default_container_security_context")
+    pod_context: Any = None
+    for found in settings:
+        server_pods = found.get("modelServerPods")
+        if isinstance(server_pods, Mapping):  # Helm merges values files key by key: a key given replaces
+            if "securityContext" in server_pods:
+                container_context = server_pods.get("securityContext")
+            if "podSecurityContext" in server_pods:
+                pod_context = server_pods.get("podSecurityContext")
+    if container_context is not None:
+        container["securityContext"] = container_context
+    if pod_context is not None:
+        pod["securityContext"] = pod_context
+    if profile is not None:
+        for key in ("nodeSelector", "affinity", "tolerations", "schedulerName", "runtimeClassName"):
+            value = profile.get(key)
+            if value is not None:
+                pod[key] = value
+    engine_name = (scalar_str(spec.get("engine")) or "").lower()
+    labels = {"app": "model", "model": obj.name, "app.kubernetes.io/name": engine_name,
+              "app.kubernetes.io/instance": f"{engine_name}-{obj.name}", "app.kubernetes.io/managed-by": "kubeai"}
+    pod_spec = synthetic(pod, engine)
+    metadata = synthetic({"labels": labels}, engine)
+    assert isinstance(pod_spec, Mapping) and isinstance(metadata, Mapping)
+    template = PodTemplate(obj, pod_spec, metadata, "server")
+    return [template]
+
+
+def kubeai_prefix(obj: K8sObject) -> tuple[list[str], list[tuple[str, str | None]]] | None:
+    """(command, flags KubeAI writes before `spec.args`: (flag, value or None when unknown))."""
+    table = kubeai_table()
+    spec = obj.spec
+    if spec is None:
+        return None
+    url = scalar_str(spec.get("url")) or ""
+    scheme, sep, ref = url.partition("://")
+    model: str | None = ref.split("?", 1)[0] if sep and scheme in (table.get("model_url_schemes") or []) else None
+    if spec.get("cacheProfile") is not None:
+        model = None  # a path under the cache volume (modelCacheDir)
+    flags = [(str(table.get("model_flag")), model), (str(table.get("served_name_flag")), obj.name or None)]
+    return list(table.get("command") or []), flags
