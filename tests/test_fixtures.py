@@ -38,6 +38,7 @@ EXPECTED = {
     ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
+    ("fixtures/own/kubeai-model.yaml", 37, 7, "VL102", "error"),  # KubeAI Model's spec.args
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),

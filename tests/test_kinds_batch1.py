@@ -1,0 +1,128 @@
+"""Workload kinds of issue 9, batch 1: operator resources read as the pods they become, with positions.
+
+KubeAI `Model`, KServe `LLMInferenceService` (VLLM_ADDITIONAL_ARGS), JobSet, OpenShift `Template`, Argo Rollouts,
+Knative, OpenKruise and unknown kinds that embed a pod template. Each case pins the position of a finding an
+existing rule gives inside the kind (VL102 on a removed flag, ...), and the near-misses that stay silent."""
+from pathlib import Path
+
+from vllmlint.engine import LintOptions, Linter, lint_paths
+from vllmlint.finding import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+OWN = ROOT / "fixtures" / "own"
+
+
+def lint(*texts, select=("ALL",), names=None):
+    linter = Linter(LintOptions(select=list(select)))
+    for index, text in enumerate(texts):
+        name = names[index] if names else f"m{index}.yaml"
+        linter.result.files_checked += 1
+        linter.add_text(text, name, ".yaml")
+    result = linter.run()
+    assert not result.internal_error, [n.message for n in result.notices]
+    return result
+
+
+def found(result, *codes):
+    return sorted((f.path, f.span.line, f.span.col, f.code, f.severity.label) for f in result.findings
+                  if not codes or f.code in codes)
+
+
+def world(*texts):
+    linter = Linter()
+    for index, text in enumerate(texts):
+        linter.add_text(text, f"m{index}.yaml", ".yaml")
+    return linter.build()
+
+
+# --- KubeAI Model --------------------------------------------------------------------------------------
+MODEL = """apiVersion: kubeai.org/v1
+kind: Model
+metadata:
+  name: qwen
+spec:
+  features: [TextGeneration]
+  url: hf://Qwen/Qwen2.5-7B-Instruct
+  engine: VLLM
+  resourceProfile: nvidia-gpu-l4:{count}
+  args:
+    - --tensor-parallel-size=1
+    - --num-scheduler-steps=8
+  env:
+    VLLM_ATTENTION_BACKEND: FLASHINFER
+"""
+VALUES = """modelServers:
+  VLLM:
+    images:
+      default: "vllm/vllm-openai:v0.8.3"
+      nvidia-gpu: "vllm/vllm-openai:v0.11.0"
+resourceProfiles:
+  nvidia-gpu-l4:
+    imageName: "nvidia-gpu"
+    limits:
+      nvidia.com/gpu: "1"
+    requests:
+      nvidia.com/gpu: "1"
+      memory: "24Gi"
+    nodeSelector:
+      cloud.google.com/gke-accelerator: "nvidia-l4"
+"""
+
+
+def test_kubeai_model_is_the_pod_kubeais_controller_builds():
+    w = world(MODEL.format(count=2), VALUES)
+    [inv] = w.invocations
+    assert inv.kind == "openai-api-server" and inv.via == "command"
+    assert [t.text for t in inv.entry] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    assert inv.option("--model")[0].value == "Qwen/Qwen2.5-7B-Instruct"
+    assert [o.name for o in inv.options] == ["--model", "--served-model-name", "--tensor-parallel-size",
+                                             "--num-scheduler-steps"]
+    container = inv.container
+    assert container.name == "server" and container.env == {"VLLM_ATTENTION_BACKEND": "FLASHINFER"}
+    assert str(container.resources.limits["nvidia.com/gpu"].node.value) == "2"  # the profile's 1 x 2
+    assert [(r.key, r.values) for r in container.pod.placement.node_selector] == [
+        ("cloud.google.com/gke-accelerator", ("nvidia-l4",))]
+    assert inv.image.raw == "vllm/vllm-openai:v0.11.0"  # the profile's imageName
+    assert container.pod.labels["app.kubernetes.io/name"] == "vllm"
+    assert container.probe("startup") is not None and container.backing("/dev/shm").volume.name == "dshm"
+
+
+def test_kubeai_removed_flag_and_switch_value_at_their_args_items():
+    result = lint(MODEL.format(count=1).replace("--tensor-parallel-size=1", "--enable-chunked-prefill=false"))
+    assert found(result, "VL102", "VL106") == [("m0.yaml", 11, 7, "VL106", "error"),
+                                               ("m0.yaml", 12, 7, "VL102", "error")]
+
+
+def test_kubeai_resource_profile_multiplies_the_gpus_for_the_capacity_rules():
+    result = lint(MODEL.format(count=2), VALUES)
+    assert found(result, "VL606") == [("m0.yaml", 9, 20, "VL606", "warning")]  # 2 L4s, TP 1
+    assert found(lint(MODEL.format(count=1), VALUES), "VL606") == []
+
+
+def test_kubeai_profile_not_in_the_run_is_unknown_not_missing():
+    # Without KubeAI's values the profile's resources and the image are unknown: no VL704, no VL606.
+    result = lint(MODEL.format(count=2).replace("hf://", "hf://").replace("engine: VLLM", "engine: VLLM\n  image: "
+                                                                              "vllm/vllm-openai:v0.11.0"))
+    assert found(result, "VL704", "VL606", "VL608", "VL701", "VL702") == []
+    assert found(result, "VL102") == [("m0.yaml", 13, 7, "VL102", "error")]
+
+
+def test_kubeai_other_engines_and_kinds_are_not_vllm():
+    assert world(MODEL.format(count=1).replace("engine: VLLM", "engine: OLlama")).invocations == []
+    assert world(MODEL.format(count=1).replace("kubeai.org/v1", "example.com/v1")).invocations == []
+
+
+def test_kubeai_url_schemes_other_than_hf_give_an_unknown_model():
+    [inv] = world(MODEL.format(count=1).replace("hf://Qwen/Qwen2.5-7B-Instruct", "s3://bucket/qwen")).invocations
+    [model] = inv.option("--model")
+    assert not model.value_known
+
+
+def test_kubeai_fixture():
+    result, _ = lint_paths([str(OWN / "kubeai-model.yaml"), str(OWN / "kubeai-values.yaml")],
+                           LintOptions(select=["VL102", "VL106", "VL606"]))
+    assert [(Path(f.path).name, f.span.line, f.span.col, f.code, f.severity) for f in result.findings] == [
+        ("kubeai-model.yaml", 13, 20, "VL606", Severity.WARNING),
+        ("kubeai-model.yaml", 37, 7, "VL102", Severity.ERROR),
+        ("kubeai-model.yaml", 38, 7, "VL106", Severity.ERROR),
+    ]
