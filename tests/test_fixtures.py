@@ -40,6 +40,7 @@ EXPECTED = {
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/kubeai-model.yaml", 37, 7, "VL102", "error"),  # KubeAI Model's spec.args
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
+    ("fixtures/own/llm-inference-service.yaml", 23, 67, "VL102", "error"),  # inside VLLM_ADDITIONAL_ARGS
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 22, 11, "VL101", "warning"),

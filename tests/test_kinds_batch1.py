@@ -126,3 +126,75 @@ def test_kubeai_fixture():
         ("kubeai-model.yaml", 37, 7, "VL102", Severity.ERROR),
         ("kubeai-model.yaml", 38, 7, "VL106", Severity.ERROR),
     ]
+
+
+# --- KServe LLMInferenceService ------------------------------------------------------------------------
+def llmisvc(env, parallelism="", args="", command=""):
+    return f"""apiVersion: serving.kserve.io/v1alpha1
+kind: LLMInferenceService
+metadata:
+  name: llama
+spec:
+  model:
+    uri: hf://meta-llama/Llama-3.1-70B-Instruct
+    name: meta-llama/Llama-3.1-70B-Instruct
+{parallelism}  template:
+    containers:
+      - name: main
+        image: vllm/vllm-openai:v0.11.0
+{command}{args}        env:
+{env}        resources:
+          limits:
+            nvidia.com/gpu: "8"
+"""
+
+
+ADDITIONAL = """          - name: VLLM_ADDITIONAL_ARGS
+            value: "--tensor-parallel-size 8 --max-model-len 8192 --num-scheduler-steps 4"
+"""
+
+
+def test_llmisvc_additional_args_are_flags_with_positions_inside_the_value():
+    [inv] = world(llmisvc(ADDITIONAL)).invocations
+    assert [(o.name, o.value) for o in inv.options] == [("--tensor-parallel-size", "8"), ("--max-model-len", "8192"),
+                                                       ("--num-scheduler-steps", "4")]
+    result = lint(llmisvc(ADDITIONAL))
+    assert found(result, "VL102") == [("m0.yaml", 15, 67, "VL102", "error")]
+
+
+def test_llmisvc_tensor_parallel_in_additional_args_uses_the_eight_gpus():
+    assert found(lint(llmisvc(ADDITIONAL)), "VL606", "VL608") == []  # was a false VL606 (TP 1 of 8 GPUs)
+    one = ADDITIONAL.replace("--tensor-parallel-size 8 ", "")
+    assert found(lint(llmisvc(one)), "VL606") == [("m0.yaml", 18, 29, "VL606", "warning")]
+
+
+def test_llmisvc_parallelism_tensor_is_the_presets_flag():
+    inv, = world(llmisvc(ADDITIONAL.replace("--tensor-parallel-size 8 ", ""),
+                         parallelism="  parallelism:\n    tensor: 8\n")).invocations
+    assert [(o.name, o.value) for o in inv.option("--tensor-parallel-size")] == [("--tensor-parallel-size", "8")]
+    assert inv.option("--tensor-parallel-size")[0].value_token.span.line == 10
+
+
+def test_llmisvc_api_server_count_only_in_data_parallel_presets():
+    count = '          - name: VLLM_API_SERVER_COUNT\n            value: "4"\n'
+    inv, = world(llmisvc(count)).invocations
+    assert inv.option("--api-server-count") == []
+    inv, = world(llmisvc(count, parallelism="  parallelism:\n    data: 2\n    dataLocal: 2\n")).invocations
+    assert [o.value for o in inv.option("--api-server-count")] == ["4"]
+    assert found(lint(llmisvc(count + ADDITIONAL)), "VL109") == []  # KServe's variables, not vLLM's
+
+
+def test_llmisvc_own_command_does_not_read_the_variable():
+    command = "        command: [vllm, serve, meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, '8']\n"
+    inv, = world(llmisvc(ADDITIONAL, command=command)).invocations
+    assert inv.option("--num-scheduler-steps") == []
+
+
+def test_llmisvc_preset_gives_a_memory_dev_shm():
+    inv, = world(llmisvc(ADDITIONAL)).invocations
+    assert inv.container.backing("/dev/shm").volume.medium == "Memory"
+
+
+def test_llmisvc_fixture():
+    result, _ = lint_paths([str(OWN / "llm-inference-service.yaml")], LintOptions(select=["VL102", "VL606", "VL608"]))
+    assert [(f.span.line, f.span.col, f.code) for f in result.findings] == [(23, 67, "VL102")]

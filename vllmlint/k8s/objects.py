@@ -331,7 +331,7 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
                            (("prefill", "template"), "prefill"), (("prefill", "worker"), "prefill-worker")):
             node = _path(spec, *keys)
             if isinstance(node, Mapping):
-                yield _pod_spec_at(obj, node, None, role)
+                yield _pod_spec_at(obj, _llmisvc_pod_spec(node), None, role)
     elif kind == "RayCluster":
         yield from _ray_templates(obj, spec)
     elif kind == "RayService":
@@ -521,6 +521,13 @@ def add_operator_templates(world: World) -> None:
         if is_kubeai_model(obj):
             world.templates.extend(kubeai_templates(obj, world))
     world._deferred = []
+
+
+def _llmisvc_pod_spec(node: Mapping) -> Mapping:
+    """An LLMInferenceService PodSpec with what KServe's presets add to every vLLM pod (volumes, mounts)."""
+    from vllmlint.k8s.operators import with_kserve_preset
+
+    return with_kserve_preset(node)
 
 
 def targets_openshift(world: World) -> bool:

@@ -197,3 +197,106 @@ def kubeai_prefix(obj: K8sObject) -> tuple[list[str], list[tuple[str, str | None
         model = None  # a path under the cache volume (modelCacheDir)
     flags = [(str(table.get("model_flag")), model), (str(table.get("served_name_flag")), obj.name or None)]
     return list(table.get("command") or []), flags
+
+
+# --- KServe LLMInferenceService -------------------------------------------------------------------------
+def kserve_table() -> dict[str, Any]:
+    found = _table().get("kserve_llmisvc")
+    return found if isinstance(found, dict) else {}
+
+
+def kserve_launcher_args(container: Any) -> list[tuple[str | None, Node]]:
+    """What KServe's LLMInferenceService launch script adds to `vllm serve` for a container of the kind that
+    writes no `command` of its own: (flag, value node) pairs, and (None, scalar) for an argv string."""
+    table = kserve_table()
+    pod = container.pod
+    owner = pod.owner
+    if (not table or owner.kind != table.get("kind") or container.name != table.get("container_name")
+            or container.command is not None or owner.spec is None):
+        return []
+    spec = owner.spec
+    parallelism = _path(spec, "prefill", "parallelism") if pod.role.startswith("prefill") else spec.get("parallelism")
+    found: list[tuple[str | None, Node]] = []
+    for field_name, flag in (table.get("parallelism_flags") or {}).items():
+        value = _path(parallelism, field_name)
+        if isinstance(value, Scalar) and scalar_str(value):
+            found.append((str(flag), value))
+    data_parallel = any(isinstance(_path(parallelism, key), Scalar) for key in table.get("data_parallel_fields") or ())
+    for name, flag in (table.get("env_flags") or {}).items():
+        if data_parallel:
+            value = _env_value(container, name)
+            if value is not None:
+                found.append((str(flag), value))
+    for name in table.get("env_argv") or ():
+        value = _env_value(container, name)
+        if value is not None:
+            found.append((None, value))
+    return found
+
+
+def _env_value(container: Any, name: str) -> Scalar | None:
+    """The literal value scalar of an `env` entry (later entries win, as the kubelet has it)."""
+    env = container.node.get("env")
+    found: Scalar | None = None
+    if isinstance(env, Sequence):
+        for item in env.items:
+            if isinstance(item, Mapping) and scalar_str(item.get("name")) == name:
+                value = item.get("value")
+                found = value if isinstance(value, Scalar) and isinstance(value.value, str) else None
+    return found
+
+
+def with_kserve_preset(node: Mapping) -> Mapping:
+    """An LLMInferenceService PodSpec as the pod gets it: the presets' volumes, and their mounts in `main`,
+    merged under the spec's own (strategic merge: a volume by name, a mount by mountPath, the spec's win).
+    The spec's own nodes are kept (same positions); the copies have the originals' places."""
+    table = kserve_table()
+    volumes = table.get("preset_volumes") or []
+    mounts = table.get("preset_volume_mounts") or []
+    if not volumes:
+        return node
+    spec = _copy(node)
+    own_volumes = spec.get("volumes")
+    names = {scalar_str(_path(v, "name")) for v in own_volumes.items} if isinstance(own_volumes, Sequence) else set()
+    extra = [v for v in volumes if v.get("name") not in names]
+    _extend(spec, "volumes", extra, node)
+    containers = spec.get("containers")
+    if isinstance(containers, Sequence):
+        copied = Sequence(containers.start, containers.end, containers.source)
+        for item in containers.items:
+            if isinstance(item, Mapping) and scalar_str(item.get("name")) == table.get("container_name"):
+                item = _copy(item)
+                own = item.get("volumeMounts")
+                paths = ({scalar_str(_path(m, "mountPath")) for m in own.items} if isinstance(own, Sequence) else set())
+                _extend(item, "volumeMounts", [m for m in mounts if m.get("mountPath") not in paths], item)
+            copied.items.append(item)
+        _replace(spec, "containers", copied)
+    return spec
+
+
+def _copy(node: Mapping) -> Mapping:
+    copied = Mapping(node.start, node.end, node.source)
+    copied.items = list(node.items)
+    return copied
+
+
+def _extend(mapping: Mapping, key: str, additions: list, anchor: Node) -> None:
+    if not additions:
+        return
+    current = mapping.get(key)
+    merged = Sequence(*(current.start, current.end, current.source) if isinstance(current, Sequence)
+                      else (anchor.start, anchor.end, anchor.source))
+    if isinstance(current, Sequence):
+        merged.items.extend(current.items)
+    merged.items.extend(synthetic(item, anchor) for item in additions)
+    _replace(mapping, key, merged)
+
+
+def _replace(mapping: Mapping, key: str, value: Node) -> None:
+    for index, (key_node, _) in enumerate(mapping.items):
+        if isinstance(key_node, Scalar) and key_node.text == key:
+            mapping.items[index] = (key_node, value)
+            mapping._index = None
+            return
+    mapping.items.append((_scalar(key, mapping), value))
+    mapping._index = None

@@ -527,7 +527,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         entry = image_entrypoint(image, upgrade_to)
         if entry is None:
             return
-        argv = [Token(text, None) for text in entry] + args
+        argv = [Token(text, None) for text in entry] + launcher_args(container) + args
         via = VIA_IMAGE_ENTRYPOINT
         if not entry:
             return
@@ -744,4 +744,26 @@ def operator_command(container: Container) -> list[Token] | None:
     tokens = [Token(word, None) for word in command]
     for flag, value in flags:
         tokens.append(Token(f"{flag}={value if value is not None else ''}", None, dynamic=value is None))
+    return tokens
+
+
+def launcher_args(container: Container) -> list[Token]:
+    """Flags an operator's launch script passes to vLLM before the container's `args` when the manifest
+    writes no `command` (data/operator-workloads.yaml `kserve_llmisvc`): KServe's LLMInferenceService presets
+    run `vllm serve ... --tensor-parallel-size {spec.parallelism.tensor} [--api-server-count
+    ${VLLM_API_SERVER_COUNT}] ${VLLM_ADDITIONAL_ARGS} $@`. The env value is split as the script's `eval`
+    splits it, with positions inside the value; the others point at the field that gives them."""
+    from vllmlint.k8s.operators import kserve_launcher_args
+
+    found = kserve_launcher_args(container)
+    if not found:
+        return []
+    tokens: list[Token] = []
+    for flag, value in found:
+        if isinstance(value, Scalar) and flag is None:  # an argv string
+            for command in _shell_tokens(value.text, value, value.source):
+                tokens.extend(command)
+        elif flag is not None and isinstance(value, Scalar):
+            tokens.append(Token(flag, None))
+            tokens.append(Token(scalar_str(value) or "", value.source, value.start, value.end))
     return tokens
