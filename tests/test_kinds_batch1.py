@@ -198,3 +198,61 @@ def test_llmisvc_preset_gives_a_memory_dev_shm():
 def test_llmisvc_fixture():
     result, _ = lint_paths([str(OWN / "llm-inference-service.yaml")], LintOptions(select=["VL102", "VL606", "VL608"]))
     assert [(f.span.line, f.span.col, f.code) for f in result.findings] == [(23, 67, "VL102")]
+
+
+# --- JobSet, Rollout, Knative, OpenKruise, generic workloads ---------------------------------------------
+def container_doc(kind, api, body_path, indent):
+    pad = " " * indent
+    return f"""apiVersion: {api}
+kind: {kind}
+metadata: {{name: x}}
+spec:
+{body_path}{pad}containers:
+{pad}- name: vllm
+{pad}  image: vllm/vllm-openai:v0.11.0
+{pad}  args: [--model, Qwen/Qwen3-8B, --num-scheduler-steps, "4"]
+"""
+
+
+TEMPLATE = "  template:\n    spec:\n"
+JOBSET = "  replicatedJobs:\n  - name: workers\n    template:\n      spec:\n        template:\n          spec:\n"
+JOB_TEMPLATE = "  jobTemplate:\n    spec:\n      template:\n        spec:\n"
+
+
+def test_jobset_replicated_jobs_are_pod_templates():
+    text = container_doc("JobSet", "jobset.x-k8s.io/v1alpha2", JOBSET, 12)
+    w = world(text)
+    assert [t.role for t in w.templates] == ["workers"]
+    assert found(lint(text, select=["VL102"])) == [("m0.yaml", 14, 46, "VL102", "error")]
+
+
+def test_deployment_like_kinds_of_other_groups():
+    for kind, api in (("Rollout", "argoproj.io/v1alpha1"), ("Service", "serving.knative.dev/v1"),
+                      ("Configuration", "serving.knative.dev/v1"), ("CloneSet", "apps.kruise.io/v1alpha1"),
+                      ("StatefulSet", "apps.kruise.io/v1beta1")):
+        text = container_doc(kind, api, TEMPLATE, 6)
+        assert found(lint(text, select=["VL102"])) == [("m0.yaml", 10, 40, "VL102", "error")], kind
+
+
+def test_unknown_kinds_embedding_a_pod_template_are_generic_workloads():
+    for body, indent, line, col in ((TEMPLATE, 6, 10, 40), (JOB_TEMPLATE, 10, 12, 44)):
+        text = container_doc("InferenceDeployment", "example.com/v1", body, indent)
+        assert found(lint(text, select=["VL102"])) == [("m0.yaml", line, col, "VL102", "error")]
+
+
+def test_near_misses_are_not_workloads():
+    # A core Service has no pod; KServe's presets are merged into other pods; a template without containers.
+    assert world(container_doc("Service", "v1", TEMPLATE, 6)).templates == []
+    assert world(container_doc("LLMInferenceServiceConfig", "serving.kserve.io/v1alpha1", TEMPLATE, 6)).templates == []
+    assert world("apiVersion: example.com/v1\nkind: X\nmetadata: {name: x}\nspec:\n  template:\n    spec: {}\n"
+                 ).templates == []
+    # A JobSet of another group is only a generic workload if its template sits where a pod template does.
+    assert world(container_doc("JobSet", "example.com/v1", JOBSET, 12)).templates == []
+
+
+def test_kind_fixtures():
+    result, _ = lint_paths([str(OWN / name) for name in ("jobset.yaml", "rollout-knative-kruise.yaml",
+                                                         "generic-workload.yaml")], LintOptions(select=["VL102"]))
+    assert sorted((Path(f.path).name, f.span.line, f.span.col) for f in result.findings) == [
+        ("generic-workload.yaml", 19, 18), ("jobset.yaml", 25, 23), ("rollout-knative-kruise.yaml", 25, 46),
+        ("rollout-knative-kruise.yaml", 41, 46), ("rollout-knative-kruise.yaml", 62, 46)]

@@ -341,6 +341,8 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
         submitter = _template_at(obj, spec.get("submitterPodTemplate"), "submitter")
         if submitter:
             yield submitter
+    else:
+        yield from _more_pod_templates(obj, spec)
 
 
 # --- selectors -------------------------------------------------------------------------------------
@@ -521,6 +523,48 @@ def add_operator_templates(world: World) -> None:
         if is_kubeai_model(obj):
             world.templates.extend(kubeai_templates(obj, world))
     world._deferred = []
+
+
+# Kinds that hold a PodTemplateSpec at `spec.template` like a Deployment, by API group (Argo Rollouts, Knative
+# Serving's Service/Configuration, OpenKruise's CloneSet and Advanced StatefulSet/DaemonSet, whose kinds above
+# already match when named like the apps/v1 ones).
+_TEMPLATE_KINDS = {
+    "argoproj.io": ("Rollout",),  # https://argo-rollouts.readthedocs.io/en/stable/features/specification/
+    "serving.knative.dev": ("Service", "Configuration"),  # https://knative.dev/docs/serving/reference/serving-api/
+    "apps.kruise.io": ("CloneSet", "StatefulSet", "DaemonSet"),  # https://openkruise.io/docs/user-manuals/cloneset
+}
+# Kinds whose `spec.template` is not a pod the kind runs (KServe's presets are merged into other objects' pods).
+_NOT_WORKLOADS = frozenset({"LLMInferenceServiceConfig", "PodTemplate"})
+
+
+def _more_pod_templates(obj: K8sObject, spec: Mapping) -> Iterator[PodTemplate]:
+    """JobSet, the Deployment-like kinds of other API groups, and any other kind that embeds a pod template
+    (`spec.template.spec.containers`, `spec.jobTemplate.spec.template.spec.containers`): a generic workload,
+    so an operator vllmlint does not know is read without code."""
+    group = obj.api_version.split("/", 1)[0] if "/" in obj.api_version else ""
+    if obj.kind == "JobSet" and group == "jobset.x-k8s.io":
+        # https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/: replicatedJobs[].template is a JobTemplateSpec
+        jobs = spec.get("replicatedJobs")
+        for job in jobs.items if isinstance(jobs, Sequence) else ():
+            template = _template_at(obj, _path(job, "template", "spec", "template"),
+                                    scalar_str(_path(job, "name")) or "job")
+            if template:
+                yield template
+        return
+    if obj.kind in _TEMPLATE_KINDS.get(group, ()):
+        template = _template_at(obj, spec.get("template"))
+        if template:
+            yield template
+        return
+    if obj.kind in _NOT_WORKLOADS or obj.kind == "Service" and not group:
+        return
+    for keys in (("template",), ("jobTemplate", "spec", "template")):
+        node = _path(spec, *keys)
+        if isinstance(_path(node, "spec", "containers"), Sequence):
+            template = _template_at(obj, node)
+            if template:
+                yield template
+            return
 
 
 def _llmisvc_pod_spec(node: Mapping) -> Mapping:
