@@ -44,6 +44,7 @@ EXPECTED = {
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
     ("fixtures/own/llm-inference-service.yaml", 23, 67, "VL102", "error"),  # inside VLLM_ADDITIONAL_ARGS
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
+    ("fixtures/own/openshift-template.yaml", 39, 19, "VL102", "error"),  # an OpenShift Template's object
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 22, 11, "VL101", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 30, 11, "VL102", "error"),  # --swap-space=16

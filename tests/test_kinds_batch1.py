@@ -256,3 +256,60 @@ def test_kind_fixtures():
     assert sorted((Path(f.path).name, f.span.line, f.span.col) for f in result.findings) == [
         ("generic-workload.yaml", 19, 18), ("jobset.yaml", 25, 23), ("rollout-knative-kruise.yaml", 25, 46),
         ("rollout-knative-kruise.yaml", 41, 46), ("rollout-knative-kruise.yaml", 62, 46)]
+
+
+# --- OpenShift Template --------------------------------------------------------------------------------
+def openshift(args, env="[]", api="template.openshift.io/v1", parameters="[{name: LEN, value: '8192'}, {name: IMG}]",
+              image="vllm/vllm-openai:v0.11.0"):
+    return f"""apiVersion: {api}
+kind: Template
+metadata: {{name: t}}
+parameters: {parameters}
+objects:
+- apiVersion: v1
+  kind: Pod
+  metadata: {{name: p}}
+  spec:
+    containers:
+    - name: vllm
+      image: {image}
+      command: [vllm, serve, Qwen/Qwen3-8B]
+      args: {args}
+      env: {env}
+"""
+
+
+def test_openshift_template_objects_are_objects_of_the_run():
+    w = world(openshift("[--max-seq-len-to-capture=8192]"))
+    assert [o.kind for o in w.objects] == ["Template", "Pod"]
+    assert found(lint(openshift("[--max-seq-len-to-capture=8192]"), select=["VL102"])) == [
+        ("m0.yaml", 14, 14, "VL102", "error")]
+    # Old clusters write `apiVersion: v1` for a Template.
+    assert found(lint(openshift("[--max-seq-len-to-capture=8192]", api="v1"), select=["VL102"])) == [
+        ("m0.yaml", 14, 14, "VL102", "error")]
+
+
+def test_openshift_template_parameters_are_unknown():
+    inv, = world(openshift("['--max-model-len=${LEN}', --gpu-memory-utilization, '${{LEN}}']")).invocations
+    assert [o.value_known for o in inv.options] == [False, False]
+    env = "[{name: VLLM_ENABLE_V1_MULTIPROCESSING, value: '${LEN}'}, {name: HF_TOKEN, value: '${IMG}'}]"
+    result = lint(openshift("['--max-model-len=${LEN}', --enable-chunked-prefill, '${LEN}']", env=env))
+    assert found(result, "VL106", "VL109", "VL709", "VL710", "VL802", "VL803") == []
+    inv, = world(openshift("[]", env=env)).invocations
+    assert inv.container.env == {"VLLM_ENABLE_V1_MULTIPROCESSING": None, "HF_TOKEN": None}
+
+
+def test_openshift_template_undeclared_references_stay_literal():
+    # `oc process` leaves `${X}` alone when X is no parameter: Kubernetes then keeps it as text (VL709).
+    env = "[{name: VLLM_LOGGING_LEVEL, value: '${NOT_A_PARAMETER}'}]"
+    assert found(lint(openshift("[]", env=env), select=["VL709"])) == [("m0.yaml", 15, 48, "VL709", "info")]
+
+
+def test_openshift_template_image_parameter_leaves_the_release_unknown():
+    inv, = world(openshift("[]", image="'${IMG}'")).invocations
+    assert inv.image is None
+
+
+def test_openshift_fixture():
+    result, _ = lint_paths([str(OWN / "openshift-template.yaml")], LintOptions(select=["VL102", "VL106", "VL709"]))
+    assert [(f.span.line, f.span.col, f.code) for f in result.findings] == [(39, 19, "VL102"), (42, 26, "VL709")]

@@ -473,6 +473,9 @@ def objects_in(document: Document) -> Iterator[K8sObject]:
                 if isinstance(service, Mapping):
                     yield K8sObject("ComposeService", "compose", name, "", service, document.source)
         return
+    if kind == "Template" and isinstance(root.get("objects"), Sequence):
+        yield from _openshift_template(root, document.source)
+        return
     items = root.get("items")
     if kind.endswith("List") and isinstance(items, Sequence):
         for item in items.items:
@@ -565,6 +568,26 @@ def _more_pod_templates(obj: K8sObject, spec: Mapping) -> Iterator[PodTemplate]:
             if template:
                 yield template
             return
+
+
+def _openshift_template(root: Mapping, source: SourceFile) -> Iterator[K8sObject]:
+    """An OpenShift Template (template.openshift.io/v1, or `v1` on old clusters) and every entry of its
+    `objects`, each an object of the run (https://docs.openshift.com/container-platform/4.16/openshift_images/
+    using-templates.html). A scalar holding a declared `${PARAM}` or `${{PARAM}}` is unknown: `oc process` fills
+    it in."""
+    from vllmlint.k8s.operators import openshift_template_objects
+
+    template = _object(root, source)
+    api = template.api_version if template is not None else ""
+    if template is None or not (api.startswith("template.openshift.io/") or api == "v1"):
+        if template is not None:
+            yield template
+        return
+    yield template
+    for item in openshift_template_objects(root):
+        obj = _object(item, source)
+        if obj is not None:
+            yield obj
 
 
 def _llmisvc_pod_spec(node: Mapping) -> Mapping:

@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, UnknownScalar, scalar_str
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject, PodTemplate, World
@@ -300,3 +300,38 @@ def _replace(mapping: Mapping, key: str, value: Node) -> None:
             return
     mapping.items.append((_scalar(key, mapping), value))
     mapping._index = None
+
+
+# --- OpenShift Template ----------------------------------------------------------------------------------
+def openshift_template_objects(root: Mapping) -> list[Mapping]:
+    """The `objects` of an OpenShift Template, with every scalar that holds one of its parameters (`${NAME}`,
+    `${{NAME}}`) as an `UnknownScalar`: `oc process` substitutes them (with `-p` values or defaults we cannot
+    know were kept). Undeclared `${X}` stay as written, as `oc process` leaves them."""
+    import re
+
+    parameters = root.get("parameters")
+    names = {scalar_str(_path(p, "name")) for p in parameters.items} if isinstance(parameters, Sequence) else set()
+    names.discard(None)
+    pattern = re.compile(r"\$\{\{?(" + "|".join(re.escape(str(n)) for n in sorted(names)) + r")\}\}?") if names else None
+    objects = root.get("objects")
+    result: list[Mapping] = []
+    for item in objects.items if isinstance(objects, Sequence) else ():
+        if isinstance(item, Mapping):
+            copied = _substituted_copy(item, pattern) if pattern is not None else item
+            if isinstance(copied, Mapping):
+                result.append(copied)
+    return result
+
+
+def _substituted_copy(node: Node, pattern: Any) -> Node:
+    if isinstance(node, Scalar):
+        return UnknownScalar(node) if pattern.search(node.text) else node
+    if isinstance(node, Mapping):
+        mapping = Mapping(node.start, node.end, node.source)
+        mapping.items = [(key, _substituted_copy(value, pattern)) for key, value in node.items]
+        return mapping
+    if isinstance(node, Sequence):
+        sequence = Sequence(node.start, node.end, node.source)
+        sequence.items = [_substituted_copy(item, pattern) for item in node.items]
+        return sequence
+    return node

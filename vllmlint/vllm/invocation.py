@@ -358,8 +358,12 @@ def _scalar_tokens(node: Node | None, container: Container | None) -> list[Token
             continue
         text = scalar_str(item) or ""
         dynamic = False
+        substituted = item.value is None and _substituted(item)
+        if substituted:
+            text = item.text  # an OpenShift Template parameter: unknown until `oc process`
         if "$" in text and env is not None:
             text, dynamic = _expand_k8s(text, env)
+        dynamic = dynamic or substituted
         tokens.append(Token(text, item.source, item.start, item.end, dynamic, item))
     return tokens
 
@@ -767,3 +771,9 @@ def launcher_args(container: Container) -> list[Token]:
             tokens.append(Token(flag, None))
             tokens.append(Token(scalar_str(value) or "", value.source, value.start, value.end))
     return tokens
+
+
+def _substituted(item: Scalar) -> bool:
+    from vllmlint.source.yamlmodel import UnknownScalar
+
+    return isinstance(item, UnknownScalar)
