@@ -310,9 +310,9 @@ def openshift_template_objects(root: Mapping) -> list[Mapping]:
     import re
 
     parameters = root.get("parameters")
-    names = {scalar_str(_path(p, "name")) for p in parameters.items} if isinstance(parameters, Sequence) else set()
-    names.discard(None)
-    pattern = re.compile(r"\$\{\{?(" + "|".join(re.escape(str(n)) for n in sorted(names)) + r")\}\}?") if names else None
+    found = [scalar_str(_path(p, "name")) for p in parameters.items] if isinstance(parameters, Sequence) else []
+    names = sorted({name for name in found if name})
+    pattern = re.compile(r"\$\{\{?(" + "|".join(map(re.escape, names)) + r")\}\}?") if names else None
     objects = root.get("objects")
     result: list[Mapping] = []
     for item in objects.items if isinstance(objects, Sequence) else ():
