@@ -313,3 +313,15 @@ def test_openshift_template_image_parameter_leaves_the_release_unknown():
 def test_openshift_fixture():
     result, _ = lint_paths([str(OWN / "openshift-template.yaml")], LintOptions(select=["VL102", "VL106", "VL709"]))
     assert [(f.span.line, f.span.col, f.code) for f in result.findings] == [(39, 19, "VL102"), (42, 26, "VL709")]
+
+
+def test_kubeai_profiles_from_the_kubeai_config_configmap():
+    config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeai-config}\ndata:\n  system.yaml: |\n" + "".join(
+        "    " + line + "\n" for line in VALUES.splitlines())
+    w = world(MODEL.format(count=2), config)
+    [inv] = w.invocations
+    assert inv.image.raw == "vllm/vllm-openai:v0.11.0"
+    assert inv.image and inv.container.image.source.display_path == "m1.yaml"
+    assert inv.container.image.span.line == 10 and inv.container.image.span.col == 23
+    result = lint(MODEL.format(count=2), config)
+    assert found(result, "VL606") == [("m0.yaml", 9, 20, "VL606", "warning")]

@@ -74,11 +74,36 @@ def kubeai_settings(document: Document) -> Mapping | None:
     """KubeAI's system configuration when a document of the run is one: the chart's values file (or a
     `system.yaml` written out), a mapping with `resourceProfiles` or `modelServers` and no `kind`."""
     root = document.root
+    if isinstance(root, Mapping) and scalar_str(root.get("kind")) == "ConfigMap":
+        return _system_yaml(root)
     if not isinstance(root, Mapping) or "kind" in root or "apiVersion" in root:
         return None
     if isinstance(root.get("resourceProfiles"), Mapping) or isinstance(root.get("modelServers"), Mapping):
         return root
     return None
+
+
+def _system_yaml(config_map: Mapping) -> Mapping | None:
+    """KubeAI's system configuration as its chart writes it: the `system.yaml` key of the kubeai-config
+    ConfigMap (charts/kubeai/templates/configmap.yaml:8-19), parsed with positions in the ConfigMap's file."""
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents, walk
+
+    value = _path(config_map, "data", "system.yaml")
+    if not isinstance(value, Scalar) or not isinstance(value.value, str) or "resourceProfiles" not in value.text \
+            and "modelServers" not in value.text:
+        return None
+    inner = SourceFile(value.source.path, value.text, value.source.display_path)
+    documents, _ = parse_documents(inner)
+    root = documents[0].root if documents else None
+    if not isinstance(root, Mapping):
+        return None
+    for node in list(walk(root)):  # offsets into the value -> offsets into the ConfigMap's file
+        node.start, node.end = value.source_index(node.start), value.source_index(node.end)
+        node.source = value.source
+        if isinstance(node, Scalar):
+            node._offsets = None
+    return root if isinstance(root.get("resourceProfiles"), Mapping) or isinstance(root.get("modelServers"),
+                                                                                  Mapping) else None
 
 
 def _path(node: Node | None, *keys: str) -> Node | None:
