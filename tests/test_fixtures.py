@@ -38,14 +38,22 @@ EXPECTED = {
     ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
+    ("fixtures/own/generic-workload.yaml", 19, 18, "VL102", "error"),  # an unknown kind with a pod template
+    ("fixtures/own/jobset.yaml", 25, 23, "VL102", "error"),  # JobSet replicatedJobs[].template
+    ("fixtures/own/kubeai-model.yaml", 37, 7, "VL102", "error"),  # KubeAI Model's spec.args
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
+    ("fixtures/own/llm-inference-service.yaml", 23, 67, "VL102", "error"),  # inside VLLM_ADDITIONAL_ARGS
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
+    ("fixtures/own/openshift-template.yaml", 39, 19, "VL102", "error"),  # an OpenShift Template's object
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 22, 11, "VL101", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 30, 11, "VL102", "error"),  # --swap-space=16
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 31, 11, "VL102", "error"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 32, 11, "VL102", "error"),
     ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
+    ("fixtures/own/rollout-knative-kruise.yaml", 25, 46, "VL102", "error"),  # Argo Rollout
+    ("fixtures/own/rollout-knative-kruise.yaml", 41, 46, "VL102", "error"),  # Knative Service
+    ("fixtures/own/rollout-knative-kruise.yaml", 62, 46, "VL102", "error"),  # OpenKruise CloneSet
     ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),  # the guide's vllm/vllm-openai:latest
 }
 

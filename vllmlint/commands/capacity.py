@@ -203,7 +203,7 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
     for work in workloads(world):
         invocation = work.invocation
         container = invocation.container
-        anchor = work.model_token or invocation.anchor
+        anchor = work.model_token if work.model_token is not None and work.model_token.source else invocation.anchor
         line = anchor.source.line_col(anchor.start)[0] if anchor.source else 0
         described = {
             "object": container.pod.owner.describe() if container is not None else "script",

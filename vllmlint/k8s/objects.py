@@ -331,7 +331,7 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
                            (("prefill", "template"), "prefill"), (("prefill", "worker"), "prefill-worker")):
             node = _path(spec, *keys)
             if isinstance(node, Mapping):
-                yield _pod_spec_at(obj, node, None, role)
+                yield _pod_spec_at(obj, _llmisvc_pod_spec(node), None, role)
     elif kind == "RayCluster":
         yield from _ray_templates(obj, spec)
     elif kind == "RayService":
@@ -341,6 +341,8 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
         submitter = _template_at(obj, spec.get("submitterPodTemplate"), "submitter")
         if submitter:
             yield submitter
+    else:
+        yield from _more_pod_templates(obj, spec)
 
 
 # --- selectors -------------------------------------------------------------------------------------
@@ -374,12 +376,20 @@ class World:
     _by_name: dict = field(default_factory=dict, repr=False)
     _template_index: tuple | None = field(default=None, repr=False)
     _object_labels: dict = field(default_factory=dict, repr=False)
+    # Operator settings documents of the run (KubeAI's values / system.yaml), and the objects whose pods are
+    # built from them once every file is read (`add_operator_templates`).
+    kubeai_settings: list = field(default_factory=list, repr=False)
+    _deferred: list = field(default_factory=list, repr=False)
 
     def add_document(self, document: Document) -> None:
+        _remember_operator_settings(self, document)
         for obj in objects_in(document):
             self.objects.append(obj)
             self._by_kind.setdefault(obj.kind, []).append(obj)
             self._by_name.setdefault((obj.kind, obj.name), []).append(obj)
+            if _deferred_templates(obj):
+                self._deferred.append(obj)
+                continue
             self.templates.extend(t for t in pod_templates(obj) if t is not None)
 
     def of_kind(self, *kinds: str) -> list[K8sObject]:
@@ -463,6 +473,9 @@ def objects_in(document: Document) -> Iterator[K8sObject]:
                 if isinstance(service, Mapping):
                     yield K8sObject("ComposeService", "compose", name, "", service, document.source)
         return
+    if kind == "Template" and isinstance(root.get("objects"), Sequence):
+        yield from _openshift_template(root, document.source)
+        return
     items = root.get("items")
     if kind.endswith("List") and isinstance(items, Sequence):
         for item in items.items:
@@ -487,6 +500,101 @@ def _object(node: Mapping, source: SourceFile) -> K8sObject | None:
         name = scalar_str(meta.get("name")) or scalar_str(meta.get("generateName")) or ""
         namespace = scalar_str(meta.get("namespace")) or ""
     return K8sObject(kind, api_version, name, namespace, node, source)
+
+
+def _remember_operator_settings(world: World, document: Document) -> None:
+    from vllmlint.k8s.operators import kubeai_settings
+
+    found = kubeai_settings(document)
+    if found is not None:
+        world.kubeai_settings.append(found)
+
+
+def _deferred_templates(obj: K8sObject) -> bool:
+    """Kinds whose pod is built from settings elsewhere in the run (KubeAI's resource profiles): their
+    templates are added by `World.add_operator_templates` once every file is read."""
+    from vllmlint.k8s.operators import is_kubeai_model
+
+    return is_kubeai_model(obj)
+
+
+def add_operator_templates(world: World) -> None:
+    """The pods operators build (KubeAI `Model`s), once the world holds every file; idempotent."""
+    from vllmlint.k8s.operators import is_kubeai_model, kubeai_templates
+
+    for obj in world._deferred:
+        if is_kubeai_model(obj):
+            world.templates.extend(kubeai_templates(obj, world))
+    world._deferred = []
+
+
+# Kinds that hold a PodTemplateSpec at `spec.template` like a Deployment, by API group (Argo Rollouts, Knative
+# Serving's Service/Configuration, OpenKruise's CloneSet and Advanced StatefulSet/DaemonSet, whose kinds above
+# already match when named like the apps/v1 ones).
+_TEMPLATE_KINDS = {
+    "argoproj.io": ("Rollout",),  # https://argo-rollouts.readthedocs.io/en/stable/features/specification/
+    "serving.knative.dev": ("Service", "Configuration"),  # https://knative.dev/docs/serving/reference/serving-api/
+    "apps.kruise.io": ("CloneSet", "StatefulSet", "DaemonSet"),  # https://openkruise.io/docs/user-manuals/cloneset
+}
+# Kinds whose `spec.template` is not a pod the kind runs (KServe's presets are merged into other objects' pods).
+_NOT_WORKLOADS = frozenset({"LLMInferenceServiceConfig", "PodTemplate"})
+
+
+def _more_pod_templates(obj: K8sObject, spec: Mapping) -> Iterator[PodTemplate]:
+    """JobSet, the Deployment-like kinds of other API groups, and any other kind that embeds a pod template
+    (`spec.template.spec.containers`, `spec.jobTemplate.spec.template.spec.containers`): a generic workload,
+    so an operator vllmlint does not know is read without code."""
+    group = obj.api_version.split("/", 1)[0] if "/" in obj.api_version else ""
+    if obj.kind == "JobSet" and group == "jobset.x-k8s.io":
+        # https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/: replicatedJobs[].template is a JobTemplateSpec
+        jobs = spec.get("replicatedJobs")
+        for job in jobs.items if isinstance(jobs, Sequence) else ():
+            template = _template_at(obj, _path(job, "template", "spec", "template"),
+                                    scalar_str(_path(job, "name")) or "job")
+            if template:
+                yield template
+        return
+    if obj.kind in _TEMPLATE_KINDS.get(group, ()):
+        template = _template_at(obj, spec.get("template"))
+        if template:
+            yield template
+        return
+    if obj.kind in _NOT_WORKLOADS or obj.kind == "Service" and not group:
+        return
+    for keys in (("template",), ("jobTemplate", "spec", "template")):
+        node = _path(spec, *keys)
+        if isinstance(_path(node, "spec", "containers"), Sequence):
+            template = _template_at(obj, node)
+            if template:
+                yield template
+            return
+
+
+def _openshift_template(root: Mapping, source: SourceFile) -> Iterator[K8sObject]:
+    """An OpenShift Template (template.openshift.io/v1, or `v1` on old clusters) and every entry of its
+    `objects`, each an object of the run (https://docs.openshift.com/container-platform/4.16/openshift_images/
+    using-templates.html). A scalar holding a declared `${PARAM}` or `${{PARAM}}` is unknown: `oc process` fills
+    it in."""
+    from vllmlint.k8s.operators import openshift_template_objects
+
+    template = _object(root, source)
+    api = template.api_version if template is not None else ""
+    if template is None or not (api.startswith("template.openshift.io/") or api == "v1"):
+        if template is not None:
+            yield template
+        return
+    yield template
+    for item in openshift_template_objects(root):
+        obj = _object(item, source)
+        if obj is not None:
+            yield obj
+
+
+def _llmisvc_pod_spec(node: Mapping) -> Mapping:
+    """An LLMInferenceService PodSpec with what KServe's presets add to every vLLM pod (volumes, mounts)."""
+    from vllmlint.k8s.operators import with_kserve_preset
+
+    return with_kserve_preset(node)
 
 
 def targets_openshift(world: World) -> bool:

@@ -308,6 +308,8 @@ def resolved_env(container: Container, world: World | None) -> list[EnvVar]:
 
 
 def _env_entry(name: str, item: Mapping, world: World | None, namespace: str) -> EnvVar:
+    if _unknown_scalar(item.get("value")):
+        return EnvVar(name, None, UNKNOWN, item, item.get("value"))
     if "value" in item or "valueFrom" not in item:
         value = item.get("value")  # absent or null: the empty string
         return EnvVar(name, scalar_str(value) or "", LITERAL, item, value)
@@ -659,3 +661,10 @@ def env_from_refs(container_node: Mapping) -> list[EnvFromRef]:
                 result.append(EnvFromRef(kind, scalar_str(ref.get("name")), prefix, _bool(ref.get("optional")) is True,
                                          entry))
     return result
+
+
+def _unknown_scalar(node: Node | None) -> bool:
+    """A value a tool substitutes before apply (an OpenShift Template parameter): unknown here."""
+    from vllmlint.source.yamlmodel import UnknownScalar
+
+    return isinstance(node, UnknownScalar)

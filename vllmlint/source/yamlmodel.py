@@ -810,3 +810,14 @@ class _Copier:
         finally:
             self.again -= repeat
             self.open.discard(key)
+
+
+class UnknownScalar(Scalar):
+    """A scalar a tool replaces before the manifest is applied (an OpenShift Template's `${PARAM}`): its value
+    is unknown (None, as for a null), `text` keeps what is written. Readers treat it as a value from elsewhere."""
+
+    __slots__ = ()
+
+    def __init__(self, original: Scalar):
+        super().__init__(original.start, original.end, original.source, None, original.text, original.style)
+        self._offsets = original._offsets

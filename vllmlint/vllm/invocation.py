@@ -358,8 +358,12 @@ def _scalar_tokens(node: Node | None, container: Container | None) -> list[Token
             continue
         text = scalar_str(item) or ""
         dynamic = False
+        substituted = item.value is None and _substituted(item)
+        if substituted:
+            text = item.text  # an OpenShift Template parameter: unknown until `oc process`
         if "$" in text and env is not None:
             text, dynamic = _expand_k8s(text, env)
+        dynamic = dynamic or substituted
         tokens.append(Token(text, item.source, item.start, item.end, dynamic, item))
     return tokens
 
@@ -514,7 +518,11 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         return
     command = _scalar_tokens(command_node, container) if command_node is not None else None
     args = _scalar_tokens(args_node, container) if args_node is not None else []
-    if command:
+    operator = operator_command(container) if not command else None
+    if operator is not None:
+        seen.append(ShellCommand(operator + args, container, VIA_COMMAND))
+        argv, via = operator + args, VIA_COMMAND
+    elif command:
         seen.append(ShellCommand(command + args, container, VIA_COMMAND))
         argv, via = command + args, VIA_COMMAND
     elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
@@ -523,7 +531,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         entry = image_entrypoint(image, upgrade_to)
         if entry is None:
             return
-        argv = [Token(text, None) for text in entry] + args
+        argv = [Token(text, None) for text in entry] + launcher_args(container) + args
         via = VIA_IMAGE_ENTRYPOINT
         if not entry:
             return
@@ -598,6 +606,9 @@ _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
 def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
     """The vLLM invocations of every container; sets `world.shell_commands` to the commands they run,
     then those of the ConfigMap scripts no container was seen running (a head started from a script)."""
+    from vllmlint.k8s.objects import add_operator_templates
+
+    add_operator_templates(world)
     result: list[Invocation] = []
     commands: list[ShellCommand] = []
     for container in world.containers:
@@ -719,3 +730,50 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
             found.append(ShellAssignment(pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar),
                                          container, via))
     return found
+
+
+def operator_command(container: Container) -> list[Token] | None:
+    """The command and leading flags an operator writes for the container it builds (KubeAI's model
+    controller: `python3 -m vllm.entrypoints.openai.api_server --model=REF --served-model-name=NAME`, before
+    `spec.args`), as synthetic tokens; None for containers a manifest writes itself."""
+    from vllmlint.k8s.operators import is_kubeai_model, kubeai_prefix
+
+    owner = container.pod.owner
+    if not is_kubeai_model(owner):
+        return None
+    prefix = kubeai_prefix(owner)
+    if prefix is None:
+        return None
+    command, flags = prefix
+    tokens = [Token(word, None) for word in command]
+    for flag, value in flags:
+        tokens.append(Token(f"{flag}={value if value is not None else ''}", None, dynamic=value is None))
+    return tokens
+
+
+def launcher_args(container: Container) -> list[Token]:
+    """Flags an operator's launch script passes to vLLM before the container's `args` when the manifest
+    writes no `command` (data/operator-workloads.yaml `kserve_llmisvc`): KServe's LLMInferenceService presets
+    run `vllm serve ... --tensor-parallel-size {spec.parallelism.tensor} [--api-server-count
+    ${VLLM_API_SERVER_COUNT}] ${VLLM_ADDITIONAL_ARGS} $@`. The env value is split as the script's `eval`
+    splits it, with positions inside the value; the others point at the field that gives them."""
+    from vllmlint.k8s.operators import kserve_launcher_args
+
+    found = kserve_launcher_args(container)
+    if not found:
+        return []
+    tokens: list[Token] = []
+    for flag, value in found:
+        if isinstance(value, Scalar) and flag is None:  # an argv string
+            for command in _shell_tokens(value.text, value, value.source):
+                tokens.extend(command)
+        elif flag is not None and isinstance(value, Scalar):
+            tokens.append(Token(flag, None))
+            tokens.append(Token(scalar_str(value) or "", value.source, value.start, value.end))
+    return tokens
+
+
+def _substituted(item: Scalar) -> bool:
+    from vllmlint.source.yamlmodel import UnknownScalar
+
+    return isinstance(item, UnknownScalar)
