@@ -193,3 +193,16 @@ def test_the_data_is_schema_valid():
     jsonschema.validate(data, schema)
     assert {row["setting"] for row in data["baseline"]} == {
         "runAsUser", "allowPrivilegeEscalation", "capabilities", "seccompProfile", "automountServiceAccountToken"}
+
+
+def test_openshift_is_judged_per_folder(tmp_path):
+    # One OpenShift manifest in a repository of examples does not make another folder's pod an OpenShift one.
+    (tmp_path / "ocp").mkdir()
+    (tmp_path / "eks").mkdir()
+    (tmp_path / "ocp" / "route.yaml").write_text(
+        "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: vllm}\nspec: {to: {kind: Service, name: vllm}}\n")
+    (tmp_path / "ocp" / "pod.yaml").write_text(pod())
+    (tmp_path / "eks" / "pod.yaml").write_text(pod())
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL810"]))
+    by_folder = {f.path.rsplit("/", 2)[-2]: f.value for f in result.findings}
+    assert by_folder == {"ocp": "missing:automountServiceAccountToken", "eks": ALL}

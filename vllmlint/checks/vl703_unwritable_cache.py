@@ -41,7 +41,6 @@ _TEMP_DIRS = ("/tmp", "/var/tmp", "/usr/tmp")
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    openshift = targets_openshift(ctx.world)
     seen: set[int] = set()
     for work in workloads(ctx.world):
         invocation = work.invocation
@@ -56,6 +55,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             continue  # an image the table does not know the user of
         if _env_hidden(invocation, container, ctx.world):
             continue
+        openshift = targets_openshift(ctx.world, container.pod.owner)
         yield from _check_container(ctx, work, invocation, container, builds, openshift)
 
 

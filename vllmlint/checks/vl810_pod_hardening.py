@@ -67,8 +67,9 @@ def _invocations(world: World) -> Iterator[Invocation]:
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    openshift = targets_openshift(ctx.world)
     for invocation in _invocations(ctx.world):
+        assert invocation.container is not None
+        openshift = targets_openshift(ctx.world, invocation.container.pod.owner)
         yield from _container(ctx, invocation, openshift)
 
 

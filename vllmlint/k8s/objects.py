@@ -5,6 +5,7 @@ Service's selector, a ServiceMonitor's Service, a mounted ConfigMap) resolve acr
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
@@ -376,6 +377,7 @@ class World:
     _by_name: dict = field(default_factory=dict, repr=False)
     _template_index: tuple | None = field(default=None, repr=False)
     _object_labels: dict = field(default_factory=dict, repr=False)
+    _openshift_folders: set[str] | None = field(default=None, repr=False)  # targets_openshift()
     # Operator settings documents of the run (KubeAI's values / system.yaml), and the objects whose pods are
     # built from them once every file is read (`add_operator_templates`).
     kubeai_settings: list = field(default_factory=list, repr=False)
@@ -597,18 +599,30 @@ def _llmisvc_pod_spec(node: Mapping) -> Mapping:
     return with_kserve_preset(node)
 
 
-def targets_openshift(world: World) -> bool:
+def targets_openshift(world: World, near: K8sObject | None = None) -> bool:
     """The run targets OpenShift (its API groups, Routes, OpenShift/Open Data Hub annotations or labels): pods
     there are admitted through a SecurityContextConstraints (restricted-v2 by default) that assigns an arbitrary
-    uid from the namespace's range and fills in other security settings the manifest does not show."""
-    for obj in world.objects:
-        if "openshift.io" in obj.api_version or obj.kind in ("Route", "DeploymentConfig", "ImageStream",
-                                                              "SecurityContextConstraints", "BuildConfig"):
+    uid from the namespace's range and fills in other security settings the manifest does not show. With `near`,
+    only the objects of that object's folder count: one OpenShift manifest in a repository of examples does not
+    make every other folder's workload an OpenShift one."""
+    folders = world._openshift_folders
+    if folders is None:
+        folders = world._openshift_folders = {_folder(obj.source.path) for obj in world.objects
+                                              if _openshift_marked(obj)}
+    return bool(folders) if near is None else _folder(near.source.path) in folders
+
+
+def _openshift_marked(obj: K8sObject) -> bool:
+    if "openshift.io" in obj.api_version or obj.kind in ("Route", "DeploymentConfig", "ImageStream",
+                                                          "SecurityContextConstraints", "BuildConfig"):
+        return True
+    metadata = obj.metadata
+    for part in ("annotations", "labels"):
+        found = metadata.get(part) if metadata is not None else None
+        if isinstance(found, Mapping) and any("openshift.io" in key or "opendatahub.io" in key for key in found.keys()):
             return True
-        metadata = obj.metadata
-        for part in ("annotations", "labels"):
-            found = metadata.get(part) if metadata is not None else None
-            if isinstance(found, Mapping) and any("openshift.io" in key or "opendatahub.io" in key
-                                                  for key in found.keys()):
-                return True
     return False
+
+
+def _folder(path: str) -> str:
+    return posixpath.dirname(path.replace("\\", "/"))
