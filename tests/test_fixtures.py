@@ -46,7 +46,8 @@ EXPECTED = {
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 31, 11, "VL102", "error"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 32, 11, "VL102", "error"),
     ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
-    ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),  # the guide's vllm/vllm-openai:latest
+    ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),
+    ("fixtures/own/vllmruntime.yaml", 25, 17, "VL102", "error"),  # --num-scheduler-steps in VLLMRuntime extraArgs  # the guide's vllm/vllm-openai:latest
 }
 
 

@@ -144,6 +144,7 @@ class Invocation:
     options: list[Option] = field(default_factory=list)
     positionals: list[Token] = field(default_factory=list)
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
+    owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
@@ -614,6 +615,7 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
                 commands.extend(ShellCommand(tokens, None, VIA_CONFIGMAP, value)
                                 for tokens in _shell_tokens(value.text, value, value.source))
     world.shell_commands = commands
+    result.extend(operator_invocations(world))
     return result
 
 
@@ -719,3 +721,109 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
             found.append(ShellAssignment(pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar),
                                          container, via))
     return found
+
+
+# --- operator resources whose fields the operator turns into vLLM flags (data/operator-flags.yaml) --------
+VIA_OPERATOR: Final = "operator"  # an operator's resource (VLLMRuntime): flags made from its fields
+
+
+@lru_cache(maxsize=1)
+def _operator_table() -> list[dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "operator-flags.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    return list(data.get("operators") or []) if isinstance(data, dict) else []
+
+
+def _field(node: Node | None, path: str) -> tuple[Node | None, Node | None]:
+    """(key node, value node) at a dotted path from an object's root (`spec.model.modelURL`)."""
+    key: Node | None = None
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return None, None
+        key, node = node.key_node(part), node.get(part)
+    return key, node
+
+
+def _field_token(node: Node, text: str | None = None) -> Token:
+    """A token at a manifest field (its key or its value); no YAML scalar of an argv, so no fix edits it."""
+    return Token(scalar_str(node) if text is None else text, node.source, node.start, node.end)
+
+
+def operator_entry(kind: str, api_version: str) -> dict[str, Any] | None:
+    """The row of data/operator-flags.yaml for an object's kind and API group, if any."""
+    group = api_version.split("/", 1)[0]
+    return next((e for e in _operator_table() if e.get("kind") == kind and e.get("api_group") == group), None)
+
+
+def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
+    """The arguments an operator's controller gives vLLM for `obj`, in its order: the flag token sits at the
+    field's key, the value token at its value; what the manifest does not write has no token (or, for the
+    controller's constants, a token without a position)."""
+    root = obj.node
+    tokens: list[Token] = []
+    model = entry.get("model")
+    if model:
+        _, value = _field(root, model["path"])
+        if isinstance(value, Scalar) and scalar_str(value):
+            tokens.append(_field_token(value))
+    for arg in entry.get("args") or []:
+        form = arg["form"]
+        if form == "constant":
+            tokens.extend(Token(text, None) for text in arg.get("values") or [])
+            continue
+        key, value = _field(root, arg["path"])
+        if key is None or value is None:
+            continue
+        if form == "list":
+            if isinstance(value, Sequence):
+                tokens.extend(_field_token(item) for item in value.items if isinstance(item, Scalar))
+            continue
+        if not isinstance(value, Scalar):
+            continue
+        if form == "switch":
+            if value.value is True:
+                tokens.append(_field_token(key, arg["flag"]))
+            elif value.value is False and arg.get("off_flag"):
+                tokens.append(_field_token(key, arg["off_flag"]))
+            continue
+        text = scalar_str(value) or ""
+        if not text or (not arg.get("always") and isinstance(value.value, int) and value.value <= 0):
+            continue  # the controller writes the flag only when the field is set (`> 0`, `!= ""`)
+        tokens += [_field_token(key, arg["flag"]), _field_token(value, text)]
+    return tokens
+
+
+def operator_image(obj: Any, entry: dict[str, Any]) -> ImageRef | None:
+    """The image the operator runs (`registry` + "/" + `name` for VLLMRuntime)."""
+    spec = entry.get("image")
+    if not spec:
+        return None
+    _, name = _field(obj.node, spec["name"])
+    _, registry = _field(obj.node, spec["registry"]) if spec.get("registry") else (None, None)
+    name_text = scalar_str(name) if isinstance(name, Scalar) else None
+    if not name_text:
+        return None
+    registry_text = scalar_str(registry) if isinstance(registry, Scalar) else None
+    return parse_image(f"{registry_text}/{name_text}" if registry_text else name_text)
+
+
+def operator_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of operator resources the table maps (production-stack's VLLMRuntime): the argv the
+    controller builds from the resource's fields. No container: the operator builds the pod, which the run
+    does not show (its probes, volumes and security context are the controller's), so pod-level rules stay
+    silent on it."""
+    result: list[Invocation] = []
+    for entry in _operator_table():
+        for obj in world.of_kind(entry["kind"]):
+            if operator_entry(obj.kind, obj.api_version) is not entry:
+                continue
+            argv = [Token(text, None) for text in entry["entrypoint"]] + operator_argv(obj, entry)
+            match = _match_vllm(argv)
+            if match is None or not any(token.source is not None for token in argv):
+                continue
+            kind, size = match
+            result.append(Invocation(kind, argv[:size], argv[size:], None, VIA_OPERATOR, operator_image(obj, entry),
+                                     owner=obj))
+    return result
