@@ -47,6 +47,7 @@ EXPECTED = {
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 32, 11, "VL102", "error"),
     ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
     ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),
+    ("fixtures/own/rayclusterfleet.yaml", 35, 164, "VL102", "error"),  # --swap-space in the fleet's head script
     ("fixtures/own/vllmruntime.yaml", 25, 17, "VL102", "error"),  # --num-scheduler-steps in VLLMRuntime extraArgs  # the guide's vllm/vllm-openai:latest
 }
 

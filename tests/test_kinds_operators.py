@@ -98,3 +98,67 @@ def test_vllmruntime_release_from_the_annotation():
 ])
 def test_vllmruntime_does_not_catch(text):
     assert findings(text, select=("VL102", "VL103", "VL105", "VL106")) == []
+
+
+# --- AIBrix RayClusterFleet ---------------------------------------------------------------------------------
+def fleet(head_args, api="orchestration.aibrix.ai/v1alpha1", command='["/bin/bash", "-lc", "--"]'):
+    return f"""apiVersion: {api}
+kind: RayClusterFleet
+metadata: {{name: fleet}}
+spec:
+  template:
+    spec:
+      headGroupSpec:
+        template:
+          spec:
+            containers:
+            - name: ray-head
+              image: vllm/vllm-openai:v0.20.0
+              command: {command}
+              args: [{head_args}]
+      workerGroupSpecs:
+      - groupName: gpu
+        template:
+          spec:
+            containers:
+            - {{name: ray-worker, image: vllm/vllm-openai:v0.20.0}}
+"""
+
+
+def test_rayclusterfleet_fixture_gives_vl102_inside_the_head_script():
+    result, _ = lint_paths([str(FIXTURES / "rayclusterfleet.yaml")], LintOptions(select=["VL102"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL102", 35, 164, "error")]
+
+
+def test_rayclusterfleet_templates_are_ray_groups():
+    (invocation,) = world_of(fleet('"$KUBERAY_GEN_RAY_START_CMD; vllm serve Qwen/Qwen3-8B"')).invocations
+    pod = invocation.container.pod
+    assert (pod.owner.kind, pod.role, invocation.release) == ("RayClusterFleet", "head", "0.20.0")
+    assert [t.role for t in world_of(fleet('"x"')).templates] == ["head", "gpu"]
+
+
+@pytest.mark.parametrize("head_args, command, expected", [
+    ('"ray start --head; vllm serve Qwen/Qwen3-8B --swap-space 4"', '["/bin/bash", "-lc", "--"]',
+     [("VL102", 14, 66, "error")]),
+    ('"vllm serve Qwen/Qwen3-8B --swap-space 4"', '["/bin/bash", "-c"]', [("VL102", 14, 48, "error")]),
+])
+def test_rayclusterfleet_catches(head_args, command, expected):
+    assert findings(fleet(head_args, command=command)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    fleet('"vllm serve Qwen/Qwen3-8B --swap-space 4"', api="example.com/v1"),  # not AIBrix's kind
+    fleet('"vllm serve Qwen/Qwen3-8B --max-model-len 4096"'),
+    fleet('"vllm serve Qwen/Qwen3-8B --swap-space 4"', command='["/bin/bash", "-l"]'),  # no -c: a script file
+])
+def test_rayclusterfleet_does_not_catch(text):
+    assert findings(text) == []
+
+
+def test_bash_c_double_dash_script_index():
+    from vllmlint.source.shell import script_from_shell_args
+
+    assert script_from_shell_args(["/bin/bash", "-lc", "--", "echo hi"]) == 3
+    assert script_from_shell_args(["bash", "-c", "echo hi"]) == 2
+    assert script_from_shell_args(["bash", "-c", "--"]) is None

@@ -106,7 +106,7 @@ class PodTemplate(_Labelled):
                 return value.isdigit()
         if kind == "InferenceService" and key == "serving.kserve.io/inferenceservice":
             return value == name
-        if kind in ("RayCluster", "RayService", "RayJob"):
+        if kind in ("RayCluster", "RayService", "RayJob", "RayClusterFleet"):
             if key == "ray.io/node-type":
                 return value == ("head" if self.role == "head" else "worker")
             if key == "ray.io/cluster":
@@ -341,6 +341,8 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
         submitter = _template_at(obj, spec.get("submitterPodTemplate"), "submitter")
         if submitter:
             yield submitter
+    elif kind == "RayClusterFleet" and obj.api_version.split("/", 1)[0] == "orchestration.aibrix.ai":
+        yield from aibrix_fleet_templates(obj)
 
 
 # --- selectors -------------------------------------------------------------------------------------
@@ -504,3 +506,11 @@ def targets_openshift(world: World) -> bool:
                                                   for key in found.keys()):
                 return True
     return False
+
+
+def aibrix_fleet_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """AIBrix `RayClusterFleet` (orchestration.aibrix.ai/v1alpha1): `spec.template` is a RayCluster template
+    (`metadata` + a RayClusterSpec), the fleet a Deployment of RayClusters: its head and worker group pod
+    templates (vllm-project/aibrix api/orchestration/v1alpha1/rayclusterfleet_types.go at 74df9f9: `Template
+    RayClusterTemplateSpec`; samples/deepseek-r1/deepseek-r1-huggingface.yaml)."""
+    yield from _ray_templates(obj, _path(obj.spec, "template", "spec"))

@@ -518,7 +518,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     if command:
         seen.append(ShellCommand(command + args, container, VIA_COMMAND))
         argv, via = command + args, VIA_COMMAND
-    elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
+    elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob", "RayClusterFleet"):
         return  # KubeRay replaces the image's entrypoint with its own `ray start` command
     elif image is not None:
         entry = image_entrypoint(image, upgrade_to)
