@@ -162,3 +162,113 @@ def test_bash_c_double_dash_script_index():
     assert script_from_shell_args(["/bin/bash", "-lc", "--", "echo hi"]) == 3
     assert script_from_shell_args(["bash", "-c", "echo hi"]) == 2
     assert script_from_shell_args(["bash", "-c", "--"]) is None
+
+
+# --- KubeRay: RayJob entrypoint, Ray Serve LLM engine_kwargs ---------------------------------------------------
+def test_rayjob_and_rayservice_fixtures():
+    result, _ = lint_paths([str(FIXTURES / "rayjob-entrypoint.yaml"), str(FIXTURES / "rayservice-llm.yaml")],
+                           LintOptions(select=["VL102"]))
+    assert sorted((Path(f.path).name, f.span.line, f.span.col, f.severity.label) for f in result.findings) == [
+        ("rayjob-entrypoint.yaml", 10, 78, "error"), ("rayservice-llm.yaml", 24, 17, "error")]
+
+
+def rayjob(entrypoint, runtime_env="", image="vllm/vllm-openai:v0.9.2"):
+    return f"""apiVersion: ray.io/v1
+kind: RayJob
+metadata: {{name: job}}
+spec:
+  entrypoint: {entrypoint}{runtime_env}
+  rayClusterSpec:
+    headGroupSpec:
+      template:
+        spec:
+          containers:
+          - {{name: ray-head, image: {image}}}
+"""
+
+
+def test_rayjob_entrypoint_is_a_shell_command_line():
+    world = world_of(rayjob('"pip list && python -m vllm.entrypoints.openai.api_server --model m --swap-space 4"'))
+    (invocation,) = world.invocations
+    assert (invocation.via, invocation.owner.kind, invocation.release) == ("ray-job-entrypoint", "RayJob", "0.9.2")
+    assert [c.words[0] for c in world.shell_commands] == ["pip", "python"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (rayjob("vllm serve m --num-scheduler-steps 8", image="vllm/vllm-openai:v0.11.0"), [("VL102", 5, 28, "error")]),
+    (rayjob("cd /app; vllm serve m --max-seq-len-to-capture 1", image="x/custom:1"), [("VL102", 5, 37, "error")]),
+])
+def test_rayjob_catches(text, expected):
+    assert findings(text) == expected  # the second: release unknown, the newest catalog assumed
+
+
+@pytest.mark.parametrize("text", [
+    rayjob("python train.py --swap-space 4"),  # not vLLM
+    rayjob("vllm serve m --num-scheduler-steps 8"),  # the head's image runs 0.9.2, which still had it
+])
+def test_rayjob_does_not_catch(text):
+    assert findings(text) == []
+
+
+def test_rayjob_runtime_env_installing_vllm_hides_the_image_release():
+    text = rayjob("vllm serve m", "\n  runtimeEnvYAML: |\n    pip: [vllm==0.8.5]")
+    (invocation,) = world_of(text).invocations
+    assert invocation.image is None and invocation.release is None
+
+
+def rayservice(kwargs, runtime_env="", image="vllm/vllm-openai:v0.11.0"):
+    return f"""apiVersion: ray.io/v1
+kind: RayService
+metadata: {{name: llm}}
+spec:
+  serveConfigV2: |
+    applications:
+    - name: llm_app
+      import_path: ray.serve.llm:build_openai_app
+      args:
+        llm_configs:
+        - model_loading_config: {{model_id: qwen, model_source: Qwen/Qwen2.5-0.5B-Instruct}}
+          engine_kwargs:
+            {kwargs}{runtime_env}
+  rayClusterConfig:
+    headGroupSpec:
+      template:
+        spec:
+          containers:
+          - {{name: ray-head, image: {image}}}
+"""
+
+
+def test_engine_kwargs_become_flags_with_positions_inside_the_string():
+    text = rayservice("tensor_parallel_size: 2\n            enforce_eager: true\n            disable_log_stats: false"
+                      "\n            speculative_config: {method: ngram, num_speculative_tokens: 3}")
+    (invocation,) = world_of(text).invocations
+    assert invocation.via == "ray-serve-engine-kwargs" and invocation.release == "0.11.0"
+    assert [t.text for t in invocation.tokens] == [
+        "Qwen/Qwen2.5-0.5B-Instruct", "--tensor-parallel-size", "2", "--enforce-eager", "--speculative-config",
+        '{"method": "ngram", "num_speculative_tokens": 3}']
+    assert [(t.span.line, t.span.col) for t in invocation.tokens[1:3]] == [(13, 13), (13, 35)]
+
+
+@pytest.mark.parametrize("kwargs, select, expected", [
+    ("max_seq_len_to_capture: 8192", "VL102", [("VL102", 13, 13, "error")]),
+    ("num_scheduler_steps: 8", "VL102", [("VL102", 13, 13, "error")]),
+    ("tensor_paralel_size: 2", "VL103", [("VL103", 13, 13, "error")]),
+])
+def test_engine_kwargs_catch(kwargs, select, expected):
+    assert findings(rayservice(kwargs), select=(select,)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    rayservice("max_model_len: 8192\n            enable_prefix_caching: true"),
+    rayservice("enable_chunked_prefill: false"),  # false: the engine's default, no token
+    rayservice("num_scheduler_steps: 8", image="vllm/vllm-openai:v0.9.2"),  # 0.9.2 still had it
+])
+def test_engine_kwargs_do_not_catch(text):
+    assert findings(text, select=("VL102", "VL103", "VL105", "VL106")) == []
+
+
+def test_engine_kwargs_runtime_env_installing_vllm_hides_the_image_release():
+    text = rayservice("max_model_len: 8192", "\n          runtime_env: {pip: [vllm==0.8.5]}")
+    (invocation,) = world_of(text).invocations
+    assert invocation.image is None and invocation.release is None

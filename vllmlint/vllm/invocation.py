@@ -616,6 +616,7 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
                                 for tokens in _shell_tokens(value.text, value, value.source))
     world.shell_commands = commands
     result.extend(operator_invocations(world))
+    result.extend(ray_invocations(world))
     return result
 
 
@@ -826,4 +827,130 @@ def operator_invocations(world: World) -> list[Invocation]:
             kind, size = match
             result.append(Invocation(kind, argv[:size], argv[size:], None, VIA_OPERATOR, operator_image(obj, entry),
                                      owner=obj))
+    return result
+
+
+# --- KubeRay: a RayJob's entrypoint, Ray Serve LLM's engine_kwargs in a RayService's serveConfigV2 ---------------
+VIA_RAY_JOB: Final = "ray-job-entrypoint"  # RayJob `spec.entrypoint`: a shell command line run as the job's driver
+VIA_SERVE_CONFIG: Final = "ray-serve-engine-kwargs"  # `engine_kwargs` of a Ray Serve LLM config: vLLM engine args
+
+
+def _ray_image(cluster: Node | None) -> ImageRef | None:
+    """The image every group of a RayCluster spec runs (head and workers), when they agree; else None."""
+    images: set[str] = set()
+    groups = [_node_at(cluster, "headGroupSpec")]
+    workers = _node_at(cluster, "workerGroupSpecs")
+    if isinstance(workers, Sequence):
+        groups.extend(workers.items)
+    for group in groups:
+        containers = _node_at(group, "template", "spec", "containers")
+        first = containers.items[0] if isinstance(containers, Sequence) and containers.items else None
+        image = scalar_str(first.get("image")) if isinstance(first, Mapping) else None
+        if not image:
+            return None
+        images.add(image)
+    return parse_image(images.pop()) if len(images) == 1 else None
+
+
+def _node_at(node: Node | None, *keys: str) -> Node | None:
+    for key in keys:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def _string_field(node: Node | None) -> Scalar | None:
+    return node if isinstance(node, Scalar) and isinstance(node.value, str) and node.value.strip() else None
+
+
+def _mentions_vllm(node: Node | None) -> bool:
+    """A Ray runtime env (`runtimeEnvYAML`, an application's `runtime_env`) that installs something named vllm:
+    then the image does not say which vLLM runs."""
+    from vllmlint.source.yamlmodel import walk
+
+    if isinstance(node, Scalar):
+        return "vllm" in (node.text or "").lower()
+    return any(isinstance(n, Scalar) and "vllm" in (n.text or "").lower() for n in walk(node))
+
+
+def ray_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of KubeRay resources that are not in a container's command: a RayJob's `entrypoint`
+    (a shell command line, run as the job's driver on the cluster; its commands join `world.shell_commands`)
+    and the `engine_kwargs` of Ray Serve LLM applications in a RayService's `serveConfigV2`. No container:
+    which pod runs them is Ray's choice; the image is the cluster's when all its groups run the same one and
+    no runtime env installs vLLM."""
+    result: list[Invocation] = []
+    for obj in world.of_kind("RayJob"):
+        spec = obj.spec
+        script = _string_field(spec.get("entrypoint")) if spec is not None else None
+        if script is None or obj.api_version.split("/", 1)[0] != "ray.io":
+            continue
+        image = None if _mentions_vllm(spec.get("runtimeEnvYAML")) else _ray_image(spec.get("rayClusterSpec"))
+        split = _shell_tokens(script.text, script, script.source)
+        world.shell_commands.extend(ShellCommand(tokens, None, VIA_RAY_JOB, script) for tokens in split)
+        for invocation in _invocations_in_commands(split, None, VIA_RAY_JOB, image, script):
+            invocation.owner = obj
+            result.append(invocation)
+    for obj in world.of_kind("RayService"):
+        spec = obj.spec
+        config = _string_field(spec.get("serveConfigV2")) if spec is not None else None
+        if config is None or obj.api_version.split("/", 1)[0] != "ray.io":
+            continue
+        result.extend(serve_llm_invocations(obj, config, _ray_image(spec.get("rayClusterConfig"))))
+    return result
+
+
+def serve_llm_invocations(obj: Any, config: Scalar, image: ImageRef | None) -> list[Invocation]:
+    """One invocation per `llm_configs` entry with `engine_kwargs` in a serveConfigV2 string: each key is a vLLM
+    engine argument in Python spelling (Ray Serve passes them to vLLM's AsyncEngineArgs), read as the flag
+    `--key-with-dashes` at the key, its value at the value (a mapping as JSON, a list as several values); `true`
+    is the bare switch, `false` and null give no token (the engine's default). `model_source` is the model."""
+    import json
+
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents, to_python
+
+    documents, _ = parse_documents(SourceFile(config.source.path, config.text, config.source.display_path))
+    root = documents[0].root if documents else None
+    applications = _node_at(root, "applications")
+    if not isinstance(applications, Sequence):
+        return []
+
+    def token(node: Node, text: str) -> Token:
+        return Token(text, config.source, config.source_index(node.start), config.source_index(node.end))
+
+    result: list[Invocation] = []
+    for application in applications.items:
+        llm_configs = _node_at(application, "args", "llm_configs")
+        if not isinstance(llm_configs, Sequence):
+            continue
+        app_image = None if _mentions_vllm(_node_at(application, "runtime_env")) else image
+        for llm in llm_configs.items:
+            kwargs = _node_at(llm, "engine_kwargs")
+            if not isinstance(kwargs, Mapping) or not kwargs.items:
+                continue
+            llm_image = None if _mentions_vllm(_node_at(llm, "runtime_env")) else app_image
+            tokens: list[Token] = []
+            source_node = _node_at(llm, "model_loading_config", "model_source")
+            if isinstance(source_node, Scalar) and scalar_str(source_node):
+                tokens.append(token(source_node, scalar_str(source_node) or ""))
+            for key, value in kwargs.items:
+                if not isinstance(key, Scalar) or not key.text:
+                    continue
+                flag = "--" + key.text.replace("_", "-")
+                if isinstance(value, Scalar):
+                    if value.value is True:
+                        tokens.append(token(key, flag))
+                    elif value.value is not False and value.value is not None:
+                        tokens += [token(key, flag), token(value, scalar_str(value) or "")]
+                elif isinstance(value, Mapping):
+                    try:
+                        text = json.dumps(to_python(value))
+                    except (ValueError, TypeError):
+                        continue
+                    tokens += [token(key, flag), token(value, text)]
+                elif isinstance(value, Sequence):
+                    values = [item for item in value.items if isinstance(item, Scalar)]
+                    if values:
+                        tokens += [token(key, flag)] + [token(item, scalar_str(item) or "") for item in values]
+            entry = [Token("vllm", None), Token("serve", None)]
+            result.append(Invocation(SERVE, entry, tokens, None, VIA_SERVE_CONFIG, llm_image, owner=obj))
     return result
