@@ -272,3 +272,69 @@ def test_engine_kwargs_runtime_env_installing_vllm_hides_the_image_release():
     text = rayservice("max_model_len: 8192", "\n          runtime_env: {pip: [vllm==0.8.5]}")
     (invocation,) = world_of(text).invocations
     assert invocation.image is None and invocation.release is None
+
+
+# --- KAITO Workspace and its inference ConfigMap ------------------------------------------------------------
+def kaito(vllm_keys, config_ref="params", api="kaito.sh/v1beta1", template=""):
+    return f"""apiVersion: v1
+kind: ConfigMap
+metadata: {{name: params}}
+data:
+  inference_config.yaml: |
+    max_probe_steps: 6
+    vllm:
+      {vllm_keys}
+---
+apiVersion: {api}
+kind: Workspace
+metadata: {{name: ws}}
+resource: {{instanceType: Standard_NC24ads_A100_v4}}
+inference:
+  preset: {{name: qwen2.5-7b-instruct}}
+  config: {config_ref}{template}
+"""
+
+
+def test_kaito_fixture_gives_vl102_at_the_config_key():
+    result, _ = lint_paths([str(FIXTURES / "kaito-workspace.yaml")], LintOptions(select=["VL102"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL102", 16, 7, "error")]
+    assert "Workspace workspace-qwen-2-5-7b runs 0.25.1" in result.findings[0].message
+
+
+def test_kaito_vllm_keys_are_flags_against_kaitos_pinned_vllm():
+    (invocation,) = world_of(kaito("max-model-len: 4096\n      enforce-eager: true\n      enable-prefix-caching: false"
+                                   "\n      hf-overrides: {a: 1}")).invocations
+    assert (invocation.via, invocation.owner.kind, invocation.release) == ("operator-config", "Workspace", "0.25.1")
+    assert "KAITO v0.12.0 pins vllm==0.25.1" in invocation.release_origin
+    assert [t.text for t in invocation.tokens] == ["--max-model-len", "4096", "--enforce-eager"]
+    assert [(t.span.line, t.span.col) for t in invocation.tokens] == [(8, 7), (8, 22), (9, 7)]
+
+
+@pytest.mark.parametrize("keys, expected", [
+    ("num-scheduler-steps: 1", [("VL102", 8, 7, "error")]),
+    ("max-seq-len-to-capture: 8192", [("VL102", 8, 7, "error")]),
+])
+def test_kaito_catches(keys, expected):
+    assert findings(kaito(keys)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    kaito("swap-space: 4", config_ref="other"),  # the Workspace names another ConfigMap (not in the run)
+    kaito("swap-space: 4", api="example.com/v1"),  # not KAITO's Workspace
+    kaito("max-model-len: 4096\n      gpu-memory-utilization: 0.9"),
+    kaito("kv-cache-dtype: fp8"),
+])
+def test_kaito_does_not_catch(text):
+    assert findings(text, select=("VL102", "VL103", "VL105")) == []
+
+
+def test_kaito_release_from_the_annotation_wins():
+    text = kaito("swap-space: 4").replace("metadata: {name: ws}", 'metadata: {name: ws, annotations: {vllmlint.io/vllm-version: "0.17.1"}}')
+    assert findings(text) == []
+
+
+def test_kaito_inference_template_is_a_pod_template():
+    template = "\n  template:\n    spec:\n      containers:\n      - name: custom\n        image: vllm/vllm-openai:v0.20.0" \
+               "\n        command: [vllm, serve, m, --swap-space, \"4\"]"
+    assert findings(kaito("max-model-len: 4096", template=template)) == [("VL102", 22, 35, "error")]

@@ -292,6 +292,9 @@ def _ray_templates(owner: K8sObject, cluster: Node | None) -> Iterator[PodTempla
 
 def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     kind, spec = obj.kind, obj.spec
+    if kind == "Workspace" and obj.api_version.split("/", 1)[0] == "kaito.sh":
+        yield from kaito_workspace_templates(obj)  # its fields sit at the top level, not under `spec`
+        return
     if kind == "ComposeService":
         yield PodTemplate(obj, obj.node, None, obj.name)
         return
@@ -514,3 +517,12 @@ def aibrix_fleet_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     templates (vllm-project/aibrix api/orchestration/v1alpha1/rayclusterfleet_types.go at 74df9f9: `Template
     RayClusterTemplateSpec`; samples/deepseek-r1/deepseek-r1-huggingface.yaml)."""
     yield from _ray_templates(obj, _path(obj.spec, "template", "spec"))
+
+
+def kaito_workspace_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """KAITO `Workspace` (kaito.sh): `inference.template` is a PodTemplateSpec for a model KAITO has no preset for
+    (kaito-project/kaito api/v1beta1/workspace_types.go line 140 at 056b828: `Template *v1.PodTemplateSpec`); a
+    preset's pod is built by the controller and not in the manifest."""
+    template = _template_at(obj, _path(obj.node, "inference", "template"), "inference")
+    if template:
+        yield template

@@ -145,6 +145,7 @@ class Invocation:
     positionals: list[Token] = field(default_factory=list)
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
     owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
+    operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
@@ -617,6 +618,7 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
     world.shell_commands = commands
     result.extend(operator_invocations(world))
     result.extend(ray_invocations(world))
+    result.extend(config_file_invocations(world))
     return result
 
 
@@ -953,4 +955,64 @@ def serve_llm_invocations(obj: Any, config: Scalar, image: ImageRef | None) -> l
                         tokens += [token(key, flag)] + [token(item, scalar_str(item) or "") for item in values]
             entry = [Token("vllm", None), Token("serve", None)]
             result.append(Invocation(SERVE, entry, tokens, None, VIA_SERVE_CONFIG, llm_image, owner=obj))
+    return result
+
+
+# --- operators that read vLLM flags from a ConfigMap (KAITO's inference_config.yaml `vllm:` keys) ------------------
+VIA_OPERATOR_CONFIG: Final = "operator-config"  # a ConfigMap key whose entries an operator passes on as flags
+
+
+@lru_cache(maxsize=1)
+def _config_file_table() -> list[dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "operator-flags.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    return list(data.get("config_files") or []) if isinstance(data, dict) else []
+
+
+def _nested_yaml(scalar: Scalar) -> Node | None:
+    """The root of a YAML document held in a string scalar (positions are the string's: map them with
+    `scalar.source_index`)."""
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    documents, _ = parse_documents(SourceFile(scalar.source.path, scalar.text, scalar.source.display_path))
+    return documents[0].root if documents else None
+
+
+def config_file_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of operators that pass a ConfigMap's entries on as flags (KAITO's Workspace
+    `inference.config` -> its `inference_config.yaml`, each key of `vllm:` as `--key value`): only a ConfigMap a
+    resource of the run names. The release is the newest operator release's pin (data/operator-flags.yaml)."""
+    result: list[Invocation] = []
+    for entry in _config_file_table():
+        newest = entry["releases"][-1]
+        for obj in world.of_kind(entry["kind"]):
+            if obj.api_version.split("/", 1)[0] != entry["api_group"]:
+                continue
+            name = scalar_str(_node_at(obj.node, *entry["config_ref"].split(".")))
+            config_map = world.find("ConfigMap", name, obj.namespace) if name else None
+            value = _node_at(config_map.node, "data", entry["configmap_key"]) if config_map is not None else None
+            text = _string_field(value)
+            section = _node_at(_nested_yaml(text), entry["section"]) if text is not None else None
+            if text is None or not isinstance(section, Mapping):
+                continue
+            tokens: list[Token] = []
+            for key, item in section.items:
+                if not isinstance(key, Scalar) or not key.text or not isinstance(item, Scalar) or item.value is None:
+                    continue  # a mapping or list is passed as its Python repr: not read
+                if item.value is False:
+                    continue  # passed as `--flag False`: not read
+                tokens.append(Token("--" + key.text, text.source, text.source_index(key.start), text.source_index(key.end)))
+                if item.value is not True:
+                    tokens.append(Token(scalar_str(item) or "", text.source, text.source_index(item.start),
+                                        text.source_index(item.end)))
+            if not tokens:
+                continue
+            invocation = Invocation(SERVE, [Token("vllm", None), Token("serve", None)], tokens, None,
+                                    VIA_OPERATOR_CONFIG, None, script=None, owner=obj)
+            invocation.operator_release = (newest["vllm"], f"{entry['kind']} {obj.name}: KAITO {newest['operator']} "
+                                           f"pins vllm=={newest['vllm']}" if entry["api_group"] == "kaito.sh" else
+                                           f"{entry['kind']} {obj.name}: {newest['operator']} pins {newest['vllm']}")
+            result.append(invocation)
     return result
