@@ -48,7 +48,8 @@ EXPECTED = {
     ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
     ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),
     ("fixtures/own/rayclusterfleet.yaml", 35, 164, "VL102", "error"),  # --swap-space in the fleet's head script
-    ("fixtures/own/kaito-workspace.yaml", 16, 7, "VL102", "error"),  # swap-space in KAITO's vllm: keys
+    ("fixtures/own/kaito-workspace.yaml", 16, 7, "VL102", "error"),
+    ("fixtures/own/kthena-modelserving.yaml", 27, 228, "VL102", "error"),  # in the role's entry pod  # swap-space in KAITO's vllm: keys
     ("fixtures/own/rayjob-entrypoint.yaml", 10, 78, "VL102", "error"),  # --num-scheduler-steps in the entrypoint
     ("fixtures/own/rayservice-llm.yaml", 24, 17, "VL102", "error"),  # max_seq_len_to_capture in engine_kwargs
     ("fixtures/own/vllmruntime.yaml", 25, 17, "VL102", "error"),  # --num-scheduler-steps in VLLMRuntime extraArgs  # the guide's vllm/vllm-openai:latest

@@ -338,3 +338,54 @@ def test_kaito_inference_template_is_a_pod_template():
     template = "\n  template:\n    spec:\n      containers:\n      - name: custom\n        image: vllm/vllm-openai:v0.20.0" \
                "\n        command: [vllm, serve, m, --swap-space, \"4\"]"
     assert findings(kaito("max-model-len: 4096", template=template)) == [("VL102", 22, 35, "error")]
+
+
+# --- Kthena ModelServing ------------------------------------------------------------------------------------
+def test_kthena_fixture_gives_vl102_and_no_gpu_mismatch():
+    result, _ = lint_paths([str(FIXTURES / "kthena-modelserving.yaml")], LintOptions(select=["VL102", "VL606"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL102", 27, 228, "error")]
+
+
+def serving(entry_gpus, workers="1", worker_template=True, api="workload.serving.volcano.sh/v1alpha1"):
+    worker = """
+        workerTemplate:
+          spec:
+            containers:
+            - {name: worker, image: vllm/vllm-openai:v0.20.0, resources: {limits: {nvidia.com/gpu: "4"}}}""" \
+        if worker_template else ""
+    return f"""apiVersion: {api}
+kind: ModelServing
+metadata: {{name: ms}}
+spec:
+  template:
+    roles:
+      - name: decode
+        entryTemplate:
+          spec:
+            containers:
+            - name: leader
+              image: vllm/vllm-openai:v0.20.0
+              command: [vllm, serve, m, --tensor-parallel-size, "4", --pipeline-parallel-size, "2", --swap-space, "4"]
+              resources: {{limits: {{nvidia.com/gpu: "{entry_gpus}"}}}}
+        workerReplicas: {workers}{worker}
+"""
+
+
+def test_kthena_roles_are_pod_templates():
+    world = world_of(serving("4"))
+    assert [t.role for t in world.templates] == ["decode", "decode-worker"]
+    assert findings(serving("4")) == [("VL102", 13, 101, "error")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (serving("4"), []),  # TP 4 x PP 2 over the entry and one worker: 4 GPUs each
+    (serving("8", workers="0", worker_template=False), []),  # one pod of 8
+    (serving("4", workers="0", worker_template=False), [("VL606", 14, 52, "error")]),  # one pod: needs 8
+])
+def test_kthena_gpu_count_per_pod_of_the_group(text, expected):
+    assert findings(text, select=("VL606",)) == expected
+
+
+def test_kthena_other_group_is_not_read():
+    assert world_of(serving("4", api="example.com/v1")).templates == []

@@ -346,6 +346,8 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
             yield submitter
     elif kind == "RayClusterFleet" and obj.api_version.split("/", 1)[0] == "orchestration.aibrix.ai":
         yield from aibrix_fleet_templates(obj)
+    elif kind == "ModelServing" and obj.api_version.split("/", 1)[0] == "workload.serving.volcano.sh":
+        yield from kthena_serving_templates(obj)
 
 
 # --- selectors -------------------------------------------------------------------------------------
@@ -526,3 +528,35 @@ def kaito_workspace_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     template = _template_at(obj, _path(obj.node, "inference", "template"), "inference")
     if template:
         yield template
+
+
+def kthena_serving_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """Kthena `ModelServing` (workload.serving.volcano.sh/v1alpha1): `spec.template.roles[]`, each with an
+    `entryTemplate` and an optional `workerTemplate` (metadata + PodSpec) (volcano-sh/kthena
+    pkg/apis/workload/v1alpha1/servinggroup_types.go lines 55-95 at 3cc0572: Role.EntryTemplate, WorkerTemplate).
+    Roles are named by the role (`prefill`, `decode`), workers `ROLE-worker`."""
+    roles = _path(obj.spec, "template", "roles")
+    if not isinstance(roles, Sequence):
+        return
+    for role in roles.items:
+        name = scalar_str(_path(role, "name")) or "role"
+        for key, suffix in (("entryTemplate", ""), ("workerTemplate", "-worker")):
+            template = _template_at(obj, _path(role, key), name + suffix)
+            if template:
+                yield template
+
+
+def kthena_group_size(template: PodTemplate) -> int | None:
+    """Pods of one Kthena ModelServing role instance: its entry pod and `workerReplicas` workers (the role's
+    `workerReplicas`, servinggroup_types.go line 75); None for other kinds, or when the role does not say."""
+    if template.owner.kind != "ModelServing":
+        return None
+    roles = _path(template.owner.spec, "template", "roles")
+    name = template.role[:-len("-worker")] if template.role.endswith("-worker") else template.role
+    for role in roles.items if isinstance(roles, Sequence) else []:
+        if scalar_str(_path(role, "name")) == name:
+            workers = _path(role, "workerReplicas")
+            if isinstance(workers, Scalar) and isinstance(workers.value, int) and workers.value >= 0:
+                return 1 + workers.value if _path(role, "workerTemplate") is not None else 1
+            return None
+    return None
