@@ -389,3 +389,66 @@ def test_kthena_gpu_count_per_pod_of_the_group(text, expected):
 
 def test_kthena_other_group_is_not_read():
     assert world_of(serving("4", api="example.com/v1")).templates == []
+
+
+# --- llmaz BackendRuntime / Playground ----------------------------------------------------------------------
+def backend(args='[--model, "{{ .ModelPath }}", --port, "8080"]', playground=""):
+    return f"""apiVersion: inference.llmaz.io/v1alpha1
+kind: BackendRuntime
+metadata: {{name: vllm}}
+spec:
+  command: [python3, -m, vllm.entrypoints.openai.api_server]
+  image: vllm/vllm-openai
+  version: v0.20.0
+  recommendedConfigs:
+  - name: default
+    args: {args}
+  - name: speculative-decoding
+    args: [--model, "{{{{ .ModelPath }}}}", -tp, "1"]
+{playground}"""
+
+
+def playground(args, extra=""):
+    return f"""---
+apiVersion: inference.llmaz.io/v1alpha1
+kind: Playground
+metadata: {{name: pg}}
+spec:
+  modelClaim: {{modelName: opt-125m}}
+  backendRuntimeConfig:
+    args: {args}{extra}
+"""
+
+
+def test_llmaz_fixture_gives_vl102_at_the_playground_arg():
+    result, _ = lint_paths([str(FIXTURES / "llmaz-backendruntime.yaml")], LintOptions(select=["VL102"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL102", 44, 9, "error")]
+
+
+def test_llmaz_argv_is_command_config_args_and_playground_args():
+    world = world_of(backend(playground=playground("[--max-model-len, '4096']", "\n    version: v0.9.2")))
+    by_owner = {i.owner.kind + ":" + (i.tokens[-1].text if i.tokens else ""): i for i in world.invocations}
+    (pg,) = [i for i in world.invocations if i.owner.kind == "Playground"]
+    assert [t.text for t in pg.tokens] == ["--model", "{{ .ModelPath }}", "--port", "8080", "--max-model-len", "4096"]
+    assert pg.tokens[1].dynamic and pg.release == "0.9.2"  # the Playground's version is the image tag
+    # the config the Playground uses is read once (through it); the other one on its own
+    assert sorted(i.owner.kind for i in world.invocations) == ["BackendRuntime", "Playground"], by_owner
+
+
+@pytest.mark.parametrize("text, expected", [
+    (backend('[--model, m, --swap-space, "4"]'), [("VL102", 10, 24, "error")]),
+    (backend(playground=playground('[--max-seq-len-to-capture, "1"]')), [("VL102", 20, 12, "error")]),
+])
+def test_llmaz_catches(text, expected):
+    assert findings(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    backend(),
+    playground('[--swap-space, "4"]'),  # its BackendRuntime is not in the run (llmaz's chart installs it)
+    backend(playground=playground('[--swap-space, "4"]', "\n    backendName: sglang")),  # another backend
+    backend(playground=playground('[--swap-space, "4"]', "\n    version: v0.9.2")),  # 0.9.2 still had it
+])
+def test_llmaz_does_not_catch(text):
+    assert findings(text, select=("VL102", "VL103", "VL105")) == []

@@ -619,6 +619,7 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
     result.extend(operator_invocations(world))
     result.extend(ray_invocations(world))
     result.extend(config_file_invocations(world))
+    result.extend(llmaz_invocations(world))
     return result
 
 
@@ -1015,4 +1016,79 @@ def config_file_invocations(world: World) -> list[Invocation]:
                                            f"pins vllm=={newest['vllm']}" if entry["api_group"] == "kaito.sh" else
                                            f"{entry['kind']} {obj.name}: {newest['operator']} pins {newest['vllm']}")
             result.append(invocation)
+    return result
+
+
+# --- llmaz: BackendRuntime (command + a recommended config's args) and the Playgrounds that use it -------------
+VIA_BACKEND_RUNTIME: Final = "backend-runtime"  # llmaz: BackendRuntime command + recommendedConfigs[].args (+ Playground args)
+_LLMAZ_GROUP = "inference.llmaz.io"
+
+
+def _listed_tokens(node: Node | None) -> list[Token]:
+    """Tokens of a YAML list of argv items; llmaz's `{{ .ModelPath }}` placeholders are unknown values."""
+    tokens: list[Token] = []
+    for item in node.items if isinstance(node, Sequence) else []:
+        if isinstance(item, Scalar):
+            text = scalar_str(item) or ""
+            tokens.append(Token(text, item.source, item.start, item.end, "{{" in text, item))
+    return tokens
+
+
+def _playground_config(playground: Any) -> tuple[str, str]:
+    """(BackendRuntime name, recommended config name) a Playground uses: `backendRuntimeConfig.backendName`
+    (default vllm) and `configName`, else `speculative-decoding` when a claimed model has the draft role, else
+    `default` (llmaz pkg/controller_helper/helper.go RecommendedConfigName / DetectArgFrom)."""
+    config = _node_at(playground.spec, "backendRuntimeConfig")
+    backend = scalar_str(_node_at(config, "backendName")) or "vllm"
+    name = scalar_str(_node_at(config, "configName"))
+    if not name:
+        models = _node_at(playground.spec, "modelClaims", "models")
+        draft = isinstance(models, Sequence) and any(scalar_str(_node_at(m, "role")) == "draft" for m in models.items)
+        name = "speculative-decoding" if draft and _node_at(playground.spec, "modelClaim") is None else "default"
+    return backend, name
+
+
+def llmaz_invocations(world: World) -> list[Invocation]:
+    """llmaz builds the vLLM container from a BackendRuntime: `spec.command` + the args of one of its
+    `recommendedConfigs` (+ the Playground's `backendRuntimeConfig.args`), image `spec.image:version` (the
+    Playground's `version` wins) (llmaz api/inference/v1alpha1/backendruntime_types.go; pkg/controller/inference/
+    playground_controller.go buildTemplate). One invocation per Playground that uses a BackendRuntime of the run,
+    and one per recommended config no Playground of the run uses. No container: the controller builds the pod."""
+    result: list[Invocation] = []
+    runtimes = [o for o in world.of_kind("BackendRuntime") if o.api_version.split("/", 1)[0] == _LLMAZ_GROUP]
+    used: set[tuple[int, str]] = set()
+
+    def invocation(runtime: Any, config: Node, extra: Node | None, owner: Any, version: Node | None) -> None:
+        command = _listed_tokens(_node_at(runtime.spec, "command"))
+        argv = command + _listed_tokens(_node_at(config, "args")) + _listed_tokens(extra)
+        match = _match_vllm(argv)
+        if match is None:
+            return
+        image_name = scalar_str(_node_at(runtime.spec, "image"))
+        tag = scalar_str(version) or scalar_str(_node_at(runtime.spec, "version"))
+        image = parse_image(f"{image_name}:{tag}" if image_name and tag else image_name or "") if image_name else None
+        kind, size = match
+        result.append(Invocation(kind, argv[:size], argv[size:], None, VIA_BACKEND_RUNTIME, image, owner=owner))
+
+    def configs(runtime: Any) -> list[tuple[str, Node]]:
+        found = _node_at(runtime.spec, "recommendedConfigs")
+        return [(scalar_str(_node_at(c, "name")) or "", c) for c in found.items] if isinstance(found, Sequence) else []
+
+    for playground in world.of_kind("Playground"):
+        if playground.api_version.split("/", 1)[0] != _LLMAZ_GROUP or playground.spec is None:
+            continue
+        backend, name = _playground_config(playground)
+        runtime = next((r for r in runtimes if r.name == backend and r.spec is not None), None)
+        config = next((c for n, c in configs(runtime) if n == name), None) if runtime is not None else None
+        if runtime is None or config is None:
+            continue  # the BackendRuntime (llmaz's Helm chart installs it) is not in the run
+        used.add((id(runtime), name))
+        settings = _node_at(playground.spec, "backendRuntimeConfig")
+        invocation(runtime, config, _node_at(settings, "args"), playground, _node_at(settings, "version"))
+    for runtime in runtimes:
+        if runtime.spec is None:
+            continue
+        for name, config in configs(runtime):
+            if (id(runtime), name) not in used:
+                invocation(runtime, config, None, runtime, None)
     return result
