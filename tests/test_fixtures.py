@@ -39,6 +39,7 @@ EXPECTED = {
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
+    ("fixtures/own/llmaz-backendruntime.yaml", 14, 7, "VL101", "info"),  # llmaz's api_server command, on 0.20.0
     ("fixtures/own/llmaz-backendruntime.yaml", 44, 9, "VL102", "error"),  # a Playground's backendRuntimeConfig.args
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
