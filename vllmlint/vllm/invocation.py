@@ -752,7 +752,7 @@ def _field(node: Node | None, path: str) -> tuple[Node | None, Node | None]:
 
 def _field_token(node: Node, text: str | None = None) -> Token:
     """A token at a manifest field (its key or its value); no YAML scalar of an argv, so no fix edits it."""
-    return Token(scalar_str(node) if text is None else text, node.source, node.start, node.end)
+    return Token((scalar_str(node) or "") if text is None else text, node.source, node.start, node.end)
 
 
 def operator_entry(kind: str, api_version: str) -> dict[str, Any] | None:
@@ -885,7 +885,7 @@ def ray_invocations(world: World) -> list[Invocation]:
     for obj in world.of_kind("RayJob"):
         spec = obj.spec
         script = _string_field(spec.get("entrypoint")) if spec is not None else None
-        if script is None or obj.api_version.split("/", 1)[0] != "ray.io":
+        if spec is None or script is None or obj.api_version.split("/", 1)[0] != "ray.io":
             continue
         image = None if _mentions_vllm(spec.get("runtimeEnvYAML")) else _ray_image(spec.get("rayClusterSpec"))
         split = _shell_tokens(script.text, script, script.source)
@@ -896,7 +896,7 @@ def ray_invocations(world: World) -> list[Invocation]:
     for obj in world.of_kind("RayService"):
         spec = obj.spec
         config = _string_field(spec.get("serveConfigV2")) if spec is not None else None
-        if config is None or obj.api_version.split("/", 1)[0] != "ray.io":
+        if spec is None or config is None or obj.api_version.split("/", 1)[0] != "ray.io":
             continue
         result.extend(serve_llm_invocations(obj, config, _ray_image(spec.get("rayClusterConfig"))))
     return result
