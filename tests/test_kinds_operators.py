@@ -452,3 +452,10 @@ def test_llmaz_catches(text, expected):
 ])
 def test_llmaz_does_not_catch(text):
     assert findings(text, select=("VL102", "VL103", "VL105")) == []
+
+
+def test_engine_kwargs_with_nothing_written_give_no_invocation():
+    text = rayservice("enforce_eager: false").replace(
+        "model_loading_config: {model_id: qwen, model_source: Qwen/Qwen2.5-0.5B-Instruct}", "model_loading_config: {model_id: q}")
+    assert world_of(text).invocations == []
+    assert findings(text, select=("ALL",)) == []

@@ -954,6 +954,8 @@ def serve_llm_invocations(obj: Any, config: Scalar, image: ImageRef | None) -> l
                     values = [item for item in value.items if isinstance(item, Scalar)]
                     if values:
                         tokens += [token(key, flag)] + [token(item, scalar_str(item) or "") for item in values]
+            if not tokens:
+                continue  # nothing written that vLLM reads (only false/null values): no place for a finding
             entry = [Token("vllm", None), Token("serve", None)]
             result.append(Invocation(SERVE, entry, tokens, None, VIA_SERVE_CONFIG, llm_image, owner=obj))
     return result
