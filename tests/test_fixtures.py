@@ -43,6 +43,8 @@ EXPECTED = {
     ("fixtures/own/kubeai-model.yaml", 37, 7, "VL102", "error"),  # KubeAI Model's spec.args
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),
     ("fixtures/own/llm-inference-service.yaml", 23, 67, "VL102", "error"),  # inside VLLM_ADDITIONAL_ARGS
+    ("fixtures/own/llmaz-backendruntime.yaml", 14, 7, "VL101", "info"),  # llmaz's api_server command, on 0.20.0
+    ("fixtures/own/llmaz-backendruntime.yaml", 44, 9, "VL102", "error"),  # a Playground's backendRuntimeConfig.args
     ("fixtures/own/manifest.json", 20, 42, "VL101", "warning"),
     ("fixtures/own/openshift-template.yaml", 39, 19, "VL102", "error"),  # an OpenShift Template's object
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 18, 16, "VL201", "warning"),
@@ -55,6 +57,12 @@ EXPECTED = {
     ("fixtures/own/rollout-knative-kruise.yaml", 41, 46, "VL102", "error"),  # Knative Service
     ("fixtures/own/rollout-knative-kruise.yaml", 62, 46, "VL102", "error"),  # OpenKruise CloneSet
     ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),  # the guide's vllm/vllm-openai:latest
+    ("fixtures/own/rayclusterfleet.yaml", 35, 164, "VL102", "error"),  # --swap-space in the fleet's head script
+    ("fixtures/own/kaito-workspace.yaml", 16, 7, "VL102", "error"),  # swap-space in KAITO's vllm: keys
+    ("fixtures/own/kthena-modelserving.yaml", 27, 228, "VL102", "error"),  # in the role's entry pod
+    ("fixtures/own/rayjob-entrypoint.yaml", 10, 78, "VL102", "error"),  # --num-scheduler-steps in the entrypoint
+    ("fixtures/own/rayservice-llm.yaml", 24, 17, "VL102", "error"),  # max_seq_len_to_capture in engine_kwargs
+    ("fixtures/own/vllmruntime.yaml", 25, 17, "VL102", "error"),  # --num-scheduler-steps in VLLMRuntime extraArgs
 }
 
 

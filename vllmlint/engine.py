@@ -237,7 +237,8 @@ class Linter:
     def _note_assumed(self, invocation, seen: set) -> None:
         """Once per workload: its release is unknown, so the newest catalog is assumed."""
         container = invocation.container
-        key = id(container.pod.owner) if container is not None else invocation.source.display_path
+        owner = container.pod.owner if container is not None else invocation.owner
+        key = id(owner) if owner is not None else invocation.source.display_path
         if key in seen:
             return
         seen.add(key)
@@ -245,15 +246,14 @@ class Linter:
         where = tokens[0] if tokens else (container.image or container.node)
         line = where.source.line_col(where.start)[0]
         version = invocation.catalog.version
-        if container is not None:
-            owner = container.pod.owner
+        if owner is not None:
             image = f" (image {invocation.image.raw})" if invocation.image is not None else ""
             message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
                        "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
         else:
             message = (f"vLLM release unknown for this script; assuming vLLM {version}: pass --vllm-version "
                        "(or set `vllm-version` in .vllmlint.yaml)")
-        noun = "workload" if container is not None else "script"
+        noun = "workload" if owner is not None else "script"
         summary = (f"{noun} assumes vLLM {version} (release unknown)", f"{noun}s assume vLLM {version} (release unknown)")
         self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note", summary))
 

@@ -139,6 +139,10 @@ _MULTI_NODE_DP = ("--data-parallel-address", "--data-parallel-start-rank", "--he
 
 
 def lws_size(template) -> int | None:
+    if template.owner.kind == "ModelServing":  # Kthena: a role's entry pod and its workers
+        from vllmlint.k8s.objects import kthena_group_size
+
+        return kthena_group_size(template)
     if template.owner.kind != "LeaderWorkerSet" or template.owner.spec is None:
         return None
     lwt = template.owner.spec.get("leaderWorkerTemplate")
@@ -172,5 +176,5 @@ def gpus_needed_per_pod(work, template) -> tuple[int, str] | None:
     if size and size > 1:
         if world_size % size:
             return None
-        return world_size // size * ranks, f"{layout} over a LeaderWorkerSet group of {size} pods"
+        return world_size // size * ranks, f"{layout} over a {template.owner.kind} group of {size} pods"
     return world_size * ranks, layout

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
                          "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "habana.ai/gaudi")
-RAY_KINDS = ("RayCluster", "RayService", "RayJob")
+RAY_KINDS = ("RayCluster", "RayService", "RayJob", "RayClusterFleet")  # the last: AIBrix
 SERVING_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 # Labels Karpenter (or the GPU feature discovery that runs on its nodes) puts on every node it launches,

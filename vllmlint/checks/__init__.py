@@ -67,7 +67,7 @@ class Context:
 
 def subject_of(about: About) -> Subject:
     if isinstance(about, Invocation):
-        about = about.container
+        about = about.container if about.container is not None or about.owner is None else about.owner
     if isinstance(about, Container):
         owner = about.pod.owner
         return Subject(owner.kind, owner.namespace, owner.name, about.name)
@@ -80,7 +80,7 @@ def subject_of(about: About) -> Subject:
 
 def describe_workload(invocation: Invocation) -> str:
     container = invocation.container
-    if container is None:
+    if container is None and invocation.owner is None:
         return "this script"
-    owner = container.pod.owner
+    owner = container.pod.owner if container is not None else invocation.owner
     return f"{owner.kind} {owner.name}" if owner.name else owner.kind

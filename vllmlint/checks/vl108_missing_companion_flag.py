@@ -5,7 +5,7 @@ from vllmlint.finding import Severity
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.checks import Context
 
-_RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
+_RAY_KINDS = {"RayCluster", "RayService", "RayJob", "RayClusterFleet"}
 # The scripts vLLM's image ships to start a Ray cluster: their `leader`/`worker` modes run `ray start`
 # (examples/online_serving/multi-node-serving.sh), and run_cluster.sh starts a container that does
 # (examples/online_serving/run_cluster.sh).

@@ -45,7 +45,7 @@ from vllmlint.vllm.ports import host_ip_fact, legacy_host_ip_ignored, socket_ifn
 from vllmlint.checks import Context
 
 _MULTUS = "k8s.v1.cni.cncf.io/networks"
-_RAY_KINDS = ("RayCluster", "RayService", "RayJob")
+_RAY_KINDS = ("RayCluster", "RayService", "RayJob", "RayClusterFleet")
 # Flags whose value is the address peers connect to.
 _ADDRESS_FLAGS = ("--master-addr", "--data-parallel-address", "--address")
 

@@ -107,7 +107,7 @@ class PodTemplate(_Labelled):
                 return value.isdigit()
         if kind == "InferenceService" and key == "serving.kserve.io/inferenceservice":
             return value == name
-        if kind in ("RayCluster", "RayService", "RayJob"):
+        if kind in ("RayCluster", "RayService", "RayJob", "RayClusterFleet"):
             if key == "ray.io/node-type":
                 return value == ("head" if self.role == "head" else "worker")
             if key == "ray.io/cluster":
@@ -293,6 +293,9 @@ def _ray_templates(owner: K8sObject, cluster: Node | None) -> Iterator[PodTempla
 
 def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
     kind, spec = obj.kind, obj.spec
+    if kind == "Workspace" and obj.api_version.split("/", 1)[0] == "kaito.sh":
+        yield from kaito_workspace_templates(obj)  # its fields sit at the top level, not under `spec`
+        return
     if kind == "ComposeService":
         yield PodTemplate(obj, obj.node, None, obj.name)
         return
@@ -342,6 +345,10 @@ def pod_templates(obj: K8sObject) -> Iterator[PodTemplate]:
         submitter = _template_at(obj, spec.get("submitterPodTemplate"), "submitter")
         if submitter:
             yield submitter
+    elif kind == "RayClusterFleet" and obj.api_version.split("/", 1)[0] == "orchestration.aibrix.ai":
+        yield from aibrix_fleet_templates(obj)
+    elif kind == "ModelServing" and obj.api_version.split("/", 1)[0] == "workload.serving.volcano.sh":
+        yield from kthena_serving_templates(obj)
     else:
         yield from _more_pod_templates(obj, spec)
 
@@ -626,3 +633,52 @@ def _openshift_marked(obj: K8sObject) -> bool:
 
 def _folder(path: str) -> str:
     return posixpath.dirname(path.replace("\\", "/"))
+
+
+def aibrix_fleet_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """AIBrix `RayClusterFleet` (orchestration.aibrix.ai/v1alpha1): `spec.template` is a RayCluster template
+    (`metadata` + a RayClusterSpec), the fleet a Deployment of RayClusters: its head and worker group pod
+    templates (vllm-project/aibrix api/orchestration/v1alpha1/rayclusterfleet_types.go at 74df9f9: `Template
+    RayClusterTemplateSpec`; samples/deepseek-r1/deepseek-r1-huggingface.yaml)."""
+    yield from _ray_templates(obj, _path(obj.spec, "template", "spec"))
+
+
+def kaito_workspace_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """KAITO `Workspace` (kaito.sh): `inference.template` is a PodTemplateSpec for a model KAITO has no preset for
+    (kaito-project/kaito api/v1beta1/workspace_types.go line 140 at 056b828: `Template *v1.PodTemplateSpec`); a
+    preset's pod is built by the controller and not in the manifest."""
+    template = _template_at(obj, _path(obj.node, "inference", "template"), "inference")
+    if template:
+        yield template
+
+
+def kthena_serving_templates(obj: K8sObject) -> Iterator[PodTemplate]:
+    """Kthena `ModelServing` (workload.serving.volcano.sh/v1alpha1): `spec.template.roles[]`, each with an
+    `entryTemplate` and an optional `workerTemplate` (metadata + PodSpec) (volcano-sh/kthena
+    pkg/apis/workload/v1alpha1/servinggroup_types.go lines 55-95 at 3cc0572: Role.EntryTemplate, WorkerTemplate).
+    Roles are named by the role (`prefill`, `decode`), workers `ROLE-worker`."""
+    roles = _path(obj.spec, "template", "roles")
+    if not isinstance(roles, Sequence):
+        return
+    for role in roles.items:
+        name = scalar_str(_path(role, "name")) or "role"
+        for key, suffix in (("entryTemplate", ""), ("workerTemplate", "-worker")):
+            template = _template_at(obj, _path(role, key), name + suffix)
+            if template:
+                yield template
+
+
+def kthena_group_size(template: PodTemplate) -> int | None:
+    """Pods of one Kthena ModelServing role instance: its entry pod and `workerReplicas` workers (the role's
+    `workerReplicas`, servinggroup_types.go line 75); None for other kinds, or when the role does not say."""
+    if template.owner.kind != "ModelServing":
+        return None
+    roles = _path(template.owner.spec, "template", "roles")
+    name = template.role[:-len("-worker")] if template.role.endswith("-worker") else template.role
+    for role in roles.items if isinstance(roles, Sequence) else []:
+        if scalar_str(_path(role, "name")) == name:
+            workers = _path(role, "workerReplicas")
+            if isinstance(workers, Scalar) and isinstance(workers.value, int) and workers.value >= 0:
+                return 1 + workers.value if _path(role, "workerTemplate") is not None else 1
+            return None
+    return None

@@ -402,6 +402,8 @@ def script_from_shell_args(argv: list[str]) -> int | None:
     for index in range(1, len(argv)):
         arg = argv[index]
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+            if index + 1 < len(argv) and argv[index + 1] == "--":
+                index += 1  # `bash -lc -- SCRIPT` (AIBrix's Ray samples): `--` ends the options
             return index + 1 if index + 1 < len(argv) else None
         if not arg.startswith("-"):
             return None

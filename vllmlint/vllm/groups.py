@@ -43,7 +43,7 @@ RAY = "Ray"
 KSERVE = "KServe"
 SCRIPT = "script"
 
-_RAY_KINDS = ("RayCluster", "RayService", "RayJob")
+_RAY_KINDS = ("RayCluster", "RayService", "RayJob", "RayClusterFleet")
 _KSERVE_KINDS = ("InferenceService", "ServingRuntime", "ClusterServingRuntime")
 _SERVER_KINDS = ("serve", "openai-api-server")
 

@@ -144,6 +144,8 @@ class Invocation:
     options: list[Option] = field(default_factory=list)
     positionals: list[Token] = field(default_factory=list)
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
+    owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
+    operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
@@ -525,7 +527,7 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     elif command:
         seen.append(ShellCommand(command + args, container, VIA_COMMAND))
         argv, via = command + args, VIA_COMMAND
-    elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob"):
+    elif container.pod.owner.kind in ("RayCluster", "RayService", "RayJob", "RayClusterFleet"):
         return  # KubeRay replaces the image's entrypoint with its own `ray start` command
     elif image is not None:
         entry = image_entrypoint(image, upgrade_to)
@@ -625,6 +627,10 @@ def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invoca
                 commands.extend(ShellCommand(tokens, None, VIA_CONFIGMAP, value)
                                 for tokens in _shell_tokens(value.text, value, value.source))
     world.shell_commands = commands
+    result.extend(operator_invocations(world))
+    result.extend(ray_invocations(world))
+    result.extend(config_file_invocations(world))
+    result.extend(llmaz_invocations(world))
     return result
 
 
@@ -777,3 +783,372 @@ def _substituted(item: Scalar) -> bool:
     from vllmlint.source.yamlmodel import UnknownScalar
 
     return isinstance(item, UnknownScalar)
+
+
+# --- operator resources whose fields the operator turns into vLLM flags (data/operator-flags.yaml) --------
+VIA_OPERATOR: Final = "operator"  # an operator's resource (VLLMRuntime): flags made from its fields
+
+
+@lru_cache(maxsize=1)
+def _operator_table() -> list[dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "operator-flags.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    return list(data.get("operators") or []) if isinstance(data, dict) else []
+
+
+def _field(node: Node | None, path: str) -> tuple[Node | None, Node | None]:
+    """(key node, value node) at a dotted path from an object's root (`spec.model.modelURL`)."""
+    key: Node | None = None
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return None, None
+        key, node = node.key_node(part), node.get(part)
+    return key, node
+
+
+def _field_token(node: Node, text: str | None = None) -> Token:
+    """A token at a manifest field (its key or its value); no YAML scalar of an argv, so no fix edits it."""
+    return Token((scalar_str(node) or "") if text is None else text, node.source, node.start, node.end)
+
+
+def operator_entry(kind: str, api_version: str) -> dict[str, Any] | None:
+    """The row of data/operator-flags.yaml for an object's kind and API group, if any."""
+    group = api_version.split("/", 1)[0]
+    return next((e for e in _operator_table() if e.get("kind") == kind and e.get("api_group") == group), None)
+
+
+def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
+    """The arguments an operator's controller gives vLLM for `obj`, in its order: the flag token sits at the
+    field's key, the value token at its value; what the manifest does not write has no token (or, for the
+    controller's constants, a token without a position)."""
+    root = obj.node
+    tokens: list[Token] = []
+    model = entry.get("model")
+    if model:
+        _, value = _field(root, model["path"])
+        if isinstance(value, Scalar) and scalar_str(value):
+            tokens.append(_field_token(value))
+    for arg in entry.get("args") or []:
+        form = arg["form"]
+        if form == "constant":
+            tokens.extend(Token(text, None) for text in arg.get("values") or [])
+            continue
+        key, value = _field(root, arg["path"])
+        if key is None or value is None:
+            continue
+        if form == "list":
+            if isinstance(value, Sequence):
+                tokens.extend(_field_token(item) for item in value.items if isinstance(item, Scalar))
+            continue
+        if not isinstance(value, Scalar):
+            continue
+        if form == "switch":
+            if value.value is True:
+                tokens.append(_field_token(key, arg["flag"]))
+            elif value.value is False and arg.get("off_flag"):
+                tokens.append(_field_token(key, arg["off_flag"]))
+            continue
+        text = scalar_str(value) or ""
+        if not text or (not arg.get("always") and isinstance(value.value, int) and value.value <= 0):
+            continue  # the controller writes the flag only when the field is set (`> 0`, `!= ""`)
+        tokens += [_field_token(key, arg["flag"]), _field_token(value, text)]
+    return tokens
+
+
+def operator_image(obj: Any, entry: dict[str, Any]) -> ImageRef | None:
+    """The image the operator runs (`registry` + "/" + `name` for VLLMRuntime)."""
+    spec = entry.get("image")
+    if not spec:
+        return None
+    _, name = _field(obj.node, spec["name"])
+    _, registry = _field(obj.node, spec["registry"]) if spec.get("registry") else (None, None)
+    name_text = scalar_str(name) if isinstance(name, Scalar) else None
+    if not name_text:
+        return None
+    registry_text = scalar_str(registry) if isinstance(registry, Scalar) else None
+    return parse_image(f"{registry_text}/{name_text}" if registry_text else name_text)
+
+
+def operator_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of operator resources the table maps (production-stack's VLLMRuntime): the argv the
+    controller builds from the resource's fields. No container: the operator builds the pod, which the run
+    does not show (its probes, volumes and security context are the controller's), so pod-level rules stay
+    silent on it."""
+    result: list[Invocation] = []
+    for entry in _operator_table():
+        for obj in world.of_kind(entry["kind"]):
+            if operator_entry(obj.kind, obj.api_version) is not entry:
+                continue
+            argv = [Token(text, None) for text in entry["entrypoint"]] + operator_argv(obj, entry)
+            match = _match_vllm(argv)
+            if match is None or not any(token.source is not None for token in argv):
+                continue
+            kind, size = match
+            result.append(Invocation(kind, argv[:size], argv[size:], None, VIA_OPERATOR, operator_image(obj, entry),
+                                     owner=obj))
+    return result
+
+
+# --- KubeRay: a RayJob's entrypoint, Ray Serve LLM's engine_kwargs in a RayService's serveConfigV2 ---------------
+VIA_RAY_JOB: Final = "ray-job-entrypoint"  # RayJob `spec.entrypoint`: a shell command line run as the job's driver
+VIA_SERVE_CONFIG: Final = "ray-serve-engine-kwargs"  # `engine_kwargs` of a Ray Serve LLM config: vLLM engine args
+
+
+def _ray_image(cluster: Node | None) -> ImageRef | None:
+    """The image every group of a RayCluster spec runs (head and workers), when they agree; else None."""
+    images: set[str] = set()
+    groups = [_node_at(cluster, "headGroupSpec")]
+    workers = _node_at(cluster, "workerGroupSpecs")
+    if isinstance(workers, Sequence):
+        groups.extend(workers.items)
+    for group in groups:
+        containers = _node_at(group, "template", "spec", "containers")
+        first = containers.items[0] if isinstance(containers, Sequence) and containers.items else None
+        image = scalar_str(first.get("image")) if isinstance(first, Mapping) else None
+        if not image:
+            return None
+        images.add(image)
+    return parse_image(images.pop()) if len(images) == 1 else None
+
+
+def _node_at(node: Node | None, *keys: str) -> Node | None:
+    for key in keys:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def _string_field(node: Node | None) -> Scalar | None:
+    return node if isinstance(node, Scalar) and isinstance(node.value, str) and node.value.strip() else None
+
+
+def _mentions_vllm(node: Node | None) -> bool:
+    """A Ray runtime env (`runtimeEnvYAML`, an application's `runtime_env`) that installs something named vllm:
+    then the image does not say which vLLM runs."""
+    from vllmlint.source.yamlmodel import walk
+
+    if isinstance(node, Scalar):
+        return "vllm" in (node.text or "").lower()
+    return any(isinstance(n, Scalar) and "vllm" in (n.text or "").lower() for n in walk(node))
+
+
+def ray_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of KubeRay resources that are not in a container's command: a RayJob's `entrypoint`
+    (a shell command line, run as the job's driver on the cluster; its commands join `world.shell_commands`)
+    and the `engine_kwargs` of Ray Serve LLM applications in a RayService's `serveConfigV2`. No container:
+    which pod runs them is Ray's choice; the image is the cluster's when all its groups run the same one and
+    no runtime env installs vLLM."""
+    result: list[Invocation] = []
+    for obj in world.of_kind("RayJob"):
+        spec = obj.spec
+        script = _string_field(spec.get("entrypoint")) if spec is not None else None
+        if spec is None or script is None or obj.api_version.split("/", 1)[0] != "ray.io":
+            continue
+        image = None if _mentions_vllm(spec.get("runtimeEnvYAML")) else _ray_image(spec.get("rayClusterSpec"))
+        split = _shell_tokens(script.text, script, script.source)
+        world.shell_commands.extend(ShellCommand(tokens, None, VIA_RAY_JOB, script) for tokens in split)
+        for invocation in _invocations_in_commands(split, None, VIA_RAY_JOB, image, script):
+            invocation.owner = obj
+            result.append(invocation)
+    for obj in world.of_kind("RayService"):
+        spec = obj.spec
+        config = _string_field(spec.get("serveConfigV2")) if spec is not None else None
+        if spec is None or config is None or obj.api_version.split("/", 1)[0] != "ray.io":
+            continue
+        result.extend(serve_llm_invocations(obj, config, _ray_image(spec.get("rayClusterConfig"))))
+    return result
+
+
+def serve_llm_invocations(obj: Any, config: Scalar, image: ImageRef | None) -> list[Invocation]:
+    """One invocation per `llm_configs` entry with `engine_kwargs` in a serveConfigV2 string: each key is a vLLM
+    engine argument in Python spelling (Ray Serve passes them to vLLM's AsyncEngineArgs), read as the flag
+    `--key-with-dashes` at the key, its value at the value (a mapping as JSON, a list as several values); `true`
+    is the bare switch, `false` and null give no token (the engine's default). `model_source` is the model."""
+    import json
+
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents, to_python
+
+    documents, _ = parse_documents(SourceFile(config.source.path, config.text, config.source.display_path))
+    root = documents[0].root if documents else None
+    applications = _node_at(root, "applications")
+    if not isinstance(applications, Sequence):
+        return []
+
+    def token(node: Node, text: str) -> Token:
+        return Token(text, config.source, config.source_index(node.start), config.source_index(node.end))
+
+    result: list[Invocation] = []
+    for application in applications.items:
+        llm_configs = _node_at(application, "args", "llm_configs")
+        if not isinstance(llm_configs, Sequence):
+            continue
+        app_image = None if _mentions_vllm(_node_at(application, "runtime_env")) else image
+        for llm in llm_configs.items:
+            kwargs = _node_at(llm, "engine_kwargs")
+            if not isinstance(kwargs, Mapping) or not kwargs.items:
+                continue
+            llm_image = None if _mentions_vllm(_node_at(llm, "runtime_env")) else app_image
+            tokens: list[Token] = []
+            source_node = _node_at(llm, "model_loading_config", "model_source")
+            if isinstance(source_node, Scalar) and scalar_str(source_node):
+                tokens.append(token(source_node, scalar_str(source_node) or ""))
+            for key, value in kwargs.items:
+                if not isinstance(key, Scalar) or not key.text:
+                    continue
+                flag = "--" + key.text.replace("_", "-")
+                if isinstance(value, Scalar):
+                    if value.value is True:
+                        tokens.append(token(key, flag))
+                    elif value.value is not False and value.value is not None:
+                        tokens += [token(key, flag), token(value, scalar_str(value) or "")]
+                elif isinstance(value, Mapping):
+                    try:
+                        text = json.dumps(to_python(value))
+                    except (ValueError, TypeError):
+                        continue
+                    tokens += [token(key, flag), token(value, text)]
+                elif isinstance(value, Sequence):
+                    values = [item for item in value.items if isinstance(item, Scalar)]
+                    if values:
+                        tokens += [token(key, flag)] + [token(item, scalar_str(item) or "") for item in values]
+            if not tokens:
+                continue  # nothing written that vLLM reads (only false/null values): no place for a finding
+            entry = [Token("vllm", None), Token("serve", None)]
+            result.append(Invocation(SERVE, entry, tokens, None, VIA_SERVE_CONFIG, llm_image, owner=obj))
+    return result
+
+
+# --- operators that read vLLM flags from a ConfigMap (KAITO's inference_config.yaml `vllm:` keys) ------------------
+VIA_OPERATOR_CONFIG: Final = "operator-config"  # a ConfigMap key whose entries an operator passes on as flags
+
+
+@lru_cache(maxsize=1)
+def _config_file_table() -> list[dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "operator-flags.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    return list(data.get("config_files") or []) if isinstance(data, dict) else []
+
+
+def _nested_yaml(scalar: Scalar) -> Node | None:
+    """The root of a YAML document held in a string scalar (positions are the string's: map them with
+    `scalar.source_index`)."""
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    documents, _ = parse_documents(SourceFile(scalar.source.path, scalar.text, scalar.source.display_path))
+    return documents[0].root if documents else None
+
+
+def config_file_invocations(world: World) -> list[Invocation]:
+    """vLLM invocations of operators that pass a ConfigMap's entries on as flags (KAITO's Workspace
+    `inference.config` -> its `inference_config.yaml`, each key of `vllm:` as `--key value`): only a ConfigMap a
+    resource of the run names. The release is the newest operator release's pin (data/operator-flags.yaml)."""
+    result: list[Invocation] = []
+    for entry in _config_file_table():
+        newest = entry["releases"][-1]
+        for obj in world.of_kind(entry["kind"]):
+            if obj.api_version.split("/", 1)[0] != entry["api_group"]:
+                continue
+            name = scalar_str(_node_at(obj.node, *entry["config_ref"].split(".")))
+            config_map = world.find("ConfigMap", name, obj.namespace) if name else None
+            value = _node_at(config_map.node, "data", entry["configmap_key"]) if config_map is not None else None
+            text = _string_field(value)
+            section = _node_at(_nested_yaml(text), entry["section"]) if text is not None else None
+            if text is None or not isinstance(section, Mapping):
+                continue
+            tokens: list[Token] = []
+            for key, item in section.items:
+                if not isinstance(key, Scalar) or not key.text or not isinstance(item, Scalar) or item.value is None:
+                    continue  # a mapping or list is passed as its Python repr: not read
+                if item.value is False:
+                    continue  # passed as `--flag False`: not read
+                tokens.append(Token("--" + key.text, text.source, text.source_index(key.start), text.source_index(key.end)))
+                if item.value is not True:
+                    tokens.append(Token(scalar_str(item) or "", text.source, text.source_index(item.start),
+                                        text.source_index(item.end)))
+            if not tokens:
+                continue
+            invocation = Invocation(SERVE, [Token("vllm", None), Token("serve", None)], tokens, None,
+                                    VIA_OPERATOR_CONFIG, None, script=None, owner=obj)
+            invocation.operator_release = (newest["vllm"], f"{entry['kind']} {obj.name}: KAITO {newest['operator']} "
+                                           f"pins vllm=={newest['vllm']}" if entry["api_group"] == "kaito.sh" else
+                                           f"{entry['kind']} {obj.name}: {newest['operator']} pins {newest['vllm']}")
+            result.append(invocation)
+    return result
+
+
+# --- llmaz: BackendRuntime (command + a recommended config's args) and the Playgrounds that use it -------------
+VIA_BACKEND_RUNTIME: Final = "backend-runtime"  # llmaz: BackendRuntime command + recommendedConfigs[].args (+ Playground args)
+_LLMAZ_GROUP = "inference.llmaz.io"
+
+
+def _listed_tokens(node: Node | None) -> list[Token]:
+    """Tokens of a YAML list of argv items; llmaz's `{{ .ModelPath }}` placeholders are unknown values."""
+    tokens: list[Token] = []
+    for item in node.items if isinstance(node, Sequence) else []:
+        if isinstance(item, Scalar):
+            text = scalar_str(item) or ""
+            tokens.append(Token(text, item.source, item.start, item.end, "{{" in text, item))
+    return tokens
+
+
+def _playground_config(playground: Any) -> tuple[str, str]:
+    """(BackendRuntime name, recommended config name) a Playground uses: `backendRuntimeConfig.backendName`
+    (default vllm) and `configName`, else `speculative-decoding` when a claimed model has the draft role, else
+    `default` (llmaz pkg/controller_helper/helper.go RecommendedConfigName / DetectArgFrom)."""
+    config = _node_at(playground.spec, "backendRuntimeConfig")
+    backend = scalar_str(_node_at(config, "backendName")) or "vllm"
+    name = scalar_str(_node_at(config, "configName"))
+    if not name:
+        models = _node_at(playground.spec, "modelClaims", "models")
+        draft = isinstance(models, Sequence) and any(scalar_str(_node_at(m, "role")) == "draft" for m in models.items)
+        name = "speculative-decoding" if draft and _node_at(playground.spec, "modelClaim") is None else "default"
+    return backend, name
+
+
+def llmaz_invocations(world: World) -> list[Invocation]:
+    """llmaz builds the vLLM container from a BackendRuntime: `spec.command` + the args of one of its
+    `recommendedConfigs` (+ the Playground's `backendRuntimeConfig.args`), image `spec.image:version` (the
+    Playground's `version` wins) (llmaz api/inference/v1alpha1/backendruntime_types.go; pkg/controller/inference/
+    playground_controller.go buildTemplate). One invocation per Playground that uses a BackendRuntime of the run,
+    and one per recommended config no Playground of the run uses. No container: the controller builds the pod."""
+    result: list[Invocation] = []
+    runtimes = [o for o in world.of_kind("BackendRuntime") if o.api_version.split("/", 1)[0] == _LLMAZ_GROUP]
+    used: set[tuple[int, str]] = set()
+
+    def invocation(runtime: Any, config: Node, extra: Node | None, owner: Any, version: Node | None) -> None:
+        command = _listed_tokens(_node_at(runtime.spec, "command"))
+        argv = command + _listed_tokens(_node_at(config, "args")) + _listed_tokens(extra)
+        match = _match_vllm(argv)
+        if match is None:
+            return
+        image_name = scalar_str(_node_at(runtime.spec, "image"))
+        tag = scalar_str(version) or scalar_str(_node_at(runtime.spec, "version"))
+        image = parse_image(f"{image_name}:{tag}" if image_name and tag else image_name or "") if image_name else None
+        kind, size = match
+        result.append(Invocation(kind, argv[:size], argv[size:], None, VIA_BACKEND_RUNTIME, image, owner=owner))
+
+    def configs(runtime: Any) -> list[tuple[str, Node]]:
+        found = _node_at(runtime.spec, "recommendedConfigs")
+        return [(scalar_str(_node_at(c, "name")) or "", c) for c in found.items] if isinstance(found, Sequence) else []
+
+    for playground in world.of_kind("Playground"):
+        if playground.api_version.split("/", 1)[0] != _LLMAZ_GROUP or playground.spec is None:
+            continue
+        backend, name = _playground_config(playground)
+        runtime = next((r for r in runtimes if r.name == backend and r.spec is not None), None)
+        config = next((c for n, c in configs(runtime) if n == name), None) if runtime is not None else None
+        if runtime is None or config is None:
+            continue  # the BackendRuntime (llmaz's Helm chart installs it) is not in the run
+        used.add((id(runtime), name))
+        settings = _node_at(playground.spec, "backendRuntimeConfig")
+        invocation(runtime, config, _node_at(settings, "args"), playground, _node_at(settings, "version"))
+    for runtime in runtimes:
+        if runtime.spec is None:
+            continue
+        for name, config in configs(runtime):
+            if (id(runtime), name) not in used:
+                invocation(runtime, config, None, runtime, None)
+    return result

@@ -90,6 +90,14 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
             value = found.get(ANNOTATION)
             if value and is_version(value):
                 return value.strip().lstrip("v"), f"annotation {ANNOTATION}"
+    owner = getattr(invocation, "owner", None)
+    if container is None and owner is not None:  # an operator's resource (VLLMRuntime)
+        value = owner.annotations.get(ANNOTATION)
+        if value and is_version(value):
+            return value.strip().lstrip("v"), f"annotation {ANNOTATION}"
+    pinned = getattr(invocation, "operator_release", None)
+    if pinned:  # the vLLM an operator's release pins (KAITO: data/operator-flags.yaml)
+        return pinned
     image = invocation.image
     if image is not None and _UPSTREAM.match(image.name):
         release = release_from_tag(image.tag)
