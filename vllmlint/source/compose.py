@@ -388,6 +388,14 @@ def project(obj: K8sObject) -> Project:
     return _projects.get(obj, _EMPTY)
 
 
+def project_of_service(service: Node) -> Project:
+    """The project bound to the Compose service whose node this is (empty when none)."""
+    for obj, bound in list(_projects.items()):
+        if obj.node is service:
+            return bound
+    return _EMPTY
+
+
 def _dirname(path: str) -> str:
     return os.path.dirname(os.path.normpath(path))
 
@@ -527,5 +535,5 @@ def interpolated_value(node: Node | None, variables: dict[str, tuple[str, str]])
     return interpolate(node.text if not isinstance(node.value, str) else node.value, variables)
 
 
-__all__ = ["Interpolated", "interpolate", "Word", "shell_words", "parse_dotenv", "EnvFile", "Project", "project",
+__all__ = ["Interpolated", "interpolate", "Word", "shell_words", "parse_dotenv", "EnvFile", "Project", "project", "project_of_service",
            "bind_projects", "DerivedScalar", "derived_scalar", "ComposeWord", "argv_words", "interpolated_value", "DOTENV"]

@@ -538,6 +538,8 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
             return
     else:
         return
+    if container.is_compose and via == VIA_IMAGE_ENTRYPOINT and isinstance(args_node, Scalar):
+        via = VIA_COMMAND  # a Compose command string: one text (as the shell-mode fixes edit it)
     match = _match_vllm(argv)
     if match:
         kind, size = match
