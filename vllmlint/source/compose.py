@@ -432,9 +432,9 @@ def bind_projects(world: World) -> None:
                 continue
             written = interpolate(path_node.value, variables)
             path = written.text
-            source = None if written.unresolved else by_path.get(os.path.normpath(os.path.join(folder, path)))
-            parsed_file = parse_dotenv(source.text) if source is not None else None
-            bound.env_files.append(EnvFile(item, path, source, parsed_file, required))
+            in_run = None if written.unresolved else by_path.get(os.path.normpath(os.path.join(folder, path)))
+            parsed_file = parse_dotenv(in_run.text) if in_run is not None else None
+            bound.env_files.append(EnvFile(item, path, in_run, parsed_file, required))
         _projects[obj] = bound
 
 
