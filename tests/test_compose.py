@@ -291,3 +291,18 @@ def test_published_port_from_dotenv(tmp_path):
     files = {"compose.yaml": compose, ".env": "BIND_ADDRESS=0.0.0.0\n"}
     assert found_files(tmp_path, files, ["VL501"]) == [("compose.yaml", 6, 9, INF, "VL501")]
     assert found_files(tmp_path, files, ["VL501"], given=["compose.yaml"]) == []  # the default: loopback
+
+
+def test_folder_search_reads_dotenv_and_env_files(tmp_path):
+    (tmp_path / "compose.yaml").write_text("""services:
+  vllm:
+    image: vllm/vllm-openai:${VLLM_TAG:-v0.17.1}
+    env_file: vllm.env
+    command: --model m --swap-space 8
+""")
+    (tmp_path / ".env").write_text("VLLM_TAG=v0.18.0\n")
+    (tmp_path / "vllm.env").write_text("VLLM_WORKER_MULTIPROC_METHODS=spawn\n")
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL001", "VL102", "VL109"]))
+    assert [(Path(f.path).name, f.span.line, f.span.col, f.code) for f in result.findings] == [
+        ("compose.yaml", 4, 15, "VL109"), ("compose.yaml", 5, 24, "VL102")]
+    assert result.files_checked == 3

@@ -145,7 +145,7 @@ class Linter:
         if suffix in MARKDOWN_SUFFIXES:
             self._add_markdown(text, shown)
             return
-        if (name or Path(shown).name) == ".env" or suffix == ".env":
+        if (name or Path(shown).name) == ".env" or suffix == ".env":  # files.is_env_file
             return  # a Compose `.env` / `env_file`: read by vllmlint.source.compose for the services beside it
         self._add_source(source, suffix)
 
