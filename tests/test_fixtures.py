@@ -36,6 +36,11 @@ EXPECTED = {
     ("fixtures/own/compose.yaml", 4, 12, "VL201", "warning"),
     ("fixtures/own/compose.yaml", 5, 38, "VL102", "error"),
     ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
+    ("fixtures/own/compose-opea-vllm.yaml", 17, 87, "VL101", "info"),  # in the string entrypoint's bash -c
+    ("fixtures/own/compose-opea-vllm.yaml", 22, 9, "VL501", "info"),
+    ("fixtures/own/compose-opea-vllm.yaml", 29, 44, "VL102", "error"),  # --swap-space in the string command
+    ("fixtures/own/compose-opea-vllm.yaml", 29, 150, "VL102", "error"),  # --num-scheduler-steps
+    ("fixtures/own/compose-project/compose.yaml", 16, 81, "VL102", "error"),  # 0.18.0 from the folder's .env
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/generic-workload.yaml", 19, 18, "VL102", "error"),  # an unknown kind with a pod template

@@ -145,6 +145,8 @@ class Linter:
         if suffix in MARKDOWN_SUFFIXES:
             self._add_markdown(text, shown)
             return
+        if (name or Path(shown).name) == ".env" or suffix == ".env":  # files.is_env_file
+            return  # a Compose `.env` / `env_file`: read by vllmlint.source.compose for the services beside it
         self._add_source(source, suffix)
 
     def _add_markdown(self, text: str, shown: str) -> None:
@@ -262,6 +264,9 @@ class Linter:
         """The world of everything added so far, with every vLLM invocation found and parsed."""
         world = self.world
         world.sources = list(self.result.sources.values())
+        from vllmlint.source.compose import bind_projects
+
+        bind_projects(world)
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))

@@ -331,7 +331,12 @@ def _match_config_json(path: str, world: World) -> Match | None:
 # --- GPUs a container asks for --------------------------------------------------------------------
 def requested_accelerator(container: Container) -> tuple[str, int, Node] | None:
     """(resource, count, YAML node) of the accelerator the container requests (limits, else requests).
-    A count that is no quantity, or no sane one (`.inf`, `.nan`, `1e400`), is as if not given."""
+    A count that is no quantity, or no sane one (`.inf`, `.nan`, `1e400`), is as if not given. A Compose
+    service's GPUs are its device reservations (`deploy.resources.reservations.devices`, `gpus:`)."""
+    if container.is_compose:
+        from vllmlint.k8s.pod import compose_gpu_request
+
+        return compose_gpu_request(container)
     resources = container.resources
     for section in (resources.limits, resources.requests):
         for name in ACCELERATOR_RESOURCES:

@@ -272,6 +272,10 @@ class ArgvEditor:
         scalar = self.invocation.script or tokens[0].node
         if any(t.node is not scalar for t in tokens):
             return False  # words from a shell string and from list items mixed (Compose): not one text
+        from vllmlint.source.compose import DerivedScalar
+
+        if isinstance(scalar, DerivedScalar):
+            return False  # a quoted word of a Compose string: go-shellwords' quoting, not the script's
         if scalar is not None:
             if scalar.style == ">":
                 return False  # folding: a line of the file is not a line of the script

@@ -175,6 +175,8 @@ class Container:
     @property
     def env(self) -> dict[str, str | None]:
         """Literal env values by name; None where the value comes from elsewhere (valueFrom)."""
+        if self.is_compose:
+            return _pod.compose_literal_env(self)
         return _pod.literal_env(self.node, self.is_compose)
 
     def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
@@ -182,6 +184,8 @@ class Container:
         return _pod.resolved_env(self, world)
 
     def env_node(self, name: str) -> Node | None:
+        if self.is_compose:  # the `environment` entry, or the `env_file` entry the variable comes from
+            return next((var.node for var in _pod.compose_env(self) if var.name == name), None)
         env = self.node.get("env")
         if isinstance(env, Sequence):
             for item in env.items:

@@ -275,9 +275,7 @@ def resolved_env(container: Container, world: World | None) -> list[EnvVar]:
     namespace = container.pod.namespace
     found: dict[str, EnvVar] = {}
     if container.is_compose:
-        for var in _compose_env(node.get("environment")):
-            found[var.name] = var
-        return list(found.values())
+        return compose_env(container)
     for entry in _sequence_mappings(node.get("envFrom")):
         prefix = scalar_str(entry.get("prefix")) or ""
         for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
@@ -668,3 +666,108 @@ def _unknown_scalar(node: Node | None) -> bool:
     from vllmlint.source.yamlmodel import UnknownScalar
 
     return isinstance(node, UnknownScalar)
+
+
+# --- Compose: environment, env_file, GPUs -----------------------------------------------------------
+def compose_env(container: Container) -> list[EnvVar]:
+    """A Compose service's variables as Compose sets them: its `env_file` files first (in order, a later file
+    wins; only files in the run are read: a file not in the run gives keys nobody can name), then
+    `environment` (map or `KEY=value` list), which wins. Values are interpolated (`${VAR:-default}`, `.env`
+    beside the Compose file); a value needing a variable the run does not give, or a bare `KEY` / `KEY:`
+    (taken from the shell), is UNKNOWN. Env-file variables point at their `env_file` entry."""
+    from vllmlint.source.compose import interpolate, project
+
+    bound = project(container.pod.owner)
+    variables = bound.variables
+    found: dict[str, EnvVar] = {}
+    for env_file in bound.env_files:
+        for name, value in (env_file.variables or {}).items():
+            found.pop(name, None)
+            # `source` None: the value is not written in the Compose file (it is in the env file)
+            found[name] = EnvVar(name, value, LITERAL, env_file.node, None, env_file.path)
+    env = container.node.get("environment")
+    # (name, entry node: the list item or the map value, value node, written value, has a value)
+    entries: list[tuple[str, Node, Node, str | None, bool]] = []
+    if isinstance(env, Sequence):
+        for item in env.items:
+            if isinstance(item, Scalar) and isinstance(item.value, str):
+                key, eq, value = item.value.partition("=")
+                entries.append((key, item, item, value if eq else None, bool(eq)))
+    elif isinstance(env, Mapping):
+        for name, node in env.pairs():
+            written = None
+            if isinstance(node, Scalar) and node.value is not None:
+                written = node.value if isinstance(node.value, str) else scalar_str(node)
+            entries.append((name, node, node, written, written is not None))
+    for name, entry, node, written, has_value in entries:
+        found.pop(name, None)
+        if not has_value or written is None:
+            found[name] = EnvVar(name, None, UNKNOWN, entry, node)
+            continue
+        done = interpolate(written, variables) if "$" in written else None
+        if done is not None and (done.unresolved or done.invalid):
+            found[name] = EnvVar(name, None, UNKNOWN, entry, node)
+        else:
+            found[name] = EnvVar(name, done.text if done is not None else written, LITERAL, entry, node)
+    return list(found.values())
+
+
+def compose_literal_env(container: Container) -> dict[str, str | None]:
+    """`compose_env` as name -> value (None where unknown), for `Container.env`."""
+    return {var.name: var.value for var in compose_env(container)}
+
+
+def compose_gpu_request(container: Container) -> tuple[str, int, Node] | None:
+    """("nvidia.com/gpu", count, node) of the GPUs a Compose service reserves, as compose-go reads them:
+    `deploy.resources.reservations.devices` entries with the `gpu` capability (types/device.go: `count` a
+    number or "all", `device_ids` a list: exclusive) and `gpus:` (transform/gpus.go: a string means
+    `count: all`; a list of the same device requests). A count of "all", or a device request with neither
+    count nor device_ids (Compose reserves every matching device), is the host's: None. Only the NVIDIA
+    driver (or none named) counts."""
+    node = container.node
+    requests: list[Mapping] = []
+    devices = _path_of(node, "deploy", "resources", "reservations", "devices")
+    if isinstance(devices, Sequence):
+        requests.extend(item for item in devices.items if isinstance(item, Mapping)
+                        and "gpu" in _strings(item.get("capabilities")))
+    gpus = node.get("gpus")
+    if isinstance(gpus, Scalar) and gpus.value is not None:
+        return None  # `gpus: all`
+    if isinstance(gpus, Sequence):
+        requests.extend(item for item in gpus.items if isinstance(item, Mapping))
+    total = 0
+    where: Node | None = None
+    for request in requests:
+        driver = scalar_str(request.get("driver"))
+        if driver not in (None, "nvidia"):
+            continue
+        count, ids = request.get("count"), request.get("device_ids")
+        if isinstance(ids, Sequence) and count is None:
+            total += len(ids.items)
+            where = where or ids
+        elif isinstance(count, Scalar) and isinstance(count.value, int) and not isinstance(count.value, bool) \
+                and count.value >= 0:
+            total += count.value
+            where = where or count
+        elif isinstance(count, Scalar) and isinstance(count.value, str) and count.value.isdigit():
+            total += int(count.value)
+            where = where or count
+        else:
+            return None  # "all", absent, or not a count: the host decides
+    if where is None:
+        return None
+    return "nvidia.com/gpu", total, where
+
+
+def _path_of(node: Node | None, *keys: str) -> Node | None:
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _strings(node: Node | None) -> list[str]:
+    if isinstance(node, Sequence):
+        return [scalar_str(item) or "" for item in node.items if isinstance(item, Scalar)]
+    return []

@@ -350,7 +350,7 @@ def compose_published_ports(service: Mapping) -> list[PublishedPort]:
         text = scalar_str(item)
         if not text:
             continue
-        text = _INTERPOLATION.sub(lambda m: m.group(2) if m.group(2) is not None else "$?", text)
+        text = _compose_interpolated(service, text)
         text = text.split("/", 1)[0]
         host_ip = ""
         if text.startswith("["):  # [::1]:8000:8000
@@ -365,6 +365,19 @@ def compose_published_ports(service: Mapping) -> list[PublishedPort]:
             continue  # a range: not one port
         result.append(PublishedPort(_int(container), host_ip, item))
     return result
+
+
+def _compose_interpolated(service: Mapping, text: str) -> str:
+    """A `ports` entry after Compose's interpolation (vllmlint.source.compose: defaults, the `.env` in the run);
+    a variable without a value becomes `$?`, which no port or address parses as."""
+    if "$" not in text:
+        return text
+    from vllmlint.source.compose import interpolate, project_of_service
+
+    done = interpolate(text, project_of_service(service).variables)
+    if not done.unresolved and not done.invalid:
+        return done.text
+    return _INTERPOLATION.sub(lambda m: m.group(2) if m.group(2) is not None else "$?", text)
 
 
 def _int(text: str | None) -> int | None:

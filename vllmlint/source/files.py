@@ -167,9 +167,9 @@ def _scan(top: Path, found: Collection, seen: dict[str, int], roots: list[str], 
         folders: list[tuple[str, str, bool]] = []
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name.startswith(".") and name != ".env":
                 continue
-            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES
+            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES or is_env_file(name)
             try:
                 if entry.is_symlink():
                     real = os.path.realpath(entry.path)
@@ -577,3 +577,9 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value = ((value + 1) << 7) | (byte & 0x7F)
     return value, pos
+
+
+def is_env_file(name: str) -> bool:
+    """A Compose `.env` file or an `env_file` named `*.env`: found by folder searches, read only by the Compose
+    reader (vllmlint/source/compose.py) for the services beside it, never parsed as YAML."""
+    return name == ".env" or name.lower().endswith(".env")

@@ -146,6 +146,7 @@ class Invocation:
     script: Scalar | None = None  # the shell-string scalar holding the tokens, if any
     owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
     operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
+    image_note: str = ""  # how a Compose `image` was interpolated (`, ${TAG:-v0.8.5} at its default`)
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
@@ -514,12 +515,20 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
     command_node, args_node = container.command, container.args
-    if isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
-        # Compose accepts a command string, split like a shell does.
+    image_note = ""
+    if container.is_compose:
+        # Compose interpolates `image`, `entrypoint` and `command`, and splits their strings into words.
+        image, image_note = compose_image(container)
+        composed = compose_argv(container)
+        if composed is None:
+            return  # Compose refuses the service (an unbalanced quote, an invalid `${...}`)
+        command, args = composed
+    elif isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to, seen)
         return
-    command = _scalar_tokens(command_node, container) if command_node is not None else None
-    args = _scalar_tokens(args_node, container) if args_node is not None else []
+    else:
+        command = _scalar_tokens(command_node, container) if command_node is not None else None
+        args = _scalar_tokens(args_node, container) if args_node is not None else []
     operator = operator_command(container) if not command else None
     if operator is not None:
         seen.append(ShellCommand(operator + args, container, VIA_COMMAND))
@@ -539,10 +548,12 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
             return
     else:
         return
+    if container.is_compose and via == VIA_IMAGE_ENTRYPOINT and isinstance(args_node, Scalar):
+        via = VIA_COMMAND  # a Compose command string: one text (as the shell-mode fixes edit it)
     match = _match_vllm(argv)
     if match:
         kind, size = match
-        yield Invocation(kind, argv[:size], argv[size:], container, via, image)
+        yield Invocation(kind, argv[:size], argv[size:], container, via, image, image_note=image_note)
         return
     script_index = script_from_shell_args([t.text for t in argv])
     if script_index is not None and script_index < len(argv):
@@ -551,7 +562,10 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if scalar is not None:
             split = _shell_tokens(scalar.text, scalar, scalar.source)
             seen.extend(ShellCommand(tokens, container, VIA_SHELL, scalar) for tokens in split)
-            yield from _invocations_in_commands(split, container, VIA_SHELL, image, scalar)
+            for found in _invocations_in_commands(split, container, VIA_SHELL, image, scalar):
+                if found.image is image:
+                    found.image_note = image_note
+                yield found
         return
     # `bash /config/run_server.sh` or `/config/run_server.sh`: a script mounted from a ConfigMap.
     script_path = None
@@ -1152,3 +1166,41 @@ def llmaz_invocations(world: World) -> list[Invocation]:
             if (id(runtime), name) not in used:
                 invocation(runtime, config, None, runtime, None)
     return result
+
+
+# --- Compose ---------------------------------------------------------------------------------------
+def compose_image(container: Container) -> tuple[ImageRef | None, str]:
+    """A Compose service's `image` after interpolation (`vllm/vllm-openai:${TAG:-v0.8.5}` is
+    vllm/vllm-openai:v0.8.5 where TAG is unset), with a note saying where the values came from; (None, "")
+    when a variable without a value leaves the image unknown."""
+    from vllmlint.source.compose import interpolated_value, project
+
+    done = interpolated_value(container.image, project(container.pod.owner).variables)
+    if done is None or done.unresolved or done.invalid:
+        raw = scalar_str(container.image) if done is None else None
+        return (parse_image(raw) if raw else None), ""
+    return parse_image(done.text), done.note()
+
+
+def compose_argv(container: Container) -> tuple[list[Token] | None, list[Token]] | None:
+    """(entrypoint tokens or None, command tokens) of a Compose service as Compose builds its argv:
+    interpolated, strings split by go-shellwords (vllmlint.source.compose). None when Compose refuses them."""
+    from vllmlint.source.compose import argv_words, project
+
+    variables = project(container.pod.owner).variables
+    node = container.node
+    entry_node, command_node = node.get("entrypoint"), node.get("command")
+    if isinstance(entry_node, Scalar) and entry_node.value is None:
+        entry_node = None  # `entrypoint:` with no value: unset
+    if isinstance(command_node, Scalar) and command_node.value is None:
+        command_node = None
+    entry = argv_words(entry_node, variables) if entry_node is not None else None
+    command = argv_words(command_node, variables) if command_node is not None else []
+    if entry_node is not None and entry is None or command is None:
+        return None
+    source = container.node.source
+
+    def tokens(words) -> list[Token]:
+        return [Token(w.text, source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
+
+    return (tokens(entry) if entry is not None else None), tokens(command)

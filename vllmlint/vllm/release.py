@@ -102,7 +102,7 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
     if image is not None and _UPSTREAM.match(image.name):
         release = release_from_tag(image.tag)
         if release:
-            return release, f"image tag {image.raw}"
+            return release, f"image tag {image.raw}{getattr(invocation, 'image_note', '')}"
     if invocation.script is not None:
         release = pinned_in_shell(invocation.script.text)
         if release:
