@@ -5,7 +5,7 @@
        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
        = help: Use `vllm serve MODEL`.
 
-    Found 1 problem (1 warning) in 1 file (3 files checked).
+    Found 1 problem (1 warning) in 1 file (3 files checked, 1 vLLM workload).
 
 The first line says what is wrong; the rest of the message (the why, what to do) is the `help:` line
 (`split_message`). Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
