@@ -108,6 +108,8 @@ def test_report_files_and_machine_formats_carry_the_counts(tmp_path):
     assert code == 0 and err.splitlines()[-1] == TEMPLATE_LINE
     assert data["understood"] == {"vllm_workloads": 0, "vllm_invocations": 0, "objects": 0,
                                   "skipped": {"unrendered template": 1}}
+    code, out, err = run_cli("--format", "github", "chart", cwd=tmp_path)
+    assert code == 0 and out.splitlines()[-1] == "::warning title=vllmlint::" + TEMPLATE_LINE.split(": ", 2)[2]
     code, out, err = run_cli("-o", "report.txt", "chart", cwd=tmp_path)
     assert (tmp_path / "report.txt").read_text() == (
         "Nothing checked: no vLLM invocation and no Kubernetes or Compose object (3 files checked, 0 vLLM "
@@ -199,6 +201,8 @@ def test_stdin_filename_decides_by_its_suffix():
     assert (code, out) == (0, "") and "nothing checked" in err
     code, out, _ = run_cli("-q", "--select", "VL102", "--stdin-filename", "x.sh", "-", input=b"vllm serve m --swap-space 4\n")
     assert code == 1 and out.startswith("x.sh:1:14: VL102")
+    code, out, _ = run_cli("-q", "--select", "VL102", "--stdin-filename", "serve", "-", input=b"vllm serve m --swap-space 4\n")
+    assert code == 1 and out.startswith("serve:1:14: VL102")  # no suffix: sniffed
 
 
 def test_stdin_yaml_and_helm_output_unchanged():

@@ -227,10 +227,10 @@ class Linter:
                 self.add_text(chunk, chunk_source, Path(chunk_source).suffix.lower() or ".yaml")
             return
         self.result.files_checked += 1
-        # Without --stdin-filename, the content says what it is: `cat serve.sh | vllmlint -` reads a script,
-        # `cat runbook.md | vllmlint -` Markdown, anything else YAML (or JSON).
-        suffix = Path(shown).suffix.lower() if filename else sniff_suffix(text)
-        self.add_text(text, shown, suffix or ".yaml")
+        # Without --stdin-filename (or with a name without a suffix), the content says what it is:
+        # `cat serve.sh | vllmlint -` reads a script, `cat runbook.md | vllmlint -` Markdown, anything else YAML.
+        suffix = Path(shown).suffix.lower() if filename else ""
+        self.add_text(text, shown, suffix or sniff_suffix(text))
 
     def _error(self, source: SourceFile, message: str, line: int, col: int, index: int | None = None) -> None:
         from vllmlint.finding import Span

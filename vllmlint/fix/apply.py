@@ -411,7 +411,7 @@ def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = Fals
     bom = text.startswith(BOM)
     original = text[1:] if bom else text
     suffix = Path(shown).suffix.lower() or ".yaml"
-    if shown == "-":  # no --stdin-filename: the content says what it is, as when `-` is linted
+    if not Path(shown).suffix:  # `-`, or a name without a suffix: the content says what it is, as when linted
         from vllmlint.source.files import sniff_suffix
 
         suffix = sniff_suffix(original)

@@ -224,6 +224,12 @@ def nothing_checked_line(report: Report, level: str = "warning") -> str | None:
     """One line for stderr when the run found no vLLM invocation and no Kubernetes or Compose object in
     everything given, instead of a summary that would read as a pass: what was not checked, and how to have
     it checked. None when something was understood (or the report carries no counts)."""
+    message = nothing_checked_message(report)
+    return None if message is None else _visible(f"vllmlint: {level}: {message}")
+
+
+def nothing_checked_message(report: Report) -> str | None:
+    """`nothing checked: ...` (see `nothing_checked_line`), or None."""
     from vllmlint.formatters import understood_nothing
 
     if not understood_nothing(report):
@@ -240,7 +246,7 @@ def nothing_checked_line(report: Report, level: str = "warning") -> str | None:
         hints = [_SKIP_HINTS[why] for why in report.skipped if why in _SKIP_HINTS]
         if hints:
             what += f" ({'; '.join(hints)})"
-    return _visible(f"vllmlint: {level}: nothing checked: {what}")
+    return f"nothing checked: {what}"
 
 
 def summary_line(report: Report) -> str:
