@@ -110,6 +110,10 @@ def test_report_files_and_machine_formats_carry_the_counts(tmp_path):
                                   "skipped": {"unrendered template": 1}}
     code, out, err = run_cli("--format", "github", "chart", cwd=tmp_path)
     assert code == 0 and out.splitlines()[-1] == "::warning title=vllmlint::" + TEMPLATE_LINE.split(": ", 2)[2]
+    code, out, err = run_cli("--format", "sarif", "chart", cwd=tmp_path)
+    notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notes[-1]["level"] == "warning" and notes[-1]["message"]["text"] == (
+        "Nothing checked: " + TEMPLATE_LINE.split(": nothing checked: ", 1)[1] + ".")
     code, out, err = run_cli("-o", "report.txt", "chart", cwd=tmp_path)
     assert (tmp_path / "report.txt").read_text() == (
         "Nothing checked: no vLLM invocation and no Kubernetes or Compose object (3 files checked, 0 vLLM "
