@@ -268,3 +268,45 @@ def test_vl102_position_after_escaped_line_breaks_and_folding():
 def test_options_reach_the_counts():
     result = lint_text(DEPLOYMENT, "d.yaml", LintOptions(select=["VL102"]))
     assert (result.workloads, result.invocations, result.objects, result.skipped) == (1, 1, 1, {})
+
+
+def test_empty_lines_after_an_escaped_line_break_are_line_feeds():
+    # Old code folded them (n breaks -> n-1 line feeds, one break -> a space), so the decoding disagreed with the
+    # parser's text and the positions fell back to an approximate alignment.
+    from vllmlint.source import yamlmodel
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    text = 'a: "vllm serve m \\\n    \n\n    --port 1 \\\r\n  \r\n  --x"\n'
+    source = SourceFile("t.yaml", text)
+    (doc,), error = parse_documents(source)
+    scalar = doc.root.get("a")
+    assert error is None and scalar.text == "vllm serve m \n\n--port 1 \n--x"
+    decoded = yamlmodel._flow_decode(text, scalar.start + 1, scalar.end - 1, '"')
+    assert decoded is not None and "".join(decoded[0]) == scalar.text
+    assert source.line_col(scalar.source_index(scalar.text.index("--port"))) == (4, 5)
+    assert source.line_col(scalar.source_index(scalar.text.index("--x"))) == (6, 3)
+
+
+PIECES = ["a", " ", "\\n", "\\t", '\\"', "\\\\", "\\x41", "\\u00e9", "\\U0001F999", "\\\n   ", "\n  ", "\n\n  ", "\t",
+          " \\\n", "\\ ", "\\\t", "--x", "\\/", "\\0", "\\N", "\\_", "\\L", "\r\n  ", "\\\r\n  ", " \n  ", " \t \n\t"]
+
+
+def test_the_decoder_agrees_with_the_parser_on_double_quoted_scalars():
+    import random
+
+    from vllmlint.source import yamlmodel
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    rng = random.Random(9)
+    checked = 0
+    for _ in range(1500):
+        body = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 10)))
+        text = f'k: "{body}"\n'
+        documents, error = parse_documents(SourceFile("t.yaml", text))
+        if error is not None or not documents:
+            continue
+        scalar = documents[0].root.get("k")
+        decoded = yamlmodel._flow_decode(text, scalar.start + 1, scalar.end - 1, '"')
+        assert decoded is not None and "".join(decoded[0]) == scalar.text, repr(body)
+        checked += 1
+    assert checked > 1000

@@ -576,6 +576,14 @@ def _flow_decode(src: str, i: int, stop: int, style: str | None) -> tuple[list[s
                 i += 1 + _break_length(src, i + 1)
                 while i < stop and src[i] in " \t":
                     i += 1
+                # The empty lines after it are not folded: each is a line feed (libyaml's scanner keeps them as
+                # trailing breaks after an empty leading break: yaml_parser_scan_flow_scalar, scanner.c).
+                while i < stop and src[i] in "\r\n":
+                    chars.append("\n")
+                    offsets.append(i)
+                    i += _break_length(src, i)
+                    while i < stop and src[i] in " \t":
+                        i += 1
                 continue
             simple = _ESCAPES.get(escape)
             if simple is not None:
