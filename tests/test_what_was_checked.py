@@ -310,3 +310,21 @@ def test_the_decoder_agrees_with_the_parser_on_double_quoted_scalars():
         assert decoded is not None and "".join(decoded[0]) == scalar.text, repr(body)
         checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize("header", ["|2", ">2", "|2-", "|1+"])
+def test_block_scalar_whose_first_lines_keep_spaces_past_the_indentation(header):
+    # Old code took the text's first line (a line of spaces past the indentation) for the first content line:
+    # the block decoder gave up and positions came from the approximate alignment.
+    from vllmlint.source import yamlmodel
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    text = f"a: {header}\n      \n\n  \tt\n    --port 1\n  --x\nb: 1\n"
+    source = SourceFile("t.yaml", text)
+    (doc,), error = parse_documents(source)
+    scalar = doc.root.get("a")
+    assert yamlmodel._block_offsets(text, scalar.start, scalar.end, scalar.style == ">", scalar.text) is not None
+    indent = int(header[1])
+    assert source.line_col(scalar.source_index(scalar.text.index("--port"))) == (5, 5)
+    assert source.line_col(scalar.source_index(scalar.text.index("--x"))) == (6, 3)
+    assert scalar.text.startswith(" " * (6 - indent))
