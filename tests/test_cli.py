@@ -188,7 +188,9 @@ def test_template_text_inside_a_block_scalar_is_data_not_a_helm_chart(tmp_path):
     (tmp_path / "cm.yaml").write_text(DEPLOYMENT.replace("image: vllm/vllm-openai:v0.29.0",
                                                           'image: "{{ .Values.image }}"'))
     code, out, err = run_cli("cm.yaml", cwd=tmp_path)
-    assert "unrendered Helm template skipped" in err and out.startswith("All checks passed")
+    # Nothing else was read: no "All checks passed", one line on stderr says what was not checked (issue 9).
+    assert "unrendered Helm template skipped" in err and out == ""
+    assert err.splitlines()[-1].startswith("vllmlint: warning: nothing checked: ") and "All checks passed" not in err
 
 
 def test_a_nodepool_in_another_folder_does_not_place_unrelated_pods(tmp_path):

@@ -254,9 +254,9 @@ def test_fix_keeps_reporting_followed_files_and_repairs_links_inside_the_tree(tm
     (tree / "link.yaml").symlink_to(outside / "x.yaml")
     (tree / "linkdir").symlink_to(outside / "more")
     _, out, _ = run_cli("--follow-links", "--vllm-version", "0.29.0", ".", cwd=tree)
-    assert "(4 files checked)" in out
+    assert "(4 files checked, 4 vLLM workloads)" in out
     code, out, err = run_cli("--fix", "--follow-links", "--vllm-version", "0.29.0", ".", cwd=tree)
-    assert "(4 files checked)" in out  # the followed files are still linted and reported
+    assert "(4 files checked, 4 vLLM workloads)" in out  # the followed files are still linted and reported
     assert "link.yaml:12:49" in out and "linkdir/serve.sh:1:26: VL102" in out and code == 1
     assert "a-link.sh" not in out + err and (tree / "a-link.sh").is_symlink()
     assert (tree / "real.sh").read_text() == "vllm serve Qwen/Qwen3-8B\n"
@@ -464,7 +464,8 @@ def test_offset_map_is_linear():
 
 
 def test_duplicate_anchor_warning_does_not_leak(tmp_path):
-    (tmp_path / "a.yaml").write_text("a: &x 1\nb: &x 2\nc: *x\n")
+    # An object (kind and apiVersion), so that the run understands something and stderr stays empty.
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\na: &x 1\nb: &x 2\nc: *x\n")
     code, out, err = run_cli("a.yaml", cwd=tmp_path)
     assert code == 0 and err == "" and "All checks passed" in out
     (doc,), _ = parse_documents(SourceFile("a.yaml", "a: &x 1\nb: &x 2\nc: *x\n"))
@@ -478,12 +479,12 @@ def test_no_all_checks_passed_on_a_run_that_exits_2(tmp_path):
     (tmp_path / "ok.yaml").write_text(CLEAN_DEPLOYMENT)
     code, out, err = run_cli("ok.yaml", "missing.yaml", cwd=tmp_path)
     assert code == 2 and "All checks passed" not in out
-    assert out == "No problems found, but the run had errors (1 file checked).\n"
+    assert out == "No problems found, but the run had errors (1 file checked, 1 vLLM workload).\n"
     (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere")
     code, out, _ = run_cli("ok.yaml", "gone.yaml", cwd=tmp_path)
     assert code == 2 and "All checks passed" not in out
     code, out, _ = run_cli("ok.yaml", cwd=tmp_path)
-    assert code == 0 and out == "All checks passed (1 file checked).\n"
+    assert code == 0 and out == "All checks passed (1 file checked, 1 vLLM workload).\n"
 
 
 # --- determinism -----------------------------------------------------------------------------------

@@ -220,11 +220,13 @@ class _CheckCommand(click.Command):
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")
 @click.option("--follow-links", is_flag=True, default=None,
               help="Follow symbolic links that lead out of the given paths (never written by --fix).")
+@click.option("--require-workloads", is_flag=True, default=None,
+              help="Exit 1 when no vLLM invocation and no Kubernetes or Compose object is found in the given paths.")
 def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
                   extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes, follow_links):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
@@ -286,6 +288,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         upgrade_to = upgrade_to.strip().lstrip("v")
     if require_suppression_reason is None:
         require_suppression_reason = config.require_suppression_reason
+    if require_workloads is None:
+        require_workloads = config.require_workloads
     baseline: Baseline | None = None
     baseline_path = baseline_path or (str(config.baseline) if config.baseline and not write_baseline_path else None)
     if baseline_path:
@@ -395,11 +399,17 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
 
     threshold = Severity.parse(fail_on)
     from vllmlint.formatters import Report, render
-    from vllmlint.formatters.text import notice_lines, summary_lines
+    from vllmlint.formatters.text import nothing_checked_line, notice_lines, summary_lines
 
     local = _local_paths(files, stdin_filename)
     notes = notice_lines(result.notices, local, show_notes=show_notes, quiet=quiet)
     nothing = missing and result.files_checked == 0  # no "All checks passed" for nothing
+    # Nothing vLLM or Kubernetes in what was given (an empty folder, a chart's templates, a file over the size
+    # limit, unrelated YAML): one line on stderr says what was not checked, instead of a summary that reads as a
+    # pass. Exit 0 (pre-commit passes unrelated YAML files by name), 1 with --require-workloads.
+    unchecked = None if nothing else nothing_checked_line(
+        Report(files_checked=result.files_checked, workloads=result.workloads, invocations=result.invocations,
+               objects=result.objects, skipped=result.skipped_counts()), "error" if require_workloads else "warning")
     notes_printed = False
     for fmt, output in targets:
         stream = _open_output(output) if output else sys.stdout
@@ -410,7 +420,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                         failed=bool(missing or result.internal_error),
                         errors=[f"{path}: no such file or directory" for path in missing],
                         local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold,
-                        show_notes=show_notes)
+                        show_notes=show_notes, workloads=result.workloads, invocations=result.invocations,
+                        objects=result.objects, skipped=result.skipped_counts())
         # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
         # summary is what the user reads last.
         summary_after_notes = fmt == "text" and not output and not quiet
@@ -423,7 +434,10 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                 for line in notes:
                     click.echo(line, err=True)
                 notes_printed = True
-                if not nothing:
+                if unchecked is not None and not result.findings:
+                    click.echo(unchecked, err=True)  # instead of a summary that would read as a pass
+                    unchecked = None
+                elif not nothing:
                     sys.stderr.flush()
                     stream.write("".join(line + "\n" for line in summary_lines(report)))
         finally:
@@ -432,6 +446,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if not notes_printed:
         for line in notes:
             click.echo(line, err=True)
+    if unchecked is not None and (not result.findings or require_workloads):
+        click.echo(unchecked, err=True)
     for path in missing:
         click.echo(f"vllmlint: error: {path}: no such file or directory", err=True)
     if missing or result.internal_error:
@@ -439,6 +455,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if exit_zero:
         sys.exit(EXIT_CLEAN)
     if stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
+        sys.exit(EXIT_FINDINGS)
+    if require_workloads and result.understood_nothing:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
 

@@ -30,6 +30,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
     follow_links: bool = False
+    require_workloads: bool = False  # exit 1 when nothing vLLM or Kubernetes was found in what was given
     fail_on: str | None = None
     vllm_version: str | None = None
     require_suppression_reason: bool = True
@@ -189,6 +190,7 @@ def _plainly_valid(data) -> bool:
         "exclude": lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v),
         "respect-gitignore": lambda v: isinstance(v, bool),
         "follow-links": lambda v: isinstance(v, bool),
+        "require-workloads": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
@@ -277,6 +279,7 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.exclude = list(data.get("exclude") or [])
     config.respect_gitignore = data.get("respect-gitignore", True)
     config.follow_links = data.get("follow-links", False)
+    config.require_workloads = data.get("require-workloads", False)
     config.fail_on = data.get("fail-on")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)

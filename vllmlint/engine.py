@@ -19,7 +19,7 @@ from vllmlint.registry import Rule, select_rules
 from vllmlint.source.comments import record_parse
 from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: the engine's API)
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
-    read_limited, read_text, too_large_message)
+    read_limited, read_text, sniff_suffix, too_large_message)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 if TYPE_CHECKING:
@@ -65,6 +65,26 @@ class LintResult:
     known: list[Finding] = field(default_factory=list)  # hidden because the baseline holds them
     baseline_stale: int = 0  # baseline entries no finding matches any more
     upgrade: UpgradeSummary | None = None  # set by `lint` when the options ask for --upgrade-to
+    # What the run understood (the summary line says it; a run that understood nothing must not pass as clean):
+    workloads: int = 0  # vLLM workloads: objects (or Compose services) with a vLLM container, and scripts' servers
+    invocations: int = 0  # vLLM server command lines found (a workload may hold several)
+    objects: int = 0  # Kubernetes objects and Compose services read
+    skipped: dict[str, str] = field(default_factory=dict)  # file (display path) -> why it was not read (SKIP_*)
+
+    @property
+    def understood_nothing(self) -> bool:
+        """No vLLM invocation and no Kubernetes or Compose object in everything given: nothing was checked."""
+        return not self.invocations and not self.objects
+
+    def skipped_counts(self) -> dict[str, int]:
+        """Reason -> number of files skipped for it, in the order first seen."""
+        return dict(Counter(self.skipped.values()))
+
+
+# Why a file was not read (LintResult.skipped): the summary line counts them.
+SKIP_TEMPLATE = "unrendered template"
+SKIP_TOO_LARGE = "over --max-file-size"
+SKIP_NOT_TEXT = "not text"
 
 
 def _template_action(text: str, documents) -> int | None:
@@ -128,6 +148,7 @@ class Linter:
         """A file (size in bytes) or a stream (size None) over --max-file-size: a VL005 notice, not linted."""
         self.result.notices.append(Notice("VL005", too_large_message(size, self.options.max_file_size), shown, 0,
                                           "warning"))
+        self.result.skipped.setdefault(shown, SKIP_TOO_LARGE)
 
     def add_bytes(self, data: bytes, shown: str, suffix: str = ".yaml", name: str = "") -> None:
         self.result.files_checked += 1
@@ -136,6 +157,7 @@ class Linter:
         self.result.sources[shown] = source
         if problem or text is None:
             self._error(source, problem or "not text", 1, 1)
+            self.result.skipped.setdefault(shown, SKIP_NOT_TEXT)
             return
         self.add_text(text, shown, suffix, name)
 
@@ -175,6 +197,8 @@ class Linter:
                 "(`helm template . | vllmlint -`)", shown, line, "note",
                 summary=("unrendered Helm template skipped (lint `helm template` output)",
                          "unrendered Helm templates skipped (lint `helm template` output)")))
+            if owner is None:  # a Markdown file is still read when one of its blocks is a template
+                self.result.skipped.setdefault(shown, SKIP_TEMPLATE)
             return
         for document in documents:
             self.world.add_document(document)
@@ -205,7 +229,10 @@ class Linter:
                 self.add_text(chunk, chunk_source, Path(chunk_source).suffix.lower() or ".yaml")
             return
         self.result.files_checked += 1
-        self.add_text(text, shown, Path(shown).suffix.lower() or ".yaml")
+        # Without --stdin-filename (or with a name without a suffix), the content says what it is:
+        # `cat serve.sh | vllmlint -` reads a script, `cat runbook.md | vllmlint -` Markdown, anything else YAML.
+        suffix = Path(shown).suffix.lower() if filename else ""
+        self.add_text(text, shown, suffix or sniff_suffix(text))
 
     def _error(self, source: SourceFile, message: str, line: int, col: int, index: int | None = None) -> None:
         from vllmlint.finding import Span
@@ -288,8 +315,14 @@ class Linter:
                 self._note_outside(invocation, assumed_for)
         return world
 
+    def _count_understood(self, world: World) -> None:
+        self.result.invocations = len(world.invocations)
+        self.result.workloads = _workload_count(world)
+        self.result.objects = len(world.objects)
+
     def run(self) -> LintResult:
         world = self.build()
+        self._count_understood(world)
         rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
         self.result.notices.extend(_moved_ignores(self.options))
@@ -343,6 +376,21 @@ class Linter:
             _apply_baseline(self.result, self.options.baseline)
         self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
+
+
+def _workload_count(world: World) -> int:
+    """vLLM workloads: each object (a Deployment, a Compose service...) with a vLLM container counts once, however
+    many vLLM containers or command lines it holds; outside containers (a script, a Markdown runbook's shell block),
+    each vLLM command line is a server of its own."""
+    owners: set[int] = set()
+    scripts = 0
+    for invocation in world.invocations:
+        container = invocation.container
+        if container is not None:
+            owners.add(id(container.pod.owner))
+        else:
+            scripts += 1
+    return len(owners) + scripts
 
 
 def with_syntax_errors(rules: list[Rule], options: LintOptions) -> list[Rule]:

@@ -411,6 +411,10 @@ def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = Fals
     bom = text.startswith(BOM)
     original = text[1:] if bom else text
     suffix = Path(shown).suffix.lower() or ".yaml"
+    if not Path(shown).suffix:  # `-`, or a name without a suffix: the content says what it is, as when linted
+        from vllmlint.source.files import sniff_suffix
+
+        suffix = sniff_suffix(original)
     record = _File(Path(shown), shown, b"", original, bom, original)
 
     def lint(with_options: LintOptions = options) -> tuple[LintResult, World]:

@@ -49,6 +49,17 @@ class Report:
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`)
     fail_on: Severity | None = None  # JUnit: findings below it are passing testcases (None: every one fails)
     show_notes: bool = False  # --show-notes: every note on its own, not one line (annotation) per kind
+    # What the run understood (the engine's counts, `LintResult`); workloads None: not counted (a report built
+    # by hand), and the summary says only how many files were checked.
+    workloads: int | None = None  # vLLM workloads
+    invocations: int = 0  # vLLM server command lines
+    objects: int = 0  # Kubernetes objects and Compose services
+    skipped: dict[str, int] = field(default_factory=dict)  # why files were not read -> how many
+
+
+def understood_nothing(report: Report) -> bool:
+    """The run counted what it understood and found no vLLM invocation and no Kubernetes or Compose object."""
+    return report.workloads is not None and not report.invocations and not report.objects
 
 
 def notice_kinds(notices: list[Notice]) -> list[tuple[tuple[str, str] | None, list[Notice]]]:

@@ -6,7 +6,8 @@ Severity error -> `::error`, warning -> `::warning`, info -> `::notice`. Run not
 too (without a file when they have none). Notes of one kind (VL002 templates skipped, VL006 releases
 assumed: 200 on a 1,000-file tree) are one annotation per kind, as the text format prints one line per
 kind, so they do not crowd out the findings (GitHub shows a limited number of annotations per step);
-`--show-notes` lists each. Suppressed findings are not annotated.
+`--show-notes` lists each. Suppressed findings are not annotated. A run that found no vLLM invocation and no
+Kubernetes or Compose object ends with one `::warning title=vllmlint::nothing checked: ...` annotation.
 """
 from __future__ import annotations
 
@@ -89,4 +90,10 @@ def render(report: Report) -> str:
             lines += [notice_command(n) for n in notices]
         else:
             lines.append(summary_command(summary, notices))
+    if not report.findings:  # nothing vLLM or Kubernetes was found: an annotation says so, not a silent pass
+        from vllmlint.formatters.text import nothing_checked_message
+
+        message = nothing_checked_message(report)
+        if message is not None:
+            lines.append(_command("warning", [("title", "vllmlint")], message))
     return "".join(line + "\n" for line in lines)

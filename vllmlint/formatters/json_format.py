@@ -33,7 +33,13 @@ Structure (version 1; new keys may be added, existing ones keep their meaning):
       "notices": [                         # about the run, not the code (skipped files, assumptions)
         {"code": "VL002", "message": "...", "path": "chart/templates/x.yaml", "line": 0, "level": "note"}
       ],                                   # line 0 / path "" when not tied to a place; level note|warning|error
-      "summary": {"error": 1, "warning": 3, "info": 0}   # counts over "findings" only
+      "summary": {"error": 1, "warning": 3, "info": 0},  # counts over "findings" only
+      "understood": {                      # what the run read (from the command line; absent when not counted)
+        "vllm_workloads": 2,               # objects or Compose services with a vLLM container, scripts' servers
+        "vllm_invocations": 3,             # vLLM server command lines
+        "objects": 10,                     # Kubernetes objects and Compose services
+        "skipped": {"unrendered template": 1}   # files not read, by reason
+      }
     }
 
 With `--statistics`, counts per rule instead of the findings (the text format's `count  CODE  name`):
@@ -105,7 +111,16 @@ def build(report: Report) -> dict:
         "notices": [{"code": n.code, "message": n.message, "path": n.path, "line": n.line, "level": n.level}
                     for n in report.notices],
         "summary": {s.label: counts[s] for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)},
+        **understood(report),
     }
+
+
+def understood(report: Report) -> dict:
+    """`{"understood": {...}}`: the engine's counts of what the run read, when the report carries them."""
+    if report.workloads is None:
+        return {}
+    return {"understood": {"vllm_workloads": report.workloads, "vllm_invocations": report.invocations,
+                           "objects": report.objects, "skipped": dict(report.skipped)}}
 
 
 def statistics(report: Report) -> dict:
@@ -124,6 +139,7 @@ def statistics(report: Report) -> dict:
                         "severity": {s.label: by_severity[code, s] for s in levels}, "fixable": fixable[code]}
                        for code, count in sorted(per_rule.items(), key=lambda item: (-item[1], item[0]))],
         "summary": {s.label: counts[s] for s in levels},
+        **understood(report),
     }
 
 

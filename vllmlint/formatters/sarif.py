@@ -6,7 +6,8 @@ reported below its level, such as VL501's info findings, get a descriptor of the
 `security-severity`, because GitHub takes it from the rule and would show them as High); every finding is a
 result with one physical location (relative URI, 1-based region, columns in Unicode code points) and a
 `partialFingerprints["vllmlint/v1"]` that survives line shifts. Suppressed findings are results with an
-in-source suppression. Run notices go to `invocations[0].toolExecutionNotifications`, never to results.
+in-source suppression. Run notices go to `invocations[0].toolExecutionNotifications`, never to results (so does
+the warning of a run that found no vLLM invocation and no Kubernetes or Compose object: "Nothing checked: ...").
 No source text is copied into the log.
 
 sarif-om's classes are attrs classes whose fields name their SARIF property in
@@ -284,6 +285,13 @@ def build(report: Report) -> om.SarifLog:
     # A run that failed (exit 2) is not a successful execution; each error is named in a notification.
     for error in report.errors:
         notifications.append(om.Notification(message=om.Message(text=sentence(error)), level=NoticeLevel.ERROR))
+    if not report.findings:  # nothing vLLM or Kubernetes was found: a warning says so, not a silent pass
+        from vllmlint.formatters.text import nothing_checked_message
+
+        unchecked = nothing_checked_message(report)
+        if unchecked is not None:
+            notifications.append(om.Notification(message=om.Message(text=sentence(unchecked[0].upper() + unchecked[1:])),
+                                                 level=NoticeLevel.WARNING))
     if report.failed and not any(n.level == NoticeLevel.ERROR for n in notifications):
         notifications.append(om.Notification(message=om.Message(text="The run had an error (exit 2)."),
                                              level=NoticeLevel.ERROR))

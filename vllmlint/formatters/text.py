@@ -5,7 +5,7 @@
        |                            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
        = help: Use `vllm serve MODEL`.
 
-    Found 1 problem (1 warning) in 1 file (3 files checked).
+    Found 1 problem (1 warning) in 1 file (3 files checked, 1 vLLM workload).
 
 The first line says what is wrong; the rest of the message (the why, what to do) is the `help:` line
 (`split_message`). Carets are placed by display columns: tabs expand to TAB_WIDTH stops, East Asian wide characters take
@@ -192,14 +192,75 @@ def summary_lines(report: Report) -> list[str]:
     return [summary_line(report)] + ([fixes] if fixes else [])
 
 
+def understood(report: Report) -> str:
+    """What the run read: `3 files checked, 2 vLLM workloads; 1 file skipped: unrendered template` (only the
+    files when the report carries no counts)."""
+    text = f"{_count(report.files_checked, 'file')} checked"
+    if report.workloads is None:
+        return text
+    text += f", {_count(report.workloads, 'vLLM workload')}"
+    return text + skipped_clause(report.skipped)
+
+
+def skipped_clause(skipped: dict[str, int]) -> str:
+    """`; 1 file skipped: unrendered template`, `; 3 files skipped: 2 unrendered template, 1 over
+    --max-file-size`, or "" when no file was skipped."""
+    total = sum(skipped.values())
+    if not total:
+        return ""
+    if len(skipped) == 1:
+        return f"; {_count(total, 'file')} skipped: {next(iter(skipped))}"
+    return f"; {_count(total, 'file')} skipped: " + ", ".join(f"{n} {why}" for why, n in skipped.items())
+
+
+# What to do about each reason a file was skipped (the engine's SKIP_* reasons).
+_SKIP_HINTS = {
+    "unrendered template": "lint the rendered output: `helm template CHART | vllmlint -`",
+    "over --max-file-size": "raise --max-file-size, 0 for no limit",
+}
+
+
+def nothing_checked_line(report: Report, level: str = "warning") -> str | None:
+    """One line for stderr when the run found no vLLM invocation and no Kubernetes or Compose object in
+    everything given, instead of a summary that would read as a pass: what was not checked, and how to have
+    it checked. None when something was understood (or the report carries no counts)."""
+    message = nothing_checked_message(report)
+    return None if message is None else _visible(f"vllmlint: {level}: {message}")
+
+
+def nothing_checked_message(report: Report) -> str | None:
+    """`nothing checked: ...` (see `nothing_checked_line`), or None."""
+    from vllmlint.formatters import understood_nothing
+
+    if not understood_nothing(report):
+        return None
+    files = report.files_checked
+    skipped = sum(report.skipped.values())
+    if not files and not skipped:
+        what = ("no file to lint in the given paths (folders are searched for *.yaml, *.yml, *.json, *.sh and *.md "
+                "files)")
+    else:
+        read = files - sum(n for why, n in report.skipped.items() if why != "over --max-file-size")
+        what = (f"no vLLM invocation and no Kubernetes or Compose object in {_count(read, 'file')} read"
+                + skipped_clause(report.skipped))
+        hints = [_SKIP_HINTS[why] for why in report.skipped if why in _SKIP_HINTS]
+        if hints:
+            what += f" ({'; '.join(hints)})"
+    return f"nothing checked: {what}"
+
+
 def summary_line(report: Report) -> str:
-    checked = f"{_count(report.files_checked, 'file')} checked"
+    checked = understood(report)
     hidden = ""
     if report.suppressed and not report.show_suppressed:
         hidden = f"; {len(report.suppressed)} suppressed not shown"
     if not report.findings:
         if report.failed:  # never "passed" on a run that exits 2
             return f"No problems found, but the run had errors ({checked}{hidden})."
+        from vllmlint.formatters import understood_nothing
+
+        if understood_nothing(report):  # nothing was checked: not a pass
+            return f"Nothing checked: no vLLM invocation and no Kubernetes or Compose object ({checked}{hidden})."
         return f"All checks passed ({checked}{hidden})."
     by_severity = Counter(f.severity for f in report.findings)
     parts = [_count(by_severity[s], w, p) for s, w, p in

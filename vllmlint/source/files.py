@@ -18,6 +18,7 @@ out of the tree.
 from __future__ import annotations
 
 import errno
+import re
 import os
 import stat
 from dataclasses import dataclass, field
@@ -583,3 +584,31 @@ def is_env_file(name: str) -> bool:
     """A Compose `.env` file or an `env_file` named `*.env`: found by folder searches, read only by the Compose
     reader (vllmlint/source/compose.py) for the services beside it, never parsed as YAML."""
     return name == ".env" or name.lower().endswith(".env")
+
+
+# A line that only YAML (or JSON) starts this way: a document marker or directive, a list item, a flow
+# collection, or a `key:` (plain or quoted) followed by a space or the end of the line. A shell line starts
+# with a command word (`vllm serve`, `export A=b`, `docker run`) and none of these.
+_YAML_LINE = re.compile(r"""[ \t]*(?:---|\.\.\.|%YAML|%TAG|-(?:[ \t]|$)|[{\[]|"[^"\n]*"[ \t]*:|'[^'\n]*'[ \t]*:|"""
+                        r"""[^\s#:'"\-{\[][^\s:]*[ \t]*:(?:[ \t]|$))""")
+_MARKDOWN_FENCE = re.compile(r"^(?:```|~~~)", re.M)
+
+
+def sniff_suffix(text: str) -> str:
+    """What standard input holds when no --stdin-filename names it, as the suffix a file of that kind would
+    have: `.sh` for a shell script (a `#!` line; or text whose first line is no YAML and whose YAML parse holds
+    no mapping or list, such as `vllm serve MODEL --flag`), `.md` for Markdown (fence lines at the start of a
+    line: YAML has none outside block scalars), else `.yaml` (YAML and JSON, Helm output included)."""
+    if text.startswith("#!"):
+        return ".sh"
+    if len(_MARKDOWN_FENCE.findall(text)) >= 2:
+        return ".md"
+    first = next((line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")), None)
+    if first is None or _YAML_LINE.match(first):
+        return ".yaml"
+    from vllmlint.source.yamlmodel import Mapping, Sequence, SourceFile, parse_documents
+
+    documents, error = parse_documents(SourceFile("-", text, "-"))
+    if any(isinstance(d.root, (Mapping, Sequence)) for d in documents):
+        return ".yaml"
+    return ".sh"

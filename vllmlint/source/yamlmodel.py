@@ -576,6 +576,14 @@ def _flow_decode(src: str, i: int, stop: int, style: str | None) -> tuple[list[s
                 i += 1 + _break_length(src, i + 1)
                 while i < stop and src[i] in " \t":
                     i += 1
+                # The empty lines after it are not folded: each is a line feed (libyaml's scanner keeps them as
+                # trailing breaks after an empty leading break: yaml_parser_scan_flow_scalar, scanner.c).
+                while i < stop and src[i] in "\r\n":
+                    chars.append("\n")
+                    offsets.append(i)
+                    i += _break_length(src, i)
+                    while i < stop and src[i] in " \t":
+                        i += 1
                 continue
             simple = _ESCAPES.get(escape)
             if simple is not None:
@@ -637,8 +645,9 @@ def _block_offsets(src: str, start: int, end: int, folded: bool, text: str) -> l
             break
         lines.append((i, stop, stop))
         i = stop + _break_length(src, stop)
-    leading = len(text) - len(text.lstrip("\n"))
-    first_line = text[leading:].split("\n", 1)[0]
+    # The first line with content, in the text and in the source: lines of spaces before it may keep spaces
+    # past the indentation (`|2` under a line of six spaces), so the text's first line is not always it.
+    first_line = next((line for line in text.split("\n") if line.strip(" ")), "")
     indent = None
     for line_start, line_end, _ in lines:
         body = src[line_start:line_end]
