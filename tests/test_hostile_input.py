@@ -465,7 +465,8 @@ def test_offset_map_is_linear():
 
 def test_duplicate_anchor_warning_does_not_leak(tmp_path):
     # An object (kind and apiVersion), so that the run understands something and stderr stays empty.
-    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\na: &x 1\nb: &x 2\nc: *x\n")
+    (tmp_path / "a.yaml").write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n'
+                                     '  a: &x "1"\n  b: &x "2"\n  c: *x\n')
     code, out, err = run_cli("a.yaml", cwd=tmp_path)
     assert code == 0 and err == "" and "All checks passed" in out
     (doc,), _ = parse_documents(SourceFile("a.yaml", "a: &x 1\nb: &x 2\nc: *x\n"))
