@@ -152,9 +152,29 @@ class Linter:
 
         markdown = self.result.sources[shown]
         for block in fenced_blocks(text):
+            if not self._markdown_block_readable(block, shown):
+                continue
             # Same path, same offsets: findings land on the Markdown file's own lines.
             self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
                              error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
+
+    def _markdown_block_readable(self, block, shown: str) -> bool:
+        """Whether a Markdown block is linted: an unlabelled fence only when it parses (else it was a snippet),
+        a here-document fed to kubectl only when the shell leaves it as written (a note says so otherwise)."""
+        if block.sniffed:
+            _, error = parse_documents(SourceFile(shown, block.text, shown))
+            return error is None
+        applied = block.applied
+        if applied is not None and applied.expanded:
+            self.result.notices.append(Notice(
+                "VL005", f"manifest in the here-document `<<{applied.delimiter}` not linted: the shell expands its "
+                f"`$` and backquote expressions before kubectl reads it, so its values are unknown (quote the "
+                f"delimiter, `<<'{applied.delimiter}'`, when nothing in it is meant to be expanded)", shown,
+                block.text.count("\n", 0, applied.operator) + 1, "note",
+                summary=("Markdown here-document manifest with shell expansions not linted",
+                         "Markdown here-document manifests with shell expansions not linted")))
+            return False
+        return True
 
     def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None,
                     owner: SourceFile | None = None, region: tuple[int, int] | None = None) -> None:
