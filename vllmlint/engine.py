@@ -151,14 +151,15 @@ class Linter:
         from vllmlint.source.markdown import fenced_blocks
 
         markdown = self.result.sources[shown]
+        noted: set[int] = set()  # here-documents already said to be skipped (one note, not one per document)
         for block in fenced_blocks(text):
-            if not self._markdown_block_readable(block, shown):
+            if not self._markdown_block_readable(block, shown, noted):
                 continue
             # Same path, same offsets: findings land on the Markdown file's own lines.
             self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
                              error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
 
-    def _markdown_block_readable(self, block, shown: str) -> bool:
+    def _markdown_block_readable(self, block, shown: str, noted: set[int]) -> bool:
         """Whether a Markdown block is linted: an unlabelled fence only when it parses (else it was a snippet),
         a here-document fed to kubectl only when the shell leaves it as written (a note says so otherwise)."""
         if block.sniffed:
@@ -166,6 +167,9 @@ class Linter:
             return error is None
         applied = block.applied
         if applied is not None and applied.expanded:
+            if applied.operator in noted:
+                return False
+            noted.add(applied.operator)
             self.result.notices.append(Notice(
                 "VL005", f"manifest in the here-document `<<{applied.delimiter}` not linted: the shell expands its "
                 f"`$` and backquote expressions before kubectl reads it, so its values are unknown (quote the "

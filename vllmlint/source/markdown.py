@@ -80,11 +80,11 @@ def fenced_blocks(text: str) -> list[Block]:
             manifests = applied_heredocs(text, fence) if kind == "shell" else []
             body = _blank_regions(body, [(m.start, m.blank_end) for m in manifests])
             blocks.append(Block(kind, body, text.count("\n", 0, fence.opening) + 1, content_start, content_end))
-            blocks.extend(Block("yaml", _blank(text, m.start, m.end), text.count("\n", 0, m.start) + 1, m.start,
-                                m.end, applied=m) for m in manifests)
+            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
+                                applied=m) for m in manifests for start, end in indented_documents(text, m.start, m.end))
         elif not language and kubernetes_fence(text, fence):
-            blocks.append(Block("yaml", _blank(text, content_start, content_end), text.count("\n", 0, fence.opening)
-                                + 1, content_start, content_end, sniffed=True))
+            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, fence.opening) + 1, start, end,
+                                sniffed=True) for start, end in indented_documents(text, content_start, content_end))
     return blocks
 
 
@@ -205,3 +205,21 @@ def _blank_regions(body: str, regions: list[tuple[int, int]]) -> str:
     for start, end in regions:
         body = body[:start] + re.sub(r"[^\n]", " ", body[start:end]) + body[end:]
     return body
+
+
+def indented_documents(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The YAML documents of text[start:end] as regions. A block indented as a whole (a fence in a list item
+    or an admonition) keeps its indentation here, and an indented `---` is no document marker to YAML: the
+    regions are split at lines that are only `---` after the block's indentation, the marker line left out."""
+    first = re.search(r"^([ \t]*)\S", text[start:end], re.M)
+    indent = first.group(1) if first else ""
+    if not indent:
+        return [(start, end)]
+    regions = []
+    marker = re.compile(r"^" + re.escape(indent) + r"---[ \t]*(#[^\n]*)?$", re.M)
+    pos = start
+    for match in marker.finditer(text, start, end):
+        regions.append((pos, match.start()))
+        pos = min(match.end() + 1, end)
+    regions.append((pos, end))
+    return [(a, b) for a, b in regions if text[a:b].strip()]
