@@ -47,6 +47,12 @@ EXPECTED = {
     ("fixtures/own/original-deployment-with-removed-flags.yaml", 32, 11, "VL102", "error"),
     ("fixtures/own/prometheus-annotations.yaml", 17, 29, "VL301", "error"),
     ("fixtures/own/vllm-k8s-guide.yaml", 44, 16, "VL201", "warning"),  # the guide's vllm/vllm-openai:latest
+    ("fixtures/own/docker-run-image-variable.sh", 13, 39, "VL102", "error"),  # docker run "$IMAGE" (v0.10.1)
+    ("fixtures/own/docker-run-image-variable.sh", 19, 37, "VL102", "error"),  # podman run "${IMAGE}"
+    ("fixtures/own/pip-wheel-pinned.sh", 9, 47, "VL102", "error"),  # the 0.10.1.1 wheel installed by URL
+    ("fixtures/own/runbook-kubectl-heredoc.md", 48, 60, "VL102", "error"),  # `cat <<EOF |kubectl apply -f -`
+    ("fixtures/own/runbook-kubectl-heredoc.md", 89, 74, "VL102", "error"),  # `kubectl apply -f - <<'YAML'`
+    ("fixtures/own/runbook-kubectl-heredoc.md", 107, 53, "VL102", "error"),  # an unlabelled fence's Pod
 }
 
 

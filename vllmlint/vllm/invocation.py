@@ -451,7 +451,9 @@ def _unwrap_launcher(tokens: list[Token], variables: dict[str, ScriptVariable] |
         return tokens, None
     image = parse_image(tokens[i].text)
     if image is None and tokens[i].dynamic and variables:
-        image = parse_image(expand_variables(tokens[i].text, variables) or "")  # `docker run "$IMAGE"`
+        # `docker run "$IMAGE"`, with IMAGE set on a line above (a line below has not run yet).
+        above = {name: v for name, v in variables.items() if v.token.start < tokens[i].start}
+        image = parse_image(expand_variables(tokens[i].text, above) or "")
     if image is None:
         return tokens, None
     args = tokens[i + 1:]

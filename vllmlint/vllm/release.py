@@ -177,7 +177,8 @@ def installed_release(invocation: Invocation) -> tuple[str, str] | None:
         if any(w.dynamic for w in command.words):
             if variables is None:
                 variables = script_variables(text, scalar, None if scalar is not None else source)
-            words = [expand_variables(w.text, variables) or w.text if w.dynamic else w.text for w in command.words]
+            above = {name: v for name, v in variables.items() if v.token.start < start}
+            words = [expand_variables(w.text, above) or w.text if w.dynamic else w.text for w in command.words]
         pin = install_pin(words)
         if pin is not None:
             line = source.line_col(start)[0]
