@@ -173,3 +173,27 @@ def test_fixture_runbook_kubectl_heredoc():
     ]
     notes = [(n.line, n.code) for n in result.notices if "here-document" in n.message]
     assert notes == [(12, "VL005")]  # the Secret's `$(HF_TOKEN)`
+
+
+# --- the same in shell scripts ---------------------------------------------------------------------------------------
+def test_a_shell_script_applying_a_here_document_is_linted_at_its_own_lines(tmp_path):
+    script = "#!/bin/bash\nset -euo pipefail\ncat <<EOF | kubectl apply -f -\n" + POD + "EOF\nkubectl rollout status pod/p\n"
+    assert found_in(script, "deploy.sh") == [(11, 24, "VL102", Severity.ERROR)]
+    expanded = script.replace("{name: p}", "{name: $NAME}")
+    result = lint_text(expanded, "deploy.sh", LintOptions(select=["VL102", "VL005"]))
+    assert result.findings == [] and [n.line for n in result.notices if "here-document" in n.message] == [3]
+    suppressed = script.replace("    args:", "    # vllmlint: disable-next-line=VL102 -- shown broken\n    args:")
+    result = lint_text(suppressed, "deploy.sh", LintOptions(select=["VL102", "VL003"]))
+    assert result.findings == [] and [f.code for f in result.suppressed] == ["VL102"]
+    from vllmlint.fix.apply import run_fixes
+
+    path = tmp_path / "deploy.sh"
+    path.write_text(script)
+    run_fixes([str(path)], LintOptions(select=["VL102"]))
+    assert path.read_text() == script.replace(', --num-scheduler-steps, "8"', "")
+
+
+def found_in(text, filename):
+    result = lint_text(text, filename, LintOptions(select=["VL102"]))
+    assert not result.internal_error
+    return [(f.span.line, f.span.col, f.code, f.severity) for f in result.findings]

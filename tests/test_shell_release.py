@@ -155,3 +155,20 @@ def test_fixtures_docker_run_image_variable_and_pip_wheel_pinned():
         ("docker-run-image-variable.sh", 19, 37, "VL102"),  # podman run "${IMAGE}"
         ("pip-wheel-pinned.sh", 9, 47, "VL102"),  # the wheel of 0.10.1.1
     ]
+
+
+def test_a_pin_in_a_comment_or_after_the_server_of_a_container_command_pins_nothing():
+    pod = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: python:3.12-slim
+    command: [sh, -c, "SCRIPT"]
+"""
+    for script in ("vllm serve m; pip install vllm==0.10.1", "echo pip install vllm==0.10.1 && vllm serve m"):
+        assert releases(pod.replace("SCRIPT", script), "pod.yaml") == [(None, "")]
+    block = pod.replace('[sh, -c, "SCRIPT"]', "[sh, -c]\n    args:\n    - |\n      # pip install vllm==0.10.1\n"
+                        "      vllm serve m")
+    assert releases(block, "pod.yaml") == [(None, "")]

@@ -159,6 +159,25 @@ class Linter:
             self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
                              error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
 
+    def _script_manifests(self, source: SourceFile) -> SourceFile:
+        """A shell script's here-documents fed to `kubectl apply -f -` are linted as manifests (at the script's
+        own lines, as in a Markdown shell block); the script itself is read without them."""
+        from vllmlint.source.markdown import Block, Fence, _blank, _blank_regions, applied_heredocs, indented_documents
+
+        text, shown = source.text, source.display_path
+        manifests = applied_heredocs(text, Fence(0, 0, len(text), len(text), "bash"))
+        if not manifests:
+            return source
+        noted: set[int] = set()
+        for applied in manifests:
+            for start, end in indented_documents(text, applied.start, applied.end):
+                block = Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
+                              applied=applied)
+                if self._markdown_block_readable(block, shown, noted):
+                    self._add_source(SourceFile(shown, block.text, shown), ".yaml", error_limit=end, owner=source,
+                                     region=(start, end))
+        return SourceFile(shown, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]), shown)
+
     def _markdown_block_readable(self, block, shown: str, noted: set[int]) -> bool:
         """Whether a Markdown block is linted: an unlabelled fence only when it parses (else it was a snippet),
         a here-document fed to kubectl only when the shell leaves it as written (a note says so otherwise)."""
@@ -184,7 +203,7 @@ class Linter:
                     owner: SourceFile | None = None, region: tuple[int, int] | None = None) -> None:
         text, shown = source.text, source.display_path
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
-            self._shell_sources.append(source)
+            self._shell_sources.append(source if owner is not None else self._script_manifests(source))
             return
         documents, error = parse_documents(source)
         # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.

@@ -99,10 +99,8 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
         if release:
             launched = invocation.launched.origin if invocation.launched is not None else ""
             return release, f"image tag {image.raw}" + (f", from {launched}" if launched else "")
-    if invocation.script is not None:
-        release = pinned_in_shell(invocation.script.text)
-        if release:
-            return release, "pip pin vllm==" + release
+    # (`pinned_in_shell`, a search of the script's text, also took a pin from a comment, an `echo` or a line
+    # after the server starts: `installed_release` reads the commands instead.)
     return None, ""
 
 
