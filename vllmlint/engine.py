@@ -162,25 +162,23 @@ class Linter:
     def _script_manifests(self, source: SourceFile) -> SourceFile:
         """A shell script's here-documents fed to `kubectl apply -f -` are linted as manifests (at the script's
         own lines, as in a Markdown shell block); the script itself is read without them."""
-        from vllmlint.source.markdown import Block, Fence, _blank, _blank_regions, applied_heredocs, indented_documents
+        from vllmlint.source.markdown import script_manifests
 
-        text, shown = source.text, source.display_path
-        manifests = applied_heredocs(text, Fence(0, 0, len(text), len(text), "bash"))
-        if not manifests:
+        shown = source.display_path
+        blocks, script = script_manifests(source.text)
+        if not blocks:
             return source
         noted: set[int] = set()
-        for applied in manifests:
-            for start, end in indented_documents(text, applied.start, applied.end):
-                block = Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
-                              applied=applied)
-                if self._markdown_block_readable(block, shown, noted):
-                    self._add_source(SourceFile(shown, block.text, shown), ".yaml", error_limit=end, owner=source,
-                                     region=(start, end))
-        return SourceFile(shown, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]), shown)
+        for block in blocks:
+            if self._markdown_block_readable(block, shown, noted):
+                self._add_source(SourceFile(shown, block.text, shown), ".yaml", error_limit=block.end_offset,
+                                 owner=source, region=(block.first_offset, block.end_offset))
+        return SourceFile(shown, script, shown)
 
     def _markdown_block_readable(self, block, shown: str, noted: set[int]) -> bool:
-        """Whether a Markdown block is linted: an unlabelled fence only when it parses (else it was a snippet),
-        a here-document fed to kubectl only when the shell leaves it as written (a note says so otherwise)."""
+        """Whether a Markdown block (or a script's here-document manifest) is linted: an unlabelled fence only
+        when it parses (else it was a snippet), a here-document fed to kubectl only when the shell leaves it as
+        written (a note says so otherwise)."""
         if block.sniffed:
             _, error = parse_documents(SourceFile(shown, block.text, shown))
             return error is None
@@ -194,8 +192,8 @@ class Linter:
                 f"`$` and backquote expressions before kubectl reads it, so its values are unknown (quote the "
                 f"delimiter, `<<'{applied.delimiter}'`, when nothing in it is meant to be expanded)", shown,
                 block.text.count("\n", 0, applied.operator) + 1, "note",
-                summary=("Markdown here-document manifest with shell expansions not linted",
-                         "Markdown here-document manifests with shell expansions not linted")))
+                summary=("here-document manifest with shell expansions not linted",
+                         "here-document manifests with shell expansions not linted")))
             return False
         return True
 

@@ -223,3 +223,13 @@ def indented_documents(text: str, start: int, end: int) -> list[tuple[int, int]]
         pos = min(match.end() + 1, end)
     regions.append((pos, end))
     return [(a, b) for a, b in regions if text[a:b].strip()]
+
+
+def script_manifests(text: str) -> tuple[list[Block], str]:
+    """The manifests a shell script applies from here-documents (`cat <<EOF | kubectl apply -f -`), as YAML
+    blocks of the script blanked outside each document, and the script with those bodies blanked (read as
+    shell without them)."""
+    manifests = applied_heredocs(text, Fence(0, 0, len(text), len(text), "bash"))
+    blocks = [Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end, applied=m)
+              for m in manifests for start, end in indented_documents(text, m.start, m.end)]
+    return blocks, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]) if manifests else text
