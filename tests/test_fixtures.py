@@ -68,6 +68,14 @@ EXPECTED = {
     ("fixtures/own/rayjob-entrypoint.yaml", 10, 78, "VL102", "error"),  # --num-scheduler-steps in the entrypoint
     ("fixtures/own/rayservice-llm.yaml", 24, 17, "VL102", "error"),  # max_seq_len_to_capture in engine_kwargs
     ("fixtures/own/vllmruntime.yaml", 25, 17, "VL102", "error"),  # --num-scheduler-steps in VLLMRuntime extraArgs
+
+
+    ("fixtures/own/docker-run-image-variable.sh", 13, 39, "VL102", "error"),  # docker run "$IMAGE" (v0.10.1)
+    ("fixtures/own/docker-run-image-variable.sh", 19, 37, "VL102", "error"),  # podman run "${IMAGE}"
+    ("fixtures/own/pip-wheel-pinned.sh", 9, 47, "VL102", "error"),  # the 0.10.1.1 wheel installed by URL
+    ("fixtures/own/runbook-kubectl-heredoc.md", 48, 60, "VL102", "error"),  # `cat <<EOF |kubectl apply -f -`
+    ("fixtures/own/runbook-kubectl-heredoc.md", 89, 74, "VL102", "error"),  # `kubectl apply -f - <<'YAML'`
+    ("fixtures/own/runbook-kubectl-heredoc.md", 107, 53, "VL102", "error"),  # an unlabelled fence's Pod
 }
 
 

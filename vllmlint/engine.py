@@ -175,16 +175,57 @@ class Linter:
         from vllmlint.source.markdown import fenced_blocks
 
         markdown = self.result.sources[shown]
+        noted: set[int] = set()  # here-documents already said to be skipped (one note, not one per document)
         for block in fenced_blocks(text):
+            if not self._markdown_block_readable(block, shown, noted):
+                continue
             # Same path, same offsets: findings land on the Markdown file's own lines.
             self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
                              error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
+
+    def _script_manifests(self, source: SourceFile) -> SourceFile:
+        """A shell script's here-documents fed to `kubectl apply -f -` are linted as manifests (at the script's
+        own lines, as in a Markdown shell block); the script itself is read without them."""
+        from vllmlint.source.markdown import script_manifests
+
+        shown = source.display_path
+        blocks, script = script_manifests(source.text)
+        if not blocks:
+            return source
+        noted: set[int] = set()
+        for block in blocks:
+            if self._markdown_block_readable(block, shown, noted):
+                self._add_source(SourceFile(shown, block.text, shown), ".yaml", error_limit=block.end_offset,
+                                 owner=source, region=(block.first_offset, block.end_offset))
+        return SourceFile(shown, script, shown)
+
+    def _markdown_block_readable(self, block, shown: str, noted: set[int]) -> bool:
+        """Whether a Markdown block (or a script's here-document manifest) is linted: an unlabelled fence only
+        when it parses (else it was a snippet), a here-document fed to kubectl only when the shell leaves it as
+        written (a note says so otherwise)."""
+        if block.sniffed:
+            _, error = parse_documents(SourceFile(shown, block.text, shown))
+            return error is None
+        applied = block.applied
+        if applied is not None and applied.expanded:
+            if applied.operator in noted:
+                return False
+            noted.add(applied.operator)
+            self.result.notices.append(Notice(
+                "VL005", f"manifest in the here-document `<<{applied.delimiter}` not linted: the shell expands its "
+                f"`$` and backquote expressions before kubectl reads it, so its values are unknown (quote the "
+                f"delimiter, `<<'{applied.delimiter}'`, when nothing in it is meant to be expanded)", shown,
+                block.text.count("\n", 0, applied.operator) + 1, "note",
+                summary=("here-document manifest with shell expansions not linted",
+                         "here-document manifests with shell expansions not linted")))
+            return False
+        return True
 
     def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None,
                     owner: SourceFile | None = None, region: tuple[int, int] | None = None) -> None:
         text, shown = source.text, source.display_path
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
-            self._shell_sources.append(source)
+            self._shell_sources.append(source if owner is not None else self._script_manifests(source))
             return
         documents, error = parse_documents(source)
         # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.k8s.objects import K8sObject, World
 from vllmlint.source.comments import MARKER, yaml_comments
-from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, Fence, fences
+from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, Fence, fences, kubernetes_fence
 from vllmlint.source.shell import Script, read_script
 from vllmlint.source.yamlmodel import Mapping, Scalar, SourceFile
 
@@ -440,6 +440,8 @@ def _markdown_directives(source: SourceFile) -> list[Directive]:
             directives.extend(_yaml_directives(source, fence.content_start, fence.content_end))
         elif fence.language in SHELL_LANGS:
             directives.extend(_script_directives(source, fence.content_start, fence.content_end))
+        elif not fence.language and kubernetes_fence(text, fence):  # an unlabelled fence read as a manifest
+            directives.extend(_yaml_directives(source, fence.content_start, fence.content_end))
     for comment in _HTML_COMMENT.finditer(text):
         if any(fence.opening <= comment.start() < fence.closing for fence in blocks):
             continue  # inside a code block: text, not a Markdown comment

@@ -20,6 +20,10 @@ class Block:
     start_line: int  # 1-based line of the opening fence
     first_offset: int  # offset of the block's first content character
     end_offset: int  # offset just past the block's content (where the closing fence starts)
+    # An unlabelled fence read as YAML because its content is a Kubernetes object (`kubernetes_fence`):
+    # when it does not parse, it was a snippet, not a manifest, and it is left alone.
+    sniffed: bool = False
+    applied: AppliedHeredoc | None = None  # the here-document of a shell block fed to `kubectl apply -f -`
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -73,7 +77,14 @@ def fenced_blocks(text: str) -> list[Block]:
             if language == "console" or language == "shell-session":
                 body = _console_commands(body, content_start, content_end)
             kind = "yaml" if language in YAML_LANGS else "shell"
+            manifests = applied_heredocs(text, fence) if kind == "shell" else []
+            body = _blank_regions(body, [(m.start, m.blank_end) for m in manifests])
             blocks.append(Block(kind, body, text.count("\n", 0, fence.opening) + 1, content_start, content_end))
+            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
+                                applied=m) for m in manifests for start, end in indented_documents(text, m.start, m.end))
+        elif not language and kubernetes_fence(text, fence):
+            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, fence.opening) + 1, start, end,
+                                sniffed=True) for start, end in indented_documents(text, content_start, content_end))
     return blocks
 
 
@@ -94,3 +105,131 @@ def _console_commands(body: str, start: int, end: int) -> str:
         else:
             kept.append(" " * len(line))
     return body[:start] + "\n".join(kept) + body[end:]
+
+
+# --- manifests applied from shell blocks, and unlabelled fences holding manifests -----------------------
+_OBJECT_KEY = re.compile(r"^(?P<indent>[ \t]*)(?P<key>apiVersion|kind)[ \t]*:[ \t]*\S", re.M)
+_KUBECTL = {"kubectl", "oc", "kubectl.exe"}
+# kubectl's global options that take the next word as their value (`kubectl -n ns apply -f -`).
+_KUBECTL_VALUE_OPTIONS = {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s",
+                          "--server", "--token", "--as", "-l", "--selector", "-o", "--output", "--field-manager"}
+
+
+def kubernetes_fence(text: str, fence: Fence) -> bool:
+    """Whether an unlabelled fence holds a Kubernetes object: an `apiVersion:` and a `kind:` key, both at
+    the indentation of the block's first line (a top-level key, not a word of prose or a nested field)."""
+    body = text[fence.content_start:fence.content_end]
+    first = next((line for line in body.split("\n") if line.strip() and not line.lstrip().startswith("#")), "")
+    indent = first[:len(first) - len(first.lstrip())]
+    keys = {m.group("key") for m in _OBJECT_KEY.finditer(body) if m.group("indent") == indent}
+    return keys == {"apiVersion", "kind"}
+
+
+@dataclass
+class AppliedHeredoc:
+    """The body of a here-document a shell block feeds to `kubectl apply -f -` (or `kubectl create -f -`):
+    `kubectl apply -f - <<EOF`, or `cat <<EOF | kubectl apply -f -`."""
+
+    start: int  # offset of the body's first character
+    end: int  # offset just past the body (where the closing line starts)
+    blank_end: int  # what the shell block blanks: the body, and the closing line when the reader missed it
+    expanded: bool  # an unquoted delimiter and `$`/backquote in the body: the shell rewrites it first
+    delimiter: str
+    operator: int  # offset of the `<<` operator
+
+
+def _kubectl_applies_stdin(words: list[str]) -> bool:
+    """`kubectl [global options] apply|create [options] -f -`: the manifest is read from standard input."""
+    if not words or words[0].rsplit("/", 1)[-1] not in _KUBECTL:
+        return False
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 1 if "=" in words[i] or words[i] not in _KUBECTL_VALUE_OPTIONS else 2
+    if i >= len(words) or words[i] not in ("apply", "create", "replace"):
+        return False
+    rest = words[i + 1:]
+    for j, word in enumerate(rest):
+        if word in ("-f-", "-f=-", "--filename=-"):
+            return True
+        if word in ("-f", "--filename") and j + 1 < len(rest) and rest[j + 1] == "-":
+            return True
+    return False
+
+
+def applied_heredocs(text: str, fence: Fence) -> list[AppliedHeredoc]:
+    """The here-documents of a shell fence whose body kubectl reads as manifests, in order. A fence indented
+    in a list item keeps its indentation on every line (CommonMark removes it): its closing line is found
+    with that indentation removed, as the shell would see the block pasted."""
+    from vllmlint.source.shell import read_script
+
+    if "<<" not in text[fence.content_start:fence.content_end] or "kubectl" not in text[
+            fence.content_start:fence.content_end] and "oc " not in text[fence.content_start:fence.content_end]:
+        return []
+    script = read_script(text, fence.content_start, fence.content_end)
+    opening_line = text[fence.opening:fence.content_start]
+    indent = len(opening_line) - len(opening_line.lstrip(" \t"))
+    found: list[AppliedHeredoc] = []
+    for doc in script.heredocs:
+        if doc.strip_tabs:
+            continue  # `<<-EOF`: the shell strips leading tabs, and YAML indented by tabs does not parse
+        consumer = doc.consumer
+        if doc.piped and consumer[:1] and consumer[0].rsplit("/", 1)[-1] == "cat" and consumer[1:] in ([], ["-"]):
+            # `cat <<EOF | kubectl apply -f -`: the command the pipe feeds starts on the operator's line.
+            following = [c for c in script.commands if doc.operator < c.start < doc.start]
+            consumer = [w.text for w in following[0].words] if following else []
+        if not _kubectl_applies_stdin(consumer):
+            continue
+        start, end, blank_end = doc.start, doc.end, doc.end
+        if indent and not doc.closed:
+            pos = start
+            while pos < fence.content_end:
+                stop = text.find("\n", pos, fence.content_end)
+                stop = fence.content_end if stop == -1 else stop
+                line = text[pos:stop].rstrip("\r")
+                if line[:indent].strip() == "" and line[indent:] == doc.delimiter:
+                    end, blank_end = pos, stop
+                    break
+                pos = stop + 1
+            else:
+                continue  # no closing line: the block shows a fragment
+        if end <= start:
+            continue
+        body = text[start:end]
+        expanded = not doc.quoted and bool(re.search(r"\$[A-Za-z_{(0-9@*#?$!-]|`", body))
+        found.append(AppliedHeredoc(start, end, blank_end, expanded, doc.delimiter, doc.operator))
+    return found
+
+
+def _blank_regions(body: str, regions: list[tuple[int, int]]) -> str:
+    """`body` with the characters of each region turned into spaces, newlines kept."""
+    for start, end in regions:
+        body = body[:start] + re.sub(r"[^\n]", " ", body[start:end]) + body[end:]
+    return body
+
+
+def indented_documents(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The YAML documents of text[start:end] as regions. A block indented as a whole (a fence in a list item
+    or an admonition) keeps its indentation here, and an indented `---` is no document marker to YAML: the
+    regions are split at lines that are only `---` after the block's indentation, the marker line left out."""
+    first = re.search(r"^([ \t]*)\S", text[start:end], re.M)
+    indent = first.group(1) if first else ""
+    if not indent:
+        return [(start, end)]
+    regions = []
+    marker = re.compile(r"^" + re.escape(indent) + r"---[ \t]*(#[^\n]*)?$", re.M)
+    pos = start
+    for match in marker.finditer(text, start, end):
+        regions.append((pos, match.start()))
+        pos = min(match.end() + 1, end)
+    regions.append((pos, end))
+    return [(a, b) for a, b in regions if text[a:b].strip()]
+
+
+def script_manifests(text: str) -> tuple[list[Block], str]:
+    """The manifests a shell script applies from here-documents (`cat <<EOF | kubectl apply -f -`), as YAML
+    blocks of the script blanked outside each document, and the script with those bodies blanked (read as
+    shell without them)."""
+    manifests = applied_heredocs(text, Fence(0, 0, len(text), len(text), "bash"))
+    blocks = [Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end, applied=m)
+              for m in manifests for start, end in indented_documents(text, m.start, m.end)]
+    return blocks, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]) if manifests else text

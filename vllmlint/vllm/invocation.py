@@ -148,6 +148,11 @@ class Invocation:
     operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
     image_note: str = ""  # how a Compose `image` was interpolated (`, ${TAG:-v0.8.5} at its default`)
 
+
+    # `docker run`/`podman run ... IMAGE` in a script started it: the image it runs and, when the image was
+    # a variable the script sets (`IMAGE=...; docker run "$IMAGE"`), where (see `launched_image`).
+    launched: LaunchedImage | None = None
+
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
 
@@ -403,13 +408,18 @@ def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> lis
 
 
 def _invocations_in_commands(commands: list[list[Token]], container: Container | None, via: str,
-                             image: ImageRef | None, script: Scalar | None) -> Iterator[Invocation]:
-    for tokens in commands:
-        tokens, run_image = _unwrap_launcher(tokens)
+                             image: ImageRef | None, script: Scalar | None,
+                             variables: dict[str, ScriptVariable] | None = None) -> Iterator[Invocation]:
+    for written in commands:
+        tokens, run_image = _unwrap_launcher(written, variables)
         match = _match_vllm(tokens)
         if match:
             kind, size = match
-            yield Invocation(kind, tokens[:size], tokens[size:], container, via, run_image or image, script=script)
+            invocation = Invocation(kind, tokens[:size], tokens[size:], container, via, run_image or image,
+                                    script=script)
+            if run_image is not None:
+                invocation.launched = launched_image(written, run_image, variables)
+            yield invocation
 
 
 # `docker run` options that take a value (the next word, unless written `--opt=value`).
@@ -425,7 +435,8 @@ _UV_VALUE_OPTIONS = {"--with", "--python", "-p", "--project", "--directory", "--
                      "--index", "--index-url", "--from", "--with-requirements"}
 
 
-def _unwrap_launcher(tokens: list[Token]) -> tuple[list[Token], ImageRef | None]:
+def _unwrap_launcher(tokens: list[Token], variables: dict[str, ScriptVariable] | None = None
+                     ) -> tuple[list[Token], ImageRef | None]:
     """`uv run vllm serve ...` -> `vllm serve ...`; `docker run [opts] IMAGE ARGS` -> what the image runs
     with ARGS (its entrypoint from the table, or `--entrypoint`), and the image. Anything else unchanged."""
     if len(tokens) < 3 or tokens[1].text != "run":
@@ -448,6 +459,10 @@ def _unwrap_launcher(tokens: list[Token]) -> tuple[list[Token], ImageRef | None]
     if i >= len(tokens):
         return tokens, None
     image = parse_image(tokens[i].text)
+    if image is None and tokens[i].dynamic and variables:
+        # `docker run "$IMAGE"`, with IMAGE set on a line above (a line below has not run yet).
+        above = {name: v for name, v in variables.items() if v.token.start < tokens[i].start}
+        image = parse_image(expand_variables(tokens[i].text, above) or "")
     if image is None:
         return tokens, None
     args = tokens[i + 1:]
@@ -562,7 +577,8 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if scalar is not None:
             split = _shell_tokens(scalar.text, scalar, scalar.source)
             seen.extend(ShellCommand(tokens, container, VIA_SHELL, scalar) for tokens in split)
-            for found in _invocations_in_commands(split, container, VIA_SHELL, image, scalar):
+            for found in _invocations_in_commands(split, container, VIA_SHELL, image, scalar,
+                                                  _launch_variables(scalar.text, scalar)):
                 if found.image is image:
                     found.image_note = image_note
                 yield found
@@ -579,7 +595,8 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if scalar is not None:
             split = _shell_tokens(scalar.text, scalar, scalar.source)
             seen.extend(ShellCommand(tokens, container, VIA_CONFIGMAP_SCRIPT, scalar) for tokens in split)
-            yield from _invocations_in_commands(split, container, VIA_CONFIGMAP_SCRIPT, image, scalar)
+            yield from _invocations_in_commands(split, container, VIA_CONFIGMAP_SCRIPT, image, scalar,
+                                                _launch_variables(scalar.text, scalar))
 
 
 def _compose_string_invocations(container: Container, command_node: Node | None, args_node: Node | None,
@@ -613,7 +630,7 @@ def script_invocations(source: SourceFile, commands: list[ShellCommand] | None =
     split = _shell_tokens(source.text, None, source)
     if commands is not None:
         commands.extend(ShellCommand(tokens, None, VIA_SCRIPT) for tokens in split)
-    return list(_invocations_in_commands(split, None, VIA_SCRIPT, None, None))
+    return list(_invocations_in_commands(split, None, VIA_SCRIPT, None, None, _launch_variables(source.text, None, source)))
 
 
 _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
@@ -1204,3 +1221,115 @@ def compose_argv(container: Container) -> tuple[list[Token] | None, list[Token]]
         return [Token(w.text, source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
 
     return (tokens(entry) if entry is not None else None), tokens(command)
+
+
+# --- variables a script sets, and the image a `docker run` in it launches ---------------------------------
+@dataclass
+class ScriptVariable:
+    """A variable a script sets once, to a literal value, on a line of its own (`IMAGE=vllm/vllm-openai:v0.9.2`
+    or `export IMAGE=...`): what `$IMAGE` expands to below it, unless the environment overrides it (a script
+    that sets it does not read it from there)."""
+
+    name: str
+    value: str
+    token: Token  # the `NAME=value` word, in its file
+
+
+_VARIABLE_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def script_variables(text: str, scalar: Scalar | None = None,
+                     source: SourceFile | None = None) -> dict[str, ScriptVariable]:
+    """The variables a script sets exactly once to a literal value (no `$`, no command substitution), on a line
+    of their own or with `export`/`readonly`/`declare`. A name set twice (two branches of an `if`), from an
+    expansion (`IMAGE=${IMAGE:-...}`) or only before one command (`IMAGE=x docker run ...`, which sets it for
+    that command only, after its words are expanded) is left out: its value is unknown."""
+    from vllmlint.source.shell import read_script
+
+    if "=" not in text:
+        return {}
+    script = read_script(text)
+    spans = [(c.start, c.end) for c in script.commands]
+    candidates: list[tuple[str, str, int, int, bool]] = []
+    for word in script.assignments:
+        pair = _split_assignment(word.text)
+        if pair is not None:
+            standalone = not any(start <= word.start < end for start, end in spans)
+            candidates.append((pair[0], pair[1], word.start, word.end, word.dynamic or not standalone))
+    for command in script.commands:
+        if command.words and command.words[0].text in _EXPORTS:
+            for word in command.words[1:]:
+                pair = _split_assignment(word.text)
+                if pair is not None and not word.text.startswith("-"):
+                    candidates.append((pair[0], pair[1], word.start, word.end, word.dynamic))
+    counts: dict[str, int] = {}
+    for name, *_ in candidates:
+        counts[name] = counts.get(name, 0) + 1
+    holder = scalar.source if scalar is not None else source
+    found: dict[str, ScriptVariable] = {}
+    for name, value, start, end, unknown in candidates:
+        if counts[name] != 1 or unknown or not value:
+            continue
+        if scalar is not None:
+            start, end = scalar.source_index(start), scalar.source_index(end)
+        found[name] = ScriptVariable(name, value, Token(f"{name}={value}", holder, start, end, False, scalar))
+    return found
+
+
+def expand_variables(text: str, variables: dict[str, ScriptVariable]) -> str | None:
+    """A word with every `$NAME` / `${NAME}` replaced by the value the script sets; None when any other
+    expansion is left (an unknown variable, `${NAME:-default}`, `$(...)`, a backquote)."""
+    unknown = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal unknown
+        variable = variables.get(match.group(1) or match.group(2))
+        if variable is None:
+            unknown = True
+            return match.group(0)
+        return variable.value
+
+    expanded = _VARIABLE_REFERENCE.sub(replace, text)
+    if unknown or "$" in expanded or "`" in expanded:
+        return None
+    return expanded
+
+
+@dataclass
+class LaunchedImage:
+    """The image a `docker run` / `podman run` line of a script launches, and the variables it was spelled with."""
+
+    program: str  # docker, podman, nerdctl
+    image: ImageRef
+    variables: list[ScriptVariable]  # the script's assignments the image word expanded (empty: written out)
+
+    @property
+    def origin(self) -> str:
+        """`IMAGE=vllm/vllm-openai:v0.9.2` on line 3: where a variable image came from ("" when written out)."""
+        parts = []
+        for variable in self.variables:
+            where = variable.token.span
+            parts.append(f"`{variable.name}={variable.value}` on line {where.line}" if where else
+                         f"`{variable.name}={variable.value}`")
+        return ", ".join(parts)
+
+
+def launched_image(tokens: list[Token], image: ImageRef, variables: dict[str, ScriptVariable] | None
+                   ) -> LaunchedImage:
+    """What `_unwrap_launcher` read off a `docker run` command: the program, the image and the variables used."""
+    program = tokens[0].text.rsplit("/", 1)[-1] if tokens else "docker"
+    used: list[ScriptVariable] = []
+    for token in tokens[2:]:
+        if token.dynamic and variables and expand_variables(token.text, variables) == image.raw:
+            used = [variables[m.group(1) or m.group(2)] for m in _VARIABLE_REFERENCE.finditer(token.text)]
+            break
+    return LaunchedImage(program, image, used)
+
+
+def _launch_variables(text: str, scalar: Scalar | None = None, source: SourceFile | None = None
+                      ) -> dict[str, ScriptVariable] | None:
+    """`script_variables` of a script that launches a container (`docker`/`podman`/`nerdctl run`); None for
+    the others, which have no image word to expand (and need not be read again)."""
+    if not re.search(r"\b(docker|podman|nerdctl)\b", text):
+        return None
+    return script_variables(text, scalar, source)

@@ -98,15 +98,18 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
     pinned = getattr(invocation, "operator_release", None)
     if pinned:  # the vLLM an operator's release pins (KAITO: data/operator-flags.yaml)
         return pinned
+    installed = installed_release(invocation)  # what the script installs over the image's own vLLM
+    if installed is not None:
+        return installed
     image = invocation.image
     if image is not None and _UPSTREAM.match(image.name):
         release = release_from_tag(image.tag)
         if release:
-            return release, f"image tag {image.raw}{getattr(invocation, 'image_note', '')}"
-    if invocation.script is not None:
-        release = pinned_in_shell(invocation.script.text)
-        if release:
-            return release, "pip pin vllm==" + release
+            launched = invocation.launched.origin if invocation.launched is not None else ""
+            return release, (f"image tag {image.raw}{getattr(invocation, 'image_note', '')}"
+                             + (f", from {launched}" if launched else ""))
+    # (`pinned_in_shell`, a search of the script's text, also took a pin from a comment, an `echo` or a line
+    # after the server starts: `installed_release` reads the commands instead.)
     return None, ""
 
 
@@ -115,3 +118,78 @@ def upstream_image(image: object) -> bool:
     ROCm/CPU/TPU/XPU/Neuron siblings, any mirror keeping the path): images that hold no model weights."""
     name = getattr(image, "name", None)
     return isinstance(name, str) and bool(_UPSTREAM.match(name))
+
+
+# `pip install` spellings: pip, pip3, pip3.12, `python -m pip`, `uv pip`.
+_PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
+_RELEASE = r"(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)"
+_REQUIREMENT = re.compile(r"^vllm(?:\[[^\]]*\])?==" + _RELEASE + r"$")
+# A wheel named by URL or path: vllm-0.9.2-cp38-abi3-manylinux1_x86_64.whl, vllm-0.9.2+cu118-...whl (also %2B).
+_WHEEL = re.compile(r"(?:^|/)vllm-" + _RELEASE + r"(?:(?:\+|%2[Bb])[0-9A-Za-z.]+)?-[^/]*\.whl(?:[?#].*)?$")
+
+
+def install_pin(words: list[str]) -> tuple[str, str] | None:
+    """(release, the word naming it) when a command installs one vLLM release: `pip install vllm==0.9.2`,
+    `pip3 install -U "vllm[audio]==0.9.2"`, `python3 -m pip install ...`, `uv pip install ...`, or a wheel of a
+    release by URL or path (`.../vllm-0.9.2+cu118-cp38-abi3-manylinux1_x86_64.whl`). Development wheels
+    (`vllm-0.10.2.dev5+g...`), ranges (`vllm>=0.9`) and requirement files name no one release: None."""
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1]
+    if _PIP.match(program):
+        rest = words[1:]
+    elif program == "uv" and words[1:2] == ["pip"]:
+        rest = words[2:]
+    elif re.match(r"^python(\d+(\.\d+)?)?$", program) and words[1:3] in (["-m", "pip"],):
+        rest = words[3:]
+    else:
+        return None
+    if "install" not in rest:
+        return None
+    found = None
+    for word in rest[rest.index("install") + 1:]:
+        match = _REQUIREMENT.match(word) or _WHEEL.search(word)
+        if match:
+            found = (match.group(1), word)
+    return found
+
+
+def installed_release(invocation: Invocation) -> tuple[str, str] | None:
+    """(release, origin) when the script that starts vLLM installs a release before it, in the container it
+    runs in: a `pip install vllm==X` (or wheel) command earlier in the same shell script or container command
+    (the last one before vLLM wins). It replaces the image's own vLLM, so it comes before the image tag. A
+    `docker run` launched from the script runs the image's vLLM, not the host's: no pin applies to it."""
+    from vllmlint.source.shell import split_commands
+    from vllmlint.vllm.invocation import VIA_SCRIPT, expand_variables, script_variables
+
+    if invocation.launched is not None:
+        return None
+    scalar = invocation.script
+    if scalar is not None:
+        text, source = scalar.text, scalar.source
+    elif invocation.via == VIA_SCRIPT and invocation.source is not None:
+        text, source = invocation.source.text, invocation.source
+    else:
+        return None
+    if "install" not in text or "vllm" not in text:
+        return None
+    anchor = invocation.anchor.start
+    variables = None
+    pinned = None
+    for command in split_commands(text):
+        start = scalar.source_index(command.start) if scalar is not None else command.start
+        if start >= anchor:
+            break
+        words = [w.text for w in command.words]
+        if any(w.dynamic for w in command.words):
+            if variables is None:
+                variables = script_variables(text, scalar, None if scalar is not None else source)
+            above = {name: v for name, v in variables.items() if v.token.start < start}
+            words = [expand_variables(w.text, above) or w.text if w.dynamic else w.text for w in command.words]
+        pin = install_pin(words)
+        if pin is not None:
+            line = source.line_col(start)[0]
+            install = words.index("install")
+            spelled = " ".join([words[0].rsplit("/", 1)[-1]] + words[1:install + 1] + [pin[1].rsplit("/", 1)[-1]])
+            pinned = pin[0], f"`{spelled}` on line {line}"
+    return pinned
