@@ -95,6 +95,12 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
         release = release_from_tag(image.tag)
         if release:
             return release, f"image tag {image.raw}"
+    if image is not None:
+        from vllmlint.vllm.images import tag_release
+
+        vendor = tag_release(image)  # a vendor tag naming its upstream release (data/image-entrypoints.yaml)
+        if vendor is not None:
+            return vendor.release, f"image tag {image.raw}: {vendor.fork}, based on vLLM {vendor.release}"
     if invocation.script is not None:
         release = pinned_in_shell(invocation.script.text)
         if release:
