@@ -36,6 +36,11 @@ EXPECTED = {
     ("fixtures/own/compose.yaml", 4, 12, "VL201", "warning"),
     ("fixtures/own/compose.yaml", 5, 38, "VL102", "error"),
     ("fixtures/own/compose.yaml", 7, 9, "VL501", "info"),  # API port on every interface, no --api-key
+    # vendor images (issue 9): a fork's own entrypoint, args of an unlisted *vllm* image, a fork tag's release
+    ("fixtures/own/opea-vllm-gaudi.yaml", 21, 18, "VL201", "warning"),  # opea/vllm-gaudi:latest
+    ("fixtures/own/opea-vllm-gaudi.yaml", 29, 15, "VL102", "error"),  # --max-seq-len-to-capture (newest assumed)
+    ("fixtures/own/args-only-unlisted-vllm-image.yaml", 21, 67, "VL102", "error"),  # --swap-space, image assumed
+    ("fixtures/own/vllm-ascend.yaml", 22, 21, "VL102", "error"),  # v0.11.0rc0 = vLLM 0.11.0
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/list-kind.yaml", 22, 61, "VL102", "error"),

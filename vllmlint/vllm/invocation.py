@@ -769,7 +769,9 @@ def _served_by_entry(image: ImageRef, entry: list[str], upgrade_to: str | None) 
     if not entry:
         return None
     row = image_entry(image, upgrade_to)
-    server = row.get("server") if row is not None else None
+    if row is None:
+        return None
+    server = row.get("server")
     if server in (SERVE, OPENAI_API_SERVER, DEMO_API_SERVER) and list(row.get("entrypoint") or []) == entry:
         return str(server)
     return None

@@ -100,7 +100,7 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
 
         vendor = tag_release(image)  # a vendor tag naming its upstream release (data/image-entrypoints.yaml)
         if vendor is not None:
-            return vendor.release, f"image tag {image.raw}: {vendor.fork}, based on vLLM {vendor.release}"
+            return vendor.release, f"image tag {image.raw}, based on vLLM {vendor.release}"
     if invocation.script is not None:
         release = pinned_in_shell(invocation.script.text)
         if release:
