@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES
 from vllmlint.engine import LintOptions, Linter, lint_paths
 from vllmlint.vllm.images import assumed_entrypoint, image_build, parse_image, tag_release
-from vllmlint.vllm.invocation import OPENAI_API_SERVER, image_entrypoint
+from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE, image_entrypoint
 
 
 def _lint(text: str, select: list[str]):
@@ -49,6 +49,10 @@ def _deployment(image: str, args: str = "", command: str = "") -> str:
     ("aibrix/vllm-openai:v0.7.3.self.post1", []),
     ("aibrix/vllm-openai:v0.10.2-aibrix-v0.5.0-nixl-0.7.1-20251123", None),  # entrypoint not verified
     ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", None),
+    ("public.ecr.aws/deep-learning-containers/vllm:0.13-gpu-py312-ec2", ["/usr/local/bin/dockerd_entrypoint.sh"]),
+    ("1234.dkr.ecr.us-west-2.amazonaws.com/ecr-public/deep-learning-containers/vllm:0.27.1-gpu-py312-ec2",
+     ["/usr/local/bin/dockerd_entrypoint.sh"]),
+    ("public.ecr.aws/deep-learning-containers/vllm:0.27.1-gpu-py312", None),  # SageMaker: another script
     ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", None),
 ])
 def test_vendor_entrypoints(image, entry):
@@ -65,6 +69,8 @@ def test_vendor_entrypoints(image, entry):
     ("quay.io/ascend/vllm-ascend:v0.7.3.post1", "0.7.3", "Ascend"),
     ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", "0.8.3", "ROCm"),
     ("rocm/vllm:rocm6.3.1_mi300_ubuntu22.04_py3.12_vllm_0.6.6", "0.6.6", "ROCm"),
+    ("public.ecr.aws/deep-learning-containers/vllm:0.13-gpu-py312-ec2", "0.13", "AWS"),
+    ("public.ecr.aws/deep-learning-containers/vllm:0.27.1-gpu-py312", "0.27.1", "AWS"),
 ])
 def test_fork_tags_name_their_base_release(image, release, fork):
     ref = parse_image(image)
@@ -201,3 +207,19 @@ def test_compose_command_on_unlisted_vllm_image():
     linter.add_text(compose, "compose.yaml")
     world = linter.build()
     assert len(world.invocations) == 1 and world.invocations[0].entrypoint_assumed
+
+
+@pytest.mark.parametrize("tag, kind", [("0.13-gpu-py312-ec2", OPENAI_API_SERVER), ("0.27.1-gpu-py312-ec2", SERVE)])
+def test_aws_dlc_entrypoint_script_by_release(tag, kind):
+    # dockerd_entrypoint.sh ran the api_server module until the 0.22.1rc0 update, `vllm serve "$@"` since.
+    world, _ = _world(_deployment(f"public.ecr.aws/deep-learning-containers/vllm:{tag}", '["--model", "m"]'))
+    [invocation] = world.invocations
+    assert invocation.kind == kind and not invocation.entrypoint_assumed
+    assert invocation.fork is not None and "AWS" in invocation.fork
+
+
+def test_catches_removed_flag_on_aws_dlc_against_its_release():
+    result = _lint(_deployment("public.ecr.aws/deep-learning-containers/vllm:0.13-gpu-py312-ec2",
+                               '["--model", "m", "--max-seq-len-to-capture", "8192"]'), ["VL102"])
+    assert [(f.span.line, f.span.col) for f in result.findings] == [(10, 34)]
+    assert "runs 0.13" in result.findings[0].message and "AWS Deep Learning Container" in result.findings[0].message

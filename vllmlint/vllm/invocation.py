@@ -347,7 +347,7 @@ def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] |
 def image_entry(image: ImageRef, release: str | None = None) -> dict[str, Any] | None:
     """The row of data/image-entrypoints.yaml that applies to an image (its entrypoint, `model_positional`,
     `positional_arg`, note and source); None when the image is not in the table."""
-    release = release or release_from_tag(image.tag)
+    release = release or release_from_tag(image.tag) or _vendor_release(image)
     for entry in _entrypoint_table():
         if entry_applies(entry, image, release):
             return entry if isinstance(entry, dict) else None
@@ -789,3 +789,11 @@ def mark_vendor_build(invocation: Invocation) -> None:
     found = tag_release(image)
     if found is not None:
         invocation.plugin_values = dict(found.plugin_values)
+
+
+def _vendor_release(image: ImageRef) -> str | None:
+    """The upstream release a vendor tag names (data/image-entrypoints.yaml `tag_releases`), if any."""
+    from vllmlint.vllm.images import tag_release
+
+    found = tag_release(image)
+    return found.release if found is not None else None
