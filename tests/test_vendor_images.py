@@ -223,3 +223,18 @@ def test_catches_removed_flag_on_aws_dlc_against_its_release():
                                '["--model", "m", "--max-seq-len-to-capture", "8192"]'), ["VL102"])
     assert [(f.span.line, f.span.col) for f in result.findings] == [(10, 34)]
     assert "runs 0.13" in result.findings[0].message and "AWS Deep Learning Container" in result.findings[0].message
+
+
+def test_catches_vendor_cuda_build_on_gaudi():
+    # VL607 reads the accelerator of vendor builds from the image table: AWS's -gpu- DLC is a CUDA build.
+    text = _deployment("public.ecr.aws/deep-learning-containers/vllm:0.13-gpu-py312-ec2", '["--model", "m"]') + \
+        "          resources: {limits: {habana.ai/gaudi: 1}}\n"
+    result = _lint(text, ["VL607"])
+    assert [(f.span.line, f.span.col, f.severity.label) for f in result.findings] == [(9, 18, "error")]
+    assert "a CUDA build of vLLM" in result.findings[0].message
+
+
+def test_does_not_catch_gaudi_build_on_gaudi():
+    text = _deployment("opea/vllm-gaudi:latest", '["--model", "m"]') + \
+        "          resources: {limits: {habana.ai/gaudi: 1}}\n"
+    assert _lint(text, ["VL607"]).findings == []
