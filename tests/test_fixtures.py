@@ -41,6 +41,13 @@ EXPECTED = {
     ("fixtures/own/compose-opea-vllm.yaml", 29, 44, "VL102", "error"),  # --swap-space in the string command
     ("fixtures/own/compose-opea-vllm.yaml", 29, 150, "VL102", "error"),  # --num-scheduler-steps
     ("fixtures/own/compose-project/compose.yaml", 16, 81, "VL102", "error"),  # 0.18.0 from the folder's .env
+
+
+    # vendor images (issue 9): a fork's own entrypoint, args of an unlisted *vllm* image, a fork tag's release
+    ("fixtures/own/opea-vllm-gaudi.yaml", 21, 18, "VL201", "warning"),  # opea/vllm-gaudi:latest
+    ("fixtures/own/opea-vllm-gaudi.yaml", 29, 15, "VL102", "error"),  # --max-seq-len-to-capture (newest assumed)
+    ("fixtures/own/args-only-unlisted-vllm-image.yaml", 21, 67, "VL102", "error"),  # --swap-space, image assumed
+    ("fixtures/own/vllm-ascend.yaml", 22, 21, "VL102", "error"),  # v0.11.0rc0 = vLLM 0.11.0
     ("fixtures/own/demo-api-server.yaml", 19, 38, "VL101", "warning"),  # the demo server, own message
     ("fixtures/own/internal-lb.yaml", 34, 9, "VL501", "info"),  # internal LB: lowered to info
     ("fixtures/own/generic-workload.yaml", 19, 18, "VL102", "error"),  # an unknown kind with a pod template

@@ -317,7 +317,8 @@ class Linter:
         line = where.source.line_col(where.start)[0]
         version = invocation.catalog.version
         if owner is not None:
-            image = f" (image {invocation.image.raw})" if invocation.image is not None else ""
+            fork = f", {invocation.fork}" if getattr(invocation, "fork", None) else ""
+            image = f" (image {invocation.image.raw}{fork})" if invocation.image is not None else ""
             message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
                        "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
         else:
@@ -326,6 +327,28 @@ class Linter:
         noun = "workload" if owner is not None else "script"
         summary = (f"{noun} assumes vLLM {version} (release unknown)", f"{noun}s assume vLLM {version} (release unknown)")
         self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note", summary))
+
+    def _note_entrypoint_assumed(self, invocation, seen: set) -> None:
+        """Once per workload: its image is not in the image table, and its `args` are read as vLLM's."""
+        container = invocation.container
+        if container is None or invocation.image is None:
+            return
+        key = ("entrypoint", id(container.pod.owner))
+        if key in seen:
+            return
+        seen.add(key)
+        where = next((t for t in invocation.tokens if t.source is not None), None)
+        if where is None:
+            return
+        owner = container.pod.owner
+        name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+        message = (f"{name}: image {invocation.image.raw} is not in vllmlint's image table; its arguments are checked "
+                   "as the arguments of vLLM's OpenAI server because the repository name contains `vllm` (annotate "
+                   "`vllmlint.io/vllm-version` to pin the release it runs)")
+        summary = ("workload's arguments read as vLLM's (image not in the table)",
+                   "workloads' arguments read as vLLM's (images not in the table)")
+        self.result.notices.append(Notice("VL006", message, where.source.display_path, where.span.line, "note",
+                                          summary))
 
     # running
     def build(self) -> World:
@@ -340,10 +363,14 @@ class Linter:
             world.invocations.extend(script_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
         from vllmlint.vllm.release import workload_release
+        from vllmlint.vllm.invocation import mark_vendor_build
 
         world.default_release = self.options.upgrade_to or self.options.vllm_version
         assumed_for: set = set()
         for invocation in world.invocations:
+            mark_vendor_build(invocation)
+            if invocation.entrypoint_assumed:
+                self._note_entrypoint_assumed(invocation, assumed_for)
             invocation.release, invocation.release_origin = workload_release(invocation)
             if invocation.release is None and self.options.vllm_version:
                 invocation.release, invocation.release_origin = self.options.vllm_version, "--vllm-version"

@@ -83,4 +83,6 @@ def describe_workload(invocation: Invocation) -> str:
     if container is None and invocation.owner is None:
         return "this script"
     owner = container.pod.owner if container is not None else invocation.owner
-    return f"{owner.kind} {owner.name}" if owner.name else owner.kind
+    name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+    fork = getattr(invocation, "fork", None)
+    return f"{name} ({fork})" if fork else name

@@ -190,6 +190,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 typed = _typed(known, option.value)
                 if typed is None:
                     continue
+            if isinstance(typed, str) and typed in invocation.plugin_values.get(option.canonical, ()):
+                continue  # a value the image's vendor plugin registers (data/image-entrypoints.yaml)
             layer = next((i for i in instances if known.name not in i), None)
             if layer is None:
                 layer = {}

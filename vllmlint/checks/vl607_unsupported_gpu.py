@@ -101,7 +101,8 @@ def _cuda_image_elsewhere(ctx, work):
     """A CUDA build of vLLM scheduled onto AMD, TPU, Neuron or Gaudi hardware cannot find a CUDA device."""
     container = work.container
     image = work.invocation.image
-    if container is None or image is None or not _CUDA_IMAGE.match(image.name):
+    upstream = image is not None and _CUDA_IMAGE.match(image.name)
+    if container is None or image is None or not (upstream or _cuda_build(image, work.release)):
         return
     reason = None
     if work.gpu_resource is not None and work.gpu_resource[0] in _OTHER_ACCELERATORS:
@@ -119,7 +120,8 @@ def _cuda_image_elsewhere(ctx, work):
             if reason:
                 break
     if reason:
-        yield ctx.finding(container.image, f"{image.raw} is vLLM's CUDA build, but {reason}: it finds no CUDA device "
+        build = "vLLM's CUDA build" if upstream else "a CUDA build of vLLM"
+        yield ctx.finding(container.image, f"{image.raw} is {build}, but {reason}: it finds no CUDA device "
                           "and fails at start-up. Use the matching build (vllm/vllm-openai-rocm for AMD, vllm/vllm-tpu "
                           "for TPU, the Neuron or Gaudi images) for that hardware.", about=work.invocation,
                           value=f"cuda-image:{image.name}")
@@ -237,3 +239,12 @@ def _in_release(work, limit) -> str:
     if limit == (7, 5):
         return ""
     return f" in vLLM {work.release}" if work.release else " in the newest vLLM"
+
+
+def _cuda_build(image, release) -> bool:
+    """Whether the image table (data/image-entrypoints.yaml `builds`) says every build the image may be is
+    CUDA (vendor images such as lmcache/vllm-openai or AWS's `-gpu-` DLCs)."""
+    from vllmlint.vllm.images import image_builds
+
+    builds = image_builds(image, release)
+    return bool(builds) and all(b.accelerator == "cuda" for b in builds)

@@ -159,3 +159,76 @@ def image_builds(image: ImageRef, release: str | None = None) -> list[ImageBuild
         if entry_applies({k: v for k, v in row.items() if k != "releases"}, image, None):
             result.append(_image_build(row))
     return result
+
+
+# --- vendor builds: the release a fork's tag names, and args read as vLLM's on unlisted images (issue 9) ----
+@lru_cache(maxsize=1)
+def _image_table() -> dict[str, Any]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    path = knowledge_dir() / "image-entrypoints.yaml"
+    data = load_yaml_data(path) if path.exists() else None
+    return data if isinstance(data, dict) else {}
+
+
+@dataclass(frozen=True)
+class TagRelease:
+    """A `tag_releases` row of data/image-entrypoints.yaml that matches an image: the upstream vLLM release its
+    tag names, the build's name (a fork or rebuild), and option values its plugin registers."""
+
+    release: str
+    fork: str
+    plugin_values: dict[str, frozenset[str]]
+    source: str
+
+
+def tag_release(image: ImageRef) -> TagRelease | None:
+    """The upstream release a vendor image's tag names (`aibrix/vllm-openai:v0.7.3.self.post1` -> 0.7.3,
+    `quay.io/ascend/vllm-ascend:v0.9.1rc1` -> 0.9.1); None when no row matches."""
+    return _tag_release(image)
+
+
+@lru_cache(maxsize=4096)
+def _tag_release(image: ImageRef) -> TagRelease | None:
+    if not image.tag:
+        return None
+    for row in _image_table().get("tag_releases") or []:
+        if not isinstance(row, dict):
+            continue
+        pattern = str(row.get("repository", ""))
+        if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
+            continue
+        match = re.fullmatch(str(row.get("tag", "")), image.tag)
+        if match is None or not match.groups() or not match.group(1):
+            continue
+        values = {str(flag): frozenset(str(v) for v in vals or ())
+                  for flag, vals in (row.get("plugin_values") or {}).items()}
+        return TagRelease(match.group(1), str(row.get("fork", "")), values, str(row.get("source", "")))
+    return None
+
+
+def image_fork(image: ImageRef, row: dict[str, Any] | None) -> str | None:
+    """The vendor build an image is (`fork` of its `images` row, else of its `tag_releases` row); None for
+    vLLM's own images and unknown ones."""
+    if isinstance(row, dict) and row.get("fork"):
+        return str(row["fork"])
+    found = tag_release(image)
+    return found.fork if found is not None else None
+
+
+def assumed_entrypoint(image: ImageRef) -> list[str] | None:
+    """For an image not in `images`: the entrypoint its `args` are read with (the api_server) when its repository
+    path contains `vllm` (data/image-entrypoints.yaml `assumed_entrypoint`) and it is not listed as another
+    program; None otherwise."""
+    table = _image_table().get("assumed_entrypoint")
+    if not isinstance(table, dict):
+        return None
+    needle = str(table.get("contains") or "")
+    if not needle or needle not in image.repository.lower():
+        return None
+    for row in table.get("not_vllm") or []:
+        pattern = str(row.get("repository", "")) if isinstance(row, dict) else ""
+        if pattern and (re.fullmatch(pattern, image.repository) or re.fullmatch(pattern, image.name)):
+            return None
+    entry = table.get("entrypoint")
+    return [str(word) for word in entry] if isinstance(entry, list) and entry else None

@@ -147,11 +147,15 @@ class Invocation:
     owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
     operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
     image_note: str = ""  # how a Compose `image` was interpolated (`, ${TAG:-v0.8.5} at its default`)
-
-
     # `docker run`/`podman run ... IMAGE` in a script started it: the image it runs and, when the image was
     # a variable the script sets (`IMAGE=...; docker run "$IMAGE"`), where (see `launched_image`).
     launched: LaunchedImage | None = None
+    # Vendor builds (data/image-entrypoints.yaml, set by `mark_vendor_build`): the fork or rebuild the image is,
+    # the option values its plugin registers, and whether the entrypoint is assumed (an image not in the
+    # table whose repository name contains `vllm`: its `args` are read as vLLM's OpenAI server's).
+    fork: str | None = None
+    plugin_values: dict[str, frozenset[str]] = field(default_factory=dict)
+    entrypoint_assumed: bool = False
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
@@ -349,7 +353,7 @@ def image_entrypoint(image: ImageRef, release: str | None = None) -> list[str] |
 def image_entry(image: ImageRef, release: str | None = None) -> dict[str, Any] | None:
     """The row of data/image-entrypoints.yaml that applies to an image (its entrypoint, `model_positional`,
     `positional_arg`, note and source); None when the image is not in the table."""
-    release = release or release_from_tag(image.tag)
+    release = release or release_from_tag(image.tag) or _vendor_release(image)
     for entry in _entrypoint_table():
         if entry_applies(entry, image, release):
             return entry if isinstance(entry, dict) else None
@@ -555,11 +559,27 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         return  # KubeRay replaces the image's entrypoint with its own `ray start` command
     elif image is not None:
         entry = image_entrypoint(image, upgrade_to)
+        assumed = False
         if entry is None:
-            return
+            entry, assumed = _assumed_entry(image, args), True
+            if entry is None:
+                return
         argv = [Token(text, None) for text in entry] + launcher_args(container) + args
-        via = VIA_IMAGE_ENTRYPOINT
+        via = VIA_IMAGE_ENTRYPOINT if entry else VIA_COMMAND  # no ENTRYPOINT: `args` are the command
+        if not argv:
+            return
         if not entry:
+            seen.append(ShellCommand(args, container, VIA_COMMAND))
+        served = _served_by_entry(image, entry, upgrade_to)
+        if served is not None:
+            yield Invocation(served, argv[:len(entry)], argv[len(entry):], container, via, image)
+            return
+        if assumed:
+            match = _match_vllm(argv)
+            if match:
+                found = Invocation(match[0], argv[:match[1]], argv[match[1]:], container, via, image)
+                found.entrypoint_assumed = True
+                yield found
             return
     else:
         return
@@ -614,15 +634,24 @@ def _compose_string_invocations(container: Container, command_node: Node | None,
             tokens.extend(listed)
             if seen is not None and node is command_node:
                 seen.append(ShellCommand(listed, container, VIA_COMMAND))
+    assumed = False
     if command_node is None and image is not None:
         entry = image_entrypoint(image, upgrade_to)
-        if not entry:
-            return
+        if entry is None:
+            entry, assumed = _assumed_entry(image, tokens), True
+            if entry is None:
+                return
+        served = _served_by_entry(image, entry, upgrade_to)
         tokens = [Token(text, None) for text in entry] + tokens
+        if served is not None:
+            yield Invocation(served, tokens[:len(entry)], tokens[len(entry):], container, VIA_COMMAND, image)
+            return
     match = _match_vllm(tokens)
     if match:
         kind, size = match
-        yield Invocation(kind, tokens[:size], tokens[size:], container, VIA_COMMAND, image)
+        found = Invocation(kind, tokens[:size], tokens[size:], container, VIA_COMMAND, image)
+        found.entrypoint_assumed = assumed
+        yield found
 
 
 def script_invocations(source: SourceFile, commands: list[ShellCommand] | None = None) -> list[Invocation]:
@@ -1333,3 +1362,50 @@ def _launch_variables(text: str, scalar: Scalar | None = None, source: SourceFil
     if not re.search(r"\b(docker|podman|nerdctl)\b", text):
         return None
     return script_variables(text, scalar, source)
+
+
+# --- vendor builds (issue 9) ---------------------------------------------------------------------------
+def _assumed_entry(image: ImageRef, args: list[Token]) -> list[str] | None:
+    """The entrypoint `args` are read with on an image not in the table (the api_server, when the repository name
+    contains `vllm` and the first argument is a `--` flag: data/image-entrypoints.yaml `assumed_entrypoint`)."""
+    from vllmlint.vllm.images import assumed_entrypoint
+
+    if not args or not args[0].text.startswith("--") or args[0].dynamic:
+        return None
+    return assumed_entrypoint(image)
+
+
+def _served_by_entry(image: ImageRef, entry: list[str], upgrade_to: str | None) -> str | None:
+    """The server kind of an entrypoint whose words do not say it (`python3 /workspace/api_server.py`), from
+    the `server` field of its image row; None otherwise."""
+    if not entry:
+        return None
+    row = image_entry(image, upgrade_to)
+    if row is None:
+        return None
+    server = row.get("server")
+    if server in (SERVE, OPENAI_API_SERVER, DEMO_API_SERVER) and list(row.get("entrypoint") or []) == entry:
+        return str(server)
+    return None
+
+
+def mark_vendor_build(invocation: Invocation) -> None:
+    """Set `fork` and `plugin_values` from data/image-entrypoints.yaml (`fork` of the image's row, else of the
+    `tag_releases` row its tag matches)."""
+    from vllmlint.vllm.images import image_fork, tag_release
+
+    image = invocation.image
+    if image is None:
+        return
+    invocation.fork = image_fork(image, image_entry(image))
+    found = tag_release(image)
+    if found is not None:
+        invocation.plugin_values = dict(found.plugin_values)
+
+
+def _vendor_release(image: ImageRef) -> str | None:
+    """The upstream release a vendor tag names (data/image-entrypoints.yaml `tag_releases`), if any."""
+    from vllmlint.vllm.images import tag_release
+
+    found = tag_release(image)
+    return found.release if found is not None else None

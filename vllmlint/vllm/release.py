@@ -108,6 +108,12 @@ def workload_release(invocation: Invocation) -> tuple[str | None, str]:
             launched = invocation.launched.origin if invocation.launched is not None else ""
             return release, (f"image tag {image.raw}{getattr(invocation, 'image_note', '')}"
                              + (f", from {launched}" if launched else ""))
+    if image is not None:
+        from vllmlint.vllm.images import tag_release
+
+        vendor = tag_release(image)  # a vendor tag naming its upstream release (data/image-entrypoints.yaml)
+        if vendor is not None:
+            return vendor.release, f"image tag {image.raw}, based on vLLM {vendor.release}"
     # (`pinned_in_shell`, a search of the script's text, also took a pin from a comment, an `echo` or a line
     # after the server starts: `installed_release` reads the commands instead.)
     return None, ""
