@@ -48,12 +48,18 @@ def check(ctx: Context):
         if selected:
             fronts[id(service)] = selected
     copying = [o for o in world.objects if o.kind in label_copying_kinds()]
+    by_label: dict[tuple[str, str], list] = {}  # (key, value) -> the Services carrying that label, in run order
+    for service in services:
+        for pair in service.labels.items():
+            by_label.setdefault(pair, []).append(service)
     for monitor in found:
         selector = label_selector(monitor.selector)
         if not selector.valid or not selector.requirements:
             continue  # `selector: {}` selects every Service (Pod) of the namespaces: nothing to prove
         if monitor.targets == SERVICE:
-            yield from _service_monitor(ctx, monitor, selector, services, fronts, vllm, copying)
+            first = selector.first_pair()  # a label every selected Service carries: look only at those
+            candidates = by_label.get(first, []) if first is not None else services
+            yield from _service_monitor(ctx, monitor, selector, services, fronts, vllm, copying, candidates)
         else:
             yield from _pod_monitor(ctx, monitor, selector, vllm, copying)
 
@@ -114,9 +120,9 @@ def _port_name(endpoint_node) -> str | None:
 
 
 # --- Services (ServiceMonitor, VMServiceScrape) ------------------------------------------------------
-def _service_monitor(ctx, monitor: Monitor, selector: LabelSelector, services, fronts, vllm, copying):
+def _service_monitor(ctx, monitor: Monitor, selector: LabelSelector, services, fronts, vllm, copying, candidates):
     kind = monitor.obj.kind
-    labelled = [s for s in services if selector.matches(s.labels)]
+    labelled = [s for s in candidates if selector.matches(s.labels)]
     in_scope = [s for s in labelled if monitor.scope.includes(s.namespace)]
     if not in_scope:
         if _operators_may_create(monitor, selector, SERVICE, copying):
