@@ -76,3 +76,20 @@ def test_env_is_merged_by_name_and_image_digest(tmp_path):
     assert container.image is not None and container.image.value == "registry.example.com/vllm/vllm-openai:v0.10.1.1"
     [invocation] = world.invocations
     assert invocation.release == "0.10.1.1"
+
+
+def test_hostile_kustomizations_do_not_crash(tmp_path):
+    for name, other in (("a", "b"), ("b", "a")):  # a cycle, a self reference, a file outside the folder
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "kustomization.yaml").write_text(f"resources:\n  - ../{other}\n  - .\n  - ../outside.yaml\n"
+                                                   "patches:\n  - path: missing.yaml\n  - patch: |-\n      x\n")
+    (tmp_path / "outside.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text())
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "kustomization.yaml").write_text("resources:\n  - ../outside.yaml\n")
+    result, _ = lint_paths([str(tmp_path / "c")], LintOptions(select=["VL005", "VL102"]))
+    assert not result.internal_error
+    assert result.findings == []  # kustomize refuses the file: not read
+    assert any("outside the kustomization's folder" in n.message for n in result.notices)
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["ALL"]))
+    assert not result.internal_error

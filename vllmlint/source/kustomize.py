@@ -124,6 +124,12 @@ def apply_kustomizations(linter: Linter) -> None:
                 if child is not None and child is not kustomization:
                     kustomization.children.append(child)
             elif os.path.isfile(path):
+                if os.path.commonpath([path, kustomization.folder]) != kustomization.folder:
+                    _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is outside the "
+                          "kustomization's folder, and `kustomize build` refuses such files (load restrictions)",
+                          entry, ("Kustomize resource outside its folder not read",
+                                  "Kustomize resources outside their folders not read"))
+                    continue
                 if path not in shown_of:
                     linter.add_file(Path(path))
                     shown_of.update({p: s for s, p in real.items()})
