@@ -314,7 +314,7 @@ def _strategic(linter: Linter, members: list[K8sObject], patch: Mapping, target:
     from vllmlint.source.yamlmodel import Document
 
     patch_objects = list(objects_in(Document(patch.source, patch, 0)))
-    if len(patch_objects) != 1:
+    if len(patch_objects) != 1 or "$patch" in patch:  # `$patch: delete`/`replace` of the whole object
         return
     patch_obj = patch_objects[0]
     if target is not None:
