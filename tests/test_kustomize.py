@@ -93,3 +93,13 @@ def test_hostile_kustomizations_do_not_crash(tmp_path):
     assert any("outside the kustomization's folder" in n.message for n in result.notices)
     result, _ = lint_paths([str(tmp_path)], LintOptions(select=["ALL"]))
     assert not result.internal_error
+
+
+def test_patch_named_by_a_kustomization_without_apiversion_is_partial_for_vl809(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("resources:\n  - d.yaml\npatches:\n  - path: gpu.yaml\n")
+    (tmp_path / "d.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text())
+    (tmp_path / "gpu.yaml").write_text((KUSTOMIZE / "overlays" / "prod" / "args-patch.yaml").read_text())
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL809"]))
+    assert result.findings == []  # no `spec.selector` required of a patch
+    result, _ = lint_paths([str(tmp_path / "gpu.yaml")], LintOptions(select=["VL809"]))
+    assert [(f.span.line, f.code) for f in result.findings] == [(6, "VL809")]  # alone it is a whole object

@@ -175,6 +175,7 @@ def _drop_patch_templates(linter: Linter, shown: set[str]) -> None:
     if not shown:
         return
     world = linter.world
+    world.kustomize_patches.update(shown)
     world.templates = [t for t in world.templates if t.owner.source.display_path not in shown]
     world._deferred = [o for o in world._deferred if o.source.display_path not in shown]
 
