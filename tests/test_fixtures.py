@@ -83,6 +83,9 @@ EXPECTED = {
     ("fixtures/own/runbook-kubectl-heredoc.md", 48, 60, "VL102", "error"),  # `cat <<EOF |kubectl apply -f -`
     ("fixtures/own/runbook-kubectl-heredoc.md", 89, 74, "VL102", "error"),  # `kubectl apply -f - <<'YAML'`
     ("fixtures/own/runbook-kubectl-heredoc.md", 107, 53, "VL102", "error"),  # an unlabelled fence's Pod
+    # Kustomize (issue 9): the overlay's patches, checked against the overlay's `images` tag (0.10.1.1)
+    ("fixtures/own/kustomize/overlays/prod/args-patch.yaml", 11, 75, "VL102", "error"),  # strategic merge
+    ("fixtures/own/kustomize/overlays/prod/json-patch.yaml", 4, 10, "VL102", "error"),  # JSON 6902 args/-
 }
 
 

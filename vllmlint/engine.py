@@ -5,6 +5,7 @@ notices with a file and line; they never stop the other files from being linted.
 """
 from __future__ import annotations
 
+import os
 import re
 import traceback
 from collections import Counter
@@ -128,10 +129,12 @@ class Linter:
         self.world = World()
         self._errors: list[Finding] = []
         self._shell_sources: list[SourceFile] = []
+        self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
 
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
         shown = shown or display_path(path)
+        self.real_paths.setdefault(shown, os.path.abspath(path))
         limit = self.options.max_file_size
         try:
             data = read_limited(path, limit)
@@ -353,6 +356,9 @@ class Linter:
     # running
     def build(self) -> World:
         """The world of everything added so far, with every vLLM invocation found and parsed."""
+        from vllmlint.source.kustomize import apply_kustomizations
+
+        apply_kustomizations(self)
         world = self.world
         world.sources = list(self.result.sources.values())
         from vllmlint.source.compose import bind_projects

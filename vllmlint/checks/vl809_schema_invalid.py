@@ -98,6 +98,8 @@ def _patch_files(world) -> set[str]:
                 scalar_str(entry.get("path")) if isinstance(entry, Mapping) else None
             if path:
                 found.add(posixpath.normpath(posixpath.join(base, path)))
+    # Patch files named by a kustomization.yaml without apiVersion/kind (vllmlint.source.kustomize reads them).
+    found.update(posixpath.normpath(p.replace("\\", "/")) for p in getattr(world, "kustomize_patches", ()))
     return found
 
 

@@ -160,6 +160,8 @@ def delete_sequence_items(seq: Sequence, indices: list[int]) -> list[Edit] | Non
     if not indices:
         return []
     items = seq.items
+    if any(item.source is not seq.source for item in items):
+        return None  # a list merged from several files (a Kustomize JSON 6902 patch): not one text to edit
     path, text = seq.source.display_path, seq.source.text
     if _is_flow_sequence(seq):
         edits = []
@@ -200,6 +202,8 @@ def insert_sequence_items_after(seq: Sequence, index: int, rendered: list[str]) 
     """An edit adding items (already written as YAML) right after item `index`: `, x` in a flow list,
     a new `- x` line per item in a block list."""
     item = seq.items[index]
+    if any(other.source is not seq.source for other in seq.items):
+        return None  # a list merged from several files (a Kustomize JSON 6902 patch): not one text to edit
     path, text = seq.source.display_path, seq.source.text
     if _is_flow_sequence(seq):
         return Edit(path, item.end, item.end, "".join(", " + r for r in rendered))

@@ -393,6 +393,8 @@ class World:
     # built from them once every file is read (`add_operator_templates`).
     kubeai_settings: list = field(default_factory=list, repr=False)
     _deferred: list = field(default_factory=list, repr=False)
+    kustomize_patches: set[str] = field(default_factory=set, repr=False)  # patch files (display paths) of the
+    # run's Kustomizations: partial objects (vllmlint.source.kustomize)
 
     def add_document(self, document: Document) -> None:
         _remember_operator_settings(self, document)

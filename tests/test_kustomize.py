@@ -1,0 +1,105 @@
+"""Kustomize folders read without running anything: resources, images, strategic-merge and JSON 6902 patches."""
+from conftest import FIXTURES
+from vllmlint.engine import LintOptions, lint_paths
+
+KUSTOMIZE = FIXTURES / "own" / "kustomize"
+
+
+def _found(paths, select=("VL102",)):
+    result, missing = lint_paths([str(p) for p in paths], LintOptions(select=list(select)))
+    assert not missing
+    return result, {(f.path.split("kustomize/")[-1], f.span.line, f.span.col, f.code, f.severity.label)
+                    for f in result.findings}
+
+
+def test_overlay_patch_args_are_linted_in_the_patch_file_against_the_overlay_image():
+    result, found = _found([KUSTOMIZE / "overlays" / "prod"], select=("VL005", "VL006", "VL102"))
+    assert found == {
+        ("overlays/prod/args-patch.yaml", 11, 75, "VL102", "error"),  # strategic merge: args replaced by name
+        ("overlays/prod/json-patch.yaml", 4, 10, "VL102", "error"),  # JSON 6902 add to args/-
+    }
+    # the base's own --num-scheduler-steps is gone: the patch replaced the args
+    assert result.invocations == 1
+    messages = [n.message for n in result.notices]
+    assert any("image vllm/vllm-openai:v0.10.1.1 set by the Kustomization's `images`" in m for m in messages)
+    assert any("remote Kustomize resource" in m and "github.com/example" in m for m in messages)
+
+
+def test_base_alone_keeps_its_own_values():
+    _, found = _found([KUSTOMIZE / "base"])
+    assert found == {("base/deployment.yaml", 19, 48, "VL102", "error")}
+
+
+def test_whole_folder_is_read_as_the_overlay():
+    _, found = _found([KUSTOMIZE])
+    assert {f[0] for f in found} == {"overlays/prod/args-patch.yaml", "overlays/prod/json-patch.yaml"}
+
+
+def test_patch_files_are_not_whole_workloads():
+    result, found = _found([KUSTOMIZE / "overlays" / "prod"], select=["ALL"])
+    assert not [f for f in found if f[0].startswith("overlays/") and f[3] != "VL102"]
+    assert result.workloads == 1
+
+
+def test_base_of_two_overlays_keeps_its_own_release(tmp_path):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources:\n  - deployment.yaml\n")
+    (base / "deployment.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text())
+    for name, tag in (("a", "v0.10.1.1"), ("b", "v0.9.2")):
+        overlay = tmp_path / name
+        overlay.mkdir()
+        (overlay / "kustomization.yaml").write_text(
+            f"resources:\n  - ../base\nimages:\n  - name: vllm/vllm-openai\n    newTag: {tag}\n")
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL006", "VL102"]))
+    assert [n for n in result.notices if "set by the Kustomization" in n.message] == []
+
+
+def test_env_is_merged_by_name_and_image_digest(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources:\n  - d.yaml\npatchesStrategicMerge:\n  - p.yaml\nimages:\n  - name: vllm/vllm-openai\n"
+        "    newName: registry.example.com/vllm/vllm-openai\n    newTag: v0.10.1.1\n")
+    (tmp_path / "d.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text().replace(
+        "          ports:", "          env:\n            - name: A\n              value: '1'\n          ports:"))
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          env:\n            - name: B\n              value: '2'\n")
+    from vllmlint.engine import Linter
+    from pathlib import Path
+
+    linter = Linter(LintOptions(select=["VL102"]))
+    for name in ("kustomization.yaml", "d.yaml", "p.yaml"):
+        linter.add_file(Path(tmp_path / name))
+    world = linter.build()
+    [container] = world.containers
+    assert container.env == {"A": "1", "B": "2"}
+    assert container.image is not None and container.image.value == "registry.example.com/vllm/vllm-openai:v0.10.1.1"
+    [invocation] = world.invocations
+    assert invocation.release == "0.10.1.1"
+
+
+def test_hostile_kustomizations_do_not_crash(tmp_path):
+    for name, other in (("a", "b"), ("b", "a")):  # a cycle, a self reference, a file outside the folder
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "kustomization.yaml").write_text(f"resources:\n  - ../{other}\n  - .\n  - ../outside.yaml\n"
+                                                   "patches:\n  - path: missing.yaml\n  - patch: |-\n      x\n")
+    (tmp_path / "outside.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text())
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "kustomization.yaml").write_text("resources:\n  - ../outside.yaml\n")
+    result, _ = lint_paths([str(tmp_path / "c")], LintOptions(select=["VL005", "VL102"]))
+    assert not result.internal_error
+    assert result.findings == []  # kustomize refuses the file: not read
+    assert any("outside the kustomization's folder" in n.message for n in result.notices)
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["ALL"]))
+    assert not result.internal_error
+
+
+def test_patch_named_by_a_kustomization_without_apiversion_is_partial_for_vl809(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("resources:\n  - d.yaml\npatches:\n  - path: gpu.yaml\n")
+    (tmp_path / "d.yaml").write_text((KUSTOMIZE / "base" / "deployment.yaml").read_text())
+    (tmp_path / "gpu.yaml").write_text((KUSTOMIZE / "overlays" / "prod" / "args-patch.yaml").read_text())
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL809"]))
+    assert result.findings == []  # no `spec.selector` required of a patch
+    result, _ = lint_paths([str(tmp_path / "gpu.yaml")], LintOptions(select=["VL809"]))
+    assert [(f.span.line, f.code) for f in result.findings] == [(6, "VL809")]  # alone it is a whole object
