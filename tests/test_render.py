@@ -109,3 +109,17 @@ def test_kustomization_rendered_only_with_render(tmp_path):
     assert code == 1, err
     assert _findings(out) == [("overlay/kustomization.yaml (rendered)", 33, 15, "VL102", "error")]
     assert log.read_text().split() == ["build", str(folder)]
+
+
+def test_source_paths_map_to_the_chart_folder():
+    from pathlib import Path
+
+    from vllmlint.render import chart_part, chart_roots, helm_source_path
+
+    assert helm_source_path("chart-vllm/templates/deployment.yaml", "deploy/chart") == "deploy/chart/templates/deployment.yaml"
+    assert helm_source_path("top/charts/sub/templates/svc.yaml", "") == "charts/sub/templates/svc.yaml"
+    files = [Path("c/Chart.yaml"), Path("c/charts/sub/Chart.yaml"), Path("c/templates/d.yaml"), Path("c/values.yaml"),
+             Path("other.yaml")]
+    assert chart_roots(files) == [Path("c")]  # the subchart is rendered by its parent
+    assert [f for f in files if chart_part(f, Path("c"))] == [Path("c/Chart.yaml"), Path("c/charts/sub/Chart.yaml"),
+                                                               Path("c/templates/d.yaml")]
