@@ -96,15 +96,19 @@ def test_render_refuses_fix(tmp_path):
 def test_kustomization_rendered_only_with_render(tmp_path):
     folder = tmp_path / "overlay"
     folder.mkdir()
-    (folder / "kustomization.yaml").write_text("resources:\n  - https://example.com/base\n")
+    (folder / "kustomization.yaml").write_text("resources:\n  - https://example.com/base\n  - deployment.yaml\n")
+    # the same Deployment as written: linted through the build under --render, not twice
+    body = (CHART / "rendered.txt").read_text().split("# Source: chart-vllm/templates/deployment.yaml\n", 1)[1]
+    (folder / "deployment.yaml").write_text(body)
     rendered = tmp_path / "built.yaml"
     rendered.write_text((CHART / "rendered.txt").read_text().replace("# Source: chart-vllm/templates/deployment.yaml\n",
                                                                       ""))
     log = tmp_path / "calls.log"
     _fake(tmp_path / "bin", "kustomize", rendered, log)
     env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    run_cli("--select", "VL102", "overlay", cwd=tmp_path, env=env)
-    assert not log.exists()
+    code, out, _ = run_cli("--select", "VL102", "--format", "json", "overlay", cwd=tmp_path, env=env)
+    assert not log.exists()  # nothing run without --render
+    assert _findings(out) == [("overlay/deployment.yaml", 32, 15, "VL102", "error")]
     code, out, err = run_cli("--render", "--select", "VL102", "--format", "json", "overlay", cwd=tmp_path, env=env)
     assert code == 1, err
     assert _findings(out) == [("overlay/kustomization.yaml (rendered)", 33, 15, "VL102", "error")]

@@ -7,7 +7,8 @@ chart when `helm` is on PATH (values from `--helm-values FILE`, repeatable), and
 document under the template file its `# Source:` comment names (repository-relative, so code scanning places
 the finding in the chart's own file; the line is the rendered document's). A folder with `kustomization.yaml`
 is built with `kustomize build` (or `kubectl kustomize`) under `--render` only, its output linted under the
-kustomization file's name plus ` (rendered)`, as there is no better mapping.
+kustomization file's name plus ` (rendered)`, as there is no better mapping; the folder's own YAML files are then
+linted through the build only (not twice).
 
 `--render` runs a program on files the linted tree controls (a chart's templates can read files, kustomize can
 fetch remote bases over the network): it is never the default.
@@ -165,7 +166,12 @@ def prepare(files: list[Path], render: bool, helm_values: list[str]) -> tuple[li
         if any(_under(root, chart) for chart in charts):
             continue
         name = next(f.name for f in files if f.parent == root and f.name in KUSTOMIZATION_FILES)
-        rendered.append(render_kustomization(root, _shown(root, display_path), name))
+        done = render_kustomization(root, _shown(root, display_path), name)
+        rendered.append(done)
+        if done.output is not None:
+            # The folder's own manifests (its resources and patches) are in the build: linted there, not twice.
+            files = [f for f in files if not (f.parent == root and f.suffix.lower() in (".yaml", ".yml", ".json")
+                                              or f.parent == root and f.name in KUSTOMIZATION_FILES)]
     return files, rendered, notices
 
 
