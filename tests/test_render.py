@@ -127,3 +127,15 @@ def test_source_paths_map_to_the_chart_folder():
     assert chart_roots(files) == [Path("c")]  # the subchart is rendered by its parent
     assert [f for f in files if chart_part(f, Path("c"))] == [Path("c/Chart.yaml"), Path("c/charts/sub/Chart.yaml"),
                                                                Path("c/templates/d.yaml")]
+
+
+def test_kubectl_kustomize_when_kustomize_is_not_on_path(tmp_path):
+    folder = tmp_path / "overlay"
+    folder.mkdir()
+    (folder / "kustomization.yaml").write_text("resources: []\n")
+    log = tmp_path / "calls.log"
+    _fake(tmp_path / "bin", "kubectl", CHART / "values.yaml", log)  # prints YAML with no object in it
+    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    code, _, err = run_cli("--render", "overlay", cwd=tmp_path, env=env)
+    assert code == 0, err
+    assert log.read_text().split() == ["kustomize", str(folder)]
