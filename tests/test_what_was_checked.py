@@ -14,8 +14,8 @@ from vllmlint.source.files import sniff_suffix
 TEMPLATE = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n"
 CHART = "apiVersion: v2\nname: vllm\nversion: 0.1.0\n"
 TEMPLATE_LINE = ("vllmlint: warning: nothing checked: no vLLM invocation and no Kubernetes or Compose object in 2 files "
-                 "read; 1 file skipped: unrendered template (lint the rendered output: `helm template CHART | "
-                 "vllmlint -`)")
+                 "read; 1 file skipped: unrendered template (lint the rendered output: `vllmlint --render CHART` or "
+                 "`helm template CHART | vllmlint -`)")
 
 
 def _chart(tmp_path):

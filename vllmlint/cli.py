@@ -222,11 +222,16 @@ class _CheckCommand(click.Command):
               help="Follow symbolic links that lead out of the given paths (never written by --fix).")
 @click.option("--require-workloads", is_flag=True, default=None,
               help="Exit 1 when no vLLM invocation and no Kubernetes or Compose object is found in the given paths.")
+@click.option("--render", is_flag=True, default=None,
+              help="Run `helm template` on Helm charts and `kustomize build` on kustomizations (when on PATH) and lint "
+              "the output: runs a tool on files the linted tree controls; kustomize may fetch remote bases.")
+@click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Values file for `helm template` under --render (repeatable).")
 def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
                   extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
@@ -309,6 +314,13 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
     files, missing = collection.files, collection.missing
+    if render is None:
+        render = config.render
+    if render and (apply_fixes or show_diff):
+        _usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
+    from vllmlint.render import feed_rendered, prepare
+
+    to_lint, rendered, render_notices = prepare(files, render, list(helm_values)) if not show_files else (files, [], [])
     # --stdin-filename names the text as a path on the command line would: repository-relative in
     # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
     stdin_shown = _display_name(stdin_filename) if stdin_filename else None
@@ -332,8 +344,11 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                                     options.max_file_size)
 
     def feed(linter: Linter) -> None:
-        for path in files:
+        for path in to_lint:
             linter.add_file(path)
+        linter.result.notices.extend(render_notices)
+        for folder in rendered:
+            feed_rendered(linter, folder)
         if stdin_too_large:
             linter.skip_too_large(stdin_shown or "-", None)
         elif stdin is not None:

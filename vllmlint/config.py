@@ -31,6 +31,7 @@ class Config:
     respect_gitignore: bool = True
     follow_links: bool = False
     require_workloads: bool = False  # exit 1 when nothing vLLM or Kubernetes was found in what was given
+    render: bool = False  # run `helm template` / `kustomize build` on charts and kustomizations (opt-in)
     fail_on: str | None = None
     vllm_version: str | None = None
     require_suppression_reason: bool = True
@@ -191,6 +192,7 @@ def _plainly_valid(data) -> bool:
         "respect-gitignore": lambda v: isinstance(v, bool),
         "follow-links": lambda v: isinstance(v, bool),
         "require-workloads": lambda v: isinstance(v, bool),
+        "render": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
@@ -280,6 +282,7 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.respect_gitignore = data.get("respect-gitignore", True)
     config.follow_links = data.get("follow-links", False)
     config.require_workloads = data.get("require-workloads", False)
+    config.render = data.get("render", False)
     config.fail_on = data.get("fail-on")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)

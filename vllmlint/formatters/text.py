@@ -215,7 +215,7 @@ def skipped_clause(skipped: dict[str, int]) -> str:
 
 # What to do about each reason a file was skipped (the engine's SKIP_* reasons).
 _SKIP_HINTS = {
-    "unrendered template": "lint the rendered output: `helm template CHART | vllmlint -`",
+    "unrendered template": "lint the rendered output: `vllmlint --render CHART` or `helm template CHART | vllmlint -`",
     "over --max-file-size": "raise --max-file-size, 0 for no limit",
 }
 
