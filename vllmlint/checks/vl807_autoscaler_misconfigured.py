@@ -101,9 +101,13 @@ def _target(ctx: Context, obj: K8sObject) -> K8sObject | None:
     return ctx.world.find(ref.kind, ref.name, obj.namespace)
 
 
-def _releases(ctx: Context, target: K8sObject) -> list[str]:
-    return sorted({i.catalog.version for i in ctx.world.invocations
-                   if i.container is not None and i.container.pod.owner is target}, key=version_key)
+def _releases_by_owner(ctx: Context) -> dict[int, list[str]]:
+    """The releases the vLLM containers of each workload run, by id of the workload (computed once per run)."""
+    found: dict[int, set[str]] = {}
+    for invocation in ctx.world.invocations:
+        if invocation.container is not None:
+            found.setdefault(id(invocation.container.pod.owner), set()).add(invocation.catalog.version)
+    return {owner: sorted(versions, key=version_key) for owner, versions in found.items()}
 
 
 def _runs_only_vllm(ctx: Context, target: K8sObject) -> bool:
@@ -115,9 +119,10 @@ def _runs_only_vllm(ctx: Context, target: K8sObject) -> bool:
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     configs, rules = adapter_rules(ctx.world.of_kind("ConfigMap"))
+    by_owner = _releases_by_owner(ctx)
     for obj in ctx.world.of_kind("HorizontalPodAutoscaler", "ScaledObject"):
         target = _target(ctx, obj)
-        releases = _releases(ctx, target) if target is not None else []
+        releases = by_owner.get(id(target), []) if target is not None else []
         if target is not None:
             yield from _scales_ranks(ctx, obj, target)
         for metric in metric_targets(obj):
