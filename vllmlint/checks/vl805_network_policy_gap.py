@@ -28,9 +28,9 @@ from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, Po
                                         network_policies, scrape_targets, union_rules, ScrapeTarget)
 from vllmlint.k8s.objects import PodTemplate, namespaces_compatible
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
-from vllmlint.k8s.quantity import int_value
 from vllmlint.k8s.selectors import IN
-from vllmlint.source.yamlmodel import Mapping, Node, Scalar
+from vllmlint.vllm.groups import lws_size
+from vllmlint.source.yamlmodel import Node, Scalar
 
 _OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _TRUE = ("1", "ON", "YES", "TRUE")  # huggingface_hub constants._is_true (VL710 reads the same)
@@ -533,21 +533,12 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
 
 
 # --- 5. traffic between the pods of one multi-node server ---------------------------------------------------------
-def _lws_size(owner) -> int:
-    spec = owner.spec
-    lwt = spec.get("leaderWorkerTemplate") if spec is not None else None
-    node = lwt.get("size") if isinstance(lwt, Mapping) else None
-    if node is None:
-        return 1
-    return int_value(node, minimum=1) or 0
-
-
 def _spans_pods(ctx: Context, owner, templates: list[PodTemplate]) -> bool:
     """The owner's pods form one vLLM server over several pods (VL713's reading): a LeaderWorkerSet of size
     two or more; a StatefulSet of two or more replicas whose vLLM says `--nnodes` >= 2 or needs more ranks
     than its pod's GPUs; a Ray cluster with worker groups."""
     if owner.kind == "LeaderWorkerSet":
-        return _lws_size(owner) >= 2
+        return lws_size(owner) >= 2
     if owner.kind in RAY_KINDS:
         return len([t for t in templates if t.role not in ("head", "submitter")]) >= 1
     if owner.kind != "StatefulSet":

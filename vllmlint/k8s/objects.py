@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 from vllmlint.k8s import pod as _pod
 from vllmlint.k8s.placement import Placement, placement
 from vllmlint.k8s.selectors import LabelSelector, label_selector
-from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, SourceFile, path_at, scalar_str
 
 if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation, ShellCommand
@@ -258,12 +258,7 @@ def _read_containers(template: PodTemplate) -> Iterator[Container]:
 
 
 # --- where pod templates live, per kind ----------------------------------------------------------
-def _path(node: Node | None, *keys: str) -> Node | None:
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
+_path = path_at  # the one walker of the YAML model
 
 
 def _template_at(owner: K8sObject, node: Node | None, role: str = "") -> PodTemplate | None:

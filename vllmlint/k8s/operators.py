@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, UnknownScalar, scalar_str
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, UnknownScalar, path_at, scalar_str
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject, PodTemplate, World
@@ -106,12 +106,7 @@ def _system_yaml(config_map: Mapping) -> Mapping | None:
                                                                                   Mapping) else None
 
 
-def _path(node: Node | None, *keys: str) -> Node | None:
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
+_path = path_at  # the one walker of the YAML model
 
 
 def _multiplied(node: Node, multiple: int, anchor: Node) -> Node | None:

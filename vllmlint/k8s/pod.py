@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Generic, Iterator, TypeVar
 
 from vllmlint.k8s.quantity import digits_int, int_value, parse_quantity, quantity_int
-from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, path_at, scalar_str
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import Container, K8sObject, World
@@ -759,12 +759,7 @@ def compose_gpu_request(container: Container) -> tuple[str, int, Node] | None:
     return "nvidia.com/gpu", total, where
 
 
-def _path_of(node: Node | None, *keys: str) -> Node | None:
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
+_path_of = path_at  # the one walker of the YAML model
 
 
 def _strings(node: Node | None) -> list[str]:

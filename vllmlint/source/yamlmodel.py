@@ -755,6 +755,15 @@ def walk(node: Node | None) -> Iterator[Node]:
             stack.extend(reversed(current.items))
 
 
+def path_at(node: Node | None, *keys: str) -> Node | None:
+    """The node at `keys` below `node` (mapping keys only); None where a step is missing or no mapping."""
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
 def scalar_str(node: Node | None) -> str | None:
     """A scalar's value as a string as Kubernetes would see it in a string field, else None."""
     if not isinstance(node, Scalar) or node.value is None:
