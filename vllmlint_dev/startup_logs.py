@@ -1,0 +1,276 @@
+"""The capacity estimator against real vLLM start-up logs (tests/data/startup-logs/<id>.yaml).
+
+    python -m vllmlint_dev.startup_logs            # median and worst error per quantity, per release range and overall
+    python -m vllmlint_dev.startup_logs --cases    # one line per case as well
+    python -m vllmlint_dev.startup_logs DIR        # another folder of cases
+
+Each case quotes the lines one start-up printed and the configuration read from the same post
+(schemas/startup-log.schema.json). Per log format the quantities compared are:
+
+  v1 ("Available KV cache memory" / "GPU KV cache size"): weights GiB ("Model loading took"), KV GiB, KV
+     tokens (vLLM's figure counts every layer: KV bytes / bytes per token of all layers, in whole blocks),
+     concurrency ("Maximum concurrency for L tokens per request"), and whether vLLM refused to start;
+  v0 ("# GPU blocks"): weights GiB, GPU blocks, KV GiB (blocks x block size x KV bytes per token, given in the
+     case's `derived`), concurrency when printed, and the verdict.
+
+tests/test_startup_logs.py asserts the target on these figures; this module only computes and prints them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CASES_DIR = REPO / "tests" / "data" / "startup-logs"
+SCHEMA = REPO / "schemas" / "startup-log.schema.json"
+GiB = 1024**3
+
+# The target of issue 12: KV GiB within 5% or 0.5 GiB.
+KV_RELATIVE, KV_ABSOLUTE_GIB = 0.05, 0.5
+
+
+@dataclass
+class Case:
+    id: str
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.data["config"]
+
+    @property
+    def observed(self) -> dict[str, Any]:
+        return self.data["observed"]
+
+    @property
+    def format(self) -> str:
+        return str(self.data["format"])
+
+    @property
+    def release(self) -> str:
+        return str(self.data["release"])
+
+    @property
+    def unexplained(self) -> str | None:
+        return self.data.get("unexplained")
+
+
+@dataclass
+class Prediction:
+    weights_gib: float
+    kv_cache_gib: float
+    kv_tokens: int
+    gpu_blocks: int
+    concurrency: float
+    refused: bool
+    reserve_parts_gib: dict[str, float] = field(default_factory=dict)
+    budget_gib: float = 0.0
+
+
+def load_cases(directory: Path | None = None) -> list[Case]:
+    """Every case of the folder, schema-checked; a bad file is a ValueError naming it (and the line when YAML)."""
+    import jsonschema
+
+    from vllmlint.data import load_yaml_data
+
+    folder = Path(directory) if directory else CASES_DIR
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    cases = []
+    for path in sorted(folder.glob("*.yaml")):
+        data = load_yaml_data(path)
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        if errors:
+            where = "/".join(map(str, errors[0].absolute_path)) or "(top)"
+            raise ValueError(f"{path}: {where}: {errors[0].message}")
+        if data["id"] != path.stem:
+            raise ValueError(f"{path}: id {data['id']!r} differs from the file name")
+        if not str(data["id"]).startswith(data["format"] + "-"):
+            raise ValueError(f"{path}: id {data['id']!r} does not start with its format {data['format']}-")
+        model_config = data["config"].get("model_config")
+        if model_config and not (folder / model_config).is_file():
+            raise ValueError(f"{path}: model_config {model_config} does not exist")
+        cases.append(Case(str(data["id"]), path, data))
+    return cases
+
+
+def case_model(case: Case) -> tuple[Any, str | None]:
+    """(ModelSpec, quantization its name implies) for the case's model: its config.json copy, else the catalog."""
+    from vllmlint.capacity.names import resolve_model
+    from vllmlint.capacity.specs import model_from_config_json
+
+    config = case.config
+    if config.get("model_config"):
+        path = case.path.parent / config["model_config"]
+        spec = model_from_config_json(json.loads(path.read_text(encoding="utf-8")), config["model"])
+        if spec is None:
+            raise ValueError(f"{path}: not a config.json vllmlint can size")
+        return spec, None
+    match = resolve_model(config["model"])
+    if match is None:
+        raise ValueError(f"{case.path}: model {config['model']!r} is not in the catalog and the case has no model_config")
+    return match.model, match.quantization
+
+
+def case_gpu(case: Case) -> Any:
+    """The case's GPU: the catalog entry, with the device total the log printed when it printed one."""
+    from vllmlint.capacity.specs import find_gpu, gpu_from_entry
+
+    config = case.config
+    total = config.get("gpu_total_gib")
+    if config.get("gpu"):
+        gpu = find_gpu(config["gpu"])
+        if gpu is None:
+            raise ValueError(f"{case.path}: GPU {config['gpu']!r} is not in the catalog")
+        return replace(gpu, cuda_total_gib=float(total)) if total else gpu
+    return gpu_from_entry({"id": f"log-{total}GiB", "compute_capability": config.get("gpu_compute_capability", "8.0"),
+                           "cuda_total_gib": float(total)})
+
+
+def predict(case: Case) -> Prediction:
+    from vllmlint.capacity.estimate import estimate
+
+    config = case.config
+    model, name_quant = case_model(case)
+    quant = config.get("quantization")
+    result = estimate(
+        model, case_gpu(case),
+        tensor_parallel_size=config["tensor_parallel_size"],
+        pipeline_parallel_size=config["pipeline_parallel_size"],
+        gpu_memory_utilization=config["gpu_memory_utilization"],
+        vllm_version=case.release,
+        max_model_len=config.get("max_model_len"),
+        dtype=config.get("dtype") or "auto",
+        quantization=quant if quant is not None else name_quant,
+        kv_cache_dtype=config.get("kv_cache_dtype") or "auto",
+        kv_cache_memory_bytes=config.get("kv_cache_memory_bytes"),
+        max_num_batched_tokens=config.get("max_num_batched_tokens"),
+        max_num_seqs=config.get("max_num_seqs"),
+        enforce_eager=bool(config.get("enforce_eager", False)),
+    )
+    block = int(config.get("block_size") or 16)
+    per_token = result.kv_bytes_per_token
+    blocks = result.kv_cache_bytes // (per_token * block) if per_token else 0
+    return Prediction(
+        weights_gib=result.weights_bytes / GiB,
+        kv_cache_gib=result.kv_cache_bytes / GiB,
+        kv_tokens=int(blocks * block),
+        gpu_blocks=int(blocks),
+        concurrency=result.concurrency,
+        refused=not result.ok,
+        reserve_parts_gib={name: size / GiB for name, size in result.reserve_parts.items()},
+        budget_gib=result.budget_bytes / GiB,
+    )
+
+
+QUANTITIES = ("weights_gib", "kv_cache_gib", "kv_tokens", "gpu_blocks", "concurrency")
+
+
+def errors(case: Case, prediction: Prediction) -> dict[str, float]:
+    """Relative error (predicted / observed - 1) per quantity the log shows (KV GiB also as `kv_abs_gib`)."""
+    result: dict[str, float] = {}
+    observed = case.observed
+    for name in QUANTITIES:
+        if name in observed and observed[name]:
+            result[name] = getattr(prediction, name) / observed[name] - 1
+    if "kv_cache_gib" in observed:
+        result["kv_abs_gib"] = prediction.kv_cache_gib - observed["kv_cache_gib"]
+    return result
+
+
+def kv_within_target(case: Case, prediction: Prediction) -> bool | None:
+    """KV GiB within 5% or 0.5 GiB of the log (None when the log shows no KV figure)."""
+    observed = case.observed.get("kv_cache_gib")
+    if observed is None:
+        return None
+    difference = abs(prediction.kv_cache_gib - observed)
+    return difference <= KV_ABSOLUTE_GIB or difference <= KV_RELATIVE * abs(observed)
+
+
+def release_range(case: Case) -> str:
+    """The ranges the reserve constants are fitted per (docs/capacity.md, "Calibration")."""
+    from vllmlint.vllm.release import release_numbers
+
+    numbers = release_numbers(case.release)
+    if case.format == "v0" or numbers < (0, 8, 0):
+        return "V0 engine (<= 0.10)"
+    if numbers < (0, 11, 0):
+        return "V1 0.8 - 0.10"
+    if numbers < (0, 21, 0):
+        return "V1 0.11 - 0.20"
+    return "V1 0.21+ (CUDA graphs in budget)"
+
+
+def _summary(rows: list[tuple[Case, Prediction, dict[str, float]]]) -> list[str]:
+    lines = []
+    for name in (*QUANTITIES, "kv_abs_gib"):
+        values = [e[name] for _, _, e in rows if name in e]
+        if not values:
+            continue
+        unit = "GiB" if name == "kv_abs_gib" else "%"
+        scale = 1 if unit == "GiB" else 100
+        worst = max(values, key=abs)
+        median = statistics.median(abs(v) for v in values)
+        lines.append(f"    {name:<13} n={len(values):<3} median |err| {median * scale:7.2f} {unit:<3}"
+                     f"  worst {worst * scale:+8.2f} {unit}")
+    targeted = [(c, p) for c, p, _ in rows if not c.unexplained and kv_within_target(c, p) is not None]
+    hits = sum(1 for c, p in targeted if kv_within_target(c, p))
+    verdicts = sum(1 for c, p, _ in rows if p.refused == bool(c.observed["refused"]))
+    if targeted:
+        lines.append(f"    KV within 5% or 0.5 GiB: {hits}/{len(targeted)} ({100 * hits / len(targeted):.0f}%)"
+                     " of cases not marked unexplained")
+    lines.append(f"    verdict (refused vs started) right: {verdicts}/{len(rows)}")
+    return lines
+
+
+def report(cases: list[Case], per_case: bool = False) -> str:
+    rows = []
+    out = []
+    for case in cases:
+        try:
+            prediction = predict(case)
+        except ValueError as error:
+            out.append(f"{case.id}: cannot estimate: {error}")
+            continue
+        rows.append((case, prediction, errors(case, prediction)))
+    if per_case:
+        for case, prediction, errs in rows:
+            observed = case.observed
+            kv = observed.get("kv_cache_gib")
+            flag = {True: "ok  ", False: "MISS", None: "    "}[kv_within_target(case, prediction)]
+            verdict = "" if prediction.refused == observed["refused"] else "  VERDICT WRONG"
+            out.append(f"{flag} {case.id:<48} w {prediction.weights_gib:6.2f}/{observed.get('weights_gib', '-')!s:<7}"
+                       f" kv {prediction.kv_cache_gib:7.2f}/{kv if kv is not None else '-'!s:<7}"
+                       f" {'(unexplained)' if case.unexplained else ''}{verdict}")
+    ranges: dict[str, list] = {}
+    for row in rows:
+        ranges.setdefault(release_range(row[0]), []).append(row)
+    for name in sorted(ranges):
+        out.append(f"{name}: {len(ranges[name])} cases")
+        out.extend(_summary(ranges[name]))
+    out.append(f"overall: {len(rows)} cases")
+    out.extend(_summary(rows))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vllmlint_dev.startup_logs", description=__doc__.splitlines()[0])
+    parser.add_argument("directory", nargs="?", type=Path, default=None)
+    parser.add_argument("--cases", action="store_true", help="one line per case as well")
+    args = parser.parse_args(argv)
+    try:
+        cases = load_cases(args.directory)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(report(cases, per_case=args.cases))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
