@@ -128,15 +128,25 @@ def test_mla_latent_cache_is_not_split_by_tp():
 
 
 def test_sliding_window_layers_are_bounded_by_the_window():
+    # vLLM's V1 charge for a sliding-window layer is min(window - 1 + max_num_batched_tokens, max_model_len)
+    # tokens (SlidingWindowSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py line 207 in 0.11.0): the
+    # window's tokens plus a whole new prefill chunk, not the window alone.
     gemma = model("google/gemma-2-9b-it")  # 42 layers, even ones local with a 4096 window; 8 KV heads x 256
     per_layer_token = 2 * 8 * 256 * 2
-    long = estimate(gemma, "H100-80GB", max_model_len=8192)
+    long = estimate(gemma, "H100-80GB", max_model_len=8192, max_num_batched_tokens=2048)
     assert long.kv_bytes_per_token == 42 * per_layer_token
-    assert long.kv_bytes_per_sequence == per_layer_token * (21 * 8192 + 21 * 4096)
+    assert long.kv_bytes_per_sequence == per_layer_token * (21 * 8192 + 21 * (4096 - 1 + 2048))
+    chunked = estimate(gemma, "H100-80GB", max_model_len=8192)  # H100's default 8192-token chunk fills the length
+    assert chunked.kv_bytes_per_sequence == 42 * per_layer_token * 8192
     short = estimate(gemma, "H100-80GB", max_model_len=4096)
     assert short.kv_bytes_per_sequence == 42 * per_layer_token * 4096  # window not reached
     phi3 = estimate(model("microsoft/Phi-3-mini-4k-instruct"), "L4", max_model_len=4096)
-    assert phi3.kv_bytes_per_sequence == phi3.kv_bytes_per_token * 2047  # every layer windowed
+    assert phi3.kv_bytes_per_sequence == phi3.kv_bytes_per_token * (2047 - 1 + 2048)  # every layer windowed
+    # V0 and the V1 releases before the hybrid KV cache manager (0.9.2) allocate mixed models at full length
+    v0 = estimate(gemma, "H100-80GB", max_model_len=8192, max_num_batched_tokens=2048, vllm_version="0.6.4")
+    assert v0.kv_bytes_per_sequence == 42 * per_layer_token * 8192
+    early_v1 = estimate(gemma, "H100-80GB", max_model_len=8192, max_num_batched_tokens=2048, vllm_version="0.8.5")
+    assert early_v1.kv_bytes_per_sequence == 42 * per_layer_token * 8192
 
 
 def test_fp8_kv_cache_halves_the_bytes_per_token():

@@ -152,15 +152,19 @@ def predict(case: Case) -> Prediction:
         max_num_batched_tokens=config.get("max_num_batched_tokens"),
         max_num_seqs=config.get("max_num_seqs"),
         enforce_eager=bool(config.get("enforce_eager", False)),
+        flashinfer_sampler=config.get("flashinfer_sampler"),
     )
     block = int(config.get("block_size") or 16)
-    per_token = result.kv_bytes_per_token
-    blocks = result.kv_cache_bytes // (per_token * block) if per_token else 0
+    tokens = result.reported_kv_tokens(block)
+    # vLLM prints what is left before it refuses, negative included: the budget less the largest rank's use.
+    available = result.budget_bytes - max(rank.weights_bytes + rank.reserve_bytes for rank in result.ranks)
+    if config.get("kv_cache_memory_bytes") is not None:
+        available = result.kv_cache_bytes
     return Prediction(
         weights_gib=result.weights_bytes / GiB,
-        kv_cache_gib=result.kv_cache_bytes / GiB,
-        kv_tokens=int(blocks * block),
-        gpu_blocks=int(blocks),
+        kv_cache_gib=available / GiB,
+        kv_tokens=tokens,
+        gpu_blocks=tokens // block,
         concurrency=result.concurrency,
         refused=not result.ok,
         reserve_parts_gib={name: size / GiB for name, size in result.reserve_parts.items()},

@@ -203,6 +203,13 @@ class Estimate:
         """vLLM's 'Maximum concurrency for N tokens per request'."""
         return self.kv_cache_bytes / self.kv_bytes_per_sequence if self.kv_bytes_per_sequence else 0.0
 
+    def reported_kv_tokens(self, block_size: int = 16) -> int:
+        """vLLM's "GPU KV cache size: N tokens": whole blocks of every layer's bytes per token (sliding-window
+        layers counted like full ones: kv_cache_utils.py get_kv_cache_config, `num_blocks // len(groups)
+        * block_size` with the blocks sized over all layers; 0.11.0 line 1080)."""
+        per_block = self.kv_bytes_per_token * block_size
+        return int(self.kv_cache_bytes // per_block * block_size) if per_block else 0
+
     @property
     def breakdown(self) -> str:
         lines = [
@@ -240,11 +247,18 @@ def to_gib(size: float) -> float:
     return size / GiB
 
 
-# Reserve figures.  docs/capacity.md gives the evidence behind each one.
+# Reserve figures.  docs/capacity.md ("Calibration") gives the start-up logs behind each one
+# (tests/data/startup-logs/, python -m vllmlint_dev.startup_logs).
 SAMPLER_BYTES_PER_LOGIT_V0 = 38  # V0 profile run samples max_num_seqs rows with top-p/top-k (sort of fp32 logits)
-SAMPLER_BYTES_PER_LOGIT_V1 = 10  # V1 dummy sampler run (FlashInfer/fused top-k/top-p)
-NON_TORCH_BYTES = int(0.15 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.05-0.35 GiB in logs)
-MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1
+SAMPLER_BYTES_PER_LOGIT_V1 = 12  # V1 dummy sampler run with FlashInfer top-k/top-p (fitted, 0.10-0.11 logs)
+# V1 dummy sampler run on the PyTorch-native top-k/top-p (vllm/v1/sample/ops/topk_topp_sampler.py,
+# apply_top_k_top_p: bf16 logits 2 + fp32 logits 4 + sorted values 4 + int64 indices 8 + softmax/cumsum 4
+# + masks, scatter and the sort's scratch): 38.4-38.9 bytes per logit in the 0.14 H100 logs.
+SAMPLER_BYTES_PER_LOGIT_NATIVE = 39
+NON_TORCH_BYTES = int(0.13 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.02-0.14 GiB, TP 1)
+MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1 (V0, V1 to 0.11)
+# From 0.12 the TP ranks' non-torch memory is 0.54-0.55 GiB (0.14 H100 TP 2 logs: 0.41 above TP 1's 0.13).
+MULTI_GPU_NON_TORCH_BYTES_012 = int(0.42 * GiB)
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
 CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
 MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated
@@ -324,6 +338,7 @@ def estimate(
     max_num_seqs: int | None = None,
     enforce_eager: bool = False,
     cudagraph_bytes: int | None = None,
+    flashinfer_sampler: bool | None = None,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -331,6 +346,8 @@ def estimate(
     when `quantization` is not given).  gpu: a GPU or a catalog id / node-label spelling.
     gpu_memory_utilization None -> the release default (0.9 before 0.20, 0.92 after).
     quantization None -> the checkpoint's own (FP8 for DeepSeek-V3/R1), else unquantized.
+    flashinfer_sampler None -> what the release's official image runs (sampler_bytes_per_logit); False for an
+    install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -369,7 +386,7 @@ def estimate(
     total = gpu.total_bytes
     budget = int(total * utilization)
     per_token_activation = _activation_bytes_per_token(model, tp, act_bytes)
-    sampler_per_logit = SAMPLER_BYTES_PER_LOGIT_V1 if uses_v1_engine(version) else SAMPLER_BYTES_PER_LOGIT_V0
+    sampler_per_logit = sampler_bytes_per_logit(version, flashinfer_sampler)
 
     ranks: list[RankMemory] = []
     layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
@@ -380,7 +397,7 @@ def estimate(
         forward = batched_tokens * per_token_activation
         sampler = min(num_seqs, batched_tokens) * model.vocab_size * sampler_per_logit if last else 0
         parts["activations"] = max(forward, sampler)  # the sampler runs after the forward pass has freed its buffers
-        parts["non-torch"] = NON_TORCH_BYTES + (MULTI_GPU_NON_TORCH_BYTES if tp * pp > 1 else 0)
+        parts["non-torch"] = non_torch_bytes(version, tp * pp)
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
         if cudagraphs_in_budget(version) and not enforce_eager:
@@ -392,7 +409,7 @@ def estimate(
             size = _kv_per_token_layer(model, tp, kv_bytes)
             per_token += size
             window = model.sliding_window if model.is_sliding_layer(layer) else None
-            per_sequence += size * (min(max_len, window) if window else max_len)
+            per_sequence += size * sequence_tokens(model, window, max_len, batched_tokens, version)
         if kv_cache_memory_bytes is not None:
             kv_cache = int(kv_cache_memory_bytes)
         else:
@@ -541,3 +558,59 @@ def min_capability(method: str | None, version: str | tuple[int, ...] | None) ->
                 if in_release_period(period, version):
                     return divmod(int(period["min"]), 10)
     return None
+
+
+# --------------------------------------------------------------------------- reserves by release (calibration)
+
+# Which top-k/top-p sampler vLLM's dummy sampler run uses (the profile run's last allocation peak):
+#   0.8 - 0.11: FlashInfer when installed (`elif envs.VLLM_USE_FLASHINFER_SAMPLER is not False`,
+#     vllm/v1/sample/ops/topk_topp_sampler.py line 46 in 0.11.0); the official images ship it, the wheel does not
+#     depend on it (requirements/cuda.txt names flashinfer-python from 0.12.0);
+#   0.12 - 0.20: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`,
+#     line 35 in 0.12.0, the variable defaulting to None: "Users must opt in explicitly");
+#   0.21 on: FlashInfer (`VLLM_USE_FLASHINFER_SAMPLER: bool = True`, vllm/envs.py line 48 in 0.21.0).
+NATIVE_SAMPLER_RELEASES = ((0, 12, 0), (0, 21, 0))
+
+
+def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
+                            flashinfer_sampler: bool | None = None) -> int:
+    """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary)."""
+    numbers = release_numbers(version)
+    if not uses_v1_engine(numbers):
+        return SAMPLER_BYTES_PER_LOGIT_V0
+    if flashinfer_sampler is None:
+        start, end = NATIVE_SAMPLER_RELEASES
+        flashinfer_sampler = not start <= numbers < end
+    return SAMPLER_BYTES_PER_LOGIT_V1 if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_NATIVE
+
+
+def non_torch_bytes(version: str | tuple[int, ...] | None, world_size: int) -> int:
+    """Memory the profiling run sees outside PyTorch's allocator on one rank (workspaces, NCCL, all-reduce)."""
+    if world_size <= 1:
+        return NON_TORCH_BYTES
+    numbers = release_numbers(version)
+    extra = MULTI_GPU_NON_TORCH_BYTES_012 if uses_v1_engine(numbers) and numbers >= (0, 12, 0) else MULTI_GPU_NON_TORCH_BYTES
+    return NON_TORCH_BYTES + extra
+
+
+def hybrid_kv_cache_manager(version: str | tuple[int, ...] | None) -> bool:
+    """Whether the release sizes sliding-window layers by their window when the model mixes them with full
+    attention layers: the V1 hybrid KV cache manager (`disable_hybrid_kv_cache_manager`, vllm/config.py line 2210
+    in 0.9.2). Before it (and in V0) every layer of such a model is allocated at full length."""
+    numbers = release_numbers(version)
+    return uses_v1_engine(numbers) and numbers >= (0, 9, 2)
+
+
+def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_tokens: int,
+                    version: str | tuple[int, ...] | None) -> int:
+    """Tokens one max_model_len request keeps in a layer. A sliding-window layer of the V1 engine keeps
+    `min(window - 1 + max_num_batched_tokens, max_model_len)` (SlidingWindowSpec.max_memory_usage_bytes,
+    vllm/v1/kv_cache_interface.py line 207 in 0.11.0: the window's tokens plus the newly scheduled ones); V0 and
+    the releases before the hybrid manager keep the full length unless every layer is windowed (Mistral v0.1,
+    Phi-3 mini). The "+1 block" vLLM adds for a window not starting at a block boundary is left out."""
+    if not window:
+        return max_len
+    numbers = release_numbers(version)
+    if not uses_v1_engine(numbers) or (model.sliding_window_layers != "all" and not hybrid_kv_cache_manager(numbers)):
+        return max_len
+    return min(window - 1 + batched_tokens, max_len)
