@@ -272,10 +272,15 @@ def test_short_flags_and_underscores():
 
 # --- rule by rule details ---------------------------------------------------------------------------
 def test_kv_shortfall_within_the_margin_is_only_a_warning():
-    # The chapter's StatefulSet at TP 16 (if it had its 16 GPUs): 128k tokens of KV for a 131072-token context.
+    # The chapter's StatefulSet at TP 16 (if it had its 16 GPUs): ~83k tokens of KV per rank once the reserves
+    # the start-up logs show are counted (2.1 GiB non-torch per rank at TP 8, tests/data/startup-logs), so a
+    # 88000-token context falls short by less than the estimate's margin.
     linter = Linter(LintOptions(select=["VL602"]))
-    for name in ("multi-node-statefulset.yaml", "karpenter-nodepool.yaml"):
-        linter.add_file(ORIGINAL / name, name)
+    statefulset = (ORIGINAL / "multi-node-statefulset.yaml").read_text(encoding="utf-8")
+    linter.add_text(statefulset.replace("--tensor-parallel-size=16 \\\n",
+                                        "--tensor-parallel-size=16 \\\n      --max-model-len=88000 \\\n"),
+                    "multi-node-statefulset.yaml")
+    linter.add_file(ORIGINAL / "karpenter-nodepool.yaml", "karpenter-nodepool.yaml")
     [finding] = linter.run().findings
     assert finding.severity == Severity.WARNING and "within the estimate's margin" in finding.message
 

@@ -153,6 +153,7 @@ def predict(case: Case) -> Prediction:
         max_num_seqs=config.get("max_num_seqs"),
         enforce_eager=bool(config.get("enforce_eager", False)),
         flashinfer_sampler=config.get("flashinfer_sampler"),
+        v1_engine=case.format == "v1",  # a "# GPU blocks" log is the V0 engine, also where 0.8-0.10 ran it
     )
     block = int(config.get("block_size") or 16)
     tokens = result.reported_kv_tokens(block)

@@ -256,17 +256,20 @@ SAMPLER_BYTES_PER_LOGIT_V1 = 12  # V1 dummy sampler run with FlashInfer top-k/to
 # + masks, scatter and the sort's scratch): 38.4-38.9 bytes per logit in the 0.14 H100 logs.
 SAMPLER_BYTES_PER_LOGIT_NATIVE = 39
 NON_TORCH_BYTES = int(0.13 * GiB)  # cuBLAS/attention workspaces seen as "non_torch_memory" (0.02-0.14 GiB, TP 1)
-MULTI_GPU_NON_TORCH_BYTES = int(0.25 * GiB)  # NCCL + custom all-reduce buffers with TP/PP > 1 (V0, V1 to 0.11)
-# From 0.12 the TP ranks' non-torch memory is 0.54-0.55 GiB (0.14 H100 TP 2 logs: 0.41 above TP 1's 0.13).
-MULTI_GPU_NON_TORCH_BYTES_012 = int(0.42 * GiB)
+# NCCL channels and custom all-reduce IPC buffers are allocated per peer of the tensor-parallel group: the logs
+# show 0.25-0.55 GiB per rank at TP 2, ~1.0 GiB at TP 4 (x PP 2), 2.1 GiB at TP 8 (docs/capacity.md).
+TP_PEER_NON_TORCH_BYTES = int(0.28 * GiB)
+PP_NON_TORCH_BYTES = int(0.1 * GiB)  # the pipeline stages' send/receive communicators
+MULTI_GPU_NON_TORCH_BYTES = TP_PEER_NON_TORCH_BYTES  # kept for callers: the figure of a 2-GPU group
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
 CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
 MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated
 
 
-def default_scheduler_limits(gpu: GPU, max_model_len: int, version: tuple[int, int, int]) -> tuple[int, int]:
+def default_scheduler_limits(gpu: GPU, max_model_len: int, version: tuple[int, int, int],
+                             v1_engine: bool | None = None) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` would pick; the profiling run uses both."""
-    if not uses_v1_engine(version):
+    if not (uses_v1_engine(version) if v1_engine is None else v1_engine):
         # V0 (vllm/config.py SchedulerConfig): chunked prefill on by default only beyond 32k context.
         tokens = 512 if max_model_len > 32768 else max(max_model_len, 2048)
         return tokens, 256
@@ -339,6 +342,7 @@ def estimate(
     enforce_eager: bool = False,
     cudagraph_bytes: int | None = None,
     flashinfer_sampler: bool | None = None,
+    v1_engine: bool | None = None,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -348,6 +352,7 @@ def estimate(
     quantization None -> the checkpoint's own (FP8 for DeepSeek-V3/R1), else unquantized.
     flashinfer_sampler None -> what the release's official image runs (sampler_bytes_per_logit); False for an
     install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
+    v1_engine None -> the release's default engine (V1 from 0.8.0); False for VLLM_USE_V1=0 on 0.8 - 0.10.
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -379,14 +384,15 @@ def estimate(
     linear_bytes = QUANTIZED_LINEAR_BYTES[quant] if quant else act_bytes
     kv_bytes = kv_dtype_bytes(model, kv_cache_dtype, dtype)
 
-    default_tokens, default_seqs = default_scheduler_limits(gpu, max_len, version)
+    v1 = uses_v1_engine(version) if v1_engine is None else bool(v1_engine)
+    default_tokens, default_seqs = default_scheduler_limits(gpu, max_len, version, v1)
     batched_tokens = int(max_num_batched_tokens or default_tokens)
     num_seqs = int(max_num_seqs or default_seqs)
 
     total = gpu.total_bytes
     budget = int(total * utilization)
     per_token_activation = _activation_bytes_per_token(model, tp, act_bytes)
-    sampler_per_logit = sampler_bytes_per_logit(version, flashinfer_sampler)
+    sampler_per_logit = sampler_bytes_per_logit(version, flashinfer_sampler, v1)
 
     ranks: list[RankMemory] = []
     layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
@@ -397,7 +403,7 @@ def estimate(
         forward = batched_tokens * per_token_activation
         sampler = min(num_seqs, batched_tokens) * model.vocab_size * sampler_per_logit if last else 0
         parts["activations"] = max(forward, sampler)  # the sampler runs after the forward pass has freed its buffers
-        parts["non-torch"] = non_torch_bytes(version, tp * pp)
+        parts["non-torch"] = non_torch_bytes(tp, pp)
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
         if cudagraphs_in_budget(version) and not enforce_eager:
@@ -409,7 +415,7 @@ def estimate(
             size = _kv_per_token_layer(model, tp, kv_bytes)
             per_token += size
             window = model.sliding_window if model.is_sliding_layer(layer) else None
-            per_sequence += size * sequence_tokens(model, window, max_len, batched_tokens, version)
+            per_sequence += size * sequence_tokens(model, window, max_len, batched_tokens, version, v1)
         if kv_cache_memory_bytes is not None:
             kv_cache = int(kv_cache_memory_bytes)
         else:
@@ -573,10 +579,10 @@ NATIVE_SAMPLER_RELEASES = ((0, 12, 0), (0, 21, 0))
 
 
 def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
-                            flashinfer_sampler: bool | None = None) -> int:
+                            flashinfer_sampler: bool | None = None, v1_engine: bool | None = None) -> int:
     """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary)."""
     numbers = release_numbers(version)
-    if not uses_v1_engine(numbers):
+    if not (uses_v1_engine(numbers) if v1_engine is None else v1_engine):
         return SAMPLER_BYTES_PER_LOGIT_V0
     if flashinfer_sampler is None:
         start, end = NATIVE_SAMPLER_RELEASES
@@ -584,13 +590,13 @@ def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
     return SAMPLER_BYTES_PER_LOGIT_V1 if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_NATIVE
 
 
-def non_torch_bytes(version: str | tuple[int, ...] | None, world_size: int) -> int:
-    """Memory the profiling run sees outside PyTorch's allocator on one rank (workspaces, NCCL, all-reduce)."""
-    if world_size <= 1:
-        return NON_TORCH_BYTES
-    numbers = release_numbers(version)
-    extra = MULTI_GPU_NON_TORCH_BYTES_012 if uses_v1_engine(numbers) and numbers >= (0, 12, 0) else MULTI_GPU_NON_TORCH_BYTES
-    return NON_TORCH_BYTES + extra
+def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1) -> int:
+    """Memory the profiling run sees outside PyTorch's allocator on one rank: workspaces, plus NCCL and
+    custom all-reduce buffers per tensor-parallel peer and the pipeline's communicators."""
+    # Counted up to the 7 peers of an 8-GPU node (the logs go to TP 8; custom all-reduce works within a node and
+    # NCCL's ring and tree buffers do not grow with every further peer).
+    peers = min(max(1, tensor_parallel_size), 8) - 1
+    return NON_TORCH_BYTES + TP_PEER_NON_TORCH_BYTES * peers + (PP_NON_TORCH_BYTES if pipeline_parallel_size > 1 else 0)
 
 
 def hybrid_kv_cache_manager(version: str | tuple[int, ...] | None) -> bool:
@@ -602,7 +608,7 @@ def hybrid_kv_cache_manager(version: str | tuple[int, ...] | None) -> bool:
 
 
 def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_tokens: int,
-                    version: str | tuple[int, ...] | None) -> int:
+                    version: str | tuple[int, ...] | None, v1_engine: bool | None = None) -> int:
     """Tokens one max_model_len request keeps in a layer. A sliding-window layer of the V1 engine keeps
     `min(window - 1 + max_num_batched_tokens, max_model_len)` (SlidingWindowSpec.max_memory_usage_bytes,
     vllm/v1/kv_cache_interface.py line 207 in 0.11.0: the window's tokens plus the newly scheduled ones); V0 and
@@ -611,6 +617,7 @@ def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_
     if not window:
         return max_len
     numbers = release_numbers(version)
-    if not uses_v1_engine(numbers) or (model.sliding_window_layers != "all" and not hybrid_kv_cache_manager(numbers)):
+    v1 = uses_v1_engine(numbers) if v1_engine is None else v1_engine
+    if not v1 or (model.sliding_window_layers != "all" and not hybrid_kv_cache_manager(numbers)):
         return max_len
     return min(window - 1 + batched_tokens, max_len)
