@@ -1,0 +1,170 @@
+"""The capacity estimator against real vLLM start-up logs (tests/data/startup-logs, one YAML file per log).
+
+Per case: the fits/refuses verdict must match the log, the weights must be within WEIGHTS_BOUND, and the KV
+cache within 5% or 0.5 GiB (the target of issue 12) unless the case is listed in KNOWN_KV_MISSES with its
+reason. Listed misses must still miss, so a fixed one has to leave the list, and a new miss fails. Over every
+case not marked `unexplained`, at least 90% must meet the KV target. The figures per release range come from
+`python -m vllmlint_dev.startup_logs`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from vllmlint_dev import startup_logs
+from vllmlint_dev.startup_logs import kv_within_target, load_cases, predict
+
+CASES = load_cases()
+BY_ID = {case.id: case for case in CASES}
+
+# Weights ("Model loading took") within 3% or 0.2 GiB, except where the sizing of the checkpoint's format is
+# another part's work (listed with the reason; the list must stay true).
+WEIGHTS_BOUND, WEIGHTS_ABSOLUTE_GIB = 0.03, 0.2
+KNOWN_WEIGHT_MISSES: dict[str, str] = {
+    "v0-0.10.0-qwen25-05b-bnb4-rtx4090-48gb": "bitsandbytes 4-bit keeps more in 16 bits than the flat 0.516 bytes per weight",
+    "v0-0.8.5.post1-qwen25-05b-bnb4-rtx4090d-util017": "bitsandbytes 4-bit, as above",
+    "v0-0.7.1-deepseek-coder-v2-lite-a100-40gb-tp8": "MoE + MLA weights under TP 8 (the replicated parts): per-family sizing",
+}
+# KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
+KNOWN_KV_MISSES: dict[str, str] = {
+    "v0-0.8.3-llama33-70b-a100-40gb-tp4-pp2": "the binding rank (last stage, on its own node) shows 2.24 GiB of non-torch "
+                                              "memory where the other ranks show 0.93-1.07 GiB",
+}
+AGGREGATE_TARGET = 0.90
+
+
+def ids(cases):
+    return [case.id for case in cases]
+
+
+def test_the_folder_has_cases_and_every_case_is_valid():
+    assert len(CASES) >= 24
+    assert len(BY_ID) == len(CASES)
+    # (a listed id with no case belongs to the cases collected in parallel for the same folder: it is skipped)
+
+
+def test_no_release_or_project_holds_more_than_a_third_of_the_cases():
+    for key in ("release", "project"):
+        counts = Counter(case.data[key] for case in CASES)
+        value, most = counts.most_common(1)[0]
+        assert most * 3 <= len(CASES), f"{most} of {len(CASES)} cases share {key} {value}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_verdict_matches_the_log(case):
+    prediction = predict(case)
+    assert prediction.refused == case.observed["refused"], (
+        f"vLLM {'refused' if case.observed['refused'] else 'started'}; the estimate says "
+        f"{'refuses' if prediction.refused else 'starts'} (KV {prediction.kv_cache_gib:.2f} GiB)")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "weights_gib" in c.observed],
+                         ids=ids([c for c in CASES if "weights_gib" in c.observed]))
+def test_weights_within_the_bound(case):
+    observed, predicted = case.observed["weights_gib"], predict(case).weights_gib
+    within = abs(predicted - observed) <= max(WEIGHTS_ABSOLUTE_GIB, WEIGHTS_BOUND * observed)
+    if case.id in KNOWN_WEIGHT_MISSES:
+        assert not within, f"{case.id} now meets the bound: take it off KNOWN_WEIGHT_MISSES"
+    else:
+        assert within, f"weights {predicted:.2f} GiB, the log says {observed} GiB"
+
+
+KV_CASES = [c for c in CASES if "kv_cache_gib" in c.observed]
+
+
+@pytest.mark.parametrize("case", KV_CASES, ids=ids(KV_CASES))
+def test_kv_cache_within_the_target(case):
+    prediction = predict(case)
+    within = kv_within_target(case, prediction)
+    if case.id in KNOWN_KV_MISSES or case.unexplained:
+        assert not within or case.unexplained, f"{case.id} now meets the target: take it off KNOWN_KV_MISSES"
+        return
+    assert within, f"KV {prediction.kv_cache_gib:.2f} GiB, the log says {case.observed['kv_cache_gib']} GiB"
+
+
+@pytest.mark.parametrize("case", KV_CASES, ids=ids(KV_CASES))
+def test_tokens_blocks_and_concurrency_follow_the_kv_cache(case):
+    """What the log derives from the KV bytes (tokens, blocks, concurrency) is off by no more than the KV is."""
+    if case.id in KNOWN_KV_MISSES or case.unexplained or case.observed["kv_cache_gib"] <= 0:
+        return
+    prediction = predict(case)
+    kv = case.observed["kv_cache_gib"]
+    allowed = max(startup_logs.KV_RELATIVE, startup_logs.KV_ABSOLUTE_GIB / kv) + 0.02
+    for name in ("kv_tokens", "gpu_blocks", "concurrency"):
+        if case.observed.get(name):
+            error = getattr(prediction, name) / case.observed[name] - 1
+            assert abs(error) <= allowed, f"{name} off by {error:+.1%}"
+
+
+def test_at_least_90_percent_of_the_cases_meet_the_kv_target():
+    targeted = [c for c in KV_CASES if not c.unexplained]
+    hits = [c.id for c in targeted if kv_within_target(c, predict(c))]
+    assert len(hits) >= AGGREGATE_TARGET * len(targeted), (
+        f"{len(hits)}/{len(targeted)} within 5% or 0.5 GiB; missing: "
+        f"{sorted(set(ids(targeted)) - set(hits))}")
+
+
+# --------------------------------------------------------------------------- figures the test relies on
+
+
+def test_a_sampler_on_the_native_top_k_top_p_reserves_about_39_bytes_per_logit():
+    # 0.14: the PyTorch-native sampler; the activation peak of Llama-3.1-8B on H100 is 4.76 GiB (llm-d's log)
+    # for 1024 sequences x 128256 logits. The estimate's reserve for it within 0.1 GiB of the log's.
+    prediction = predict(BY_ID["v1-0.14.1-llama31-8b-h100"])
+    assert prediction.reserve_parts_gib["activations"] == pytest.approx(4.76, abs=0.1)
+    assert prediction.reserve_parts_gib["non-torch"] == pytest.approx(0.13, abs=0.02)
+
+
+def test_the_tensor_parallel_non_torch_memory_grows_with_the_peers():
+    from vllmlint.capacity.estimate import GiB, non_torch_bytes
+
+    assert non_torch_bytes(1) / GiB == pytest.approx(0.13, abs=0.01)
+    assert non_torch_bytes(2) / GiB == pytest.approx(0.41, abs=0.01)
+    assert non_torch_bytes(8) / GiB == pytest.approx(2.09, abs=0.01)  # the V0 0.7.1 TP 8 log: 2.1 GiB
+    assert non_torch_bytes(16) == non_torch_bytes(8)  # beyond one node the per-peer buffers stop growing
+
+
+def test_sampler_implementation_by_release():
+    from vllmlint.capacity.estimate import sampler_bytes_per_logit
+
+    assert sampler_bytes_per_logit("0.6.4") == 38  # V0: sort of fp32 logits
+    assert sampler_bytes_per_logit("0.10.1.1") == 12  # FlashInfer (the images ship it)
+    assert sampler_bytes_per_logit("0.10.1.1", flashinfer_sampler=False) == 39  # a pip install without it
+    assert sampler_bytes_per_logit("0.12.0") == sampler_bytes_per_logit("0.20.2") == 39  # opt-in only
+    assert sampler_bytes_per_logit("0.21.0") == 12  # FlashInfer by default again
+    assert sampler_bytes_per_logit("0.9.2", v1_engine=False) == 38  # VLLM_USE_V1=0
+
+
+def test_reported_tokens_count_every_layer_in_whole_blocks():
+    from vllmlint.capacity import estimate
+
+    plan = estimate("google/gemma-2-9b-it", "H100-80GB", max_model_len=8192, kv_cache_memory_bytes=2 * 2**30)
+    per_token = 42 * 2 * 8 * 256 * 2  # every layer, sliding ones included
+    assert plan.reported_kv_tokens() == 2 * 2**30 // (per_token * 16) * 16
+    assert plan.reported_kv_tokens(128) == 2 * 2**30 // (per_token * 128) * 128
+
+
+# --------------------------------------------------------------------------- the report and bad input
+
+
+def test_the_report_prints_each_range_and_the_target(capsys):
+    assert startup_logs.main(["--cases"]) == 0
+    out = capsys.readouterr().out
+    for text in ("overall:", "median |err|", "KV within 5% or 0.5 GiB", "verdict (refused vs started) right",
+                 "V1 0.11 - 0.20", "v1-0.14.1-llama31-8b-h100"):
+        assert text in out
+
+
+def test_a_bad_case_is_a_one_line_error_naming_the_file(tmp_path: Path, capsys):
+    source = BY_ID["v1-0.14.1-llama31-8b-h100"].path.read_text(encoding="utf-8")
+    (tmp_path / "v1-0.14.1-llama31-8b-h100.yaml").write_text(source.replace("format: v1", "format: v2"),
+                                                              encoding="utf-8")
+    assert startup_logs.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "v1-0.14.1-llama31-8b-h100.yaml" in err and "format" in err
+    (tmp_path / "v1-0.14.1-llama31-8b-h100.yaml").write_text(source.replace("id: v1-0.14.1-llama31-8b-h100", "id: v1-0.14.1-other"),
+                                                              encoding="utf-8")
+    assert startup_logs.main([str(tmp_path)]) == 2
+    assert "differs from the file name" in capsys.readouterr().err
