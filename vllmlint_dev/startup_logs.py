@@ -244,7 +244,7 @@ def report(cases: list[Case], per_case: bool = False) -> str:
             continue
         rows.append((case, prediction, errors(case, prediction)))
     if per_case:
-        for case, prediction, errs in rows:
+        for case, prediction, _ in rows:
             observed = case.observed
             kv = observed.get("kv_cache_gib")
             flag = {True: "ok  ", False: "MISS", None: "    "}[kv_within_target(case, prediction)]
