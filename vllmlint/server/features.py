@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from vllmlint.finding import Finding, Notice
     from vllmlint.k8s.objects import World
     from vllmlint.server.project import Run
+    from vllmlint.vllm.catalog import OptionSpec
     from vllmlint.vllm.invocation import Invocation, Option, Token
 
 SOURCE = "vllmlint"
@@ -253,6 +254,7 @@ class Spot:
     option: Option | None = None  # the option whose flag or value the token is
     is_value: bool = False  # the token is the option's value (the same token for `--flag=value`: after `=`)
     is_model: bool = False
+    spec: OptionSpec | None = None  # the release's option of the flag or value under the cursor
 
 
 def _in(token: Token | None, offset: int, shown: str) -> bool:
@@ -263,21 +265,35 @@ def _in(token: Token | None, offset: int, shown: str) -> bool:
 def spot_at(world: World, shown: str, offset: int) -> Spot | None:
     """The vLLM argument under `offset` (the cursor right after a token counts as on it)."""
     for invocation in world.invocations:
-        for option in invocation.options:
-            if _in(option.value_token, offset, shown) and option.value_token is not option.token:
-                assert option.value_token is not None
-                return Spot(invocation, option.value_token, option, is_value=True)
+        for option in invocation.options:  # a flag's own token first: it may also be read as another's value
             if _in(option.token, offset, shown):
                 token = option.token
                 eq = token.source.text.find("=", token.start, token.end) if token.source is not None else -1
-                return Spot(invocation, token, option, is_value=option.inline and eq != -1 and offset > eq)
+                return Spot(invocation, token, option, is_value=option.inline and eq != -1 and offset > eq,
+                            spec=option.spec)
+        for option in invocation.options:
+            value = option.value_token
+            if _in(value, offset, shown) and value is not option.token and not (value and value.text.startswith("-")):
+                assert value is not None
+                return Spot(invocation, value, option, is_value=True, spec=option.spec)
         if _in(invocation.model, offset, shown):
             assert invocation.model is not None
             return Spot(invocation, invocation.model, is_model=True)
         for token in invocation.tokens:
             if _in(token, offset, shown):
-                return Spot(invocation, token)
+                return _raw_spot(invocation, token, offset)
     return None
+
+
+def _raw_spot(invocation: Invocation, token: Token, offset: int) -> Spot:
+    """A token the option parse did not read as a flag (`--dtype=b` taken as the value of a half-typed flag
+    before it): `--flag=value` with the cursor after `=` is still that flag's value."""
+    text = token.source.text[token.start:token.end] if token.source is not None else ""
+    eq = text.find("=")
+    if text.lstrip("'\"").startswith("-") and eq != -1 and offset > token.start + eq:
+        flag = text.lstrip("'\"")[:text.lstrip("'\"").find("=")]
+        return Spot(invocation, token, is_value=True, spec=invocation.catalog.resolve(flag).option)
+    return Spot(invocation, token)
 
 
 # --- hover ----------------------------------------------------------------------------------------
@@ -416,8 +432,8 @@ def completion(world: World, shown: str, text: str, offset: int, encoding: str) 
         return []
     index = LineIndex(text, encoding)
     catalog = spot.invocation.catalog
-    if spot.option is not None and spot.is_value:
-        spec = spot.option.spec
+    if spot.is_value:
+        spec = spot.spec
         values = (spec.choices or spec.known_values) if spec is not None else None
         if not values:
             return []

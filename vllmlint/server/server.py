@@ -259,9 +259,10 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         end = index.offset(params.range.end.line, params.range.end.character)
         only = params.context.only or []
         actions: list[types.CodeAction] = []
-        if not only or any(str(kind) in ("quickfix",) for kind in only):
+        kinds = [str(getattr(kind, "value", kind)) for kind in only]
+        if not kinds or "quickfix" in kinds:
             actions.extend(features.code_actions(run, shown, start, end, ls.encoding, ls.uri_of(run)))
-        if any("source.fixAll".startswith(str(kind)) for kind in only):
+        if any(kind in ("source", "source.fixAll", "source.fixAll.vllmlint") for kind in kinds):
             from vllmlint.fix.apply import fix_text
 
             assert project.options is not None
