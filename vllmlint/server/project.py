@@ -171,7 +171,7 @@ class Project:
 
         assert self.options is not None
         linter = Linter(self.options)
-        linter.parse_cache = self.cache
+        linter.parse_cache = self.cache  # type: ignore[assignment]  # (Linter.parse_cache: any object with parse)
         run_texts: dict[str, str] = {}
         shown_of: dict[str, str] = {}
         on_disk = self.files()

@@ -1,0 +1,87 @@
+"""The language server's incremental runs (`vllmlint.server.project`, `parse_cache`): an edit re-parses only
+the edited file, and a run from kept parses finds exactly what a fresh run finds. In-process, no pygls."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vllmlint.server.positions import UTF8, UTF16, UTF32, LineIndex, choose_encoding
+from vllmlint.server.project import Project
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _key(result):
+    return [(f.code, f.path, f.span.start, f.span.end, f.severity, f.message, f.fix.key() if f.fix else None)
+            for f in result.findings]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """The fixtures without the Kustomize folder (a run that reads one parses everything afresh)."""
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT / "fixtures", root, ignore=shutil.ignore_patterns("kustomize"))
+    return root
+
+
+def test_an_edit_reparses_only_that_file_and_finds_what_a_fresh_run_finds(tree: Path):
+    project = Project(tree)
+    first = project.lint({})
+    parsed = project.cache.misses
+    assert parsed > 40 and project.cache.hits == 0
+    again = project.lint({})
+    assert project.cache.misses == parsed  # nothing changed: every parse kept
+    assert _key(again.result) == _key(first.result)
+
+    deployment = tree / "original" / "single-node-deployment.yaml"
+    edited = deployment.read_text(encoding="utf-8").replace("--enable-chunked-prefill", "--enable-chunked-prefil-typo")
+    assert edited != deployment.read_text(encoding="utf-8")
+    run = project.lint({str(deployment): edited})
+    assert project.cache.misses == parsed + 1  # the edited buffer only
+    fresh = Project(tree).lint({str(deployment): edited})
+    assert _key(run.result) == _key(fresh.result)
+    assert _key(run.result) != _key(first.result)
+    shown = run.shown[str(deployment)]
+    assert any(f.code == "VL103" and f.path == shown for f in run.result.findings)
+    assert run.texts == {str(deployment): edited}
+
+    # Back to the file on disk: its old parse is gone (swept), it is parsed again, the findings are the first run's.
+    back = project.lint({})
+    assert project.cache.misses == parsed + 2
+    assert _key(back.result) == _key(first.result)
+
+
+def test_a_kustomization_in_the_run_drops_the_kept_parses():
+    project = Project(ROOT / "fixtures" / "own" / "kustomize")
+    first = project.lint({})
+    assert len(project.cache) == 0  # its patches were merged into the nodes it read
+    assert _key(project.lint({}).result) == _key(first.result)
+
+
+def test_a_syntax_error_kept_in_the_cache_is_reported_again(tmp_path: Path):
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n", encoding="utf-8")
+    project = Project(tmp_path)
+    first = [(f.code, f.span.line, f.span.col) for f in project.lint({}).result.findings]
+    assert first and first[0][0] == "VL001"
+    assert [(f.code, f.span.line, f.span.col) for f in project.lint({}).result.findings] == first
+    assert project.cache.hits == 1
+
+
+@pytest.mark.parametrize("encoding, expected", [(UTF16, 5), (UTF8, 11), (UTF32, 4)])
+def test_positions_count_code_units_of_the_encoding(encoding: str, expected: int):
+    text = "a\r\n中文😀 x\rlast"
+    index = LineIndex(text, encoding)
+    offset = text.index("x")
+    assert index.position(offset) == (1, expected)
+    assert index.offset(1, expected) == offset
+    assert index.position(text.index("last")) == (2, 0)  # a lone CR ends a line too
+    assert index.offset(1, 999) == text.index("\r", 3)  # past the end of the line: its end
+    assert index.offset(9, 0) == len(text)
+
+
+def test_utf8_only_when_offered():
+    assert choose_encoding(None) == UTF16
+    assert choose_encoding([UTF32, UTF16]) == UTF16
+    assert choose_encoding([UTF16, UTF8]) == UTF8
