@@ -351,3 +351,22 @@ def test_server_without_the_extra_says_how_to_install_it():
     assert out.returncode == 2
     assert out.stderr.strip() == ("vllmlint: error: `vllmlint server` needs the server extra: pip install "
                                   "'vllmlint[server]' (pygls 2 and lsprotocol)")
+
+
+def test_changes_in_quick_succession_are_linted_once(workspace: Path):
+    async def scenario():
+        async with session(workspace, debounce=400) as s:
+            s.open("deploy.yaml")
+            await s.wait_diagnostics("deploy.yaml")
+            count = s.published[s.uri("deploy.yaml")]
+            for flag in ("--swap-space=1", "--swap-space=2", "--swap-space=3"):  # typed within the debounce
+                s.replace("deploy.yaml", DEPLOY.replace("--swap-space=16", flag))
+            after = await s.wait_diagnostics("deploy.yaml", after=count)
+            assert s.published[s.uri("deploy.yaml")] == count + 1
+            assert _one(after, "VL102").message.startswith("`--swap-space` was removed")
+            await asyncio.sleep(0.6)  # no second run for the earlier versions
+            assert s.published[s.uri("deploy.yaml")] == count + 1
+            # hpa.yaml is not open: nothing is published for it.
+            assert s.uri("hpa.yaml") not in s.published
+
+    run(scenario())

@@ -85,3 +85,73 @@ def test_utf8_only_when_offered():
     assert choose_encoding(None) == UTF16
     assert choose_encoding([UTF32, UTF16]) == UTF16
     assert choose_encoding([UTF16, UTF8]) == UTF8
+
+
+# --- suppression comments: wherever the finding is, the inserted comment hides it (checked by linting again) ---
+LITERAL = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: vllm}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    command: [bash, -c]
+    args:
+    - |
+      echo starting
+      vllm serve Qwen/Qwen2.5-7B-Instruct \\
+        --swap-space 4 \\
+        --port 8000
+"""
+RUNBOOK = """\
+# Runbook
+
+```bash
+vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000 \\
+  --swap-space 4
+```
+
+```yaml
+apiVersion: v1
+kind: Pod
+metadata: {name: vllm}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    args: [Qwen/Qwen2.5-7B-Instruct, --swap-space=4]
+```
+"""
+
+
+@pytest.mark.parametrize("name, text", [("pod.yaml", LITERAL), ("runbook.md", RUNBOOK)])
+def test_suppression_actions_hide_the_finding_where_it_is(tmp_path: Path, name: str, text: str):
+    from lsprotocol import types
+
+    from tests.lsp_client import apply_text_edits
+    from vllmlint.server.features import code_actions
+
+    (tmp_path / ".vllmlint.yaml").write_text("vllm-version: 0.29.0\n", encoding="utf-8")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    project = Project(tmp_path)
+    run = project.lint({})
+    removed = [f for f in run.result.findings if f.code == "VL102"]
+    assert removed, [f.code for f in run.result.findings]
+    path = str(tmp_path / name)
+    for finding in removed:
+        actions = code_actions(run, finding.path, finding.span.start, finding.span.start, UTF16,
+                               lambda shown: "file:///x" if shown == finding.path else None)
+        titles = [a.title for a in actions]
+        assert titles[0] == "VL102: delete the removed flag `--swap-space`", titles
+        for action in actions[1:3]:
+            assert isinstance(action.edit, types.WorkspaceEdit) and action.edit.changes
+            edited = apply_text_edits(text, list(action.edit.changes["file:///x"]))
+            after = project.lint({path: edited.replace("VL102 -- ", "VL102 -- reviewed")}).result
+            left = [(f.code, f.span.line) for f in after.findings if f.code in ("VL102", "VL001", "VL003", "VL004")]
+            # This finding is hidden; the comment is used (no VL003), has its reason, and breaks nothing.
+            assert (finding.code, finding.span.line + 1) not in left and not [c for c, _ in left if c != "VL102"], \
+                (action.title, left, edited)
+    fixed = apply_text_edits(text, list(code_actions(run, removed[0].path, removed[0].span.start, removed[0].span.start,
+                                                     UTF16, lambda shown: "file:///x")[0].edit.changes["file:///x"]))
+    assert "--swap-space" not in fixed.split("\n")[removed[0].span.line - 1]
