@@ -53,11 +53,20 @@ def test_an_edit_reparses_only_that_file_and_finds_what_a_fresh_run_finds(tree: 
     assert _key(back.result) == _key(first.result)
 
 
-def test_a_kustomization_in_the_run_drops_the_kept_parses():
-    project = Project(ROOT / "fixtures" / "own" / "kustomize")
+def test_a_kustomization_drops_the_kept_parses_of_its_folder_only(tmp_path: Path):
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT / "fixtures" / "own", root)
+    project = Project(root)
     first = project.lint({})
-    assert len(project.cache) == 0  # its patches were merged into the nodes it read
-    assert _key(project.lint({}).result) == _key(first.result)
+    kept = {shown for shown, _ in project.cache._entries}
+    # Its patches were merged into the nodes of the files under its folder: those are parsed afresh next time.
+    assert kept and not [shown for shown in kept if "/kustomize/" in shown]
+    assert [shown for shown in first.result.sources if "/kustomize/" in shown]
+    misses = project.cache.misses
+    again = project.lint({})
+    assert _key(again.result) == _key(first.result)
+    assert project.cache.misses - misses == len([s for s in first.result.sources if "/kustomize/" in s
+                                                 and s.endswith((".yaml", ".yml"))])
 
 
 def test_a_syntax_error_kept_in_the_cache_is_reported_again(tmp_path: Path):

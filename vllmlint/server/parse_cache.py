@@ -6,8 +6,10 @@ the parse found. The engine asks through `Linter.parse_cache`; entries not asked
 after it (`sweep`), so closed or deleted files do not stay in memory.
 
 A run may change the nodes of what it read: Kustomize's `images` and patches are merged into the resources'
-container nodes (`vllmlint.source.kustomize`). After a run that read a Kustomization, the server drops the
-whole cache (`clear`), so the next run starts from fresh parses: correct, not incremental, for such folders.
+container nodes (`vllmlint.source.kustomize`), and those resources are files in the Kustomization's folder
+or below it (a base is a Kustomization of its own; a resource file outside the folder is not read). After a
+run, the server drops the parses of every file under a Kustomization's folder (`drop_under`), so they are
+parsed afresh next time: correct, not incremental, for those folders; the rest stay.
 """
 from __future__ import annotations
 
@@ -55,6 +57,14 @@ class ParseCache:
         """Drop what the last run did not ask for."""
         self._entries = {key: entry for key, entry in self._entries.items() if key in self._used}
         self._used = set()
+
+    def drop_under(self, folders: set[str]) -> None:
+        """Drop the parses of files in these folders (display paths; "" is the top) and below them."""
+        if "" in folders:
+            self.clear()
+            return
+        prefixes = tuple(folder.rstrip("/") + "/" for folder in folders)
+        self._entries = {key: entry for key, entry in self._entries.items() if not key[0].startswith(prefixes)}
 
     def clear(self) -> None:
         self._entries.clear()

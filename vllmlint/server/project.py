@@ -10,6 +10,7 @@ Nothing here imports pygls: the server (`vllmlint.server.server`) turns results 
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -214,7 +215,8 @@ class Project:
     def _after_run(self, result: LintResult) -> None:
         from vllmlint.source.kustomize import NAMES
 
-        if any(shown.rsplit("/", 1)[-1] in NAMES for shown in result.sources):
-            self.cache.clear()  # the run merged Kustomize patches into nodes it parsed: parse afresh next time
-        else:
-            self.cache.sweep()
+        self.cache.sweep()
+        # The run merged Kustomize patches into nodes it parsed, of files under each Kustomization's folder.
+        folders = {posixpath.dirname(shown) for shown in result.sources if posixpath.basename(shown) in NAMES}
+        if folders:
+            self.cache.drop_under(folders)
