@@ -150,7 +150,7 @@ def test_suppression_actions_hide_the_finding_where_it_is(tmp_path: Path, name: 
     path = str(tmp_path / name)
     for finding in removed:
         actions = code_actions(run, finding.path, finding.span.start, finding.span.start, UTF16,
-                               lambda shown: "file:///x" if shown == finding.path else None)
+                               lambda shown, path=finding.path: "file:///x" if shown == path else None)
         titles = [a.title for a in actions]
         assert titles[0] == "VL102: delete the removed flag `--swap-space`", titles
         for action in actions[1:3]:
