@@ -3,14 +3,16 @@
 Each workspace folder is a `Project`. Opening, changing (after a short debounce per document) or saving a
 document lints its folder with the unsaved buffers of every open document of it standing in for the files
 on disk, and publishes diagnostics for each open document whose diagnostics changed (an edit of a Deployment
-changes what an open HPA file says). Requests (hover, code actions) first lint again when a buffer changed
-since the last run; completion reads the last run when it is current, else the document alone.
+changes what an open HPA file says). Runs happen in one worker thread, one per project at a time, so the
+server keeps answering while a large folder is linted. Requests (hover, code actions) first lint again when
+a buffer changed since the last run; completion reads the last run when it is current, else the document alone.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,11 @@ class VllmlintServer(LanguageServer):
         self.loose: dict[str, Project] = {}  # absolute path -> the project of a file outside every folder
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}
+        self.locks: dict[int, asyncio.Lock] = {}
+        self.tasks: set[asyncio.Future] = set()
+        # One thread lints (one run at a time: the engine's caches are shared), so that requests are answered
+        # while a large folder is linted.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllmlint-lint")
 
     # helpers
     @property
@@ -78,16 +85,26 @@ class VllmlintServer(LanguageServer):
                 found[uri] = str(path)
         return found
 
-    def overlays(self, project: Project) -> dict[str, str]:
-        return {path: self.workspace.get_text_document(uri).source
-                for uri, path in self.open_documents(project).items()}
+    def snapshot(self, project: Project) -> dict[str, tuple[str, str, int | None]]:
+        """uri -> (absolute path, text, version) of the open documents of `project`, as they are now."""
+        found = {}
+        for uri, path in self.open_documents(project).items():
+            document = self.workspace.get_text_document(uri)
+            found[uri] = (path, document.source, document.version)
+        return found
 
-    def fresh(self, project: Project) -> Run | None:
-        """The project's last run if every open buffer is what it linted, else a new run (published)."""
+    def overlays(self, project: Project) -> dict[str, str]:
+        return {path: text for path, text, _ in self.snapshot(project).values()}
+
+    def is_current(self, project: Project) -> bool:
         run = project.last
-        if run is not None and all(run.texts.get(path) == text for path, text in self.overlays(project).items()):
-            return run
-        return self.lint(project)
+        return run is not None and all(run.texts.get(path) == text for path, text in self.overlays(project).items())
+
+    async def fresh(self, project: Project) -> Run | None:
+        """The project's last run if every open buffer is what it linted, else a new run (published)."""
+        if self.is_current(project):
+            return project.last
+        return await self.lint(project)
 
     # linting
     def schedule(self, uri: str, delay: float) -> None:
@@ -103,44 +120,62 @@ class VllmlintServer(LanguageServer):
 
     def _fire(self, uri: str, project: Project) -> None:
         self.timers.pop(uri, None)
-        self.lint(project, changed=uri)
+        self.spawn(self.lint(project, changed=uri))
 
-    def lint(self, project: Project, changed: str | None = None) -> Run | None:
-        """Lint `project` and publish what changed; an error of ours is logged, never fatal."""
-        for uri in self.open_documents(project):
-            timer = self.timers.pop(uri, None)
-            if timer is not None:
-                timer.cancel()  # this run covers their change
-        try:
-            run = project.lint(self.overlays(project))
-        except Exception as exc:  # a bug of ours: the editor keeps working, the log says what
-            log.exception("lint failed")
-            self.window_log_message(types.LogMessageParams(types.MessageType.Error,
-                                                           f"vllmlint: internal error: {type(exc).__name__}: {exc}"))
-            return None
-        for notice in run.result.notices:
-            if notice.level == "error" and not notice.path:
-                self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"vllmlint: {notice.message}"))
-        self.publish(project, run, changed)
-        return run
+    def spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
-    def publish(self, project: Project, run: Run, changed: str | None = None) -> None:
-        for uri, path in self.open_documents(project).items():
+    def lock(self, project: Project) -> asyncio.Lock:
+        return self.locks.setdefault(id(project), asyncio.Lock())
+
+    async def lint(self, project: Project, changed: str | None = None, force: bool = False) -> Run | None:
+        """Lint `project` in the worker thread (the server keeps answering meanwhile) and publish what changed;
+        one run per project at a time. An error of ours is logged, never fatal."""
+        async with self.lock(project):
+            if not force and changed is None and self.is_current(project):
+                return project.last  # a run that finished while this one waited covered it
+            for uri in self.open_documents(project):
+                timer = self.timers.pop(uri, None)
+                if timer is not None:
+                    timer.cancel()  # this run covers their change
+            snapshot = self.snapshot(project)
+            overlays = {path: text for path, text, _ in snapshot.values()}
+            try:
+                run = await asyncio.get_running_loop().run_in_executor(self.worker, project.lint, overlays)
+            except Exception as exc:  # a bug of ours: the editor keeps working, the log says what
+                log.exception("lint failed")
+                self.window_log_message(types.LogMessageParams(
+                    types.MessageType.Error, f"vllmlint: internal error: {type(exc).__name__}: {exc}"))
+                return None
+            for notice in run.result.notices:
+                if notice.level == "error" and not notice.path:
+                    self.window_log_message(types.LogMessageParams(types.MessageType.Error,
+                                                                   f"vllmlint: {notice.message}"))
+            self.publish(run, snapshot, changed)
+            return run
+
+    def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]], changed: str | None = None) -> None:
+        """Diagnostics of each open document whose diagnostics changed, with the version that was linted."""
+        for uri, (path, _text, version) in snapshot.items():
+            if uri not in self.workspace.text_documents:
+                continue  # closed while the run went on
             shown = run.shown.get(path)
             diagnostics = features.diagnostics(run, shown, self.encoding) if shown is not None else []
             if uri != changed and self.published.get(uri) == diagnostics:
                 continue
             self.published[uri] = diagnostics
-            document = self.workspace.get_text_document(uri)
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=diagnostics, version=document.version))
+                uri=uri, diagnostics=diagnostics, version=version))
 
-    def reload_config(self, project: Project) -> None:
-        project.load_config()
+    async def reload_config(self, project: Project) -> None:
+        async with self.lock(project):
+            await asyncio.get_running_loop().run_in_executor(self.worker, project.load_config)
         if project.config_error:
             self.window_show_message(types.ShowMessageParams(
                 types.MessageType.Error, f"vllmlint: {project.config_error} (the defaults apply until it is fixed)"))
-        self.lint(project)
+        await self.lint(project, force=True)
 
     def uri_of(self, run: Run):
         def find(shown: str) -> str | None:
@@ -194,13 +229,13 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         ls.schedule(params.text_document.uri, ls.debounce)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: VllmlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    async def did_save(ls: VllmlintServer, params: types.DidSaveTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
         if path is None:
             return
         for project in ls.all_projects():
             if project.is_config_file(path):
-                ls.reload_config(project)
+                await ls.reload_config(project)
                 return
         project = ls.project_for(path)
         if path not in project.files():
@@ -219,10 +254,10 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         if path is not None:
             project = ls.project_for(path)
             if ls.open_documents(project):  # the file on disk stands in for the closed buffer again
-                asyncio.get_running_loop().call_soon(ls.lint, project)
+                ls.spawn(ls.lint(project, force=True))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched(ls: VllmlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    async def did_change_watched(ls: VllmlintServer, params: types.DidChangeWatchedFilesParams) -> None:
         touched: dict[int, Project] = {}
         reload: dict[int, Project] = {}
         for change in params.changes:
@@ -237,20 +272,20 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
                         project.forget_files()
                     touched[id(project)] = project
         for project in reload.values():
-            ls.reload_config(project)
+            await ls.reload_config(project)
         for key, project in touched.items():
             if key not in reload:
-                ls.lint(project)
+                await ls.lint(project, force=True)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]))
-    def code_action(ls: VllmlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    async def code_action(ls: VllmlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         path = _path(uri)
         if path is None:
             return None
         project = ls.project_for(path)
-        run = ls.fresh(project)
+        run = await ls.fresh(project)
         shown = run.shown.get(str(path)) if run is not None else None
         if run is None or shown is None:
             return None
@@ -266,17 +301,18 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
             from vllmlint.fix.apply import fix_text
 
             assert project.options is not None
-            outcome = fix_text(features.source_text(run, shown), shown, project.options)
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                ls.worker, fix_text, features.source_text(run, shown), shown, project.options)
             if outcome.applied and not outcome.refused:
                 actions.append(features.fix_all_action(run, shown, outcome.text, outcome.applied, uri, ls.encoding))
         return actions
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: VllmlintServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: VllmlintServer, params: types.HoverParams) -> types.Hover | None:
         path = _path(params.text_document.uri)
         if path is None:
             return None
-        run = ls.fresh(ls.project_for(path))
+        run = await ls.fresh(ls.project_for(path))
         shown = run.shown.get(str(path)) if run is not None else None
         if run is None or shown is None:
             return None
