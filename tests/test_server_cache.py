@@ -164,3 +164,21 @@ def test_suppression_actions_hide_the_finding_where_it_is(tmp_path: Path, name: 
     fixed = apply_text_edits(text, list(code_actions(run, removed[0].path, removed[0].span.start, removed[0].span.start,
                                                      UTF16, lambda shown: "file:///x")[0].edit.changes["file:///x"]))
     assert "--swap-space" not in fixed.split("\n")[removed[0].span.line - 1]
+
+
+def test_completion_of_a_flag_not_yet_a_token():
+    """`- -` is a nested YAML list, not a word: the flags of the command line it continues are offered."""
+    from vllmlint.engine import Linter, LintOptions
+    from vllmlint.server.features import completion
+
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: vllm\n"
+            "    image: vllm/vllm-openai:v0.29.0\n    command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct]\n"
+            "    args:\n    - --port=8000\n    - -\n")
+    linter = Linter(LintOptions())
+    linter.add_text(text, "pod.yaml", ".yaml")
+    world = linter.build()
+    items = completion(world, "pod.yaml", text, len(text) - 1, UTF16)
+    labels = [i.label for i in items]
+    assert "--max-model-len" in labels and "--swap-space" not in labels
+    assert items[0].text_edit is not None and items[0].text_edit.range.start.character == 6
+    assert completion(world, "pod.yaml", text, text.index("kind"), UTF16) == []

@@ -429,7 +429,12 @@ def completion(world: World, shown: str, text: str, offset: int, encoding: str) 
     option whose value is under the cursor (`--dtype=|`, or the word after `--dtype`)."""
     spot = spot_at(world, shown, offset)
     if spot is None:
-        return []
+        # A word being typed that is not a token yet (`- -` is a nested list in YAML until the second `-`):
+        # flags of the invocation it continues.
+        invocation = _continued_invocation(world, shown, text, offset)
+        if invocation is None:
+            return []
+        spot = Spot(invocation, invocation.anchor)
     index = LineIndex(text, encoding)
     catalog = spot.invocation.catalog
     if spot.is_value:
@@ -472,3 +477,17 @@ def completion(world: World, shown: str, text: str, offset: int, encoding: str) 
                 tags=[types.CompletionItemTag.Deprecated] if option.deprecated else None,
                 text_edit=types.TextEdit(edit_range, flag), filter_text=flag))
     return items
+
+
+def _continued_invocation(world: World, shown: str, text: str, offset: int) -> Invocation | None:
+    """The invocation of this file whose arguments surround `offset`, or end at most a line above it."""
+    best = None
+    for invocation in world.invocations:
+        tokens = [t for t in invocation.tokens if t.source is not None and t.source.display_path == shown]
+        if not tokens:
+            continue
+        first, last = min(t.start for t in tokens), max(t.end for t in tokens)
+        if first <= offset <= last or (last <= offset and text.count("\n", last, offset) <= 1):
+            if best is None or last > best[0]:
+                best = (last, invocation)
+    return best[1] if best is not None else None
