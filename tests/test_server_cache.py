@@ -182,3 +182,15 @@ def test_completion_of_a_flag_not_yet_a_token():
     assert "--max-model-len" in labels and "--swap-space" not in labels
     assert items[0].text_edit is not None and items[0].text_edit.range.start.character == 6
     assert completion(world, "pod.yaml", text, text.index("kind"), UTF16) == []
+
+
+def test_open_buffers_of_new_files_and_scripts_without_a_suffix_are_linted(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("vllm serve x --swap-space 4\n", encoding="utf-8")
+    project = Project(tmp_path)
+    script = "#!/bin/sh\nvllm serve Qwen/Qwen2.5-7B-Instruct --swap-space 4\n"
+    run = project.lint({str(tmp_path / "serve"): script, str(tmp_path / "new.yaml"): "kind: [\n",
+                        str(tmp_path / "notes.txt"): "vllm serve x --swap-space 4\n"})
+    by_file = {(run.shown.get(p), f.code) for p in run.shown for f in run.result.findings if f.path == run.shown[p]}
+    assert (run.shown[str(tmp_path / "serve")], "VL102") in by_file
+    assert (run.shown[str(tmp_path / "new.yaml")], "VL001") in by_file
+    assert str(tmp_path / "notes.txt") not in run.shown  # neither a file vllmlint reads nor a script

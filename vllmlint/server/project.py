@@ -190,7 +190,8 @@ class Project:
             if absolute in listed:
                 continue
             path = Path(absolute)
-            if path.suffix.lower() in SCAN_SUFFIXES and not self.excluded(path):
+            # A new, unsaved file; a script without a suffix (`#!`) as a file named on the command line would be.
+            if (path.suffix.lower() in SCAN_SUFFIXES or text.startswith("#!")) and not self.excluded(path):
                 shown_of[absolute] = self._add_overlay(linter, path, text)
                 run_texts[absolute] = text
         result = linter.run()
