@@ -14,6 +14,8 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 
+from pygls.uris import from_fs_path  # noqa: E402
+
 from tests.lsp_client import apply_text_edits, session  # noqa: E402
 
 DEPLOY = """\
@@ -370,3 +372,29 @@ def test_changes_in_quick_succession_are_linted_once(workspace: Path):
             assert s.uri("hpa.yaml") not in s.published
 
     run(scenario())
+
+
+def test_a_folder_added_to_the_workspace_is_linted_as_one(workspace: Path, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    (other / "deploy.yaml").write_text(DEPLOY, encoding="utf-8")
+    (other / "hpa.yaml").write_text(HPA, encoding="utf-8")
+
+    async def scenario():
+        async with session(workspace) as s:
+            s.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+                types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri=from_fs_path(str(other)),
+                                                                               name="other")], removed=[])))
+            uri = from_fs_path(str(other / "hpa.yaml"))
+            s.client.text_document_did_open(types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=HPA)))
+            await asyncio.wait_for(_published(s, uri), 20)
+            # Judged against the Deployment of its own folder (a lone file would have no target to judge).
+            assert _range(_one(s.diagnostics[uri], "VL401")) == (11, 12, 11, 15)
+
+    run(scenario())
+
+
+async def _published(s, uri: str) -> None:
+    while uri not in s.published:
+        s.changed.clear()
+        await s.changed.wait()

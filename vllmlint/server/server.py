@@ -277,6 +277,19 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
             if key not in reload:
                 await ls.lint(project, force=True)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: VllmlintServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        removed = {p for p in (_path(f.uri) for f in params.event.removed or []) if p is not None}
+        ls.projects = [p for p in ls.projects if not any(p.root == r.resolve() for r in removed)]
+        for folder in params.event.added or []:
+            path = _path(folder.uri)
+            if path is not None:
+                ls.projects.append(Project(path))
+        ls.loose.clear()  # a lone file may belong to a new folder now
+        for project in ls.projects:
+            if ls.open_documents(project):
+                ls.spawn(ls.lint(project, force=True))
+
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]))
     async def code_action(ls: VllmlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
