@@ -194,3 +194,18 @@ def test_open_buffers_of_new_files_and_scripts_without_a_suffix_are_linted(tmp_p
     assert (run.shown[str(tmp_path / "serve")], "VL102") in by_file
     assert (run.shown[str(tmp_path / "new.yaml")], "VL001") in by_file
     assert str(tmp_path / "notes.txt") not in run.shown  # neither a file vllmlint reads nor a script
+
+
+def test_json_gets_fixes_but_no_comment_suppressions(tmp_path: Path):
+    import json
+
+    from vllmlint.server.features import code_actions
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
+           "spec": {"containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.29.0",
+                                    "args": ["Qwen/Qwen2.5-7B-Instruct", "--swap-space=4"]}]}}
+    (tmp_path / "pod.json").write_text(json.dumps(pod, indent=2), encoding="utf-8")
+    run = Project(tmp_path).lint({})
+    finding = next(f for f in run.result.findings if f.code == "VL102")
+    actions = code_actions(run, finding.path, finding.span.start, finding.span.end, UTF16, lambda shown: "file:///p")
+    assert [a.title for a in actions] == ["VL102: delete the removed flag `--swap-space`"]

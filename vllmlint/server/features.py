@@ -137,8 +137,8 @@ _UNSUPPRESSIBLE = {"VL001", "VL003", "VL004"}
 
 
 def _suppressions(run: Run, shown: str, finding: Finding, index: LineIndex, uri: str) -> list[types.CodeAction]:
-    if finding.code in _UNSUPPRESSIBLE:
-        return []
+    if finding.code in _UNSUPPRESSIBLE or _kind(shown, index.text) == "json":
+        return []  # JSON has no comments (annotate the object with `vllmlint.io/ignore` instead)
     text = index.text
     actions = []
     line_insert = _line_comment_site(shown, text, finding.span.start)
@@ -165,7 +165,7 @@ def _kind(shown: str, text: str) -> str:
         return "markdown"
     if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
         return "shell"
-    return "yaml"
+    return "json" if suffix == "json" else "yaml"
 
 
 def _line_start(text: str, offset: int) -> int:
