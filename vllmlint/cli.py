@@ -26,6 +26,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LAZY_COMMANDS = {
     "flag": "vllmlint.commands.flag:command",
     "capacity": "vllmlint.commands.capacity:command",
+    "server": "vllmlint.server.command:command",  # the language server: pygls is imported only when it runs
 }
 
 

@@ -230,7 +230,7 @@ class Linter:
         if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
             self._shell_sources.append(source if owner is not None else self._script_manifests(source))
             return
-        documents, error = parse_documents(source)
+        documents, error = self._parse(source)
         # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.
         record_parse(owner or source, documents, error.index if error is not None else None, region)
         template = _template_action(text, documents if error is None else None)
@@ -450,6 +450,14 @@ class Linter:
             _apply_baseline(self.result, self.options.baseline)
         self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
+
+    # Parsed YAML kept between runs by a long-lived caller (the language server, `vllmlint.server.project`):
+    # an object with `parse(source) -> (documents, error)`, None to parse every time.
+    parse_cache = None
+
+    def _parse(self, source: SourceFile):
+        cache = self.parse_cache
+        return parse_documents(source) if cache is None else cache.parse(source)
 
 
 def _workload_count(world: World) -> int:
