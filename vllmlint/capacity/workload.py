@@ -298,6 +298,10 @@ def workloads(world: World) -> list[Workload]:
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
             work.landings = landings(container.pod, world)
+        elif invocation.owner is not None:  # an operator's resource: the pod its controller builds requests them
+            from vllmlint.vllm.invocation import operator_gpu
+
+            work.gpu_resource = operator_gpu(invocation.owner)
         result.append(work)
     world._vllmlint_capacity_workloads = result  # type: ignore[attr-defined]
     return result

@@ -1409,3 +1409,24 @@ def _vendor_release(image: ImageRef) -> str | None:
 
     found = tag_release(image)
     return found.release if found is not None else None
+
+
+def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
+    """(resource, count, YAML node) of the accelerator an operator's controller requests for the pod it builds
+    from `obj` (production-stack's VLLMRuntime: `spec.deploymentConfig.resources.gpu` of `gpuType`, default
+    nvidia.com/gpu, as requests and limits; data/operator-flags.yaml `gpu`), like a container's request."""
+    from vllmlint.k8s.quantity import quantity_int
+
+    entry = operator_entry(obj.kind, obj.api_version)
+    spec = entry.get("gpu") if entry is not None else None
+    if not spec:
+        return None
+    _, count_node = _field(obj.node, spec["count"])
+    if not isinstance(count_node, Scalar) or not scalar_str(count_node):
+        return None  # the controller adds no GPU request when the field is empty
+    count = quantity_int(count_node)
+    if count is None:
+        return None
+    _, resource_node = _field(obj.node, spec["resource"]) if spec.get("resource") else (None, None)
+    resource = scalar_str(resource_node) if isinstance(resource_node, Scalar) else None
+    return resource or spec["default_resource"], count, count_node
