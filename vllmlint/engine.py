@@ -362,8 +362,9 @@ class Linter:
         apply_kustomizations(self)
         world = self.world
         world.sources = list(self.result.sources.values())
-        from vllmlint.source.compose import bind_projects
+        from vllmlint.source.compose import apply_extends, bind_projects
 
+        apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
         bind_projects(world)
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:

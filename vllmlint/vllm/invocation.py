@@ -1246,8 +1246,8 @@ def compose_argv(container: Container) -> tuple[list[Token] | None, list[Token]]
         return None
     source = container.node.source
 
-    def tokens(words) -> list[Token]:
-        return [Token(w.text, source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
+    def tokens(words) -> list[Token]:  # in the file that wrote them (an `extends` base's, when inherited)
+        return [Token(w.text, w.node.source or source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
 
     return (tokens(entry) if entry is not None else None), tokens(command)
 
