@@ -312,7 +312,7 @@ def kustomize_mapping(output: str, shown: str, root: Path, tool: str = "kustomiz
     name (or, uniquely, one that a name prefix or suffix made longer) and no other namespace written."""
     from vllmlint.source.files import display_path
 
-    written = []
+    written: list[tuple[tuple[str, str, str | None], str, str, int, int]] = []
     for path in kustomize_files(root):
         text = _read_file(path)
         if text is not None:
@@ -323,8 +323,8 @@ def kustomize_mapping(output: str, shown: str, root: Path, tool: str = "kustomiz
         same_kind = [w for w in written if w[0][0] == kind and w[0][2] in (None, namespace)]
         chosen = [w for w in same_kind if w[0][1] == name] or [w for w in same_kind if w[0][1] in name]
         if len(chosen) == 1:
-            _, path, text, region_start, region_end = chosen[0]
-            mapped.segments.append(Segment(start, end, path, text, (region_start, region_end)))
+            _, file_shown, file_text, region_start, region_end = chosen[0]
+            mapped.segments.append(Segment(start, end, file_shown, file_text, (region_start, region_end)))
     return mapped
 
 
