@@ -69,3 +69,40 @@ def test_fixture_gpu_count_matches():
     result = lint_text((FIXTURES / "own" / "vllmruntime.yaml").read_text(), "vllmruntime.yaml",
                        LintOptions(select=["VL606"]))
     assert result.findings == []  # gpu "1" for TP 1
+
+
+PLACED = """apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata:
+  name: rt
+spec:
+  model:
+    modelURL: meta-llama/Llama-3.1-70B-Instruct
+    maxModelLen: 4096
+  vllmConfig:
+    port: 8000
+    tensorParallelSize: {tp}
+  deploymentConfig:
+    resources:
+      gpu: "{tp}"
+{terms}    image: {{registry: docker.io, name: "vllm/vllm-openai:v0.10.0"}}
+"""
+TERMS = """    nodeSelectorTerms:
+      - matchExpressions:
+          - key: cloud.google.com/gke-accelerator
+            operator: In
+            values: [nvidia-l4]
+"""
+
+
+def test_node_selector_terms_place_the_pod_for_vl601():
+    # The controller turns deploymentConfig.nodeSelectorTerms into the pod's required node affinity: an L4.
+    result = lint_text(PLACED.format(tp=1, terms=TERMS), "rt.yaml", LintOptions(select=["VL601"]))
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL601", 7, 15, "error")]
+    assert "one L4 (from node affinity)" in result.findings[0].message
+
+
+@pytest.mark.parametrize("tp, terms", [(8, TERMS), (1, "")])
+def test_no_vl601_when_it_fits_or_the_gpu_is_unknown(tp, terms):
+    assert lint_text(PLACED.format(tp=tp, terms=terms), "rt.yaml", LintOptions(select=["VL601"])).findings == []

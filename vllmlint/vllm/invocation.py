@@ -1430,3 +1430,25 @@ def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
     _, resource_node = _field(obj.node, spec["resource"]) if spec.get("resource") else (None, None)
     resource = scalar_str(resource_node) if isinstance(resource_node, Scalar) else None
     return resource or spec["default_resource"], count, count_node
+
+
+@dataclass(eq=False)
+class OperatorPod:
+    """What the capacity rules read of the pod an operator builds for a resource: the resource (`owner`) and
+    the placement its controller gives the pod (data/operator-flags.yaml `placement`)."""
+
+    owner: Any
+    placement: Any
+
+
+def operator_pod(obj: Any) -> OperatorPod | None:
+    """The placement of the pod an operator's controller builds for `obj`, when the table maps its fields."""
+    from vllmlint.k8s.placement import placement_of_fields
+
+    entry = operator_entry(obj.kind, obj.api_version)
+    spec = entry.get("placement") if entry is not None else None
+    if not spec:
+        return None
+    terms = _field(obj.node, spec["node_selector_terms"])[1] if spec.get("node_selector_terms") else None
+    tolerations = _field(obj.node, spec["tolerations"])[1] if spec.get("tolerations") else None
+    return OperatorPod(obj, placement_of_fields(terms, tolerations))
