@@ -51,7 +51,8 @@ def test_render_runs_helm_and_maps_findings_to_the_template(tmp_path):
     code, out, err = run_cli("--render", "--helm-values", "prod.yaml", "--helm-values", "chart/values.yaml",
                              "--select", "VL102", "--format", "json", "chart", cwd=tmp_path, env=env)
     assert code == 1, err
-    assert _findings(out) == [("chart/templates/deployment.yaml", 33, 15, "VL102", "error")]
+    # the flag comes from values.yaml (`toYaml .Values.extraArgs`): not in the template, so at its first line
+    assert _findings(out) == [("chart/templates/deployment.yaml", 1, 1, "VL102", "error")]
     call = log.read_text().split()
     assert call[:2] == ["template", str(tmp_path / "chart")]
     assert call[2:] == ["--values", str(tmp_path / "prod.yaml"), "--values", str(tmp_path / "chart" / "values.yaml")]
@@ -62,7 +63,7 @@ def test_render_config_key(tmp_path):
     log, env = _setup(tmp_path)
     (tmp_path / ".vllmlint.yaml").write_text("render: true\n")
     code, out, _ = run_cli("--select", "VL102", "--format", "json", "chart", cwd=tmp_path, env=env)
-    assert code == 1 and _findings(out) == [("chart/templates/deployment.yaml", 33, 15, "VL102", "error")]
+    assert code == 1 and _findings(out) == [("chart/templates/deployment.yaml", 1, 1, "VL102", "error")]
     assert log.exists()
 
 
@@ -111,7 +112,7 @@ def test_kustomization_rendered_only_with_render(tmp_path):
     assert _findings(out) == [("overlay/deployment.yaml", 32, 15, "VL102", "error")]
     code, out, err = run_cli("--render", "--select", "VL102", "--format", "json", "overlay", cwd=tmp_path, env=env)
     assert code == 1, err
-    assert _findings(out) == [("overlay/kustomization.yaml (rendered)", 33, 15, "VL102", "error")]
+    assert _findings(out) == [("overlay/deployment.yaml", 32, 15, "VL102", "error")]  # mapped back to the resource file
     assert log.read_text().split() == ["build", str(folder)]
 
 

@@ -48,12 +48,12 @@ def _deployment(image: str, args: str = "", command: str = "") -> str:
     ("quay.io/ascend/vllm-ascend:v0.9.1rc1", []),
     ("aibrix/vllm-openai:v0.7.3.self.post1", []),
     ("aibrix/vllm-openai:v0.10.2-aibrix-v0.5.0-nixl-0.7.1-20251123", None),  # entrypoint not verified
-    ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", None),
+    ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", []),  # ROCm/vllm Dockerfile.rocm: CMD bash, no ENTRYPOINT
     ("public.ecr.aws/deep-learning-containers/vllm:0.13-gpu-py312-ec2", ["/usr/local/bin/dockerd_entrypoint.sh"]),
     ("1234.dkr.ecr.us-west-2.amazonaws.com/ecr-public/deep-learning-containers/vllm:0.27.1-gpu-py312-ec2",
      ["/usr/local/bin/dockerd_entrypoint.sh"]),
     ("public.ecr.aws/deep-learning-containers/vllm:0.27.1-gpu-py312", None),  # SageMaker: another script
-    ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", None),
+    ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", ["python3", "-m", "vllm.entrypoints.openai.api_server"]),
 ])
 def test_vendor_entrypoints(image, entry):
     ref = parse_image(image)
@@ -238,3 +238,142 @@ def test_does_not_catch_gaudi_build_on_gaudi():
     text = _deployment("opea/vllm-gaudi:latest", '["--model", "m"]') + \
         "          resources: {limits: {habana.ai/gaudi: 1}}\n"
     assert _lint(text, ["VL607"]).findings == []
+
+
+# --- issue 9, the last vendor families (data/image-entrypoints.yaml, read 2026-12-01) -------------------------
+def _findings(text: str, select: list[str]):
+    return [(f.code, f.span.line, f.span.col, f.severity.label) for f in _lint(text, select).findings]
+
+
+@pytest.mark.parametrize("image, entry", [
+    ("rocm/vllm:rocm7.12.0_gfx950-dcgpu_ubuntu24.04_py3.12_pytorch_2.9.1_vllm_0.16.0", []),
+    ("nvcr.io/nvidia/vllm:26.05-py3", []),
+    ("ghcr.io/llm-d/llm-d:0.0.8", ["python3", "-m", "vllm.entrypoints.openai.api_server"]),
+    ("ghcr.io/llm-d/llm-d:v0.3.0", None),  # a later Dockerfile, not read
+    ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.0.0", None),  # read through assumed_entrypoint
+    ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py311-sdk2.26.0-ubuntu22.04", None),
+])
+def test_more_vendor_entrypoints(image, entry):
+    assert image_entrypoint(parse_image(image)) == entry
+
+
+@pytest.mark.parametrize("image, release", [
+    ("rayproject/ray-llm:2.56.0-py312-cu130", "0.22.0"),
+    ("rayproject/ray-llm:2.60.0-py312-cu130", "0.29.0"),
+    ("rayproject/ray-llm:2.53.0-extra-py311-cu128", None),  # ray[llm] 2.53.0 gives a minimum only
+    ("rayproject/ray-llm:2.99.0-py312-cu130", None),  # not in the table
+    ("nvcr.io/nvidia/vllm:25.10-py3", "0.10.2"),
+    ("nvcr.io/nvidia/vllm:26.10-py3", "0.31.0"),
+    ("nvcr.io/nvidia/vllm:26.04-py3", None),  # release notes not read
+    ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.0.0", "0.8.4"),
+    ("registry.redhat.io/rhaiis/vllm-rocm-rhel9:3.0.1", "0.8.4"),
+    ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.2.5", None),
+    ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.0.post1", "0.4.0.post1"),
+    ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.3.1", None),  # a `~=` pin: no one release
+    ("rocm/vllm-dev:rocm6.4.2_navi_ubuntu24.04_py3.12_pytorch_2.7_vllm_0.9.2", "0.9.2"),
+    ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.24.0.1.1.0-neuronx-py313-sdk2.32.0-ubuntu24.04",
+     "0.24.0"),
+    ("us-docker.pkg.dev/vertex-ai/vertex-vision-model-garden-dockers/pytorch-vllm-serve:20250801_0916_RC01", None),
+    ("ghcr.io/llm-d/llm-d:0.0.8", None),
+])
+def test_vendor_tag_releases(image, release):
+    found = tag_release(parse_image(image))
+    assert (found.release if found is not None else None) == release
+
+
+@pytest.mark.parametrize("image, accelerator", [
+    ("nvcr.io/nvidia/vllm:26.05-py3", "cuda"),
+    ("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.0.0", "cuda"),
+    ("registry.redhat.io/rhaiis/vllm-rocm-rhel9:3.0.0", "rocm"),
+    ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", "cuda"),
+    ("vault.habana.ai/gaudi-docker/1.23.0/ubuntu22.04/habanalabs/vllm-installer-2.9.0:latest", "hpu"),
+    ("rayproject/ray-llm:2.56.0-py312-cu130", "cuda"),
+    ("ghcr.io/llm-d/llm-d:0.0.8", "cuda"),
+])
+def test_more_vendor_accelerators(image, accelerator):
+    build = image_build(parse_image(image))
+    assert build is not None and build.accelerator == accelerator
+
+
+def test_ray_llm_image_release_checks_engine_kwargs():
+    # Ray 2.56.0 pins vllm[audio]==0.22.0: max_seq_len_to_capture (removed in 0.11.0) is checked against it.
+    text = (FIXTURES / "own" / "rayservice-llm.yaml").read_text().replace("rayproject/ray-llm:2.46.0-py311-cu124",
+                                                                         "rayproject/ray-llm:2.56.0-py312-cu130")
+    result = _lint(text, ["VL102"])
+    assert [(f.code, f.span.line, f.span.col, f.severity.label) for f in result.findings] == \
+        [("VL102", 24, 17, "error")]
+    assert "runs 0.22.0" in result.findings[0].message and "ray-llm" in result.findings[0].message
+    world, _ = _world(text)
+    assert [(i.release, i.release_origin) for i in world.invocations] == [
+        ("0.22.0", "image tag rayproject/ray-llm:2.56.0-py312-cu130, based on vLLM 0.22.0")]
+
+
+def test_ray_llm_minimum_only_release_stays_unknown():
+    world, _ = _world((FIXTURES / "own" / "rayservice-llm.yaml").read_text())  # 2.46.0: vllm>=0.8.5 only
+    assert [i.release for i in world.invocations] == [None]
+
+
+def test_ngc_container_release_checks_its_vllm():
+    text = _deployment("nvcr.io/nvidia/vllm:25.10-py3", command='["vllm", "serve", "m", "--num-scheduler-steps", "8"]')
+    assert _findings(text, ["VL102"]) == [("VL102", 10, 43, "error")]  # removed in 0.10.1; 25.10 has 0.10.2
+    assert "NGC" in _lint(text, ["VL102"]).findings[0].message
+
+
+def test_ngc_args_are_the_whole_command():
+    world, _ = _world(_deployment("nvcr.io/nvidia/vllm:25.10-py3", '["--model", "m"]'))
+    assert world.invocations == []
+
+
+def test_rocm_vllm_tag_release_and_no_entrypoint():
+    image = "rocm/vllm:rocm7.12.0_gfx950-dcgpu_ubuntu24.04_py3.12_pytorch_2.9.1_vllm_0.16.0"
+    text = _deployment(image, command='["vllm", "serve", "m", "--num-scheduler-steps", "8"]')
+    assert _findings(text, ["VL102"]) == [("VL102", 10, 43, "error")]
+    world, _ = _world(_deployment(image, '["--model", "m"]'))
+    assert world.invocations == []  # `args` are the command: `--model` is no program
+
+
+def test_red_hat_inference_server_3_0_is_vllm_0_8_4():
+    # Red Hat documents `podman run IMAGE --model ...`: args read as the OpenAI server's, against vLLM 0.8.4.
+    text = _deployment("registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.0.0",
+                       '["--model", "m", "--data-parallel-size-local", "1"]')
+    assert _findings(text, ["VL105"]) == [("VL105", 10, 34, "warning")]
+    assert "0.8.4" in _lint(text, ["VL105"]).findings[0].message
+
+
+def test_red_hat_ubi9_image_runs_the_api_server_of_its_tag():
+    world, result = _world(_deployment("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", '["--model", "m"]'))
+    [invocation] = world.invocations
+    assert invocation.kind == OPENAI_API_SERVER and not invocation.entrypoint_assumed
+    assert invocation.release == "0.4.2"  # older than the catalogs: a neighbour stands in, with a note
+    assert any("vLLM 0.4.2 is not among the releases" in n.message for n in result.notices)
+
+
+def test_neuron_dlc_tag_names_its_vllm():
+    text = _deployment("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py311-sdk2.26.0-ubuntu22.04",
+                       command='["vllm", "serve", "m", "--async-scheduling"]')
+    assert _findings(text, ["VL105"]) == [("VL105", 10, 43, "warning")]  # --async-scheduling is newer than 0.9.1
+    assert "AWS Neuron" in _lint(text, ["VL105"]).findings[0].message
+
+
+def test_llm_d_early_image_args_run_its_api_server():
+    text = _deployment("ghcr.io/llm-d/llm-d:0.0.8", '["--model", "m", "--swap-space", "4"]')
+    world, _ = _world(text)
+    [invocation] = world.invocations
+    assert invocation.kind == OPENAI_API_SERVER and not invocation.entrypoint_assumed and invocation.release is None
+    assert _findings(text, ["VL102"]) == [("VL102", 10, 34, "error")]  # newest release assumed: --swap-space gone
+
+
+def test_gaudi_vault_launcher_args_are_no_vllm_flags():
+    image = "vault.habana.ai/gaudi-docker/1.23.0/ubuntu22.04/habanalabs/vllm-installer-2.9.0:latest"
+    for args in ('["server", "--config-file", "c.yaml"]', '["--model", "m", "--swap-space", "4"]'):
+        world, _ = _world(_deployment(image, args))
+        assert world.invocations == []  # entrypoint_main's argv is a mode and config options
+
+
+def test_vertex_image_release_unknown_command_checked():
+    text = _deployment("us-docker.pkg.dev/vertex-ai/vertex-vision-model-garden-dockers/pytorch-vllm-serve:"
+                       "20250801_0916_RC01", '["--model=/models/m", "--swap-space=4"]',
+                       command='["python3", "-m", "vllm.entrypoints.api_server"]')
+    world, _ = _world(text)
+    assert [i.release for i in world.invocations] == [None]  # date tags: the newest release is assumed
+    assert _findings(text, ["VL101", "VL102"]) == [("VL101", 10, 38, "warning"), ("VL102", 11, 39, "error")]

@@ -130,6 +130,7 @@ class Linter:
         self._errors: list[Finding] = []
         self._shell_sources: list[SourceFile] = []
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
+        self.render_mappings: list = []  # vllmlint.render.RenderedText: `--render` output -> the files as written
 
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
@@ -361,8 +362,9 @@ class Linter:
         apply_kustomizations(self)
         world = self.world
         world.sources = list(self.result.sources.values())
-        from vllmlint.source.compose import bind_projects
+        from vllmlint.source.compose import apply_extends, bind_projects
 
+        apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
         bind_projects(world)
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
@@ -440,6 +442,11 @@ class Linter:
         self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
         self.result.suppressed = outcome.suppressed
         self.result.notices.extend(outcome.notices)
+        if self.render_mappings:  # `--render` output: positions moved to the files as written
+            from vllmlint.render import map_rendered
+
+            map_rendered(self.result, self.render_mappings)
+            self.result.findings = _dedupe(self.result.findings)
         # What the user asked not to see is gone before anything (a formatter, `--fix`) looks at the
         # result. After suppressions, so that a suppression hiding an ignored finding is still used.
         if self.options.per_file_ignores:

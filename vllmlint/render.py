@@ -5,10 +5,11 @@ A chart folder (one with `Chart.yaml`) holds templates that no YAML reader can l
 templates are skipped as before (VL002 notes). With `--render`, and only then, `helm template` is run on the
 chart when `helm` is on PATH (values from `--helm-values FILE`, repeatable), and its output is linted with each
 document under the template file its `# Source:` comment names (repository-relative, so code scanning places
-the finding in the chart's own file; the line is the rendered document's). A folder with `kustomization.yaml`
-is built with `kustomize build` (or `kubectl kustomize`) under `--render` only, its output linted under the
-kustomization file's name plus ` (rendered)`, as there is no better mapping; the folder's own YAML files are then
-linted through the build only (not twice).
+the finding in the chart's own file). A folder with `kustomization.yaml` is built with `kustomize build` (or
+`kubectl kustomize`) under `--render` only, its output linted under the kustomization file's name plus
+` (rendered)`; the folder's own YAML files are then linted through the build only (not twice). After the rules
+ran, `map_rendered` moves each position to the file as written: the template's (or, for a build, the resource
+file holding the object's) line with the same text, else the file's (object's) first line with a note.
 
 `--render` runs a program on files the linted tree controls (a chart's templates can read files, kustomize can
 fetch remote bases over the network): it is never the default.
@@ -196,7 +197,222 @@ def feed_rendered(linter, rendered: Rendered) -> None:
             shown = helm_source_path(source, rendered.shown_root) if source != fallback else fallback
             linter.result.files_checked += 1
             linter.add_text(chunk, shown, Path(shown).suffix.lower() or ".yaml")
+            mapping = helm_mapping(chunk, shown, source, rendered) if source != fallback else None
+            if mapping is not None:
+                linter.render_mappings.append(mapping)
         return
     name = next((n for n in KUSTOMIZATION_FILES if (rendered.root / n).exists()), KUSTOMIZATION_FILES[0])
     linter.result.files_checked += 1
-    linter.add_text(rendered.output, _join(rendered.shown_root, name) + " (rendered)", ".yaml")
+    shown = _join(rendered.shown_root, name) + " (rendered)"
+    linter.add_text(rendered.output, shown, ".yaml")
+    tool = "kubectl kustomize" if rendered.tool == "kubectl" else "kustomize build"
+    linter.render_mappings.append(kustomize_mapping(rendered.output, shown, rendered.root, tool))
+
+
+# --- rendered positions mapped back to the files as written --------------------------------------------------
+@dataclass
+class Segment:
+    """A part [start, end) of a rendered text that came from one file as written: `path` (display path) with
+    `text`, and `region`, the offsets in `text` of the object it is (None: the whole file)."""
+
+    start: int
+    end: int
+    path: str
+    text: str
+    region: tuple[int, int] | None = None
+
+
+@dataclass
+class RenderedText:
+    """A rendered text linted under `shown`, and where each of its parts came from."""
+
+    shown: str
+    text: str
+    tool: str  # what the text is, named in messages: "the `kustomize build` output"
+    segments: list[Segment] = field(default_factory=list)
+
+    def segment_at(self, offset: int) -> Segment | None:
+        return next((s for s in self.segments if s.start <= offset < s.end or s.start == offset == s.end), None)
+
+
+def _read_file(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def helm_mapping(chunk: str, shown: str, source: str, rendered: Rendered) -> RenderedText | None:
+    """A Helm document group under its template file: the template's text, when the file is in the chart."""
+    parts = source.strip().split("/", 1)
+    text = _read_file(rendered.root / parts[1]) if len(parts) == 2 else None
+    if text is None:
+        return None
+    return RenderedText(shown, chunk, "what `helm template` rendered from it", [Segment(0, len(chunk), shown, text)])
+
+
+def _object_key(root) -> tuple[str, str, str | None] | None:
+    """(kind, name, namespace or None) of a document's object."""
+    from vllmlint.source.yamlmodel import Mapping, path_at, scalar_str
+
+    if not isinstance(root, Mapping):
+        return None
+    kind, name = scalar_str(root.get("kind")), scalar_str(path_at(root, "metadata", "name"))
+    if not kind or not name:
+        return None
+    return kind, name, scalar_str(path_at(root, "metadata", "namespace")) or None
+
+
+def _documents(path: str, text: str) -> list[tuple[tuple[str, str, str | None], int, int]]:
+    """(object key, start, end) of every object document of a YAML text: a document runs to the next one."""
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    documents, _ = parse_documents(SourceFile(path, text, path))
+    roots = [d.root for d in documents if d.root is not None]
+    found = []
+    for i, root in enumerate(roots):
+        key = _object_key(root)
+        end = roots[i + 1].start if i + 1 < len(roots) else len(text)
+        if key is not None:
+            found.append((key, root.start, end))
+    return found
+
+
+def kustomize_files(root: Path, depth: int = 0, seen: set[str] | None = None) -> list[Path]:
+    """The local files a kustomization folder's `resources` (`bases`, `components`) name, folders followed through
+    their own kustomization file; remote ones are left out."""
+    from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, SourceFile, parse_documents
+
+    seen = set() if seen is None else seen
+    name = next((n for n in KUSTOMIZATION_FILES if (root / n).is_file()), None)
+    key = os.path.abspath(root)
+    if name is None or key in seen or depth > 10:
+        return []
+    seen.add(key)
+    text = _read_file(root / name) or ""
+    documents, _ = parse_documents(SourceFile(name, text, name))
+    top = documents[0].root if documents else None
+    files: list[Path] = []
+    for section in ("resources", "bases", "components"):
+        entries = top.get(section) if isinstance(top, Mapping) else None
+        for entry in entries.items if isinstance(entries, Sequence) else []:
+            value = entry.value if isinstance(entry, Scalar) and isinstance(entry.value, str) else ""
+            if not value or "://" in value or value.startswith(("github.com/", "git@")) or "?ref=" in value:
+                continue
+            path = root / value
+            if path.is_dir():
+                files.extend(kustomize_files(path, depth + 1, seen))
+            elif path.is_file():
+                files.append(path)
+    return files
+
+
+def kustomize_mapping(output: str, shown: str, root: Path, tool: str = "kustomize build") -> RenderedText:
+    """A `kustomize build` output, each object mapped to the resource file that holds it: the same kind, the same
+    name (or, uniquely, one that a name prefix or suffix made longer) and no other namespace written."""
+    from vllmlint.source.files import display_path
+
+    written: list[tuple[tuple[str, str, str | None], str, str, int, int]] = []
+    for path in kustomize_files(root):
+        text = _read_file(path)
+        if text is not None:
+            shown_path = display_path(path)
+            written.extend((key, shown_path, text, start, end) for key, start, end in _documents(shown_path, text))
+    mapped = RenderedText(shown, output, f"the `{tool}` output")
+    for (kind, name, namespace), start, end in _documents(shown, output):
+        same_kind = [w for w in written if w[0][0] == kind and w[0][2] in (None, namespace)]
+        chosen = [w for w in same_kind if w[0][1] == name] or [w for w in same_kind if w[0][1] in name]
+        if len(chosen) == 1:
+            _, file_shown, file_text, region_start, region_end = chosen[0]
+            mapped.segments.append(Segment(start, end, file_shown, file_text, (region_start, region_end)))
+    return mapped
+
+
+def _line_in(target, key: str, region: tuple[int, int]) -> int | None:
+    """The one line of `target` inside `region` whose text, stripped, is `key`; None when none or several."""
+    first, last = target.line_col(region[0])[0], target.line_col(max(region[0], region[1] - 1))[0]
+    found = [n for n in range(first, last + 1) if target.line_text(n).strip() == key]
+    return found[0] if len(found) == 1 else None
+
+
+def _mapped_offset(rendered, target, offset: int, length: int, region: tuple[int, int]) -> tuple[int, int] | None:
+    """Where a rendered span (offset, length) is in the file as written: on the one line with the same text (same
+    column past the indentation), else at the one occurrence of the finding's own text (a flag written in the
+    template whose line has a `{{ }}` expression); None when neither is unambiguous."""
+    line, col = rendered.line_col(offset)
+    text = rendered.line_text(line)
+    key = text.strip()
+    if key:
+        number = _line_in(target, key, region)
+        if number is not None:
+            written = target.line_text(number)
+            indent_r, indent_w = len(text) - len(text.lstrip()), len(written) - len(written.lstrip())
+            within = min(max(0, col - 1 - indent_r), len(written) - indent_w)
+            return target.line_starts[number - 1] + indent_w + within, length
+    token = rendered.text[offset:offset + length]
+    part = target.text[region[0]:region[1]]
+    # `--flag=VALUE` rendered from `--flag={{ .Values.x }}`: the flag's own name, when it is written once.
+    for text in (token, token.split("=", 1)[0] if token.startswith("--") else ""):
+        if len(text.strip()) >= 3 and "\n" not in text and part.count(text) == 1:
+            return region[0] + part.index(text), len(text)
+    return None
+
+
+def map_rendered(result, mappings: list[RenderedText]) -> None:
+    """Findings (and notices) of rendered texts moved to the files as written: the template file's line and
+    column for Helm, the resource file holding the object for a kustomize build. A position whose text is not
+    found unambiguously goes to the file's first line (the object's, for kustomize), and the message says so.
+    Fixes are dropped: their edits are offsets into the rendered text, which is no file."""
+    from vllmlint.finding import Span
+    from vllmlint.source.yamlmodel import SourceFile
+
+    by_shown = {m.shown: m for m in mappings}
+    if not by_shown:
+        return
+    rendered_sources = {m.shown: SourceFile(m.shown, m.text, m.shown) for m in mappings}
+    targets: dict[str, SourceFile] = {}
+
+    def target_of(segment: Segment) -> SourceFile:
+        if segment.path not in targets:
+            targets[segment.path] = SourceFile(segment.path, segment.text, segment.path)
+        return targets[segment.path]
+
+    for finding in [*result.findings, *result.suppressed]:
+        mapping = by_shown.get(finding.path)
+        segment = mapping.segment_at(finding.span.start) if mapping is not None else None
+        if mapping is None or segment is None:
+            continue
+        rendered, target = rendered_sources[mapping.shown], target_of(segment)
+        region = segment.region or (0, len(segment.text))
+        length = max(0, finding.span.end - finding.span.start)
+        mapped = _mapped_offset(rendered, target, finding.span.start, length, region)
+        if mapped is None:
+            start = region[0]
+            line = rendered.line_col(finding.span.start)[0]
+            finding.message += (f" (line {line} of {mapping.tool}: its text is not in {segment.path} "
+                                "as written, so the finding is placed at the "
+                                f"{'object' if segment.region else 'file'}'s first line)")
+            finding.span = Span.point(*target.line_col(start), index=start)
+        else:
+            start, length = mapped
+            line_end = target.text.find("\n", start)
+            end = min(start + length, len(target.text) if line_end == -1 else line_end)
+            finding.span = target.span(start, end)
+        finding.path, finding.fix = segment.path, None
+    for notice in result.notices:
+        mapping = by_shown.get(notice.path)
+        if mapping is None or notice.line < 1:
+            continue
+        rendered = rendered_sources[mapping.shown]
+        offset = rendered.line_starts[min(notice.line, len(rendered.line_starts)) - 1]
+        segment = mapping.segment_at(offset)
+        if segment is None:
+            continue
+        target = target_of(segment)
+        region = segment.region or (0, len(segment.text))
+        key = rendered.line_text(notice.line).strip()
+        number = _line_in(target, key, region) if key else None
+        notice.path, notice.line = segment.path, number or target.line_col(region[0])[0]
+    for path, source in targets.items():
+        result.sources[path] = source
+    result.findings.sort(key=lambda f: f.sort_key)

@@ -172,7 +172,7 @@ def gpus_needed_per_pod(work, template) -> tuple[int, str] | None:
         if world_size % work.nnodes:
             return None
         return world_size // work.nnodes * ranks, f"{layout} over --nnodes {work.nnodes}"
-    size = lws_size(template)
+    size = lws_size(template) if template is not None else None  # None: an operator's resource, one pod
     if size and size > 1:
         if world_size % size:
             return None

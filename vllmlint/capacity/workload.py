@@ -298,6 +298,13 @@ def workloads(world: World) -> list[Workload]:
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
             work.landings = landings(container.pod, world)
+        elif invocation.owner is not None:  # an operator's resource: the pod its controller builds requests them
+            from vllmlint.vllm.invocation import operator_gpu, operator_pod
+
+            work.gpu_resource = operator_gpu(invocation.owner)
+            pod = operator_pod(invocation.owner)
+            if pod is not None:  # where that pod lands, from the fields its controller turns into affinity
+                work.landings = landings(pod, world)  # type: ignore[arg-type]
         result.append(work)
     world._vllmlint_capacity_workloads = result  # type: ignore[attr-defined]
     return result

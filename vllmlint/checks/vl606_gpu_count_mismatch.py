@@ -62,10 +62,11 @@ class _Part(NamedTuple):
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         container = work.container
-        if container is None or work.gpu_resource is None:
+        if work.gpu_resource is None or container is None and work.invocation.owner is None:
             continue  # no accelerator requested here (or a Compose service): the GPUs come from elsewhere
-        template = container.pod
-        owner = template.owner
+        # An operator's resource (VLLMRuntime) has no pod template: its controller builds the pod and requests them.
+        template = container.pod if container is not None else None
+        owner = template.owner if template is not None else work.invocation.owner
         if owner.kind in SERVING_RUNTIME_KINDS:
             continue  # a ServingRuntime's GPUs come from the InferenceService that uses it
         resource, count, node = work.gpu_resource

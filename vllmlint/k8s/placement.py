@@ -175,3 +175,11 @@ def node_count_cap(pool: NodePool) -> tuple[Node, str] | None:
 
 __all__ = ["Placement", "NodeSelectorTerm", "Toleration", "Taint", "NodePool", "placement", "node_pool", "tolerated",
            "node_count_cap"]
+
+
+def placement_of_fields(terms: Node | None, tolerations: Node | None) -> Placement:
+    """The placement of a pod an operator builds from its resource's fields: `terms`, a list of NodeSelectorTerms
+    that becomes the required node affinity, and `tolerations` (production-stack's VLLMRuntime)."""
+    found = [NodeSelectorTerm(expressions(term.get("matchExpressions"), default_operator=IN), term)
+             for term in (terms.items if isinstance(terms, Sequence) else []) if isinstance(term, Mapping)]
+    return Placement([], found or [NodeSelectorTerm([])], _tolerations(tolerations), None)

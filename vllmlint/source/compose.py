@@ -536,4 +536,76 @@ def interpolated_value(node: Node | None, variables: dict[str, tuple[str, str]])
 
 
 __all__ = ["Interpolated", "interpolate", "Word", "shell_words", "parse_dotenv", "EnvFile", "Project", "project", "project_of_service",
-           "bind_projects", "DerivedScalar", "derived_scalar", "ComposeWord", "argv_words", "interpolated_value", "DOTENV"]
+           "bind_projects", "DerivedScalar", "derived_scalar", "ComposeWord", "argv_words", "interpolated_value", "DOTENV", "apply_extends"]
+
+
+# --- `extends`: a service built on another one (compose-go loader/extends.go, override/merge.go) ------------
+# Compose merges the base service under the service that extends it: mappings key by key (the extending
+# service's value wins), `command`, `entrypoint` and `healthcheck.test` replaced, `environment` merged by
+# variable name, other sequences (ports, env_file, volumes) appended. compose-go at e70e961:
+# loader/extends.go lines 50-133 (`extends: NAME` or `{service, file}`, the file relative to the extending
+# file, recursively, cycles refused), override/merge.go lines 45-70 (the special cases) and 190-226.
+_EXTENDS_REPLACED = ("command", "entrypoint", "test")
+_EXTENDS_DEPTH = 10
+
+
+def apply_extends(world: World) -> None:
+    """Merge into every Compose service with `extends` the service it names (in the same file, or `file:` when
+    that file is in the run), before anything reads the services. Values keep the positions of the file
+    that wrote them, so findings in an inherited `command` point at the base service's lines."""
+    services = world.of_kind("ComposeService")
+    if not any("extends" in obj.node for obj in services):
+        return
+    by_key = {(os.path.normpath(obj.source.path), obj.name): obj for obj in services}
+    done: set[int] = set()
+
+    def resolve(obj: K8sObject, depth: int, seen: set[int]) -> None:
+        if id(obj) in done or id(obj) in seen or depth > _EXTENDS_DEPTH:
+            return
+        seen.add(id(obj))
+        base = _extended(obj, by_key)
+        if base is not None:
+            resolve(base, depth + 1, seen)
+            _merge_mapping(obj.node, base.node)
+        done.add(id(obj))
+
+    for obj in services:
+        resolve(obj, 0, set())
+
+
+def _extended(obj: K8sObject, by_key: dict) -> K8sObject | None:
+    """The service `extends` names, when it is in the run."""
+    extends = obj.node.get("extends")
+    name = scalar_str(extends) if isinstance(extends, Scalar) else None
+    path = os.path.normpath(obj.source.path)
+    if isinstance(extends, Mapping):
+        name = scalar_str(extends.get("service"))
+        file = scalar_str(extends.get("file"))
+        if file:
+            path = os.path.normpath(os.path.join(_dirname(obj.source.path), file))
+    if not name:
+        return None
+    base = by_key.get((path, name))
+    return base if base is not obj else None
+
+
+def _merge_mapping(node: Mapping, base: Mapping, replaced: tuple[str, ...] = _EXTENDS_REPLACED) -> None:
+    """`base`'s keys merged into `node` in place, as Compose merges an extended service."""
+    own = {key.text: i for i, (key, _) in enumerate(node.items) if isinstance(key, Scalar)}
+    for key, value in base.items:
+        if not isinstance(key, Scalar) or key.text == "extends":
+            continue
+        if key.text not in own:
+            node.items.append((key, value))
+            continue
+        mine = node.items[own[key.text]][1]
+        if key.text in replaced:
+            continue
+        if isinstance(mine, Mapping) and isinstance(value, Mapping):
+            _merge_mapping(mine, value, ("test",))
+        elif key.text == "environment" and isinstance(mine, Sequence) and isinstance(value, Sequence):
+            names = {str(scalar_str(item) or "").split("=", 1)[0] for item in mine.items}
+            mine.items[:0] = [item for item in value.items if str(scalar_str(item) or "").split("=", 1)[0] not in names]
+        elif isinstance(mine, Sequence) and isinstance(value, Sequence):
+            mine.items[:0] = list(value.items)
+    node._index = None

@@ -68,6 +68,7 @@ def fences(text: str) -> list[Fence]:
 def fenced_blocks(text: str) -> list[Block]:
     """The YAML and shell blocks of a Markdown text, each as the whole text blanked outside it."""
     blocks = []
+    applied = applied_files(text)  # `kubectl apply -f FILE` anywhere in the document's shell blocks
     for fence in fences(text):
         content_start, content_end, language = fence.content_start, fence.content_end, fence.language
         if content_start > len(text):
@@ -77,7 +78,7 @@ def fenced_blocks(text: str) -> list[Block]:
             if language == "console" or language == "shell-session":
                 body = _console_commands(body, content_start, content_end)
             kind = "yaml" if language in YAML_LANGS else "shell"
-            manifests = applied_heredocs(text, fence) if kind == "shell" else []
+            manifests = applied_heredocs(text, fence, applied) if kind == "shell" else []
             body = _blank_regions(body, [(m.start, m.blank_end) for m in manifests])
             blocks.append(Block(kind, body, text.count("\n", 0, fence.opening) + 1, content_start, content_end))
             blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
@@ -156,16 +157,19 @@ def _kubectl_applies_stdin(words: list[str]) -> bool:
     return False
 
 
-def applied_heredocs(text: str, fence: Fence) -> list[AppliedHeredoc]:
+def applied_heredocs(text: str, fence: Fence, applied: list[tuple[int, str]] | None = None) -> list[AppliedHeredoc]:
     """The here-documents of a shell fence whose body kubectl reads as manifests, in order. A fence indented
     in a list item keeps its indentation on every line (CommonMark removes it): its closing line is found
-    with that indentation removed, as the shell would see the block pasted."""
+    with that indentation removed, as the shell would see the block pasted. A body written to a file
+    (`cat > f.yaml <<EOF`, `tee f.yaml <<EOF`) counts when `kubectl apply -f f.yaml` follows, in this block
+    or (`applied`: (offset, file) of every such command of the document) a later one."""
     from vllmlint.source.shell import read_script
 
-    if "<<" not in text[fence.content_start:fence.content_end] or "kubectl" not in text[
+    if "<<" not in text[fence.content_start:fence.content_end] or not applied and "kubectl" not in text[
             fence.content_start:fence.content_end] and "oc " not in text[fence.content_start:fence.content_end]:
         return []
     script = read_script(text, fence.content_start, fence.content_end)
+    applied = (applied or []) + _script_applied_files(script)
     opening_line = text[fence.opening:fence.content_start]
     indent = len(opening_line) - len(opening_line.lstrip(" \t"))
     found: list[AppliedHeredoc] = []
@@ -177,7 +181,7 @@ def applied_heredocs(text: str, fence: Fence) -> list[AppliedHeredoc]:
             # `cat <<EOF | kubectl apply -f -`: the command the pipe feeds starts on the operator's line.
             following = [c for c in script.commands if doc.operator < c.start < doc.start]
             consumer = [w.text for w in following[0].words] if following else []
-        if not _kubectl_applies_stdin(consumer):
+        if not _kubectl_applies_stdin(consumer) and not _applied_after(_written_files(doc, script), doc, applied):
             continue
         start, end, blank_end = doc.start, doc.end, doc.end
         if indent and not doc.closed:
@@ -233,3 +237,78 @@ def script_manifests(text: str) -> tuple[list[Block], str]:
     blocks = [Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end, applied=m)
               for m in manifests for start, end in indented_documents(text, m.start, m.end)]
     return blocks, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]) if manifests else text
+
+
+# --- here-documents written to a file that `kubectl apply -f FILE` applies afterwards ----------------------
+def _kubectl_files(words: list[str]) -> list[str]:
+    """The files of `kubectl [global options] apply|create|replace ... -f FILE` (`-f=FILE`, `--filename FILE`),
+    standard input (`-`) left out."""
+    if not words or words[0].rsplit("/", 1)[-1] not in _KUBECTL:
+        return []
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 1 if "=" in words[i] or words[i] not in _KUBECTL_VALUE_OPTIONS else 2
+    if i >= len(words) or words[i] not in ("apply", "create", "replace"):
+        return []
+    rest, files = words[i + 1:], []
+    for j, word in enumerate(rest):
+        if word in ("-f", "--filename") and j + 1 < len(rest):
+            files.append(rest[j + 1])
+        elif word.startswith(("-f=", "--filename=")):
+            files.append(word.split("=", 1)[1])
+        elif word.startswith("-f") and len(word) > 2 and not word.startswith("--"):
+            files.append(word[2:])
+    return [f for f in files if f and f != "-"]
+
+
+def _script_applied_files(script) -> list[tuple[int, str]]:
+    """(offset, file) of every `kubectl apply -f FILE` of a read script, outside here-document bodies."""
+    return [(command.start, name) for command in script.commands if command.heredoc is None
+            for name in _kubectl_files([w.text for w in command.words])]
+
+
+def applied_files(text: str) -> list[tuple[int, str]]:
+    """(offset, file) of every `kubectl apply -f FILE` in the shell blocks of a Markdown text."""
+    from vllmlint.source.shell import read_script
+
+    found: list[tuple[int, str]] = []
+    for fence in fences(text):
+        body = text[fence.content_start:fence.content_end]
+        if fence.language in SHELL_LANGS and ("kubectl" in body or "oc " in body):
+            shell = text
+            if fence.language in ("console", "shell-session"):  # the `$ ` commands only, at the same offsets
+                shell = _console_commands(text, fence.content_start, fence.content_end)
+            found.extend(_script_applied_files(read_script(shell, fence.content_start, fence.content_end)))
+    return found
+
+
+def _written_files(doc, script) -> list[str]:
+    """The files a here-document's body is written to: `cat > FILE <<EOF` (or `>>`), `tee [-a] FILE... <<EOF`,
+    `cat <<EOF | tee FILE` and `cat <<EOF > FILE`."""
+    consumer = doc.consumer
+    name = consumer[0].rsplit("/", 1)[-1] if consumer else ""
+    if name == "cat" and consumer[1:] in ([], ["-"]) and doc.piped:
+        following = [c for c in script.commands if doc.operator < c.start < doc.start]
+        consumer = [w.text for w in following[0].words] if following else []
+        name = consumer[0].rsplit("/", 1)[-1] if consumer else ""
+    if name == "cat" and consumer[1:] in ([], ["-"]) and doc.output_file:
+        return [doc.output_file]
+    if name == "tee":
+        return [word for word in consumer[1:] if not word.startswith("-")]
+    return []
+
+
+def _same_file(written: str, applied: str) -> bool:
+    """Whether `kubectl apply -f APPLIED` reads the file WRITTEN (the same relative path, or a folder holding it)."""
+    import posixpath
+
+    written, applied = posixpath.normpath(written), posixpath.normpath(applied)
+    if written == applied:
+        return True
+    folder = "" if applied == "." else applied.rstrip("/") + "/"
+    return written.endswith((".yaml", ".yml", ".json")) and written.startswith(folder) and "/" not in written[len(folder):]
+
+
+def _applied_after(written: list[str], doc, applied: list[tuple[int, str]]) -> bool:
+    """Whether one of the written files is applied by a `kubectl apply -f` that comes after the here-document."""
+    return any(offset > doc.operator and _same_file(name, target) for name in written for offset, target in applied)

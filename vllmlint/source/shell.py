@@ -52,6 +52,7 @@ class HereDoc:
     consumer: list[str] = field(default_factory=list)  # the words of the command the body is fed to
     writes_file: bool = False  # that command redirects its output to a file (`cat > run.sh <<EOF`)
     piped: bool = False  # that command's output goes on through `|` (`cat <<EOF | bash`)
+    output_file: str | None = None  # the file that command's output is redirected to (`cat > f.yaml <<EOF`)
 
     @property
     def printed(self) -> bool:
@@ -133,6 +134,7 @@ class _Reader:
     def __init__(self, script: str, result: Script):
         self.script = script
         self.result = result
+        self.redirect_target: str | None = None  # the word after the last `>`/`<` redirection read
 
     def read(self, i: int, n: int, heredoc: HereDoc | None, depth: int) -> None:
         script, result = self.script, self.result
@@ -141,14 +143,16 @@ class _Reader:
         pending_docs: list[HereDoc] = []
         command_docs: list[HereDoc] = []  # here-documents opened by the command being read
         writes_file = False  # the command being read redirects its output to a file
+        output_file: str | None = None  # ... to this file
 
         def flush(piped: bool = False) -> None:
-            nonlocal current, pending_comment, command_docs, writes_file
+            nonlocal current, pending_comment, command_docs, writes_file, output_file
             words = _strip_prefixes(current)
             result.assignments.extend(w for w in current[:len(current) - len(words)] if _is_assignment(w.text))
             for doc in command_docs:
                 doc.consumer, doc.writes_file, doc.piped = [w.text for w in words], writes_file, piped
-            command_docs, writes_file = [], False
+                doc.output_file = output_file
+            command_docs, writes_file, output_file = [], False, None
             if words:
                 result.commands.append(Command(words, pending_comment, current[0].start, current[-1].end, heredoc))
                 pending_comment = None
@@ -194,6 +198,7 @@ class _Reader:
                     command_docs.append(doc)
                 elif ">" in script[at:i] and ">&" not in script[at:i]:
                     writes_file = True  # `> file`, `>> file` (not `2>&1`)
+                    output_file = self.redirect_target
                 continue
             word, i = self._word(i, n)
             current.append(word)
@@ -252,8 +257,10 @@ class _Reader:
             while i < n and script[i].isdigit():
                 i += 1
             return i, None
+        self.redirect_target = None
         if i < n and script[i] not in "\r\n;&|":
-            _, i = self._word(i, n)
+            target, i = self._word(i, n)
+            self.redirect_target = target.text
         return i, None
 
     def _continuation(self, i: int, n: int, record: bool) -> int:

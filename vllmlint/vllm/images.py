@@ -203,7 +203,10 @@ def _tag_release(image: ImageRef) -> TagRelease | None:
             continue
         values = {str(flag): frozenset(str(v) for v in vals or ())
                   for flag, vals in (row.get("plugin_values") or {}).items()}
-        return TagRelease(match.group(1), str(row.get("fork", "")), values, str(row.get("source", "")))
+        release = vendor_release(row, match.group(1))
+        if release is None:
+            return None  # the vendor's release is not mapped to a vLLM release: unknown
+        return TagRelease(release, str(row.get("fork", "")), values, str(row.get("source", "")))
     return None
 
 
@@ -232,3 +235,15 @@ def assumed_entrypoint(image: ImageRef) -> list[str] | None:
             return None
     entry = table.get("entrypoint")
     return [str(word) for word in entry] if isinstance(entry, list) and entry else None
+
+
+def vendor_release(row: dict[str, Any], found: str) -> str | None:
+    """The vLLM release a `tag_releases` row gives for the first group of its tag: the group itself, or, for a row
+    with `vendor_releases` (the tag names the vendor's release: Ray, NGC, Red Hat), the vLLM release the vendor
+    documents for it; None when the map does not list it or lists it as unknown (`vllm: null`)."""
+    table = row.get("vendor_releases")
+    if not isinstance(table, dict):
+        return found
+    entry = table.get(found)
+    release = entry.get("vllm") if isinstance(entry, dict) else None
+    return str(release) if release else None

@@ -1246,8 +1246,8 @@ def compose_argv(container: Container) -> tuple[list[Token] | None, list[Token]]
         return None
     source = container.node.source
 
-    def tokens(words) -> list[Token]:
-        return [Token(w.text, source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
+    def tokens(words) -> list[Token]:  # in the file that wrote them (an `extends` base's, when inherited)
+        return [Token(w.text, w.node.source or source, w.start, w.end, w.dynamic, w.node) for w in words or ()]
 
     return (tokens(entry) if entry is not None else None), tokens(command)
 
@@ -1409,3 +1409,46 @@ def _vendor_release(image: ImageRef) -> str | None:
 
     found = tag_release(image)
     return found.release if found is not None else None
+
+
+def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
+    """(resource, count, YAML node) of the accelerator an operator's controller requests for the pod it builds
+    from `obj` (production-stack's VLLMRuntime: `spec.deploymentConfig.resources.gpu` of `gpuType`, default
+    nvidia.com/gpu, as requests and limits; data/operator-flags.yaml `gpu`), like a container's request."""
+    from vllmlint.k8s.quantity import quantity_int
+
+    entry = operator_entry(obj.kind, obj.api_version)
+    spec = entry.get("gpu") if entry is not None else None
+    if not spec:
+        return None
+    _, count_node = _field(obj.node, spec["count"])
+    if not isinstance(count_node, Scalar) or not scalar_str(count_node):
+        return None  # the controller adds no GPU request when the field is empty
+    count = quantity_int(count_node)
+    if count is None:
+        return None
+    _, resource_node = _field(obj.node, spec["resource"]) if spec.get("resource") else (None, None)
+    resource = scalar_str(resource_node) if isinstance(resource_node, Scalar) else None
+    return resource or spec["default_resource"], count, count_node
+
+
+@dataclass(eq=False)
+class OperatorPod:
+    """What the capacity rules read of the pod an operator builds for a resource: the resource (`owner`) and
+    the placement its controller gives the pod (data/operator-flags.yaml `placement`)."""
+
+    owner: Any
+    placement: Any
+
+
+def operator_pod(obj: Any) -> OperatorPod | None:
+    """The placement of the pod an operator's controller builds for `obj`, when the table maps its fields."""
+    from vllmlint.k8s.placement import placement_of_fields
+
+    entry = operator_entry(obj.kind, obj.api_version)
+    spec = entry.get("placement") if entry is not None else None
+    if not spec:
+        return None
+    terms = _field(obj.node, spec["node_selector_terms"])[1] if spec.get("node_selector_terms") else None
+    tolerations = _field(obj.node, spec["tolerations"])[1] if spec.get("tolerations") else None
+    return OperatorPod(obj, placement_of_fields(terms, tolerations))
