@@ -160,6 +160,22 @@ def resolve_invocation(invocation: Invocation, default_release: str | None) -> N
             option.status = FlagStatus(JOINED, _spelling(option.name.split()[0]))  # no resolution: no option
             continue
         option.resolution, option.status = classify(option.name, release_catalog)
+        if option.status is not None and option.status.kind == REMOVED and _accepted_by_exact_release(
+                option.status.spelling, invocation.release, release_catalog.version, assumed):
+            option.status = None  # the release that runs is older than its catalog and still had it: unknown
+
+
+def _accepted_by_exact_release(spelling: str, release: str | None, catalog_version: str, assumed: bool) -> bool:
+    """True when the invocation runs a release that is not catalogued itself (checked against a later patch's
+    catalog, e.g. 0.10.0 against 0.10.2) and the curated removal table says that release still accepted the
+    flag (`--num-scheduler-steps`: last accepted by 0.10.0). Nothing is known of its parser then."""
+    if assumed or not release or release == catalog_version:
+        return False
+    last = (removed().get(spelling) or {}).get("last_accepted")
+    try:
+        return bool(last) and version_key(release) <= version_key(str(last))
+    except ValueError:
+        return False
 
 
 # `key=value[,key=value]`: the old text form of JSON options. malformed-argv (VL714) reports it where the
