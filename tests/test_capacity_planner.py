@@ -285,3 +285,45 @@ def test_gpu_totals_as_cuda_reports_them(gpu_id, cuda_gib, estimated):
     assert len(gpu.cuda_total_source) > 40 and gpu.source
     if estimated:
         assert "estimat" in gpu.cuda_total_source or "no CUDA figure" in gpu.cuda_total_source
+
+
+# --------------------------------------------------------------------------- manifests
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: qwen}
+spec:
+  selector: {matchLabels: {app: qwen}}
+  template:
+    metadata: {labels: {app: qwen}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --tensor-parallel-size, "%s", --max-model-len, "8192"]
+        resources:
+          limits: {nvidia.com/gpu: %s}
+"""
+
+
+def test_a_workload_whose_tp_vllm_refuses_exits_1(tmp_path):
+    refused, accepted = tmp_path / "refused.yaml", tmp_path / "accepted.yaml"
+    refused.write_text(DEPLOYMENT % (7, 7))
+    accepted.write_text(DEPLOYMENT % (2, 2))
+    [row], done = plans(str(refused))
+    assert (row["gpu"], row["gpu_origin"]) == ("A10", "nodeSelector")  # nvidia.com/gpu.product: NVIDIA-A10
+    assert row["verdict"] == ("vLLM refuses to start: the 4 KV heads can be neither split over nor replicated "
+                              "across tensor parallel size 7 (7 is not divisible by 4)")
+    assert not row["starts"] and done.returncode == 1
+    [row], done = plans(str(accepted))
+    assert row["gpu"] == "A10" and row["refusals"] == [] and row["starts"] and done.returncode == 0
+
+
+def test_planning_options_are_refused_with_manifests(tmp_path):
+    manifest = tmp_path / "d.yaml"
+    manifest.write_text(DEPLOYMENT % (2, 2))
+    done = capacity(str(manifest), "--tp", "4")
+    assert done.returncode == 2 and "--tp and --instance-type plan without manifests" in done.stderr

@@ -358,6 +358,9 @@ def command(paths, model_name, model_config, gpu_names, instance_names, tp_value
 
     if paths:
         fallback = None
+        if tp_values or instance_list:
+            _fail("--tp and --instance-type plan without manifests: with PATHS, each workload's own "
+                  "--tensor-parallel-size and placement are read")
         if len(gpu_list) > 1:
             _fail("with PATHS, --gpu names the one GPU assumed where the manifests do not say: give one")
         if gpu_list:
