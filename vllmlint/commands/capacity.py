@@ -148,12 +148,13 @@ def _text(row: dict[str, Any], color: bool = False) -> str:
     return where + "\n".join(lines)
 
 
-def _plan_model(model_name: str | None, model_config: str | None) -> tuple[ModelSpec, str, str | None]:
-    """The model to plan for, how it was recognised and the quantization its name implies; a usage error (with a
-    did-you-mean) when the name does not resolve exactly."""
-    from vllmlint.capacity import model_from_config_json, resolve_model
-    from vllmlint.capacity.names import model_suggestions
+def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: tuple[str, ...],
+               instance_type: tuple[str, ...], kwargs: dict[str, Any], release_origin: str, tps: list[int],
+               allow_long: bool) -> list[dict[str, Any]]:
+    """The planning question: one model on one GPU (or instance type) with the given settings."""
+    from vllmlint.capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
 
+    quantization = kwargs.get("quantization")
     if model_config:
         try:
             config = json.loads(Path(model_config).read_text(encoding="utf-8"))
@@ -163,28 +164,24 @@ def _plan_model(model_name: str | None, model_config: str | None) -> tuple[Model
         if model is None:
             _fail(f"--model-config {model_config}: not a Hugging Face config.json (layers, hidden size, heads and "
                   "vocabulary size are needed)")
-        return model, f"from {model_config}, parameters counted from its architecture", None
-    match = resolve_model(model_name) if model_name else None  # `command` asks for one of the two
-    if match is None:
-        close = model_suggestions(model_name or "")
-        hint = f"did you mean {_either(close)}? " if close else ""
-        _fail(f"unknown model {model_name!r}: {hint}Pass its config.json with --model-config, or add it to the "
-              "configuration file's `models:` (`vllmlint capacity --list-models` lists the catalog)")
-    return match.model, match.how, match.quantization
-
-
-def _targets(gpu_names: list[str], instance_names: list[str]) -> list[tuple[GPU, str, str | None, int | None]]:
-    """(GPU, origin, instance type, GPUs per node) per --gpu and --instance-type given, in order; a usage error
-    with a did-you-mean for a name that does not resolve exactly."""
-    from vllmlint.capacity import find_gpu, instance_types
+        how = f"from {model_config}, parameters counted from its architecture"
+    else:
+        match = resolve_model(model_name) if model_name else None  # `command` asks for one of the two
+        if match is None:
+            _fail(_unknown_model(model_name))
+        model, how = match.model, match.how
+        if quantization is None:
+            quantization = match.quantization
+    # Every --gpu and --instance-type given (repeated or comma lists) x every --tp size is one plan, in that order.
+    from vllmlint.capacity.refusals import startup_refusals
 
     targets: list[tuple[GPU, str, str | None, int | None]] = []
-    for name in gpu_names:
+    for name in _split(gpu_name):
         gpu = find_gpu(name)
         if gpu is None:
             _fail(_unknown_gpu(name))
         targets.append((gpu, "--gpu", None, None))
-    for name in instance_names:
+    for name in _split(instance_type):
         found = instance_types().get(name)
         if found is None:
             import difflib
@@ -192,19 +189,8 @@ def _targets(gpu_names: list[str], instance_names: list[str]) -> list[tuple[GPU,
             close = difflib.get_close_matches(name, list(instance_types()), n=3, cutoff=0.6)
             _fail(f"unknown instance type {name!r}" + (f": did you mean {_either(close)}?" if close else ""))
         targets.append((found.gpu, "--instance-type", name, found.gpu_count))
-    return targets
-
-
-def _plan_rows(model: ModelSpec, how: str, name_quantization: str | None,
-               targets: list[tuple[GPU, str, str | None, int | None]], tps: list[int], kwargs: dict[str, Any],
-               release_origin: str, allow_long: bool) -> list[dict[str, Any]]:
-    """The planning question: one model on each target GPU (or instance type) at each TP size, in that order."""
-    from vllmlint.capacity import estimate
-    from vllmlint.capacity.refusals import startup_refusals
-
-    quantization = kwargs.get("quantization") or name_quantization
     rows = []
-    for gpu, origin, instance_type, count in targets:
+    for gpu, origin, instance_name, count in targets:
         for tp in tps:
             options = {**kwargs, "quantization": quantization, "tensor_parallel_size": tp}
             try:
@@ -212,7 +198,7 @@ def _plan_rows(model: ModelSpec, how: str, name_quantization: str | None,
             except ValueError as exc:
                 _fail(str(exc))
             refusals = startup_refusals(model, tp, kwargs.get("max_model_len"), allow_long_max_model_len=allow_long)
-            rows.append(_row(plan, model_how=how, gpu_origin=origin, instance_type=instance_type, gpu_count=count,
+            rows.append(_row(plan, model_how=how, gpu_origin=origin, instance_type=instance_name, gpu_count=count,
                              release_origin=release_origin, kwargs=options, refusals=refusals))
     return rows
 
@@ -220,6 +206,15 @@ def _plan_rows(model: ModelSpec, how: str, name_quantization: str | None,
 def _either(names: list[str]) -> str:
     quoted = [f"`{name}`" for name in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def _unknown_model(name: str | None) -> str:
+    from vllmlint.capacity.names import model_suggestions
+
+    close = model_suggestions(name or "")
+    hint = f"did you mean {_either(close)}? " if close else ""
+    return (f"unknown model {name!r}: {hint}Pass its config.json with --model-config, or add it to the "
+            "configuration file's `models:` (`vllmlint capacity --list-models` lists the catalog)")
 
 
 def _unknown_gpu(name: str) -> str:
@@ -289,127 +284,6 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
                              refusals=refusals))
     skipped.extend(f"{path}: no such file or directory" for path in missing)
     return rows, skipped
-
-
-@click.command("capacity")
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--model", "model_name", help="Model to plan for: a Hugging Face id or a catalogued name "
-              "(--list-models).")
-@click.option("--model-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for a model "
-              "that is not in the catalog.")
-@click.option("--gpu", "gpu_names", multiple=True, help="GPU to plan for, exactly as named by --list-gpus (H100, L4, "
-              "A10, A100-80GB, NVIDIA-H100-80GB-HBM3, nvidia-l4...); repeat it or give a comma list for a table. "
-              "With PATHS, one GPU assumed for workloads whose GPU the manifests do not reveal.")
-@click.option("--instance-type", "instance_names", multiple=True, help="Instance type to plan for (p5.48xlarge, "
-              "g6.12xlarge, ...); repeatable, comma lists too.")
-@click.option("--tp", "--tensor-parallel-size", "tp_values", multiple=True, metavar="N[,N...]",
-              help="Tensor-parallel size, or a comma list (1,2,4,8) for one plan each.  [default: 1]")
-@click.option("--pp", "--pipeline-parallel-size", "pp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
-              show_default=True)
-@click.option("--max-model-len", type=str, help="Context to hold (default: the model's own); 32k and 32K work.")
-@click.option("--allow-long-max-model-len", is_flag=True, help="Plan as with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (or a "
-              "RoPE-scaling --hf-overrides): a --max-model-len beyond the model is not refused.")
-@click.option("--gpu-memory-utilization", type=click.FloatRange(min=0.01, max=1.0),
-              help="Share of GPU memory vLLM may use [default: the release's, 0.9 or 0.92].")
-@click.option("--dtype", default="auto", show_default=True)
-@click.option("--quantization", help="awq, gptq, fp8, ... [default: what the model name says].")
-@click.option("--kv-cache-dtype", default="auto", show_default=True)
-@click.option("--max-num-seqs", type=click.IntRange(min=1))
-@click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
-@click.option("--enforce-eager", is_flag=True)
-@click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: the newest known for "
-              "plans; each workload's own release for PATHS].")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour the memory bars and verdicts (auto: on a terminal, unless NO_COLOR is set or TERM=dumb).")
-@click.option("--list-models", is_flag=True, help="List the catalogued models (ids, aliases, sizes) and exit.")
-@click.option("--list-gpus", is_flag=True, help="List the catalogued GPUs (ids, memory, the names that resolve to "
-              "each) and exit.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (for its "
-              "`models:` and `gpus:`).")
-@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
-def command(paths, model_name, model_config, gpu_names, instance_names, tp_values, pp, max_model_len,
-            allow_long_max_model_len, gpu_memory_utilization, dtype, quantization, kv_cache_dtype, max_num_seqs,
-            max_num_batched_tokens, enforce_eager, vllm_version, fmt, color, list_models, list_gpus, config_path,
-            no_config):
-    """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
-    --model/--model-config on each --gpu/--instance-type at each --tp."""
-    from vllmlint.capacity import find_gpu, register_extra
-    from vllmlint.capacity.workload import human_int
-
-    _load_config(config_path, no_config, register_extra)
-    if list_models or list_gpus:
-        click.echo(_catalog_listing("models" if list_models else "gpus", fmt))
-        sys.exit(EXIT_FITS)
-    gpu_list, instance_list, tps = _split(gpu_names), _split(instance_names), _tp_sizes(tp_values)
-    length = None
-    if max_model_len is not None:
-        length = human_int(max_model_len)
-        if length is None:
-            _fail(f"--max-model-len {max_model_len!r} is not a length vLLM takes: a number such as 32768 or 32k, "
-                  "below 2^63")
-    if vllm_version:
-        from vllmlint.vllm.release import is_version
-
-        if not is_version(vllm_version):
-            _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
-        vllm_version = vllm_version.strip().lstrip("v")
-    use_color = _use_color(color)
-
-    if paths:
-        fallback = None
-        if tp_values or instance_list:
-            _fail("--tp and --instance-type plan without manifests: with PATHS, each workload's own "
-                  "--tensor-parallel-size and placement are read")
-        if len(gpu_list) > 1:
-            _fail("with PATHS, --gpu names the one GPU assumed where the manifests do not say: give one")
-        if gpu_list:
-            fallback = find_gpu(gpu_list[0])
-            if fallback is None:
-                _fail(_unknown_gpu(gpu_list[0]))
-        rows, skipped = _manifest_rows(paths, fallback, {"vllm_version": vllm_version})
-    else:
-        if not (model_name or model_config):
-            _fail("give manifests to read (PATHS), or --model (or --model-config) and --gpu (or --instance-type)")
-        if not (gpu_list or instance_list):
-            _fail("--gpu or --instance-type is needed to plan without manifests")
-        model, how, name_quantization = _plan_model(model_name, model_config)
-        targets = _targets(gpu_list, instance_list)
-        kwargs = dict(pipeline_parallel_size=pp, gpu_memory_utilization=gpu_memory_utilization,
-                      vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
-                      kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
-                      max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
-        release_origin = "--vllm-version" if vllm_version else "assumed: the newest known release"
-        rows = _plan_rows(model, how, name_quantization, targets, tps, kwargs, release_origin,
-                          allow_long_max_model_len)
-        skipped = []
-
-    if fmt == "json":
-        click.echo(json.dumps({"estimates": rows, "skipped": skipped}, indent=2))
-    elif not rows:
-        click.echo("No workload could be estimated.")
-    elif len(rows) > 1 and not paths:
-        click.echo(_table(rows, use_color), color=use_color)
-    else:
-        click.echo("\n\n".join(_text(row, use_color) for row in rows), color=use_color)
-    for line in skipped if fmt != "json" else ():
-        click.echo(f"vllmlint capacity: note: {line}", err=True)
-    sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
-
-
-def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None]) -> None:
-    """Extra models and GPUs from the configuration file, as `vllmlint check` reads them."""
-    if no_config:
-        return
-    from vllmlint.config import ConfigError, find_config, load_config
-
-    try:
-        path = Path(config_path) if config_path else find_config(Path.cwd())
-        config = load_config(path) if path else None
-    except ConfigError as exc:
-        _fail(str(exc))
-    if config is not None and (config.models or config.gpus):
-        register_extra(models=config.models, gpus=config.gpus)
 
 
 # --------------------------------------------------------------------------- planner options and pictures
@@ -568,3 +442,121 @@ def _catalog_listing(which: str, fmt: str) -> str:
     lines = ["  ".join(v.ljust(w) for v, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]
              for row in [header, *cells]]
     return "\n".join([*lines, "", footer])
+
+
+@click.command("capacity")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--model", "model_name", help="Model to plan for: a Hugging Face id or a catalogued name.")
+@click.option("--model-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for a model "
+              "that is not in the catalog.")
+@click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
+              "for workloads whose GPU the manifests do not reveal. Names resolve exactly (--list-gpus); repeat it or "
+              "give a comma list (L4,A10G,H100) for one plan each.", multiple=True)
+@click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...); repeatable, comma "
+              "lists too.", multiple=True)
+@click.option("--tp", "--tensor-parallel-size", "tp", multiple=True, metavar="N[,N...]",
+              help="Tensor-parallel size, or a comma list (1,2,4,8) for one plan each.  [default: 1]")
+@click.option("--pp", "--pipeline-parallel-size", "pp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
+              show_default=True)
+@click.option("--max-model-len", type=str, help="Context to hold (default: the model's own); 32k and 32K work.")
+@click.option("--allow-long-max-model-len", is_flag=True, help="Plan as with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (or a "
+              "RoPE-scaling --hf-overrides): a --max-model-len beyond the model is not refused.")
+@click.option("--gpu-memory-utilization", type=click.FloatRange(min=0.01, max=1.0),
+              help="Share of GPU memory vLLM may use [default: the release's, 0.9 or 0.92].")
+@click.option("--dtype", default="auto", show_default=True)
+@click.option("--quantization", help="awq, gptq, fp8, ... [default: what the model name says].")
+@click.option("--kv-cache-dtype", default="auto", show_default=True)
+@click.option("--max-num-seqs", type=click.IntRange(min=1))
+@click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
+@click.option("--enforce-eager", is_flag=True)
+@click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: the newest known for "
+              "plans; each workload's own release for PATHS].")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the memory bars and verdicts (auto: on a terminal, unless NO_COLOR is set or TERM=dumb).")
+@click.option("--list-models", is_flag=True, help="List the catalogued models (ids, aliases, sizes) and exit.")
+@click.option("--list-gpus", is_flag=True, help="List the catalogued GPUs (ids, memory, the names that resolve to "
+              "each) and exit.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (for its "
+              "`models:` and `gpus:`).")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
+            allow_long_max_model_len, color, list_models, list_gpus,
+            dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,
+            fmt, config_path, no_config):
+    """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
+    --model/--model-config on --gpu/--instance-type."""
+    from vllmlint.capacity import find_gpu, register_extra
+    from vllmlint.capacity.workload import human_int
+
+    _load_config(config_path, no_config, register_extra)
+    length = None
+    if list_models or list_gpus:
+        click.echo(_catalog_listing("models" if list_models else "gpus", fmt))
+        sys.exit(EXIT_FITS)
+    tps = _tp_sizes(tp)
+    if max_model_len is not None:
+        length = human_int(max_model_len)
+        if length is None:
+            _fail(f"--max-model-len {max_model_len!r} is not a length vLLM takes: a number such as 32768 or 32k, "
+                  "below 2^63")
+    if vllm_version:
+        from vllmlint.vllm.release import is_version
+
+        if not is_version(vllm_version):
+            _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
+        vllm_version = vllm_version.strip().lstrip("v")
+
+    use_color = _use_color(color)
+    if paths:
+        fallback = None
+        if tp or instance_type:
+            _fail("--tp and --instance-type plan without manifests: with PATHS, each workload's own "
+                  "--tensor-parallel-size and placement are read")
+        if len(_split(gpu_name)) > 1:
+            _fail("with PATHS, --gpu names the one GPU assumed where the manifests do not say: give one")
+        if gpu_name:
+            fallback = find_gpu(_split(gpu_name)[0])
+            if fallback is None:
+                _fail(_unknown_gpu(_split(gpu_name)[0]))
+        rows, skipped = _manifest_rows(paths, fallback, {"vllm_version": vllm_version})
+    else:
+        if not (model_name or model_config):
+            _fail("give manifests to read (PATHS), or --model (or --model-config) and --gpu (or --instance-type)")
+        if not (_split(gpu_name) or _split(instance_type)):
+            _fail("--gpu or --instance-type is needed to plan without manifests")
+        kwargs = dict(pipeline_parallel_size=pp, gpu_memory_utilization=gpu_memory_utilization,
+                      vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
+                      kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
+                      max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
+        release_origin = "--vllm-version" if vllm_version else "assumed: the newest known release"
+        rows = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin, tps,
+                          allow_long_max_model_len)
+        skipped = []
+
+    if fmt == "json":
+        click.echo(json.dumps({"estimates": rows, "skipped": skipped}, indent=2))
+    else:
+        if len(rows) > 1 and not paths:
+            click.echo(_table(rows, use_color), color=use_color)
+        else:
+            click.echo("\n\n".join(_text(row, use_color) for row in rows) if rows else "No workload could be estimated.",
+                       color=use_color)
+        for line in skipped:
+            click.echo(f"vllmlint capacity: note: {line}", err=True)
+    sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
+
+
+def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None]) -> None:
+    """Extra models and GPUs from the configuration file, as `vllmlint check` reads them."""
+    if no_config:
+        return
+    from vllmlint.config import ConfigError, find_config, load_config
+
+    try:
+        path = Path(config_path) if config_path else find_config(Path.cwd())
+        config = load_config(path) if path else None
+    except ConfigError as exc:
+        _fail(str(exc))
+    if config is not None and (config.models or config.gpus):
+        register_extra(models=config.models, gpus=config.gpus)
