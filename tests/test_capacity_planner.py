@@ -210,6 +210,7 @@ def test_color_always_and_never():
     args = ("--model", LLAMA_70B, "--gpu", "H100", "--tp", "4", "--max-model-len", "32768")
     assert "\x1b[32mfits\x1b[0m" in capacity(*args, "--color", "always").stdout
     assert "\x1b[" not in capacity(*args, "--color", "never").stdout
+    assert "\x1b[" not in capacity(*args, "--color", "always", "--no-color").stdout
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")

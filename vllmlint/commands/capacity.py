@@ -474,6 +474,7 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the memory bars and verdicts (auto: on a terminal, unless NO_COLOR is set or TERM=dumb).")
+@click.option("--no-color", "no_color", is_flag=True, help="The same as --color never.")
 @click.option("--list-models", is_flag=True, help="List the catalogued models (ids, aliases, sizes) and exit.")
 @click.option("--list-gpus", is_flag=True, help="List the catalogued GPUs (ids, memory, the names that resolve to "
               "each) and exit.")
@@ -481,7 +482,7 @@ def _catalog_listing(which: str, fmt: str) -> str:
               "`models:` and `gpus:`).")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
-            allow_long_max_model_len, color, list_models, list_gpus,
+            allow_long_max_model_len, color, no_color, list_models, list_gpus,
             dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,
             fmt, config_path, no_config):
     """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
@@ -507,7 +508,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
             _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
         vllm_version = vllm_version.strip().lstrip("v")
 
-    use_color = _use_color(color)
+    use_color = _use_color("never" if no_color else color)
     if paths:
         fallback = None
         if tp or instance_type:
