@@ -279,7 +279,7 @@ def test_list_models_text_and_json():
 @pytest.mark.parametrize("gpu_id, cuda_gib, estimated", [
     ("T4", 14.56, False), ("H200", 139.81, False), ("A10", 22.18, False), ("RTX-3090", 23.56, False),
     ("RTX-4090", 23.52, False), ("RTX-5090", 31.36, False), ("L20", 44.52, False), ("A40", 44.52, True),
-    ("H20", 95.06, True), ("V100S", 31.74, True), ("RTX-PRO-6000", 94.97, False), ("GB200", 184.31, True),
+    ("H20", 95.06, True), ("V100S", 31.74, True), ("RTX-PRO-6000", 94.97, False), ("GB200", 184.31, False),
     ("MI300X", 191.98, False), ("MI325X", 255.98, False),
 ])
 def test_gpu_totals_as_cuda_reports_them(gpu_id, cuda_gib, estimated):
