@@ -330,3 +330,14 @@ def test_planning_options_are_refused_with_manifests(tmp_path):
     manifest.write_text(DEPLOYMENT % (2, 2))
     done = capacity(str(manifest), "--tp", "4")
     assert done.returncode == 2 and "--tp and --instance-type plan without manifests" in done.stderr
+
+
+def test_every_gpu_spelling_names_one_gpu():
+    from vllmlint.capacity.specs import gpu_name_key, gpu_spellings
+
+    seen: dict[str, str] = {}
+    for gpu in gpus():
+        for spelling in gpu_spellings(gpu):
+            key = gpu_name_key(spelling)
+            assert seen.setdefault(key, gpu.id) == gpu.id, f"{spelling} names {seen[key]} and {gpu.id}"
+            assert find_gpu(spelling).id == gpu.id
