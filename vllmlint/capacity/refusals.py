@@ -9,10 +9,12 @@ Memory refusals (the weights exceed the budget, no room for one max-model-len se
   fewer (`divide()` asserts "X is not divisible by Y"; vllm/model_executor/layers/linear.py, 0.33.0 lines
   1066-1070, vllm/distributed/utils.py line 53); MLA models cache one latent and have no such constraint;
 - `_get_and_verify_max_len`: "User-specified max_model_len (L) is greater than the derived max_model_len ..."
-  unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set (vllm/config/model.py, 0.33.0 lines 2657-2686). The derived
-  length is the config's max_position_embeddings (times a RoPE scaling factor of the types that do not already
-  scale it, and capped by the tokenizer's model_max_length); a longer context asked for with --hf-overrides
-  changes the config, which is what `allow_long_max_model_len` stands for here.
+  unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set (vllm/config/model.py, 0.33.0 lines 2657-2686). vLLM derives the
+  length from the config's max_position_embeddings, multiplies in the rope_scaling factor of the RoPE types that
+  do not already scale it (not yarn, llama3, longrope, su, deepseek_yarn; lines 2598-2629), and caps it by the
+  tokenizer_config.json model_max_length (lines 2570-2575). Here the derived length is the ModelSpec's
+  max_position_embeddings: neither the factor nor the tokenizer cap is modelled. A longer context asked for with
+  --hf-overrides changes the config, which is what `allow_long_max_model_len` stands for here.
 """
 from __future__ import annotations
 
