@@ -5,7 +5,6 @@ knows the per-layer arithmetic that turns an architecture into a parameter count
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -326,6 +325,8 @@ def instance_types() -> dict[str, InstanceType]:
 def gpu_name_key(name: str) -> str:
     """A GPU name as it is compared: case, surrounding space, and spaces or underscores against dashes aside
     ("NVIDIA H100 80GB HBM3", as nvidia-smi prints it, is the node label NVIDIA-H100-80GB-HBM3)."""
+    import re
+
     return re.sub(r"[\s_]+", "-", (name or "").strip()).lower()
 
 
