@@ -151,7 +151,8 @@ def test_required_gpus_are_catalogued_and_found_by_label():
     assert find_gpu("nvidia-tesla-a100").id == "A100-40GB"
     assert find_gpu("l4").id == "L4"  # karpenter name, unique
     assert find_gpu("a100") is None  # karpenter's a100 covers 40 GB and 80 GB
-    assert find_gpu("RTX-4090") is None
+    assert find_gpu("RTX-9999") is None
+    assert find_gpu("RTX-4090").id == "RTX-4090"  # catalogued since the planner work (issue 12)
 
 
 def test_label_spellings_do_not_collide():
@@ -368,4 +369,4 @@ def test_unconstrained_or_unknown_gives_none():
     assert gpus_for_node_constraints() is None
     assert gpus_for_node_constraints({"kubernetes.io/os": "linux", "node-type": "bench-gpu"}) is None
     assert gpus_for_node_constraints({"node.kubernetes.io/instance-type": "m5.large"}) is None
-    assert gpus_for_node_constraints({"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090"}) is None
+    assert gpus_for_node_constraints({"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-2080-Ti"}) is None

@@ -222,4 +222,4 @@ def test_unknown_inputs_raise():
     with pytest.raises(ValueError):
         estimate("facebook/opt-125m", "L4")
     with pytest.raises(ValueError):
-        estimate("Qwen/Qwen3-8B", "RTX-4090")
+        estimate("Qwen/Qwen3-8B", "RTX-2080-Ti")

@@ -186,4 +186,59 @@ def resolve_model(name_or_path: str, extra_models: Iterable[ModelSpec] | None = 
     return None
 
 
-__all__ = ["Match", "resolve_model", "split_quantization"]
+__all__ = ["Match", "resolve_model", "split_quantization", "model_suggestions", "gpu_suggestions"]
+
+
+# ---------------------------------------------------------------- did-you-mean (the planner's usage errors)
+
+
+def model_suggestions(name: str, limit: int = 5) -> list[str]:
+    """Catalogued model ids a name that did not resolve may have meant, best first: every model one of whose
+    names holds all the name's words and size tokens (`llama-3.1-70b` -> meta-llama/Llama-3.1-70B-Instruct),
+    else the closest repository names by spelling. Never used to resolve: only to say "did you mean"."""
+    import difflib
+
+    catalog = models()
+    repo = _repo_name((name or "").strip().strip("\"'"))
+    words = _core_tokens(split_quantization(repo)[0])
+    hits: list[str] = []
+    def holds(tokens: set[str]) -> bool:  # every word present; a version `3` also matches `3.1`
+        return all(word in tokens or (word[0].isdigit() and any(t.startswith(word + ".") for t in tokens))
+                   for word in words)
+
+    if words:
+        for model in catalog:
+            if any(holds(_core_tokens(_repo_name(full))) for full in model.names) and model.id not in hits:
+                hits.append(model.id)
+    if hits:
+        return hits[:limit]
+    by_repo = {_repo_name(full).lower(): model.id for model in catalog for full in model.names}
+    for close in difflib.get_close_matches(repo.lower(), list(by_repo), n=limit * 2, cutoff=0.6):
+        if by_repo[close] not in hits:
+            hits.append(by_repo[close])
+    return hits[:limit]
+
+
+def gpu_suggestions(name: str, limit: int = 5) -> list[str]:
+    """Catalogued GPU ids a name that did not resolve (find_gpu) may have meant, best first: the GPUs one of
+    whose names starts with it (`A100` -> A100-40GB, A100-80GB; Karpenter's shared `a100` the same way), else
+    the closest spellings. Only for a "did you mean": a prefix is never taken as the answer."""
+    import difflib
+
+    from vllmlint.capacity.specs import gpu_name_key, gpu_spellings, gpus
+
+    wanted = gpu_name_key(name)
+    spelled: dict[str, str] = {}
+    for gpu in gpus():
+        for spelling in (*gpu_spellings(gpu), *gpu.karpenter_gpu_names):
+            spelled.setdefault(gpu_name_key(spelling), gpu.id)
+    hits: list[str] = []
+    if wanted:
+        for spelling, gpu_id in spelled.items():
+            if spelling.startswith(wanted) and gpu_id not in hits:
+                hits.append(gpu_id)
+    if not hits:
+        for close in difflib.get_close_matches(wanted, list(spelled), n=limit * 2, cutoff=0.6):
+            if spelled[close] not in hits:
+                hits.append(spelled[close])
+    return hits[:limit]

@@ -126,6 +126,8 @@ class GPU:
     gke_accelerator_labels: tuple[str, ...] = ()
     karpenter_gpu_names: tuple[str, ...] = ()
     source: str = ""
+    aliases: tuple[str, ...] = ()  # other names people type (`--gpu 4090`)
+    eks_accelerator_labels: tuple[str, ...] = ()  # k8s.amazonaws.com/accelerator values
 
     @property
     def total_bytes(self) -> int:
@@ -266,6 +268,8 @@ def gpu_from_entry(entry: dict[str, Any]) -> GPU:
         gke_accelerator_labels=tuple(labels.get("gke_accelerator") or ()),
         karpenter_gpu_names=tuple(labels.get("karpenter_gpu_name") or ()),
         source=entry.get("source", ""),
+        aliases=tuple(entry.get("aliases") or ()),
+        eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
     )
 
 
@@ -292,6 +296,8 @@ def _catalog_gpus() -> tuple[GPU, ...]:
                 gke_accelerator_labels=tuple(labels.get("gke_accelerator") or ()),
                 karpenter_gpu_names=tuple(labels.get("karpenter_gpu_name") or ()),
                 source=entry.get("source", ""),
+                aliases=tuple(entry.get("aliases") or ()),
+                eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
             )
         )
     return tuple(result)
@@ -316,16 +322,37 @@ def instance_types() -> dict[str, InstanceType]:
     return result
 
 
+def gpu_name_key(name: str) -> str:
+    """A GPU name as it is compared: case, surrounding space, and spaces or underscores against dashes aside
+    ("NVIDIA H100 80GB HBM3", as nvidia-smi prints it, is the node label NVIDIA-H100-80GB-HBM3)."""
+    import re
+
+    return re.sub(r"[\s_]+", "-", (name or "").strip()).lower()
+
+
+def gpu_spellings(gpu: GPU) -> tuple[str, ...]:
+    """Every name that resolves to `gpu` alone: its id, aliases and the values of the node labels that name one
+    GPU model (nvidia.com/gpu.product, cloud.google.com/gke-accelerator, k8s.amazonaws.com/accelerator).
+    Karpenter's instance-gpu-name values are not among them: `a100` and `v100` stand for two memory sizes."""
+    return (gpu.id, *gpu.aliases, *gpu.gpu_product_labels, *gpu.gke_accelerator_labels, *gpu.eks_accelerator_labels)
+
+
 def find_gpu(name: str) -> GPU | None:
-    """A GPU by catalog id or by any node-label spelling, case-insensitively ("h100-80gb", "NVIDIA-L4", "nvidia-l4")."""
-    wanted = name.strip().lower()
+    """The GPU `name` names exactly, or None: its catalog id, an alias or a node-label value (gpu_spellings),
+    compared by gpu_name_key ("h100-80gb", "NVIDIA-L4", "nvidia l4"), else a Karpenter instance-gpu-name value
+    only one GPU carries ("l4"; "a100" is None). Never a prefix or a nearest match: an A10 is no A100."""
+    wanted = gpu_name_key(name)
+    if not wanted:
+        return None
     for gpu in gpus():
-        spellings = (gpu.id, *gpu.gpu_product_labels, *gpu.gke_accelerator_labels)
-        if wanted in (s.lower() for s in spellings):
+        if wanted in (gpu_name_key(s) for s in gpu_spellings(gpu)):
             return gpu
     # Karpenter's short names (a100, v100) are shared by two memory sizes: only unique ones resolve.
-    matches = [gpu for gpu in gpus() if wanted in gpu.karpenter_gpu_names]
-    return matches[0] if len(matches) == 1 else None
+    matches: dict[str, GPU] = {}
+    for gpu in gpus():  # an extra with a catalogued id comes first and wins
+        if wanted in (n.lower() for n in gpu.karpenter_gpu_names):
+            matches.setdefault(gpu.id, gpu)
+    return next(iter(matches.values())) if len(matches) == 1 else None
 
 
 # --------------------------------------------------------------------------- parameter arithmetic
@@ -628,7 +655,7 @@ def remote_code_facts(entry: dict[str, Any]) -> RemoteCodeFacts | None:
 
 __all__ = [
     "GiB", "MiB", "ModelSpec", "ModelFact", "repository_fact", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
-    "find_gpu", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
+    "find_gpu", "gpu_name_key", "gpu_spellings", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
     "count_parameters", "model_from_config_json",
     "model_from_entry", "RemoteCodeFacts", "remote_code_facts",
 ]

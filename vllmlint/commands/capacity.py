@@ -5,8 +5,12 @@
     vllmlint capacity --model meta-llama/Llama-3.1-70B-Instruct --gpu H100 --tp 4 --max-model-len 32768
                                                       the planning question, without manifests
     vllmlint capacity --model-config config.json --gpu L4   a model that is not in the catalog
+    vllmlint capacity --model X --gpu L4,A10G,L40S,H100 --tp 1,2,4,8
+                                                      every GPU x TP plan as a table, one memory bar per plan
+    vllmlint capacity --list-models / --list-gpus     what the catalogs hold and the names that resolve
 
-Exit codes: 0 everything estimated fits, 1 something does not, 2 usage error.
+Exit codes: 0 every plan starts, 1 vLLM would refuse one (does not fit, TP does not divide the heads,
+--max-model-len beyond the model), 2 usage error (an unknown model or GPU gets a did-you-mean).
 """
 from __future__ import annotations
 
@@ -56,9 +60,12 @@ def _smallest_tp(model: ModelSpec, gpu: GPU, kwargs: dict[str, Any]) -> Estimate
 
 
 def _row(plan: Estimate, *, model_how: str, gpu_origin: str, instance_type: str | None, gpu_count: int | None,
-         release_origin: str, kwargs: dict[str, Any], workload: dict[str, Any] | None = None) -> dict[str, Any]:
+         release_origin: str, kwargs: dict[str, Any], workload: dict[str, Any] | None = None,
+         refusals: list[str] | None = None) -> dict[str, Any]:
     """One estimate as a flat, JSON-ready record."""
     smallest = _smallest_tp(plan.model, plan.gpu, kwargs)
+    refusals = list(refusals or ())
+    used = plan.weights_bytes + plan.reserve_bytes + plan.kv_cache_bytes
     return {
         "workload": workload,
         "model": plan.model.id,
@@ -86,14 +93,18 @@ def _row(plan: Estimate, *, model_how: str, gpu_origin: str, instance_type: str 
         "full_length_sequences": plan.max_sequences,
         "fits": plan.fits,
         "kv_ok": plan.kv_ok,
-        "verdict": _verdict(plan),
+        "verdict": f"vLLM refuses to start: {refusals[0]}" if refusals else _verdict(plan),
+        "refusals": refusals,
+        "starts": plan.ok and not refusals,
+        "unused_budget_gib": _gib(max(0, plan.budget_bytes - used)),
+        "outside_budget_gib": _gib(max(0, plan.total_bytes - plan.budget_bytes)),
         "smallest_tp_that_fits": smallest.tensor_parallel_size if smallest else None,
         "smallest_tp_full_length_sequences": smallest.max_sequences if smallest else None,
         "notes": list(plan.notes),
     }
 
 
-def _text(row: dict[str, Any]) -> str:
+def _text(row: dict[str, Any], color: bool = False) -> str:
     where = ""
     if row["workload"]:
         w = row["workload"]
@@ -114,8 +125,11 @@ def _text(row: dict[str, Any]) -> str:
         ("KV per token per GPU", f"{row['kv_bytes_per_token'] / 1024:.1f} KiB"),
         ("KV tokens that fit", f"{row['kv_tokens']:,}"),
         ("full-length sequences", f"{row['full_length_sequences']} of {row['max_model_len']:,} tokens"),
-        ("verdict", row["verdict"]),
+        ("memory per GPU", memory_bar(row, BAR_WIDTH, color)),
+        ("", BAR_LEGEND),
+        ("verdict", _paint(row["verdict"], _VERDICT_STYLE[row["starts"]], color)),
     ]
+    pairs.extend(("vLLM refuses", reason) for reason in row["refusals"][1:])
     if row["smallest_tp_that_fits"] is not None:
         sequences = row["smallest_tp_full_length_sequences"]
         smallest, per_node = row["smallest_tp_that_fits"], row["gpus_per_node"]
@@ -126,14 +140,17 @@ def _text(row: dict[str, Any]) -> str:
                       f"sequence{'' if sequences == 1 else 's'}{beyond})"))
     elif not (row["fits"] and row["kv_ok"]):
         pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
+    elif row["refusals"] and row["smallest_tp_that_fits"] is None:
+        pairs.append(("smallest TP that fits", "none: no TP size vLLM accepts for this model fits one sequence"))
     pairs.extend(("note", note) for note in row["notes"])
     width = max(len(label) for label, _ in pairs)
     lines = [f"  {label:<{width}}  {value}" for label, value in pairs]
     return where + "\n".join(lines)
 
 
-def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: str | None, instance_type: str | None,
-               kwargs: dict[str, Any], release_origin: str) -> list[dict[str, Any]]:
+def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: tuple[str, ...],
+               instance_type: tuple[str, ...], kwargs: dict[str, Any], release_origin: str, tps: list[int],
+               allow_long: bool) -> list[dict[str, Any]]:
     """The planning question: one model on one GPU (or instance type) with the given settings."""
     from vllmlint.capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
 
@@ -151,46 +168,68 @@ def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: str |
     else:
         match = resolve_model(model_name) if model_name else None  # `command` asks for one of the two
         if match is None:
-            _fail(f"unknown model {model_name!r}: pass its config.json with --model-config, or add it to the "
-                  "configuration file's `models:`")
+            _fail(_unknown_model(model_name))
         model, how = match.model, match.how
         if quantization is None:
             quantization = match.quantization
-    count = None
-    gpu: GPU | None
-    if instance_type:
-        found = instance_types().get(instance_type)
-        if found is None:
-            _fail(f"unknown instance type {instance_type!r}")
-        gpu, count, origin = found.gpu, found.gpu_count, "--instance-type"
-    else:
-        gpu = (find_gpu(gpu_name) or _gpu_by_prefix(gpu_name)) if gpu_name else None  # `command` asks for one
+    # Every --gpu and --instance-type given (repeated or comma lists) x every --tp size is one plan, in that order.
+    from vllmlint.capacity.refusals import startup_refusals
+
+    targets: list[tuple[GPU, str, str | None, int | None]] = []
+    for name in _split(gpu_name):
+        gpu = find_gpu(name)
         if gpu is None:
-            from vllmlint.capacity import gpus
+            _fail(_unknown_gpu(name))
+        targets.append((gpu, "--gpu", None, None))
+    for name in _split(instance_type):
+        found = instance_types().get(name)
+        if found is None:
+            import difflib
 
-            _fail(f"unknown GPU {gpu_name!r}: one of {', '.join(g.id for g in gpus())}")
-        origin = "--gpu"
-    kwargs = {**kwargs, "quantization": quantization}
-    try:
-        plan = estimate(model, gpu, **kwargs)
-    except ValueError as exc:
-        _fail(str(exc))
-    return [_row(plan, model_how=how, gpu_origin=origin, instance_type=instance_type, gpu_count=count,
-                 release_origin=release_origin, kwargs=kwargs)]
+            close = difflib.get_close_matches(name, list(instance_types()), n=3, cutoff=0.6)
+            _fail(f"unknown instance type {name!r}" + (f": did you mean {_either(close)}?" if close else ""))
+        targets.append((found.gpu, "--instance-type", name, found.gpu_count))
+    rows = []
+    for gpu, origin, instance_name, count in targets:
+        for tp in tps:
+            options = {**kwargs, "quantization": quantization, "tensor_parallel_size": tp}
+            try:
+                plan = estimate(model, gpu, **options)
+            except ValueError as exc:
+                _fail(str(exc))
+            refusals = startup_refusals(model, tp, kwargs.get("max_model_len"), allow_long_max_model_len=allow_long)
+            rows.append(_row(plan, model_how=how, gpu_origin=origin, instance_type=instance_name, gpu_count=count,
+                             release_origin=release_origin, kwargs=options, refusals=refusals))
+    return rows
 
 
-def _gpu_by_prefix(name: str) -> GPU | None:
-    """`H100` or `a100` on the command line: the one catalogued GPU whose id starts with it (the larger if two)."""
-    from vllmlint.capacity import gpus
+def _either(names: list[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
-    wanted = name.strip().lower()
-    hits = [g for g in gpus() if g.id.lower().startswith(wanted)]
-    return max(hits, key=lambda g: g.cuda_total_gib) if hits else None
+
+def _unknown_model(name: str | None) -> str:
+    from vllmlint.capacity.names import model_suggestions
+
+    close = model_suggestions(name or "")
+    hint = f"did you mean {_either(close)}? " if close else ""
+    return (f"unknown model {name!r}: {hint}Pass its config.json with --model-config, or add it to the "
+            "configuration file's `models:` (`vllmlint capacity --list-models` lists the catalog)")
+
+
+def _unknown_gpu(name: str) -> str:
+    from vllmlint.capacity.names import gpu_suggestions
+
+    close = gpu_suggestions(name)
+    hint = f"did you mean {_either(close)}? " if close else ""
+    return (f"unknown GPU {name!r}: {hint}GPU names resolve exactly (`vllmlint capacity --list-gpus` lists them, "
+            "with the node-label values that name each); add others under `gpus:` in the configuration file")
 
 
 def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
                    overrides: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     """Every vLLM workload of the files, estimated on each GPU it may land on."""
+    from vllmlint.capacity.refusals import startup_refusals
     from vllmlint.capacity.workload import workloads
     from vllmlint.engine import Linter, LintOptions, collect_files
 
@@ -233,6 +272,7 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
         kwargs = work.estimate_kwargs()
         release_origin = invocation.release_origin if invocation.release else \
             "release unknown: the newest known assumed"
+        refusals = startup_refusals(work.model, work.tensor_parallel_size)
         for gpu, origin, instance_type, count in places:
             plan = work.estimate(gpu)
             if plan is None:
@@ -240,9 +280,168 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
                                "known size")
                 continue
             rows.append(_row(plan, model_how=match.how, gpu_origin=origin, instance_type=instance_type,
-                             gpu_count=count, release_origin=release_origin, kwargs=kwargs, workload=described))
+                             gpu_count=count, release_origin=release_origin, kwargs=kwargs, workload=described,
+                             refusals=refusals))
     skipped.extend(f"{path}: no such file or directory" for path in missing)
     return rows, skipped
+
+
+# --------------------------------------------------------------------------- planner options and pictures
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """Repeated options and comma lists as one list (`--gpu L4,A10G --gpu H100`), blanks dropped."""
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _tp_sizes(values: tuple[str, ...]) -> list[int]:
+    """--tp values (repeatable, comma lists) as distinct sizes in the order given; [1] when none."""
+    sizes: list[int] = []
+    for item in _split(values) or ["1"]:
+        if not item.isdigit() or not 1 <= int(item) <= MAX_PARALLEL_SIZE:
+            _fail(f"--tp {item!r} is not a tensor-parallel size: a whole number from 1 to {MAX_PARALLEL_SIZE}, or "
+                  "a comma list such as 1,2,4,8")
+        if int(item) not in sizes:
+            sizes.append(int(item))
+    return sizes
+
+
+def _use_color(choice: str) -> bool:
+    """Colour on standard output: `always`, or `auto` on a terminal that is not `TERM=dumb`, unless NO_COLOR is
+    set to anything (https://no-color.org)."""
+    import os
+
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
+_RESET = "\x1b[0m"
+_VERDICT_STYLE = {True: "\x1b[32m", False: "\x1b[31m"}  # starts: green; refused or does not fit: red
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{_RESET}" if color and style and text else text
+
+
+# The memory bar: the GPU's whole memory, left to right: weights, reserve (activations, non-torch, CUDA graphs),
+# KV cache, budget left unused, then the share gpu_memory_utilization keeps out (blank). `>` past the closing
+# bracket: the weights (and reserve) exceed the GPU itself.
+BAR_WIDTH = 40
+TABLE_BAR_WIDTH = 30
+_BAR_PARTS = (("#", "\x1b[34m"), ("=", "\x1b[33m"), ("~", "\x1b[32m"), (".", "\x1b[2m"), (" ", ""))
+BAR_LEGEND = "# weights  = reserve  ~ KV cache  . unused budget  (full width: the GPU's memory; blank: outside the budget)"
+
+
+def memory_bar(row: dict[str, Any], width: int = BAR_WIDTH, color: bool = False) -> str:
+    """`[####==~~~~~~~~  ]` for one plan: weights | reserve | KV cache | unused budget | outside the budget, each as
+    many characters as its share of the GPU's memory (boundaries rounded, so the parts always add up to width)."""
+    total = row["gpu_total_gib"] or 1.0
+    weights, reserve, kv, budget = row["weights_gib"], row["reserve_gib"], row["kv_cache_gib"], row["budget_gib"]
+    used = weights + reserve + kv
+    edges = [weights, weights + reserve, used, max(used, budget), max(used, total)]
+    cells, start = [], 0
+    for (char, style), edge in zip(_BAR_PARTS, edges, strict=True):
+        end = round(min(edge, total) / total * width)
+        if end > start:
+            cells.append(_paint(char * (end - start), style, color))
+            start = end
+    overflow = _paint(">", "\x1b[31m", color) if weights + reserve > total else ""
+    return f"[{''.join(cells)}{' ' * (width - start)}]{overflow}"
+
+
+def _short_verdict(row: dict[str, Any]) -> str:
+    if row["refusals"]:
+        return "refused"
+    if not row["fits"]:
+        return "does not fit"
+    if not row["kv_ok"]:
+        return "KV too small"
+    return "fits"
+
+
+def _table(rows: list[dict[str, Any]], color: bool = False) -> str:
+    """Every plan (GPU x TP) as one line with its verdict, numbers and memory bar, then what the verdicts mean."""
+    first = rows[0]
+    lines = [f"{first['model']} ({first['model_how']}), {first['dtype']}, max_model_len {first['max_model_len']:,}, "
+             f"PP {first['pipeline_parallel_size']}, vLLM {first['vllm_version']} ({first['vllm_version_origin']})", ""]
+    header = ("GPU", "TP", "verdict", "weights/GPU", "KV cache/GPU", "KV tokens", "full-length seqs")
+    cells = []
+    for row in rows:
+        gpu = f"{row['instance_type']} ({row['gpus_per_node']} x {row['gpu']})" if row["instance_type"] else row["gpu"]
+        cells.append((gpu, str(row["tensor_parallel_size"]), _short_verdict(row), f"{row['weights_gib']:.2f} GiB",
+                      f"{row['kv_cache_gib']:.2f} GiB", f"{row['kv_tokens']:,}", f"{row['full_length_sequences']:,}"))
+    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(len(header))]
+    right = {1, 3, 4, 5, 6}
+
+    def line(values: tuple[str, ...], styles: tuple[str, ...] | None = None) -> str:
+        out = []
+        for i, value in enumerate(values):
+            padded = value.rjust(widths[i]) if i in right else value.ljust(widths[i])
+            out.append(_paint(padded, styles[i], color) if styles and styles[i] else padded)
+        return "  ".join(out)
+
+    lines.append(line(header) + "  memory per GPU")
+    for row, values in zip(rows, cells, strict=True):
+        styles = ("", "", _VERDICT_STYLE[row["starts"]], "", "", "", "")
+        lines.append(line(values, styles) + "  " + memory_bar(row, TABLE_BAR_WIDTH, color))
+    lines += ["", f"memory per GPU: {BAR_LEGEND}"]
+    if any(_short_verdict(row) == "KV too small" for row in rows):
+        lines.append("KV too small: the weights fit, but the KV cache holds less than one max_model_len sequence: "
+                     "vLLM refuses to start")
+    for row in rows:
+        for reason in row["refusals"]:
+            lines.append(f"refused: {row['gpu']} TP {row['tensor_parallel_size']}: vLLM refuses to start: {reason}")
+    seen: list[str] = []
+    for row in rows:
+        seen.extend(note for note in row["notes"] if note not in seen)
+    lines.extend(f"note: {note}" for note in seen)
+    return "\n".join(lines)
+
+
+def _catalog_listing(which: str, fmt: str) -> str:
+    """--list-models / --list-gpus: the catalogs (with the configuration's extras first), as text or JSON."""
+    from vllmlint.capacity import gpus, models
+
+    records: list[dict[str, Any]]
+    header: tuple[str, ...]
+    cells: list[tuple[str, ...]]
+    if which == "gpus":
+        records = [{"id": g.id, "name": g.name, "architecture": g.architecture,
+                    "compute_capability": g.compute_capability, "cuda_total_gib": g.cuda_total_gib,
+                    "cuda_total_estimated": g.cuda_total_estimated, "nvidia_smi_total_mib": g.nvidia_smi_total_mib,
+                    "names": list(dict.fromkeys((*g.aliases, *g.gpu_product_labels, *g.gke_accelerator_labels,
+                                                 *g.eks_accelerator_labels))),
+                    "karpenter_gpu_names": list(g.karpenter_gpu_names)} for g in gpus()]
+        if fmt == "json":
+            return json.dumps({"gpus": records}, indent=2)
+        header = ("id", "CUDA GiB", "cc", "architecture", "also resolves from")
+        cells = [(r["id"], f"{r['cuda_total_gib']:.2f}{'*' if r['cuda_total_estimated'] else ''}",
+                  r["compute_capability"], r["architecture"],
+                  ", ".join([*r["names"], *(f"karpenter: {n}" for n in r["karpenter_gpu_names"])]) or "-")
+                 for r in records]
+        footer = ("* estimated: no published CUDA total was found (data/capacity/gpus.yaml says how it was derived). "
+                  "Karpenter's instance-gpu-name values resolve when one GPU carries them; names compare ignoring "
+                  "case, spaces and underscores.")
+    else:
+        records = [{"id": m.id, "aliases": list(m.aliases), "parameters_b": round(m.parameters / 1e9, 2),
+                    "layers": m.num_hidden_layers, "attention_heads": m.num_attention_heads,
+                    "kv_heads": m.num_key_value_heads, "max_position_embeddings": m.max_position_embeddings,
+                    "torch_dtype": m.torch_dtype, "checkpoint_quantization": m.checkpoint_quantization}
+                   for m in models()]
+        if fmt == "json":
+            return json.dumps({"models": records}, indent=2)
+        header = ("id", "params", "layers", "heads/KV", "context", "also")
+        cells = [(r["id"], f"{r['parameters_b']:g}B", str(r["layers"]), f"{r['attention_heads']}/{r['kv_heads']}",
+                  f"{r['max_position_embeddings']:,}", ", ".join(r["aliases"]) or "-") for r in records]
+        footer = ("Quantized repositories (-AWQ, -GPTQ-Int4, -FP8, ...) and -Instruct/-it variants of these names "
+                  "resolve too; anything else: --model-config config.json.")
+    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(len(header) - 1)]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]
+             for row in [header, *cells]]
+    return "\n".join([*lines, "", footer])
 
 
 @click.command("capacity")
@@ -251,13 +450,17 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
 @click.option("--model-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for a model "
               "that is not in the catalog.")
 @click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
-              "for workloads whose GPU the manifests do not reveal.")
-@click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...).")
-@click.option("--tp", "--tensor-parallel-size", "tp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
-              show_default=True)
+              "for workloads whose GPU the manifests do not reveal. Names resolve exactly (--list-gpus); repeat it or "
+              "give a comma list (L4,A10G,H100) for one plan each.", multiple=True)
+@click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...); repeatable, comma "
+              "lists too.", multiple=True)
+@click.option("--tp", "--tensor-parallel-size", "tp", multiple=True, metavar="N[,N...]",
+              help="Tensor-parallel size, or a comma list (1,2,4,8) for one plan each.  [default: 1]")
 @click.option("--pp", "--pipeline-parallel-size", "pp", type=click.IntRange(min=1, max=MAX_PARALLEL_SIZE), default=1,
               show_default=True)
 @click.option("--max-model-len", type=str, help="Context to hold (default: the model's own); 32k and 32K work.")
+@click.option("--allow-long-max-model-len", is_flag=True, help="Plan as with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (or a "
+              "RoPE-scaling --hf-overrides): a --max-model-len beyond the model is not refused.")
 @click.option("--gpu-memory-utilization", type=click.FloatRange(min=0.01, max=1.0),
               help="Share of GPU memory vLLM may use [default: the release's, 0.9 or 0.92].")
 @click.option("--dtype", default="auto", show_default=True)
@@ -269,10 +472,17 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
 @click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: the newest known for "
               "plans; each workload's own release for PATHS].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the memory bars and verdicts (auto: on a terminal, unless NO_COLOR is set or TERM=dumb).")
+@click.option("--no-color", "no_color", is_flag=True, help="The same as --color never.")
+@click.option("--list-models", is_flag=True, help="List the catalogued models (ids, aliases, sizes) and exit.")
+@click.option("--list-gpus", is_flag=True, help="List the catalogued GPUs (ids, memory, the names that resolve to "
+              "each) and exit.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (for its "
               "`models:` and `gpus:`).")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
+            allow_long_max_model_len, color, no_color, list_models, list_gpus,
             dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,
             fmt, config_path, no_config):
     """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
@@ -282,6 +492,10 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
 
     _load_config(config_path, no_config, register_extra)
     length = None
+    if list_models or list_gpus:
+        click.echo(_catalog_listing("models" if list_models else "gpus", fmt))
+        sys.exit(EXIT_FITS)
+    tps = _tp_sizes(tp)
     if max_model_len is not None:
         length = human_int(max_model_len)
         if length is None:
@@ -294,32 +508,44 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
             _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
         vllm_version = vllm_version.strip().lstrip("v")
 
+    use_color = _use_color("never" if no_color else color)
     if paths:
         fallback = None
+        if tp or instance_type:
+            _fail("--tp and --instance-type plan without manifests: with PATHS, each workload's own "
+                  "--tensor-parallel-size and placement are read")
+        if len(_split(gpu_name)) > 1:
+            _fail("with PATHS, --gpu names the one GPU assumed where the manifests do not say: give one")
         if gpu_name:
-            fallback = find_gpu(gpu_name) or _gpu_by_prefix(gpu_name)
+            fallback = find_gpu(_split(gpu_name)[0])
             if fallback is None:
-                _fail(f"unknown GPU {gpu_name!r}")
+                _fail(_unknown_gpu(_split(gpu_name)[0]))
         rows, skipped = _manifest_rows(paths, fallback, {"vllm_version": vllm_version})
     else:
         if not (model_name or model_config):
             _fail("give manifests to read (PATHS), or --model (or --model-config) and --gpu (or --instance-type)")
-        if not (gpu_name or instance_type):
+        if not (_split(gpu_name) or _split(instance_type)):
             _fail("--gpu or --instance-type is needed to plan without manifests")
-        kwargs = dict(tensor_parallel_size=tp, pipeline_parallel_size=pp, gpu_memory_utilization=gpu_memory_utilization,
+        kwargs = dict(pipeline_parallel_size=pp, gpu_memory_utilization=gpu_memory_utilization,
                       vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
                       kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
         release_origin = "--vllm-version" if vllm_version else "assumed: the newest known release"
-        rows, skipped = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin), []
+        rows = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin, tps,
+                          allow_long_max_model_len)
+        skipped = []
 
     if fmt == "json":
         click.echo(json.dumps({"estimates": rows, "skipped": skipped}, indent=2))
     else:
-        click.echo("\n\n".join(_text(row) for row in rows) if rows else "No workload could be estimated.")
+        if len(rows) > 1 and not paths:
+            click.echo(_table(rows, use_color), color=use_color)
+        else:
+            click.echo("\n\n".join(_text(row, use_color) for row in rows) if rows else "No workload could be estimated.",
+                       color=use_color)
         for line in skipped:
             click.echo(f"vllmlint capacity: note: {line}", err=True)
-    sys.exit(EXIT_FITS if all(row["fits"] and row["kv_ok"] for row in rows) else EXIT_DOES_NOT_FIT)
+    sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
 
 
 def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None]) -> None:
