@@ -297,9 +297,10 @@ _KINDS = {"full_attention": "full", "attention": "full", "global": "full", "slid
 
 
 def _period(items: list[str]) -> tuple[str, ...]:
-    """The shortest pattern whose repetition gives `items` (the whole list when none does)."""
+    """The shortest pattern whose repetition, cut to the length of `items`, gives `items` (Gemma 3's 34 layers
+    are five sliding and one full, repeated)."""
     for size in range(1, len(items) + 1):
-        if len(items) % size == 0 and items[:size] * (len(items) // size) == items:
+        if all(items[i] == items[i % size] for i in range(len(items))):
             return tuple(items[:size])
     return tuple(items)
 
@@ -466,6 +467,8 @@ def _group_bytes(bits: int, group: int | None, zero_point: bool, scale_bytes: in
 
 
 def _size_key(bits: int | None, kind: str, method: str) -> str | None:
+    if method == "mxfp4":
+        return "mxfp4"
     if method == "awq" and bits == 4:
         return "awq"
     if method in ("gptq", "auto-round", "intel/auto-round", "autoround") and bits in (4, 8):
