@@ -234,8 +234,8 @@ def from_hub(repo_id: str, env: Mapping[str, str] | None = None) -> ModelFiles |
         cached = _snapshot(cache_dir(env) / "models", repo_id)
         return replace(read_model_path(cached), origin=f"vllmlint cache {cached}") if cached else None
     try:
-        from huggingface_hub import hf_hub_download  # type: ignore[import-not-found]
-        from huggingface_hub.utils import EntryNotFoundError  # type: ignore[import-not-found]
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import EntryNotFoundError
     except ImportError:
         raise ModelConfigError("--online needs huggingface_hub: pip install 'vllmlint[hub]'") from None
     folder = cache_dir(env) / "models"
@@ -610,3 +610,15 @@ __all__ = ["ModelFiles", "ModelConfigError", "parse_json", "read_model_path", "f
            "from_hub", "cache_dir", "hf_hub_cache", "set_sources", "sources", "resolve_opt_in", "spec_from_files",
            "layer_pattern", "mlp_pattern", "linear_attention_of", "vision_parameters", "quant_scheme",
            "module_matches"]
+
+
+def load_model_config(path: str, model_id: str | None = None) -> tuple[ModelSpec, str]:
+    """`--model-config PATH|DIR`: the ModelSpec of a config.json file or a model folder, and how it was read.
+    ModelConfigError (one line naming the file) when it cannot be read or is no Hugging Face config."""
+    files = read_model_path(path)
+    name = model_id or Path(files.origin).resolve().parent.name
+    model = spec_from_files(files, name)
+    if model is None:
+        raise ModelConfigError(f"{files.origin}: not a Hugging Face config.json (layers, hidden size, heads and "
+                               "vocabulary size are needed)")
+    return model, f"from {files.origin}, parameters counted from its architecture"

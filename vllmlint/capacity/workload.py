@@ -294,6 +294,8 @@ def workloads(world: World) -> list[Workload]:
             work.config_match = _match_config_json(work.model_name, world)
             if work.match is None:
                 work.match = work.config_match
+        elif work.model_name:
+            _match_opt_in(work)
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
@@ -307,25 +309,34 @@ _GENERIC_DIRS = {"", "model", "models", "weights", "main", "snapshot", "data", "
 
 
 def _match_config_json(path: str, world: World) -> Match | None:
-    """A model served from a local path whose `config.json` is among the linted files: the one file named
-    `<last path component>/config.json`, for a directory name specific enough to tell (not `model`)."""
-    import json
+    """A model served from a local path whose `config.json` is among the linted files (hfconfig.files_in_run:
+    `<path>/config.json` itself, else the one `<last path component>/config.json` of a directory name
+    specific enough to tell, not `model`), with its neighbours (tokenizer_config.json, hf_quant_config.json)."""
+    from vllmlint.capacity.hfconfig import ModelConfigError, files_in_run, spec_from_files
 
-    from vllmlint.capacity.specs import model_from_config_json
-
-    leaf = path.rstrip("/").rsplit("/", 1)[-1]
-    if leaf.lower() in _GENERIC_DIRS:
-        return None
-    found = [source for source in world.sources
-             if source.display_path.replace("\\", "/").endswith(f"/{leaf}/config.json")
-             or source.display_path == f"{leaf}/config.json"]
-    if len(found) != 1:
-        return None
     try:
-        model = model_from_config_json(json.loads(found[0].text), model_id=path)
-    except ValueError:
+        files = files_in_run(path, world)
+        model = spec_from_files(files, path) if files is not None else None
+    except ModelConfigError:
         return None
-    return Match(model, f"config.json at {found[0].display_path}") if model is not None else None
+    return Match(model, f"config.json at {files.origin}") if files is not None and model is not None else None
+
+
+def _match_opt_in(work: Workload) -> None:
+    """With --hf-cache / --online (opt-in), a Hugging Face id the catalog does not hold exactly is sized from
+    its own config.json (the local cache, then the Hub); the checkpoint's own quantization then applies."""
+    from vllmlint.capacity.hfconfig import ModelConfigError, resolve_opt_in
+
+    if work.match is not None and work.match.how in ("exact id", "case-insensitive id"):
+        return
+    try:
+        found = resolve_opt_in(work.model_name or "")
+    except ModelConfigError:
+        return
+    if found is not None:
+        work.match = found
+        if not work.quantization_given:
+            work.quantization = None
 
 
 # --- GPUs a container asks for --------------------------------------------------------------------
