@@ -477,11 +477,16 @@ def downloaded_by_name(work: Workload) -> bool:
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     """Bytes of the weight files: every parameter at the checkpoint's own size (quantized linears smaller)."""
-    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, _rank_weights, canonical_quantization
+    from vllmlint.capacity.estimate import (
+        _rank_weights,
+        canonical_quantization,
+        checkpoint_quantization_name,
+        linear_weight_bytes,
+    )
 
     stored = 4 if model.torch_dtype == "float32" else 2
-    quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
-    linear = QUANTIZED_LINEAR_BYTES[quant] if quant else stored
+    quant = canonical_quantization(checkpoint_quantization_name(model, quantization))
+    linear = linear_weight_bytes(model, quant, stored)  # per module for a partially quantized checkpoint
     return _rank_weights(model, range(model.num_hidden_layers), 1, True, True, linear, stored)
 
 
