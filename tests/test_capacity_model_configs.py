@@ -462,3 +462,75 @@ def test_the_catalog_is_what_the_generator_makes():
     from vllmlint_dev import models_catalog
 
     assert models_catalog.main(["--check"]) == 0
+
+
+# --------------------------------------------------------------------------- GGUF
+
+
+def _gguf(path: Path, tensors: list[tuple[str, tuple[int, ...], int]], metadata: dict) -> Path:
+    import struct
+
+    def string(text: str) -> bytes:
+        data = text.encode()
+        return struct.pack("<Q", len(data)) + data
+
+    out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata)))
+    for key, value in metadata.items():
+        out += string(key)
+        if isinstance(value, str):
+            out += struct.pack("<I", 8) + string(value)
+        elif isinstance(value, list):  # an array of strings (the vocabulary)
+            out += struct.pack("<IIQ", 9, 8, len(value)) + b"".join(string(v) for v in value)
+        else:
+            out += struct.pack("<IQ", 10, value)
+    for name, dims, kind in tensors:
+        out += string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", kind, 0)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_gguf_header_sizes_weights_by_tensor_type(tmp_path):
+    hidden, layers, vocab, inner = 1024, 2, 128, 4096
+    metadata = {"general.architecture": "llama", "llama.block_count": layers, "llama.embedding_length": hidden,
+                "llama.feed_forward_length": inner, "llama.attention.head_count": 8,
+                "llama.attention.head_count_kv": 2, "llama.context_length": 4096,
+                "tokenizer.ggml.tokens": [f"t{i}" for i in range(vocab)]}
+    q4k, q6k, f32 = 12, 14, 0  # GGML type ids (data/capacity/gguf-types.yaml)
+    tensors = [("token_embd.weight", (hidden, vocab), q6k), ("output.weight", (hidden, vocab), q6k),
+               ("output_norm.weight", (hidden,), f32)]
+    for i in range(layers):
+        tensors += [(f"blk.{i}.attn_q.weight", (hidden, hidden), q4k), (f"blk.{i}.attn_k.weight", (hidden, 256), q4k),
+                    (f"blk.{i}.attn_v.weight", (hidden, 256), q4k), (f"blk.{i}.attn_output.weight", (hidden, hidden), q4k),
+                    (f"blk.{i}.ffn_gate.weight", (hidden, inner), q4k), (f"blk.{i}.ffn_up.weight", (hidden, inner), q4k),
+                    (f"blk.{i}.ffn_down.weight", (inner, hidden), q4k), (f"blk.{i}.attn_norm.weight", (hidden,), f32)]
+    path = _gguf(tmp_path / "tiny-Q4_K_M.gguf", tensors, metadata)
+    model, how = load_model_config(str(path))
+    assert how == f"from the GGUF header of {path}, weights sized by its tensor types"
+    assert (model.num_hidden_layers, model.num_key_value_heads, model.vocab_size) == (layers, 2, vocab)
+    # Q4_K: 144 bytes per 256 weights = 0.5625; Q6_K: 210 per 256 = 0.8203125 (gguf constants.py)
+    assert model.quant_scheme.linear_bytes == 144 / 256 and model.quant_scheme.embedding_bytes == 210 / 256
+    plan = estimate(model, "L4", max_model_len=2048)
+    per_layer = (ATTENTION + MLP) * 144 / 256 + 2 * hidden * 2  # linear at Q4_K, two norms at 2 bytes
+    assert plan.weights_bytes == int(layers * per_layer + 2 * 128 * hidden * 210 / 256 + hidden * 2)
+
+
+def test_a_file_that_is_not_gguf(tmp_path):
+    path = tmp_path / "x.gguf"
+    path.write_bytes(b"PK\x03\x04 not gguf")
+    with pytest.raises(ModelConfigError, match="not a GGUF file"):
+        load_model_config(str(path))
+    path.write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(ModelConfigError, match="ends early"):
+        load_model_config(str(path))
+
+
+def test_gguf_types_table_matches_its_schema():
+    import jsonschema
+
+    from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
+
+    data = load_yaml_data(knowledge_dir() / "capacity" / "gguf-types.yaml")
+    jsonschema.validate(data, json.loads((schemas_dir() / "gguf-types.schema.json").read_text(encoding="utf-8")))
+    table = {t["name"]: (t["id"], t["block"], t["bytes"]) for t in data["types"]}
+    assert table["Q4_K"] == (12, 256, 144) and table["Q8_0"] == (8, 32, 34) and table["MXFP4"] == (39, 32, 17)

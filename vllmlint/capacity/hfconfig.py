@@ -609,12 +609,17 @@ def _unquantized_parts(model: ModelSpec, ignore: list[str], targets: list[str]) 
 __all__ = ["ModelFiles", "ModelConfigError", "parse_json", "read_model_path", "files_in_run", "from_hf_cache",
            "from_hub", "cache_dir", "hf_hub_cache", "set_sources", "sources", "resolve_opt_in", "spec_from_files",
            "layer_pattern", "mlp_pattern", "linear_attention_of", "vision_parameters", "quant_scheme",
-           "module_matches"]
+           "module_matches", "load_model_config", "read_gguf", "spec_from_gguf", "GGUFInfo"]
 
 
 def load_model_config(path: str, model_id: str | None = None) -> tuple[ModelSpec, str]:
     """`--model-config PATH|DIR`: the ModelSpec of a config.json file or a model folder, and how it was read.
     ModelConfigError (one line naming the file) when it cannot be read or is no Hugging Face config."""
+    if str(path).lower().endswith(".gguf") and Path(path).is_file():
+        gguf = spec_from_gguf(read_gguf(path), model_id or Path(path).stem, str(path))
+        if gguf is None:
+            raise ModelConfigError(f"{path}: the GGUF header lacks the architecture sizes (<arch>.block_count, ...)")
+        return gguf, f"from the GGUF header of {path}, weights sized by its tensor types"
     files = read_model_path(path)
     name = model_id or Path(files.origin).resolve().parent.name
     model = spec_from_files(files, name)
@@ -622,3 +627,145 @@ def load_model_config(path: str, model_id: str | None = None) -> tuple[ModelSpec
         raise ModelConfigError(f"{files.origin}: not a Hugging Face config.json (layers, hidden size, heads and "
                                "vocabulary size are needed)")
     return model, f"from {files.origin}, parameters counted from its architecture"
+
+
+# --------------------------------------------------------------------------- GGUF files
+
+GGUF_MAGIC = b"GGUF"
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+MAX_GGUF_TENSORS = 1_000_000
+MAX_GGUF_STRING = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GGUFInfo:
+    """The header of a .gguf file: its metadata (arrays as their length, except short ones) and every tensor's
+    name, shape (innermost dimension first) and GGML type id."""
+
+    metadata: dict
+    tensors: tuple[tuple[str, tuple[int, ...], int], ...]
+
+
+def _gguf_types() -> dict[int, tuple[str, int, int]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "capacity" / "gguf-types.yaml")
+    return {int(t["id"]): (str(t["name"]), int(t["block"]), int(t["bytes"])) for t in data["types"]}
+
+
+def read_gguf(path: str | Path) -> GGUFInfo:
+    """The header of a GGUF (v2/v3) file, read without loading any weight; ModelConfigError when it is not one."""
+    import struct
+
+    name = str(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise ModelConfigError(f"{name}: cannot be read: {exc}") from None
+    with handle:
+        def take(size: int) -> bytes:
+            data = handle.read(size)
+            if len(data) != size:
+                raise ModelConfigError(f"{name}: the GGUF header ends early (byte {handle.tell()})")
+            return data
+
+        def number(fmt: str) -> Any:
+            return struct.unpack(fmt, take(struct.calcsize(fmt)))[0]
+
+        def string() -> str:
+            size = number("<Q")
+            if size > MAX_GGUF_STRING:
+                raise ModelConfigError(f"{name}: a GGUF string of {size} bytes: not a GGUF header")
+            return take(size).decode("utf-8", errors="replace")
+
+        def value(kind: int) -> Any:
+            if kind in _GGUF_SCALARS:
+                return number(_GGUF_SCALARS[kind])
+            if kind == 8:
+                return string()
+            if kind == 9:
+                item, count = number("<I"), number("<Q")
+                if count > 64 * MAX_GGUF_TENSORS:
+                    raise ModelConfigError(f"{name}: a GGUF array of {count} items: not a GGUF header")
+                items = [value(item) for _ in range(count)]
+                return items if count <= 64 else len(items)  # long arrays (the vocabulary): their length
+            raise ModelConfigError(f"{name}: unknown GGUF value type {kind}")
+
+        if take(4) != GGUF_MAGIC:
+            raise ModelConfigError(f"{name}: not a GGUF file (no GGUF magic)")
+        version = number("<I")
+        if version not in (2, 3):
+            raise ModelConfigError(f"{name}: GGUF version {version} is not read (2 and 3 are)")
+        tensor_count, kv_count = number("<Q"), number("<Q")
+        if tensor_count > MAX_GGUF_TENSORS or kv_count > MAX_GGUF_TENSORS:
+            raise ModelConfigError(f"{name}: {tensor_count} tensors, {kv_count} keys: not a GGUF header")
+        metadata = {}
+        for _ in range(kv_count):
+            key = string()
+            metadata[key] = value(number("<I"))
+        tensors = []
+        for _ in range(tensor_count):
+            tensor = string()
+            dims = tuple(number("<Q") for _ in range(number("<I")))
+            kind = number("<I")
+            number("<Q")  # offset
+            tensors.append((tensor, dims, kind))
+    return GGUFInfo(metadata, tuple(tensors))
+
+
+def spec_from_gguf(info: GGUFInfo, model_id: str, origin: str = "GGUF header") -> ModelSpec | None:
+    """A ModelSpec from a GGUF header: the architecture from `<arch>.*` metadata (llama.cpp's key names), the
+    weights' bytes from each tensor's type (data/capacity/gguf-types.yaml): the layers' linear tensors on
+    average, and the embedding and output tensors at their own size. None when the metadata lacks the sizes."""
+    from math import prod
+
+    from vllmlint.capacity.specs import model_from_config_json
+
+    meta = info.metadata
+    arch = str(meta.get("general.architecture") or "")
+
+    def key(suffix: str) -> Any:
+        return meta.get(f"{arch}.{suffix}")
+
+    shapes = {tensor: dims for tensor, dims, _ in info.tensors}
+    vocab = meta.get("tokenizer.ggml.tokens") if isinstance(meta.get("tokenizer.ggml.tokens"), int) else None
+    if vocab is None and len(shapes.get("token_embd.weight", ())) == 2:
+        vocab = shapes["token_embd.weight"][1]
+    config = {"model_type": arch, "architectures": [f"gguf:{arch}"], "num_hidden_layers": key("block_count"),
+              "hidden_size": key("embedding_length"), "intermediate_size": key("feed_forward_length"),
+              "num_attention_heads": key("attention.head_count"), "num_key_value_heads": key("attention.head_count_kv"),
+              "head_dim": key("attention.key_length"), "max_position_embeddings": key("context_length"),
+              "vocab_size": vocab, "num_experts": key("expert_count"), "num_experts_per_tok": key("expert_used_count"),
+              "moe_intermediate_size": key("expert_feed_forward_length"), "sliding_window": key("attention.sliding_window"),
+              "tie_word_embeddings": "output.weight" not in shapes, "torch_dtype": "bfloat16"}
+    for name in ("intermediate_size", "num_key_value_heads"):
+        if isinstance(config[name], list):  # per-layer values (some architectures): the largest
+            config[name] = max(config[name]) if config[name] else None
+    model = model_from_config_json({k: v for k, v in config.items() if v is not None}, model_id)
+    if model is None:
+        return None
+    types = _gguf_types()
+    linear_bytes = linear_elements = embed_bytes = embed_elements = 0.0
+    names: set[str] = set()
+    for tensor, dims, kind in info.tensors:
+        if kind not in types:
+            raise ModelConfigError(f"{origin}: tensor {tensor} has GGML type {kind}, not in data/capacity/gguf-types.yaml")
+        type_name, block, size = types[kind]
+        elements = prod(dims) if dims else 0
+        stored = elements / block * size
+        if tensor in ("token_embd.weight", "output.weight"):
+            embed_bytes, embed_elements = embed_bytes + stored, embed_elements + elements
+        elif tensor.startswith("blk.") and len(dims) >= 2 and tensor.endswith(".weight"):
+            linear_bytes, linear_elements = linear_bytes + stored, linear_elements + elements
+            names.add(type_name)
+    if not linear_elements:
+        return model
+    per_weight = linear_bytes / linear_elements
+    size_class = "int4" if per_weight <= 0.65 else "int8" if per_weight <= 1.1 else None
+    if size_class is None:
+        return model  # F16/BF16 (or F32) tensors: sized as the unquantized model
+    scheme = QuantScheme(method="gguf", key=size_class, linear_bytes=per_weight,
+                         embedding_bytes=embed_bytes / embed_elements if embed_elements else None,
+                         description=f"gguf {'/'.join(sorted(names))}, {per_weight:.4f} bytes per layer weight")
+    return replace(model, quant_scheme=scheme, checkpoint_quantization=size_class, family=arch or "unknown",
+                   quantization=ModelFact("gguf", f"{origin} (GGML tensor types)"))

@@ -849,6 +849,7 @@ class QuantScheme:
     zero_point: bool = False
     unquantized: frozenset[tuple[str, int]] = frozenset()
     description: str = ""
+    embedding_bytes: float | None = None  # the embedding and lm_head at their own size (GGUF); None: unquantized
 
     def quantized(self, part: str, layer: int) -> bool:
         return (part, -1) not in self.unquantized and (part, layer) not in self.unquantized
