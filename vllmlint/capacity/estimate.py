@@ -306,7 +306,7 @@ def _rank_weights(model: ModelSpec, layers: range, tp: int, first: bool, last: b
     if first and model.vision_parameters:
         total += -(-model.vision_parameters // tp) * other_bytes  # the vision tower, sharded, unquantized
     vocab_rows = -(-_padded_vocab(model.vocab_size) // tp)
-    embed_bytes = other_bytes
+    embed_bytes: float = other_bytes
     if isinstance(linear_bytes, QuantScheme) and linear_bytes.embedding_bytes is not None:
         embed_bytes = linear_bytes.embedding_bytes  # a GGUF file's quantized token_embd / output tensors
     embedding = vocab_rows * model.hidden_size * embed_bytes  # vocab-parallel: 1/tp of the rows per rank
