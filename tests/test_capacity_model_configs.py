@@ -534,3 +534,11 @@ def test_gguf_types_table_matches_its_schema():
     jsonschema.validate(data, json.loads((schemas_dir() / "gguf-types.schema.json").read_text(encoding="utf-8")))
     table = {t["name"]: (t["id"], t["block"], t["bytes"]) for t in data["types"]}
     assert table["Q4_K"] == (12, 256, 144) and table["Q8_0"] == (8, 32, 34) and table["MXFP4"] == (39, 32, 17)
+
+
+def test_a_gguf_path_in_a_manifest_is_not_sized():
+    work = _work({"deploy.yaml": DEPLOY.format(model="/models/Meta-Llama-3-8B-Instruct-Q4_K_M.gguf")})
+    assert work.quantization == "gguf"
+    from vllmlint.capacity import find_gpu
+
+    assert work.estimate(find_gpu("L4")) is None  # not the bf16 size of the model its name resembles

@@ -296,6 +296,8 @@ def workloads(world: World) -> list[Workload]:
                 work.match = work.config_match
         elif work.model_name:
             _match_opt_in(work)
+        if work.model_name and work.model_name.lower().endswith(".gguf") and not work.quantization_given:
+            work.quantization = "gguf"  # a GGUF file's tensor types are not in the run: its size is unknown
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
