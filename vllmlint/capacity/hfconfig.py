@@ -164,6 +164,10 @@ _sources = Sources()
 
 def set_sources(hf_cache: bool = False, online: bool = False) -> None:
     _sources.hf_cache, _sources.online = bool(hf_cache), bool(online)
+    _resolved.clear()
+
+
+_resolved: dict[str, Any] = {}  # repository id -> Match | None, for this process (one Hub request per model)
 
 
 def sources() -> Sources:
@@ -263,13 +267,14 @@ def resolve_opt_in(name: str) -> Match | None:
 
     if not (_sources.hf_cache or _sources.online) or not _REPO_ID.match(name or ""):
         return None
+    if name in _resolved:
+        return _resolved[name]
     files = from_hf_cache(name) if _sources.hf_cache else None
     if files is None and _sources.online:
         files = from_hub(name)
-    if files is None:
-        return None
-    model = spec_from_files(files, name)
-    return Match(model, f"config.json from {files.origin}") if model is not None else None
+    model = spec_from_files(files, name) if files is not None else None
+    _resolved[name] = Match(model, f"config.json from {files.origin}") if files is not None and model is not None else None
+    return _resolved[name]
 
 
 # --------------------------------------------------------------------------- from files to a ModelSpec
