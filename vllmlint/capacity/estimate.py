@@ -414,11 +414,11 @@ def estimate(
             per_token += size
             window = model.sliding_window if model.is_sliding_layer(layer) else None
             per_sequence += size * (min(max_len, window) if window else max_len)
-        per_sequence += state_bytes_per_sequence(model, layers, tp, act_bytes)
         if kv_cache_memory_bytes is not None:
             kv_cache = int(kv_cache_memory_bytes)
         else:
             kv_cache = max(0, budget - weights - reserve)
+        per_sequence += state_bytes_per_sequence(model, layers, tp, act_bytes)  # hybrid models: state per sequence
         ranks.append(RankMemory(index, layers, weights, reserve, per_token, per_sequence, kv_cache, parts))
 
     def tokens_of(rank: RankMemory) -> int:
