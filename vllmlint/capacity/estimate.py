@@ -25,6 +25,7 @@ from vllmlint.capacity.specs import (
     layer_params,
     state_bytes_per_sequence,
 )
+from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 from vllmlint.vllm.release import release_numbers
 
 # --------------------------------------------------------------------------- versions
@@ -564,34 +565,3 @@ def min_capability(method: str | None, version: str | tuple[int, ...] | None) ->
                     return divmod(int(period["min"]), 10)
     return None
 
-
-# --------------------------------------------------------------------------- the checkpoint's own quantization
-
-# vLLM --quantization values that name how a checkpoint was quantized rather than a size: with a checkpoint
-# whose config says that method, they mean "the checkpoint's own" (its bits and group size).
-_CHECKPOINT_METHODS = {"compressed-tensors", "modelopt", "modelopt_fp4", "mxfp4", "gptq", "gptq_marlin", "awq",
-                       "awq_marlin", "auto-round", "fp8", "bitsandbytes", "gguf"}
-
-
-def checkpoint_quantization_name(model: ModelSpec, quantization: str | None) -> str | None:
-    """The quantization to size: `quantization` when given, else the checkpoint's own; a method name that is
-    the checkpoint's own method (`--quantization compressed-tensors` on a compressed-tensors checkpoint) is
-    sized by the checkpoint's config."""
-    if quantization is None:
-        return model.checkpoint_quantization
-    scheme = model.quant_scheme
-    wanted = str(quantization).strip().lower()
-    if scheme is not None and wanted in _CHECKPOINT_METHODS and \
-            (wanted == scheme.method or wanted.split("_")[0] == scheme.method.split("_")[0]):
-        return scheme.key or scheme.method
-    return quantization
-
-
-def linear_weight_bytes(model: ModelSpec, quant: str | None, act_bytes: int) -> float | QuantScheme:
-    """Bytes per linear weight: the checkpoint's own scheme (per module: partial quantization keeps the
-    modules its ignore list names in the activation dtype) when the quantization in effect is the
-    checkpoint's, else one size for every linear layer."""
-    scheme = model.quant_scheme
-    if quant is not None and scheme is not None and quant == scheme.key and scheme.linear_bytes is not None:
-        return scheme
-    return QUANTIZED_LINEAR_BYTES[quant] if quant else act_bytes

@@ -479,12 +479,8 @@ def downloaded_by_name(work: Workload) -> bool:
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     """Bytes of the weight files: every parameter at the checkpoint's own size (quantized linears smaller)."""
-    from vllmlint.capacity.estimate import (
-        _rank_weights,
-        canonical_quantization,
-        checkpoint_quantization_name,
-        linear_weight_bytes,
-    )
+    from vllmlint.capacity.estimate import _rank_weights, canonical_quantization
+    from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 
     stored = 4 if model.torch_dtype == "float32" else 2
     quant = canonical_quantization(checkpoint_quantization_name(model, quantization))
