@@ -564,4 +564,3 @@ def min_capability(method: str | None, version: str | tuple[int, ...] | None) ->
                 if in_release_period(period, version):
                     return divmod(int(period["min"]), 10)
     return None
-
