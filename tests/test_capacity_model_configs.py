@@ -542,3 +542,8 @@ def test_a_gguf_path_in_a_manifest_is_not_sized():
     from vllmlint.capacity import find_gpu
 
     assert work.estimate(find_gpu("L4")) is None  # not the bf16 size of the model its name resembles
+
+
+def test_an_absurd_layer_count_is_no_model():
+    assert model_from_config_json({**LLAMA, "num_hidden_layers": 10**12, "model_type": "qwen3_next",
+                                   "full_attention_interval": 4}) is None

@@ -485,6 +485,7 @@ def count_parameters(model: ModelSpec) -> int:
 # --------------------------------------------------------------------------- config.json
 
 
+MAX_CONFIG_LAYERS = 4096  # the deepest published checkpoints have a few hundred layers
 _DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32", "float": "float32"}
 
 
@@ -516,6 +517,8 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
     vocab = integer("vocab_size", "padded_vocab_size")
     if not (layers and hidden and heads and vocab):
         return None
+    if layers > MAX_CONFIG_LAYERS:
+        return None  # no model has that many layers: per-layer arithmetic on it would never end
     model_type = str(merged.get("model_type") or "")
     intermediate = integer("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
     if model_type.startswith("llama4"):
