@@ -547,3 +547,18 @@ def test_a_gguf_path_in_a_manifest_is_not_sized():
 def test_an_absurd_layer_count_is_no_model():
     assert model_from_config_json({**LLAMA, "num_hidden_layers": 10**12, "model_type": "qwen3_next",
                                    "full_attention_interval": 4}) is None
+
+
+def test_online_without_huggingface_hub_is_a_usage_error(tmp_path, monkeypatch):
+    import importlib.util
+
+    from vllmlint.cli import cli as main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "huggingface_hub" else real(name, *a))
+    (tmp_path / "deploy.yaml").write_text(DEPLOY.format(model="acme/x"))
+    runner = CliRunner()
+    for args in (["check", str(tmp_path / "deploy.yaml"), "--online", "--no-config"],
+                 ["capacity", "--model", "acme/x", "--gpu", "L4", "--online", "--no-config"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2 and "pip install 'vllmlint[hub]'" in result.stderr, args

@@ -323,10 +323,12 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     files, missing = collection.files, collection.missing
     if render is None:
         render = config.render
-    from vllmlint.capacity.hfconfig import set_sources
+    from vllmlint.capacity.hfconfig import online_problem, set_sources
 
-    set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache,
-                online=config.online if online is None else online)
+    online = config.online if online is None else online
+    if online and online_problem():
+        _usage_error(str(online_problem()))
+    set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache, online=online)
     if render and (apply_fixes or show_diff):
         _usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
     from vllmlint.render import feed_rendered, prepare

@@ -174,6 +174,15 @@ def sources() -> Sources:
     return _sources
 
 
+def online_problem() -> str | None:
+    """Why `--online` cannot work here (huggingface_hub is not installed), or None."""
+    import importlib.util
+
+    if importlib.util.find_spec("huggingface_hub") is None:
+        return "--online needs huggingface_hub: pip install 'vllmlint[hub]'"
+    return None
+
+
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 

@@ -334,9 +334,11 @@ def _load_config(config_path: str | None, no_config: bool, register_extra: Calla
                  hf_cache: bool | None = None, online: bool | None = None) -> None:
     """Extra models and GPUs from the configuration file, as `vllmlint check` reads them, and where model
     files may come from (--hf-cache / --online, else the file's `hf-cache:` / `online:`)."""
-    from vllmlint.capacity.hfconfig import set_sources
+    from vllmlint.capacity.hfconfig import online_problem, set_sources, sources
 
     set_sources(hf_cache=bool(hf_cache), online=bool(online))
+    if online and online_problem():
+        _fail(str(online_problem()))
     if no_config:
         return
     from vllmlint.config import ConfigError, find_config, load_config
@@ -351,3 +353,5 @@ def _load_config(config_path: str | None, no_config: bool, register_extra: Calla
     if config is not None:
         set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache,
                     online=config.online if online is None else online)
+    if sources().online and online_problem():
+        _fail(str(online_problem()))
