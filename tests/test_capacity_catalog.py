@@ -243,7 +243,7 @@ def test_resolve_model(name, model_id, how, quantization):
     [
         "",
         "facebook/opt-125m",  # unknown
-        "Qwen/Qwen3-4B-Instruct-2507",  # a different checkpoint (longer context), not a variant suffix
+        "Qwen/Qwen3-4B-Thinking-2507",  # a different checkpoint (longer context), not a variant suffix
         "NousResearch/Hermes-3-Llama-3.1-8B",  # a fine-tune: ids are never matched fuzzily
         "meta-llama/Llama-3.1-8B-Instruct:latest",
         "/models/llama-70b",  # 3.1? 3.3? R1 distill? ambiguous, so unknown

@@ -74,7 +74,8 @@ def test_config_json_gives_the_checkpoints_own_quant_method():
               "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
               "quantization_config": {"quant_method": "GPTQ", "bits": 4}}
     model = model_from_config_json(config, "/models/x")
-    assert model.quantization.value == "gptq" and model.checkpoint_quantization is None
+    # sized as the checkpoint's own GPTQ 4-bit (it was left unquantized, at bf16, before config quantization was read)
+    assert model.quantization.value == "gptq" and model.checkpoint_quantization == "gptq-int4"
     del config["quantization_config"]
     assert model_from_config_json(config, "/models/x").quantization.value is None
     fp8 = model_from_config_json({**config, "quantization_config": {"quant_method": "fp8"}}, "/models/x")

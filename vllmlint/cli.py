@@ -228,11 +228,18 @@ class _CheckCommand(click.Command):
               "the output: runs a tool on files the linted tree controls; kustomize may fetch remote bases.")
 @click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="Values file for `helm template` under --render (repeatable).")
+@click.option("--hf-cache", is_flag=True, default=None,
+              help="Size models the catalog lacks from their config.json in this machine's Hugging Face cache (opt-in: "
+              "findings then depend on the machine).")
+@click.option("--online", is_flag=True, default=None,
+              help="Fetch the config.json of models the catalog lacks from the Hugging Face Hub (needs vllmlint[hub]; "
+              "HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it.")
 def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
                   extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values,
+                  hf_cache=None, online=None):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
@@ -317,6 +324,12 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     files, missing = collection.files, collection.missing
     if render is None:
         render = config.render
+    from vllmlint.capacity.hfconfig import online_problem, set_sources
+
+    online = config.online if online is None else online
+    if online and online_problem():
+        _usage_error(str(online_problem()))
+    set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache, online=online)
     if render and (apply_fixes or show_diff):
         _usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
     from vllmlint.render import feed_rendered, prepare

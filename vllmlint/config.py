@@ -39,6 +39,8 @@ class Config:
     baseline: Path | None = None
     models: list[dict] = field(default_factory=list)
     gpus: list[dict] = field(default_factory=list)
+    hf_cache: bool = False  # size models from this machine's Hugging Face cache (opt-in: machine-dependent)
+    online: bool = False  # fetch models' config.json from the Hugging Face Hub (opt-in: network)
 
 
 def find_config(start: Path) -> Path | None:
@@ -193,6 +195,8 @@ def _plainly_valid(data) -> bool:
         "follow-links": lambda v: isinstance(v, bool),
         "require-workloads": lambda v: isinstance(v, bool),
         "render": lambda v: isinstance(v, bool),
+        "hf-cache": lambda v: isinstance(v, bool),
+        "online": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
@@ -283,6 +287,8 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.follow_links = data.get("follow-links", False)
     config.require_workloads = data.get("require-workloads", False)
     config.render = data.get("render", False)
+    config.hf_cache = data.get("hf-cache", False)
+    config.online = data.get("online", False)
     config.fail_on = data.get("fail-on")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)

@@ -15,7 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vllmlint.capacity.specs import GPU, GiB, ModelSpec, find_gpu, kv_heads_per_rank, layer_params
+from vllmlint.capacity.specs import (
+    GPU,
+    GiB,
+    ModelSpec,
+    QuantScheme,
+    find_gpu,
+    kv_heads_per_rank,
+    layer_params,
+    state_bytes_per_sequence,
+)
+from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 from vllmlint.vllm.release import release_numbers
 
 # --------------------------------------------------------------------------- versions
@@ -78,6 +88,8 @@ QUANTIZED_LINEAR_BYTES: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     "bnb-4bit": 0.5 + 1 / 64,
+    "mxfp4": 0.5 + 1 / 32,  # 4-bit E2M1 + one E8M0 scale per 32 weights (gpt-oss)
+    "nvfp4": 0.5 + 1 / 16,  # 4-bit E2M1 + one FP8 scale per 16 weights (ModelOpt / compressed-tensors)
 }
 _QUANT_ALIASES = {
     "awq_marlin": "awq", "gptq": "gptq-int4", "gptq_marlin": "gptq-int4", "gptq-int4": "gptq-int4",
@@ -301,13 +313,21 @@ def _activation_bytes_per_token(model: ModelSpec, tp: int, act_bytes: int) -> in
 
 
 def _rank_weights(model: ModelSpec, layers: range, tp: int, first: bool, last: bool,
-                  linear_bytes: float, other_bytes: int) -> int:
+                  linear_bytes: float | QuantScheme, other_bytes: int) -> int:
     total = 0.0
     for layer in layers:
         params = layer_params(model, layer, tp)
-        total += params.linear * linear_bytes + params.other * other_bytes
+        if isinstance(linear_bytes, QuantScheme):  # the checkpoint's own, per module (partial quantization)
+            total += linear_bytes.layer_bytes(params, layer, other_bytes) + params.other * other_bytes
+        else:
+            total += params.linear * linear_bytes + params.other * other_bytes
+    if first and model.vision_parameters:
+        total += -(-model.vision_parameters // tp) * other_bytes  # the vision tower, sharded, unquantized
     vocab_rows = -(-_padded_vocab(model.vocab_size) // tp)
-    embedding = vocab_rows * model.hidden_size * other_bytes  # vocab-parallel: 1/tp of the rows per rank
+    embed_bytes: float = other_bytes
+    if isinstance(linear_bytes, QuantScheme) and linear_bytes.embedding_bytes is not None:
+        embed_bytes = linear_bytes.embedding_bytes  # a GGUF file's quantized token_embd / output tensors
+    embedding = vocab_rows * model.hidden_size * embed_bytes  # vocab-parallel: 1/tp of the rows per rank
     if first:
         total += embedding
     if last:
@@ -317,7 +337,9 @@ def _rank_weights(model: ModelSpec, layers: range, tp: int, first: bool, last: b
     return int(total)
 
 
-def _kv_per_token_layer(model: ModelSpec, tp: int, kv_bytes: int) -> int:
+def _kv_per_token_layer(model: ModelSpec, tp: int, kv_bytes: int, layer: int | None = None) -> int:
+    if layer is not None and model.layer_kind(layer) in ("linear", "mamba", "mamba2"):
+        return 0  # a state layer caches per sequence (state_bytes_per_sequence), not per token
     if model.is_mla:
         # One latent (kv_lora_rank) plus the shared rope key per token and layer, replicated on every TP rank.
         return ((model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)) * kv_bytes
@@ -379,9 +401,9 @@ def estimate(
     dtype = resolved_dtype(model, gpu, dtype, version)
     utilization = gpu_memory_utilization if gpu_memory_utilization is not None else default_gpu_memory_utilization(version)
     max_len = int(max_model_len or model.max_position_embeddings)
-    quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
+    quant = canonical_quantization(checkpoint_quantization_name(model, quantization))
     act_bytes = dtype_bytes(model, dtype)
-    linear_bytes = QUANTIZED_LINEAR_BYTES[quant] if quant else act_bytes
+    linear_bytes = linear_weight_bytes(model, quant, act_bytes)
     kv_bytes = kv_dtype_bytes(model, kv_cache_dtype, dtype)
 
     v1 = uses_v1_engine(version) if v1_engine is None else bool(v1_engine)
@@ -412,7 +434,7 @@ def estimate(
 
         per_token = per_sequence = 0
         for layer in layers:
-            size = _kv_per_token_layer(model, tp, kv_bytes)
+            size = _kv_per_token_layer(model, tp, kv_bytes, layer)
             per_token += size
             window = model.sliding_window if model.is_sliding_layer(layer) else None
             per_sequence += size * sequence_tokens(model, window, max_len, batched_tokens, version, v1)
@@ -420,6 +442,7 @@ def estimate(
             kv_cache = int(kv_cache_memory_bytes)
         else:
             kv_cache = max(0, budget - weights - reserve)
+        per_sequence += state_bytes_per_sequence(model, layers, tp, act_bytes)  # hybrid models: state per sequence
         ranks.append(RankMemory(index, layers, weights, reserve, per_token, per_sequence, kv_cache, parts))
 
     def tokens_of(rank: RankMemory) -> int:

@@ -28,6 +28,10 @@ class Match:
 # Repository-name suffixes that announce a weight quantization, longest first so "-GPTQ-Int4" wins
 # over "-GPTQ".  Values are the quantization names estimate() understands.
 _QUANT_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("-autoround-gptq-4bit", "gptq-int4"),  # AutoRound exported in the GPTQ format (Intel's auto-round)
+    ("-autoround-gptq-int4", "gptq-int4"),
+    ("-gptq-4bit", "gptq-int4"),
+    ("-gptq-8bit", "gptq-int8"),
     ("-awq-int4", "awq"),
     ("-gptq-int4", "gptq-int4"),
     ("-gptq-int8", "gptq-int8"),

@@ -84,6 +84,19 @@ class ModelSpec:
     # transformers release that knows the model_type); None when not catalogued. Read it only through
     # vllmlint.capacity.remote_code.needs_trust_remote_code(), which adds the per-release data.
     needs_trust_remote_code: RemoteCodeFacts | None = None
+    # Per-layer structure beyond the legacy fields (empty: derived from them). Each is a pattern repeated over
+    # the layers (layer i has pattern[i % len(pattern)]): attention kinds `full`, `sliding`, `chunked` (Llama-4
+    # local chunks, bounded like a window), `linear` (Qwen3-Next gated DeltaNet), `mamba`, `mamba2`; MLP kinds
+    # `dense`, `moe`.
+    layer_types: tuple[str, ...] = ()
+    mlp_types: tuple[str, ...] = ()
+    shared_expert_intermediate_size: int = 0  # 0: shared experts are moe_intermediate_size wide
+    attention_output_gate: bool = False  # Qwen3-Next: q_proj also produces a per-head output gate (2x its rows)
+    linear_attention: LinearAttention | None = None  # the state layers of hybrid models (see `layer_types`)
+    vision_parameters: int = 0  # the vision tower and its projector (multimodal checkpoints)
+    # How the checkpoint's own quantization treats each module (read from its quantization config); None:
+    # every linear at `checkpoint_quantization`'s size, or unquantized.
+    quant_scheme: QuantScheme | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -94,11 +107,21 @@ class ModelSpec:
         return self.attention_kind == "mla"
 
     def is_moe_layer(self, layer: int) -> bool:
+        if self.mlp_types:
+            return self.is_moe and self.mlp_types[layer % len(self.mlp_types)] == "moe"
         return self.is_moe and layer >= self.first_dense_layers
+
+    def layer_kind(self, layer: int) -> str:
+        """The layer's token mixer: full, sliding, chunked, linear, mamba or mamba2."""
+        if self.layer_types:
+            return self.layer_types[layer % len(self.layer_types)]
+        return "sliding" if self.is_sliding_layer(layer) else "full"
 
     def is_sliding_layer(self, layer: int) -> bool:
         if not self.sliding_window or self.sliding_window_layers == "none":
             return False
+        if self.layer_types:
+            return self.layer_types[layer % len(self.layer_types)] in ("sliding", "chunked")
         if self.sliding_window_layers == "all":
             return True
         return layer % 2 == 0  # "even": Gemma 2 style, layer 0 is local
@@ -211,7 +234,28 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
         modalities=_fact(entry.get("modalities"), as_tuple=True),
         gated=_gated(entry),
         needs_trust_remote_code=remote_code_facts(entry),
+        layer_types=tuple(entry.get("layer_types") or ()),
+        mlp_types=tuple(moe.get("mlp_types") or ()),
+        shared_expert_intermediate_size=moe.get("shared_expert_intermediate_size", 0),
+        attention_output_gate=bool(attention.get("output_gate", False)),
+        linear_attention=LinearAttention(**entry["linear_attention"]) if entry.get("linear_attention") else None,
+        vision_parameters=int(entry.get("vision_parameters", 0)),
+        quant_scheme=_entry_quant_scheme(entry),
     )
+
+
+def _entry_quant_scheme(entry: dict[str, Any]) -> QuantScheme | None:
+    """A catalog entry's partial quantization: `checkpoint_quantization` with the parts listed in
+    `checkpoint_unquantized` kept in the activation dtype (gpt-oss: MXFP4 experts, bf16 attention)."""
+    parts = entry.get("checkpoint_unquantized")
+    method = entry.get("checkpoint_quantization")
+    if not parts or not method:
+        return None
+    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES
+
+    return QuantScheme(method=method, key=method, linear_bytes=QUANTIZED_LINEAR_BYTES.get(method),
+                       unquantized=frozenset((part, -1) for part in parts),
+                       description=f"{method}, {', '.join(parts)} unquantized")
 
 
 # Models and GPUs added at run time (the config file's `models:` / `gpus:` keys), searched before the catalogs.
@@ -368,10 +412,20 @@ class LayerParams:
 
     linear: int
     other: int
+    # The parts of `linear` a checkpoint may quantize differently (partial quantization): the token mixer's
+    # projections (attention, or a linear-attention / Mamba mixer), the routed experts and the shared experts;
+    # the rest of `linear` is the dense MLP.
+    attention: int = 0
+    experts: int = 0
+    shared: int = 0
 
     @property
     def total(self) -> int:
         return self.linear + self.other
+
+    @property
+    def mlp(self) -> int:
+        return self.linear - self.attention - self.experts - self.shared
 
 
 def _split(n: int, tp: int) -> int:
@@ -392,8 +446,11 @@ def layer_params(model: ModelSpec, layer: int, tp: int = 1) -> LayerParams:
     hidden = model.hidden_size
     heads = _split(model.num_attention_heads, tp)
     linear = other = 0
+    kind = model.layer_kind(layer)
 
-    if model.is_mla:
+    if kind in ("linear", "mamba", "mamba2") and model.linear_attention is not None:
+        linear, other = model.linear_attention.params(hidden, tp)
+    elif model.is_mla:
         nope, rope, v = model.qk_nope_head_dim or 0, model.qk_rope_head_dim or 0, model.v_head_dim or 0
         kv_rank = model.kv_lora_rank or 0
         if model.q_lora_rank:
@@ -409,17 +466,24 @@ def layer_params(model: ModelSpec, layer: int, tp: int = 1) -> LayerParams:
     else:
         kv = kv_heads_per_rank(model, tp)
         head_dim = model.head_dim
-        linear += hidden * heads * head_dim  # q_proj
+        # q_proj (Qwen3-Next's gated attention doubles it: qwen3_next.py Qwen3NextAttention, q_proj of
+        # num_heads * head_dim * (1 + attn_output_gate) rows)
+        linear += hidden * heads * head_dim * (2 if model.attention_output_gate else 1)
         linear += 2 * hidden * kv * head_dim  # k_proj, v_proj
         linear += heads * head_dim * hidden  # o_proj
         if model.qkv_bias:
             other += (heads + 2 * kv) * head_dim
         if model.qk_norm:
             other += 2 * head_dim  # q_norm, k_norm (per-head RMSNorm weights)
+    attention = linear
 
+    experts = shared = 0
     if model.is_moe_layer(layer):
         expert = 3 * hidden * _split(model.moe_intermediate_size, tp)  # gate, up, down; TP shards each expert
-        linear += model.num_experts * expert + model.shared_experts * expert
+        shared_width = model.shared_expert_intermediate_size or model.moe_intermediate_size
+        experts = model.num_experts * expert
+        shared = model.shared_experts * 3 * hidden * _split(shared_width, tp)
+        linear += experts + shared
         other += hidden * model.num_experts  # router: replicated, kept unquantized by vLLM's quant methods
         if model.router_bias:
             other += model.num_experts
@@ -427,7 +491,7 @@ def layer_params(model: ModelSpec, layer: int, tp: int = 1) -> LayerParams:
         linear += 3 * hidden * _split(model.intermediate_size, tp)  # gated MLP: gate, up, down
 
     other += model.norms_per_layer * hidden
-    return LayerParams(linear=linear, other=other)
+    return LayerParams(linear=linear, other=other, attention=attention, experts=experts, shared=shared)
 
 
 def count_parameters(model: ModelSpec) -> int:
@@ -442,23 +506,28 @@ def count_parameters(model: ModelSpec) -> int:
     embeddings = model.vocab_size * model.hidden_size
     lm_head = 0 if model.tie_word_embeddings else embeddings
     layers = sum(layer_params(model, i).total for i in range(model.num_hidden_layers))
-    return embeddings + lm_head + layers + model.hidden_size
+    return embeddings + lm_head + layers + model.hidden_size + model.vision_parameters
 
 
 # --------------------------------------------------------------------------- config.json
 
 
+MAX_CONFIG_LAYERS = 4096  # the deepest published checkpoints have a few hundred layers
 _DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32", "float": "float32"}
 
 
-def model_from_config_json(config: dict[str, Any], model_id: str = "local/config.json") -> ModelSpec | None:
+def model_from_config_json(config: dict[str, Any], model_id: str = "local/config.json",
+                           hf_quant_config: dict[str, Any] | None = None) -> ModelSpec | None:
     """A ModelSpec from a Hugging Face config.json dict, or None when the fields needed are missing.
 
-    Multimodal configs keep the language model under text_config; its fields win.  `parameters` is
-    our own count (count_parameters), flagged by parameters_estimated=True.
+    Multimodal configs keep the language model under text_config; its fields win, and the vision tower
+    (vision_config) is counted in `vision_parameters`.  Interleaved and hybrid layer structures, MoE layer
+    patterns and the checkpoint's own quantization per module are read by vllmlint.capacity.hfconfig.
+    `parameters` is our own count (count_parameters), flagged by parameters_estimated=True.
     """
     if not isinstance(config, dict):
         return None
+    from vllmlint.capacity import hfconfig
     text = config.get("text_config")
     merged = {**config, **text} if isinstance(text, dict) else dict(config)
 
@@ -475,7 +544,14 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
     vocab = integer("vocab_size", "padded_vocab_size")
     if not (layers and hidden and heads and vocab):
         return None
+    if layers > MAX_CONFIG_LAYERS:
+        return None  # no model has that many layers: per-layer arithmetic on it would never end
+    model_type = str(merged.get("model_type") or "")
     intermediate = integer("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
+    if model_type.startswith("llama4"):
+        # Llama-4: intermediate_size is each expert's width, intermediate_size_mlp the dense layers'
+        # (llama4.py:352); the shared expert is intermediate_size wide.
+        intermediate = integer("intermediate_size_mlp") or intermediate
     kv_heads = integer("num_key_value_heads", "multi_query_group_num") or heads
     head_dim = integer("head_dim") or hidden // heads
     max_len = integer("max_position_embeddings", "n_positions", "seq_length") or 2048
@@ -495,10 +571,14 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
 
     window = integer("sliding_window")
     window_layers = "none"
-    model_type = str(merged.get("model_type") or "")
     layer_types = merged.get("layer_types")
+    pattern = hfconfig.layer_pattern(merged, layers)
+    if model_type.startswith("llama4") and integer("attention_chunk_size"):
+        window = integer("attention_chunk_size")  # chunked local attention bounds the cache like a window
     if merged.get("use_sliding_window") is False:
         window = None  # Qwen2 configs carry a sliding_window value that is switched off
+    elif window and pattern and any(kind in ("sliding", "chunked") for kind in pattern):
+        window_layers = "pattern"
     elif window and isinstance(layer_types, list) and layer_types:
         sliding = [i for i, kind in enumerate(layer_types) if "sliding" in str(kind)]
         if len(sliding) == len(layer_types):
@@ -516,13 +596,19 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
     if window and window >= max_len:
         window = None  # a window as long as the context bounds nothing
         window_layers = "none"
+    if window is None and pattern:
+        # no window: sliding/chunked layers hold full length like the others
+        pattern = tuple("full" if kind in ("sliding", "chunked") else kind for kind in pattern)
+        if all(kind == "full" for kind in pattern):
+            pattern = ()
 
     experts = integer("num_local_experts", "num_experts", "n_routed_experts") or 0
-    moe_intermediate = integer("moe_intermediate_size") or (intermediate if experts else 0)
+    moe_intermediate = integer("moe_intermediate_size") or (integer("intermediate_size") or intermediate if experts else 0)
+    shared_width = integer("shared_expert_intermediate_size") or 0
+    shared_experts = integer("n_shared_experts") or (1 if shared_width or (experts and model_type.startswith("llama4")) else 0)
     quant = merged.get("quantization_config")
-    checkpoint_quantization = None
-    if isinstance(quant, dict) and str(quant.get("quant_method", "")).lower() == "fp8":
-        checkpoint_quantization = "fp8"
+    if not isinstance(quant, dict) and isinstance(hf_quant_config, dict):
+        quant = {"quant_method": "modelopt"}
 
     model = ModelSpec(
         id=model_id,
@@ -542,7 +628,7 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         torch_dtype_given=dtype_given,
         attention_kind=attention_kind,
         qkv_bias=bool(merged.get("attention_bias", model_type.startswith("qwen2"))),
-        qk_norm=model_type.startswith("qwen3"),
+        qk_norm=model_type.startswith(("qwen3", "gemma3")),
         sliding_window=window if window_layers != "none" else None,
         sliding_window_layers=window_layers if window else "none",
         q_lora_rank=integer("q_lora_rank"),
@@ -553,15 +639,23 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         num_experts=experts,
         experts_per_token=integer("num_experts_per_tok") or 0,
         moe_intermediate_size=moe_intermediate,
-        shared_experts=integer("n_shared_experts") or 0,
+        shared_experts=shared_experts if experts else 0,
         first_dense_layers=integer("first_k_dense_replace") or 0,
         router_bias=str(merged.get("topk_method", "")) == "noaux_tc",
-        norms_per_layer=4 if model_type.startswith("gemma2") else 2,
-        checkpoint_quantization=checkpoint_quantization,
+        norms_per_layer=4 if model_type.startswith(("gemma2", "gemma3")) else 2,
         source="config.json",
         parameters_estimated=True,
         quantization=ModelFact(_quant_method(quant), "config.json quantization_config.quant_method"),
+        layer_types=pattern,
+        mlp_types=hfconfig.mlp_pattern(merged, layers) if experts else (),
+        shared_expert_intermediate_size=shared_width,
+        attention_output_gate=model_type.startswith("qwen3_next") or bool(merged.get("attn_output_gate")),
+        linear_attention=hfconfig.linear_attention_of(merged, hidden) if pattern else None,
+        vision_parameters=hfconfig.vision_parameters(config, hidden),
     )
+    scheme = hfconfig.quant_scheme(config, hf_quant_config, model)
+    if scheme is not None:
+        model = replace(model, quant_scheme=scheme, checkpoint_quantization=scheme.key or scheme.method)
     return _with_parameters(model)
 
 
@@ -693,3 +787,119 @@ def efa_support(instance_type: str) -> bool | None:
     if instance_type in without_efa:
         return False
     return None
+
+
+# --------------------------------------------------------------------------- hybrid models and partial quantization
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """The state (recurrent) layers of a hybrid model: what they weigh and what they cache per sequence.
+
+    kind `gated_deltanet` (Qwen3-Next, vllm 0.33.0 model_executor/models/qwen3_next.py Qwen3NextGatedDeltaNet),
+    `mamba` (Mamba-1 mixer of Jamba and Mamba, model_executor/layers/mamba/mamba_mixer.py) or `mamba2`
+    (model_executor/layers/mamba/mamba_mixer2.py). The cached state per sequence follows
+    model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator (gated_delta_net_state_shape,
+    mamba1_state_shape, mamba2_state_shape): a convolution state of (conv_kernel - 1) positions plus the
+    recurrent (temporal) state, independent of the sequence length.
+    """
+
+    kind: str
+    conv_kernel: int
+    num_k_heads: int = 0  # gated_deltanet
+    num_v_heads: int = 0  # gated_deltanet; mamba2: the SSM heads
+    head_k_dim: int = 0  # gated_deltanet
+    head_v_dim: int = 0  # gated_deltanet; mamba2: the SSM head dim
+    intermediate_size: int = 0  # mamba / mamba2: the inner width (expand x hidden)
+    state_size: int = 0  # mamba / mamba2: d_state
+    n_groups: int = 1  # mamba2
+    dt_rank: int = 0  # mamba
+    inner_norms: bool = False  # Jamba's dt/B/C layernorms
+
+    def _conv_dim(self) -> int:
+        if self.kind == "gated_deltanet":
+            return 2 * self.num_k_heads * self.head_k_dim + self.num_v_heads * self.head_v_dim
+        if self.kind == "mamba2":
+            return self.intermediate_size + 2 * self.n_groups * self.state_size
+        return self.intermediate_size
+
+    def params(self, hidden: int, tp: int = 1) -> tuple[int, int]:
+        """(linear, other) parameters of one such layer's mixer on one of `tp` ranks."""
+        conv = _split(self._conv_dim(), tp)
+        if self.kind == "gated_deltanet":
+            k_dim, v_dim = self.num_k_heads * self.head_k_dim, self.num_v_heads * self.head_v_dim
+            linear = hidden * _split(2 * k_dim + 2 * v_dim, tp)  # in_proj_qkvz
+            linear += hidden * _split(2 * self.num_v_heads, tp)  # in_proj_ba
+            linear += _split(v_dim, tp) * hidden  # out_proj
+            other = conv * self.conv_kernel + 2 * _split(self.num_v_heads, tp) + self.head_v_dim  # conv1d, dt_bias, A_log, norm
+            return linear, other
+        inner = _split(self.intermediate_size, tp)
+        if self.kind == "mamba2":
+            heads = _split(self.num_v_heads, tp)
+            linear = hidden * (2 * inner + _split(2 * self.n_groups * self.state_size, tp) + heads)  # in_proj
+            linear += inner * hidden  # out_proj
+            other = conv * (self.conv_kernel + 1) + 3 * heads + inner  # conv1d (+bias), dt_bias, A_log, D, norm
+            return linear, other
+        linear = hidden * 2 * inner  # in_proj
+        linear += inner * (self.dt_rank + 2 * self.state_size)  # x_proj
+        linear += self.dt_rank * inner  # dt_proj
+        linear += inner * hidden  # out_proj
+        other = inner * (self.conv_kernel + 1) + inner + inner * self.state_size + inner  # conv1d+bias, dt bias, A_log, D
+        if self.inner_norms:
+            other += self.dt_rank + 2 * self.state_size
+        return linear, other
+
+    def state_elements(self, tp: int = 1) -> int:
+        """Cached elements of one sequence in one such layer on one rank (conv state + temporal state)."""
+        conv = _split(self._conv_dim(), tp) * (self.conv_kernel - 1)
+        if self.kind == "gated_deltanet":
+            return conv + _split(self.num_v_heads, tp) * self.head_v_dim * self.head_k_dim
+        if self.kind == "mamba2":
+            return conv + _split(self.num_v_heads, tp) * self.head_v_dim * self.state_size
+        return conv + _split(self.intermediate_size, tp) * self.state_size
+
+
+QUANT_PARTS = ("attention", "mlp", "experts", "shared")
+
+
+@dataclass(frozen=True)
+class QuantScheme:
+    """A checkpoint's own weight quantization, read from its config (hfconfig.quant_scheme).
+
+    `key` is the size class estimate.QUANTIZED_LINEAR_BYTES knows (fp8, int4, mxfp4 ...; None when the size
+    is unknown), `linear_bytes` the bytes per quantized weight with its scales and zero points.
+    `unquantized` lists (part, layer) pairs kept in the activation dtype (the `ignore` /
+    `modules_to_not_convert` lists), layer -1 meaning every layer; parts are QUANT_PARTS."""
+
+    method: str
+    key: str | None
+    linear_bytes: float | None
+    bits: int | None = None
+    group_size: int | None = None
+    zero_point: bool = False
+    unquantized: frozenset[tuple[str, int]] = frozenset()
+    description: str = ""
+    embedding_bytes: float | None = None  # the embedding and lm_head at their own size (GGUF); None: unquantized
+
+    def quantized(self, part: str, layer: int) -> bool:
+        return (part, -1) not in self.unquantized and (part, layer) not in self.unquantized
+
+    def layer_bytes(self, params: LayerParams, layer: int, act_bytes: float) -> float:
+        """Bytes of one layer's linear weights: each part quantized or kept in the activation dtype."""
+        size = self.linear_bytes if self.linear_bytes is not None else act_bytes
+        parts = {"attention": params.attention, "experts": params.experts, "shared": params.shared, "mlp": params.mlp}
+        return sum(count * (size if self.quantized(part, layer) else act_bytes) for part, count in parts.items())
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.unquantized)
+
+
+def state_bytes_per_sequence(model: ModelSpec, layers: range | None = None, tp: int = 1, state_bytes: int = 2) -> int:
+    """Bytes of recurrent state one sequence holds on one rank over `layers` (default: all): the linear-attention
+    and Mamba layers of a hybrid model cache a fixed-size state per sequence, not per token."""
+    if model.linear_attention is None:
+        return 0
+    chosen = layers if layers is not None else range(model.num_hidden_layers)
+    per_layer = model.linear_attention.state_elements(tp) * state_bytes
+    return sum(per_layer for layer in chosen if model.layer_kind(layer) in ("linear", "mamba", "mamba2"))

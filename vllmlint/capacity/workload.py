@@ -294,6 +294,10 @@ def workloads(world: World) -> list[Workload]:
             work.config_match = _match_config_json(work.model_name, world)
             if work.match is None:
                 work.match = work.config_match
+        elif work.model_name:
+            _match_opt_in(work)
+        if work.model_name and work.model_name.lower().endswith(".gguf") and not work.quantization_given:
+            work.quantization = "gguf"  # a GGUF file's tensor types are not in the run: its size is unknown
         container = invocation.container
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
@@ -314,25 +318,34 @@ _GENERIC_DIRS = {"", "model", "models", "weights", "main", "snapshot", "data", "
 
 
 def _match_config_json(path: str, world: World) -> Match | None:
-    """A model served from a local path whose `config.json` is among the linted files: the one file named
-    `<last path component>/config.json`, for a directory name specific enough to tell (not `model`)."""
-    import json
+    """A model served from a local path whose `config.json` is among the linted files (hfconfig.files_in_run:
+    `<path>/config.json` itself, else the one `<last path component>/config.json` of a directory name
+    specific enough to tell, not `model`), with its neighbours (tokenizer_config.json, hf_quant_config.json)."""
+    from vllmlint.capacity.hfconfig import ModelConfigError, files_in_run, spec_from_files
 
-    from vllmlint.capacity.specs import model_from_config_json
-
-    leaf = path.rstrip("/").rsplit("/", 1)[-1]
-    if leaf.lower() in _GENERIC_DIRS:
-        return None
-    found = [source for source in world.sources
-             if source.display_path.replace("\\", "/").endswith(f"/{leaf}/config.json")
-             or source.display_path == f"{leaf}/config.json"]
-    if len(found) != 1:
-        return None
     try:
-        model = model_from_config_json(json.loads(found[0].text), model_id=path)
-    except ValueError:
+        files = files_in_run(path, world)
+        model = spec_from_files(files, path) if files is not None else None
+    except ModelConfigError:
         return None
-    return Match(model, f"config.json at {found[0].display_path}") if model is not None else None
+    return Match(model, f"config.json at {files.origin}") if files is not None and model is not None else None
+
+
+def _match_opt_in(work: Workload) -> None:
+    """With --hf-cache / --online (opt-in), a Hugging Face id the catalog does not hold exactly is sized from
+    its own config.json (the local cache, then the Hub); the checkpoint's own quantization then applies."""
+    from vllmlint.capacity.hfconfig import ModelConfigError, resolve_opt_in
+
+    if work.match is not None and work.match.how in ("exact id", "case-insensitive id"):
+        return
+    try:
+        found = resolve_opt_in(work.model_name or "")
+    except ModelConfigError:
+        return
+    if found is not None:
+        work.match = found
+        if not work.quantization_given:
+            work.quantization = None
 
 
 # --- GPUs a container asks for --------------------------------------------------------------------
@@ -473,11 +486,12 @@ def downloaded_by_name(work: Workload) -> bool:
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     """Bytes of the weight files: every parameter at the checkpoint's own size (quantized linears smaller)."""
-    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES, _rank_weights, canonical_quantization
+    from vllmlint.capacity.estimate import _rank_weights, canonical_quantization
+    from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 
     stored = 4 if model.torch_dtype == "float32" else 2
-    quant = canonical_quantization(quantization if quantization is not None else model.checkpoint_quantization)
-    linear = QUANTIZED_LINEAR_BYTES[quant] if quant else stored
+    quant = canonical_quantization(checkpoint_quantization_name(model, quantization))
+    linear = linear_weight_bytes(model, quant, stored)  # per module for a partially quantized checkpoint
     return _rank_weights(model, range(model.num_hidden_layers), 1, True, True, linear, stored)
 
 

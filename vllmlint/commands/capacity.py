@@ -152,21 +152,25 @@ def _plan_rows(model_name: str | None, model_config: str | None, gpu_name: tuple
                instance_type: tuple[str, ...], kwargs: dict[str, Any], release_origin: str, tps: list[int],
                allow_long: bool) -> list[dict[str, Any]]:
     """The planning question: one model on one GPU (or instance type) with the given settings."""
-    from vllmlint.capacity import estimate, find_gpu, instance_types, model_from_config_json, resolve_model
+    from vllmlint.capacity import estimate, find_gpu, instance_types, resolve_model
 
     quantization = kwargs.get("quantization")
     if model_config:
-        try:
-            config = json.loads(Path(model_config).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            _fail(f"--model-config {model_config}: {exc}")
-        model = model_from_config_json(config, model_name or str(Path(model_config).resolve().parent.name))
-        if model is None:
-            _fail(f"--model-config {model_config}: not a Hugging Face config.json (layers, hidden size, heads and "
-                  "vocabulary size are needed)")
-        how = f"from {model_config}, parameters counted from its architecture"
+        from vllmlint.capacity.hfconfig import ModelConfigError, load_model_config
+
+        try:  # a config.json, or a model folder (config.json with hf_quant_config.json, tokenizer_config.json)
+            model, how = load_model_config(model_config, model_name)
+        except ModelConfigError as exc:
+            _fail(f"--model-config {exc}")
     else:
         match = resolve_model(model_name) if model_name else None  # `command` asks for one of the two
+        if model_name and (match is None or match.how not in ("exact id", "case-insensitive id")):
+            from vllmlint.capacity.hfconfig import ModelConfigError, resolve_opt_in
+
+            try:  # --hf-cache / --online: the checkpoint's own config.json
+                match = resolve_opt_in(model_name) or match
+            except ModelConfigError as exc:
+                _fail(str(exc))
         if match is None:
             _fail(_unknown_model(model_name))
         model, how = match.model, match.how
@@ -447,8 +451,8 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.command("capacity")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", "model_name", help="Model to plan for: a Hugging Face id or a catalogued name.")
-@click.option("--model-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for a model "
-              "that is not in the catalog.")
+@click.option("--model-config", type=click.Path(), help="A Hugging Face config.json, or a model folder holding one "
+              "(with hf_quant_config.json), for a model that is not in the catalog.")
 @click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
               "for workloads whose GPU the manifests do not reveal. Names resolve exactly (--list-gpus); repeat it or "
               "give a comma list (L4,A10G,H100) for one plan each.", multiple=True)
@@ -481,16 +485,20 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (for its "
               "`models:` and `gpus:`).")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@click.option("--hf-cache", is_flag=True, default=None, help="Size models the catalog lacks from this machine's "
+              "Hugging Face cache (opt-in).")
+@click.option("--online", is_flag=True, default=None, help="Fetch models' config.json from the Hugging Face Hub "
+              "(opt-in; needs vllmlint[hub]).")
 def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
             allow_long_max_model_len, color, no_color, list_models, list_gpus,
             dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,
-            fmt, config_path, no_config):
+            fmt, config_path, no_config, hf_cache=None, online=None):
     """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
     --model/--model-config on --gpu/--instance-type."""
     from vllmlint.capacity import find_gpu, register_extra
     from vllmlint.capacity.workload import human_int
 
-    _load_config(config_path, no_config, register_extra)
+    _load_config(config_path, no_config, register_extra, hf_cache, online)
     length = None
     if list_models or list_gpus:
         click.echo(_catalog_listing("models" if list_models else "gpus", fmt))
@@ -548,8 +556,15 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
     sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
 
 
-def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None]) -> None:
-    """Extra models and GPUs from the configuration file, as `vllmlint check` reads them."""
+def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None],
+                 hf_cache: bool | None = None, online: bool | None = None) -> None:
+    """Extra models and GPUs from the configuration file, as `vllmlint check` reads them, and where model
+    files may come from (--hf-cache / --online, else the file's `hf-cache:` / `online:`)."""
+    from vllmlint.capacity.hfconfig import online_problem, set_sources, sources
+
+    set_sources(hf_cache=bool(hf_cache), online=bool(online))
+    if online and online_problem():
+        _fail(str(online_problem()))
     if no_config:
         return
     from vllmlint.config import ConfigError, find_config, load_config
@@ -561,3 +576,8 @@ def _load_config(config_path: str | None, no_config: bool, register_extra: Calla
         _fail(str(exc))
     if config is not None and (config.models or config.gpus):
         register_extra(models=config.models, gpus=config.gpus)
+    if config is not None:
+        set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache,
+                    online=config.online if online is None else online)
+    if sources().online and online_problem():
+        _fail(str(online_problem()))
