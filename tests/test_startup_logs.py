@@ -28,7 +28,6 @@ KNOWN_WEIGHT_MISSES: dict[str, str] = {
                                                   "quantization read from its quantization_config)",
     "v1-0.8.5.post1-r1-0528-qwen3-8b-bnb4-a100-80gb": "bitsandbytes 4-bit keeps more in 16 bits than the flat 0.516 "
                                                       "bytes per weight",
-    "v1-0.23.0-qwen35-4b-rtx4090d": "a hybrid Gated-DeltaNet model (Qwen3.5): per-family sizing of its linear-attention layers",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
 KNOWN_KV_MISSES: dict[str, str] = {
