@@ -29,6 +29,16 @@ KNOWN_WEIGHT_MISSES: dict[str, str] = {
     "v1-0.8.5.post1-r1-0528-qwen3-8b-bnb4-a100-80gb": "bitsandbytes 4-bit keeps more in 16 bits than the flat 0.516 "
                                                       "bytes per weight",
     "v1-0.23.0-qwen35-4b-rtx4090d": "a hybrid Gated-DeltaNet model (Qwen3.5): per-family sizing of its linear-attention layers",
+    "v0-0.7.1-qwen25-3b-bnb4-t4-1024": "Unsloth enables LoRA (max_lora_rank 64): vLLM preallocates the adapter slots, counted in "
+                                       "'Loading model weights took'; lm_head kept in 16 bits by the checkpoint",
+    "v0-0.7.3-llama31-8b-bnb4-t4-1024": "a partially quantized bitsandbytes checkpoint (llm_int8_skip_modules keeps "
+                                        "model.layers.1.mlp in 16 bits) plus the LoRA slots of max_lora_rank 32",
+    "v0-0.8.1-llama32-3b-a100-40gb-2048": "LoRA enabled by Unsloth (max_lora_rank 64): the preallocated adapter slots are "
+                                          "counted in the weights",
+    "v0-0.8.5.post1-llama32-3b-fp16-t4-2048": "LoRA enabled by Unsloth (max_lora_rank 64): the preallocated adapter slots "
+                                              "are counted in the weights",
+    "v0-0.8.5.post1-r1-0528-qwen3-8b-bnb4-t4-256": "bitsandbytes fp4 quantized on load keeps more in 16 bits than the flat "
+                                                   "0.516 bytes per weight, plus the LoRA slots of max_lora_rank 32",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
 KNOWN_KV_MISSES: dict[str, str] = {
