@@ -39,6 +39,8 @@ KNOWN_WEIGHT_MISSES: dict[str, str] = {
                                               "are counted in the weights",
     "v0-0.8.5.post1-r1-0528-qwen3-8b-bnb4-t4-256": "bitsandbytes fp4 quantized on load keeps more in 16 bits than the flat "
                                                    "0.516 bytes per weight, plus the LoRA slots of max_lora_rank 32",
+    "v0-0.7.2-qwen25-15b-bnb4-t4-util008-refused": "an Unsloth dynamic bitsandbytes checkpoint that keeps several "
+                                                   "layers in 16 bits (llm_int8_skip_modules), plus the LoRA slots",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
 KNOWN_KV_MISSES: dict[str, str] = {
