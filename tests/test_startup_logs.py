@@ -41,6 +41,8 @@ KNOWN_WEIGHT_MISSES: dict[str, str] = {
                                                    "0.516 bytes per weight, plus the LoRA slots of max_lora_rank 32",
     "v0-0.7.2-qwen25-15b-bnb4-t4-util008-refused": "an Unsloth dynamic bitsandbytes checkpoint that keeps several "
                                                    "layers in 16 bits (llm_int8_skip_modules), plus the LoRA slots",
+    "v0-0.7.3-qwen25-3b-bnb4-rtx3090-1024": "Unsloth enables LoRA (max_lora_rank 64): the preallocated adapter slots are "
+                                            "counted in the weights; lm_head kept in 16 bits by the checkpoint",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
 KNOWN_KV_MISSES: dict[str, str] = {
