@@ -41,10 +41,10 @@ def test_extends_file_not_in_the_run_leaves_the_service_as_written(tmp_path):
 
 
 def test_extends_in_the_same_file_the_extending_service_wins(tmp_path):
-    compose = BASE + ("  old:\n    extends: vllm-base\n    image: vllm/vllm-openai:v0.10.0\n"
+    compose = BASE + ("  old:\n    extends: vllm-base\n    image: vllm/vllm-openai:v0.10.1\n"
                       "  replaced:\n    extends: vllm-base\n    command: [\"--model\", \"m\", \"--swap-space\", \"4\"]\n")
     found = _lint(tmp_path, {"compose.yaml": compose}, ["VL102"])
-    # `old` runs 0.10.0 (its own image) with the base's command; `replaced` has its own command (0.11.0 accepts
+    # `old` runs 0.10.1 (its own image) with the base's command; `replaced` has its own command (0.11.0 accepts
     # --swap-space): nothing from the base's command for it
     assert [(f[1], f[2], f[4]) for f in found] == [(4, 31, "old"), (4, 31, "vllm-base")]
 
