@@ -217,3 +217,15 @@ def test_readme_documents_the_hooks_that_ship():
     assert set(documented) <= set(hooks) and {"vllmlint", "vllmlint-repo"} <= set(documented)
     assert "`vllmlint-repo`, lints the whole repository once\n(`pass_filenames: false`)" in readme
     assert hooks["vllmlint-repo"]["pass_filenames"] is False
+
+
+# --- --write-baseline into a missing folder (it was "internal error ... please report it", as --output was) ---
+def test_write_baseline_into_a_missing_folder_creates_it(tmp_path):
+    (tmp_path / "c.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n'
+                                     '    command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]\n')
+    code, _, err = run_cli("--write-baseline", "ci/base/b.json", "c.yaml", cwd=tmp_path)
+    assert code == 0 and "internal error" not in err and "to the baseline ci/base/b.json" in err
+    assert [f["code"] for f in json.loads((tmp_path / "ci/base/b.json").read_text())["findings"]] == ["VL102", "VL112", "VL704"]
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("--write-baseline", "file/b.json", "c.yaml", cwd=tmp_path)
+    assert code == 2 and err.startswith("vllmlint: error: --write-baseline file/b.json:") and "internal error" not in err

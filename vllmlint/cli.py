@@ -404,7 +404,13 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if write_baseline_path:
         from vllmlint.baseline import write_baseline
 
-        count = write_baseline(Path(write_baseline_path), result.findings)
+        folder = os.path.dirname(write_baseline_path)
+        try:  # its folder created, as --output's; a path that cannot be written is one line, exit 2
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            count = write_baseline(Path(write_baseline_path), result.findings)
+        except OSError as exc:
+            _usage_error(f"--write-baseline {write_baseline_path}: {exc.strerror or exc}")
         click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
         sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
     if baseline is not None and not quiet:
