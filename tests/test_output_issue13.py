@@ -229,3 +229,16 @@ def test_write_baseline_into_a_missing_folder_creates_it(tmp_path):
     (tmp_path / "file").write_text("")
     code, _, err = run_cli("--write-baseline", "file/b.json", "c.yaml", cwd=tmp_path)
     assert code == 2 and err.startswith("vllmlint: error: --write-baseline file/b.json:") and "internal error" not in err
+
+
+# --- GITHUB_ACTIONS picks `github` only where a format is chosen: --statistics still counts ----------------
+def test_statistics_under_github_actions_are_the_counts(tmp_path):
+    # Before: with GITHUB_ACTIONS=true and no --format, --statistics printed the annotations instead.
+    (tmp_path / "c.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n'
+                                     '    command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]\n')
+    code, out, _ = run_cli("--statistics", "--select", "VL102,VL112", "c.yaml", cwd=tmp_path,
+                           env={"GITHUB_ACTIONS": "true"})
+    assert code == 1 and out.splitlines()[:2] == ["  1  VL102  [*]  removed-flag", "  1  VL112       model-option-deprecated"]
+    assert "::" not in out
+    code, out, err = run_cli("--statistics", "--format", "github", "c.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert (code, out) == (2, "") and "--statistics" in err  # asked for by name: still refused

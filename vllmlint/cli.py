@@ -246,6 +246,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     targets = _targets(formats or output_formats, outputs,
                        click.get_current_context().meta.get("vllmlint.format_order", []))
     given = [fmt for fmt in formats or output_formats]
+    if statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
+        targets = [("text", output) for _, output in targets]
     if show_diff and (any(fmt != "text" for fmt in given) or len(targets) > 1):
         _usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
                      "the diff to FILE)")
