@@ -253,6 +253,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     targets = _targets(formats or output_formats, outputs,
                        click.get_current_context().meta.get("vllmlint.format_order", []))
     given = [fmt for fmt in formats or output_formats]
+    if statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
+        targets = [("text", output) for _, output in targets]
     if show_diff and (any(fmt != "text" for fmt in given) or len(targets) > 1):
         _usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
                      "the diff to FILE)")
@@ -417,7 +419,13 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if write_baseline_path:
         from vllmlint.baseline import write_baseline
 
-        count = write_baseline(Path(write_baseline_path), result.findings)
+        folder = os.path.dirname(write_baseline_path)
+        try:  # its folder created, as --output's; a path that cannot be written is one line, exit 2
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            count = write_baseline(Path(write_baseline_path), result.findings)
+        except OSError as exc:
+            _usage_error(f"--write-baseline {write_baseline_path}: {exc.strerror or exc}")
         click.echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
         sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
     if baseline is not None and not quiet:

@@ -144,7 +144,7 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
 
 
 def _top_level_breaks(text: str):
-    """(index, kind) of each `. ` sentence end and `: ` outside backticks, quotes and brackets."""
+    """(index, kind) of each `. ` sentence end, `: `, `; ` and `, ` outside backticks, quotes and brackets."""
     depth, code, quote = 0, False, False
     for i, ch in enumerate(text):
         if ch == "`":
@@ -159,14 +159,15 @@ def _top_level_breaks(text: str):
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in ".:;" and text[i + 1:i + 2] == " ":
+        elif depth == 0 and ch in ".:;," and text[i + 1:i + 2] == " ":
             yield i, ch
 
 
 def split_message(message: str) -> tuple[str, str | None]:
     """(what is wrong, the why / how to fix it) from one finding message, for a short first line and a
     `help:` line as ruff prints them. The problem is the first sentence; a first sentence still longer
-    than SHORT_MESSAGE is cut at its first top-level `: ` (the checks write "problem: what to do").
+    than SHORT_MESSAGE is cut at its first top-level `: ` (the checks write "problem: what to do"), then
+    at `; `, then before `, so ` (what follows is the consequence).
     Abbreviations (`e.g.`) and text inside backticks, quotes or brackets never split. (None) when the
     message is one short sentence."""
     text = message.strip()
@@ -182,13 +183,20 @@ def split_message(message: str) -> tuple[str, str | None]:
     # A first sentence still too long is cut at its first top-level `: ` ("problem: what to do"), else at
     # its first `; ` ("problem; what follows"), never in its first 40 characters (a prefix such as
     # "after an upgrade to vLLM 0.29.0: ...").
+    joint = ". "  # how a piece cut from the end of the head joins what `rest` already holds
     for mark in ":;":
         if len(head) <= SHORT_MESSAGE:
             break
         for index, kind in _top_level_breaks(head):
             if kind == mark and index >= 40:
                 after = head[index + 2:].strip()
-                head, rest = head[:index], (after + (" " + rest if rest else "")).strip()
+                head, rest, joint = head[:index], (after + (" " + rest if rest else "")).strip(), mark + " "
+                break
+    if len(head) > SHORT_MESSAGE:  # still too long: cut before a top-level ", so " (the consequence)
+        for index, kind in _top_level_breaks(head):
+            if kind == "," and index >= 40 and head[index + 2:index + 5] == "so ":
+                piece = head[index + 2:].strip().removesuffix(".")
+                head, rest = head[:index], piece + (joint + rest if rest else "")
                 break
     if not rest:
         return text, None

@@ -255,8 +255,10 @@ def build(report: Report) -> om.SarifLog:
         shown = sorted(report.findings, key=lambda f: -f.severity) + list(report.suppressed)
         left_out = len(shown) - MAX_RESULTS
         shown = shown[:MAX_RESULTS]
-        notices.append(Notice("VL007", f"{left_out} results left out of the SARIF log: GitHub code scanning "
-                              f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0, "warning"))
+        if not report.rules or any(rule.code == "VL007" for rule in report.rules):  # `--ignore VL007` hides it
+            notices.append(Notice("VL007", f"{left_out} results left out of the SARIF log: GitHub code scanning "
+                                  f"accepts at most {MAX_RESULTS} per run (the most severe are kept)", "", 0,
+                                  "warning"))
     def result_of(finding: Finding) -> om.Result:
         rule = rules.get(finding.code)
         if rule is None or rule.security_severity is None or finding.severity >= rule.severity:

@@ -158,7 +158,7 @@ def notice_line(notice: Notice, local_paths: dict[str, str] | None = None) -> st
     terminal or forge a GitHub workflow command. `local_paths` maps display paths to the current folder's."""
     path = (local_paths or {}).get(notice.path, notice.path)
     where = f"{path}:{notice.line}: " if path and notice.line else (f"{path}: " if path else "")
-    return "vllmlint: " + _visible(f"{notice.level}: {where}{notice.message}")
+    return "vllmlint: " + _visible(f"{notice.level}: {where}{local_message(notice.message, notice.path, path)}")
 
 
 def notice_lines(notices: list[Notice], local_paths: dict[str, str] | None = None, show_notes: bool = False,
@@ -370,3 +370,17 @@ def redacted_line(finding: Finding, raw: str, masks=None) -> str:
         raw = raw[:start] + "*" * (end - start) + raw[end:]
     return raw
 
+
+
+def local_message(message: str, shown: str, local: str) -> str:
+    """`message` with the folder of `shown` (the notice's repository-relative path) written as the folder of
+    `local` (its path from the current folder), where the message names it as a word: the command a note
+    suggests (`vllmlint --render fixtures/chart`) must work where the user ran vllmlint. A file at the
+    repository root (folder `.`) is left as written."""
+    import posixpath
+    import re
+
+    folder, local_folder = posixpath.dirname(shown), posixpath.dirname(local) or "."
+    if not folder or folder == "." or folder == local_folder or folder not in message:
+        return message
+    return re.sub(rf"(?<![\w./-]){re.escape(folder)}(?![\w.-])", lambda _: local_folder, message)

@@ -1,0 +1,244 @@
+"""Issue 13, "Output that respects the user", checked again as a new user would (helper review13): the
+bullets that had no test pinning them, and what that check found wrong."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+CHART = {"Chart.yaml": "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+         "templates/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+                                      "  name: {{ .Release.Name }}\n"}
+
+
+def _chart_repo(tmp_path):
+    repo = tmp_path / "repo"
+    chart = repo / "sub" / "chart"
+    (chart / "templates").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for name, text in CHART.items():
+        (chart / name).write_text(text)
+    return repo
+
+
+# --- paths inside notes: the command a note suggests works from where the user ran vllmlint ----------------
+def test_the_unrendered_chart_note_names_the_chart_from_the_current_folder(tmp_path):
+    # Before: from `sub/`, the note said `vllmlint --render sub/chart`, a folder that does not exist there.
+    repo = _chart_repo(tmp_path)
+    _, _, err = run_cli("chart", cwd=repo / "sub")
+    [warning] = [line for line in err.splitlines() if "Helm chart not rendered" in line]
+    assert warning.startswith("vllmlint: warning: chart/Chart.yaml: Helm chart not rendered")
+    assert "run `vllmlint --render chart` (runs" in warning and "`helm template chart | vllmlint -`" in warning
+    assert "sub/chart" not in err
+    _, _, err = run_cli(".", cwd=repo / "sub" / "chart")
+    assert "warning: Chart.yaml: Helm chart not rendered" in err and "`vllmlint --render .`" in err
+    assert "`helm template . | vllmlint -`" in err
+    # the machine formats keep the repository-relative path, in the message too
+    _, out, _ = run_cli("--format", "json", "chart", cwd=repo / "sub")
+    [notice] = [n for n in json.loads(out)["notices"] if n["level"] == "warning"]
+    assert notice["path"] == "sub/chart/Chart.yaml" and "`vllmlint --render sub/chart`" in notice["message"]
+    _, out, _ = run_cli("--format", "github", "chart", cwd=repo / "sub")
+    assert "file=sub/chart/Chart.yaml,title=VL002::Helm chart not rendered" in out and "--render sub/chart`" in out
+
+
+def test_local_message_rewrites_the_folder_only_as_a_whole_word():
+    from vllmlint.formatters.text import local_message
+
+    message = "run `vllmlint --render sub/chart` or `helm template sub/chart | vllmlint -` (not sub/charts, x/sub/chart)"
+    assert local_message(message, "sub/chart/Chart.yaml", "chart/Chart.yaml") == (
+        "run `vllmlint --render chart` or `helm template chart | vllmlint -` (not sub/charts, x/sub/chart)")
+    assert local_message(message, "sub/chart/Chart.yaml", "Chart.yaml").startswith("run `vllmlint --render .`")
+    assert local_message(message, "sub/chart/Chart.yaml", "sub/chart/Chart.yaml") == message  # nothing to do
+    assert local_message("run `vllmlint --render .`", "Chart.yaml", "/abs/Chart.yaml") == "run `vllmlint --render .`"
+
+
+def test_ignoring_template_skipped_hides_both_chart_notes(tmp_path):
+    repo = _chart_repo(tmp_path)
+    for selector in ("VL002", "template-skipped"):
+        _, _, err = run_cli("--ignore", selector, "chart", cwd=repo / "sub")
+        assert "VL002" not in err and "Helm" not in err and "unrendered Helm template" not in err, selector
+        assert err.startswith("vllmlint: warning: nothing checked:")  # what was not checked is still said
+
+
+def test_ignoring_vl007_hides_the_sarif_truncation_notice(monkeypatch):
+    from vllmlint.finding import Finding, Severity, Span
+    from vllmlint.formatters import Report, render, sarif
+    from vllmlint.registry import select_rules
+
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 2)
+    span = Span(0, 1, 1, 1, 1, 2)
+    findings = [Finding("VL201", Severity.WARNING, f"w{i}.", "a.yaml", span) for i in range(3)]
+
+    def notes(rules):
+        run = json.loads(render("sarif", Report(findings=findings, rules=rules)))["runs"][0]
+        assert len(run["results"]) == 2  # truncated either way: GitHub would reject the upload
+        return [n["message"]["text"] for n in run["invocations"][0].get("toolExecutionNotifications", [])]
+
+    assert notes(select_rules(None, None)) == [
+        "1 results left out of the SARIF log: GitHub code scanning accepts at most 2 per run (the most severe "
+        "are kept)."]
+    assert notes(select_rules(None, ["VL007"])) == []
+    assert notes(select_rules(None, ["results-truncated"])) == []
+
+
+# --- messages: a short first line, the rest on `help:` ------------------------------------------------------
+def test_a_long_first_sentence_is_cut_before_its_consequence():
+    from vllmlint.formatters import split_message
+
+    # VL809's shape: "X is not a field of Y, so the API server rejects Z (...). What to do."
+    text = ("`subnetSelector` is not a field of `spec` in the karpenter.k8s.aws/v1 EC2NodeClass CRD schema, so the "
+            "API server rejects EC2NodeClass vllm-gpu-class (kubectl's strict field validation). Use "
+            "`subnetSelectorTerms`.")
+    assert split_message(text) == (
+        "`subnetSelector` is not a field of `spec` in the karpenter.k8s.aws/v1 EC2NodeClass CRD schema",
+        "So the API server rejects EC2NodeClass vllm-gpu-class (kubectl's strict field validation). Use "
+        "`subnetSelectorTerms`.")
+    # cut at `: ` first, then before `, so `: the colon joins the two pieces of the help again
+    text = ("`spec` has no `amiSelectorTerms`, `securityGroupSelectorTerms`, `subnetSelectorTerms`, which the "
+            "karpenter.k8s.aws/v1 EC2NodeClass CRD schema requires, so the API server rejects EC2NodeClass x: add them.")
+    assert split_message(text)[1] == "So the API server rejects EC2NodeClass x: add them."
+    # a short first sentence keeps its `, so `; `, but` / `, which` never cut (the problem may follow them)
+    assert split_message("`--x` is a switch, so `--x=1` fails. Drop the value.") == (
+        "`--x` is a switch, so `--x=1` fails", "Drop the value.")
+    long_but = "Services a, b, c send traffic to this vLLM container, but " + "it has no readiness probe " * 5
+    assert split_message(long_but) == (long_but.strip(), None)
+
+
+def test_the_fixtures_hpa_finding_has_a_short_first_line_and_a_help_line():
+    code, out, _ = run_cli("--select", "VL401", "fixtures/original/hpa.yaml", "fixtures/original/single-node-deployment.yaml")
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == (
+        "fixtures/original/hpa.yaml:15:13: VL401 [warning] HPA vllm-inference-hpa scales Deployment vllm-inference on "
+        "CPU utilization, but container `vllm-server` sets no CPU request (hpa-cpu-without-requests)")
+    assert lines[3].startswith("    = help: So utilization is unknown and the HPA never scales: set "
+                               "`resources.requests.cpu`")
+
+
+def test_first_lines_on_the_fixtures_are_short():
+    # A ratchet, measured 2026-12-01 on the fixtures: 187 findings, 35 first lines over 120 characters (41
+    # before the `, so ` cut), the longest 260 (VL805's, VL706's: long object names in one sentence, which only
+    # their checks can shorten); 183 carry a `help:` line. Fewer long lines pass, more fail.
+    _, out, _ = run_cli("--color", "never", "fixtures/")
+    firsts = [re.sub(r"^.*?: VL\d+ \[\w+\] (\[\*\] )?", "", line).rsplit(" (", 1)[0]
+              for line in out.splitlines() if re.match(r"^\S+:\d+:\d+: VL\d+ ", line)]
+    assert len(firsts) > 150
+    assert max(map(len, firsts)) <= 260
+    assert sum(len(first) > 120 for first in firsts) <= 35
+    helps = [line for line in out.splitlines() if line.lstrip().startswith("= help: ")]
+    assert len(helps) >= 183
+
+
+# --- coloured --diff on a terminal, NO_COLOR ----------------------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_diff_is_coloured_on_a_terminal_unless_no_color(tmp_path):
+    (tmp_path / "c.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n'
+                                     '    command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]\n')
+
+    def on_a_terminal(**env):
+        main, child = os.openpty()
+        full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_ACTIONS")}
+        proc = subprocess.run([sys.executable, "-m", "vllmlint", "--diff", "c.yaml"], stdout=child,
+                              stderr=subprocess.PIPE, cwd=tmp_path, env=dict(full, PYTHONPATH=str(ROOT), **env),
+                              timeout=120)
+        os.close(child)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(main)
+        assert proc.returncode == 1
+        return data.decode()
+
+    coloured = on_a_terminal()
+    assert coloured.startswith("\x1b[1m--- c.yaml\x1b[0m\r\n\x1b[1m+++ c.yaml\x1b[0m\r\n\x1b[36m@@")
+    plain = on_a_terminal(NO_COLOR="1")
+    assert plain.startswith("--- c.yaml\r\n+++ c.yaml\r\n@@") and "\x1b[" not in plain
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+# --- configuration: README's example and the schema ---------------------------------------------------------
+def _readme_config_example() -> str:
+    section = (ROOT / "README.md").read_text().split("\n## Configuration\n", 1)[1]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_config_example_is_valid_against_the_schema_and_loads(tmp_path):
+    import jsonschema
+    import yaml
+
+    from vllmlint.config import load_config
+
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
+    example = yaml.safe_load(_readme_config_example())
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(example)) == []
+    assert set(example) == set(schema["properties"])  # the example shows every key the schema knows
+    # what the loader makes of it, with the shared file it extends
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "vllmlint.yaml").write_text("extend-ignore: [VL803]\n")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / ".vllmlint.yaml").write_text(_readme_config_example())
+    config = load_config(tmp_path / "project" / ".vllmlint.yaml")
+    assert config.select == ["VL1", "VL3", "public-exposure"] and config.extend_select == ["VL708"]
+    assert config.extend_ignore == ["VL803", "VL006"] and config.vllm_version == "0.29.0"
+    # a wrong value in it is an error the schema reports too
+    broken = dict(example, **{"fail-on": "fatal"})
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(broken)] != []
+
+
+def test_the_config_schema_is_schemastore_ready():
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == ("https://raw.githubusercontent.com/vllmlint/vllmlint/main/schemas/"
+                             "config.schema.json")
+    assert schema["title"] == "vllmlint configuration" and schema["description"]
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    for name, definition in schema["$defs"].items():
+        assert definition.get("description"), name
+    readme = (ROOT / "README.md").read_text()
+    assert f"# yaml-language-server: $schema={schema['$id']}" in readme
+
+
+# --- pre-commit: the whole-repository hook is documented as shipped ------------------------------------------
+def test_readme_documents_the_hooks_that_ship():
+    import yaml
+
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    readme = (ROOT / "README.md").read_text()
+    documented = re.findall(r"^\s+- id: (\S+)", readme, re.M)
+    assert set(documented) <= set(hooks) and {"vllmlint", "vllmlint-repo"} <= set(documented)
+    assert "`vllmlint-repo`, lints the whole repository once\n(`pass_filenames: false`)" in readme
+    assert hooks["vllmlint-repo"]["pass_filenames"] is False
+
+
+# --- --write-baseline into a missing folder (it was "internal error ... please report it", as --output was) ---
+def test_write_baseline_into_a_missing_folder_creates_it(tmp_path):
+    (tmp_path / "c.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n'
+                                     '    command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]\n')
+    code, _, err = run_cli("--write-baseline", "ci/base/b.json", "c.yaml", cwd=tmp_path)
+    assert code == 0 and "internal error" not in err and "to the baseline ci/base/b.json" in err
+    assert [f["code"] for f in json.loads((tmp_path / "ci/base/b.json").read_text())["findings"]] == ["VL102", "VL112", "VL704"]
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("--write-baseline", "file/b.json", "c.yaml", cwd=tmp_path)
+    assert code == 2 and err.startswith("vllmlint: error: --write-baseline file/b.json:") and "internal error" not in err
+
+
+# --- GITHUB_ACTIONS picks `github` only where a format is chosen: --statistics still counts ----------------
+def test_statistics_under_github_actions_are_the_counts(tmp_path):
+    # Before: with GITHUB_ACTIONS=true and no --format, --statistics printed the annotations instead.
+    (tmp_path / "c.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n'
+                                     '    command: ["--model", "Qwen/Qwen3-0.6B", "--swap-space", "4"]\n')
+    code, out, _ = run_cli("--statistics", "--select", "VL102,VL112", "c.yaml", cwd=tmp_path,
+                           env={"GITHUB_ACTIONS": "true"})
+    assert code == 1 and out.splitlines()[:2] == ["  1  VL102  [*]  removed-flag", "  1  VL112       model-option-deprecated"]
+    assert "::" not in out
+    code, out, err = run_cli("--statistics", "--format", "github", "c.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert (code, out) == (2, "") and "--statistics" in err  # asked for by name: still refused
