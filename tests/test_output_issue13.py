@@ -242,3 +242,17 @@ def test_statistics_under_github_actions_are_the_counts(tmp_path):
     assert "::" not in out
     code, out, err = run_cli("--statistics", "--format", "github", "c.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
     assert (code, out) == (2, "") and "--statistics" in err  # asked for by name: still refused
+
+
+def test_the_template_note_names_the_chart_folder(tmp_path):
+    from vllmlint.engine import _chart_of
+    assert _chart_of("deploy/chart/templates/deployment.yaml") == "deploy/chart"
+    assert _chart_of("templates/deployment.yaml") == "."
+    assert _chart_of("manifests/odd.yaml") == "CHART"
+    chart = tmp_path / "deploy" / "chart" / "templates"
+    chart.mkdir(parents=True)
+    (chart / "d.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
+    from vllmlint.engine import lint_paths
+    result, _ = lint_paths([str(chart / "d.yaml")])
+    [note] = [n for n in result.notices if n.code == "VL002"]
+    assert note.message.endswith("chart | vllmlint -`)") and "helm template . |" not in note.message

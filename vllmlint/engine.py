@@ -239,7 +239,7 @@ class Linter:
             line, _ = source.line_col(template)
             self.result.notices.append(Notice(
                 "VL002", "unrendered Helm template skipped: lint the output of `helm template` instead "
-                "(`helm template . | vllmlint -`)", shown, line, "note",
+                f"(`helm template {_chart_of(shown)} | vllmlint -`)", shown, line, "note",
                 summary=("unrendered Helm template skipped (lint `helm template` output)",
                          "unrendered Helm templates skipped (lint `helm template` output)")))
             if owner is None:  # a Markdown file is still read when one of its blocks is a template
@@ -624,3 +624,10 @@ def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | 
     linter.result.files_checked += 1
     linter.add_text(text, filename, Path(filename).suffix.lower())
     return linter.run()
+
+
+def _chart_of(shown: str) -> str:
+    """The chart folder a template sits in, for the command a VL002 note suggests: the path before its
+    `templates/` folder (`.` when the path starts there), else a placeholder."""
+    head, sep, _ = ("/" + shown).rpartition("/templates/")
+    return (head.lstrip("/") or ".") if sep else "CHART"

@@ -381,6 +381,10 @@ def local_message(message: str, shown: str, local: str) -> str:
     import re
 
     folder, local_folder = posixpath.dirname(shown), posixpath.dirname(local) or "."
+    # the nearest folder of `shown` the message names (a template's note names its chart, two levels up)
+    while folder and folder != "." and folder != local_folder and folder not in message \
+            and posixpath.basename(folder) == posixpath.basename(local_folder):
+        folder, local_folder = posixpath.dirname(folder), posixpath.dirname(local_folder) or "."
     if not folder or folder == "." or folder == local_folder or folder not in message:
         return message
     return re.sub(rf"(?<![\w./-]){re.escape(folder)}(?![\w.-])", lambda _: local_folder, message)
