@@ -88,3 +88,26 @@ def test_vl111_reads_every_invocation_a_fixed_number_of_times_whatever_the_numbe
     # Before: once per relabeling rule and once per HPA (2 * apps + ...); now once for the run's releases
     # and once for the index of each workload's releases.
     assert iterations[5] == iterations[20] <= 2
+
+
+def test_catalog_releases_are_sorted_once_however_often_they_are_asked_for(monkeypatch):
+    from vllmlint.vllm import catalog
+
+    calls = []
+    real = catalog.version_key
+    monkeypatch.setattr(catalog, "version_key", lambda version: calls.append(version) or real(version))
+    catalog._sorted_releases.cache_clear()
+    catalog.nearest_release.cache_clear()
+    try:
+        first = catalog.releases()
+        known = len(first)
+        for _ in range(100):
+            assert catalog.releases() == first and catalog.newest() == first[-1]
+            assert catalog.nearest_release("0.29.1") == "0.29.0"
+        first.append("9.9.9")  # a copy: the caller's list is its own
+        assert catalog.releases()[-1] != "9.9.9"
+    finally:
+        catalog._sorted_releases.cache_clear()
+        catalog.nearest_release.cache_clear()
+    # One sort (a key per release) and one pass for nearest_release("0.29.1"); before, 201 sorts and 100 passes.
+    assert len(calls) <= 2 * known + 1
