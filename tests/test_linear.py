@@ -111,3 +111,60 @@ def test_catalog_releases_are_sorted_once_however_often_they_are_asked_for(monke
         catalog.nearest_release.cache_clear()
     # One sort (a key per release) and one pass for nearest_release("0.29.1"); before, 201 sorts and 100 passes.
     assert len(calls) <= 2 * known + 1
+
+
+API_SERVER = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm-NUMBER}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [python3, -m, vllm.entrypoints.openai.api_server, --model, Qwen/Qwen3-0.6B]
+"""
+
+
+def vl101_run(monkeypatch, options: LintOptions, files: int = 3):
+    """(VL101 findings, how often its fix builder ran) for `files` Deployments on the deprecated module."""
+    from vllmlint.checks import vl101_deprecated_entrypoint as vl101
+
+    built = []
+    real = vl101.serve_fix
+    monkeypatch.setattr(vl101, "serve_fix", lambda invocation: built.append(1) or real(invocation))
+    linter = Linter(options)
+    for number in range(files):
+        name = "examples/a.yaml" if number == 0 else f"deploy/d{number}.yaml"
+        linter.add_text(API_SERVER.replace("NUMBER", str(number)), name)
+    result = linter.run()
+    assert not result.internal_error
+    return [f for f in result.findings if f.code == "VL101"], len(built)
+
+
+def test_vl101_builds_its_fix_only_for_findings_shown_when_the_output_uses_fixes(monkeypatch):
+    findings, built = vl101_run(monkeypatch, LintOptions(select=["VL101"]))
+    assert built == 3 and [f.fix.description for f in findings] == [
+        "run `vllm serve MODEL` instead of the deprecated api_server module"] * 3
+    # `python3, -m, vllm.entrypoints.openai.api_server, --model, X` -> `vllm, serve, X`
+    assert [(e.start, e.end, e.replacement) for e in findings[0].fix.edits] == [
+        (260, 267, "vllm"), (269, 271, "serve"), (273, 318, "")]
+    # A run whose output shows no fix (GitHub annotations, JUnit) builds none.
+    findings, built = vl101_run(monkeypatch, LintOptions(select=["VL101"], fixes=False))
+    assert built == 0 and len(findings) == 3 and all(f.fix is None for f in findings)
+    # A finding the configuration hides is never fixed, so its fix is never built.
+    findings, built = vl101_run(monkeypatch, LintOptions(select=["VL101"], per_file_ignores={"examples/**": ["VL101"]}))
+    assert built == 2 and [f.path for f in findings] == ["deploy/d1.yaml", "deploy/d2.yaml"]
+
+
+def test_only_reports_that_show_fixes_ask_for_them():
+    from vllmlint.cli import _uses_fixes
+
+    assert _uses_fixes([("text", None)], False, False)
+    assert _uses_fixes([("github", None), ("sarif", "out.sarif")], False, False)
+    assert not _uses_fixes([("github", None)], False, False)
+    assert not _uses_fixes([("junit", "junit.xml"), ("github", None)], False, False)
+    assert _uses_fixes([("github", None)], True, False)  # --fix, --diff
+    assert not _uses_fixes([("text", None)], False, True)  # --write-baseline records no fix

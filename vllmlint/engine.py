@@ -42,6 +42,7 @@ class LintOptions:
     require_suppression_reason: bool = True
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # path glob -> rule selectors
     baseline: Baseline | None = None  # findings it holds are not reported (nor fixed)
+    fixes: bool = True  # build the fixes of the findings shown (False: no output or --fix uses them)
 
 
 @dataclass
@@ -448,6 +449,7 @@ class Linter:
                                                                        self.result.notices)
         if self.options.baseline is not None:
             _apply_baseline(self.result, self.options.baseline)
+        resolve_fixes(self.result, self.options.fixes)
         self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
 
@@ -609,3 +611,25 @@ def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | 
     linter.result.files_checked += 1
     linter.add_text(text, filename, Path(filename).suffix.lower())
     return linter.run()
+
+
+def resolve_fixes(result: LintResult, needed: bool = True) -> None:
+    """Build the pending fixes (`Context.lazy_fix`) of the findings shown (and of the suppressed ones, which
+    `--show-suppressed` and SARIF show), only when `needed`; every other pending fix is dropped unbuilt. A
+    builder that raises costs the fix, never the finding, and is reported as an internal error of its rule."""
+    from vllmlint.checks import PendingFix
+
+    rules = {rule.code: rule for rule in result.rules}
+    for findings, build in ((result.findings, needed), (result.suppressed, needed), (result.ignored, False),
+                            (result.known, False)):
+        for finding in findings:
+            pending = finding.fix
+            if not isinstance(pending, PendingFix):
+                continue
+            finding.fix, failure = pending.build() if build else (None, None)
+            if failure is not None:
+                rule = rules.get(finding.code)
+                name = f" ({rule.name})" if rule is not None else ""
+                result.internal_error = True
+                result.notices.append(Notice(finding.code, f"internal error in rule {finding.code}{name} building a "
+                                             f"fix: {failure}", "", 0, "error"))
