@@ -168,3 +168,39 @@ def test_only_reports_that_show_fixes_ask_for_them():
     assert not _uses_fixes([("junit", "junit.xml"), ("github", None)], False, False)
     assert _uses_fixes([("github", None)], True, False)  # --fix, --diff
     assert not _uses_fixes([("text", None)], False, True)  # --write-baseline records no fix
+
+
+def local_model_world(apps: int):
+    """`apps` Deployments serving a local folder (with its config.json among the linted files for the first),
+    each starting with `pip install` in a shell, as a world with counting source and shell-command lists."""
+    linter = Linter(LintOptions())
+    for number in range(apps):
+        text = app(number).replace('command: [vllm, serve, Qwen/Qwen3-0.6B, --port, "8000"]',
+                                   "command: [sh, -c, 'pip install -U transformers && vllm serve "
+                                   f"/models/custom-{number} --port 8000']")
+        linter.add_text(text, f"app-{number}/manifests.yaml")
+    linter.add_text('{"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000}',
+                    "weights/custom-0/config.json",
+                    ".json")
+    world = linter.build()
+    world.sources = CountingList(world.sources)
+    world.shell_commands = CountingList(world.shell_commands)
+    return world
+
+
+def test_capacity_finds_config_json_and_installers_in_one_pass_whatever_the_number_of_workloads():
+    from vllmlint.capacity.remote_code import _installs_packages
+    from vllmlint.capacity.workload import workloads
+
+    passes = {}
+    for apps in (5, 20):
+        world = local_model_world(apps)
+        works = workloads(world)
+        assert [w.model_name for w in works] == [f"/models/custom-{n}" for n in range(apps)]
+        # The first workload's folder has its config.json among the linted files; no other does.
+        assert [w.config_match.how if w.config_match else None for w in works] == (
+            ["config.json at weights/custom-0/config.json"] + [None] * (apps - 1))
+        assert all(_installs_packages(world, w.invocation.container) for w in works)
+        passes[apps] = (world.sources.iterations, world.shell_commands.iterations)
+    # Before: a pass over every file per local-path workload and over every command per workload.
+    assert passes[5] == passes[20] and max(passes[20]) <= 1

@@ -316,9 +316,10 @@ def _match_config_json(path: str, world: World) -> Match | None:
     leaf = path.rstrip("/").rsplit("/", 1)[-1]
     if leaf.lower() in _GENERIC_DIRS:
         return None
-    found = [source for source in world.sources
-             if source.display_path.replace("\\", "/").endswith(f"/{leaf}/config.json")
-             or source.display_path == f"{leaf}/config.json"]
+    if "\\" in leaf:  # never a folder of a path with `/` only: the file named exactly so, if any
+        found = [source for source in world.sources if source.display_path == f"{leaf}/config.json"]
+    else:
+        found = _config_json_files(world).get(leaf, [])
     if len(found) != 1:
         return None
     try:
@@ -681,3 +682,18 @@ def karpenter_pools(world: World) -> list[NodePool]:
 def well_known_label(key: str) -> bool:
     """A label Karpenter (or GPU feature discovery) puts on every node it launches (`_WELL_KNOWN_LABELS`)."""
     return bool(_WELL_KNOWN_LABELS.match(key))
+
+
+def _config_json_files(world: World) -> dict[str, list]:
+    """The linted files named `config.json`, by the name of their folder (`models/llama-70b/config.json` under
+    `llama-70b`), indexed once per world: every local-path workload looks its own folder up in it."""
+    cached: dict[str, list] | None = getattr(world, "_vllmlint_config_json_files", None)
+    if cached is not None:
+        return cached
+    index: dict[str, list] = {}
+    for source in world.sources:
+        parts = source.display_path.replace("\\", "/").rsplit("/", 2)
+        if len(parts) >= 2 and parts[-1] == "config.json":
+            index.setdefault(parts[-2], []).append(source)
+    world._vllmlint_config_json_files = index  # type: ignore[attr-defined]
+    return index
