@@ -204,3 +204,34 @@ def test_capacity_finds_config_json_and_installers_in_one_pass_whatever_the_numb
         passes[apps] = (world.sources.iterations, world.shell_commands.iterations)
     # Before: a pass over every file per local-path workload and over every command per workload.
     assert passes[5] == passes[20] and max(passes[20]) <= 1
+
+
+def test_vl806_looks_vllm_pod_templates_up_in_a_set_not_the_list(monkeypatch):
+    from vllmlint.k8s.objects import PodTemplate
+
+    # Each app's Service fronts its Deployment; the monitors select the Services by label.
+    services = "".join(f"""---
+apiVersion: v1
+kind: Service
+metadata: {{name: vllm-{n}, namespace: inference, labels: {{app: vllm-{n}}}}}
+spec:
+  selector: {{app: vllm-{n}}}
+  ports: [{{name: http, port: 8000}}]
+""" for n in range(20))
+    linter = Linter(LintOptions())
+    for number in range(20):
+        linter.add_text(app(number), f"app-{number}/manifests.yaml")
+    linter.add_text(services, "services.yaml")
+    world = linter.build()
+    # Pod templates compare by identity; `t in some_list` compares t with every other item of the list.
+    comparisons = []
+    monkeypatch.setattr(PodTemplate, "__eq__", lambda self, other: comparisons.append(1) or self is other)
+    run_check("VL806", world)
+    assert len(comparisons) == 0  # before: 190 (each Service's template against the templates before it)
+
+
+def test_vl108_looks_for_a_ray_cluster_only_when_an_invocation_uses_ray():
+    world = world_of(10)
+    world.shell_commands = CountingList(world.shell_commands)
+    run_check("VL108", world)
+    assert world.shell_commands.iterations == 0
