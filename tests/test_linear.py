@@ -235,3 +235,30 @@ def test_vl108_looks_for_a_ray_cluster_only_when_an_invocation_uses_ray():
     world.shell_commands = CountingList(world.shell_commands)
     run_check("VL108", world)
     assert world.shell_commands.iterations == 0
+
+
+class CountingDict(dict):
+    iterations = 0
+
+    def __iter__(self):
+        CountingDict.iterations += 1
+        return super().__iter__()
+
+
+def test_vl109_lists_a_releases_variables_once_not_once_per_container(monkeypatch):
+    from vllmlint.vllm import catalog
+
+    release = catalog.load("0.29.0")
+    monkeypatch.setattr(release, "env", CountingDict(release.env))
+    counts = {}
+    for apps in (5, 20):
+        linter = Linter(LintOptions())
+        for number in range(apps):
+            text = app(number).replace('--port, "8000"]', '--port, "8000"]\n        env: [{name: VLLM_USE_V11, value: "1"}]')
+            linter.add_text(text, f"app-{number}/manifests.yaml")
+        world = linter.build()
+        CountingDict.iterations = 0
+        findings = run_check("VL109", world)
+        assert len(findings) == apps and all(f.value == "VLLM_USE_V11" for f in findings)
+        counts[apps] = CountingDict.iterations
+    assert counts[5] == counts[20] == 1  # before: one pass over the release's variables per container
