@@ -3,8 +3,6 @@ tree of N workloads and on one of 4N, and fails if the work per workload grows (
 Counts, not timings: the same on every machine."""
 from __future__ import annotations
 
-import pytest
-
 from vllmlint.checks import Context
 from vllmlint.engine import LintOptions, Linter
 from vllmlint.finding import Severity

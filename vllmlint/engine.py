@@ -9,7 +9,8 @@ import os
 import re
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 

@@ -5,7 +5,7 @@ A position keeps the character offset into its file (for fixes) and the 1-based 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Final, Protocol
 

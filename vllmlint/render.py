@@ -17,7 +17,7 @@ fetch remote bases over the network): it is never the default.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.finding import Notice

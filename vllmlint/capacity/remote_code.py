@@ -26,7 +26,7 @@ knows), None (not known: model or release not catalogued, or a transformers new 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 

@@ -15,7 +15,7 @@ model lacks something, add it to the model (source/, k8s/, vllm/), not a text se
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, TypeVar, Union
 
 from vllmlint.finding import Finding, Positioned, Severity, Span, Subject

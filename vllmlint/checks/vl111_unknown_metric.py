@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Any, Iterator
 
 from vllmlint.vllm import catalog

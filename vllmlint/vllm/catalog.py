@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final

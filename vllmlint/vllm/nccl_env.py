@@ -5,7 +5,7 @@ GPUDirect-TCPX/TCPXO plugins'; the variables vLLM's GPU worker deletes from its 
 vLLM release pins; what NCCL's InfiniBand transport drives."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 
 from vllmlint.vllm.release import version_key
