@@ -260,3 +260,19 @@ def test_vl109_lists_a_releases_variables_once_not_once_per_container(monkeypatc
         assert len(findings) == apps and all(f.value == "VLLM_USE_V11" for f in findings)
         counts[apps] = CountingDict.iterations
     assert counts[5] == counts[20] == 1  # before: one pass over the release's variables per container
+
+
+def test_vl808_finds_each_containers_workload_in_an_index_and_builds_its_table_only_when_needed(monkeypatch):
+    from vllmlint.capacity.workload import workloads
+    from vllmlint.checks import vl808_nccl_env as vl808
+    from vllmlint.vllm import nccl_env
+
+    world = world_of(20)
+    containers = [w.container for w in workloads(world)]
+    world._vllmlint_capacity_workloads = CountingList(workloads(world))
+    assert [vl808._aws_landings(world, c) for c in containers] == [None] * 20  # no AWS placement known
+    assert world._vllmlint_capacity_workloads.iterations == 1  # before: one scan per container
+    # No container sets an NCCL variable: the table's rows are never built.
+    built = []
+    monkeypatch.setattr(nccl_env, "known_variables", lambda: built.append(1) or {})
+    assert run_check("VL808", world_of(3)) == [] and built == []
