@@ -276,3 +276,23 @@ def test_vl808_finds_each_containers_workload_in_an_index_and_builds_its_table_o
     built = []
     monkeypatch.setattr(nccl_env, "known_variables", lambda: built.append(1) or {})
     assert run_check("VL808", world_of(3)) == [] and built == []
+
+
+def test_checks_find_a_containers_workload_in_one_index_per_world():
+    from vllmlint.capacity.workload import workloads, workloads_by
+    from vllmlint.checks import vl704_no_gpu_requested as vl704
+    from vllmlint.checks import vl708_hardcoded_visible_devices as vl708
+
+    world = world_of(20)
+    works = workloads(world)
+    world._vllmlint_capacity_workloads = CountingList(works)
+    for work in works:
+        container = work.invocation.container
+        assert workloads_by(world, "container")[id(container)] == [work]
+        assert workloads_by(world, "pod")[id(container.pod)] == [work]
+        assert workloads_by(world, "owner")[id(container.pod.owner)] == [work]
+        assert workloads_by(world, "invocation")[id(work.invocation)] == [work]
+        ctx = Context(world, find_rule("VL704"), Severity.WARNING)
+        assert vl704._gpus_needed(ctx, work.invocation, container) == vl708._needed(world, container)
+    # One pass per key, whatever the number of containers (before: a scan of every workload per container).
+    assert world._vllmlint_capacity_workloads.iterations == 4

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from vllmlint.capacity.remote_code import release_image
 from vllmlint.capacity.specs import efa_support
-from vllmlint.capacity.workload import workloads
+from vllmlint.capacity.workload import workloads_by
 from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
@@ -104,8 +104,7 @@ def _aws_landings(world, container) -> list[tuple[str, bool]] | None:
     """(instance type, has EFA) of every place the pod can land, when each is an AWS type whose EFA support
     the catalog knows; None otherwise (no placement known, a GPU label without an instance type, another
     provider)."""
-    work = _workloads_by_container(world).get(id(container))
-    if work is not None:
+    for work in workloads_by(world, "container").get(id(container), [])[:1]:
         places = work.hosting_landings()
         if not places:
             return None
@@ -260,15 +259,3 @@ def _ib_on_aws(ctx, container, var, where, efa_node, places):
                        f"{what}. {'; '.join(parts)}. Delete it.", about=container,
                        value=f"{var.name}:aws", severity=min(ctx.severity, Severity.INFO))
 
-
-def _workloads_by_container(world) -> dict:
-    """The first capacity workload of each container, by id of the container (once per world, not a scan of
-    every workload per container)."""
-    cached = getattr(world, "_vllmlint_workloads_by_container", None)
-    if cached is None:
-        cached = {}
-        for work in workloads(world):
-            if work.container is not None:
-                cached.setdefault(id(work.container), work)
-        world._vllmlint_workloads_by_container = cached
-    return cached
