@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import traceback
 from collections import Counter
 from dataclasses import replace
 from vllmlint.records import dataclass, field
@@ -422,6 +421,8 @@ class Linter:
                 findings.extend(f for f in check(context) if f is not None)
             except Exception:  # a bug of ours: say where, keep going, exit 2
                 self.result.internal_error = True
+                import traceback  # only a bug of ours needs it: not imported at every start
+
                 detail = traceback.format_exc(limit=-3).strip().splitlines()
                 self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
                                                   f"{detail[-1]}", "", 0, "error"))

@@ -14,7 +14,6 @@ model lacks something, add it to the model (source/, k8s/, vllm/), not a text se
 """
 from __future__ import annotations
 
-import traceback
 from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, TypeVar, Union
 
@@ -46,6 +45,8 @@ class Context:
         try:
             return builder(*args)
         except Exception:  # a bug of ours in a fix builder: the finding stands, the run says so
+            import traceback  # only a failing fix builder needs it
+
             detail = traceback.format_exc(limit=-2).strip().splitlines()
             self.fix_errors.append(f"{getattr(builder, '__name__', 'fix')}: {detail[-1]}")
             return None
@@ -108,5 +109,7 @@ class PendingFix:
         try:
             return self.builder(*self.args), None
         except Exception:
+            import traceback  # only a failing fix builder needs it
+
             detail = traceback.format_exc(limit=-2).strip().splitlines()
             return None, f"{getattr(self.builder, '__name__', 'fix')}: {detail[-1]}"
