@@ -296,3 +296,14 @@ def test_checks_find_a_containers_workload_in_one_index_per_world():
         assert vl704._gpus_needed(ctx, work.invocation, container) == vl708._needed(world, container)
     # One pass per key, whatever the number of containers (before: a scan of every workload per container).
     assert world._vllmlint_capacity_workloads.iterations == 4
+
+
+def test_capacity_reads_pod_specs_through_the_model_never_as_copied_dicts():
+    """`to_python` copies a whole node tree (a pod spec per workload, aliases expanded): capacity reads the
+    typed model instead (k8s/pod.py accessors), which costs nothing per unread field."""
+    from pathlib import Path
+
+    import vllmlint.capacity
+
+    folder = Path(vllmlint.capacity.__file__).parent
+    assert [p.name for p in sorted(folder.glob("*.py")) if "to_python" in p.read_text(encoding="utf-8")] == []
