@@ -25,7 +25,8 @@ from conftest import FIXTURES, ROOT
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 # Outputs of the actions the composite uses, from their action.yml.
-KNOWN_ACTION_OUTPUTS = {"actions/setup-python": {"python-version", "python-path", "cache-hit"}}
+KNOWN_ACTION_OUTPUTS = {"actions/setup-python": {"python-version", "python-path", "cache-hit"},
+                        "actions/cache": {"cache-hit"}, "github/codeql-action/upload-sarif": {"sarif-id"}}
 REMOVED_FLAGS = FIXTURES / "own" / "original-deployment-with-removed-flags.yaml"
 # Clean under every default rule, notices included (hpa-cpu-ok.yaml now has a VL707 info: its 1-replica GPU
 # Deployment surges on rollout); a NetworkPolicy gives no rule anything to report, alone or with the other file.
@@ -134,7 +135,12 @@ def test_sarif_is_uploaded_with_the_category_before_the_step_that_fails(action):
     uploads = [i for i, s in enumerate(ordered) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert len(uploads) == 1
     upload = ordered[uploads[0]]
-    assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"
+    # A token without security-events: write fails the upload, not the job; a step after it says why.
+    assert upload["continue-on-error"] is True
+    explain = ordered[uploads[0] + 1]
+    assert explain["if"] == f"steps.{upload['id']}.outcome == 'failure'"
+    assert "security-events: write" in explain["run"] and "actions: read" in explain["run"]
     assert upload["with"]["category"] == "${{ inputs.category }}"
     assert upload["with"]["sarif_file"] == "${{ steps.lint.outputs.sarif-file }}"
     assert "inputs.upload-sarif == 'true'" in upload["if"]
@@ -353,3 +359,100 @@ def test_shell_steps_pass_shellcheck(action, tmp_path):
         script.write_text("#!/bin/bash\nset -eo pipefail\n" + the_step["run"], encoding="utf-8")
         proc = subprocess.run(["shellcheck", "--shell=bash", str(script)], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, f"{the_step['name']}:\n{proc.stdout}"
+
+
+# --- one lint per job, the pip cache, the README's workflow ------------------------------------------------
+COUNTING_PYTHON = """#!/bin/bash
+(IFS="|"; echo "$*") >> "$CALLS_LOG"
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def test_the_lint_step_runs_vllmlint_once_for_every_report(action, tmp_path, workspace):
+    wrapper = tmp_path / "python"
+    wrapper.write_text(COUNTING_PYTHON, encoding="utf-8")
+    wrapper.chmod(0o755)
+    calls = tmp_path / "calls.log"
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    context = {f"inputs.{name}": value for name, value in values.items()}
+    context["steps.install.outputs.python"] = str(wrapper)
+    code, out, err, outputs = run_step(action, step(action, "lint"), context, workspace, tmp_path,
+                                       {"CALLS_LOG": str(calls), "REAL_PYTHON": sys.executable})
+    assert code == 0, err
+    runs = [line for line in calls.read_text(encoding="utf-8").splitlines() if line.startswith("-m|vllmlint")]
+    assert len(runs) == 1, runs  # before: three runs (SARIF, the log, the annotations)
+    assert runs[0].split("|--|")[0] == ("-m|vllmlint|check|--format|sarif|--output|vllmlint.sarif|--format|github|"
+                                        f"--output|{tmp_path}/" + runs[0].split(f"--output|{tmp_path}/")[1].split("|")[0]
+                                        + "|--format|text|--color|always")
+    # Every report of that one run: the SARIF log, the text log, the annotations (after it), notes once.
+    results = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"VL101", "VL102"}
+    assert out.index("deploy/vllm.yaml:") < out.index("::error file=deploy/vllm.yaml,line=")
+    assert outputs["exit-code"] == "1" and outputs["sarif-written"] == "true"
+    assert not list(tmp_path.glob("vllmlint-annotations.*"))  # the annotations file is removed
+
+
+def test_pip_cache_is_keyed_by_runner_python_dependencies_and_version(action, tmp_path):
+    cache = [s for s in steps(action) if s.get("uses", "").startswith("actions/cache@")]
+    assert len(cache) == 1 and cache[0]["uses"] == "actions/cache@v4"
+    ordered = steps(action)
+    assert ordered.index(step(action, "pip-cache")) < ordered.index(cache[0]) < ordered.index(step(action, "install"))
+    assert cache[0]["if"] == "steps.pip-cache.outputs.dir != ''"
+    assert cache[0]["with"] == {"path": "${{ steps.pip-cache.outputs.dir }}", "key": "${{ steps.pip-cache.outputs.key }}",
+                                "restore-keys": "${{ steps.pip-cache.outputs.restore-prefix }}"}
+    keys = {}
+    for version in ("", "0.1.0"):
+        context = {"steps.python.outputs.python-path": sys.executable, "github.action_path": str(ROOT),
+                   "inputs.version": version}
+        code, _, err, outputs = run_step(action, step(action, "pip-cache"), context, tmp_path, tmp_path,
+                                         {"RUNNER_OS": "Linux"})
+        assert code == 0, err
+        python = "%d.%d" % sys.version_info[:2]
+        assert outputs["restore-prefix"] == f"vllmlint-pip-Linux-py{python}-"
+        assert re.fullmatch(rf"vllmlint-pip-Linux-py{python}-[0-9a-f]{{16}}-{version or 'checkout'}", outputs["key"])
+        assert outputs["dir"] and Path(outputs["dir"]).is_absolute()
+        keys[version] = outputs["key"]
+    assert keys[""] != keys["0.1.0"]
+
+
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_workflows_have_complete_permissions_and_lint_once():
+    section = readme_section("GitHub Actions")
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    workflow = YAML(typ="safe").load(blocks[0])
+    assert workflow["permissions"] == {"contents": "read", "security-events": "write", "actions": "read"}
+    assert workflow["jobs"]["vllmlint"]["steps"][1]["uses"].startswith("vllmlint/vllmlint@")
+    by_hand = YAML(typ="safe").load(blocks[1])
+    runs = [s["run"] for s in by_hand if "run" in s]
+    assert sum(run.count("vllmlint --") + run.count("vllmlint check") for run in runs) == 1  # one lint
+    assert "git+https://github.com/vllmlint/vllmlint" in runs[0]  # not on PyPI yet
+    upload = [s for s in by_hand if s.get("uses", "").startswith("github/codeql-action/upload-sarif")]
+    assert upload[0]["uses"] == "github/codeql-action/upload-sarif@v4" and upload[0]["continue-on-error"] is True
+    assert "not published on PyPI" in section or "not on PyPI" in section
+
+
+def test_by_hand_workflow_runs(tmp_path, workspace):
+    """The README's by-hand steps run as written (vllmlint on PATH as `vllmlint`)."""
+    by_hand = YAML(typ="safe").load(re.findall(r"```yaml\n(.*?)```", readme_section("GitHub Actions"), re.S)[1])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "vllmlint").write_text(f'#!/bin/bash\nexec "{sys.executable}" -m vllmlint "$@"\n', encoding="utf-8")
+    (bin_dir / "vllmlint").chmod(0o755)
+    outputs: dict[str, str] = {}
+    codes = []
+    for the_step in by_hand:
+        if "run" not in the_step or the_step["run"].lstrip().startswith("pip install"):
+            continue
+        context = {f"steps.lint.outputs.{k}": v for k, v in outputs.items()}
+        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        code, out, err, written = run_step({}, the_step, context, workspace, tmp_path, env)
+        outputs.update(written)
+        codes.append((code, out))
+    assert codes[0][0] == 0 and "::error file=deploy/vllm.yaml" in codes[0][1]  # the lint step records, passes
+    assert outputs["status"] == "1" and codes[-1][0] == 1  # the last step fails the job after the upload
+    assert (workspace / "vllmlint.sarif").is_file()

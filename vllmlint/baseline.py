@@ -10,7 +10,7 @@ import dataclasses
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.finding import Finding

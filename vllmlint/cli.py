@@ -319,7 +319,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
                           severity=config.severity, max_file_size=int(size * 1024 * 1024),
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
-                          per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
+                          per_file_ignores=dict(config.per_file_ignores), baseline=baseline,
+                          fixes=_uses_fixes(targets, apply_fixes or show_diff, bool(write_baseline_path)))
     collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
@@ -529,6 +530,18 @@ def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],
         _usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
                      "(one format may go to standard output)")
     return [(fmt, output) for fmt, output in targets]
+
+
+# Formats that never show a fix (GitHub annotations, JUnit): a run writing only these builds none.
+_FIXLESS_FORMATS = ("github", "junit")
+
+
+def _uses_fixes(targets: list[tuple[str, str | None]], fixing: bool, writing_baseline: bool) -> bool:
+    """Whether the run needs the findings' fixes: --fix and --diff do, and so does any report that shows them
+    (text marks them `[*]`, JSON and SARIF hold their edits); a baseline written records no fix."""
+    if fixing:
+        return True
+    return not writing_baseline and any(fmt not in _FIXLESS_FORMATS for fmt, _ in targets)
 
 
 def _open_output(path: str) -> IO[str]:

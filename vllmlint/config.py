@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.data import schemas_dir

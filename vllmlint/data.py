@@ -54,15 +54,34 @@ def load_yaml_data(path: Path) -> Any:  # plain data: dicts, lists, scalars (or 
     else read through the linter's own YAML model (start-up time is most of a pre-commit run)."""
     compiled = _compiled()
     if compiled:
-        resolved = Path(path).resolve()
-        for name in ("rules", "data"):
-            try:
-                key = f"{name}/{resolved.relative_to(data_dir(name).resolve()).as_posix()}"
-            except ValueError:
-                continue
-            if key in compiled:
-                return compiled[key]
+        key = _compiled_key(str(path))
+        if key in compiled:
+            return compiled[key]
     return _parse_yaml_file(path)
+
+
+def _compiled_key(path: str) -> str | None:
+    """`rules/X.yaml` or `data/Y.yaml` for a file of the shipped folders, else None. Paths are compared as
+    the loaders build them (`data_dir(name) / ...`) before anything is resolved: start-up reads ~80 files."""
+    for name in ("rules", "data"):
+        for folder in _folders(name):
+            if path.startswith(folder):
+                return f"{name}/{Path(path[len(folder):]).as_posix()}"
+    resolved = str(Path(path).resolve())
+    for name in ("rules", "data"):
+        folder = _folders(name)[1]
+        if resolved.startswith(folder):
+            return f"{name}/{Path(resolved[len(folder):]).as_posix()}"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _folders(name: str) -> tuple[str, str]:
+    """The folder `rules` or `data` as given and resolved, each with a trailing separator."""
+    import os
+
+    folder = data_dir(name)
+    return str(folder) + os.sep, str(folder.resolve()) + os.sep
 
 
 def _parse_yaml_file(path: Path) -> Any:

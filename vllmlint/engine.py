@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import re
-import traceback
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -42,6 +42,7 @@ class LintOptions:
     require_suppression_reason: bool = True
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # path glob -> rule selectors
     baseline: Baseline | None = None  # findings it holds are not reported (nor fixed)
+    fixes: bool = True  # build the fixes of the findings shown (False: no output or --fix uses them)
 
 
 @dataclass
@@ -422,6 +423,8 @@ class Linter:
                 findings.extend(f for f in check(context) if f is not None)
             except Exception:  # a bug of ours: say where, keep going, exit 2
                 self.result.internal_error = True
+                import traceback  # only a bug of ours needs it: not imported at every start
+
                 detail = traceback.format_exc(limit=-3).strip().splitlines()
                 self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
                                                   f"{detail[-1]}", "", 0, "error"))
@@ -455,6 +458,7 @@ class Linter:
                                                                        self.result.notices)
         if self.options.baseline is not None:
             _apply_baseline(self.result, self.options.baseline)
+        resolve_fixes(self.result, self.options.fixes)
         self.result.notices = selected_notices(self.result.notices, rules)
         return self.result
 
@@ -631,3 +635,25 @@ def _chart_of(shown: str) -> str:
     `templates/` folder (`.` when the path starts there), else a placeholder."""
     head, sep, _ = ("/" + shown).rpartition("/templates/")
     return (head.lstrip("/") or ".") if sep else "CHART"
+
+
+def resolve_fixes(result: LintResult, needed: bool = True) -> None:
+    """Build the pending fixes (`Context.lazy_fix`) of the findings shown (and of the suppressed ones, which
+    `--show-suppressed` and SARIF show), only when `needed`; every other pending fix is dropped unbuilt. A
+    builder that raises costs the fix, never the finding, and is reported as an internal error of its rule."""
+    from vllmlint.checks import PendingFix
+
+    rules = {rule.code: rule for rule in result.rules}
+    for findings, build in ((result.findings, needed), (result.suppressed, needed), (result.ignored, False),
+                            (result.known, False)):
+        for finding in findings:
+            pending = finding.fix
+            if not isinstance(pending, PendingFix):
+                continue
+            finding.fix, failure = pending.build() if build else (None, None)
+            if failure is not None:
+                rule = rules.get(finding.code)
+                name = f" ({rule.name})" if rule is not None else ""
+                result.internal_error = True
+                result.notices.append(Notice(finding.code, f"internal error in rule {finding.code}{name} building a "
+                                             f"fix: {failure}", "", 0, "error"))

@@ -5,8 +5,7 @@ A position keeps the character offset into its file (for fixes) and the 1-based 
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -96,6 +95,8 @@ class Finding:
         """Stable across unrelated edits and line shifts: rule, file, object, container and value."""
         parts = [self.code, self.path, self.subject.kind, self.subject.namespace, self.subject.name,
                  self.subject.container, self.value]
+        import hashlib  # here, not at start-up: only baselines, SARIF and --upgrade-to need fingerprints
+
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 

@@ -18,9 +18,7 @@ fetch remote bases over the network): it is never the default.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.finding import Notice
@@ -92,6 +90,8 @@ def unrendered_chart_notice(shown_root: str) -> Notice:
 def render_chart(root: Path, shown_root: str, values: list[str]) -> Rendered:
     """`helm template` on one chart, or a notice saying why not."""
     result = Rendered(root, shown_root, "helm")
+    import shutil
+
     helm = shutil.which("helm")
     where = _join(shown_root, CHART_FILE)
     if helm is None:
@@ -110,6 +110,8 @@ def render_kustomization(root: Path, shown_root: str, name: str) -> Rendered:
     """`kustomize build` (or `kubectl kustomize`) on one folder, or a notice saying why not."""
     result = Rendered(root, shown_root)
     where = _join(shown_root, name)
+    import shutil
+
     kustomize, kubectl = shutil.which("kustomize"), shutil.which("kubectl")
     if kustomize is not None:
         result.tool, command = "kustomize", [kustomize, "build", os.path.abspath(root)]
@@ -125,6 +127,8 @@ def render_kustomization(root: Path, shown_root: str, name: str) -> Rendered:
 
 
 def _run(command: list[str], result: Rendered, where: str) -> str | None:
+    import subprocess  # only --render runs anything: the start-up of every other run does not pay for it
+
     name = " ".join([Path(command[0]).name] + command[1:2])
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=RENDER_TIMEOUT,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject

@@ -13,7 +13,7 @@ bytes; gib() formats.  docs/capacity.md explains each term and where its figure 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 
 from vllmlint.capacity.specs import (
     GPU,

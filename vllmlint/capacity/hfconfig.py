@@ -21,7 +21,8 @@ import fnmatch
 import os
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from vllmlint.records import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -117,7 +118,7 @@ def files_in_run(path: str, world: World) -> ModelFiles | None:
     """The files of a local model path among the run's files: `<path>/config.json` itself (relative paths as
     written, absolute ones by their tail inside the run), else the one `<leaf>/config.json` of a specific folder
     name. Never reads anything the run did not read."""
-    by_path = {_normal(source.display_path): source for source in world.sources}
+    by_path, configs = _run_paths(world)
     wanted = _normal(path)
     while wanted.startswith("./"):
         wanted = wanted[2:]
@@ -126,14 +127,14 @@ def files_in_run(path: str, world: World) -> ModelFiles | None:
         folder = wanted
     elif wanted.startswith("/"):
         tail = wanted.lstrip("/")
-        hits = [p for p in by_path if tail and (p == f"{tail}/config.json" or p.endswith(f"/{tail}/config.json"))]
+        hits = [p for p in configs if tail and (p == f"{tail}/config.json" or p.endswith(f"/{tail}/config.json"))]
         if len(hits) == 1:
             folder = hits[0][: -len("/config.json")]
     if folder is None:
         leaf = wanted.rsplit("/", 1)[-1]
         if leaf.lower() in _GENERIC_DIRS:
             return None
-        hits = [p for p in by_path if p.endswith(f"/{leaf}/config.json") or p == f"{leaf}/config.json"]
+        hits = [p for p in configs if p.endswith(f"/{leaf}/config.json") or p == f"{leaf}/config.json"]
         if len(hits) != 1:
             return None
         folder = hits[0][: -len("/config.json")]
@@ -817,3 +818,15 @@ def spec_from_gguf(info: GGUFInfo, model_id: str, origin: str = "GGUF header") -
                          description=f"gguf {'/'.join(sorted(names))}, {per_weight:.4f} bytes per layer weight")
     return replace(model, quant_scheme=scheme, checkpoint_quantization=size_class, family=arch or "unknown",
                    quantization=ModelFact("gguf", f"{origin} (GGML tensor types)"))
+
+
+def _run_paths(world: World) -> tuple[dict[str, Any], list[str]]:
+    """The run's files by normalised path, and the paths of its `config.json` files: built once per world (a
+    lookup per local-path invocation over every file was quadratic in a large run)."""
+    cached = getattr(world, "_vllmlint_run_paths", None)
+    if cached is None or cached[0] != len(world.sources):
+        by_path = {_normal(source.display_path): source for source in world.sources}
+        configs = [p for p in by_path if p == "config.json" or p.endswith("/config.json")]
+        cached = (len(world.sources), by_path, configs)
+        world._vllmlint_run_paths = cached  # type: ignore[attr-defined]
+    return cached[1], cached[2]

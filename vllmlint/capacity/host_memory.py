@@ -15,7 +15,7 @@ are mapped, not copied, and the size of a `.bin` shard is not in the model catal
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 

@@ -6,7 +6,7 @@ known to be faster than every real download (see `download` in the data file). O
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 

@@ -12,7 +12,7 @@ ambiguous or unknown name gives None.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Iterable
 
 from vllmlint.capacity.specs import ModelSpec, models

@@ -7,7 +7,7 @@ the node), or None when nothing hardware-related is constrained or no constraine
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union
 
 from vllmlint.capacity.specs import GPU, InstanceType, gpus, instance_types

@@ -26,7 +26,7 @@ knows), None (not known: model or release not catalogued, or a transformers new 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -141,16 +141,25 @@ def release_image(invocation) -> bool:
 
 def _installs_packages(world, container) -> bool:
     """The container runs `pip install` / `uv pip install` before vLLM: its transformers may be another."""
+    return id(container) in _installing_containers(world)
+
+
+def _installing_containers(world) -> set[int]:
+    """Ids of the containers whose commands install packages, found in one pass over the run's shell commands
+    (cached on the world: asked once per workload, it was a pass per workload)."""
+    cached: set[int] | None = getattr(world, "_vllmlint_installing_containers", None)
+    if cached is not None:
+        return cached
+    found: set[int] = set()
     for command in world.shell_commands:
-        if command.container is not container:
-            continue
         words = command.words
-        if not words:
+        if command.container is None or not words:
             continue
         first = words[0].rsplit("/", 1)[-1]
         if (first in _INSTALLERS or (first.startswith("python") and "pip" in words[1:3])) and "install" in words:
-            return True
-    return False
+            found.add(id(command.container))
+    world._vllmlint_installing_containers = found
+    return found
 
 
 def describes(invocation) -> bool:

@@ -5,7 +5,8 @@ knows the per-layer arithmetic that turns an architecture into a parameter count
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -702,3 +702,21 @@ def karpenter_pools(world: World) -> list[NodePool]:
 def well_known_label(key: str) -> bool:
     """A label Karpenter (or GPU feature discovery) puts on every node it launches (`_WELL_KNOWN_LABELS`)."""
     return bool(_WELL_KNOWN_LABELS.match(key))
+
+
+def workloads_by(world: World, key: str) -> dict[int, list[Workload]]:
+    """The run's workloads grouped by the id of their `invocation`, `container`, `pod` (template) or `owner`
+    (object), in run order, computed once per world and key: checks that need the workload of one container
+    look it up here instead of scanning every workload (which made them quadratic in the size of the tree)."""
+    cache: dict[str, dict[int, list[Workload]]] = world.__dict__.setdefault("_vllmlint_workloads_by", {})
+    if key not in cache:
+        index: dict[int, list[Workload]] = {}
+        for work in workloads(world):
+            container = work.invocation.container
+            target = {"invocation": work.invocation, "container": container,
+                      "pod": container.pod if container is not None else None,
+                      "owner": container.pod.owner if container is not None else None}[key]
+            if target is not None:
+                index.setdefault(id(target), []).append(work)
+        cache[key] = index
+    return cache[key]

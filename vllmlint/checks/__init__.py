@@ -14,8 +14,7 @@ model lacks something, add it to the model (source/, k8s/, vllm/), not a text se
 """
 from __future__ import annotations
 
-import traceback
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, TypeVar, Union
 
 from vllmlint.finding import Finding, Positioned, Severity, Span, Subject
@@ -46,12 +45,19 @@ class Context:
         try:
             return builder(*args)
         except Exception:  # a bug of ours in a fix builder: the finding stands, the run says so
+            import traceback  # only a failing fix builder needs it
+
             detail = traceback.format_exc(limit=-2).strip().splitlines()
             self.fix_errors.append(f"{getattr(builder, '__name__', 'fix')}: {detail[-1]}")
             return None
 
+    def lazy_fix(self, builder: Callable[..., Fix | None], *args) -> PendingFix:
+        """`builder(*args)`, called only if the finding is shown and the output or `--fix` uses fixes (the
+        engine resolves it at the end of the run, `engine.resolve_fixes`); errors are reported as build_fix's."""
+        return PendingFix(builder, args)
+
     def finding(self, where: Positioned, message: str, *, about: About = None, value: str = "",
-                severity: Severity | None = None, fix: Fix | None = None) -> Finding | None:
+                severity: Severity | None = None, fix: Fix | PendingFix | None = None) -> Finding | None:
         """A finding at a YAML node or an argv token; `about` is the object, pod or container concerned."""
         source = where.source
         if source is None:
@@ -62,7 +68,7 @@ class Context:
             # a lone surrogate): no encoding can write one, so JSON, SARIF and fingerprints would fail.
             message, value = fix_surrogates(message), fix_surrogates(value)
         return Finding(self.rule.code, severity or self.severity, message, source.display_path, span,
-                       subject_of(about), value, fix)
+                       subject_of(about), value, fix)  # type: ignore[arg-type]  # a PendingFix until resolved
 
 
 def subject_of(about: About) -> Subject:
@@ -86,3 +92,24 @@ def describe_workload(invocation: Invocation) -> str:
     name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
     fork = getattr(invocation, "fork", None)
     return f"{name} ({fork})" if fork else name
+
+
+class PendingFix:
+    """A fix not built yet (`Context.lazy_fix`): the builder and its arguments. The engine builds it for the
+    findings the user is shown when the run needs fixes, and drops it otherwise; nothing after the engine
+    ever sees one."""
+
+    __slots__ = ("builder", "args")
+
+    def __init__(self, builder: Callable, args: tuple):
+        self.builder, self.args = builder, args
+
+    def build(self) -> tuple[Fix | None, str | None]:
+        """(the fix or None, None) or (None, what failed) when the builder raised (a bug of ours)."""
+        try:
+            return self.builder(*self.args), None
+        except Exception:
+            import traceback  # only a failing fix builder needs it
+
+            detail = traceback.format_exc(limit=-2).strip().splitlines()
+            return None, f"{getattr(self.builder, '__name__', 'fix')}: {detail[-1]}"

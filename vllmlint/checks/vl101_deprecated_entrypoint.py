@@ -20,7 +20,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             continue  # the image's own entrypoint: not something the manifest wrote
         if invocation.kind == OPENAI_API_SERVER:
             release = invocation.release
-            fix = ctx.build_fix(serve_fix, invocation)
+            fix = ctx.lazy_fix(serve_fix, invocation)  # built only if shown and fixes are used
             if release and version_key(release) < version_key(SHIM_SINCE):
                 yield ctx.finding(module, f"`vllm.entrypoints.openai.api_server` still works on vLLM {release}, "
                                   "but it is a deprecated shim from 0.29.0 on: prefer `vllm serve MODEL`.",
@@ -48,7 +48,7 @@ def serve_fix(invocation: Invocation) -> Fix | None:
     Safe: the shim runs the same server with the same parser, and `vllm serve` takes the model as its
     first argument. No fix when the model is ambiguous (two `--model`s, or `--model` beside a positional)
     or a positional is not first (argparse would take an optional positional too early). Errors are
-    the caller's (`ctx.build_fix` reports them): a form it cannot edit returns None."""
+    the caller's (the engine reports them, as `ctx.build_fix` does): a form it cannot edit returns None."""
     from vllmlint.fix.edits import SAFE, UNSAFE, Keep, Word, argv_editor, make_fix
 
     editor = argv_editor(invocation)

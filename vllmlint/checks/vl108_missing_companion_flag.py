@@ -33,7 +33,7 @@ def _severity(ctx, entry):
 def check(ctx: Context):
     data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
     pairs = data.get("requires", [])
-    ray_visible = _ray_head_visible(ctx)
+    ray_visible: list[bool] = []  # computed at the first `--distributed-executor-backend ray`, if any
     for invocation in ctx.world.invocations:
         known = {o.canonical for o in invocation.options if o.status is not None and o.status.kind == "ok"}
         for entry in pairs:
@@ -119,7 +119,11 @@ def _pod_gpus(invocation) -> int | None:
 
 def _ray(ctx, invocation, ray_visible):
     backend = _last(invocation, "--distributed-executor-backend")
-    if backend is None or not backend.value_known or backend.value != "ray" or ray_visible:
+    if backend is None or not backend.value_known or backend.value != "ray":
+        return
+    if not ray_visible:
+        ray_visible.append(_ray_head_visible(ctx))
+    if ray_visible[0]:
         return
     container = invocation.container
     if container is not None and "RAY_ADDRESS" in container.env:

@@ -53,6 +53,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     allowed = _allowed(ctx)
     every = catalog._index()["env"]
     seen: set[int] = set()
+    reads: dict[int, list[str]] = {}  # id of a release catalog -> the VLLM_ variables it reads, sorted once
     for invocation in ctx.world.invocations:
         container = invocation.container
         if container is None or id(container) in seen:
@@ -61,7 +62,6 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         release_catalog = invocation.catalog
         version = invocation.release or release_catalog.version
         label = version_label(invocation)
-        reads = {n for n in release_catalog.env if n.startswith("VLLM_")}
         for name, value in container.env.items():
             if not name.startswith("VLLM_") or name in allowed:
                 continue
@@ -82,7 +82,9 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                   "for a newer release).", about=container, value=name,
                                   severity=min(ctx.severity, Severity.INFO))
                 continue
-            near = difflib.get_close_matches(name, sorted(reads), n=1, cutoff=0.85)
+            if id(release_catalog) not in reads:
+                reads[id(release_catalog)] = sorted(n for n in release_catalog.env if n.startswith("VLLM_"))
+            near = difflib.get_close_matches(name, reads[id(release_catalog)], n=1, cutoff=0.85)
             if near:
                 yield ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
                                   f"{label} reads? As written it is silently ignored.", about=container,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Any, Iterator
 
 from vllmlint.vllm import catalog
@@ -73,13 +73,38 @@ def _data(ctx: Context) -> dict[str, Any]:
     return ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
 
 
-def _default_versions(ctx: Context) -> list[str]:
-    """The run's release: `--vllm-version` if the engine tells us, else those of the linted vLLM workloads,
-    else the newest catalog."""
-    default = getattr(ctx.world, "default_release", None) or getattr(ctx.world, "vllm_version", None)
+class _Releases:
+    """The releases a metric is checked against, computed once per run (not once per alert, relabeling or
+    autoscaler over every invocation, which made the rule quadratic in the size of the tree)."""
+
+    def __init__(self, ctx: Context):
+        self.world = ctx.world
+        self._default: list[str] | None = None
+        self._by_owner: dict[int, list[str]] | None = None
+
+    def default(self) -> list[str]:
+        """The run's release: `--vllm-version` if the engine tells us, else those of the linted vLLM
+        workloads, else the newest catalog."""
+        if self._default is None:
+            self._default = _default_versions(self.world)
+        return self._default
+
+    def of(self, target: K8sObject) -> list[str]:
+        """The releases the vLLM containers of `target` run (empty when it runs none)."""
+        if self._by_owner is None:
+            found: dict[int, set[str]] = {}
+            for invocation in self.world.invocations:
+                if invocation.container is not None:
+                    found.setdefault(id(invocation.container.pod.owner), set()).add(invocation.catalog.version)
+            self._by_owner = {owner: sorted(versions, key=version_key) for owner, versions in found.items()}
+        return self._by_owner.get(id(target), [])
+
+
+def _default_versions(world) -> list[str]:
+    default = getattr(world, "default_release", None) or getattr(world, "vllm_version", None)
     if default:
         return [_catalog_version(default)]
-    versions = sorted({i.catalog.version for i in ctx.world.invocations if i.catalog is not None},
+    versions = sorted({i.catalog.version for i in world.invocations if i.catalog is not None},
                       key=version_key)
     return versions or [catalog.newest()]
 
@@ -90,19 +115,17 @@ def _catalog_version(version: str) -> str:
     return catalog.nearest_release(version) or catalog.releases()[0]
 
 
-def _target_versions(ctx: Context, ref: Node | None, namespace: str) -> list[str]:
+def _target_versions(ctx: Context, releases: _Releases, ref: Node | None, namespace: str) -> list[str]:
     """Releases of the workload a scaleTargetRef names, when it is among the linted files."""
     if isinstance(ref, Mapping):
         kind = scalar_str(ref.get("kind")) or "Deployment"
         name = scalar_str(ref.get("name")) or ""
         target = ctx.world.find(kind, name, namespace)
         if target is not None:
-            versions = sorted({i.catalog.version for i in ctx.world.invocations
-                               if i.container is not None and i.container.pod.owner is target},
-                              key=version_key)
+            versions = releases.of(target)
             if versions:
                 return versions
-    return _default_versions(ctx)
+    return releases.default()
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
@@ -156,10 +179,11 @@ def _prometheus_rules(ctx: Context) -> Iterator[tuple[K8sObject, Mapping]]:
 
 def _places(ctx: Context) -> Iterator[tuple[K8sObject, Scalar, str, list[str]]]:
     """(object, scalar, "promql" | "name" | "regex", target releases) for every place a metric is named."""
+    releases = _Releases(ctx)
     for obj, rule in _prometheus_rules(ctx):
         expr = rule.get("expr")
         if isinstance(expr, Scalar):
-            yield obj, expr, "promql", _default_versions(ctx)
+            yield obj, expr, "promql", releases.default()
     for hpa in ctx.world.of_kind("HorizontalPodAutoscaler"):
         spec = hpa.spec
         metrics = spec.get("metrics") if spec else None
@@ -175,7 +199,7 @@ def _places(ctx: Context) -> Iterator[tuple[K8sObject, Scalar, str, list[str]]]:
                 name = inner.get("name") if isinstance(inner, Mapping) else part.get("metricName")
                 if isinstance(name, Scalar):
                     ref = spec.get("scaleTargetRef") if spec is not None else None
-                    versions = versions or _target_versions(ctx, ref, hpa.namespace)
+                    versions = versions or _target_versions(ctx, releases, ref, hpa.namespace)
                     yield hpa, name, "name", versions
     for scaled in ctx.world.of_kind("ScaledObject"):
         spec = scaled.spec
@@ -185,7 +209,7 @@ def _places(ctx: Context) -> Iterator[tuple[K8sObject, Scalar, str, list[str]]]:
             query = meta.get("query") if isinstance(meta, Mapping) else None
             if isinstance(query, Scalar):
                 ref = spec.get("scaleTargetRef") if spec is not None else None
-                yield scaled, query, "promql", _target_versions(ctx, ref, scaled.namespace)
+                yield scaled, query, "promql", _target_versions(ctx, releases, ref, scaled.namespace)
     for monitor in ctx.world.of_kind("ServiceMonitor", "PodMonitor"):
         spec = monitor.spec
         endpoints = (spec.get("endpoints") or spec.get("podMetricsEndpoints")) if spec else None
@@ -197,7 +221,7 @@ def _places(ctx: Context) -> Iterator[tuple[K8sObject, Scalar, str, list[str]]]:
                 for config in configs.items if isinstance(configs, Sequence) else []:
                     regex = config.get("regex") if isinstance(config, Mapping) else None
                     if isinstance(regex, Scalar):
-                        yield monitor, regex, "regex", _default_versions(ctx)
+                        yield monitor, regex, "regex", releases.default()
 
 
 def _explain(ctx: Context, name: str, targets: list[Exports], mode: str) -> tuple[str | None, Severity | None]:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from vllmlint.capacity.lint import gpus_needed_per_pod
-from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, workloads
+from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, workloads_by
 from vllmlint.checks import Context
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import Container, World
@@ -173,10 +173,8 @@ def _gpus_needed(ctx: Context, invocation: Invocation, container: Container) -> 
     may set the sizes)."""
     if invocation.config_file is not None:
         return None
-    for work in workloads(ctx.world):
-        if work.invocation is invocation:
-            return gpus_needed_per_pod(work, container.pod)
-    return None
+    found = workloads_by(ctx.world, "invocation").get(id(invocation))
+    return gpus_needed_per_pod(found[0], container.pod) if found else None
 
 
 def _finding(ctx: Context, invocation: Invocation, container: Container) -> Finding | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from vllmlint.capacity.lint import gpus_needed_per_pod
-from vllmlint.capacity.workload import RAY_KINDS, requested_accelerator, workloads
+from vllmlint.capacity.workload import RAY_KINDS, requested_accelerator, workloads_by
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.checks import Context
@@ -53,11 +53,9 @@ def _from(var) -> str:
 def _needed(world, container) -> tuple[int, str] | None:
     """(GPUs vLLM needs in this container, TP x PP ...) when its invocation says (VL606's answer); None with a
     `--config` file (it may set the sizes), a Ray executor (workers may be other pods) or flags not known."""
-    for work in workloads(world):
-        if work.container is None or work.container is not container:
-            continue
+    for work in workloads_by(world, "container").get(id(container), []):
         invocation = work.invocation
-        template = work.container.pod
+        template = container.pod
         if invocation.config_file is not None or template.owner.kind in RAY_KINDS:
             return None
         if any(not o.value_known or o.value != "mp" for o in invocation.option("--distributed-executor-backend")):

@@ -21,7 +21,7 @@ table does not cover.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Iterator
 
 from vllmlint.capacity.specs import repository_fact

@@ -23,7 +23,7 @@ result but `_maybe_get_adapters` raises VLLMNotFoundError, the same 404).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import Iterator
 from urllib.parse import urlsplit
 

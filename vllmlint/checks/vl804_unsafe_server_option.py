@@ -10,7 +10,7 @@ says the release reads it, a flag only where the release's parser has it (otherw
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
 

@@ -21,7 +21,7 @@ import ipaddress
 import re
 from functools import lru_cache
 
-from vllmlint.capacity.workload import RAY_KINDS, download_dir, downloaded_by_name, workloads
+from vllmlint.capacity.workload import RAY_KINDS, download_dir, downloaded_by_name, workloads_by
 from vllmlint.checks import Context
 from vllmlint.finding import Severity
 from vllmlint.k8s.networkpolicy import (EGRESS, INGRESS, NetworkPolicy, Peer, PolicyRule, isolating, named_ports,
@@ -288,10 +288,7 @@ def _names_needed(ctx: Context, template: PodTemplate, offline: bool) -> tuple[l
     possible: list[str] = []
     if template.owner.kind in RAY_KINDS and template.role != "head":
         certain.append("its Ray worker joins the head by the head Service's DNS name")
-    for work in workloads(ctx.world):
-        container = work.invocation.container
-        if container is None or container.pod is not template:
-            continue
+    for work in workloads_by(ctx.world, "pod").get(id(template), []):
         hub = []
         if work.model_name and downloaded_by_name(work):
             hub.append(work.model_name)
@@ -546,10 +543,7 @@ def _spans_pods(ctx: Context, owner, templates: list[PodTemplate]) -> bool:
     replicas = owner.replicas
     if replicas is None or replicas.value < 2:
         return False
-    for work in workloads(ctx.world):
-        container = work.container
-        if container is None or container.pod.owner is not owner:
-            continue
+    for work in workloads_by(ctx.world, "owner").get(id(owner), []):
         if work.nnodes is not None and work.nnodes >= 2:
             return True
         if work.known("--tensor-parallel-size", "--pipeline-parallel-size"):

@@ -43,8 +43,10 @@ def check(ctx: Context):
         return
     services = world.of_kind("Service")
     fronts: dict[int, list[PodTemplate]] = {}  # Service -> the vLLM pod templates it selects
+    vllm_set = set(vllm)  # pod templates compare by identity: a set, not a scan of the list per Service
     for service in services:
-        selected = [t for t in world.selected_templates(service_selector(service), service.namespace) if t in vllm]
+        selected = [t for t in world.selected_templates(service_selector(service), service.namespace)
+                    if t in vllm_set]
         if selected:
             fronts[id(service)] = selected
     copying = [o for o in world.objects if o.kind in label_copying_kinds()]

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from vllmlint.capacity.remote_code import release_image
 from vllmlint.capacity.specs import efa_support
-from vllmlint.capacity.workload import workloads
+from vllmlint.capacity.workload import workloads_by
 from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.finding import Finding, Severity
@@ -104,9 +104,7 @@ def _aws_landings(world, container) -> list[tuple[str, bool]] | None:
     """(instance type, has EFA) of every place the pod can land, when each is an AWS type whose EFA support
     the catalog knows; None otherwise (no placement known, a GPU label without an instance type, another
     provider)."""
-    for work in workloads(world):
-        if work.container is not container:
-            continue
+    for work in workloads_by(world, "container").get(id(container), [])[:1]:
         places = work.hosting_landings()
         if not places:
             return None
@@ -122,7 +120,7 @@ def _aws_landings(world, container) -> list[tuple[str, bool]] | None:
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    known = nccl_env.known_variables()
+    names = nccl_env.known_names()  # the table itself is built at the first variable it may describe
     for container, invocation in _containers(ctx.world):
         variables = container.resolved_env(ctx.world)
         release = invocation.release or invocation.catalog.version
@@ -131,9 +129,10 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         for var in variables:
             name = var.name
             prefix = _prefix(name)
-            row = known.get(name)
-            if row is None and prefix is None:
+            if name not in names and prefix is None:
                 continue
+            known = nccl_env.known_variables()
+            row = known.get(name)
             where = _where(var)
             removal = nccl_env.removed_by_vllm(name)
             if removal is not None and removal.applies(release):
@@ -259,3 +258,4 @@ def _ib_on_aws(ctx, container, var, where, efa_node, places):
     return ctx.finding(where, f"`{var.name}`{_from(var)} does nothing on the AWS instance types this pod lands on: "
                        f"{what}. {'; '.join(parts)}. Delete it.", about=container,
                        value=f"{var.name}:aws", severity=min(ctx.severity, Severity.INFO))
+

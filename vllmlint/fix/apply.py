@@ -20,7 +20,7 @@ import os
 import stat
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import TYPE_CHECKING, Iterable, Union
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ only when asked for: the SARIF one pulls in sarif-om, which the text path must n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING
 

@@ -9,7 +9,7 @@ Deployment; `triggers[].metricType` defaults to AverageValue, cpu/memory trigger
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import TYPE_CHECKING
 
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str

@@ -23,7 +23,7 @@ Nothing here decides whether a monitor is right; `vllmlint.checks` do (VL301 the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 

@@ -27,7 +27,7 @@ module resolves what VL805 needs the way VL301 does, and is meant to be deduplic
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 from vllmlint.k8s.objects import K8sObject, PodTemplate, namespaces_compatible

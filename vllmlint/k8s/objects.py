@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.k8s import pod as _pod

@@ -9,7 +9,7 @@ https://karpenter.sh/docs/concepts/nodepools/ (template labels and requirements 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 from vllmlint.k8s.selectors import IN, Requirement, expressions, from_map, label_text

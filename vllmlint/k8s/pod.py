@@ -7,7 +7,7 @@ Reference: https://kubernetes.io/docs/reference/kubernetes-api/workload-resource
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Generic, Iterator, TypeVar
 

@@ -19,7 +19,7 @@ hosts, paths and backends; and the ports a Compose service publishes on the host
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 

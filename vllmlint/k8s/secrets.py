@@ -11,7 +11,7 @@ import binascii
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, Iterator
 

@@ -18,7 +18,7 @@ what it is written as, not what it expands to. Malformed selectors select nothin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import Callable, Collection, Iterator
 from typing import Mapping as TMapping
 

@@ -5,7 +5,7 @@ is a number or the name of a container port, and defaults to `port`; `protocol` 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import TYPE_CHECKING
 
 from vllmlint.k8s.pod import port_number

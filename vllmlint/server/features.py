@@ -8,7 +8,7 @@ the negotiated encoding. Only lsprotocol's types are used here; the wiring is `v
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types

@@ -13,7 +13,7 @@ parsed afresh next time: correct, not incremental, for those folders; the rest s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

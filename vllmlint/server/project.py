@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

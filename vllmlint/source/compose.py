@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str

@@ -21,7 +21,7 @@ import errno
 import re
 import os
 import stat
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterable
 

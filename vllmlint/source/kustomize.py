@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 

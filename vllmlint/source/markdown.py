@@ -6,7 +6,7 @@ kept), so the YAML and shell readers report lines and columns of the Markdown fi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
 YAML_LANGS = {"yaml", "yml"}

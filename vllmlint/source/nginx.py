@@ -8,7 +8,7 @@ the text given; nothing is evaluated (variables stay as written).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 
 MAX_DIRECTIVES = 20_000  # a hostile file cannot make the reader do unbounded work
 

@@ -18,7 +18,7 @@ printed (`cat <<EOF` or `echo`/`printf` to the terminal: a usage text) runs noth
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 
 _SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&", "(", ")", "{", "}"}
 _KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "time"}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import warnings
 from bisect import bisect_right
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from typing import Iterator
 
 from vllmlint.finding import Span

@@ -5,7 +5,7 @@ is set wins, else the default under HOME or the temporary directory), as their s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 

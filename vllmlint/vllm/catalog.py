@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
@@ -237,8 +237,13 @@ def _index() -> dict:
 
 
 def releases() -> list[str]:
-    """Catalogued releases, oldest first."""
-    return sorted(_index()["releases"], key=version_key)
+    """Catalogued releases, oldest first (a copy: sorted once per run, `_sorted_releases`)."""
+    return list(_sorted_releases())
+
+
+@lru_cache(maxsize=1)
+def _sorted_releases() -> tuple[str, ...]:
+    return tuple(sorted(_index()["releases"], key=version_key))
 
 
 def newest() -> str:
@@ -253,12 +258,13 @@ def load(version: str) -> ReleaseCatalog:
     return ReleaseCatalog(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
 
 
+@lru_cache(maxsize=None)
 def nearest_release(version: str | None) -> str | None:
     """The newest catalogued release that is not newer than `version`, or None."""
     if version is None:
         return None
     key = version_key(version)
-    older = [r for r in releases() if version_key(r) <= key]
+    older = [r for r in _sorted_releases() if version_key(r) <= key]
     return older[-1] if older else None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import difflib
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Final
 

@@ -23,7 +23,7 @@ LWS workers of vLLM's `multi-node-serving.sh worker`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 from vllmlint.k8s.quantity import int_value

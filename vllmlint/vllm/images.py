@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any
 

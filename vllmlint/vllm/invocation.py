@@ -7,7 +7,7 @@ clients, nginx, init containers) never become invocations, so their flags are ne
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, Literal, Union
 

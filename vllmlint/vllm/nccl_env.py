@@ -5,7 +5,7 @@ GPUDirect-TCPX/TCPXO plugins'; the variables vLLM's GPU worker deletes from its 
 vLLM release pins; what NCCL's InfiniBand transport drives."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vllmlint.records import dataclass
 from functools import lru_cache
 
 from vllmlint.vllm.release import version_key
@@ -105,3 +105,10 @@ def tag_minor(tag: str) -> tuple[int, int]:
     """(2, 28) for the NCCL tag `v2.28.9-1` or the version `2.28.9`."""
     major, minor = tag.lstrip("v").split("-", 1)[0].split(".")[:2]
     return int(major), int(minor)
+
+
+@lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """The names of `known_variables()`, without building its rows (a run whose containers set no NCCL
+    variable needs only this)."""
+    return frozenset(row["name"] for row in _table().get("variables") or ())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,7 +25,14 @@ def version_key(version: str) -> tuple[int, ...]:
     0.10.1.1 < 0.29.0 = 0.29; dev < a < b < rc sort before the release, post after it. The key is flat,
     `key[:2]` is the minor release and `key[:3]` the (major, minor, patch) triple. ValueError when the
     text is no release number (`latest`, `nightly`)."""
-    match = _ORDERABLE.match(version.strip()) if isinstance(version, str) else None
+    if isinstance(version, str):
+        return _version_key(version)
+    raise ValueError(f"not a vLLM release number: {version!r}")
+
+
+@lru_cache(maxsize=4096)  # a run sorts and compares the same few release numbers tens of thousands of times
+def _version_key(version: str) -> tuple[int, ...]:
+    match = _ORDERABLE.match(version.strip())
     if not match:
         raise ValueError(f"not a vLLM release number: {version!r}")
     major, minor, patch, extra, pre, pre_number, post, post_number = match.groups()

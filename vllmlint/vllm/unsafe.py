@@ -8,7 +8,7 @@ the entry's range, `UnsafeEntry.span(release)` which refinement (`ranges`) descr
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 from functools import lru_cache
 from typing import Any
 

@@ -1,0 +1,104 @@
+"""Start-up: what a one-file run imports and builds before it reads anything (the pre-commit case).
+
+Structure, not timings: each test fails if something expensive comes back into every run."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from vllmlint.records import dataclass, field, repr_of
+
+from conftest import ROOT
+
+
+@dataclasses.dataclass(frozen=True)
+class StdPoint:
+    x: int
+    label: str = "a"
+    hidden: tuple = dataclasses.field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class Point:
+    x: int
+    label: str = "a"
+    hidden: tuple = field(default=(), repr=False)
+
+
+@dataclasses.dataclass(eq=False)
+class StdNode:
+    name: str
+    parent: object = None
+    children: list = dataclasses.field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Node:
+    name: str
+    parent: object = None
+    children: list = field(default_factory=list)
+
+
+def test_records_print_compare_hash_and_replace_as_the_standard_library_does():
+    assert repr(Point(1, "b", (3,))) == repr(StdPoint(1, "b", (3,))).replace("StdPoint", "Point") == "Point(x=1, label='b')"
+    assert Point(1) == Point(1) and Point(1) != Point(2) and hash(Point(1)) == hash(Point(1))
+    assert dataclasses.replace(Point(1), label="z") == Point(1, "z")
+    assert [f.name for f in dataclasses.fields(Point)] == ["x", "label", "hidden"]
+    assert Point.__repr__ is repr_of and StdPoint.__repr__ is not repr_of
+    # A cycle prints `...` where it closes, as the generated repr does.
+    root, std_root = Node("root"), StdNode("root")
+    root.children.append(Node("leaf", root))
+    std_root.children.append(StdNode("leaf", std_root))
+    assert repr(root) == repr(std_root).replace("StdNode", "Node")
+    assert repr(root) == "Node(name='root', parent=None, children=[Node(name='leaf', parent=..., children=[])])"
+    assert Node("a") != Node("a")  # eq=False: identity
+    assert Point.__doc__ == "Point"  # no inspect.signature at import
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self):
+        self.found: list[str] = []
+
+    def visit_ImportFrom(self, node):
+        if node.module == "dataclasses" and any(a.name == "dataclass" for a in node.names):
+            self.found.append(f"line {node.lineno}: from dataclasses import dataclass")
+
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == "dataclasses" and node.attr == "dataclass":
+            self.found.append(f"line {node.lineno}: dataclasses.dataclass")
+        self.generic_visit(node)
+
+
+def test_every_class_of_the_package_is_made_by_vllmlint_records():
+    offenders = []
+    for path in sorted((ROOT / "vllmlint").rglob("*.py")):
+        if path.name == "records.py":
+            continue
+        visitor = _Imports()
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
+        offenders += [f"{path.relative_to(ROOT)} {where}" for where in visitor.found]
+    assert offenders == [], "use `from vllmlint.records import dataclass, field` (see its docstring)"
+
+
+def imported_by_a_one_file_run(tmp_path: Path) -> set[str]:
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
+    code = ("import sys, runpy\nsys.argv = ['vllmlint', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('vllmlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    return set(proc.stderr.strip().splitlines()[-1].split())  # the last line of stderr: the module names
+
+
+def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
+    modules = imported_by_a_one_file_run(tmp_path)
+    assert "vllmlint.engine" in modules  # it did run
+    # Fingerprints (hashlib), running tools (subprocess: --render only), tracebacks (a bug of ours), SARIF and
+    # JSON Schema are not needed to print text findings of one file.
+    for unused in ("hashlib", "subprocess", "traceback", "sarif_om", "jsonschema", "vllmlint.formatters.sarif",
+                   "vllmlint.baseline", "vllmlint.fix.apply"):
+        assert unused not in modules, unused
