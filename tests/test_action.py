@@ -80,7 +80,7 @@ def test_is_a_composite_action_with_the_documented_inputs_and_outputs(action):
     assert action["name"] and action["description"]
     inputs = action["inputs"]
     for name in ("paths", "format", "fail-on", "select", "ignore", "config", "vllm-version", "sarif-file",
-                 "upload-sarif", "category", "version"):
+                 "upload-sarif", "category", "version", "render", "helm-values"):
         assert name in inputs and inputs[name].get("description"), name
     assert inputs["paths"]["default"] == "."
     assert inputs["sarif-file"]["default"] == "vllmlint.sarif"
@@ -456,3 +456,35 @@ def test_by_hand_workflow_runs(tmp_path, workspace):
     assert codes[0][0] == 0 and "::error file=deploy/vllm.yaml" in codes[0][1]  # the lint step records, passes
     assert outputs["status"] == "1" and codes[-1][0] == 1  # the last step fails the job after the upload
     assert (workspace / "vllmlint.sarif").is_file()
+
+
+def test_render_input_renders_charts_only_when_set(action, tmp_path, workspace):
+    """`render: true` passes --render (and each `helm-values` file) so a chart's templates are checked; by
+    default nothing the repository controls is run and the chart is reported as not rendered."""
+    import stat
+
+    chart = ROOT / "fixtures" / "own" / "helm-chart"
+    shutil.copytree(chart, workspace / "chart")
+    (workspace / "prod.yaml").write_text("replicaCount: 2\n", encoding="utf-8")
+    bin_dir, log = tmp_path / "bin", tmp_path / "helm-calls.log"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    helm.write_text(f"#!/bin/sh\necho \"$@\" >> '{log}'\ncat '{chart / 'rendered.txt'}'\n", encoding="utf-8")
+    helm.chmod(helm.stat().st_mode | stat.S_IXUSR)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+    def lint(**inputs):
+        values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+        values.update({name.replace("_", "-"): value for name, value in inputs.items()})
+        context = {f"inputs.{name}": value for name, value in values.items()}
+        context["steps.install.outputs.python"] = sys.executable
+        return run_step(action, step(action, "lint"), context, workspace, tmp_path, {"PATH": path})
+
+    _, out, err, _ = lint(paths="chart", select="VL102")
+    assert not log.exists() and "vllmlint --render" in out + err  # not rendered: the run says how to
+    _, out, err, outputs = lint(paths="chart", select="VL102", render="true", helm_values="prod.yaml")
+    assert outputs["exit-code"] == "1", err
+    assert log.read_text(encoding="utf-8").split()[2:] == ["--values", str(workspace / "prod.yaml")]
+    results = json.loads((workspace / "vllmlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {
+        "chart/templates/deployment.yaml"}
