@@ -278,8 +278,8 @@ def test_list_models_text_and_json():
 
 @pytest.mark.parametrize("gpu_id, cuda_gib, estimated", [
     ("T4", 14.56, False), ("H200", 139.81, False), ("A10", 22.18, False), ("RTX-3090", 23.56, False),
-    ("RTX-4090", 23.52, False), ("RTX-5090", 31.36, False), ("L20", 44.52, False), ("A40", 44.52, True),
-    ("H20", 95.06, True), ("V100S", 31.74, True), ("RTX-PRO-6000", 94.97, False), ("GB200", 184.31, False),
+    ("RTX-4090", 23.52, False), ("RTX-5090", 31.36, False), ("L20", 44.52, False), ("A40", 44.40, True),
+    ("H20", 95.06, True), ("V100S", 31.74, True), ("RTX-PRO-6000", 94.97, False), ("GB200", 184.30, True),
     ("MI300X", 191.98, False), ("MI325X", 255.98, False),
 ])
 def test_gpu_totals_as_cuda_reports_them(gpu_id, cuda_gib, estimated):
@@ -341,3 +341,26 @@ def test_every_gpu_spelling_names_one_gpu():
             key = gpu_name_key(spelling)
             assert seen.setdefault(key, gpu.id) == gpu.id, f"{spelling} names {seen[key]} and {gpu.id}"
             assert find_gpu(spelling).id == gpu.id
+
+
+# --------------------------------------------------------------------------- GPU totals cite an address
+
+
+@pytest.mark.parametrize("gpu_id, address", [
+    ("H200", "https://github.com/sungwon-chae/arxiv_confi/blob/3906c481ed03deeb5ce0b4db322c77bdc44416ad/etu_logging.md"),
+    ("RTX-5090", "https://github.com/avelando/pair-aware/blob/refactor/python-scripts/README.md"),
+    ("RTX-PRO-6000", "https://github.com/electronmicroscopy/quantem.widget/blob/"
+                     "80b115e1c79e950ba76bf238ebae1c9a8e6509c2/docs/tutorials/memory_management.md"),
+    ("GB200", "https://github.com/pytorch/ao/pull/4002"),
+    ("MI300X", "https://github.com/ROCm/rocm-blogs/blob/21676cf73b18aede955a5a809c71f7a3d290a79f/"
+               "blogs/artificial-intelligence/gptq/README.md"),
+    ("MI325X", "https://github.com/vllm-project/vllm/issues/41963"),
+    ("A40", "https://github.com/QwenLM/Qwen3-VL/issues/2097"),
+    ("H20", "https://github.com/vllm-project/vllm/issues/51041"),
+    ("V100S", "https://github.com/liucongg/ChatGLM-Finetuning/issues/73"),
+    ("V100-32GB", "https://github.com/liucongg/ChatGLM-Finetuning/issues/73"),
+])
+def test_gpu_total_cites_an_address_a_reader_can_open(gpu_id, address):
+    gpu = find_gpu(gpu_id)
+    assert address in gpu.cuda_total_source
+    assert "exact search" not in gpu.cuda_total_source
