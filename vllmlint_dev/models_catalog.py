@@ -129,7 +129,8 @@ def entry(item: dict[str, Any]) -> dict[str, Any]:
         parts = sorted(part for part, layer in scheme.unquantized if layer == -1)
         if parts:
             result["checkpoint_unquantized"] = parts
-    result["source"] = source + _verified(item)
+    result["source"] = source
+    result["verified"] = _verified(item)
     method = scheme.method if scheme is not None else None
     result["quantization"] = {"value": method, "source": f"{source} ("
                               + (f"quantization_config.quant_method {method}" if method else "no quantization_config") + ")"}
@@ -218,9 +219,7 @@ def _verified(item: dict[str, Any]) -> str:
     the repository, path and commit of that copy, and which stored fields are the config class's defaults
     rather than keys of the file), or that they were not."""
     verified = item.get("verified")
-    if not verified:
-        return " (not verified against a copy)"
-    return f" (verified against {verified})"
+    return f"verified against {verified}" if verified else "not verified against a copy"
 
 
 if __name__ == "__main__":
