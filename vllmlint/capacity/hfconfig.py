@@ -22,6 +22,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -817,3 +818,30 @@ def spec_from_gguf(info: GGUFInfo, model_id: str, origin: str = "GGUF header") -
                          description=f"gguf {'/'.join(sorted(names))}, {per_weight:.4f} bytes per layer weight")
     return replace(model, quant_scheme=scheme, checkpoint_quantization=size_class, family=arch or "unknown",
                    quantization=ModelFact("gguf", f"{origin} (GGML tensor types)"))
+
+
+def config_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """The config class's defaults for the keys sizing reads (data/capacity/config-defaults.yaml), for the
+    language model of a config.json: its text_config when it has one (typed by its own model_type, else by
+    the parent's `text_config_of`), else the config itself; {} for a model type without an entry."""
+    table = _config_defaults_table()
+    text = config.get("text_config")
+    if isinstance(text, dict):
+        own = str(text.get("model_type") or "")
+        if own in table:
+            return dict(table[own]["defaults"])
+        parent = str(config.get("model_type") or "")
+        for entry in table.values():
+            if parent in (entry.get("text_config_of") or []):
+                return dict(entry["defaults"])
+        return {}
+    entry = table.get(str(config.get("model_type") or ""))
+    return dict(entry["defaults"]) if entry else {}
+
+
+@lru_cache(maxsize=1)
+def _config_defaults_table() -> dict[str, dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "capacity" / "config-defaults.yaml")
+    return {entry["model_type"]: entry for entry in data["model_types"]}
