@@ -835,8 +835,8 @@ def config_defaults(config: dict[str, Any]) -> dict[str, Any]:
             if parent in (entry.get("text_config_of") or []):
                 return dict(entry["defaults"])
         return {}
-    entry = table.get(str(config.get("model_type") or ""))
-    return dict(entry["defaults"]) if entry else {}
+    own_entry = table.get(str(config.get("model_type") or ""))
+    return dict(own_entry["defaults"]) if own_entry else {}
 
 
 @lru_cache(maxsize=1)
