@@ -139,7 +139,7 @@ def test_qwen3_next_gated_deltanet_state_per_sequence():
 
 
 def test_jamba_mamba_layers():
-    model = spec("ai21labs/AI21-Jamba-Mini-1.5")
+    model = spec("ai21labs/AI21-Jamba-1.5-Mini")
     assert [model.layer_kind(i) for i in range(8)] == ["mamba"] * 4 + ["full"] + ["mamba"] * 3  # period 8, offset 4
     assert [model.is_moe_layer(i) for i in range(2)] == [False, True]  # expert period 2, offset 1
     # Mamba mixer (mamba_mixer.py), inner 2 x 4096: in_proj 4096 x 16384, x_proj 8192 x (256 + 2 x 16),

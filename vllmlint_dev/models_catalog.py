@@ -3,7 +3,8 @@
 Each file of vllmlint_dev/model_configs/ holds one checkpoint: its Hugging Face `id`, the `source` URL of its
 config.json, the fields of that config.json that sizing reads (`config`, copied from the source), the published
 `parameters` with `parameters_source` (model card or safetensors total), and optionally `family`, `aliases`,
-`gated` (true for repositories with an access form on their page) and `has_chat_template` ({value, source}). The entries are built by the same code that
+`gated` (true for repositories with an access form on their page), `has_chat_template` ({value, source}) and
+`verified` (the copy of the config.json the stored fields were compared with: repository, path, commit). The entries are built by the same code that
 reads a config.json at lint time (vllmlint.capacity.specs.model_from_config_json), so the catalog and a
 checkpoint's own config cannot disagree.
 
@@ -129,6 +130,7 @@ def entry(item: dict[str, Any]) -> dict[str, Any]:
         if parts:
             result["checkpoint_unquantized"] = parts
     result["source"] = source
+    result["verified"] = _verified(item)
     method = scheme.method if scheme is not None else None
     result["quantization"] = {"value": method, "source": f"{source} ("
                               + (f"quantization_config.quant_method {method}" if method else "no quantization_config") + ")"}
@@ -210,6 +212,14 @@ def main(argv: list[str]) -> int:
         return 0
     sys.stdout.write(block)
     return 0
+
+
+def _verified(item: dict[str, Any]) -> str:
+    """Where the stored config fields were compared with a copy of the checkpoint's config.json (`verified`:
+    the repository, path and commit of that copy, and which stored fields are the config class's defaults
+    rather than keys of the file), or that they were not."""
+    verified = item.get("verified")
+    return f"verified against {verified}" if verified else "not verified against a copy"
 
 
 if __name__ == "__main__":

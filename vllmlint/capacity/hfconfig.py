@@ -22,11 +22,12 @@ import os
 import re
 import sys
 from dataclasses import replace
-from vllmlint.records import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from vllmlint.capacity.specs import LinearAttention, ModelFact, ModelSpec, QuantScheme
+from vllmlint.records import dataclass
 
 if TYPE_CHECKING:
     from vllmlint.capacity.names import Match
@@ -830,3 +831,30 @@ def _run_paths(world: World) -> tuple[dict[str, Any], list[str]]:
         cached = (len(world.sources), by_path, configs)
         world._vllmlint_run_paths = cached  # type: ignore[attr-defined]
     return cached[1], cached[2]
+
+
+def config_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """The config class's defaults for the keys sizing reads (data/capacity/config-defaults.yaml), for the
+    language model of a config.json: its text_config when it has one (typed by its own model_type, else by
+    the parent's `text_config_of`), else the config itself; {} for a model type without an entry."""
+    table = _config_defaults_table()
+    text = config.get("text_config")
+    if isinstance(text, dict):
+        own = str(text.get("model_type") or "")
+        if own in table:
+            return dict(table[own]["defaults"])
+        parent = str(config.get("model_type") or "")
+        for entry in table.values():
+            if parent in (entry.get("text_config_of") or []):
+                return dict(entry["defaults"])
+        return {}
+    own_entry = table.get(str(config.get("model_type") or ""))
+    return dict(own_entry["defaults"]) if own_entry else {}
+
+
+@lru_cache(maxsize=1)
+def _config_defaults_table() -> dict[str, dict[str, Any]]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "capacity" / "config-defaults.yaml")
+    return {entry["model_type"]: entry for entry in data["model_types"]}

@@ -530,7 +530,8 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         return None
     from vllmlint.capacity import hfconfig
     text = config.get("text_config")
-    merged = {**config, **text} if isinstance(text, dict) else dict(config)
+    # Keys the file leaves out take the config class's defaults, as transformers gives them to vLLM.
+    merged = {**hfconfig.config_defaults(config), **config, **(text if isinstance(text, dict) else {})}
 
     def integer(*keys: str) -> int | None:
         for key in keys:
