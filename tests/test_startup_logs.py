@@ -201,3 +201,55 @@ def test_a_bad_case_is_a_one_line_error_naming_the_file(tmp_path: Path, capsys):
                                                               encoding="utf-8")
     assert startup_logs.main([str(tmp_path)]) == 2
     assert "differs from the file name" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- CUDA-graph memory (0.21+)
+
+
+def test_cuda_graph_capture_sizes_follow_vllms_defaults():
+    from vllmlint.capacity.estimate import cudagraph_capture_sizes
+
+    sizes = cudagraph_capture_sizes(256, 8192, "0.21.0")
+    # the log of LMCache#3430: "PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at max_num_seqs 256
+    assert (len(sizes), sizes[-1]) == (51, 512)
+    assert len([size for size in sizes if size <= 256]) == 35
+    assert cudagraph_capture_sizes(8, 8192, "0.21.0") == [1, 2, 4, 8, 16]
+    assert cudagraph_capture_sizes(256, 100, "0.21.0")[-3:] == [88, 96, 100]  # max_num_batched_tokens is captured
+    # data-center Blackwell captures up to 1024 from 0.28.0 (and 512 before)
+    assert cudagraph_capture_sizes(1024, 8192, "0.28.0", (10, 0))[-1] == 1024
+    assert cudagraph_capture_sizes(1024, 8192, "0.27.0", (10, 0))[-1] == 512
+    assert cudagraph_capture_sizes(1024, 8192, "0.28.0", (9, 0))[-1] == 512
+
+
+def test_the_cuda_graph_reserve_follows_the_graph_count():
+    from vllmlint.capacity.estimate import CUDAGRAPH_BYTES_PER_GRAPH, GiB, estimate
+
+    default = estimate("Qwen/Qwen3-8B", "L4", vllm_version="0.21.0", max_model_len=8192)
+    few = estimate("Qwen/Qwen3-8B", "L4", vllm_version="0.21.0", max_model_len=8192, max_num_seqs=8)
+    eager = estimate("Qwen/Qwen3-8B", "L4", vllm_version="0.21.0", max_model_len=8192, enforce_eager=True)
+    before = estimate("Qwen/Qwen3-8B", "L4", vllm_version="0.20.0", max_model_len=8192)
+    # 51 PIECEWISE + 35 FULL graphs against 5 + 4: 77 graphs fewer, and a first capture of 16 tokens instead of 512
+    difference = default.reserve_parts["CUDA graphs"] - few.reserve_parts["CUDA graphs"]
+    assert difference == 77 * CUDAGRAPH_BYTES_PER_GRAPH + (512 - 16) * 102400
+    assert default.reserve_parts["CUDA graphs"] / GiB == pytest.approx(0.52, abs=0.01)
+    assert "CUDA graphs" not in eager.reserve_parts and "CUDA graphs" not in before.reserve_parts
+
+
+def _logs_cuda_graph_estimate(case) -> bool:
+    from vllmlint.vllm.release import release_numbers
+
+    # before 0.21.0 the graphs are captured outside the budget: the logs' figure is what the capture took
+    return "cudagraph_gib" in case.observed and release_numbers(case.release) >= (0, 21, 0)
+
+
+CUDA_GRAPH_CASES = [c for c in CASES if _logs_cuda_graph_estimate(c)]
+
+
+def test_some_case_logs_the_cuda_graph_estimate():
+    assert CUDA_GRAPH_CASES
+
+
+@pytest.mark.parametrize("case", CUDA_GRAPH_CASES, ids=ids(CUDA_GRAPH_CASES))
+def test_the_cuda_graph_reserve_is_within_0_1_gib_of_the_logged_estimate(case):
+    predicted = predict(case).reserve_parts_gib["CUDA graphs"]
+    assert predicted == pytest.approx(case.observed["cudagraph_gib"], abs=0.1)
