@@ -274,7 +274,7 @@ TP_PEER_NON_TORCH_BYTES = int(0.28 * GiB)
 PP_NON_TORCH_BYTES = int(0.1 * GiB)  # the pipeline stages' send/receive communicators
 MULTI_GPU_NON_TORCH_BYTES = TP_PEER_NON_TORCH_BYTES  # kept for callers: the figure of a 2-GPU group
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)  # counted against the budget only before 0.6.5 (PR #10511 excluded it)
-CUDAGRAPH_BYTES = int(0.5 * GiB)  # CUDA-graph pool; inside the budget from 0.21.0 unless --enforce-eager
+CUDAGRAPH_BYTES = int(0.5 * GiB)  # the default capture set of a 7-8B model; 0.21+ uses cudagraph_estimate_bytes()
 MAX_PARALLEL_SIZE = 2**16  # beyond any cluster: larger sizes are not estimated
 
 
@@ -429,7 +429,9 @@ def estimate(
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
         if cudagraphs_in_budget(version) and not enforce_eager:
-            parts["CUDA graphs"] = CUDAGRAPH_BYTES if cudagraph_bytes is None else int(cudagraph_bytes)
+            parts["CUDA graphs"] = (cudagraph_estimate_bytes(per_token_activation, num_seqs, batched_tokens, version,
+                                                             gpu.capability)
+                                    if cudagraph_bytes is None else int(cudagraph_bytes))
         reserve = sum(parts.values())
 
         per_token = per_sequence = 0
@@ -644,3 +646,55 @@ def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_
     if not v1 or (model.sliding_window_layers != "all" and not hybrid_kv_cache_manager(numbers)):
         return max_len
     return min(window - 1 + batched_tokens, max_len)
+
+
+# --------------------------------------------------------------------------- CUDA-graph memory (0.21+)
+
+# vLLM's CUDA-graph estimate (GPUModelRunner.profile_cudagraph_memory, vllm/v1/worker/gpu_model_runner.py
+# lines 6049-6147 in 0.21.0, the same structure up to 0.33.0) captures, per mode, the largest graph and the next
+# one into a temporary pool and extrapolates:
+#     estimate = max over modes(first capture) + sum over modes(second capture x (graphs of the mode - 1))
+# It is charged to the KV budget from 0.21.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to True, vllm/envs.py
+# line 266 in 0.21.0; the log prints "Estimated CUDA graph memory: X GiB total"). The graph counts follow from the
+# capture sizes (cudagraph_capture_sizes below); the two measured sizes are fitted to the logs:
+#   first capture: one forward's activations at the largest capture size (the pool keeps them alive);
+#   each further graph: CUDAGRAPH_BYTES_PER_GRAPH, fitted to LMCache/LMCache#3430 (vLLM 0.21.0, Qwen3-8B,
+#     "PIECEWISE=51 (largest=512), FULL=35 (largest=256)", "Estimated CUDA graph memory: 0.52 GiB total"):
+#     (0.52 GiB - 512 x 100 KiB) / 84 = 5.7 MiB (the printed 0.52 is rounded: 5.7 +- 0.06 MiB).
+CUDAGRAPH_BYTES_PER_GRAPH = int(5.7 * 2**20)
+# The largest default capture size: 512, and 1024 on data-center Blackwell (compute capability 10.x) from 0.28.0
+# (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`, vllm/config/vllm.py
+# line 1938 in 0.28.0; 512 without exception in 0.21.0 - 0.27.0).
+CUDAGRAPH_LARGE_MAX_SIZE_SINCE = (0, 28, 0)
+
+
+def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int,
+                            version: str | tuple[int, ...] | None = None,
+                            compute_capability: tuple[int, int] = (8, 0)) -> list[int]:
+    """vLLM's default cudagraph_capture_sizes (VllmConfig, vllm/config/vllm.py lines 1525-1590 in 0.21.0): 1, 2, 4,
+    multiples of 8 below 256, multiples of 16 from 256, up to min(2 x max_num_seqs, 512, max_num_batched_tokens),
+    plus max_num_batched_tokens itself when it is below that limit."""
+    numbers = release_numbers(version)
+    default_max = 1024 if numbers >= CUDAGRAPH_LARGE_MAX_SIZE_SINCE and compute_capability[0] == 10 else 512
+    largest = min(max(1, int(max_num_seqs)) * 2, default_max, max(1, int(max_num_batched_tokens)))
+    sizes = [size for size in (1, 2, 4) if size <= largest]
+    if largest >= 8:
+        sizes += list(range(8, min(largest + 1, 256), 8))
+    if largest >= 256:
+        sizes += list(range(256, largest + 1, 16))
+    if max_num_batched_tokens <= largest:
+        sizes.append(int(max_num_batched_tokens))
+    return sorted(set(sizes))
+
+
+def cudagraph_estimate_bytes(per_token_activation: int, max_num_seqs: int, max_num_batched_tokens: int,
+                             version: str | tuple[int, ...] | None = None,
+                             compute_capability: tuple[int, int] = (8, 0)) -> int:
+    """The CUDA-graph memory vLLM 0.21+ estimates and charges to the KV budget, for the default
+    FULL_AND_PIECEWISE mode: a PIECEWISE graph per capture size and a FULL decode graph per capture size up to
+    max_num_seqs (CudagraphDispatcher.initialize_cudagraph_keys, vllm/v1/cudagraph_dispatcher.py lines 165-230
+    in 0.21.0)."""
+    sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, version, compute_capability)
+    full = [size for size in sizes if size <= max_num_seqs]
+    further = max(len(sizes) - 1, 0) + max(len(full) - 1, 0)
+    return int(sizes[-1] * per_token_activation + further * CUDAGRAPH_BYTES_PER_GRAPH)
