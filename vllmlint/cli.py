@@ -310,6 +310,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                           severity=config.severity, max_file_size=int(size * 1024 * 1024),
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
+    options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
     collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)

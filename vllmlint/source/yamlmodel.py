@@ -113,23 +113,25 @@ class Mapping(Node):
     def __repr__(self):
         return f"Mapping({len(self.items)} keys)"
 
-    def _keys(self) -> dict:
+    def _keys(self) -> dict[str, int]:
+        """Key text -> position of its pair in `items` (positions, not pairs: a run holds a few hundred
+        thousand mappings, and a tuple per key was a tenth of a large run's memory)."""
         if self._index is None:
-            index: dict[str, tuple[Node, Node]] = {}
-            for key, value in self.items:
+            index: dict[str, int] = {}
+            for position, (key, _) in enumerate(self.items):
                 if isinstance(key, Scalar):
                     # Keys by their text: Kubernetes field names are strings even where YAML 1.1 says bool.
-                    index.setdefault(key.text, (key, value))
+                    index.setdefault(key.text, position)
             self._index = index
         return self._index
 
     def get(self, key: str) -> Node | None:
-        pair = self._keys().get(key)
-        return pair[1] if pair else None
+        position = self._keys().get(key)
+        return self.items[position][1] if position is not None else None
 
     def key_node(self, key: str) -> Node | None:
-        pair = self._keys().get(key)
-        return pair[0] if pair else None
+        position = self._keys().get(key)
+        return self.items[position][0] if position is not None else None
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys()
@@ -138,8 +140,9 @@ class Mapping(Node):
         return list(self._keys())
 
     def pairs(self) -> Iterator[tuple[str, Node]]:
-        for key, (_, value) in self._keys().items():
-            yield key, value
+        items = self.items
+        for key, position in self._keys().items():
+            yield key, items[position][1]
 
 
 class Sequence(Node):
