@@ -227,11 +227,16 @@ class _CheckCommand(click.Command):
               "the output: runs a tool on files the linted tree controls; kustomize may fetch remote bases.")
 @click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="Values file for `helm template` under --render (repeatable).")
+@click.option("--no-cache", is_flag=True, help="Lint everything again: neither read nor write the result cache "
+              "(VLLMLINT_CACHE_DIR, else the user cache folder).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes for the rules [default: automatic, "
+              "2 or more on large runs only]; the output is the same whatever the number.")
 def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
                   extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values):
+                  apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values,
+                  no_cache=False, jobs=None):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
@@ -311,6 +316,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
     options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
+    _run_options(options, no_cache or bool(render), jobs)
     collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
@@ -475,6 +481,16 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if require_workloads and result.understood_nothing:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
+
+
+def _run_options(options, no_cache: bool, jobs: int | None) -> None:
+    """The cache (off with --no-cache or VLLMLINT_NO_CACHE=1, and under --render: it runs tools) and the processes
+    of a run."""
+    if not no_cache and os.environ.get("VLLMLINT_NO_CACHE", "") in ("", "0"):
+        from vllmlint.cache import cache_dir
+
+        options.cache_dir = str(cache_dir())
+    options.jobs = jobs
 
 
 def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],

@@ -45,6 +45,9 @@ class LintOptions:
     # One-shot process (the console script): the model built from the files lives to the end of the run, so it is
     # moved out of the cyclic GC's sight (gc.freeze) once built, and given back when the rules are done.
     freeze_gc: bool = False
+    cache_dir: str | None = None  # the result cache's folder (vllmlint.cache); None: no cache
+    jobs: int | None = None  # processes for the rules (None: automatic, on large runs only); never changes the result
+    progress: Callable[[int], None] | None = None  # called with the number of files read so far (a progress line)
 
 
 @dataclass
@@ -577,6 +580,10 @@ def lint(feed: Feed, options: LintOptions) -> LintResult:
         feed(linter)
         return linter.run()
 
+    if options.cache_dir is not None:
+        from vllmlint.cache import cached_lint
+
+        return cached_lint(feed, options)
     if not options.upgrade_to:
         return run(options)
     today = run(replace(options, upgrade_to=None, baseline=None))
