@@ -490,7 +490,7 @@ def _run_options(options, no_cache: bool, jobs: int | None) -> None:
         from vllmlint.cache import cache_dir
 
         options.cache_dir = str(cache_dir())
-    options.jobs = jobs
+    options.jobs = 0 if jobs is None else jobs  # 0: automatic (2 or more processes on large runs only)
 
 
 def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -419,9 +420,8 @@ class Linter:
         rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
         self.result.notices.extend(_moved_ignores(self.options))
-        from vllmlint.checks import Context
-
         findings: list[Finding] = []
+        elsewhere = _checks_in_processes(world, rules, self.options)  # code -> outcome (large runs, --jobs)
         for rule in rules:
             severity = Severity.parse(self.options.severity.get(rule.code, rule.severity.label))
             if rule.code == "VL001":
@@ -431,22 +431,10 @@ class Linter:
                 continue
             if rule.kind != "result":
                 continue
-            try:
-                check = rule.load_check()
-                if check is None:
-                    continue
-                context = Context(world, rule, severity)
-                findings.extend(f for f in check(context) if f is not None)
-            except Exception:  # a bug of ours: say where, keep going, exit 2
-                self.result.internal_error = True
-                detail = traceback.format_exc(limit=-3).strip().splitlines()
-                self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): "
-                                                  f"{detail[-1]}", "", 0, "error"))
-                continue
-            for failure in context.fix_errors:  # the finding stands without its fix; the run says so
-                self.result.internal_error = True
-                self.result.notices.append(Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}) "
-                                                  f"building a fix: {failure}", "", 0, "error"))
+            found, notices = elsewhere.pop(rule.code, None) or _check_rule(world, rule, severity)
+            findings.extend(found)
+            self.result.notices.extend(notices)
+            self.result.internal_error = self.result.internal_error or bool(notices)
         findings.sort(key=lambda f: f.sort_key)
         findings = _dedupe(findings)
         from vllmlint.suppressions import apply_suppressions
@@ -640,3 +628,93 @@ def _freeze_gc() -> None:
     import gc
 
     gc.freeze()
+
+
+RuleOutcome = tuple[list[Finding], list[Notice]]  # a rule's findings, and its internal errors (exit 2)
+
+
+def _check_rule(world: World, rule: Rule, severity: Severity) -> RuleOutcome:
+    """Run one rule: its findings (those yielded before a crash of the rule too) and the notices of its bugs."""
+    from vllmlint.checks import Context
+
+    findings: list[Finding] = []
+    try:
+        check = rule.load_check()
+        if check is None:
+            return findings, []
+        context = Context(world, rule, severity)
+        findings.extend(f for f in check(context) if f is not None)
+    except Exception:  # a bug of ours: say where, keep going, exit 2
+        detail = traceback.format_exc(limit=-3).strip().splitlines()
+        return findings, [Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}): {detail[-1]}", "", 0,
+                                 "error")]
+    # The finding stands without its fix; the run says so.
+    return findings, [Notice(rule.code, f"internal error in rule {rule.code} ({rule.name}) building a fix: {failure}",
+                             "", 0, "error") for failure in context.fix_errors]
+
+
+# Below this many files, `jobs=0` (automatic: the console script's default) checks in one process: a second one
+# costs more than it saves (measured with bench/bench.py, see README "Speed").
+PARALLEL_MIN_FILES = 200
+MAX_AUTO_JOBS = 4
+
+
+def parallel_jobs(options: LintOptions, files: int) -> int:
+    """How many processes check the rules of a run of `files` files: `options.jobs` (0: automatic; None: one,
+    the library's default, so that an embedding process is never forked behind its back)."""
+    import threading
+
+    if not hasattr(os, "fork") or sys.platform != "linux" or threading.active_count() > 1:
+        return 1  # forking is safe only in a single-threaded process on Linux (macOS frameworks are not)
+    if options.jobs is None:
+        return 1
+    if options.jobs == 0:
+        return min(os.cpu_count() or 1, MAX_AUTO_JOBS) if files >= PARALLEL_MIN_FILES else 1
+    return options.jobs
+
+
+def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) -> dict[str, RuleOutcome]:
+    """The outcomes of a share of `rules`, checked by forked copies of this process on the model already built
+    (nothing is read or parsed twice; the copies run no code of the linted tree, only the rules), while this
+    process checks the rest. The result is the same as one process's: outcomes are merged back in rule order
+    by the caller. A copy that fails leaves its rules to this process."""
+    jobs = parallel_jobs(options, len(world.sources))
+    checked = [r for r in rules if r.kind == "result" and r.code != "VL001"]
+    if jobs < 2 or len(checked) < 2:
+        return {}
+    import pickle
+
+    shares = [checked[k::jobs] for k in range(1, jobs)]
+    children: list[tuple[int, int, list[Rule]]] = []
+    for share in shares:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy: check its share, send the outcomes, leave without running anything else
+            code = 0
+            try:
+                os.close(read)
+                outcomes = {rule.code: _check_rule(world, rule, _severity(rule, options)) for rule in share}
+                with os.fdopen(write, "wb") as out:
+                    pickle.dump(outcomes, out, protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write)
+        children.append((pid, read, share))
+    done: dict[str, RuleOutcome] = {}
+    for rule in checked[0::jobs]:
+        done[rule.code] = _check_rule(world, rule, _severity(rule, options))
+    for pid, read, _share in children:
+        try:
+            with os.fdopen(read, "rb") as stream:
+                done.update(pickle.load(stream))
+        except Exception:  # noqa: S110  (the copy died: the caller checks its rules here)
+            pass
+        finally:
+            os.waitpid(pid, 0)
+    return done
+
+
+def _severity(rule: Rule, options: LintOptions) -> Severity:
+    return Severity.parse(options.severity.get(rule.code, rule.severity.label))
