@@ -431,7 +431,7 @@ class Linter:
                 continue
             if rule.kind != "result":
                 continue
-            found, notices = elsewhere.pop(rule.code, None) or _check_rule(world, rule, severity)
+            found, notices = elsewhere.pop(rule.code) if rule.code in elsewhere else _check_rule(world, rule, severity)
             findings.extend(found)
             self.result.notices.extend(notices)
             self.result.internal_error = self.result.internal_error or bool(notices)
