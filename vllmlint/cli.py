@@ -328,6 +328,10 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     from vllmlint.render import feed_rendered, prepare
 
     to_lint, rendered, render_notices = prepare(files, render, list(helm_values)) if not show_files else (files, [], [])
+    if not (show_files or apply_fixes or show_diff):
+        from vllmlint.progress import for_run
+
+        options.progress = for_run(len(to_lint), quiet, sys.stderr)  # erased before anything else is printed
     # --stdin-filename names the text as a path on the command line would: repository-relative in
     # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
     stdin_shown = _display_name(stdin_filename) if stdin_filename else None
@@ -398,6 +402,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         stale = bool(outcome.stale)
     else:
         result = lint(feed, options)
+        if options.progress is not None:
+            options.progress.close()
     if result.upgrade is not None and not quiet:
         click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
                    f"{result.upgrade.resolved} that the upgrade resolves", err=True)

@@ -26,6 +26,7 @@ from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
+    from vllmlint.progress import Progress
 
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
@@ -48,7 +49,7 @@ class LintOptions:
     freeze_gc: bool = False
     cache_dir: str | None = None  # the result cache's folder (vllmlint.cache); None: no cache
     jobs: int | None = None  # processes for the rules (None: automatic, on large runs only); never changes the result
-    progress: Callable[[int], None] | None = None  # called with the number of files read so far (a progress line)
+    progress: Progress | None = None  # a progress line (vllmlint.progress): files read, rules checked
 
 
 @dataclass
@@ -137,6 +138,7 @@ class Linter:
         self._errors: list[Finding] = []
         self._shell_sources: list[SourceFile] = []
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
+        self._files_read = 0  # files read by add_file (the progress line counts them)
 
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
@@ -155,6 +157,9 @@ class Linter:
         self.add_bytes(data, shown, path.suffix.lower(), path.name)
         if self.options.freeze_gc:
             _freeze_gc()
+        if self.options.progress is not None:
+            self._files_read += 1
+            self.options.progress.files(self._files_read)
 
     def skip_too_large(self, shown: str, size: int | None) -> None:
         """A file (size in bytes) or a stream (size None) over --max-file-size: a VL005 notice, not linted."""
@@ -435,6 +440,8 @@ class Linter:
             findings.extend(found)
             self.result.notices.extend(notices)
             self.result.internal_error = self.result.internal_error or bool(notices)
+            if self.options.progress is not None:
+                self.options.progress.rules(rules.index(rule) + 1, len(rules))
         findings.sort(key=lambda f: f.sort_key)
         findings = _dedupe(findings)
         from vllmlint.suppressions import apply_suppressions
@@ -703,8 +710,10 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
         os.close(write)
         children.append((pid, read, share))
     done: dict[str, RuleOutcome] = {}
-    for rule in checked[0::jobs]:
+    for number, rule in enumerate(checked[0::jobs], 1):
         done[rule.code] = _check_rule(world, rule, _severity(rule, options))
+        if options.progress is not None:
+            options.progress.rules(number * jobs, len(checked))
     for pid, read, _share in children:
         try:
             with os.fdopen(read, "rb") as stream:
