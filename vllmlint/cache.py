@@ -168,6 +168,7 @@ def _replay(recorded: Linter) -> Callable[[Linter], None]:
                 linter.result.notices.extend(args[0])
             else:
                 getattr(linter, name)(*args)
+        calls.clear()  # the bytes read are parsed now: the rules need not keep them alive
     return feed
 
 
