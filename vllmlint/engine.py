@@ -681,26 +681,41 @@ def parallel_jobs(options: LintOptions, files: int) -> int:
 
 
 def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) -> dict[str, RuleOutcome]:
-    """The outcomes of a share of `rules`, checked by forked copies of this process on the model already built
-    (nothing is read or parsed twice; the copies run no code of the linted tree, only the rules), while this
-    process checks the rest. The result is the same as one process's: outcomes are merged back in rule order
-    by the caller. A copy that fails leaves its rules to this process."""
+    """The outcomes of `rules`, checked by this process and forked copies of it on the model already built
+    (nothing is read or parsed twice; the copies run no code of the linted tree, only the rules). Each process
+    takes the next rule not yet taken (a counter in shared memory), so a slow rule does not leave the others
+    idle. The result is the same as one process's: the caller merges the outcomes back in rule order, and checks
+    itself any rule a copy that failed did not report."""
     jobs = parallel_jobs(options, len(world.sources))
     checked = [r for r in rules if r.kind == "result" and r.code != "VL001"]
     if jobs < 2 or len(checked) < 2:
         return {}
     import pickle
 
-    shares = [checked[k::jobs] for k in range(1, jobs)]
-    children: list[tuple[int, int, list[Rule]]] = []
-    for share in shares:
+    take = _rule_counter()
+    if take is None:
+        return {}
+
+    def work(progress: Progress | None = None) -> dict[str, RuleOutcome]:
+        outcomes: dict[str, RuleOutcome] = {}
+        number = take()
+        while number < len(checked):
+            rule = checked[number]
+            outcomes[rule.code] = _check_rule(world, rule, _severity(rule, options))
+            if progress is not None:
+                progress.rules(number + 1, len(checked))
+            number = take()
+        return outcomes
+
+    children: list[tuple[int, int]] = []
+    for _ in range(jobs - 1):
         read, write = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the copy: check its share, send the outcomes, leave without running anything else
+        if pid == 0:  # the copy: check what it takes, send the outcomes, leave without running anything else
             code = 0
             try:
                 os.close(read)
-                outcomes = {rule.code: _check_rule(world, rule, _severity(rule, options)) for rule in share}
+                outcomes = work()
                 with os.fdopen(write, "wb") as out:
                     pickle.dump(outcomes, out, protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException:
@@ -708,13 +723,9 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
             finally:
                 os._exit(code)
         os.close(write)
-        children.append((pid, read, share))
-    done: dict[str, RuleOutcome] = {}
-    for number, rule in enumerate(checked[0::jobs], 1):
-        done[rule.code] = _check_rule(world, rule, _severity(rule, options))
-        if options.progress is not None:
-            options.progress.rules(number * jobs, len(checked))
-    for pid, read, _share in children:
+        children.append((pid, read))
+    done = work(options.progress)
+    for pid, read in children:
         try:
             with os.fdopen(read, "rb") as stream:
                 done.update(pickle.load(stream))
@@ -723,6 +734,25 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
         finally:
             os.waitpid(pid, 0)
     return done
+
+
+def _rule_counter() -> Callable[[], int] | None:
+    """The number of the next rule to check, shared by the processes (a counter in shared memory); None where
+    shared memory is not available (no /dev/shm in some containers): the run stays in one process."""
+    try:
+        import multiprocessing
+
+        counter = multiprocessing.get_context("fork").Value("i", 0)
+    except Exception:
+        return None
+
+    def take() -> int:
+        with counter.get_lock():
+            number = counter.value
+            counter.value = number + 1
+        return number
+
+    return take
 
 
 def _severity(rule: Rule, options: LintOptions) -> Severity:
