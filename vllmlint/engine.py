@@ -155,10 +155,10 @@ class Linter:
             self.result.internal_error = True
             return
         self.add_bytes(data, shown, path.suffix.lower(), path.name)
-        if self.options.freeze_gc:
+        self._files_read += 1
+        if self.options.freeze_gc and self._files_read % FREEZE_EVERY == 0:
             _freeze_gc()
         if self.options.progress is not None:
-            self._files_read += 1
             self.options.progress.files(self._files_read)
 
     def skip_too_large(self, shown: str, size: int | None) -> None:
@@ -629,11 +629,17 @@ def lint_text(text: str, filename: str = "example.yaml", options: LintOptions | 
     return linter.run()
 
 
+FREEZE_EVERY = 64  # files: 1,000 files of the bench corpus peak at 148 MB RSS (181 MB freezing uncollected)
+
+
 def _freeze_gc() -> None:
-    """Each file's model moved out of the cyclic GC's sight once read (gc.freeze costs nothing): a large run
-    allocates millions of nodes that all live to the end, and the collector's passes over them found nothing."""
+    """The models of the files read so far moved out of the cyclic GC's sight (gc.freeze): a large run allocates
+    millions of nodes that all live to the end, and the collector's passes over them found nothing. The garbage
+    of reading them (cycles) is collected first: a collection now sees only what was allocated since the last
+    freeze, so every object is looked at once."""
     import gc
 
+    gc.collect()
     gc.freeze()
 
 

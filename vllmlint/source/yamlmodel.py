@@ -18,6 +18,7 @@ import warnings
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
+from typing import Sequence as SequenceOf  # `Sequence` is the YAML node below
 
 from vllmlint.finding import Span
 
@@ -89,7 +90,7 @@ class Scalar(Node):
         self.start = start
         self.end = end
         self.source = source
-        self._offsets: list[int] | None = None
+        self._offsets: SequenceOf[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
         self.style = style  # None (plain), "'", '"', "|", ">"
@@ -498,7 +499,7 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
 _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
 
 
-def _offset_map(scalar: Scalar) -> list[int]:
+def _offset_map(scalar: Scalar) -> SequenceOf[int]:
     """For each character of the scalar's text (plus its end), its offset in the file.
 
     The text of a quoted, folded or block scalar differs from its source (indentation, quotes, escapes,
@@ -512,13 +513,13 @@ def _offset_map(scalar: Scalar) -> list[int]:
     text, src = scalar.text, scalar.source.text
     start, end = scalar.start, min(scalar.end, len(scalar.source.text))
     style = scalar.style
-    mapping: list[int] | None = None
+    mapping: SequenceOf[int] | None = None
     if style in ("|", ">"):
         mapping = _block_offsets(src, start, end, style == ">", text)
     else:
         first, stop = (start + 1, end - 1) if style else (start, end)
         if first + len(text) == stop and src.startswith(text, first):
-            mapping = list(range(first, stop + 1))  # nothing to decode: most scalars
+            mapping = range(first, stop + 1)  # nothing to decode: most scalars (a range: no list of ints to keep)
         else:
             decoded = _flow_decode(src, first, stop, style)
             if decoded is not None and "".join(decoded[0]) == text:
