@@ -24,7 +24,6 @@ import importlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -237,6 +236,8 @@ def load(entry: Path) -> LintResult | None:
 
 def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | None = None) -> None:
     """Write `result` to `entry` (a temporary file moved into place); a cache that cannot be written is no error."""
+    import tempfile
+
     try:
         text = json.dumps({"format": FORMAT, "external": external or [], "result": _result_to(result)},
                           default=_encode, ensure_ascii=False, separators=(",", ":"))
