@@ -203,3 +203,12 @@ def test_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setattr(cache.sys, "platform", "linux")
     assert cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/vllmlint")
     assert cache.cache_dir({}) == Path.home() / ".cache" / "vllmlint"
+
+
+def test_upgrade_to_lints_the_inputs_twice_through_the_cache(tmp_path):
+    """--upgrade-to compares two runs over the same inputs: both see every file, cached or not."""
+    args = ("--format", "json", "--upgrade-to", "0.31.0", "fixtures/original", "fixtures/audited")
+    expected = run_cli(*args)
+    assert json.loads(expected[1])["findings"]
+    assert cached(tmp_path, *args) == expected
+    assert cached(tmp_path, *args) == expected

@@ -157,7 +157,9 @@ def recorder(options: LintOptions) -> Linter:
     return Recorder(options)
 
 
-def _replay(recorded: Linter) -> Callable[[Linter], None]:
+def _replay(recorded: Linter, once: bool) -> Callable[[Linter], None]:
+    """A feed that adds what `recorded` recorded; `once`: it runs once (no --upgrade-to, which lints twice), so the
+    recorded inputs are released once added."""
     calls: list[tuple] = recorded.calls  # type: ignore[attr-defined]
 
     def feed(linter: Linter) -> None:
@@ -167,7 +169,8 @@ def _replay(recorded: Linter) -> Callable[[Linter], None]:
                 linter.result.notices.extend(args[0])
             else:
                 getattr(linter, name)(*args)
-        calls.clear()  # the bytes read are parsed now: the rules need not keep them alive
+        if once:
+            calls.clear()  # the bytes read are parsed now: the rules need not keep them alive
     return feed
 
 
@@ -211,7 +214,7 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
         return result
     _external = []
     try:
-        result = lint(_replay(recorded), uncached)
+        result = lint(_replay(recorded, once=not uncached.upgrade_to), uncached)
         external = list(_external)
     finally:
         _external = None
