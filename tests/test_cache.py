@@ -2,6 +2,7 @@
 (to any file: cross-file results included), a corrupt or foreign entry, or `--no-cache` lints again."""
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,18 @@ def test_upgrade_to_lints_the_inputs_twice_through_the_cache(tmp_path):
     assert json.loads(expected[1])["findings"]
     assert cached(tmp_path, *args) == expected
     assert cached(tmp_path, *args) == expected
+
+
+@pytest.mark.parametrize("chosen", [{"hf_cache": True}, {"online": True}])
+def test_models_sized_from_this_machine_or_the_hub_are_never_cached(tmp_path, monkeypatch, chosen):
+    """--hf-cache / --online: findings depend on what the key cannot see."""
+    import types
+
+    fake = types.ModuleType("vllmlint.capacity.hfconfig")
+    fake.sources = lambda: types.SimpleNamespace(**{"hf_cache": False, "online": False, **chosen})
+    monkeypatch.setitem(sys.modules, "vllmlint.capacity.hfconfig", fake)
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
+    assert not (tmp_path / "results").exists()
+    fake.sources = lambda: types.SimpleNamespace(hf_cache=False, online=False)
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
+    assert len(list((tmp_path / "results").glob("*.json"))) == 1

@@ -180,7 +180,18 @@ def _cacheable(recorded: Linter) -> bool:
     result = recorded.result
     if result.files_checked or result.internal_error or result.skipped or result.sources:
         return False  # the feed changed the result itself (a render): a replay of its calls would not
-    return not any(os.path.basename(shown) in NAMES for shown in recorded.real_paths)
+    return not any(os.path.basename(shown) in NAMES for shown in recorded.real_paths) and not _machine_dependent()
+
+
+def _machine_dependent() -> bool:
+    """`--hf-cache` / `--online` (vllmlint.capacity.hfconfig, when present): models sized from this machine's
+    Hugging Face cache or the Hub, which the key cannot see. Unset unless that module was imported and told so."""
+    hfconfig = sys.modules.get("vllmlint.capacity.hfconfig")
+    sources = getattr(hfconfig, "sources", None)
+    if not callable(sources):
+        return False
+    chosen = sources()
+    return bool(getattr(chosen, "hf_cache", False) or getattr(chosen, "online", False))
 
 
 def _key(recorded: Linter, options: LintOptions) -> str:
