@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import importlib
 import json
@@ -329,6 +330,7 @@ def _name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+@functools.lru_cache(maxsize=None)
 def _class(name: str) -> Any:
     """Only vllmlint's own dataclasses and enums are built from an entry."""
     module, _, qualname = name.partition(":")
@@ -347,10 +349,18 @@ def _decode(raw: dict) -> Any:
         return _class(raw["__enum__"])(raw["v"])
     if "__dc__" in raw:
         cls = _class(raw["__dc__"])
-        init = {f.name for f in dataclasses.fields(cls) if f.init}
-        obj = cls(**{k: v for k, v in raw["f"].items() if k in init})
-        for k, v in raw["f"].items():
+        init = _init_fields(cls)
+        values = raw["f"]
+        if init.issuperset(values):
+            return cls(**values)
+        obj = cls(**{k: v for k, v in values.items() if k in init})
+        for k, v in values.items():
             if k not in init:
                 object.__setattr__(obj, k, v)
         return obj
     return raw
+
+
+@functools.lru_cache(maxsize=None)
+def _init_fields(cls: Any) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
