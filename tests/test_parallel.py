@@ -75,10 +75,16 @@ def test_a_copy_that_fails_leaves_its_rules_to_this_process(monkeypatch):
 def test_how_many_processes(monkeypatch):
     monkeypatch.setattr("threading.active_count", lambda: 1)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     assert engine.parallel_jobs(LintOptions(), 10_000) == 1  # the library: never forked unless asked
     assert engine.parallel_jobs(LintOptions(jobs=0), engine.PARALLEL_MIN_FILES - 1) == 1
     assert engine.parallel_jobs(LintOptions(jobs=0), engine.PARALLEL_MIN_FILES) == engine.MAX_AUTO_JOBS
     assert engine.parallel_jobs(LintOptions(jobs=3), 1) == 3
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.2, 5.0, 4.0))  # 6 of the 8 cores busy: 2 processes
+    assert engine.parallel_jobs(LintOptions(jobs=0), 10_000) == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # all busy: one, unless asked
+    assert engine.parallel_jobs(LintOptions(jobs=0), 10_000) == 1
+    assert engine.parallel_jobs(LintOptions(jobs=2), 10_000) == 2
     monkeypatch.setattr("threading.active_count", lambda: 2)  # a threaded process (a language server): never
     assert engine.parallel_jobs(LintOptions(jobs=3), 10_000) == 1
 
