@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
 """Benchmark: vllmlint against a parse-only baseline on a seeded corpus of realistic vLLM manifests.
 
-    python bench/bench.py                 # 1, 100 and 1,000 files, best of 3 runs each
-    python bench/bench.py --sizes 1000 --repeat 5
+    python bench/bench.py                       # the whole table (a few minutes on 2 cores)
+    python bench/bench.py --only ratio linear   # a subset: ratio, linear, memory, jobs, cache
+    python bench/bench.py --small 1 --large 1000 5000 --repeat 5
 
-Both sides run as fresh processes, interpreter start-up included, as a pre-commit hook would run them,
+One run prints one table:
+- ratio: one file, vllmlint's CPU time over the parse-only baseline's (the pre-commit case);
+- linear: the --large sizes (1,000 and 10,000 files), each as a ratio to parse-only, and the per-file CPU
+  time of the largest over the smallest (1.00 is linear);
+- memory: peak resident memory (RSS) of the run at the largest size;
+- jobs: the wall-time speed-up of `--jobs 2` over `--jobs 1` at the largest size;
+- cache: a re-run on the unchanged smallest --large tree with a warm cache, against a one-file run.
+
+Every side runs as a fresh process, interpreter start-up included, as a pre-commit hook would run them,
 with the interpreter that runs this script: run it with the Python of the installation to measure. A
 wheel install (what users and pre-commit get) reads pre-parsed rule data; an editable install parses
 the YAML under rules/ at every start, which costs a few tens of milliseconds more.
 The baseline is ruamel.yaml's C composer alone (`compose_all` over every file, nothing else): vllmlint
 parses with the same composer, so the ratio is the cost of everything vllmlint does on top of parsing.
+Runs other than `cache` pass `--no-cache` (and those other than `jobs` pass `--jobs 1`) when the vllmlint
+measured has those options, so each measures what it names. Nothing of this runs in CI.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -179,45 +189,142 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.yaml")):
 """
 
 
-def timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system) of one run of `command`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one run of `command`."""
     started = time.perf_counter()
-    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    error = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {error.decode()[-500:]}")
+    rss = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 1048576
+    return wall, usage.ru_utime + usage.ru_stime, rss
 
 
-def best(command: list[str], repeat: int) -> tuple[float, float]:
-    runs = [timed(command) for _ in range(repeat)]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
+def best(command: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """The best wall and CPU time of `repeat` runs, and the largest peak memory."""
+    runs = [timed(command, env) for _ in range(max(repeat, 1))]
+    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
+
+
+PARTS = ("ratio", "linear", "memory", "jobs", "cache")
+
+
+def _supports(vllmlint: list[str], option: str) -> bool:
+    proc = subprocess.run(vllmlint + ["check", "--help"], capture_output=True, text=True)
+    return option in proc.stdout
+
+
+class Bench:
+    def __init__(self, options: argparse.Namespace):
+        self.options = options
+        self.root = Path(tempfile.mkdtemp(prefix="vllmlint-bench-"))
+        self.trees: dict[int, Path] = {}
+        self.vllmlint = [sys.executable, "-m", "vllmlint"]
+        self.has_cache = _supports(self.vllmlint, "--no-cache")
+        self.has_jobs = _supports(self.vllmlint, "--jobs")
+        self.env = dict(os.environ, VLLMLINT_CACHE_DIR=str(self.root / "cache"))
+        self.rows: list[tuple[str, str, str]] = []
+
+    def tree(self, size: int) -> Path:
+        if size not in self.trees:
+            folder = self.root / f"tree-{size}"
+            folder.mkdir()
+            generate(folder, size, self.options.seed)
+            self.trees[size] = folder
+        return self.trees[size]
+
+    def lint(self, size: int, jobs: int | None = 1, cache: bool = False, repeat: int | None = None):
+        command = self.vllmlint + ["--color", "never"]
+        if self.has_cache and not cache:
+            command.append("--no-cache")
+        if self.has_jobs and jobs is not None:
+            command += ["--jobs", str(jobs)]
+        return best(command + [str(self.tree(size))], repeat or self.repeat(size), self.env)
+
+    def baseline(self, size: int):
+        return best([sys.executable, "-c", BASELINE, str(self.tree(size))], self.repeat(size))
+
+    def repeat(self, size: int) -> int:
+        return self.options.repeat if size <= 1000 else self.options.repeat_large
+
+    def row(self, what: str, figure: str, detail: str) -> None:
+        self.rows.append((what, figure, detail))
+        print(f"{what:<34} {figure:>9}  {detail}", flush=True)
+
+    def run(self) -> None:
+        parts = self.options.only or PARTS
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; best of {self.options.repeat} runs "
+              f"({self.options.repeat_large} above 1,000 files); each a fresh process (start-up included)")
+        print(f"{'measure':<34} {'figure':>9}  detail")
+        lint_cpu: dict[int, float] = {}
+        small, large = self.options.small, sorted(self.options.large)
+        if "ratio" in parts:
+            wall, cpu, _ = self.lint(small)
+            _, base, _ = self.baseline(small)
+            self.row(f"{small} file: CPU / parse-only", f"{cpu / base:.2f}x",
+                     f"vllmlint {cpu:.3f} s CPU ({wall:.3f} s wall), parse-only {base:.3f} s")
+        if "linear" in parts or "memory" in parts:
+            for size in large if "linear" in parts else large[-1:]:
+                wall, cpu, rss = self.lint(size)
+                lint_cpu[size] = cpu
+                if "linear" in parts:
+                    _, base, _ = self.baseline(size)
+                    self.row(f"{size} files: CPU / parse-only", f"{cpu / base:.2f}x",
+                             f"vllmlint {cpu:.2f} s CPU ({wall:.2f} s wall, {size / wall:.0f} files/s), "
+                             f"parse-only {base:.2f} s")
+                if "memory" in parts and size == large[-1]:
+                    self.row(f"{size} files: peak RSS", f"{rss:.0f} MiB", "resident memory of the whole run")
+            if "linear" in parts and len(large) > 1:
+                low, high = large[0], large[-1]
+                per = (lint_cpu[high] / high) / (lint_cpu[low] / low)
+                self.row(f"{high}/{low} files: per-file CPU", f"{per:.2f}x",
+                         f"{lint_cpu[low] / low * 1000:.2f} ms -> {lint_cpu[high] / high * 1000:.2f} ms a file "
+                         "(1.00: linear)")
+        if "jobs" in parts:
+            size = large[-1]
+            if not self.has_jobs:
+                self.row(f"{size} files: --jobs 2 speed-up", "n/a", "this vllmlint has no --jobs")
+            else:
+                one, _, _ = self.lint(size, jobs=1)
+                two, cpu, _ = self.lint(size, jobs=2)
+                self.row(f"{size} files: --jobs 2 speed-up", f"{one / two:.2f}x",
+                         f"wall {one:.2f} s -> {two:.2f} s ({cpu:.2f} s CPU over both processes)")
+        if "cache" in parts:
+            size = large[0]
+            if not self.has_cache:
+                self.row(f"{size} files cached / 1 file", "n/a", "this vllmlint has no cache")
+            else:
+                self.lint(size, jobs=None, cache=True, repeat=1)  # fills the cache
+                wall, cpu, _ = self.lint(size, jobs=None, cache=True)
+                one_wall, one_cpu, _ = self.lint(small, jobs=None)
+                self.row(f"{size} files cached / {small} file", f"{wall / one_wall:.2f}x",
+                         f"re-run on the unchanged tree {wall:.3f} s wall ({cpu:.3f} s CPU), "
+                         f"{small} file {one_wall:.3f} s ({one_cpu:.3f} s CPU)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=PARTS, help="measure only these parts of the table")
+    parser.add_argument("--small", type=int, default=1, help="files of the one-file case [default: 1]")
+    parser.add_argument("--large", type=int, nargs="+", default=[1000, 10000],
+                        help="sizes of the linearity runs; the largest is used for memory and --jobs, the smallest "
+                        "for the cache [default: 1000 10000]")
+    parser.add_argument("--sizes", type=int, nargs="+", help="same as --large (the former option)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measure up to 1,000 files (best kept)")
+    parser.add_argument("--repeat-large", type=int, default=1, help="runs of each measure above 1,000 files")
     parser.add_argument("--seed", type=int, default=42)
     options = parser.parse_args()
-    vllmlint = [sys.executable, "-m", "vllmlint", "--color", "never"]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; best of {options.repeat} runs; "
-          "each a fresh process (start-up included)")
-    print(f"{'files':>6} {'MiB':>6} | {'vllmlint s':>10} {'cpu s':>6} {'files/s':>8} {'MiB/s':>6} | "
-          f"{'parse-only s':>12} {'cpu s':>6} | {'ratio':>5}")
-    for size in options.sizes:
-        workdir = Path(tempfile.mkdtemp(prefix="vllmlint-bench-"))
-        try:
-            total = generate(workdir, size, options.seed)
-            mib = total / 1048576
-            lint_wall, lint_cpu = best(vllmlint + [str(workdir)], options.repeat)
-            base_wall, base_cpu = best([sys.executable, "-c", BASELINE, str(workdir)], options.repeat)
-            print(f"{size:>6} {mib:>6.2f} | {lint_wall:>10.3f} {lint_cpu:>6.2f} {size / lint_wall:>8.1f} "
-                  f"{mib / lint_wall:>6.2f} | {base_wall:>12.3f} {base_cpu:>6.2f} | {lint_wall / base_wall:>5.2f}")
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+    if options.sizes:
+        options.large = options.sizes
+    bench = Bench(options)
+    try:
+        bench.run()
+    finally:
+        shutil.rmtree(bench.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -53,3 +53,8 @@ def run_cli(*args, input: bytes | None = None, cwd=None, env=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# The result cache (vllmlint.cache) stays off in the tests, which patch modules in-process: a result cached by
+# one test must not be replayed in another. tests/test_cache.py turns it on, in a folder of its own.
+os.environ["VLLMLINT_NO_CACHE"] = "1"

@@ -234,12 +234,16 @@ class _CheckCommand(click.Command):
 @click.option("--online", is_flag=True, default=None,
               help="Fetch the config.json of models the catalog lacks from the Hugging Face Hub (needs vllmlint[hub]; "
               "HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it.")
+@click.option("--no-cache", is_flag=True, help="Lint everything again: neither read nor write the result cache "
+              "(VLLMLINT_CACHE_DIR, else the user cache folder).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes for the rules [default: automatic, "
+              "2 or more on large runs only]; the output is the same whatever the number.")
 def check_command(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
                   extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
                   stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
                   show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
                   apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values,
-                  hf_cache=None, online=None):
+                  hf_cache=None, online=None, no_cache=False, jobs=None):
     """Lint PATHS (files, folders, or - for standard input)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
@@ -321,6 +325,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline,
                           fixes=_uses_fixes(targets, apply_fixes or show_diff, bool(write_baseline_path)))
+    options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
+    _run_options(options, no_cache or bool(render), jobs)
     collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
                          respect_gitignore=config.respect_gitignore,
                          follow_links=follow_links if follow_links is not None else config.follow_links)
@@ -338,6 +344,10 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     from vllmlint.render import feed_rendered, prepare
 
     to_lint, rendered, render_notices = prepare(files, render, list(helm_values)) if not show_files else (files, [], [])
+    if not (show_files or apply_fixes or show_diff):
+        from vllmlint.progress import for_run
+
+        options.progress = for_run(len(to_lint), quiet, sys.stderr)  # erased before anything else is printed
     # --stdin-filename names the text as a path on the command line would: repository-relative in
     # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
     stdin_shown = _display_name(stdin_filename) if stdin_filename else None
@@ -408,6 +418,8 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
         stale = bool(outcome.stale)
     else:
         result = lint(feed, options)
+        if options.progress is not None:
+            options.progress.close()
     if result.upgrade is not None and not quiet:
         click.echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
                    f"{result.upgrade.resolved} that the upgrade resolves", err=True)
@@ -497,6 +509,16 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if require_workloads and result.understood_nothing:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
+
+
+def _run_options(options, no_cache: bool, jobs: int | None) -> None:
+    """The cache (off with --no-cache or VLLMLINT_NO_CACHE=1, and under --render: it runs tools) and the processes
+    of a run."""
+    if not no_cache and os.environ.get("VLLMLINT_NO_CACHE", "") in ("", "0"):
+        from vllmlint.cache import cache_dir
+
+        options.cache_dir = str(cache_dir())
+    options.jobs = 0 if jobs is None else jobs  # 0: automatic (2 or more processes on large runs only)
 
 
 def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],

@@ -18,6 +18,7 @@ import warnings
 from bisect import bisect_right
 from vllmlint.records import dataclass
 from typing import Iterator
+from typing import Sequence as SequenceOf  # `Sequence` is the YAML node below
 
 from vllmlint.finding import Span
 
@@ -89,7 +90,7 @@ class Scalar(Node):
         self.start = start
         self.end = end
         self.source = source
-        self._offsets: list[int] | None = None
+        self._offsets: SequenceOf[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
         self.style = style  # None (plain), "'", '"', "|", ">"
@@ -113,23 +114,25 @@ class Mapping(Node):
     def __repr__(self):
         return f"Mapping({len(self.items)} keys)"
 
-    def _keys(self) -> dict:
+    def _keys(self) -> dict[str, int]:
+        """Key text -> position of its pair in `items` (positions, not pairs: a run holds a few hundred
+        thousand mappings, and a tuple per key was a tenth of a large run's memory)."""
         if self._index is None:
-            index: dict[str, tuple[Node, Node]] = {}
-            for key, value in self.items:
+            index: dict[str, int] = {}
+            for position, (key, _) in enumerate(self.items):
                 if isinstance(key, Scalar):
                     # Keys by their text: Kubernetes field names are strings even where YAML 1.1 says bool.
-                    index.setdefault(key.text, (key, value))
+                    index.setdefault(key.text, position)
             self._index = index
         return self._index
 
     def get(self, key: str) -> Node | None:
-        pair = self._keys().get(key)
-        return pair[1] if pair else None
+        position = self._keys().get(key)
+        return self.items[position][1] if position is not None else None
 
     def key_node(self, key: str) -> Node | None:
-        pair = self._keys().get(key)
-        return pair[0] if pair else None
+        position = self._keys().get(key)
+        return self.items[position][0] if position is not None else None
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys()
@@ -138,8 +141,9 @@ class Mapping(Node):
         return list(self._keys())
 
     def pairs(self) -> Iterator[tuple[str, Node]]:
-        for key, (_, value) in self._keys().items():
-            yield key, value
+        items = self.items
+        for key, position in self._keys().items():
+            yield key, items[position][1]
 
 
 class Sequence(Node):
@@ -495,7 +499,7 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
 _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
 
 
-def _offset_map(scalar: Scalar) -> list[int]:
+def _offset_map(scalar: Scalar) -> SequenceOf[int]:
     """For each character of the scalar's text (plus its end), its offset in the file.
 
     The text of a quoted, folded or block scalar differs from its source (indentation, quotes, escapes,
@@ -509,13 +513,13 @@ def _offset_map(scalar: Scalar) -> list[int]:
     text, src = scalar.text, scalar.source.text
     start, end = scalar.start, min(scalar.end, len(scalar.source.text))
     style = scalar.style
-    mapping: list[int] | None = None
+    mapping: SequenceOf[int] | None = None
     if style in ("|", ">"):
         mapping = _block_offsets(src, start, end, style == ">", text)
     else:
         first, stop = (start + 1, end - 1) if style else (start, end)
         if first + len(text) == stop and src.startswith(text, first):
-            mapping = list(range(first, stop + 1))  # nothing to decode: most scalars
+            mapping = range(first, stop + 1)  # nothing to decode: most scalars (a range: no list of ints to keep)
         else:
             decoded = _flow_decode(src, first, stop, style)
             if decoded is not None and "".join(decoded[0]) == text:

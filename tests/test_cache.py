@@ -1,0 +1,230 @@
+"""The result cache (vllmlint.cache): a re-run over the same inputs replays the result, byte for byte; any edit
+(to any file: cross-file results included), a corrupt or foreign entry, or `--no-cache` lints again."""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from vllmlint import cache
+from vllmlint.engine import Linter, LintOptions, lint
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ai}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        command: [vllm, serve, Qwen/Qwen3-0.6B]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+HPA = """apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: vllm, namespace: ai}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+"""
+
+
+# Every fixture but the kustomizations (never cached: see test_a_kustomization_is_never_cached).
+FILES = sorted(str(p.relative_to(FIXTURES.parent)) for p in FIXTURES.rglob("*")
+               if p.is_file() and "kustomize" not in p.parts and p.suffix in (".yaml", ".yml", ".sh", ".md", ".json"))
+
+
+def cached(tmp_path: Path, *args, cwd=None):
+    env = {"VLLMLINT_NO_CACHE": "", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache")}
+    return run_cli(*args, cwd=cwd, env=env)
+
+
+def entries(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "results").glob("*.json"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_a_cached_run_prints_what_an_uncached_run_prints(tmp_path, fmt):
+    uncached = run_cli("--format", fmt, *FILES)
+    first = cached(tmp_path, "--format", fmt, *FILES)
+    assert len(entries(tmp_path)) == 1
+    second = cached(tmp_path, "--format", fmt, *FILES)
+    assert first == uncached
+    assert second == uncached
+    assert len(entries(tmp_path)) == 1  # the second run read the entry; it wrote no other
+
+
+def test_the_second_run_replays_without_linting(tmp_path, monkeypatch):
+    options = LintOptions(cache_dir=str(tmp_path))
+
+    def feed(linter):
+        linter.add_file(FIXTURES / "original" / "hpa.yaml")
+        linter.add_file(FIXTURES / "original" / "single-node-deployment.yaml")
+
+    first = lint(feed, options)
+    assert first.findings
+    monkeypatch.setattr(Linter, "run", lambda self: pytest.fail("linted again although nothing changed"))
+    second = lint(feed, options)
+    assert [(f.code, f.path, f.span, f.message, f.severity) for f in second.findings] == \
+           [(f.code, f.path, f.span, f.message, f.severity) for f in first.findings]
+    assert second.findings[0].severity.label == first.findings[0].severity.label  # a Severity, not an int
+    assert [r.code for r in second.rules] == [r.code for r in first.rules]
+    assert second.sources.keys() == first.sources.keys()
+    assert (second.files_checked, second.workloads, second.objects) == (first.files_checked, first.workloads,
+                                                                        first.objects)
+
+
+def test_an_edit_to_the_deployment_changes_the_hpa_files_cross_file_finding(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "deploy.yaml").write_text(DEPLOYMENT)
+    (tree / "hpa.yaml").write_text(HPA)
+    code, out, _ = cached(tmp_path, "--select", "VL401", "--format", "json", str(tree))
+    found = [(f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in json.loads(out)["findings"]]
+    assert found == [("VL401", "hpa.yaml", 10)]  # the HPA scales on CPU; the Deployment requests none
+    assert code == 1
+    # The Deployment (another file) now requests CPU: the HPA file, unchanged, has no finding any more.
+    (tree / "deploy.yaml").write_text(DEPLOYMENT.replace("{limits: {nvidia.com/gpu: 1}}",
+                                                         "{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}"))
+    code, out, _ = cached(tmp_path, "--select", "VL401", "--format", "json", str(tree))
+    assert json.loads(out)["findings"] == []
+    assert code == 0
+    # And back: the first entry is still valid for the first content.
+    (tree / "deploy.yaml").write_text(DEPLOYMENT)
+    code, out, _ = cached(tmp_path, "--select", "VL401", "--format", "json", str(tree))
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["VL401"]
+    assert len(entries(tmp_path)) == 2
+
+
+def test_options_are_part_of_the_key(tmp_path):
+    path = "fixtures/original/single-node-deployment.yaml"
+    _, everything, _ = cached(tmp_path, "--format", "json", path)
+    _, selected, _ = cached(tmp_path, "--format", "json", "--select", "VL201", path)
+    _, pinned, _ = cached(tmp_path, "--format", "json", "--select", "VL201", "--vllm-version", "0.10.2", path)
+    assert len({f["code"] for f in json.loads(everything)["findings"]}) > 1
+    assert {f["code"] for f in json.loads(selected)["findings"]} == {"VL201"}
+    assert json.loads(pinned)["findings"] == json.loads(selected)["findings"]
+    assert len(entries(tmp_path)) == 3
+
+
+@pytest.mark.parametrize("garbage", ["", "{not json", '{"format": "vllmlint-result-cache 0", "result": {}}',
+                                     json.dumps({"format": cache.FORMAT, "external": [], "result": {
+                                         "findings": [{"__dc__": "os:system", "f": {}}]}})])
+def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path, garbage):
+    expected = run_cli("fixtures/original")
+    cached(tmp_path, "fixtures/original")
+    [entry] = entries(tmp_path)
+    entry.write_text(garbage)
+    assert cached(tmp_path, "fixtures/original") == expected
+    assert json.loads(entry.read_text())["format"] == cache.FORMAT
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path):
+    expected = run_cli("fixtures/original")
+    assert cached(tmp_path, "--no-cache", "fixtures/original") == expected
+    assert not (tmp_path / "cache").exists()
+    env = {"VLLMLINT_NO_CACHE": "1", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_cli("fixtures/original", env=env) == expected
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_kustomization_is_never_cached(tmp_path):
+    """Its build reads files from disk that the key does not see."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "deploy.yaml").write_text(DEPLOYMENT)
+    (tree / "kustomization.yaml").write_text("resources: [deploy.yaml]\n")
+    cached(tmp_path, str(tree))
+    assert entries(tmp_path) == []
+
+
+def test_a_file_read_outside_the_inputs_invalidates_the_entry(tmp_path, monkeypatch):
+    outside = tmp_path / "config.json"
+    outside.write_text("{}")
+    runs = []
+    real_run = Linter.run
+
+    def run(self):
+        runs.append(1)
+        cache.note_external_read(outside)
+        return real_run(self)
+
+    monkeypatch.setattr(Linter, "run", run)
+    options = LintOptions(cache_dir=str(tmp_path))
+
+    def feed(linter):
+        linter.add_file(FIXTURES / "original" / "hpa.yaml")
+
+    lint(feed, options)
+    lint(feed, options)
+    assert len(runs) == 1
+    outside.write_text('{"changed": true}')
+    os.utime(outside, ns=(1, 1))
+    lint(feed, options)
+    assert len(runs) == 2
+
+
+def test_entries_are_written_whole_and_pruned(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    for number in range(5):
+        path = tmp_path / f"f{number}.yaml"
+        path.write_text(DEPLOYMENT.replace("name: vllm,", f"name: vllm-{number},"))
+        lint(lambda linter, path=path: linter.add_file(path), LintOptions(cache_dir=str(tmp_path / "cache")))
+    names = os.listdir(tmp_path / "cache" / "results")
+    assert len(names) == 3
+    assert not [n for n in names if n.startswith(".tmp-")]  # a temporary file moved into place, none left
+
+
+def test_concurrent_runs_share_the_cache(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, VLLMLINT_NO_CACHE="", VLLMLINT_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    expected = run_cli(*FILES)
+    procs = [subprocess.Popen([sys.executable, "-m", "vllmlint", *FILES], cwd=FIXTURES.parent, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    done = [p.communicate(timeout=300) for p in procs]
+    outputs = [(p.returncode, out.decode(), err.decode()) for p, (out, err) in zip(procs, done, strict=True)]
+    assert outputs == [expected] * 3
+    assert len(entries(tmp_path)) == 1
+    assert cached(tmp_path, *FILES) == expected
+
+
+def test_cache_dir(monkeypatch, tmp_path):
+    assert cache.cache_dir({"VLLMLINT_CACHE_DIR": str(tmp_path)}) == tmp_path
+    monkeypatch.setattr(cache.sys, "platform", "linux")
+    assert cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/vllmlint")
+    assert cache.cache_dir({}) == Path.home() / ".cache" / "vllmlint"
+
+
+def test_upgrade_to_lints_the_inputs_twice_through_the_cache(tmp_path):
+    """--upgrade-to compares two runs over the same inputs: both see every file, cached or not."""
+    args = ("--format", "json", "--upgrade-to", "0.31.0", "fixtures/original", "fixtures/audited")
+    expected = run_cli(*args)
+    assert json.loads(expected[1])["findings"]
+    assert cached(tmp_path, *args) == expected
+    assert cached(tmp_path, *args) == expected
+
+
+@pytest.mark.parametrize("chosen", [{"hf_cache": True}, {"online": True}])
+def test_models_sized_from_this_machine_or_the_hub_are_never_cached(tmp_path, monkeypatch, chosen):
+    """--hf-cache / --online: findings depend on what the key cannot see."""
+    import types
+
+    fake = types.ModuleType("vllmlint.capacity.hfconfig")
+    fake.sources = lambda: types.SimpleNamespace(**{"hf_cache": False, "online": False, **chosen})
+    monkeypatch.setitem(sys.modules, "vllmlint.capacity.hfconfig", fake)
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
+    assert not (tmp_path / "results").exists()
+    fake.sources = lambda: types.SimpleNamespace(hf_cache=False, online=False)
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
+    assert len(list((tmp_path / "results").glob("*.json"))) == 1

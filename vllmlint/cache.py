@@ -1,0 +1,366 @@
+"""The result cache: a run over inputs it has seen before replays that run's result instead of linting again.
+
+What is cached is the whole result of a run (findings, notices, counts, the texts the formatters quote), keyed by
+everything the result depends on: each input's name and content hash (in the order given), the options of the
+run, vllmlint's version and a fingerprint of its code and data (the release catalogs, rules, capacity tables),
+models and GPUs the configuration adds. So a cross-file result is never stale: an edit to any file (the
+Deployment an HPA in another file targets) is a new key, and the run is linted again whole. Runs whose result
+depends on what the key cannot see are not cached: a kustomization (its build reads files from disk that were
+not given), a render (`--render` runs tools), a run that hit an error, and anything that calls
+`note_external_read` (a file read outside the inputs) without it still matching on the next run.
+
+Entries are JSON (never pickle: a cache folder may sit in a checkout a pull request can write to), written to a
+temporary file and moved into place (`os.replace`), so concurrent runs never read half an entry; an entry that
+does not decode, or comes from another version of the cache, is ignored (the run lints, and rewrites it).
+The folder is `VLLMLINT_CACHE_DIR`, else the platform's user cache folder plus `vllmlint`; results live under
+its `results/`, at most MAX_ENTRIES of them (the oldest go first).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from vllmlint.engine import Linter, LintOptions, LintResult
+
+FORMAT = "vllmlint-result-cache 1"
+MAX_ENTRIES = 32
+ENV = "VLLMLINT_CACHE_DIR"
+
+
+def cache_dir(env: dict[str, str] | None = None) -> Path:
+    """vllmlint's own cache folder: VLLMLINT_CACHE_DIR, else the platform's user cache folder."""
+    env = dict(os.environ) if env is None else env
+    if env.get(ENV):
+        return Path(env[ENV]).expanduser()
+    if sys.platform == "win32" and env.get("LOCALAPPDATA"):
+        return Path(env["LOCALAPPDATA"]) / "vllmlint" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "vllmlint"
+    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "vllmlint"
+
+
+# --- files read outside the inputs ------------------------------------------------------------------------
+_external: list[tuple[str, str]] | None = None  # (path, stamp) read during the run being cached
+
+
+def note_external_read(path: str | os.PathLike) -> None:
+    """Code that reads a file the run was not given (a model's config.json from a local folder or the Hugging
+    Face cache) calls this, so that a cached result is replayed only while that file is unchanged."""
+    if _external is not None:
+        _external.append((os.path.abspath(path), _stamp(os.path.abspath(path))))
+
+
+def _stamp(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "missing"
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+# --- the key --------------------------------------------------------------------------------------------
+_fingerprint: str | None = None
+
+
+def tool_fingerprint() -> str:
+    """vllmlint's version and the size and time of every file of its code and data: a new release, an edited
+    catalog or rule (in a checkout) gives new keys."""
+    global _fingerprint
+    if _fingerprint is None:
+        from vllmlint import __version__
+        from vllmlint.data import _PACKAGE, data_dir
+
+        digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
+        folders = [_PACKAGE]
+        for name in ("rules", "data", "schemas"):
+            try:
+                folders.append(data_dir(name))
+            except FileNotFoundError:
+                pass
+        for folder in folders:
+            for root, dirs, files in os.walk(folder):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    path = os.path.join(root, name)
+                    digest.update(f"{path}\0{_stamp(path)}\0".encode())
+        _fingerprint = digest.hexdigest()
+    return _fingerprint
+
+
+def _options_key(options: LintOptions) -> str:
+    from vllmlint.engine import LintOptions
+
+    plain = dataclasses.replace(options, freeze_gc=False, cache_dir=None, progress=None, jobs=None)
+    assert isinstance(plain, LintOptions)
+    extra = ""
+    specs = sys.modules.get("vllmlint.capacity.specs")
+    extras = (getattr(specs, "_extra_models", None), getattr(specs, "_extra_gpus", None)) if specs else (None, None)
+    if any(extras):  # models and GPUs of the configuration (`models:`, `gpus:`); not imported: none
+        extra = repr(extras)
+    return repr(plain) + "\0" + extra
+
+
+def _hash(value: Any) -> str:
+    if isinstance(value, bytes):
+        return "b" + hashlib.sha256(value).hexdigest()
+    if isinstance(value, str) and len(value) > 256:
+        return "s" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return repr(value)
+
+
+# --- what a feed adds -------------------------------------------------------------------------------------
+class _Calls(list):
+    """`result.notices` of the recorder: notices a feed adds directly are replayed in their place."""
+
+    def __init__(self, calls: list):
+        super().__init__()
+        self._calls = calls
+
+    def append(self, notice) -> None:
+        self._calls.append(("notices", [notice]))
+
+    def extend(self, notices) -> None:
+        self._calls.append(("notices", list(notices)))
+
+
+def recorder(options: LintOptions) -> Linter:
+    """A Linter that records what a feed adds (files read, standard input, notices) without linting it."""
+    from vllmlint.engine import Linter
+
+    class Recorder(Linter):
+        def __init__(self, options):
+            super().__init__(options)
+            self.calls: list[tuple] = []
+            self.result.notices = _Calls(self.calls)
+
+        def add_bytes(self, data, shown, suffix=".yaml", name=""):
+            self.calls.append(("add_bytes", data, shown, suffix, name))
+
+        def add_stdin(self, data, filename):
+            self.calls.append(("add_stdin", data, filename))
+
+        def add_text(self, text, shown, suffix=".yaml", name=""):
+            self.calls.append(("add_text", text, shown, suffix, name))
+
+        def skip_too_large(self, shown, size):
+            self.calls.append(("skip_too_large", shown, size))
+
+    return Recorder(options)
+
+
+def _replay(recorded: Linter, once: bool) -> Callable[[Linter], None]:
+    """A feed that adds what `recorded` recorded; `once`: it runs once (no --upgrade-to, which lints twice), so the
+    recorded inputs are released once added."""
+    calls: list[tuple] = recorded.calls  # type: ignore[attr-defined]
+
+    def feed(linter: Linter) -> None:
+        linter.real_paths.update(recorded.real_paths)
+        for name, *args in calls:
+            if name == "notices":
+                linter.result.notices.extend(args[0])
+            else:
+                getattr(linter, name)(*args)
+        if once:
+            calls.clear()  # the bytes read are parsed now: the rules need not keep them alive
+    return feed
+
+
+def _cacheable(recorded: Linter) -> bool:
+    from vllmlint.source.kustomize import NAMES
+
+    result = recorded.result
+    if result.files_checked or result.internal_error or result.skipped or result.sources:
+        return False  # the feed changed the result itself (a render): a replay of its calls would not
+    return not any(os.path.basename(shown) in NAMES for shown in recorded.real_paths) and not _machine_dependent()
+
+
+def _machine_dependent() -> bool:
+    """`--hf-cache` / `--online` (vllmlint.capacity.hfconfig, when present): models sized from this machine's
+    Hugging Face cache or the Hub, which the key cannot see. Unset unless that module was imported and told so."""
+    hfconfig = sys.modules.get("vllmlint.capacity.hfconfig")
+    sources = getattr(hfconfig, "sources", None)
+    if not callable(sources):
+        return False
+    chosen = sources()
+    return bool(getattr(chosen, "hf_cache", False) or getattr(chosen, "online", False))
+
+
+def _key(recorded: Linter, options: LintOptions) -> str:
+    digest = hashlib.sha256(tool_fingerprint().encode())
+    digest.update(_options_key(options).encode("utf-8", "surrogatepass"))
+    for shown, real in recorded.real_paths.items():
+        digest.update(f"\0path\0{shown}\0{real}".encode("utf-8", "surrogatepass"))
+    for call in recorded.calls:  # type: ignore[attr-defined]
+        text = call[0] + "\0" + "\0".join(_hash(a) for a in call[1:])
+        digest.update(b"\1" + text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+# --- the run ----------------------------------------------------------------------------------------------
+def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintResult:
+    """`engine.lint` through the cache in `options.cache_dir`."""
+    global _external
+    from vllmlint.engine import lint
+
+    uncached = dataclasses.replace(options, cache_dir=None)
+    recorded = recorder(uncached)
+    feed(recorded)
+    if not _cacheable(recorded):
+        return lint(feed, uncached)  # as if there were no cache: the feed runs on a real Linter
+    assert options.cache_dir is not None
+    folder = Path(options.cache_dir) / "results"
+    key = _key(recorded, uncached)
+    entry = folder / f"{key}.json"
+    result = load(entry)
+    if result is not None:
+        return result
+    _external = []
+    try:
+        result = lint(_replay(recorded, once=not uncached.upgrade_to), uncached)
+        external = list(_external)
+    finally:
+        _external = None
+    if not result.internal_error:
+        store(entry, result, external)
+    return result
+
+
+def load(entry: Path) -> LintResult | None:
+    """The result stored in `entry`, or None when there is none, it does not decode, or a file it read outside
+    the inputs changed."""
+    try:
+        raw = json.loads(entry.read_text(encoding="utf-8"), object_hook=_decode)
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            return None
+        if any(_stamp(path) != stamp for path, stamp in raw["external"]):
+            return None
+        return _result_from(raw["result"])
+    except Exception:  # missing, truncated, foreign, from another version: lint instead
+        return None
+
+
+def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | None = None) -> None:
+    """Write `result` to `entry` (a temporary file moved into place); a cache that cannot be written is no error."""
+    import tempfile
+
+    try:
+        text = json.dumps({"format": FORMAT, "external": external or [], "result": _result_to(result)},
+                          default=_encode, ensure_ascii=False, separators=(",", ":"))
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
+                out.write(text)
+            os.replace(temporary, entry)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        _prune(entry.parent)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _prune(folder: Path) -> None:
+    entries = sorted(folder.glob("*.json"), key=lambda p: _mtime(p))
+    for old in entries[:-MAX_ENTRIES]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+# --- the result as JSON -----------------------------------------------------------------------------------
+def _result_to(result: LintResult) -> dict:
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    fields["sources"] = {shown: [source.path, source.text] for shown, source in result.sources.items()}
+    fields["rules"] = [rule.code for rule in result.rules]
+    return fields
+
+
+def _result_from(fields: dict) -> LintResult:
+    from vllmlint.engine import LintResult
+    from vllmlint.registry import all_rules
+    from vllmlint.source.yamlmodel import SourceFile
+
+    rules = all_rules()
+    fields["sources"] = {shown: SourceFile(path, text, shown) for shown, (path, text) in fields["sources"].items()}
+    fields["rules"] = [rules[code] for code in fields["rules"]]
+    return LintResult(**fields)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return {"__enum__": _name(type(value)), "v": value.value}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {"__dc__": _name(type(value)), "f": {k: _tuples(v) for k, v in fields.items()}}
+    raise TypeError(f"not cacheable: {type(value).__name__}")
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, enum.Enum):  # an IntEnum (Severity) would be written as a plain number
+        return {"__enum__": _name(type(value)), "v": value.value}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_tuples(v) for v in value]}
+    if isinstance(value, list):
+        return [_tuples(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+@functools.lru_cache(maxsize=None)
+def _class(name: str) -> Any:
+    """Only vllmlint's own dataclasses and enums are built from an entry."""
+    module, _, qualname = name.partition(":")
+    if not module.startswith("vllmlint.") or "." in qualname:
+        raise ValueError(f"foreign class in the cache: {name}")
+    cls = getattr(importlib.import_module(module), qualname)
+    if not (dataclasses.is_dataclass(cls) or (isinstance(cls, type) and issubclass(cls, enum.Enum))):
+        raise ValueError(f"foreign class in the cache: {name}")
+    return cls
+
+
+def _decode(raw: dict) -> Any:
+    if "__tuple__" in raw and len(raw) == 1:
+        return tuple(raw["__tuple__"])
+    if "__enum__" in raw:
+        return _class(raw["__enum__"])(raw["v"])
+    if "__dc__" in raw:
+        cls = _class(raw["__dc__"])
+        init = _init_fields(cls)
+        values = raw["f"]
+        if init.issuperset(values):
+            return cls(**values)
+        obj = cls(**{k: v for k, v in values.items() if k in init})
+        for k, v in values.items():
+            if k not in init:
+                object.__setattr__(obj, k, v)
+        return obj
+    return raw
+
+
+@functools.lru_cache(maxsize=None)
+def _init_fields(cls: Any) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
