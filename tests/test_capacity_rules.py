@@ -73,6 +73,10 @@ def test_chapter_statefulset_runs_tp16_in_an_8_gpu_pod(chapter):
     assert (finding.span.line, finding.span.col) == (66, 29)
     assert "requests 8 nvidia.com/gpu but vLLM needs 16" in finding.message
     assert "g5.12xlarge (4 GPUs" in finding.message and "can only run on p3.16xlarge" in finding.message
+    # the error's fact first (a short first line), the node's fact after its own detail
+    assert finding.message.startswith("the pod requests 8 nvidia.com/gpu but vLLM needs 16 GPUs in it (TP 16 x PP 1): ")
+    assert (" lower the parallel sizes. Also, g5.12xlarge (4 GPUs, from NodePool vllm-gpu) has fewer than 8: it can "
+            "only run on p3.16xlarge.") in finding.message
     assert finding.value == "8<16"  # the error's fingerprint stays what it was
 
 
