@@ -112,10 +112,10 @@ def test_the_fixtures_hpa_finding_has_a_short_first_line_and_a_help_line():
     code, out, _ = run_cli("--select", "VL401", "fixtures/original/hpa.yaml", "fixtures/original/single-node-deployment.yaml")
     lines = out.splitlines()
     assert code == 1 and lines[0] == (
-        "fixtures/original/hpa.yaml:15:13: VL401 [warning] HPA vllm-inference-hpa scales Deployment vllm-inference on "
-        "CPU utilization, but container `vllm-server` sets no CPU request (hpa-cpu-without-requests)")
-    assert lines[3].startswith("    = help: So utilization is unknown and the HPA never scales: set "
-                               "`resources.requests.cpu`")
+        "fixtures/original/hpa.yaml:15:13: VL401 [warning] HPA vllm-inference-hpa scales on CPU utilization, but "
+        "container `vllm-server` sets no CPU request (hpa-cpu-without-requests)")
+    assert lines[3].startswith("    = help: So utilization is unknown and the HPA never scales Deployment "
+                               "vllm-inference: set `resources.requests.cpu`")
 
 
 def test_first_lines_on_the_fixtures_are_short():
