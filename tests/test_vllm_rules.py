@@ -259,6 +259,8 @@ def test_service_named_vllm_points_at_its_name():
     [finding] = lint(text, ["VL110"])
     assert at(text, finding) == "vllm" and finding.span.line == 16
     assert "enableServiceLinks: false" in finding.message
+    assert finding.message.startswith("A Service named `vllm` makes vLLM's pods in namespace bench refuse to start. "
+                                      "It makes the kubelet set `VLLM_PORT=tcp://<cluster IP>:<port>` (and ")
 
 
 def test_external_name_service_sets_no_port_variable():
