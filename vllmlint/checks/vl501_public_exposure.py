@@ -116,7 +116,8 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
         restricted = _service_restricted(service, facts)
         if restricted and kind == "LoadBalancer":
             yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM through a restricted "
-                              f"{kind}. It is {restricted}: keep an authenticated gateway in front, since `--api-key` guards only "
+                              f"{kind}. It is {restricted}: keep an authenticated gateway in front, since `--api-key` "
+                              "guards only "
                               f"{guards}.{extra}", about=service, value=kind, severity=Severity.INFO)
             continue
         reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
@@ -413,7 +414,8 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                         continue
                     reported_services.add(id(service))
                     yield ctx.finding(backend.node, f"{label} routes to vLLM with no authentication in front. "
-                                      f"It routes to {service.kind} {service.name} through {through}: vLLM runs without `--api-key` and nothing in the "
+                                      f"It routes to {service.kind} {service.name} through {through}: vLLM runs "
+                                      "without `--api-key` and nothing in the "
                                       "linted files authenticates the route. Put an authenticating gateway or ingress "
                                       "auth (oauth2-proxy, a SecurityPolicy, an AuthorizationPolicy) in front and "
                                       "forward only the API paths clients need.", about=route.obj, value=route.kind,
@@ -548,7 +550,8 @@ def _nginx_config(ctx: Context, vllm_templates: dict, template: PodTemplate, con
                 if key is False:
                     reported.add(id(service))
                     yield ctx.finding(where, f"{label} forwards to vLLM without authenticating. It "
-                                      f"forwards to Service {service.name} and is exposed by {through}: vLLM runs without `--api-key` and "
+                                      f"forwards to Service {service.name} and is exposed by {through}: vLLM runs "
+                                      "without `--api-key` and "
                                       f"ConfigMap {config_map.name} has no `auth_request`, `auth_basic`, `auth_jwt`, "
                                       "client certificates or allow list. Authenticate at the gateway (for example "
                                       "`auth_request` to oauth2-proxy) and forward only the API paths clients need.",

@@ -131,7 +131,8 @@ def _ordinals(ctx, container, var, value, count, gpus, needed):
         extra = (f"; device {beyond[0]} does not exist in it, and CUDA ignores it and every ordinal after it"
                  if beyond else "")
         yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does. "
-                          f"This container gets {gpus}, numbered 0 to {count - 1} inside it{extra}: the setting is redundant, and "
+                          f"This container gets {gpus}, numbered 0 to {count - 1} inside it{extra}: the setting is "
+                          "redundant, and "
                           "wrong the day the GPU request changes. Remove it.",
                           about=container, value=f"{var.name}:all-{count}", severity=min(ctx.severity, Severity.INFO))
         return

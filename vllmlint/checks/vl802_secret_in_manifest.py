@@ -52,7 +52,8 @@ class _Reporter:
             else:
                 effect = "whatever runs with it sends this string as its credential and is refused"
             message = (f"{what} holds a placeholder, not a credential: nothing leaks, but {effect}. It reads as a "
-                       f"placeholder ({judgement.reason}). Give the real value from a Secret created outside the repository.")
+                       f"placeholder ({judgement.reason}). Give the real value from a Secret created outside the "
+                       "repository.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:placeholder",
                                        severity=min(self.ctx.severity, Severity.INFO))
         if finding is not None:

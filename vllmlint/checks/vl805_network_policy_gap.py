@@ -345,7 +345,8 @@ def _dns(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
         fix = ("allow DNS, in this policy or a separate allow-dns policy selecting these pods: an egress rule `to` "
                "`namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}` with `podSelector: "
                "{matchLabels: {k8s-app: kube-dns}}`, ports 53 UDP and 53 TCP.")
-        head = f"NetworkPolicy {policy.name} blocks DNS: {verdict}. It{also} isolates the egress of {_pods_of(templates)}."
+        head = (f"NetworkPolicy {policy.name} blocks DNS: {verdict}. It{also} isolates the egress of "
+                f"{_pods_of(templates)}.")
         if certain:
             message = f"{head} Name resolution fails, so vLLM cannot start ({'; '.join(certain)}): {fix}"
             severity = ctx.severity
@@ -455,13 +456,15 @@ def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate
             yield ctx.finding(policy.anchor(INGRESS),
                               f"NetworkPolicy {policy.name} opens scraped port {scraped} only to namespace(s) "
                               f"{listed}. It{also} isolates the ingress of {_pods_of(templates)}, and {target.what} "
-                              f"scrapes port {scraped}: unless Prometheus runs there, the scrape times out and the target stays down. "
+                              f"scrapes port {scraped}: unless Prometheus runs there, the scrape times out and the "
+                              "target stays down. "
                               + fix, about=policy.obj, value=f"scrape:{scraped}",
                               severity=min(ctx.severity, Severity.INFO))
             continue
         yield ctx.finding(policy.anchor(INGRESS),
                           f"NetworkPolicy {policy.name} keeps Prometheus from scraping port {scraped}. "
-                          f"It{also} isolates the ingress of {_pods_of(templates)}, and no ingress rule of the policies that select them lets Prometheus reach port {scraped}, "
+                          f"It{also} isolates the ingress of {_pods_of(templates)}, and no ingress rule of the "
+                          f"policies that select them lets Prometheus reach port {scraped}, "
                           f"which {target.what} scrapes: the scrape times out and the target stays down. " + fix,
                           about=policy.obj, value=f"scrape:{scraped}")
 

@@ -403,7 +403,8 @@ def _storage_findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[F
         if where is not None:
             yield ctx.finding(where, f"StorageClass {obj.name or ''} has no `{'`, `'.join(missing)}` "
                               f"parameter{'s' if len(missing) > 1 else ''}, which `{name}` needs. It needs "
-                              f"{'them' if len(missing) > 1 else 'it'} to create a file system, so every PersistentVolumeClaim of it stays Pending: add "
+                              f"{'them' if len(missing) > 1 else 'it'} to create a file system, so every "
+                              "PersistentVolumeClaim of it stays Pending: add "
                               f"{'them' if len(missing) > 1 else 'it'}. " + (entry.get("static") or ""), about=obj)
 
 
