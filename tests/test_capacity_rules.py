@@ -50,6 +50,8 @@ def test_chapter_deployment_does_not_fit_on_v100(chapter):
     [finding] = of(chapter, "VL601", "single-node-deployment.yaml")
     assert finding.severity == Severity.ERROR  # the 8-GPU pod fits only p3.16xlarge, and fails there
     assert "16.4 GiB of weights per GPU" in finding.message
+    assert finding.message.startswith("meta-llama/Llama-3.1-70B-Instruct (`/models/llama-3.1-70b` read as it) does not "
+                                      "fit one V100-16GB: it needs 16.4 GiB of weights per GPU (bfloat16, TP 8); ")
     assert "V100-16GB" in finding.message and "15.0 GiB" in finding.message
     assert "--gpu-memory-utilization 0.95" in finding.message
     assert "--tensor-parallel-size 16 would fit" in finding.message
@@ -62,6 +64,9 @@ def test_chapter_v100_is_below_the_newest_release_floor(chapter):
         [finding] = of(chapter, "VL607", path)
         assert finding.severity == Severity.ERROR
         assert "compute capability 7.0" in finding.message and "7.5" in finding.message
+        assert finding.message.startswith("V100-16GB (compute capability 7.0) is below the compute capability 7.5 "
+                                          "that the newest vLLM supports. It runs on p3.16xlarge (8 x V100-16GB) "
+                                          "(from NodePool vllm-gpu), and the image names no release: ")
 
 
 def test_chapter_statefulset_runs_tp16_in_an_8_gpu_pod(chapter):
@@ -73,6 +78,10 @@ def test_chapter_statefulset_runs_tp16_in_an_8_gpu_pod(chapter):
     assert (finding.span.line, finding.span.col) == (66, 29)
     assert "requests 8 nvidia.com/gpu but vLLM needs 16" in finding.message
     assert "g5.12xlarge (4 GPUs" in finding.message and "can only run on p3.16xlarge" in finding.message
+    # the error's fact first (a short first line), the node's fact after its own detail
+    assert finding.message.startswith("the pod requests 8 nvidia.com/gpu but vLLM needs 16 GPUs in it (TP 16 x PP 1): ")
+    assert (" lower the parallel sizes. Also, g5.12xlarge (4 GPUs, from NodePool vllm-gpu) has fewer than 8: it can "
+            "only run on p3.16xlarge.") in finding.message
     assert finding.value == "8<16"  # the error's fingerprint stays what it was
 
 
@@ -436,3 +445,12 @@ spec:
 """
     result = lint_text(text, "k8s/vllm.yaml", LintOptions(select=["VL606"]))
     assert result.findings == [] and not result.internal_error
+
+
+def test_chapter_kv_cache_first_sentence_is_short(chapter):
+    # issue 13: the problem and the length first; the model, the node and the missing --max-model-len after it
+    [finding] = of(chapter, "VL602", "multi-node-statefulset.yaml")
+    assert finding.message.startswith(
+        "the KV cache left on V100-16GB cannot hold one sequence of the model's full context (131072 tokens): "
+        "meta-llama/Llama-3.1-70B-Instruct (`/models/llama-3.1-70b` read as it) on V100-16GB (p3.16xlarge, from "
+        "NodePool vllm-gpu) with no --max-model-len: of the 14.5 GiB")

@@ -105,3 +105,16 @@ def test_stops_at_a_shell_operator_in_argv():
 def test_after_an_unknown_flag_only_the_flag():
     # an unknown flag may take more values than the parse guessed: `b` is not called a stray word
     assert found("vllm serve Qwen/Qwen3-8B --brand-new-flag a b\n") == [(1, 26, Severity.ERROR, "--brand-new-flag")]
+
+
+def test_unknown_flag_on_an_unknown_release_says_which_release_stood_in_after_the_first_sentence():
+    # `vllm/vllm-openai:latest` names no release: the newest catalogued one is assumed (issue 13: the first
+    # line stays short, the assumption follows it).
+    result = lint_text(pod('["--model", "Qwen/Qwen3-8B", "--rank", "0"]', image="vllm/vllm-openai:latest"),
+                       "pod.yaml", LintOptions(select=["VL103"]))
+    [finding] = [f for f in result.findings if f.code == "VL103"]
+    from vllmlint.vllm.catalog import newest as newest_release
+    newest = newest_release()
+    assert finding.message.startswith(
+        f"`--rank` is not an option of the vLLM server (vLLM {newest}), which refuses to start with it. The release "
+        f"is unknown: it was checked against {newest}, the newest known release.")

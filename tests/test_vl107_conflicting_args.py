@@ -172,3 +172,16 @@ def test_serve_serve_with_model_on_0_8_0_raises_in_serve_cmd():
     (finding,) = lint("vllm serve serve --model=Qwen/Qwen3-8B\n", "serve.sh", "0.8.0")
     assert (finding.span.line, finding.span.col, finding.severity) == (1, 12, Severity.ERROR)
     assert "ValueError" in finding.message
+
+
+def test_a_release_that_rejects_a_lone_model_option_says_so_first():
+    # `vllm serve --model X` on 0.7.1, whose parser refused `--model` (issue 13: the release
+    # first, how the run knows it after the first sentence)
+    text = deployment("vllm/vllm-openai:v0.7.1", "[--model, Qwen/Qwen3-8B]").replace(
+        "        args:", "        command: [vllm, serve]\n        args:")
+    (finding,) = lint(text)
+    assert (finding.span.line, finding.span.col, finding.value) == (13, 16, "--model")
+    assert finding.message == (
+        "vLLM 0.7.1 rejects `vllm serve --model ...`: it wants the model as the positional argument. That is vLLM "
+        "0.7.1, the release Deployment vllm runs (image tag vllm/vllm-openai:v0.7.1). Write `vllm serve "
+        "Qwen/Qwen3-8B ...`.")

@@ -47,7 +47,9 @@ def test_service_port_annotation_with_scrape_true():
     text = DEPLOYMENT % "" + service('{prometheus.io/scrape: "true", prometheus.io/port: "8080"}')
     assert lint(text) == [(19, 67, E, "8080")]
     result = lint_text(text, "example.yaml", LintOptions(select=["VL301"]))
-    assert "on Service vllm points Prometheus at a port" in result.findings[0].message
+    assert result.findings[0].message.startswith("`prometheus.io/port: 8080` points Prometheus at a port vLLM does "
+                                                 "not serve metrics on. Service vllm carries it, and vLLM serves "
+                                                 "/metrics on its API port ")
 
 
 @pytest.mark.parametrize("annotations", [

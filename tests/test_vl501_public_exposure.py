@@ -156,7 +156,8 @@ def test_catches_routes(text, expected):
 
 def test_no_auth_message_names_the_route_and_the_fix():
     (finding,) = lint(app() + ingress())
-    assert finding.message.startswith("Ingress vllm routes to vLLM (Service vllm) through an Ingress (class `nginx`)")
+    assert finding.message.startswith("Ingress vllm routes to vLLM with no authentication in front. It routes to "
+                                      "Service vllm through an Ingress (class `nginx`)")
     assert "no authentication in front" in finding.message and "oauth2-proxy" in finding.message
 
 
@@ -191,7 +192,7 @@ def test_inference_pool_backend():
     """An HTTPRoute to an InferencePool (Gateway API Inference Extension): the pool's pods are the backend."""
     text = app() + gateway() + POOL_ROUTE.replace("PORT", "8000")
     assert found(text) == [(44, 83, WARN)]
-    assert "vLLM (InferencePool vllm-pool)" in lint(text)[0].message
+    assert "It routes to InferencePool vllm-pool through " in lint(text)[0].message
     assert found(app() + gateway() + POOL_ROUTE.replace("PORT", "9000")) == []  # not vLLM's port
     alpha = POOL_ROUTE.replace("inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2").replace(
         "  selector: {matchLabels: {app: vllm}}\n  targetPorts: [{number: PORT}]",
@@ -524,8 +525,9 @@ def test_nginx_gateway_catches():
         "http://vllm:80", "http://vllm_backend")
     assert found(app() + nginx_gateway(upstream)) == [(48, 20, WARN)]
     (finding,) = lint(app() + nginx_gateway(PROXY_V1))
-    assert finding.message.startswith("The nginx gateway Deployment/api-gateway forwards to vLLM (Service vllm) "
-                                      "without authenticating, and is exposed by Service api-gateway (LoadBalancer)")
+    assert finding.message.startswith("The nginx gateway Deployment/api-gateway forwards to vLLM without "
+                                      "authenticating. It forwards to Service vllm and is exposed by Service "
+                                      "api-gateway (LoadBalancer): vLLM runs without `--api-key`")
 
 
 @pytest.mark.parametrize("text", [

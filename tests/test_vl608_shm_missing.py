@@ -44,7 +44,8 @@ def test_default_shm_with_tp():
 
 def test_message_proposes_a_sized_memory_emptydir_not_host_ipc():
     (finding,) = lint(pod())
-    assert finding.message.startswith("TP 4 x PP 1 workers exchange tensors through shared memory")
+    assert finding.message.startswith("TP 4 x PP 1 workers need shared memory, but the container has only the "
+                                      "runtime's default 64 MB /dev/shm. They exchange tensors through it")
     assert "mount an `emptyDir: {medium: Memory, sizeLimit: 16Gi}` volume at /dev/shm" in finding.message
     assert "Prefer it to `hostIPC: true`, which shares the node's IPC namespace with the pod and weakens its " \
         "isolation" in finding.message
@@ -54,7 +55,8 @@ def test_message_proposes_a_sized_memory_emptydir_not_host_ipc():
 def test_disk_backed_emptydir():
     (finding,) = lint(pod(mounts=DISK))
     assert (finding.span.line, finding.span.col) == (8, 44)
-    assert "not memory-backed (give the emptyDir `medium: Memory`)" in finding.message
+    assert "is mounted from a volume that is not memory-backed. " in finding.message
+    assert "crashes under load. Give the emptyDir `medium: Memory`. Fix: " in finding.message
     assert "sizeLimit: 16Gi" in finding.message
 
 

@@ -112,6 +112,9 @@ spec:
   ports: [{port: 80, targetPort: 8000}]
 """
     assert found(text) == [(10, 15, Severity.INFO, "no-readiness:vllm-api")]
+    assert lint(text)[0].message.startswith(
+        "This vLLM container has no readiness probe (and no startup probe), yet a Service sends it traffic. "
+        "Service vllm-api sends traffic to it: the pod counts as ready as soon as the container starts")
     with_startup = text.replace("        command: [vllm, serve, Qwen/Qwen3-8B]\n",
                                 "        command: [vllm, serve, Qwen/Qwen3-8B]\n"
                                 "        startupProbe: {httpGet: {path: /health, port: 8000}, failureThreshold: 90}\n")

@@ -51,8 +51,9 @@ def test_read_only_root_with_a_hub_download():
 
 def test_message_names_the_directory_the_variable_and_the_others():
     (finding,) = lint(pod())
-    assert finding.message.startswith("`/root/.cache/huggingface/hub` (Hugging Face hub cache, the default under "
-                                      "HOME, moved by HF_HOME) is not writable: `readOnlyRootFilesystem: true`")
+    assert finding.message.startswith("`/root/.cache/huggingface/hub` (Hugging Face hub cache) is not writable: "
+                                      "`readOnlyRootFilesystem: true`")
+    assert " It is the default under HOME, moved by HF_HOME. " in finding.message
     assert "vLLM downloads `Qwen/Qwen3-8B` into it" in finding.message
     assert "Also not writable: `/root/.cache/vllm` (vLLM cache root" in finding.message
 
@@ -235,8 +236,8 @@ HOME_VOLUME = "[{name: c, emptyDir: {}}]"
 def test_read_only_root_without_a_writable_temporary_directory():
     assert found(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME)) == [(11, 47, Severity.WARNING, "vllm-ipc:/tmp")]
     (finding,) = lint(pod(mounts=HOME_CACHE, volumes=HOME_VOLUME))
-    assert finding.message.startswith("`/tmp` (vLLM's ZeroMQ IPC sockets, Python's temporary directory, moved by "
-                                      "TMPDIR or VLLM_RPC_BASE_PATH) is not writable")
+    assert finding.message.startswith("`/tmp` (vLLM's ZeroMQ IPC sockets) is not writable")
+    assert " It is Python's temporary directory, moved by TMPDIR or VLLM_RPC_BASE_PATH." in finding.message
 
 
 @pytest.mark.parametrize("extra_mount", ["{name: t, mountPath: /var/tmp}", "{name: t, mountPath: /vllm-workspace}"])

@@ -47,7 +47,9 @@ def test_no_accelerator_resource(resources):
 
 def test_message_names_image_and_fix():
     (finding,) = lint(pod())
-    assert finding.message.startswith("`vllm/vllm-openai:v0.10.1` is a CUDA build of vLLM, but the container")
+    assert finding.message.startswith("`vllm/vllm-openai:v0.10.1` is a CUDA build of vLLM, but the container requests "
+                                      "no accelerator. It requests no `nvidia.com/gpu` or other device resource: the "
+                                      "device plugin gives the container no GPU")
     assert "nvidia.com/gpu: 1" in finding.message and "Failed to infer device type" in finding.message
 
 

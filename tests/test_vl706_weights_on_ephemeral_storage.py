@@ -64,7 +64,7 @@ def test_catches(text, line, col, severity, value):
 
 def test_message_names_the_place_and_the_fix():
     (finding,) = lint(pod(env=HF_DATA, mounts=DATA_MOUNT, volumes="[{name: data, emptyDir: {}}]"))
-    assert "downloaded to /data/hub (env HF_HOME), on the emptyDir `data` without sizeLimit" in finding.message
+    assert "downloaded to the node's ephemeral storage (about 61.0 GiB). It goes to /data/hub (env HF_HOME), on the emptyDir `data` without sizeLimit" in finding.message
     assert "request ephemeral-storage of at least 67.1 GiB" in finding.message
 
 

@@ -68,6 +68,10 @@ def test_env(env, col, severity):
 def test_placeholder_message_differs_and_names_the_sample():
     (finding,) = lint(pod("[{name: VLLM_API_KEY, value: token-abc123}]"))
     assert "placeholder" in finding.message and "`token-abc123`" in finding.message
+    assert finding.message.startswith(
+        "VLLM_API_KEY in Pod vllm holds a placeholder, not a credential: nothing leaks, but vLLM accepts it as its "
+        "API key, and a key copied from documentation is known to every reader. It reads as a placeholder (the "
+        "documentation sample `token-abc123`). Give the real value")
     assert finding.value == "VLLM_API_KEY:placeholder"
     (real,) = lint(pod(f"[{{name: HF_TOKEN, value: {HF}}}]"))
     assert "Hugging Face user access token written as a literal (hf_****, 37 characters)" in real.message

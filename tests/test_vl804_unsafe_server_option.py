@@ -140,6 +140,14 @@ def test_messages_say_what_and_what_instead():
     assert ": POST /reset_prefix_cache." in old.message and "/sleep" not in old.message
     (lora,) = lint(pod('[{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: "1"}]', "[m, --enable-lora]"))
     assert "no `--api-key`" in lora.message and "--lora-modules" in lora.message
+    assert lora.message.startswith("`VLLM_ALLOW_RUNTIME_LORA_UPDATING=1` on vLLM 0.29.0 lets any caller load and "
+                                   "unload LoRA adapters: it adds POST /v1/load_lora_adapter and ")
+    # an unknown release: the one assumed is named after the problem, not in the first line (issue 13)
+    (unpinned,) = lint(pod('[{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: "1"}]', "[m, --enable-lora]",
+                           "vllm/vllm-openai:latest"))
+    from vllmlint.vllm.catalog import newest
+    assert unpinned.message.startswith(f"`VLLM_ALLOW_RUNTIME_LORA_UPDATING=1` on vLLM {newest()} lets any caller ")
+    assert f". The release is unknown: {newest()} is assumed. Register the adapters" in unpinned.message
     (media,) = lint(pod("[]", "[m, --allowed-local-media-path, /]"))
     assert "file:///dev/zero" in media.message and "dedicated volume" in media.message
 

@@ -327,7 +327,7 @@ def test_scrape_open_only_to_a_namespace_named_for_something_else_is_info():
     rule = ("  - from: [{namespaceSelector: {matchLabels: {name: ingress-nginx}}}]\n"
             "    ports: [{port: 8000}]\n")
     (finding,) = lint(deployment() + policy(DENY_INGRESS + rule) + POD_MONITOR)
-    assert finding.severity == Severity.INFO and "open only to namespace(s) ingress-nginx" in finding.message
+    assert finding.severity == Severity.INFO and "opens scraped port 8000 only to namespace(s) ingress-nginx" in finding.message
 
 
 def test_hub_model_with_a_cache_volume_is_info():

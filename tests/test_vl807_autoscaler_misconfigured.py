@@ -92,8 +92,9 @@ def test_the_original_chapter_hpa_fires():
     findings = [f for f in linter.run().findings if f.code == "VL807"]
     assert [(f.path, f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
         ("fixtures/original/hpa.yaml", 22, 15, INFO, "unknown:requests_per_second")]
-    assert findings[0].message.startswith("HPA vllm-inference-hpa scales Deployment vllm-inference on "
-                                          "`requests_per_second`, which is not a metric vLLM exports")
+    assert findings[0].message.startswith("HPA vllm-inference-hpa scales on `requests_per_second`, which is not a "
+                                          "metric vLLM exports. It scales Deployment vllm-inference, vLLM 0.33.0 "
+                                          "(checked) does not export `requests_per_second`, and no prometheus-adapter")
 
 
 @pytest.mark.parametrize("metric, expected", [

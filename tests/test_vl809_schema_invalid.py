@@ -102,7 +102,8 @@ spec:
 """
     (finding,) = lint(text)
     assert (finding.span.line, finding.span.col) == (7, 5)
-    assert "has no `port`" in finding.message
+    assert finding.message == ("`spec.ports[0]` lacks the required field `port`. Kubernetes 1.37's v1 Service schema "
+                               "requires it, so the API server rejects Service vllm: add it.")
 
 
 def test_original_chapter_karpenter_and_fsx():
@@ -120,7 +121,13 @@ def test_original_chapter_karpenter_and_fsx():
         ("karpenter-nodepool.yaml", 40, 3, "error"),  # ttlSecondsAfterEmpty
     ]
     messages = " ".join(f.message for f in result.findings)
-    assert "since v1beta1 it is `subnetSelectorTerms`" in messages and "has no `group`, `kind`" in messages
+    assert "since v1beta1 it is `subnetSelectorTerms`" in messages
+    assert "lacks 2 required fields: `group`, `kind`." in messages
+    # issue 13: the problem first, the driver release checked and the consequence after it
+    assert ("`fileSystemId` is not a StorageClass parameter of `fsx.csi.aws.com`, which ignores it. Checked against "
+            "Amazon FSx for Lustre CSI driver helm-chart-aws-fsx-csi-driver-1.17.0.") in messages
+    assert ("StorageClass fsx-lustre-sc has no `subnetId`, `securityGroupIds` parameters, which `fsx.csi.aws.com` "
+            "needs. It needs them to create a file system, so every PersistentVolumeClaim") in messages
     assert "`consolidationPolicy: WhenEmpty`" in messages
     assert "static PersistentVolume" in messages
 

@@ -90,6 +90,9 @@ def test_settings_written_the_unsafe_way_are_info_at_their_node():
     assert found(text) == [(11, 33, Severity.INFO, "allowPrivilegeEscalation:true"),
                            (13, 23, Severity.INFO, "seccompProfile:Unconfined"),
                            (15, 32, Severity.INFO, "runAsUser:0")]
+    # issue 13: the first sentence is the problem, the advice its own sentence (the `help:` line)
+    assert lint(text)[-1].message == ("`runAsUser: 0` runs vLLM as root. Run it as a non-root uid (with `runAsGroup` "
+                                      "and `fsGroup`) and give it a writable HOME or cache volume (VL703 checks them).")
 
 
 def test_a_raised_severity_raises_the_warnings_too():

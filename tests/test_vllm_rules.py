@@ -65,7 +65,7 @@ def test_kv_cache_memory_bytes_on_the_benchmark_release_is_too_new():
     assert at(text, finding) == '"--kv-cache-memory-bytes"'
     assert finding.severity == Severity.ERROR
     assert "0.6.4.post1" in finding.message and "image tag vllm/vllm-openai:v0.6.4.post1" in finding.message
-    assert "first appears in 0.10.2" in finding.message
+    assert finding.message.startswith("`--kv-cache-memory-bytes` first appears in vLLM 0.10.2, newer than 0.6.4.post1. ")
 
 
 def test_an_uncatalogued_patch_is_checked_against_its_minor_release():
@@ -259,6 +259,8 @@ def test_service_named_vllm_points_at_its_name():
     [finding] = lint(text, ["VL110"])
     assert at(text, finding) == "vllm" and finding.span.line == 16
     assert "enableServiceLinks: false" in finding.message
+    assert finding.message.startswith("A Service named `vllm` makes vLLM's pods in namespace bench refuse to start. "
+                                      "It makes the kubelet set `VLLM_PORT=tcp://<cluster IP>:<port>` (and ")
 
 
 def test_external_name_service_sets_no_port_variable():

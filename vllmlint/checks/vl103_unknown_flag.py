@@ -30,8 +30,11 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                            f"{', '.join(f'`{c}`' for c in status.candidates[:4])}), which refuses to start: "
                            "write the option out in full.")
             else:
-                message = f"`{option.name}` is not an option of the vLLM server ({_which(invocation)}), which refuses " \
+                which = f"vLLM {release}" if invocation.assumed else _which(invocation)
+                message = f"`{option.name}` is not an option of the vLLM server ({which}), which refuses " \
                           "to start with it."
+                if invocation.assumed:
+                    message += f" The release is unknown: it was checked against {release}, the newest known release."
                 if status.hint:
                     message += " " + first_sentence(status.hint)
                 elif status.candidates:

@@ -8,7 +8,7 @@ from vllmlint.vllm.flags import OK
 from vllmlint.vllm.invocation import SERVE, VIA_IMAGE_ENTRYPOINT, Invocation, Option
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
-from vllmlint.checks.messages import release_phrase, value_of
+from vllmlint.checks.messages import release_phrase, value_of, version_label
 from vllmlint.checks.model_option import MODEL_OPTION_WARNS_FROM, lone_model_option
 
 # `vllm serve --model X` without a positional model: vllmlint/checks/model_option.py (the releases that
@@ -77,8 +77,9 @@ def _model_twice(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
         return  # accepted with a deprecation warning: model-option-deprecated (VL112)
     option = lone[0]
     model = option.value or "MODEL"
-    yield ctx.finding(option.token, f"{release_phrase(invocation)} rejects `vllm serve {option.name} ...`: it "
-                      f"wants the model as the positional argument. Write `vllm serve {model} ...`.",
+    yield ctx.finding(option.token, f"vLLM {version_label(invocation)} rejects `vllm serve {option.name} ...`: it "
+                      f"wants the model as the positional argument. That is {release_phrase(invocation)}. "
+                      f"Write `vllm serve {model} ...`.",
                       about=invocation, value="--model")
 
 

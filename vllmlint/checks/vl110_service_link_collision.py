@@ -43,7 +43,8 @@ def check(ctx: Context):
         where = service.metadata.get("name") if service.metadata is not None else service.node
         namespace = f"namespace {service.namespace}" if service.namespace else "its namespace"
         yield ctx.finding(where or service.node,
-                          f"A Service named `vllm` makes the kubelet set `VLLM_PORT=tcp://<cluster IP>:<port>` (and "
+                          f"A Service named `vllm` makes vLLM's pods in {namespace} refuse to start. "
+                          f"It makes the kubelet set `VLLM_PORT=tcp://<cluster IP>:<port>` (and "
                           f"`VLLM_SERVICE_HOST`, ...) in every pod of {namespace}, including {', '.join(affected)}; "
                           "vLLM reads `VLLM_PORT` as its internal port number and refuses to start (\"VLLM_PORT ... "
                           "appears to be a URI\"). Rename the Service (e.g. `vllm-api`), or set "

@@ -171,9 +171,9 @@ def _service_annotations(ctx, services, vllm):
         node, text, number = found
         for template in _selected(ctx, service_selector(service), service.namespace, vllm):
             if _mismatch(number, vllm[template]):
-                yield ctx.finding(node, f"`prometheus.io/port: {text}` on Service {service.name} points Prometheus at "
-                                  f"a port vLLM does not serve metrics on: vLLM serves /metrics on its API port "
-                                  f"{_describe(vllm[template][0])}.", about=service, value=text,
+                yield ctx.finding(node, f"`prometheus.io/port: {text}` points Prometheus at a port vLLM does not "
+                                  f"serve metrics on. Service {service.name} carries it, and vLLM serves /metrics "
+                                  f"on its API port {_describe(vllm[template][0])}.", about=service, value=text,
                                   fix=ctx.build_fix(_port_fix, node, vllm[template], "the annotation"))
                 break
 

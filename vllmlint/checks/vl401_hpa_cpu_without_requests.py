@@ -31,7 +31,8 @@ def check(ctx: Context):
             if not missing:
                 continue
             names = ", ".join(f"`{name}`" for name in missing)
-            yield ctx.finding(node, f"HPA {hpa.name} scales {target.kind} {target.name} on CPU utilization, but "
-                              f"container {names} sets no CPU request, so utilization is unknown and the HPA never "
-                              "scales: set `resources.requests.cpu`, or scale on vLLM's queue metrics "
+            yield ctx.finding(node, f"HPA {hpa.name} scales on CPU utilization, but container {names} sets no CPU "
+                              "request, so utilization is unknown and the HPA never scales "
+                              f"{target.kind} {target.name}: set `resources.requests.cpu`, or scale on vLLM's queue "
+                              "metrics "
                               "(`vllm:num_requests_waiting`).", about=hpa, value=f"{target.kind}/{target.name}")

@@ -115,8 +115,9 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
                  "authentication at all and must stay on an isolated network." if distributed else "")
         restricted = _service_restricted(service, facts)
         if restricted and kind == "LoadBalancer":
-            yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM through a {kind}, "
-                              f"{restricted}: keep an authenticated gateway in front, since `--api-key` guards only "
+            yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM through a restricted "
+                              f"{kind}. It is {restricted}: keep an authenticated gateway in front, since `--api-key` "
+                              "guards only "
                               f"{guards}.{extra}", about=service, value=kind, severity=Severity.INFO)
             continue
         reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
@@ -412,8 +413,9 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                     if id(service) in reported_services:
                         continue
                     reported_services.add(id(service))
-                    yield ctx.finding(backend.node, f"{label} routes to vLLM ({service.kind} {service.name}) through {through} "
-                                      "with no authentication in front: vLLM runs without `--api-key` and nothing in the "
+                    yield ctx.finding(backend.node, f"{label} routes to vLLM with no authentication in front. "
+                                      f"It routes to {service.kind} {service.name} through {through}: vLLM runs "
+                                      "without `--api-key` and nothing in the "
                                       "linted files authenticates the route. Put an authenticating gateway or ingress "
                                       "auth (oauth2-proxy, a SecurityPolicy, an AuthorizationPolicy) in front and "
                                       "forward only the API paths clients need.", about=route.obj, value=route.kind,
@@ -547,8 +549,9 @@ def _nginx_config(ctx: Context, vllm_templates: dict, template: PodTemplate, con
                 level = Severity.INFO if severity == Severity.INFO else None
                 if key is False:
                     reported.add(id(service))
-                    yield ctx.finding(where, f"{label} forwards to vLLM (Service {service.name}) without "
-                                      f"authenticating, and is exposed by {through}: vLLM runs without `--api-key` and "
+                    yield ctx.finding(where, f"{label} forwards to vLLM without authenticating. It "
+                                      f"forwards to Service {service.name} and is exposed by {through}: vLLM runs "
+                                      "without `--api-key` and "
                                       f"ConfigMap {config_map.name} has no `auth_request`, `auth_basic`, `auth_jwt`, "
                                       "client certificates or allow list. Authenticate at the gateway (for example "
                                       "`auth_request` to oauth2-proxy) and forward only the API paths clients need.",

@@ -18,7 +18,8 @@ def check(ctx: Context):
         if plan.quantization is None and resolved_dtype(plan.model, gpu, work.dtype, work.release) == "float32":
             dtype = "float32: vLLM refuses float16 for this model and the GPU has no bfloat16"
         helps = knobs_for_weights(work, placement, plan, need_kv=False)
-        message = (f"{model_words(work)} needs {gib1(plan.weights_bytes)} of weights per GPU ({dtype}, {layout}); "
+        message = (f"{model_words(work)} does not fit one {gpu.id}: it needs {gib1(plan.weights_bytes)} of weights "
+                   f"per GPU ({dtype}, {layout}); "
                    f"one {gpu.id} ({where_words(placement)}) gives vLLM {gib1(plan.budget_bytes)} at "
                    f"{utilization_words(work, plan)}, so loading fails with CUDA out of memory. What helps: {helps}."
                    f"{also_words(failing)}{rest}")

@@ -20,7 +20,8 @@ def check(ctx: Context):
         gpu = placement.candidate.gpu
         given = "--max-model-len" in work.options
         length = f"--max-model-len {plan.max_model_len}" if given else \
-            f"the model's full context of {plan.max_model_len} tokens (no --max-model-len)"
+            f"the model's full context ({plan.max_model_len} tokens)"
+        unset = "" if given else " with no --max-model-len"
         if plan.kv_cache_memory_bytes_override is not None:
             room = f"--kv-cache-memory-bytes gives the KV cache {gib1(plan.kv_cache_bytes)}"
         else:
@@ -37,7 +38,7 @@ def check(ctx: Context):
                    "memory\")")
         # The problem first (the text formatter shows the part before the first top-level colon as the headline).
         message = (f"the KV cache left on {gpu.id} cannot hold one sequence of {length}: {model_words(work)} on "
-                   f"{gpu.id} ({where_words(placement)}): {room}, which holds about {plan.kv_tokens:,} tokens "
+                   f"{gpu.id} ({where_words(placement)}){unset}: {room}, which holds about {plan.kv_tokens:,} tokens "
                    f"({plan.kv_bytes_per_token / 1024:.0f} KiB per token per GPU); {verdict}. What helps: "
                    f"{knobs}.{also_words(failing)}{rest}")
         where = work.value_token("--max-model-len") or work.model_anchor

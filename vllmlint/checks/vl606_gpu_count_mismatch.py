@@ -90,7 +90,7 @@ def _one_message(parts: list[_Part]) -> str:
     if len(parts) == 1:
         return f"{lead.fact}: {lead.detail}"
     other = next(part for part in parts if part is not lead)
-    return f"{lead.fact}, and {other.clause}: {lead.detail} {other.detail[0].upper()}{other.detail[1:]}"
+    return f"{lead.fact}: {lead.detail} Also, {other.clause}: {other.detail}"
 
 
 def _mismatch(work, template, resource, count) -> _Part | None:

@@ -58,10 +58,12 @@ def _below_floor(ctx, work, hosting, anchor):
     severity, rest = scope(ctx, failing, all_fail, hosting)
     placement = failing[0][0]
     gpu = placement.candidate.gpu
-    runs = f"vLLM {release}" if release else "the newest vLLM (the image names no release)"
+    runs = f"vLLM {release}" if release else "the newest vLLM"
+    unnamed = "" if release else ", and the image names no release"
     older = " or pin a release that still supported it (0.19.x or older)" if gpu.capability >= (7, 0) else ""
-    yield ctx.finding(anchor, f"{_cc(gpu)} on {placement.label} (from {placement.origin}) is below the compute "
-                      f"capability {floor[0]}.{floor[1]} that {runs} supports: its prebuilt CUDA kernels do not target "
+    yield ctx.finding(anchor, f"{_cc(gpu)} is below the compute capability {floor[0]}.{floor[1]} that {runs} "
+                      f"supports. It runs on {placement.label} (from {placement.origin}){unnamed}: its prebuilt CUDA "
+                      "kernels do not target "
                       f"that GPU, so expect start-up to fail. Use a GPU of compute capability {floor[0]}.{floor[1]} or "
                       f"newer (T4, A10G, L4, A100, H100){older}.{also_words(failing)}{rest}",
                       about=work.invocation, value=f"cc:{gpu.id}", severity=severity)

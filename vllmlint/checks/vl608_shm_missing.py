@@ -42,10 +42,11 @@ def check(ctx: Context):
             fix = ("mount an `emptyDir: {medium: Memory, sizeLimit: 16Gi}` volume at /dev/shm (size it to the "
                    "workload; it counts against the pod's memory). Prefer it to `hostIPC: true`, which shares the "
                    "node's IPC namespace with the pod and weakens its isolation")
-        have = ("its /dev/shm is mounted from a volume that is not memory-backed (give the emptyDir `medium: "
-                "Memory`)" if not container.is_compose and _disk_backed_shm(container)
+        disk = not container.is_compose and _disk_backed_shm(container)
+        have = ("the container's /dev/shm is mounted from a volume that is not memory-backed" if disk
                 else "the container has only the runtime's default 64 MB /dev/shm")
-        yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers exchange "
-                          f"tensors through shared memory (NCCL, PyTorch multiprocessing), but {have}: expect NCCL "
-                          f"errors or crashes under load. Fix: {fix}.",
+        memory = " Give the emptyDir `medium: Memory`." if disk else ""
+        yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers need "
+                          f"shared memory, but {have}. They exchange tensors through it (NCCL, PyTorch "
+                          f"multiprocessing): expect NCCL errors or crashes under load.{memory} Fix: {fix}.",
                           about=work.invocation, value=f"shm:{work.world_size}")

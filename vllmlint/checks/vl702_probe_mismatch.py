@@ -276,8 +276,10 @@ def _no_readiness(ctx, container, selecting, several_folders: bool):
     names = ", ".join(unique[:3]) + (", ..." if len(unique) > 3 else "")
     word = "Service" if len(unique) == 1 else "Services"
     name = container.node.get("name") or container.node
-    yield ctx.finding(name, f"{word} {names} send{'s' if len(unique) == 1 else ''} traffic to this vLLM container, "
-                      "which has no readiness probe (and no startup probe): the pod counts as ready as soon as the "
+    yield ctx.finding(name, "This vLLM container has no readiness probe (and no startup probe), yet "
+                      f"{'a Service sends' if len(unique) == 1 else 'Services send'} it traffic. "
+                      f"{word} {names} send{'s' if len(unique) == 1 else ''} traffic to it: the pod counts as ready "
+                      "as soon as the "
                       "container starts, so requests reach it while the model is still loading and get connection "
                       "errors. Add a readinessProbe on /health.",
                       about=container, value=f"no-readiness:{services[0].name}",

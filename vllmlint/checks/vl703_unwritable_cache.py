@@ -369,8 +369,9 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
         effect = "fails with \"No usable temporary directory found\", and the container restarts"
     else:
         effect = "fails with \"Read-only file system\" or \"Permission denied\", and the container restarts"
-    message = (f"`{directory}` ({cache.name}, {moved}) is not writable: {why}; {when} and "
-               f"{effect}.{others} Fix: mount an emptyDir or a PersistentVolumeClaim at a directory and point "
+    message = (f"`{directory}` ({cache.name}) is not writable: {why}; {when} and "
+               f"{effect}. It is {moved}.{others} Fix: mount an emptyDir or a PersistentVolumeClaim at a directory "
+               "and point "
                f"{cache.moved_by} at it (or mount the volume at `{directory}`).")
     return ctx.finding(anchor or invocation.anchor, message, about=container, value=f"{cache.id}:{directory}",
                        severity=severity)

@@ -192,7 +192,7 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
         what = "no GPU is reserved for this Compose service"
     else:
         how = f"request {some}: `resources.limits: {{nvidia.com/gpu: {count}}}`{why}"
-        what = "the container requests no accelerator (no `nvidia.com/gpu` or other device resource)"
+        what = "the container requests no accelerator"
     if container.is_compose:
         effect = ("the container starts without GPUs and vLLM fails at start-up (\"Failed to infer device type\" / "
                   "\"No CUDA GPUs are available\")")
@@ -203,5 +203,7 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
                   "type\" / \"No CUDA GPUs are available\") on a node without GPUs or whose default container "
                   "runtime is not NVIDIA's, and on a GPU node whose default runtime is NVIDIA's it uses GPUs the "
                   "scheduler gave to other pods")
-    message = f"`{raw}` is a CUDA build of vLLM, but {what}: {effect}. Fix: {how}."
+    detail = "" if container.is_compose else "It requests no `nvidia.com/gpu` or other device resource: "
+    effect = effect if detail else effect[0].upper() + effect[1:]
+    message = f"`{raw}` is a CUDA build of vLLM, but {what}. {detail}{effect}. Fix: {how}."
     return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")

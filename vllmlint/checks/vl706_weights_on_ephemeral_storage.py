@@ -70,8 +70,8 @@ def check(ctx: Context):
             continue
         place = (f"the emptyDir `{storage.volume_name}` without sizeLimit" if storage.kind == "emptyDir"
                  else "the container's writable layer (no volume is mounted there)")
-        head = (f"{model_words(work)} is downloaded to {storage.path} ({storage.why}), on {place}: about "
-                f"{gib1(weights)} on the node's ephemeral storage")
+        head = (f"{model_words(work)} is downloaded to the node's ephemeral storage (about {gib1(weights)}). "
+                f"It goes to {storage.path} ({storage.why}), on {place}")
         fix = (f"Mount a PVC with the weights there, or request ephemeral-storage of at least {gib1(weights * 1.1)} "
                "so that the scheduler picks a node with that much disk.")
         if reserved is not None:

@@ -128,8 +128,9 @@ def _ordinals(ctx, container, var, value, count, gpus, needed):
         # but it breaks the day the request changes. Info at most.
         extra = (f"; device {beyond[0]} does not exist in it, and CUDA ignores it and every ordinal after it"
                  if beyond else "")
-        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does "
-                          f"(this container gets {gpus}, numbered 0 to {count - 1} inside it{extra}): redundant, and "
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} repeats what the device plugin already does. "
+                          f"This container gets {gpus}, numbered 0 to {count - 1} inside it{extra}: the setting is "
+                          "redundant, and "
                           "wrong the day the GPU request changes. Remove it.",
                           about=container, value=f"{var.name}:all-{count}", severity=min(ctx.severity, Severity.INFO))
         return

@@ -91,10 +91,12 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
     spec = invocation.catalog.option("--model")
     default = f" ({spec.default})" if spec is not None and spec.default else ""
     if models:
-        message = (f"The image `{image}` runs `{runs}`, which accepts {what} but never reads it (only `vllm serve` "
-                   f"does): the word does nothing, and `{models[0].name}` chooses the model. Fix: drop it.")
+        message = (f"{what[0].upper() + what[1:]} is accepted but never read (only `vllm serve` reads it). The image "
+                   f"`{image}` runs `{runs}`, which ignores it: the word does nothing, and `{models[0].name}` chooses "
+                   "the model. Fix: drop it.")
         return ctx.finding(first, message, about=invocation, value=f"ignored:{first.text}",
                            severity=min(ctx.severity, Severity.WARNING))
-    message = (f"The image `{image}` runs `{runs}`, which accepts {what} but never reads it (only `vllm serve` "
-               f"does): the server starts and serves its default model{default} instead. Fix: {instead}.")
+    message = (f"{what[0].upper() + what[1:]} is accepted but never read (only `vllm serve` reads it). The image "
+               f"`{image}` runs `{runs}`, which ignores it: the server starts and serves its default model{default} "
+               f"instead. Fix: {instead}.")
     return ctx.finding(first, message, about=invocation, value=f"ignored:{first.text}")

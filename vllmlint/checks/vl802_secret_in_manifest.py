@@ -51,8 +51,9 @@ class _Reporter:
                           "reader")
             else:
                 effect = "whatever runs with it sends this string as its credential and is refused"
-            message = (f"{what} holds a placeholder, not a credential ({judgement.reason}): nothing leaks, but "
-                       f"{effect}. Give the real value from a Secret created outside the repository.")
+            message = (f"{what} holds a placeholder, not a credential: nothing leaks, but {effect}. It reads as a "
+                       f"placeholder ({judgement.reason}). Give the real value from a Secret created outside the "
+                       "repository.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:placeholder",
                                        severity=min(self.ctx.severity, Severity.INFO))
         if finding is not None:

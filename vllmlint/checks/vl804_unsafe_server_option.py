@@ -260,10 +260,14 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
             origin = (f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP
                       else " (exported by the script)" if isinstance(var, _Exported) else "")
             where = f" on vLLM {version_label(invocation)}" if entry.first is not None else ""
+            assumed = ""
+            if where and (invocation.release is None or invocation.assumed):  # the assumption after the problem
+                version = invocation.catalog.version
+                where, assumed = f" on vLLM {version}", f"The release is unknown: {version} is assumed. "
             yield ctx.finding(
                 _where(var),
                 f"`{var.name}={(var.value or '').strip()}`{origin}{where} {entry.problem}{detail}"
-                f"{_key_phrase(entry, keyed)}. {entry.instead}.",
+                f"{_key_phrase(entry, keyed)}. {assumed}{entry.instead}.",
                 about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed, _where(var)))
 
 

@@ -342,7 +342,8 @@ def _dns(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
         fix = ("allow DNS, in this policy or a separate allow-dns policy selecting these pods: an egress rule `to` "
                "`namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}` with `podSelector: "
                "{matchLabels: {k8s-app: kube-dns}}`, ports 53 UDP and 53 TCP.")
-        head = f"NetworkPolicy {policy.name}{also} isolates the egress of {_pods_of(templates)} and blocks DNS: {verdict}."
+        head = (f"NetworkPolicy {policy.name} blocks DNS: {verdict}. It{also} isolates the egress of "
+                f"{_pods_of(templates)}.")
         if certain:
             message = f"{head} Name resolution fails, so vLLM cannot start ({'; '.join(certain)}): {fix}"
             severity = ctx.severity
@@ -450,15 +451,17 @@ def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate
         if namespaces:
             listed = ", ".join(namespaces)
             yield ctx.finding(policy.anchor(INGRESS),
-                              f"NetworkPolicy {policy.name}{also} isolates the ingress of {_pods_of(templates)}, and "
-                              f"port {scraped}, which {target.what} scrapes, is open only to namespace(s) {listed}: "
-                              "unless Prometheus runs there, the scrape times out and the target stays down. "
+                              f"NetworkPolicy {policy.name} opens scraped port {scraped} only to namespace(s) "
+                              f"{listed}. It{also} isolates the ingress of {_pods_of(templates)}, and {target.what} "
+                              f"scrapes port {scraped}: unless Prometheus runs there, the scrape times out and the "
+                              "target stays down. "
                               + fix, about=policy.obj, value=f"scrape:{scraped}",
                               severity=min(ctx.severity, Severity.INFO))
             continue
         yield ctx.finding(policy.anchor(INGRESS),
-                          f"NetworkPolicy {policy.name}{also} isolates the ingress of {_pods_of(templates)}, and no "
-                          f"ingress rule of the policies that select them lets Prometheus reach port {scraped}, "
+                          f"NetworkPolicy {policy.name} keeps Prometheus from scraping port {scraped}. "
+                          f"It{also} isolates the ingress of {_pods_of(templates)}, and no ingress rule of the "
+                          f"policies that select them lets Prometheus reach port {scraped}, "
                           f"which {target.what} scrapes: the scrape times out and the target stays down. " + fix,
                           about=policy.obj, value=f"scrape:{scraped}")
 
@@ -611,7 +614,8 @@ def _group_traffic(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTe
                 ports = ", ".join(dict.fromkeys(limited)) if limited else "none"
                 policy = isolated[0]
                 yield ctx.finding(policy.anchor(direction),
-                                  f"NetworkPolicy {policy.name} isolates the {direction.lower()} of the pods of "
+                                  f"NetworkPolicy {policy.name} keeps the ranks of {owner.kind} {owner.name} from "
+                                  f"connecting. It isolates the {direction.lower()} of the pods of "
                                   f"{_describe(member)}, part of the multi-node vLLM server of {owner.kind} "
                                   f"{owner.name}, and allows traffic {word} that server's pods only on port(s) "
                                   f"{ports}: NCCL, Gloo and vLLM's own messaging between the ranks connect "

@@ -251,8 +251,9 @@ def _hpa_name(ctx: Context, obj: K8sObject, target: K8sObject, metric: MetricTar
         return
     if metric.type == "Object" and not _describes_target(ctx, metric, target):
         return
-    yield ctx.finding(where, f"HPA {obj.name} scales {target.kind} {target.name} on `{name}`, which is not a metric "
-                      f"vLLM exports ({checked} checked) and which no prometheus-adapter rule in the run defines: "
+    yield ctx.finding(where, f"HPA {obj.name} scales on `{name}`, which is not a metric vLLM exports. It scales "
+                      f"{target.kind} {target.name}, vLLM {checked} (checked) does not export `{name}`, and no "
+                      "prometheus-adapter rule in the run defines it: "
                       "unless an adapter outside these files computes it from vLLM's series, the custom metrics API "
                       "has no such metric and the HPA does not scale on it. Scale on a series vLLM exports, such as "
                       "`vllm:num_requests_waiting`, served by an adapter rule.", about=obj, value=f"unknown:{name}",

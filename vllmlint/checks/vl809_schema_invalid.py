@@ -290,8 +290,11 @@ def _findings(ctx: Context, obj: K8sObject, patches) -> Iterator[Finding | None]
             where = key_node or (obj.node.get("kind") if not path else value_node)
             if where is None or not missing or _templated(value_node):
                 continue
-            message = (f"{_in(path)} has no `{'`, `'.join(missing)}`, which {_schema_name(obj)} requires, so the "
-                       f"API server rejects {_what(obj)}: add {'it' if len(missing) == 1 else 'them'}.")
+            fields, them = "`" + "`, `".join(missing) + "`", "it" if len(missing) == 1 else "them"
+            lacks = f"the required field {fields}" if len(missing) == 1 else f"{len(missing)} required fields: {fields}"
+            schema = _schema_name(obj)
+            message = (f"{_in(path)} lacks {lacks}. {schema[0].upper() + schema[1:]} requires {them}, so the "
+                       f"API server rejects {_what(obj)}: add {them}.")
             message = message[0].upper() + message[1:]
         else:
             value_node, key_node = _locate(data, path)
@@ -389,8 +392,9 @@ def _storage_findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[F
     for key in unknown:
         close = difflib.get_close_matches(key.text, entry["parameters"], n=1, cutoff=0.8)
         hint = f" Did you mean `{close[0]}`?" if close else ""
-        yield ctx.finding(key, f"`{key.text}` is not a StorageClass parameter of `{name}` ({entry['driver']} "
-                          f"{entry['version'].split(' ')[0]}), which ignores it.{hint}{static}", about=obj,
+        yield ctx.finding(key, f"`{key.text}` is not a StorageClass parameter of `{name}`, which ignores it. "
+                          f"Checked against {entry['driver']} {entry['version'].split(' ')[0]}.{hint}{static}",
+                          about=obj,
                           severity=Severity.WARNING)
         static = ""
     missing = [p for p in entry["required"] if p not in present]
@@ -398,8 +402,9 @@ def _storage_findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[F
         where = obj.node.key_node("parameters") or provisioner
         if where is not None:
             yield ctx.finding(where, f"StorageClass {obj.name or ''} has no `{'`, `'.join(missing)}` "
-                              f"parameter{'s' if len(missing) > 1 else ''}, which `{name}` needs to create a file "
-                              "system, so every PersistentVolumeClaim of it stays Pending: add "
+                              f"parameter{'s' if len(missing) > 1 else ''}, which `{name}` needs. It needs "
+                              f"{'them' if len(missing) > 1 else 'it'} to create a file system, so every "
+                              "PersistentVolumeClaim of it stays Pending: add "
                               f"{'them' if len(missing) > 1 else 'it'}. " + (entry.get("static") or ""), about=obj)
 
 

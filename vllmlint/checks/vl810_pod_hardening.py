@@ -132,7 +132,7 @@ def _container(ctx: Context, invocation: Invocation, openshift: bool) -> Iterato
     uid = context.run_as_user
     uid_node = context.node("runAsUser")
     if uid == 0 and uid_node is not None and context.run_as_non_root is not True:
-        yield ctx.finding(uid_node, "`runAsUser: 0` runs vLLM as root: run it as a non-root uid (with `runAsGroup` "
+        yield ctx.finding(uid_node, "`runAsUser: 0` runs vLLM as root. Run it as a non-root uid (with `runAsGroup` "
                           "and `fsGroup`) and give it a writable HOME or cache volume (VL703 checks them).",
                           about=container, value="runAsUser:0")
     elif uid_node is None and not (openshift and _platform("runAsUser")):
