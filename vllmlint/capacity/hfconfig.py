@@ -20,7 +20,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -226,16 +225,10 @@ def from_hf_cache(repo_id: str, env: Mapping[str, str] | None = None) -> ModelFi
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """vllmlint's own cache folder: VLLMLINT_CACHE_DIR, else the platform's user cache folder."""
-    env = os.environ if env is None else env
-    if env.get("VLLMLINT_CACHE_DIR"):
-        return Path(env["VLLMLINT_CACHE_DIR"]).expanduser()
-    if sys.platform == "win32" and env.get("LOCALAPPDATA"):
-        return Path(env["LOCALAPPDATA"]) / "vllmlint" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "vllmlint"
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "vllmlint"
+    """vllmlint's own cache folder (`vllmlint.cache.cache_dir`, imported only when the Hub is asked)."""
+    from vllmlint.cache import cache_dir as own_cache_dir
+
+    return own_cache_dir(dict(env) if env is not None else None)
 
 
 def from_hub(repo_id: str, env: Mapping[str, str] | None = None) -> ModelFiles | None:
