@@ -102,3 +102,45 @@ def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
     for unused in ("hashlib", "subprocess", "traceback", "sarif_om", "jsonschema", "vllmlint.formatters.sarif",
                    "vllmlint.baseline", "vllmlint.fix.apply"):
         assert unused not in modules, unused
+
+
+def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_librarys():
+    from vllmlint import records
+
+    @dataclass(frozen=True)
+    class Base:
+        a: int
+        items: list = field(default_factory=list)
+
+    @dataclass(frozen=True)
+    class Derived(Base):
+        b: str = "x"
+
+    @dataclass
+    class Listed:
+        name: str
+
+    class Plain(Derived):  # not decorated: its base's fields and __init__
+        pass
+
+    assert {Base, Derived, Listed} <= set(records._PENDING)  # nothing compiled at definition
+    assert [f.name for f in dataclasses.fields(Listed)] == ["name"] and Listed not in records._PENDING
+    assert dataclasses.is_dataclass(Derived) and Base not in records._PENDING  # its base made first
+    plain = Plain(1, b="y")
+    assert (plain.a, plain.items, plain.b) == (1, [], "y") and Plain(1, [], "y") == plain
+    try:
+        plain.a = 2
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a subclass of a frozen record is frozen")
+
+    @dataclass(eq=True)
+    class Sent:
+        x: int
+
+    records.make_all()  # before unpickling: pickle makes instances without __init__
+    assert not records._PENDING
+    import pickle
+
+    assert pickle.loads(pickle.dumps(Sent(3))) == Sent(3)

@@ -788,6 +788,9 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
         os.close(write)
         children.append((pid, read))
     done = work(options.progress)
+    from vllmlint.records import make_all
+
+    make_all()  # unpickling makes instances without `__init__`: their classes must be whole (vllmlint.records)
     for pid, read in children:
         try:
             with os.fdopen(read, "rb") as stream:
