@@ -1,6 +1,7 @@
 """Wheel build hook: pre-parse the YAML data under `rules/` and `data/` into one JSON file shipped beside it.
 
-Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than linting one manifest.
+Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than linting one manifest. The
+rules' `docs` and `examples` go to a second file (`compiled-docs.json`), read only when documentation is shown.
 The YAML stays the source of truth (it ships too); `vllmlint.data.load_yaml_data` reads the JSON copy
 when it exists, and tests check that both say the same.
 """
@@ -23,9 +24,11 @@ class CompiledDataHook(BuildHookInterface):
         root = Path(self.root)
         sys.path.insert(0, str(root))
         try:
-            from vllmlint.data import compile_rules_data
+            from vllmlint.data import compile_rules_data, split_compiled
         finally:
             sys.path.pop(0)
-        out = Path(tempfile.mkdtemp(prefix="vllmlint-build-")) / "compiled-data.json"
-        out.write_text(json.dumps(compile_rules_data(root), sort_keys=True), encoding="utf-8")
-        build_data["force_include"][str(out)] = "vllmlint/_data/compiled-data.json"
+        folder = Path(tempfile.mkdtemp(prefix="vllmlint-build-"))
+        # The rules' documentation apart: a run reads the rest at every start, the documentation seldom.
+        for name, part in zip(("compiled-data.json", "compiled-docs.json"), split_compiled(compile_rules_data(root))):
+            (folder / name).write_text(json.dumps(part, sort_keys=True), encoding="utf-8")
+            build_data["force_include"][str(folder / name)] = f"vllmlint/_data/{name}"

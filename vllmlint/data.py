@@ -33,13 +33,40 @@ def schemas_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _compiled() -> dict:
-    """The YAML under `rules/` and `data/`, pre-parsed at wheel build time (`hatch_build.py`); {} in a checkout."""
-    path = _PACKAGE / "_data" / "compiled-data.json"
+    """The YAML under `rules/` and `data/`, pre-parsed at wheel build time (`hatch_build.py`), without the rules'
+    documentation (`compiled-docs.json`); {} in a checkout."""
+    return _read_compiled("compiled-data.json")
+
+
+@lru_cache(maxsize=1)
+def _compiled_docs() -> dict:
+    """The rules' `docs` and `examples`, pre-parsed: more than half of the data, and a run that prints findings
+    never reads them (`vllmlint explain`, SARIF and the docs do)."""
+    return _read_compiled("compiled-docs.json")
+
+
+def _read_compiled(name: str) -> dict:
+    path = _PACKAGE / "_data" / name
     if not path.is_file():
         return {}
     import json
 
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+DOC_KEYS = ("docs", "examples")  # the parts of a rule file that only its documentation reads
+
+
+def split_compiled(compiled: dict) -> tuple[dict, dict]:
+    """(the data without the rules' documentation, the documentation: path -> its DOC_KEYS), as the wheel ships them."""
+    data: dict = {}
+    docs: dict = {}
+    for key, value in compiled.items():
+        if key.startswith("rules/") and isinstance(value, dict):
+            docs[key] = {k: value[k] for k in DOC_KEYS if k in value}
+            value = {k: v for k, v in value.items() if k not in DOC_KEYS}
+        data[key] = value
+    return data, docs
 
 
 def compile_rules_data(root: Path) -> dict:
@@ -52,6 +79,18 @@ def compile_rules_data(root: Path) -> dict:
 def load_yaml_data(path: Path) -> Any:  # plain data: dicts, lists, scalars (or None for an empty file)
     """A shipped YAML data file as plain Python data: the build's pre-parsed copy when there is one,
     else read through the linter's own YAML model (start-up time is most of a pre-commit run)."""
+    compiled = _compiled()
+    if compiled:
+        key = _compiled_key(str(path))
+        if key in compiled:
+            docs = _compiled_docs().get(key) if key.startswith("rules/") else None
+            return {**compiled[key], **docs} if docs else compiled[key]
+    return _parse_yaml_file(path)
+
+
+def load_rule_metadata(path: Path) -> dict:
+    """A rule file as `load_yaml_data` reads it, except that `docs` and `examples` may be missing (a wheel keeps
+    them apart: `rule_documentation` reads them)."""
     compiled = _compiled()
     if compiled:
         key = _compiled_key(str(path))

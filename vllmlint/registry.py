@@ -17,7 +17,7 @@ from vllmlint.records import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from vllmlint.data import load_yaml_data, rules_dir
+from vllmlint.data import load_rule_metadata, load_yaml_data, rules_dir
 from vllmlint.finding import Severity
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
@@ -34,8 +34,6 @@ class Rule:
     name: str
     severity: Severity
     summary: str
-    docs: dict
-    examples: dict
     path: Path
     enabled: bool = True
     kind: str = "result"
@@ -44,6 +42,15 @@ class Rule:
     security_severity: float | None = None
     fix: str = "none"
     data: object = None
+
+    @property
+    def docs(self) -> dict:
+        """The rule's `docs` (what it does, why, how to fix, references), read when first asked."""
+        return _documentation(self.path).get("docs") or {}
+
+    @property
+    def examples(self) -> dict:
+        return _documentation(self.path).get("examples") or {}
 
     @property
     def module_name(self) -> str:
@@ -65,19 +72,28 @@ def _load_yaml(path: Path) -> dict:
     return load_yaml_data(path)
 
 
+_DOCUMENTATION: dict[Path, dict] = {}  # rule file -> its content with `docs` and `examples`
+
+
+def _documentation(path: Path) -> dict:
+    if path not in _DOCUMENTATION:
+        _DOCUMENTATION[path] = _load_yaml(path)
+    return _DOCUMENTATION[path]
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
     """Every rule, keyed by code, in code order."""
     rules: dict[str, Rule] = {}
     for path in sorted(rules_dir().glob("VL*.yaml")):
-        raw = _load_yaml(path)
+        raw = load_rule_metadata(path)
+        if "docs" in raw:  # read from the YAML itself (a checkout): no second read for the documentation
+            _DOCUMENTATION[path] = raw
         rules[raw["code"]] = Rule(
             code=raw["code"],
             name=raw["name"],
             severity=Severity.parse(raw["severity"]),
             summary=raw["summary"],
-            docs=raw["docs"],
-            examples=raw.get("examples") or {},
             path=path,
             enabled=raw.get("enabled", True),
             kind=raw.get("kind", "result"),
