@@ -274,13 +274,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
             config = load_config(found) if found else Config()
     except ConfigError as exc:
         _usage_error(str(exc))
-    selected, ignored = _split(select) or config.select, _split(ignore) or config.ignore
-    extra = config.extend_select + (_split(extend_select) or [])
-    if extra:  # `ALL` selects what runs by default (rules off by default need their code or name)
-        selected = (selected or ["ALL"]) + extra
-    skipped = config.extend_ignore + (_split(extend_ignore) or [])
-    if skipped:
-        ignored = (ignored or []) + skipped
+    selected, ignored = config.selection(_split(select), _split(ignore), _split(extend_select), _split(extend_ignore))
     bad = unknown_selectors((selected or []) + (ignored or []))
     if bad:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
@@ -293,7 +287,6 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
             _usage_error(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
         vllm_version = vllm_version.strip().lstrip("v")
     fail_on = fail_on or config.fail_on or "warning"
-    size = max_file_size if max_file_size is not None else (config.max_file_size if config.max_file_size is not None else 10)
     if config.models or config.gpus:
         from vllmlint.capacity import register_extra
 
@@ -321,7 +314,7 @@ def check_command(paths, formats, output_formats, outputs, exit_zero, show_files
     if write_baseline_path:
         baseline = None  # the baseline being written records every finding
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                          severity=config.severity, max_file_size=int(size * 1024 * 1024),
+                          severity=config.severity, max_file_size=config.file_size_limit(max_file_size),
                           require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline,
                           fixes=_uses_fixes(targets, apply_fixes or show_diff, bool(write_baseline_path)))

@@ -42,6 +42,26 @@ class Config:
     hf_cache: bool = False  # size models from this machine's Hugging Face cache (opt-in: machine-dependent)
     online: bool = False  # fetch models' config.json from the Hugging Face Hub (opt-in: network)
 
+    def selection(self, select: list[str] | None = None, ignore: list[str] | None = None,
+                  extend_select: list[str] | None = None,
+                  extend_ignore: list[str] | None = None) -> tuple[list[str] | None, list[str] | None]:
+        """(select, ignore) of a run, as `vllmlint check` and the language server build them: the command line's
+        `select` / `ignore` replace the file's; `extend-select` / `extend-ignore` of the file, then of the command
+        line, add to them (`ALL` stands for the rules run by default when nothing is selected)."""
+        selected, ignored = select or self.select, ignore or self.ignore
+        extra = self.extend_select + (extend_select or [])
+        if extra:  # rules off by default still need their code or name
+            selected = (selected or ["ALL"]) + extra
+        skipped = self.extend_ignore + (extend_ignore or [])
+        if skipped:
+            ignored = (ignored or []) + skipped
+        return selected, ignored
+
+    def file_size_limit(self, mib: float | None = None) -> int:
+        """--max-file-size (MiB, the command line's first) in bytes; 10 MiB unless set, 0 for no limit."""
+        size = mib if mib is not None else (self.max_file_size if self.max_file_size is not None else 10)
+        return int(size * 1024 * 1024)
+
 
 def find_config(start: Path) -> Path | None:
     """The nearest config file from `start` upwards, stopping at the repository root."""

@@ -82,7 +82,7 @@ def load_yaml_data(path: Path) -> Any:  # plain data: dicts, lists, scalars (or 
     compiled = _compiled()
     if compiled:
         key = _compiled_key(str(path))
-        if key in compiled:
+        if key is not None and key in compiled:
             docs = _compiled_docs().get(key) if key.startswith("rules/") else None
             return {**compiled[key], **docs} if docs else compiled[key]
     return _parse_yaml_file(path)

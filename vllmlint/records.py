@@ -64,7 +64,7 @@ def make(cls: type) -> None:
             return
         for base in cls.__mro__[1:]:
             make(base)
-        del cls.__init__  # the stand-in: dataclasses only adds an `__init__` the class does not define
+        del cls.__init__  # type: ignore[misc]  # the stand-in: dataclasses only adds an `__init__` the class does not define
         delattr(cls, _FIELDS)
         _make_now(cls, options)
         del _PENDING[cls]  # only now: a class not pending is whole (other threads do not wait for it)
@@ -79,7 +79,7 @@ def make_all() -> None:
 def _first_init(cls: type):
     def __init__(self, *args, **kwargs):
         make(cls)
-        cls.__init__(self, *args, **kwargs)
+        cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # the one dataclasses made
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__

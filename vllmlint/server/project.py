@@ -26,25 +26,12 @@ CONFIG_FILES = (".vllmlint.yaml", ".vllmlint.yml", "pyproject.toml")
 
 
 def options_from_config(config: Config) -> LintOptions:
-    """The LintOptions `vllmlint check` builds from a configuration file when no option overrides it."""
+    """The LintOptions `vllmlint check` builds from a configuration file when no option overrides it (the file's
+    selectors and release were checked when it was read: `vllmlint.config`)."""
     from vllmlint.config import ConfigError
     from vllmlint.engine import LintOptions
-    from vllmlint.registry import unknown_selectors
-    from vllmlint.vllm.release import is_version
 
-    selected, ignored = config.select, config.ignore
-    if config.extend_select:
-        selected = (selected or ["ALL"]) + config.extend_select
-    if config.extend_ignore:
-        ignored = (ignored or []) + config.extend_ignore
-    bad = unknown_selectors((selected or []) + (ignored or []))
-    if bad:
-        raise ConfigError(f"{config.path}: unknown rule `{bad[0]}`: see `vllmlint rules`")
-    version = config.vllm_version
-    if version:
-        if not is_version(version):
-            raise ConfigError(f"{config.path}: vllm-version {version!r} is not a release number such as 0.29.0")
-        version = version.strip().lstrip("v")
+    selected, ignored = config.selection()
     baseline = None
     if config.baseline:
         from vllmlint.baseline import BaselineError, load_baseline
@@ -53,9 +40,8 @@ def options_from_config(config: Config) -> LintOptions:
             baseline = load_baseline(Path(config.baseline))
         except BaselineError as exc:
             raise ConfigError(str(exc)) from None
-    size = config.max_file_size if config.max_file_size is not None else 10
-    return LintOptions(select=selected, ignore=ignored, vllm_version=version, severity=dict(config.severity),
-                       max_file_size=int(size * 1024 * 1024),
+    return LintOptions(select=selected, ignore=ignored, vllm_version=config.vllm_version, severity=dict(config.severity),
+                       max_file_size=config.file_size_limit(),
                        require_suppression_reason=config.require_suppression_reason,
                        per_file_ignores=dict(config.per_file_ignores), baseline=baseline)
 
