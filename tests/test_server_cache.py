@@ -209,3 +209,33 @@ def test_json_gets_fixes_but_no_comment_suppressions(tmp_path: Path):
     finding = next(f for f in run.result.findings if f.code == "VL102")
     actions = code_actions(run, finding.path, finding.span.start, finding.span.end, UTF16, lambda shown: "file:///p")
     assert [a.title for a in actions] == ["VL102: delete the removed flag `--swap-space`"]
+
+
+def test_a_quick_fix_that_would_break_the_file_is_offered_disabled_with_the_reason(tmp_path: Path):
+    """As `--fix` refuses a fix whose text no longer parses, the editor's quick fix is greyed out with why."""
+    import dataclasses
+
+    from vllmlint.fix.apply import edit_problem
+    from vllmlint.server.features import code_actions
+
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: vllm\n"
+            "    image: vllm/vllm-openai:v0.29.0\n    args: [Qwen/Qwen2.5-7B-Instruct, --swap-space=4]\n")
+    (tmp_path / "pod.yaml").write_text(text, encoding="utf-8")
+    run = Project(tmp_path).lint({})
+    finding = next(f for f in run.result.findings if f.code == "VL102")
+    good = code_actions(run, finding.path, finding.span.start, finding.span.start, UTF16, lambda shown: "file:///p")[0]
+    assert good.edit is not None and good.disabled is None and good.is_preferred
+    # The same finding with a fix whose edit leaves an unclosed flow sequence.
+    edit = dataclasses.replace(finding.fix.edits[0], replacement="[")
+    finding.fix = dataclasses.replace(finding.fix, edits=[edit])
+    bad = code_actions(run, finding.path, finding.span.start, finding.span.start, UTF16, lambda shown: "file:///p")[0]
+    assert bad.title == good.title and bad.edit is None and not bad.is_preferred
+    assert bad.disabled is not None and bad.disabled.reason.startswith("the fixed text would not parse (")
+    # A client that cannot show disabled actions is not offered it; the suppressions stay.
+    others = code_actions(run, finding.path, finding.span.start, finding.span.start, UTF16, lambda shown: "file:///p",
+                          disabled=False)
+    assert others and all(a.title != good.title for a in others)
+    # One vLLM command turned into none is refused too; an edit that keeps it readable is not.
+    assert edit_problem("pod.yaml", text, text.replace("image: vllm/vllm-openai", "image: nginx")) == \
+        "the fixed text runs 0 vLLM command(s) instead of 1"
+    assert edit_problem("pod.yaml", text, text.replace(", --swap-space=4", "")) is None

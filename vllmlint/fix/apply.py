@@ -410,11 +410,7 @@ def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = Fals
 
     bom = text.startswith(BOM)
     original = text[1:] if bom else text
-    suffix = Path(shown).suffix.lower() or ".yaml"
-    if not Path(shown).suffix:  # `-`, or a name without a suffix: the content says what it is, as when linted
-        from vllmlint.source.files import sniff_suffix
-
-        suffix = sniff_suffix(original)
+    suffix = _suffix(shown, original)
     record = _File(Path(shown), shown, b"", original, bom, original)
 
     def lint(with_options: LintOptions = options) -> tuple[LintResult, World]:
@@ -444,3 +440,29 @@ def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = Fals
             record.text, record.applied = record.original, 0
             result, world = lint()
     return TextFixOutcome((BOM if bom else "") + record.text, record.applied, result, refused)
+
+
+def _suffix(shown: str, text: str) -> str:
+    """The suffix a text is read as: its name's, or (`-`, a name without one) what the content says, as when linted."""
+    if Path(shown).suffix:
+        return Path(shown).suffix.lower()
+    from vllmlint.source.files import sniff_suffix
+
+    return sniff_suffix(text)
+
+
+def edit_problem(shown: str, before: str, after: str) -> str | None:
+    """Why `after` (one fix applied to `before`, the text of `shown`) must not be offered, as `--fix` would refuse
+    it: it no longer parses, or runs a different number of vLLM commands; None when it is fine. For an editor's
+    quick fix, which is one fix on one file: the file alone is read, no rule runs (`--fix` checks more: that the
+    whole run gains no finding)."""
+    from vllmlint.engine import Linter, LintOptions
+
+    def read(text: str) -> tuple[LintResult, World]:
+        linter = Linter(LintOptions(select=["VL001"], fixes=False))
+        linter.result.files_checked += 1
+        linter.add_text(text, shown, _suffix(shown, text), Path(shown).name)
+        return linter.run(), linter.world
+
+    problems = _verify(*read(before), *read(after), {shown})
+    return problems.get(shown) or next(iter(problems.values()), None)

@@ -84,9 +84,11 @@ def _overlaps(finding: Finding, start: int, end: int) -> bool:
 
 
 def code_actions(run: Run, shown: str, start: int, end: int, encoding: str,
-                 uri_of: Callable[[str], str | None]) -> list[types.CodeAction]:
+                 uri_of: Callable[[str], str | None], disabled: bool = True) -> list[types.CodeAction]:
     """Quick fixes (safe ones preferred, unsafe ones labelled) and suppressions for the findings that touch
-    [start, end) of the file. `uri_of`: a display path's URI (None when the file is unknown)."""
+    [start, end) of the file. `uri_of`: a display path's URI (None when the file is unknown). A fix that would
+    leave a file unreadable is offered disabled, with the reason, when the client shows such actions (`disabled`),
+    else not at all."""
     from vllmlint.fix.edits import SAFE
 
     actions: list[types.CodeAction] = []
@@ -102,12 +104,31 @@ def code_actions(run: Run, shown: str, start: int, end: int, encoding: str,
             edit = _workspace_edit(run, fix.edits, encoding, uri_of)
             if edit is not None:
                 unsafe = "" if fix.safety == SAFE else " (unsafe)"
-                actions.append(types.CodeAction(
-                    title=f"{finding.code}: {fix.description}{unsafe}", kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=fix.safety == SAFE, edit=edit))
+                title = f"{finding.code}: {fix.description}{unsafe}"
+                problem = _fix_problem(run, fix.edits)
+                if problem is not None:  # greyed out with the reason: `--fix` would refuse it
+                    if disabled:
+                        actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                                        diagnostics=[diagnostic],
+                                                        disabled=types.CodeActionDisabled(reason=problem)))
+                    continue
+                actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                                diagnostics=[diagnostic], is_preferred=fix.safety == SAFE, edit=edit))
     for finding in touched:
         actions.extend(_suppressions(run, shown, finding, index, uri))
     return actions
+
+
+def _fix_problem(run: Run, edits) -> str | None:
+    """Why a fix's edits must not be offered (a file they leave unreadable: `vllmlint.fix.apply.edit_problem`)."""
+    from vllmlint.fix.apply import apply_edits, edit_problem
+
+    for path in dict.fromkeys(e.path for e in edits):
+        before = source_text(run, path)
+        problem = edit_problem(path, before, apply_edits(before, [e for e in edits if e.path == path]))
+        if problem is not None:
+            return problem
+    return None
 
 
 def _workspace_edit(run: Run, edits, encoding: str, uri_of) -> types.WorkspaceEdit | None:

@@ -60,6 +60,13 @@ class VllmlintServer(LanguageServer):
 
     # helpers
     @property
+    def disabled_actions(self) -> bool:
+        """The client shows a code action greyed out with its reason (`codeAction.disabledSupport`)."""
+        document = self.client_capabilities.text_document
+        action = document.code_action if document is not None else None
+        return bool(action is not None and action.disabled_support)
+
+    @property
     def encoding(self) -> str:
         encoding = self.workspace.position_encoding
         return str(getattr(encoding, "value", encoding) or UTF16)
@@ -309,7 +316,10 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         actions: list[types.CodeAction] = []
         kinds = [str(getattr(kind, "value", kind)) for kind in only]
         if not kinds or "quickfix" in kinds:
-            actions.extend(features.code_actions(run, shown, start, end, ls.encoding, ls.uri_of(run)))
+            # In the worker: checking that a fix leaves its file readable lints (one run at a time).
+            actions.extend(await asyncio.get_running_loop().run_in_executor(
+                ls.worker, features.code_actions, run, shown, start, end, ls.encoding, ls.uri_of(run),
+                ls.disabled_actions))
         if any(kind in ("source", "source.fixAll", "source.fixAll.vllmlint") for kind in kinds):
             from vllmlint.fix.apply import fix_text
 
