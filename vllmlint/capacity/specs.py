@@ -320,32 +320,7 @@ def gpu_from_entry(entry: dict[str, Any]) -> GPU:
 
 @lru_cache(maxsize=1)
 def _catalog_gpus() -> tuple[GPU, ...]:
-    result = []
-    for entry in _load("gpus.yaml")["gpus"]:
-        labels = entry.get("labels") or {}
-        result.append(
-            GPU(
-                id=entry["id"],
-                name=entry["name"],
-                architecture=entry["architecture"],
-                compute_capability=str(entry["compute_capability"]),
-                bf16=bool(entry["bf16"]),
-                fp8=bool(entry["fp8"]),
-                marketing_memory_gb=entry["marketing_memory_gb"],
-                nvidia_smi_total_mib=entry.get("nvidia_smi_total_mib"),
-                cuda_total_gib=float(entry["cuda_total_gib"]),
-                cuda_total_estimated=bool(entry["cuda_total_estimated"]),
-                cuda_total_source=entry["cuda_total_source"],
-                aws_gpu_memory_mib=entry.get("aws_gpu_memory_mib"),
-                gpu_product_labels=tuple(labels.get("gpu_product") or ()),
-                gke_accelerator_labels=tuple(labels.get("gke_accelerator") or ()),
-                karpenter_gpu_names=tuple(labels.get("karpenter_gpu_name") or ()),
-                source=entry.get("source", ""),
-                aliases=tuple(entry.get("aliases") or ()),
-                eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
-            )
-        )
-    return tuple(result)
+    return tuple(gpu_from_entry(entry) for entry in _load("gpus.yaml")["gpus"])
 
 
 @lru_cache(maxsize=1)
