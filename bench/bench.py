@@ -14,7 +14,9 @@ One run prints one table:
 - cache: a re-run on the unchanged smallest --large tree with a warm cache, against a one-file run.
 
 Every side runs as a fresh process, interpreter start-up included, as a pre-commit hook would run them,
-with the interpreter that runs this script: run it with the Python of the installation to measure. A
+with the interpreter that runs this script: run it with the Python of the installation to measure. They
+run in the benchmark's temporary folder: `python -m` puts the current folder first on the import path, so a
+run from a checkout would measure the checkout's code (and its `.vllmlint.yaml`), not the installation's. A
 wheel install (what users and pre-commit get) reads pre-parsed rule data; an editable install parses
 the YAML under rules/ at every start, which costs a few tens of milliseconds more.
 The baseline is ruamel.yaml's C composer alone (`compose_all` over every file, nothing else): vllmlint
@@ -189,10 +191,10 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.yaml")):
 """
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one run of `command`."""
+def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one run of `command`, in folder `cwd`."""
     started = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     assert proc.stderr is not None
     error = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -204,17 +206,18 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return wall, usage.ru_utime + usage.ru_stime, rss
 
 
-def best(command: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+def best(command: list[str], repeat: int, env: dict[str, str] | None = None,
+         cwd: Path | None = None) -> tuple[float, float, float]:
     """The best wall and CPU time of `repeat` runs, and the largest peak memory."""
-    runs = [timed(command, env) for _ in range(max(repeat, 1))]
+    runs = [timed(command, env, cwd) for _ in range(max(repeat, 1))]
     return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
 PARTS = ("ratio", "linear", "memory", "jobs", "cache")
 
 
-def _supports(vllmlint: list[str], option: str) -> bool:
-    proc = subprocess.run(vllmlint + ["check", "--help"], capture_output=True, text=True)
+def _supports(vllmlint: list[str], option: str, cwd: Path) -> bool:
+    proc = subprocess.run(vllmlint + ["check", "--help"], capture_output=True, text=True, cwd=cwd)
     return option in proc.stdout
 
 
@@ -224,8 +227,8 @@ class Bench:
         self.root = Path(tempfile.mkdtemp(prefix="vllmlint-bench-"))
         self.trees: dict[int, Path] = {}
         self.vllmlint = [sys.executable, "-m", "vllmlint"]
-        self.has_cache = _supports(self.vllmlint, "--no-cache")
-        self.has_jobs = _supports(self.vllmlint, "--jobs")
+        self.has_cache = _supports(self.vllmlint, "--no-cache", self.root)
+        self.has_jobs = _supports(self.vllmlint, "--jobs", self.root)
         self.env = dict(os.environ, VLLMLINT_CACHE_DIR=str(self.root / "cache"))
         self.rows: list[tuple[str, str, str]] = []
 
@@ -243,10 +246,10 @@ class Bench:
             command.append("--no-cache")
         if self.has_jobs and jobs is not None:
             command += ["--jobs", str(jobs)]
-        return best(command + [str(self.tree(size))], repeat or self.repeat(size), self.env)
+        return best(command + [str(self.tree(size))], repeat or self.repeat(size), self.env, self.root)
 
     def baseline(self, size: int):
-        return best([sys.executable, "-c", BASELINE, str(self.tree(size))], self.repeat(size))
+        return best([sys.executable, "-c", BASELINE, str(self.tree(size))], self.repeat(size), cwd=self.root)
 
     def repeat(self, size: int) -> int:
         return self.options.repeat if size <= 1000 else self.options.repeat_large
