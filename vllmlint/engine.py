@@ -788,9 +788,6 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
         os.close(write)
         children.append((pid, read))
     done = work(options.progress)
-    from vllmlint.records import make_all
-
-    make_all()  # unpickling makes instances without `__init__`: their classes must be whole (vllmlint.records)
     for pid, read in children:
         try:
             with os.fdopen(read, "rb") as stream:
@@ -799,6 +796,11 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
             pass
         finally:
             os.waitpid(pid, 0)
+    from vllmlint.records import make_all
+
+    # Unpickled instances were made without `__init__`, so their classes may still be pending (vllmlint.records),
+    # some imported by the unpickling itself: made now, before anything compares or hashes them.
+    make_all()
     return done
 
 
