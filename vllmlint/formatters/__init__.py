@@ -145,8 +145,11 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
 
 def _top_level_breaks(text: str):
     """(index, kind) of each `. ` sentence end, `: `, `; ` and `, ` outside backticks, quotes and brackets."""
+    import re  # only the characters that matter: brackets, quotes, backticks, a mark before a space
+
     depth, code, quote = 0, False, False
-    for i, ch in enumerate(text):
+    for match in re.finditer(r'[`"()\[\]{}]|[.:;,](?= )', text):
+        i, ch = match.start(), match.group()
         if ch == "`":
             code = not code
         elif code:
@@ -159,7 +162,7 @@ def _top_level_breaks(text: str):
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in ".:;," and text[i + 1:i + 2] == " ":
+        elif depth == 0 and ch in ".:;,":  # followed by a space (the pattern's lookahead)
             yield i, ch
 
 
