@@ -207,3 +207,97 @@ def split_message(message: str) -> tuple[str, str | None]:
     if first_word.isalpha() and first_word.islower():  # `vLLM`, `--flag`, `"key"` stay as written
         rest = rest[0].upper() + rest[1:]
     return head.removesuffix("."), sentence(rest)
+
+
+def dumps_indented(value: object) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, the same text, several times faster: the standard
+    library encodes an indented document in Python generators, one per nested value (7,667 findings: 0.2 s)."""
+    from json.encoder import encode_basestring as quote
+
+    parts: list[str] = []
+    put = parts.append
+
+    def key_text(key: object) -> str:
+        if isinstance(key, str):
+            return key
+        if isinstance(key, float):
+            return _float_text(key)
+        if key is True or key is False or key is None:
+            return "true" if key is True else "false" if key is False else "null"
+        if isinstance(key, int):
+            return int.__repr__(key)
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+    def scalar(item: object) -> str | None:
+        if isinstance(item, str):
+            return quote(item)
+        if item is None:
+            return "null"
+        if item is True:
+            return "true"
+        if item is False:
+            return "false"
+        if isinstance(item, int):
+            return int.__repr__(item)
+        if isinstance(item, float):
+            return _float_text(item)
+        if isinstance(item, (list, tuple, dict)):
+            return None
+        raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
+
+    def walk(item: object, indent: str) -> None:
+        inner = indent + "  "
+        if isinstance(item, dict):
+            if not item:
+                put("{}")
+                return
+            sep = "{" + inner
+            for key, val in item.items():
+                name = quote(key if type(key) is str else key_text(key))
+                kind = type(val)
+                if kind is str:
+                    put(f"{sep}{name}: {quote(val)}")
+                elif kind is int:
+                    put(f"{sep}{name}: {int.__repr__(val)}")
+                else:
+                    text = scalar(val)
+                    if text is None:
+                        put(f"{sep}{name}: ")
+                        walk(val, inner)
+                    else:
+                        put(f"{sep}{name}: {text}")
+                sep = "," + inner
+            put(indent + "}")
+            return
+        if not item:
+            put("[]")
+            return
+        sep = "[" + inner
+        for val in item:
+            kind = type(val)
+            if kind is str:
+                put(sep + quote(val))
+            else:
+                text = scalar(val)
+                if text is None:
+                    put(sep)
+                    walk(val, inner)
+                else:
+                    put(sep + text)
+            sep = "," + inner
+        put(indent + "]")
+
+    top = scalar(value)
+    if top is not None:
+        return top
+    walk(value, "\n")
+    return "".join(parts)
+
+
+def _float_text(number: float) -> str:
+    """A float as `json.dumps` writes it (NaN and the infinities as JavaScript names them)."""
+    if number != number:
+        return "NaN"
+    if number in (float("inf"), float("-inf")):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float.__repr__(number)
