@@ -145,24 +145,32 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
 
 def _top_level_breaks(text: str):
     """(index, kind) of each `. ` sentence end, `: `, `; ` and `, ` outside backticks, quotes and brackets."""
-    import re  # only the characters that matter: brackets, quotes, backticks, a mark before a space
+    import re  # only the characters that matter: inside backticks the closing one, inside quotes `"` and a backtick
 
-    depth, code, quote = 0, False, False
-    for match in re.finditer(r'[`"()\[\]{}]|[.:;,](?= )', text):
-        i, ch = match.start(), match.group()
-        if ch == "`":
-            code = not code
-        elif code:
+    marks = re.compile(r'[`"()\[\]{}]|[.:;,](?= )')
+    quoting = re.compile(r'[`"]')
+    depth, code, quote, position = 0, False, False, 0
+    while True:
+        if code:
+            position = text.find("`", position) + 1
+            if not position:
+                return
+            code = False
             continue
+        match = (quoting if quote else marks).search(text, position)
+        if match is None:
+            return
+        i = match.start()
+        ch, position = text[i], i + 1
+        if ch == "`":
+            code = True
         elif ch == '"':
             quote = not quote
-        elif quote:
-            continue
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in ".:;,":  # followed by a space (the pattern's lookahead)
+        elif depth == 0:  # a mark followed by a space (the pattern's lookahead)
             yield i, ch
 
 
@@ -175,7 +183,9 @@ def split_message(message: str) -> tuple[str, str | None]:
     message is one short sentence."""
     text = message.strip()
     head, rest = text, ""
+    breaks: list[tuple[int, str]] = []  # those scanned: the head is a prefix of the text, never scanned again (nor is the rest)
     for index, kind in _top_level_breaks(text):
+        breaks.append((index, kind))
         if kind != ".":
             continue
         word = text[:index].rsplit(" ", 1)[-1].lower().lstrip("(")
@@ -190,13 +200,13 @@ def split_message(message: str) -> tuple[str, str | None]:
     for mark in ":;":
         if len(head) <= SHORT_MESSAGE:
             break
-        for index, kind in _top_level_breaks(head):
+        for index, kind in _breaks_within(breaks, len(head)):
             if kind == mark and index >= 40:
                 after = head[index + 2:].strip()
                 head, rest, joint = head[:index], (after + (" " + rest if rest else "")).strip(), mark + " "
                 break
     if len(head) > SHORT_MESSAGE:  # still too long: cut before a top-level ", so " (the consequence)
-        for index, kind in _top_level_breaks(head):
+        for index, kind in _breaks_within(breaks, len(head)):
             if kind == "," and index >= 40 and head[index + 2:index + 5] == "so ":
                 piece = head[index + 2:].strip().removesuffix(".")
                 head, rest = head[:index], piece + (joint + rest if rest else "")
@@ -301,3 +311,9 @@ def _float_text(number: float) -> str:
     if number in (float("inf"), float("-inf")):
         return "Infinity" if number > 0 else "-Infinity"
     return float.__repr__(number)
+
+
+def _breaks_within(breaks: list[tuple[int, str]], length: int) -> list[tuple[int, str]]:
+    """`_top_level_breaks(text[:length])` from `breaks`, those of the whole text: a prefix is scanned the same way
+    up to its end, and a mark at its last character has no space after it."""
+    return [(index, kind) for index, kind in breaks if index + 1 < length]
