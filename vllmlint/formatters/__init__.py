@@ -279,6 +279,7 @@ def dumps_indented(value: object) -> str:
                 sep = "," + inner
             put(indent + "}")
             return
+        assert isinstance(item, (list, tuple))  # what `scalar` leaves
         if not item:
             put("[]")
             return

@@ -405,6 +405,7 @@ def _laid_line(finding: Finding, source, masks, lines: dict | None):
         return lines[key]
     line = finding.span.line
     raw = _visible(source.line_text(line))
+    laid: tuple[str, list[str] | None, list[int] | range] | None
     if not raw and line > len(source.line_starts):
         laid = None
     else:
