@@ -121,13 +121,16 @@ def excerpt(finding: Finding, source, paint=None, masks=None, lines=None) -> lis
     first = min(max(span.col, 1), len(raw) + 1) - 1
     end = span.end_col - 1 if span.end_line == span.line else len(raw)
     end = min(max(end, first), len(raw))
-    lo, hi = _window(starts, first, end)
-    end = min(end, hi)
-    before = "\u2026" if lo > 0 else ""  # an ellipsis marks a cut, one column wide
-    after = "\u2026" if hi < len(raw) else ""
-    shown = before + ("".join(pieces[lo:hi]) if pieces is not None else raw[lo:hi]) + after
-    left = starts[first] - starts[lo] + len(before)
-    width = max(starts[end] - starts[first], 1)
+    if pieces is None and len(raw) <= MAX_EXCERPT_WIDTH:  # one column per character, all of it shown
+        shown, left, width = raw, first, max(end - first, 1)
+    else:
+        lo, hi = _window(starts, first, end)
+        end = min(end, hi)
+        before = "\u2026" if lo > 0 else ""  # an ellipsis marks a cut, one column wide
+        after = "\u2026" if hi < len(raw) else ""
+        shown = before + ("".join(pieces[lo:hi]) if pieces is not None else raw[lo:hi]) + after
+        left = starts[first] - starts[lo] + len(before)
+        width = max(starts[end] - starts[first], 1)
     number = str(span.line)
     gutter = paint(_GUTTER_COLOR, f" {number} |")
     blank_gutter = paint(_GUTTER_COLOR, f" {' ' * len(number)} |")
@@ -338,7 +341,7 @@ def render(report: Report) -> str:
             lines.append("")
     if not report.quiet and report.summary:
         lines += summary_lines(report)
-    return "".join(line + "\n" for line in lines)
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def redacted_spans(findings: list[Finding]) -> dict[tuple[str, int], list[tuple[int, int]]]:
@@ -362,15 +365,17 @@ def redacted_line(finding: Finding, raw: str, masks=None) -> str:
     format whatever the rule (`vllmlint.k8s.secrets.find_tokens`): an excerpt must not print a secret that a
     message masks."""
     span = finding.span
-    spans = list((masks or {}).get((finding.path, span.line), ()))
+    spans = list(masks.get((finding.path, span.line), ())) if masks else []
     if finding.redact:
         spans.append((span.col, span.end_col if span.end_line == span.line else 1 << 30))
     for col, end_col in spans:
         first = min(max(col, 1), len(raw) + 1) - 1
         end = min(max(end_col - 1, first), len(raw))
         raw = raw[:first] + "*" * (end - first) + raw[end:]
-    from vllmlint.k8s.secrets import find_tokens
+    from vllmlint.k8s.secrets import find_tokens, prefix_pattern
 
+    if prefix_pattern().search(raw) is None:  # no token prefix on the line: nothing more to mask (most lines)
+        return raw
     for start, end, _ in list(find_tokens(raw)):
         raw = raw[:start] + "*" * (end - start) + raw[end:]
     return raw
