@@ -96,3 +96,16 @@ def test_excerpt_shares_a_line_layout_across_findings():
     assert list(laid) == [("a.yaml", 1)]
     assert first == excerpt(_finding(1, 1, 2), source) and second == excerpt(_finding(1, 200, 204), source)
     assert second[0].startswith(" 1 | …") and second[1] == "   | " + " " * 31 + "^^^^"
+
+
+def test_a_shared_line_is_masked_for_every_finding_on_it():
+    from vllmlint.formatters import Report
+    from vllmlint.formatters.text import render
+
+    source = SourceFile("a.yaml", "password: hunter2hunter2\n", "a.yaml")
+    secret = Finding("VL802", Severity.ERROR, "a secret", "a.yaml", Span(10, 24, 1, 11, 1, 25), redact=True)
+    other = Finding("VL101", Severity.WARNING, "another", "a.yaml", Span(0, 8, 1, 1, 1, 9))
+    for order in ([secret, other], [other, secret]):
+        text = render(Report(findings=order, sources={"a.yaml": source}, summary=False))
+        assert "hunter2" not in text
+        assert text.count(" 1 | password: **************\n") == 2
