@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from vllmlint.engine import Linter, LintOptions, LintResult
 
-FORMAT = "vllmlint-result-cache 1"
+FORMAT = "vllmlint-result-cache 2"
 MAX_ENTRIES = 32
 ENV = "VLLMLINT_CACHE_DIR"
 
@@ -239,7 +239,7 @@ def load(entry: Path) -> LintResult | None:
     """The result stored in `entry`, or None when there is none, it does not decode, or a file it read outside
     the inputs changed."""
     try:
-        raw = json.loads(entry.read_text(encoding="utf-8"), object_hook=_decode)
+        raw = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"), object_hook=_decode)
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             return None
         if any(_stamp(path) != stamp for path, stamp in raw["external"]):
@@ -291,6 +291,7 @@ def _result_to(result: LintResult) -> dict:
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     fields["sources"] = {shown: [source.path, source.text] for shown, source in result.sources.items()}
     fields["rules"] = [rule.code for rule in result.rules]
+    _compact_findings(fields)
     return fields
 
 
@@ -300,6 +301,7 @@ def _result_from(fields: dict) -> LintResult:
     from vllmlint.source.yamlmodel import SourceFile
 
     rules = all_rules()
+    _expand_findings(fields)
     fields["sources"] = {shown: SourceFile(path, text, shown) for shown, (path, text) in fields["sources"].items()}
     fields["rules"] = [rules[code] for code in fields["rules"]]
     return LintResult(**fields)
@@ -364,3 +366,98 @@ def _decode(raw: dict) -> Any:
 @functools.lru_cache(maxsize=None)
 def _init_fields(cls: Any) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+# --- findings, compactly ----------------------------------------------------------------------------------
+# A 1,000-file tree has thousands of findings: one generic `__dc__` object per finding, span and subject made the
+# entry 9 MB and its decoding most of a cached run. The finding lists of a result are stored as rows instead:
+# [code, severity, message, path, *span, subject, value, fix, suppressed_by, redact], the strings (messages repeat)
+# and subjects as indexes into tables stored once; fields other than those keep the generic encoding.
+_FINDING_FIELDS = ("code", "severity", "message", "path", "span", "subject", "value", "fix", "suppressed_by", "redact")
+_SPAN_FIELDS = ("start", "end", "line", "col", "end_line", "end_col")
+_SUBJECT_FIELDS = ("kind", "namespace", "name", "container")
+_FIX_FIELDS = ("edits", "safety", "description")  # a fix: [safety, description, [[path, start, end, text], ...]]
+_EDIT_FIELDS = ("path", "start", "end", "replacement")
+_TABLES = "__findings__"  # the key of the tables in an entry's result, removed when the result is built
+
+
+def _layout_known() -> bool:
+    """The classes still have the fields the rows hold, all of them set by `__init__` (else: the generic form)."""
+    from vllmlint.finding import Finding, Span, Subject
+    from vllmlint.fix.edits import Edit, Fix
+
+    return all(tuple(f.name for f in dataclasses.fields(cls)) == names and _init_fields(cls) == frozenset(names)
+               for cls, names in ((Finding, _FINDING_FIELDS), (Span, _SPAN_FIELDS), (Subject, _SUBJECT_FIELDS),
+                                  (Fix, _FIX_FIELDS), (Edit, _EDIT_FIELDS)))
+
+
+def _compact_findings(fields: dict) -> None:
+    """The lists of findings in `fields` (a result's fields) as rows, the tables under _TABLES."""
+    from vllmlint.finding import Finding, Severity, Span, Subject
+
+    if not _layout_known():
+        return
+    strings: dict[str, int] = {}
+    subjects: dict[Subject, int] = {}
+
+    def text(value: str) -> int:
+        index = strings.get(value)
+        if index is None:
+            index = strings[value] = len(strings)
+        return index
+
+    def row(finding: Finding) -> list:
+        span, subject = finding.span, finding.subject
+        if type(span) is not Span or type(subject) is not Subject or type(finding.severity) is not Severity:
+            raise TypeError("not cacheable: a finding with a foreign span, subject or severity")
+        number = subjects.get(subject)
+        if number is None:
+            number = subjects[subject] = len(subjects)
+        return [text(finding.code), int(finding.severity), text(finding.message), text(finding.path),
+                span.start, span.end, span.line, span.col, span.end_line, span.end_col, number,
+                _tuples(finding.value), _fix_row(finding.fix), finding.suppressed_by, finding.redact]
+
+    compacted = []
+    for name, value in fields.items():
+        if isinstance(value, list) and value and all(type(item) is Finding for item in value):
+            compacted.append(name)
+            fields[name] = [row(finding) for finding in value]
+    if compacted:
+        fields[_TABLES] = {"lists": compacted, "strings": list(strings),
+                           "subjects": [[s.kind, s.namespace, s.name, s.container] for s in subjects]}
+
+
+def _expand_findings(fields: dict) -> None:
+    """The inverse of `_compact_findings`, in place."""
+    tables = fields.pop(_TABLES, None)
+    if tables is None:
+        return
+    from vllmlint.finding import Finding, Severity, Span, Subject
+
+    if not _layout_known():
+        raise ValueError("the entry's findings do not match this version's classes")
+    from vllmlint.fix.edits import Edit, Fix
+
+    def fix_of(row: list) -> Fix:  # the inverse of _fix_row
+        safety, description, edits = row
+        return Fix([Edit(*edit) for edit in edits], safety, description)
+
+    strings = tables["strings"]
+    subjects = [Subject(*row) for row in tables["subjects"]]
+    severities = {level.value: level for level in Severity}
+    for name in tables["lists"]:
+        fields[name] = [Finding(strings[r[0]], severities[r[1]], strings[r[2]], strings[r[3]],
+                                Span(r[4], r[5], r[6], r[7], r[8], r[9]), subjects[r[10]], r[11],
+                                r[12] if type(r[12]) is not list else fix_of(r[12]), r[13], r[14])
+                        for r in fields[name]]
+
+
+def _fix_row(fix: Any) -> Any:
+    """A fix as [safety, description, [[path, start, end, replacement], ...]]; anything else (None, a fix of
+    another class) as it is, for the generic encoding (an object, never a list)."""
+    from vllmlint.fix.edits import Edit, Fix
+
+    if type(fix) is not Fix or not isinstance(fix.edits, list) or any(type(e) is not Edit for e in fix.edits):
+        return fix
+    return [fix.safety, fix.description, [[e.path, e.start, e.end, e.replacement] for e in fix.edits]]
+

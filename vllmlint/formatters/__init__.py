@@ -145,21 +145,32 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no")
 
 def _top_level_breaks(text: str):
     """(index, kind) of each `. ` sentence end, `: `, `; ` and `, ` outside backticks, quotes and brackets."""
-    depth, code, quote = 0, False, False
-    for i, ch in enumerate(text):
-        if ch == "`":
-            code = not code
-        elif code:
+    import re  # only the characters that matter: inside backticks the closing one, inside quotes `"` and a backtick
+
+    marks = re.compile(r'[`"()\[\]{}]|[.:;,](?= )')
+    quoting = re.compile(r'[`"]')
+    depth, code, quote, position = 0, False, False, 0
+    while True:
+        if code:
+            position = text.find("`", position) + 1
+            if not position:
+                return
+            code = False
             continue
+        match = (quoting if quote else marks).search(text, position)
+        if match is None:
+            return
+        i = match.start()
+        ch, position = text[i], i + 1
+        if ch == "`":
+            code = True
         elif ch == '"':
             quote = not quote
-        elif quote:
-            continue
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in ".:;," and text[i + 1:i + 2] == " ":
+        elif depth == 0:  # a mark followed by a space (the pattern's lookahead)
             yield i, ch
 
 
@@ -172,7 +183,9 @@ def split_message(message: str) -> tuple[str, str | None]:
     message is one short sentence."""
     text = message.strip()
     head, rest = text, ""
+    breaks: list[tuple[int, str]] = []  # those scanned: the head is a prefix of the text, never scanned again (nor is the rest)
     for index, kind in _top_level_breaks(text):
+        breaks.append((index, kind))
         if kind != ".":
             continue
         word = text[:index].rsplit(" ", 1)[-1].lower().lstrip("(")
@@ -187,13 +200,13 @@ def split_message(message: str) -> tuple[str, str | None]:
     for mark in ":;":
         if len(head) <= SHORT_MESSAGE:
             break
-        for index, kind in _top_level_breaks(head):
+        for index, kind in _breaks_within(breaks, len(head)):
             if kind == mark and index >= 40:
                 after = head[index + 2:].strip()
                 head, rest, joint = head[:index], (after + (" " + rest if rest else "")).strip(), mark + " "
                 break
     if len(head) > SHORT_MESSAGE:  # still too long: cut before a top-level ", so " (the consequence)
-        for index, kind in _top_level_breaks(head):
+        for index, kind in _breaks_within(breaks, len(head)):
             if kind == "," and index >= 40 and head[index + 2:index + 5] == "so ":
                 piece = head[index + 2:].strip().removesuffix(".")
                 head, rest = head[:index], piece + (joint + rest if rest else "")
@@ -204,3 +217,104 @@ def split_message(message: str) -> tuple[str, str | None]:
     if first_word.isalpha() and first_word.islower():  # `vLLM`, `--flag`, `"key"` stay as written
         rest = rest[0].upper() + rest[1:]
     return head.removesuffix("."), sentence(rest)
+
+
+def dumps_indented(value: object) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, the same text, several times faster: the standard
+    library encodes an indented document in Python generators, one per nested value (7,667 findings: 0.2 s)."""
+    from json.encoder import encode_basestring as quote
+
+    parts: list[str] = []
+    put = parts.append
+
+    def key_text(key: object) -> str:
+        if isinstance(key, str):
+            return key
+        if isinstance(key, float):
+            return _float_text(key)
+        if key is True or key is False or key is None:
+            return "true" if key is True else "false" if key is False else "null"
+        if isinstance(key, int):
+            return int.__repr__(key)
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+    def scalar(item: object) -> str | None:
+        if isinstance(item, str):
+            return quote(item)
+        if item is None:
+            return "null"
+        if item is True:
+            return "true"
+        if item is False:
+            return "false"
+        if isinstance(item, int):
+            return int.__repr__(item)
+        if isinstance(item, float):
+            return _float_text(item)
+        if isinstance(item, (list, tuple, dict)):
+            return None
+        raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
+
+    def walk(item: object, indent: str) -> None:
+        inner = indent + "  "
+        if isinstance(item, dict):
+            if not item:
+                put("{}")
+                return
+            sep = "{" + inner
+            for key, val in item.items():
+                name = quote(key if type(key) is str else key_text(key))
+                kind = type(val)
+                if kind is str:
+                    put(f"{sep}{name}: {quote(val)}")
+                elif kind is int:
+                    put(f"{sep}{name}: {int.__repr__(val)}")
+                else:
+                    text = scalar(val)
+                    if text is None:
+                        put(f"{sep}{name}: ")
+                        walk(val, inner)
+                    else:
+                        put(f"{sep}{name}: {text}")
+                sep = "," + inner
+            put(indent + "}")
+            return
+        assert isinstance(item, (list, tuple))  # what `scalar` leaves
+        if not item:
+            put("[]")
+            return
+        sep = "[" + inner
+        for val in item:
+            kind = type(val)
+            if kind is str:
+                put(sep + quote(val))
+            else:
+                text = scalar(val)
+                if text is None:
+                    put(sep)
+                    walk(val, inner)
+                else:
+                    put(sep + text)
+            sep = "," + inner
+        put(indent + "]")
+
+    top = scalar(value)
+    if top is not None:
+        return top
+    walk(value, "\n")
+    return "".join(parts)
+
+
+def _float_text(number: float) -> str:
+    """A float as `json.dumps` writes it (NaN and the infinities as JavaScript names them)."""
+    if number != number:
+        return "NaN"
+    if number in (float("inf"), float("-inf")):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float.__repr__(number)
+
+
+def _breaks_within(breaks: list[tuple[int, str]], length: int) -> list[tuple[int, str]]:
+    """`_top_level_breaks(text[:length])` from `breaks`, those of the whole text: a prefix is scanned the same way
+    up to its end, and a mark at its last character has no space after it."""
+    return [(index, kind) for index, kind in breaks if index + 1 < length]

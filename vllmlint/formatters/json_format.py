@@ -56,7 +56,6 @@ With `--statistics`, counts per rule instead of the findings (the text format's 
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from vllmlint.finding import Finding, Severity
@@ -144,4 +143,6 @@ def statistics(report: Report) -> dict:
 
 
 def render(report: Report) -> str:
-    return json.dumps(statistics(report) if report.statistics else build(report), indent=2, ensure_ascii=False) + "\n"
+    from vllmlint.formatters import dumps_indented  # json.dumps(..., indent=2, ensure_ascii=False), faster
+
+    return dumps_indented(statistics(report) if report.statistics else build(report)) + "\n"

@@ -105,29 +105,32 @@ def _window(starts: list[int], first: int, end: int) -> tuple[int, int]:
     return lo, max(hi, min(end, first + 1))
 
 
-def excerpt(finding: Finding, source, paint=None, masks=None) -> list[str]:
+def excerpt(finding: Finding, source, paint=None, masks=None, lines=None) -> list[str]:
     """The finding's first line with a line-number gutter, and a caret line under columns col..end_col
-    (to the end of the line when the span goes on). Empty when the line is unknown."""
+    (to the end of the line when the span goes on). Empty when the line is unknown. `lines`: a dict kept
+    across the findings of one render (with the same `masks`), which lays out each source line once."""
     paint = paint or _Paint(False)
     span = finding.span
     if source is None or span.line < 1:
         return []
-    raw = _visible(source.line_text(span.line))
-    if not raw and span.line > len(source.line_starts):
+    laid = _laid_line(finding, source, masks, lines)
+    if laid is None:
         return []
-    raw = redacted_line(finding, raw, masks)
-    pieces, starts = _layout(raw)
+    raw, pieces, starts = laid
     # 0-based character indexes of the span on this line, [first, end)
     first = min(max(span.col, 1), len(raw) + 1) - 1
     end = span.end_col - 1 if span.end_line == span.line else len(raw)
     end = min(max(end, first), len(raw))
-    lo, hi = _window(starts, first, end)
-    end = min(end, hi)
-    before = "\u2026" if lo > 0 else ""  # an ellipsis marks a cut, one column wide
-    after = "\u2026" if hi < len(raw) else ""
-    shown = before + "".join(pieces[lo:hi]) + after
-    left = starts[first] - starts[lo] + len(before)
-    width = max(starts[end] - starts[first], 1)
+    if pieces is None and len(raw) <= MAX_EXCERPT_WIDTH:  # one column per character, all of it shown
+        shown, left, width = raw, first, max(end - first, 1)
+    else:
+        lo, hi = _window(starts, first, end)
+        end = min(end, hi)
+        before = "\u2026" if lo > 0 else ""  # an ellipsis marks a cut, one column wide
+        after = "\u2026" if hi < len(raw) else ""
+        shown = before + ("".join(pieces[lo:hi]) if pieces is not None else raw[lo:hi]) + after
+        left = starts[first] - starts[lo] + len(before)
+        width = max(starts[end] - starts[first], 1)
     number = str(span.line)
     gutter = paint(_GUTTER_COLOR, f" {number} |")
     blank_gutter = paint(_GUTTER_COLOR, f" {' ' * len(number)} |")
@@ -310,6 +313,8 @@ def render(report: Report) -> str:
         shown += report.suppressed
     lines: list[str] = []
     masks = redacted_spans(shown)
+    laid: dict = {}  # (path, line) -> the line laid out, for findings that share a line
+    splits: dict[str, tuple[str, str | None]] = {}  # message -> split_message(message): messages repeat
     if report.statistics:
         lines += statistics_lines(report.findings, rules, report.unsafe_fixes)
         if not report.quiet and lines:
@@ -321,10 +326,13 @@ def render(report: Report) -> str:
                 lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
                                           report.local_paths.get(finding.path), fixable=fixable))
                 continue
-            head, help_text = split_message(finding.message)
+            split = splits.get(finding.message)
+            if split is None:
+                split = splits[finding.message] = split_message(finding.message)
+            head, help_text = split
             lines.append(finding_line(finding, rule_name(rules, finding.code), paint,
                                       report.local_paths.get(finding.path), head, fixable))
-            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint, masks)
+            shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint, masks, laid)
             lines += shown_excerpt
             if help_text:
                 # `=` under the excerpt's `|`, as rustc and ruff print their notes
@@ -333,7 +341,7 @@ def render(report: Report) -> str:
             lines.append("")
     if not report.quiet and report.summary:
         lines += summary_lines(report)
-    return "".join(line + "\n" for line in lines)
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def redacted_spans(findings: list[Finding]) -> dict[tuple[str, int], list[tuple[int, int]]]:
@@ -357,15 +365,17 @@ def redacted_line(finding: Finding, raw: str, masks=None) -> str:
     format whatever the rule (`vllmlint.k8s.secrets.find_tokens`): an excerpt must not print a secret that a
     message masks."""
     span = finding.span
-    spans = list((masks or {}).get((finding.path, span.line), ()))
+    spans = list(masks.get((finding.path, span.line), ())) if masks else []
     if finding.redact:
         spans.append((span.col, span.end_col if span.end_line == span.line else 1 << 30))
     for col, end_col in spans:
         first = min(max(col, 1), len(raw) + 1) - 1
         end = min(max(end_col - 1, first), len(raw))
         raw = raw[:first] + "*" * (end - first) + raw[end:]
-    from vllmlint.k8s.secrets import find_tokens
+    from vllmlint.k8s.secrets import find_tokens, prefix_pattern
 
+    if prefix_pattern().search(raw) is None:  # no token prefix on the line: nothing more to mask (most lines)
+        return raw
     for start, end, _ in list(find_tokens(raw)):
         raw = raw[:start] + "*" * (end - start) + raw[end:]
     return raw
@@ -388,3 +398,28 @@ def local_message(message: str, shown: str, local: str) -> str:
     if not folder or folder == "." or folder == local_folder or folder not in message:
         return message
     return re.sub(rf"(?<![\w./-]){re.escape(folder)}(?![\w.-])", lambda _: local_folder, message)
+
+
+def _laid_line(finding: Finding, source, masks, lines: dict | None):
+    """(the line as shown, its characters as displayed or None when they are the line's own, the display
+    column of each character position) of the finding's first line, credentials masked (`redacted_line`);
+    None when the line is unknown. Kept in `lines` by (path, line) for findings that mask nothing of their
+    own (a redacted finding's span is in `masks` too, but it is laid out afresh: it is rare)."""
+    key = (finding.path, finding.span.line)
+    if lines is not None and not finding.redact and key in lines:
+        return lines[key]
+    line = finding.span.line
+    raw = _visible(source.line_text(line))
+    laid: tuple[str, list[str] | None, list[int] | range] | None
+    if not raw and line > len(source.line_starts):
+        laid = None
+    else:
+        raw = redacted_line(finding, raw, masks)
+        if raw.isascii() and "\t" not in raw:  # one column per character: no tab, no wide or combining one
+            laid = (raw, None, range(len(raw) + 1))
+        else:
+            pieces, starts = _layout(raw)
+            laid = (raw, pieces, starts)
+    if lines is not None and not finding.redact:
+        lines[key] = laid
+    return laid
