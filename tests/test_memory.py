@@ -1,0 +1,54 @@
+"""The model's memory: what nodes share instead of holding their own copies (a 10,000-file run holds millions)."""
+from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, SourceFile, parse_documents
+
+
+def _root(text: str, name: str = "a.yaml"):
+    documents, error = parse_documents(SourceFile(name, text))
+    assert error is None
+    return documents[0].root
+
+
+def test_files_share_key_texts_offsets_and_key_tuples():
+    pad = "#" * 300 + "\n"  # offsets past 256 (Python itself shares the smaller ints)
+    one = _root(pad + "metadata:\n  name: vllm\n  namespace: inference\n", "one.yaml")
+    two = _root(pad + "metadata:\n  name: sglg\n  namespace: inference\n", "two.yaml")
+    (key_one, meta_one), = one.items
+    (key_two, meta_two), = two.items
+    assert key_one.text is key_two.text  # one `metadata` string for the run, not one per file
+    assert meta_one.get("namespace").text is meta_two.get("namespace").text
+    # The same offsets in two files are one int object (the composer makes a new one for each node).
+    namespace_one, namespace_two = meta_one.items[1][0], meta_two.items[1][0]
+    assert (namespace_one.start, namespace_one.end) == (326, 335)
+    assert namespace_one.start is namespace_two.start and namespace_one.end is namespace_two.end
+    assert meta_one.start == 313 and meta_one.start is meta_two.start
+    # Mappings with the same keys share one index.
+    assert meta_one.get("name").value == "vllm" and meta_two.get("name").value == "sglg"
+    assert meta_one._index is meta_two._index == ("name", "namespace")
+    assert one.source.line_starts == [0, 301, 311, 324, 347]
+    assert one.source.line_starts[3] is two.source.line_starts[3]
+
+
+def test_key_index_keeps_first_of_repeated_keys_and_skips_collection_keys():
+    root = _root("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  x: 3\n  ? [k]\n  : v\n")
+    merged = root.get("m")
+    assert isinstance(merged, Mapping)
+    # Explicit keys win over merged ones, each key once, in order; a collection key is not a key by text.
+    assert merged.keys() == ["x", "y"] and merged.get("x").value == 3 and merged.get("y").value == 2
+    assert [(k, v.value) for k, v in merged.pairs()] == [("x", 3), ("y", 2)]
+    assert isinstance(merged._index, dict)  # repeated keys: a dict keeps the first position
+    flat = _root("a: 1\n? [k]\n: v\nb: 2\n")
+    assert flat._index is None and flat.get("b").value == 2 and isinstance(flat._index, tuple)
+    assert flat.keys() == ["a", "b"] and "b" in flat and "k" not in flat and flat.get("k") is None
+    assert [(k, v.value) for k, v in flat.pairs()] == [("a", 1), ("b", 2)]
+    assert isinstance(flat.key_node("b"), Scalar) and flat.key_node("b").start == 15
+    assert isinstance(flat.items[1][0], Sequence)
+
+
+def test_large_mapping_and_a_mapping_changed_after_reading():
+    large = _root("".join(f"k{i}: {i}\n" for i in range(40)))
+    assert large.get("k39").value == 39 and len(large.keys()) == 40 and isinstance(large._index, dict)
+    small = _root("a: 1\n")
+    assert small.get("b") is None
+    small.items.append((Scalar(0, 1, small.source, "b", "b", None), Scalar(0, 1, small.source, 2, "2", None)))
+    small._index = None  # what every writer of `items` does (vllmlint.k8s.operators, vllmlint.source.kustomize)
+    assert small.get("b").value == 2 and small.keys() == ["a", "b"]
