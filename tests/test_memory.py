@@ -52,3 +52,58 @@ def test_large_mapping_and_a_mapping_changed_after_reading():
     small.items.append((Scalar(0, 1, small.source, "b", "b", None), Scalar(0, 1, small.source, 2, "2", None)))
     small._index = None  # what every writer of `items` does (vllmlint.k8s.operators, vllmlint.source.kustomize)
     assert small.get("b").value == 2 and small.keys() == ["a", "b"]
+
+
+def _mappings_alive() -> int:
+    import gc
+
+    return sum(1 for o in gc.get_objects() if type(o) is Mapping)
+
+
+def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
+    import gc
+
+    from vllmlint.engine import LintOptions, lint
+
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.2\n"
+        "        args: [--model, Qwen/Qwen3-0.6B, --swap-space=4]\n")
+
+    def feed(linter):
+        linter.add_file(tmp_path / "d.yaml")
+
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()  # only the engine's own collection may free the model's cycles
+    try:
+        before = _mappings_alive()
+        kept = lint(feed, LintOptions())  # a library call: the caller's GC decides
+        assert kept.findings and _mappings_alive() > before  # the model is garbage held by cycles
+        gc.collect()
+        before = _mappings_alive()
+        released = lint(feed, LintOptions(freeze_gc=True))  # the console script
+        assert [f.message for f in released.findings] == [f.message for f in kept.findings]
+        assert _mappings_alive() == before
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_large_report_is_written_a_piece_at_a_time():
+    from vllmlint.cli import write_in_pieces
+
+    class Stream:
+        def __init__(self):
+            self.pieces: list[str] = []
+
+        def write(self, text: str) -> None:
+            self.pieces.append(text)
+
+    text = "".join(f"line {i}: é\n" for i in range(100))
+    stream = Stream()
+    write_in_pieces(stream, text, piece=64)
+    assert "".join(stream.pieces) == text and max(map(len, stream.pieces)) == 64 and len(stream.pieces) == 18
+    small = Stream()
+    write_in_pieces(small, "short\n", piece=64)
+    assert small.pieces == ["short\n"]

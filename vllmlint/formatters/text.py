@@ -333,7 +333,10 @@ def render(report: Report) -> str:
             lines.append("")
     if not report.quiet and report.summary:
         lines += summary_lines(report)
-    return "".join(line + "\n" for line in lines)
+    if not lines:
+        return ""
+    lines.append("")  # the final newline; not `line + "\n"` for each: a copy of every line next to the output
+    return "\n".join(lines)
 
 
 def redacted_spans(findings: list[Finding]) -> dict[tuple[str, int], list[tuple[int, int]]]:
