@@ -107,3 +107,22 @@ def test_a_large_report_is_written_a_piece_at_a_time():
     small = Stream()
     write_in_pieces(small, "short\n", piece=64)
     assert small.pieces == ["short\n"]
+
+
+def test_scalars_keep_no_offset_map_of_their_own():
+    import sys
+
+    from vllmlint.source.yamlmodel import UnknownScalar
+
+    text = "script: |\n  echo one\n  echo two\nname: x\n"
+    root = _root(text)
+    script = root.get("script")
+    assert sys.getsizeof(script) <= 80  # four slots of Node and Scalar's three: 80 bytes, not 96 with a fourth
+    assert script.source.scalar_offsets is None  # nothing computed until asked
+    assert script.source_index(5) == text.index("one") and script.source_index(9) == text.index("echo two")
+    assert list(script._offsets)[:3] == [12, 13, 14]  # kept by the file, by place, style and text
+    assert list(script.source.scalar_offsets) == [(script.start, script.end, "|", "echo one\necho two\n")]
+    copy = UnknownScalar(script)  # the same place and text: the same map
+    assert copy._offsets is script._offsets and copy.source_index(5) == text.index("one")
+    script._offsets = None
+    assert script.source.scalar_offsets == {} and script.source_index(5) == text.index("one")

@@ -32,6 +32,7 @@ class SourceFile:
         self.text = text
         self._line_starts: list[int] | None = None
         self.duplicate_keys: list[tuple[int, int, str]] = []  # (start, end, key) of repeated mapping keys
+        self.scalar_offsets: dict | None = None  # `Scalar._offsets` of this file's scalars, by what decides them
 
     @property
     def line_starts(self) -> list[int]:
@@ -86,14 +87,13 @@ class Node:
 
 
 class Scalar(Node):
-    __slots__ = ("value", "text", "style", "_offsets")
+    __slots__ = ("value", "text", "style")
 
     def __init__(self, start, end, source, value, text, style):
         # No super().__init__: a manifest has hundreds of thousands of scalars.
         self.start = start
         self.end = end
         self.source = source
-        self._offsets: SequenceOf[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
         self.style = style  # None (plain), "'", '"', "|", ">"
@@ -104,6 +104,27 @@ class Scalar(Node):
     def source_index(self, offset: int) -> int:
         """Character offset into the file of `offset` into this scalar's text (also inside block scalars)."""
         return _offset_map(self)[min(max(offset, 0), len(self.text))]
+
+    @property
+    def _offsets(self) -> SequenceOf[int] | None:
+        """The offset map `_offset_map` computed, kept by the file (`SourceFile.scalar_offsets`) rather than in a
+        slot of every scalar (a slot more made each of a run's millions of scalars 16 bytes larger, for the few
+        whose offsets are ever asked). Keyed by what decides it: the map is a function of the file's text, the
+        scalar's place, style and text (a scalar a tool derives with offsets of its own keeps them in a slot)."""
+        table = self.source.scalar_offsets
+        return table.get((self.start, self.end, self.style, self.text)) if table else None
+
+    @_offsets.setter
+    def _offsets(self, offsets: SequenceOf[int] | None) -> None:
+        source = self.source
+        key = (self.start, self.end, self.style, self.text)
+        if offsets is None:
+            if source.scalar_offsets:
+                source.scalar_offsets.pop(key, None)
+            return
+        if source.scalar_offsets is None:
+            source.scalar_offsets = {}
+        source.scalar_offsets[key] = offsets
 
 
 class Mapping(Node):
