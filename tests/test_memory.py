@@ -126,3 +126,17 @@ def test_scalars_keep_no_offset_map_of_their_own():
     assert copy._offsets is script._offsets and copy.source_index(5) == text.index("one")
     script._offsets = None
     assert script.source.scalar_offsets == {} and script.source_index(5) == text.index("one")
+
+
+def test_findings_with_the_same_message_share_one_string():
+    from vllmlint.engine import lint_text
+
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: NAME}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.2\n"
+            "        args: [--model, Qwen/Qwen3-0.6B, --swap-space=4]\n")
+    one = lint_text(text.replace("NAME", "one"), "one.yaml")
+    two = lint_text(text.replace("NAME", "two"), "two.yaml")
+    assert len(one.findings) == len(two.findings)
+    pairs = [(a, b) for a, b in zip(one.findings, two.findings, strict=True) if a.message == b.message]
+    assert pairs  # some messages do not name the object
+    assert all(a.message is b.message for a, b in pairs)
