@@ -63,6 +63,7 @@ def _mappings_alive() -> int:
 def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
     import gc
 
+    from vllmlint import engine
     from vllmlint.engine import LintOptions, lint
 
     (tmp_path / "d.yaml").write_text(
@@ -72,6 +73,7 @@ def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
 
     def feed(linter):
         linter.add_file(tmp_path / "d.yaml")
+        linter.result.files_checked = engine.RELEASE_MIN_FILES  # as large as a run must be to collect
 
     gc.collect()
     enabled = gc.isenabled()
@@ -85,6 +87,12 @@ def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
         released = lint(feed, LintOptions(freeze_gc=True))  # the console script
         assert [f.message for f in released.findings] == [f.message for f in kept.findings]
         assert _mappings_alive() == before
+
+        def small(linter):
+            linter.add_file(tmp_path / "d.yaml")
+
+        lint(small, LintOptions(freeze_gc=True))  # one file: a collection would cost more than it frees
+        assert _mappings_alive() > before
     finally:
         if enabled:
             gc.enable()
