@@ -597,7 +597,7 @@ def lint(feed: Feed, options: LintOptions) -> LintResult:
 
         return cached_lint(feed, options)
     if not options.upgrade_to:
-        return run(options)
+        return _model_released(run(options), options)
     today = run(replace(options, upgrade_to=None, baseline=None))
     after = run(replace(options, baseline=None))
     before = Counter(f.fingerprint() for f in today.findings)
@@ -842,3 +842,21 @@ def _fixes_built(outcome: RuleOutcome, needed: bool) -> RuleOutcome:
                 notices.append(Notice(finding.code, f"internal error in rule {finding.code} building a fix: {failure}",
                                       "", 0, "error"))
     return findings, notices
+
+
+RELEASE_MIN_FILES = 200  # files: from this many, a one-shot run collects its model before the output
+
+
+def _model_released(result: LintResult, options: LintOptions) -> LintResult:
+    """The result, with the model of the run given back first in a one-shot process (`freeze_gc`, the console
+    script): the model (nodes, objects, invocations) is garbage once the rules are done, but its objects are in
+    cycles (a container and its pod) that only the cyclic GC frees, and none runs before the output is rendered.
+    Collected now, the output is rendered in the model's memory instead of on top of it (10,000 files of the
+    bench corpus: the model is 2.4 million objects). No CPU time is added: the interpreter collects them at exit
+    otherwise. Small runs skip it: there a collection costs more than it frees (a pass over every object of the
+    interpreter, 15 ms of a one-file run's 0.4 s, for a model of a few hundred kilobytes)."""
+    if options.freeze_gc and result.files_checked >= RELEASE_MIN_FILES:
+        import gc
+
+        gc.collect()
+    return result

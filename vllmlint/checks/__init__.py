@@ -67,7 +67,9 @@ class Context:
             # A check may quote what it decoded itself (VL106 reads JSON flag values, where `"\ud83e"` is
             # a lone surrogate): no encoding can write one, so JSON, SARIF and fingerprints would fail.
             message, value = fix_surrogates(message), fix_surrogates(value)
-        return Finding(self.rule.code, severity or self.severity, message, source.display_path, span,
+        from sys import intern  # one string for the same message (a third of a large run's are repeats)
+
+        return Finding(self.rule.code, severity or self.severity, intern(message), source.display_path, span,
                        subject_of(about), value, fix)  # type: ignore[arg-type]  # a PendingFix until resolved
 
 

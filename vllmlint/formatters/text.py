@@ -341,7 +341,10 @@ def render(report: Report) -> str:
             lines.append("")
     if not report.quiet and report.summary:
         lines += summary_lines(report)
-    return "\n".join(lines) + "\n" if lines else ""
+    if not lines:
+        return ""
+    lines.append("")  # the final newline, without another copy of the whole output (`"\n".join(lines) + "\n"`)
+    return "\n".join(lines)
 
 
 def redacted_spans(findings: list[Finding]) -> dict[tuple[str, int], list[tuple[int, int]]]:

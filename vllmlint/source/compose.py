@@ -443,7 +443,7 @@ class DerivedScalar(Scalar):
     Positions map into the file through its own offsets; its file text is not its text, so nothing may be
     edited through it."""
 
-    __slots__ = ()
+    __slots__ = ("_offsets",)  # its own, not the file's (`Scalar._offsets`): they are not the file's scalar's
 
 
 def derived_scalar(original: Scalar, text: str, offsets: list[int], start: int, end: int) -> Scalar:

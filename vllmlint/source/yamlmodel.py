@@ -32,6 +32,7 @@ class SourceFile:
         self.text = text
         self._line_starts: list[int] | None = None
         self.duplicate_keys: list[tuple[int, int, str]] = []  # (start, end, key) of repeated mapping keys
+        self.scalar_offsets: dict | None = None  # `Scalar._offsets` of this file's scalars, by what decides them
 
     @property
     def line_starts(self) -> list[int]:
@@ -45,6 +46,9 @@ class SourceFile:
                 while pos != -1:
                     starts.append(pos + 1)
                     pos = find("\n", pos + 1)
+            shared = _Shared.positions
+            if starts[-1] < len(shared):  # the run's shared ints, not one of its own per line (_Shared)
+                starts = [shared[start] for start in starts]
             self._line_starts = starts
         return self._line_starts
 
@@ -83,14 +87,13 @@ class Node:
 
 
 class Scalar(Node):
-    __slots__ = ("value", "text", "style", "_offsets")
+    __slots__ = ("value", "text", "style")
 
     def __init__(self, start, end, source, value, text, style):
         # No super().__init__: a manifest has hundreds of thousands of scalars.
         self.start = start
         self.end = end
         self.source = source
-        self._offsets: SequenceOf[int] | None = None
         self.value = value  # resolved: str, int, float, bool or None
         self.text = text  # the scalar's string content
         self.style = style  # None (plain), "'", '"', "|", ">"
@@ -102,6 +105,27 @@ class Scalar(Node):
         """Character offset into the file of `offset` into this scalar's text (also inside block scalars)."""
         return _offset_map(self)[min(max(offset, 0), len(self.text))]
 
+    @property
+    def _offsets(self) -> SequenceOf[int] | None:
+        """The offset map `_offset_map` computed, kept by the file (`SourceFile.scalar_offsets`) rather than in a
+        slot of every scalar (a slot more made each of a run's millions of scalars 16 bytes larger, for the few
+        whose offsets are ever asked). Keyed by what decides it: the map is a function of the file's text, the
+        scalar's place, style and text (a scalar a tool derives with offsets of its own keeps them in a slot)."""
+        table = self.source.scalar_offsets
+        return table.get((self.start, self.end, self.style, self.text)) if table else None
+
+    @_offsets.setter
+    def _offsets(self, offsets: SequenceOf[int] | None) -> None:
+        source = self.source
+        key = (self.start, self.end, self.style, self.text)
+        if offsets is None:
+            if source.scalar_offsets:
+                source.scalar_offsets.pop(key, None)
+            return
+        if source.scalar_offsets is None:
+            source.scalar_offsets = {}
+        source.scalar_offsets[key] = offsets
+
 
 class Mapping(Node):
     __slots__ = ("items", "_index")
@@ -109,40 +133,53 @@ class Mapping(Node):
     def __init__(self, start, end, source):
         super().__init__(start, end, source)
         self.items: list[tuple[Node, Node]] = []
-        self._index: dict | None = None
+        self._index: dict | tuple | None = None  # _keys()
 
     def __repr__(self):
         return f"Mapping({len(self.items)} keys)"
 
-    def _keys(self) -> dict[str, int]:
+    def _keys(self) -> dict[str, int] | tuple[str | None, ...]:
         """Key text -> position of its pair in `items` (positions, not pairs: a run holds a few hundred
-        thousand mappings, and a tuple per key was a tenth of a large run's memory)."""
+        thousand mappings, and a tuple per key was a tenth of a large run's memory). A small mapping whose keys
+        are all different keeps instead the tuple of its keys' texts in `items` order (None for a key that is no
+        scalar), one tuple shared by every mapping with the same keys (`_shared_keys`): a dict per mapping was
+        the largest part of a large run's memory after the nodes themselves."""
         if self._index is None:
-            index: dict[str, int] = {}
-            for position, (key, _) in enumerate(self.items):
-                if isinstance(key, Scalar):
-                    # Keys by their text: Kubernetes field names are strings even where YAML 1.1 says bool.
-                    index.setdefault(key.text, position)
-            self._index = index
+            self._index = _key_index(self.items)
         return self._index
 
+    def _position(self, key: str) -> int | None:
+        index = self._index if self._index is not None else self._keys()
+        if type(index) is tuple:
+            return index.index(key) if key in index else None
+        return index.get(key)  # type: ignore[union-attr]
+
     def get(self, key: str) -> Node | None:
-        position = self._keys().get(key)
+        position = self._position(key)
         return self.items[position][1] if position is not None else None
 
     def key_node(self, key: str) -> Node | None:
-        position = self._keys().get(key)
+        position = self._position(key)
         return self.items[position][0] if position is not None else None
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys()
 
     def keys(self) -> list[str]:
-        return list(self._keys())
+        index = self._keys()
+        if isinstance(index, tuple):
+            return [key for key in index if key is not None]
+        return list(index)
 
     def pairs(self) -> Iterator[tuple[str, Node]]:
         items = self.items
-        for key, position in self._keys().items():
+        index = self._keys()
+        if isinstance(index, tuple):
+            for position, key in enumerate(index):
+                if key is not None:
+                    yield key, items[position][1]
+            return
+        for key, position in index.items():
             yield key, items[position][1]
 
 
@@ -229,25 +266,33 @@ def fix_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _convert(node, source: SourceFile, memo: dict) -> Node:
+def _convert(node, source: SourceFile, memo: dict, shared: _Shared) -> Node:
     """Turn a ruamel composed node into our node. Collections are converted once each (memo by id), so
-    aliases share one node and alias bombs cost nothing; scalars are leaves and need no memo."""
+    aliases share one node and alias bombs cost nothing; scalars are leaves and need no memo. Offsets and
+    short texts are the run's shared objects (`_Shared`): the composer makes a new int and str for each."""
+    positions = shared.positions
     if node.id == "scalar":
         text = node.value
         style = node.style or None  # the C composer reports plain scalars as ''
         if style == '"' and not text.isascii() and _SURROGATE.search(text):
             text = fix_surrogates(text)
-        return Scalar(node.start_mark.index, node.end_mark.index, source,
-                      resolve_plain(text) if style is None else text, text, style)
+        if len(text) <= _INTERN_MAX:
+            text = shared.intern(text)
+        start, end = node.start_mark.index, node.end_mark.index
+        if end < len(positions):
+            start, end = positions[start], positions[end]
+        return Scalar(start, end, source, resolve_plain(text) if style is None else text, text, style)
     key = id(node)
     done = memo.get(key)
     if done is not None:
         return done
     start, end = node.start_mark.index, node.end_mark.index
+    if end < len(positions):
+        start, end = positions[start], positions[end]
     if node.id == "sequence":
         sequence = Sequence(start, end, source)
         memo[key] = sequence
-        sequence.items = [_convert(item, source, memo) for item in node.value]
+        sequence.items = [_convert(item, source, memo, shared) for item in node.value]
         return sequence
     result = Mapping(start, end, source)
     memo[key] = result
@@ -260,11 +305,11 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
         if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
             sources = value_node.value if value_node.id == "sequence" else [value_node]
             for merge_source in sources:
-                converted = _convert(merge_source, source, memo)
+                converted = _convert(merge_source, source, memo, shared)
                 if isinstance(converted, Mapping):
                     merged.extend(converted.items)
             continue
-        append((_convert(key_node, source, memo), _convert(value_node, source, memo)))
+        append((_convert(key_node, source, memo, shared), _convert(value_node, source, memo, shared)))
     if merged:
         # Explicit keys win over merged ones: merged pairs go last, and lookups keep the first.
         result.items.extend(merged)
@@ -457,9 +502,10 @@ def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Docum
             # ruamel warns on stderr about a reused anchor (`&a` twice): valid YAML (the later one wins,
             # YAML 1.2 section 3.2.2.2), and not a warning of ours to print raw.
             warnings.simplefilter("ignore")
+            shared = _Shared.for_text(text)
             for number, composed in enumerate(yaml.compose_all(text)):
                 # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
-                root = _convert(composed, source, {}) if composed is not None else None
+                root = _convert(composed, source, {}, shared) if composed is not None else None
                 documents.append(Document(source, root, number))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -526,6 +572,8 @@ def _offset_map(scalar: Scalar) -> SequenceOf[int]:
                 mapping = decoded[1]
     if mapping is None:
         mapping = _aligned_offsets(scalar)
+    if isinstance(mapping, list):
+        mapping = _compact_offsets(mapping)
     scalar._offsets = mapping
     return mapping
 
@@ -843,3 +891,65 @@ class UnknownScalar(Scalar):
     def __init__(self, original: Scalar):
         super().__init__(original.start, original.end, original.source, None, original.text, original.style)
         self._offsets = original._offsets
+
+
+# --- objects shared by every file's nodes -----------------------------------------------------------
+_INTERN_MAX = 200  # characters: scalars up to this long are interned (names, keys, images, flags repeat)
+_SHARED_POSITIONS = 1 << 17  # offsets below this are shared ints (128K: 4.5 MB of ints at most)
+_KEYS_IN_TUPLE = 12  # mappings of up to this many keys index them in a shared tuple, larger ones in a dict
+
+
+class _Shared:
+    """The objects every node of a run may share instead of holding its own copy: an int per offset (each node
+    holds two, and the composer makes a new int object for each: 56 bytes a node) and the interned texts of
+    short scalars (keys such as `name` repeat in every file). Positions grow with the longest file read, up to
+    _SHARED_POSITIONS; longer files keep their own ints beyond it."""
+
+    positions: list[int] = []  # index i holds the int i
+
+    def __init__(self):
+        from sys import intern
+
+        self.intern = intern
+
+    @classmethod
+    def for_text(cls, text: str) -> _Shared:
+        positions = cls.positions
+        wanted = min(len(text) + 2, _SHARED_POSITIONS)
+        if len(positions) < wanted:
+            positions.extend(range(len(positions), wanted))
+        return cls()
+
+
+_KEY_TUPLES: dict[tuple, tuple] = {}  # one tuple for each sequence of keys seen (mappings share it)
+
+
+def _key_index(items: list) -> dict[str, int] | tuple[str | None, ...]:
+    """A mapping's key index (`Mapping._keys`): the shared tuple of its key texts when it is small and its keys
+    all differ, else key text -> position of its first pair (keys by their text: Kubernetes field names are
+    strings even where YAML 1.1 says bool; the first of repeated keys wins, as merged keys come last)."""
+    if len(items) <= _KEYS_IN_TUPLE:
+        keys = tuple(key.text if isinstance(key, Scalar) else None for key, _ in items)
+        texts = [key for key in keys if key is not None]
+        if len(set(texts)) == len(texts):
+            shared = _KEY_TUPLES.get(keys)
+            if shared is None:
+                if len(_KEY_TUPLES) >= 100_000:  # a long-lived process (the language server) never grows unbounded
+                    _KEY_TUPLES.clear()
+                shared = _KEY_TUPLES[keys] = keys
+            return shared
+    index: dict[str, int] = {}
+    for position, (key, _) in enumerate(items):
+        if isinstance(key, Scalar):
+            index.setdefault(key.text, position)
+    return index
+
+
+def _compact_offsets(offsets: list[int]) -> SequenceOf[int]:
+    """A scalar's offset map kept as 4-byte numbers (`_offset_map`): a list held an int object per character of
+    every script a ConfigMap or a `sh -c` carries (36 bytes a character; a tenth of a 10,000-file run's model)."""
+    if not offsets or max(offsets) >= 1 << 32 or min(offsets) < 0:
+        return offsets
+    from array import array
+
+    return array("I", offsets)
