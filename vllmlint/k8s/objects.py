@@ -154,6 +154,7 @@ class Container:
     node: Mapping
     name: str
     init: bool = False
+    _env: tuple | None = field(default=None, repr=False)  # (world, its object count, resolved_env's list)
 
     @property
     def image(self) -> Scalar | None:
@@ -180,8 +181,13 @@ class Container:
         return _pod.literal_env(self.node, self.is_compose)
 
     def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
-        """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`."""
-        return _pod.resolved_env(self, world)
+        """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`
+        (read once per world: a dozen rules ask for it)."""
+        count = len(world.objects) if world is not None else 0
+        cached = self._env
+        if cached is None or cached[0] is not world or cached[1] != count:
+            cached = self._env = (world, count, _pod.resolved_env(self, world))
+        return list(cached[2])
 
     def env_node(self, name: str) -> Node | None:
         if self.is_compose:  # the `environment` entry, or the `env_file` entry the variable comes from

@@ -127,7 +127,8 @@ class Mapping(Node):
         return self._index
 
     def get(self, key: str) -> Node | None:
-        position = self._keys().get(key)
+        index = self._index  # the call below only once: rules ask hundreds of thousands of times
+        position = (index if index is not None else self._keys()).get(key)
         return self.items[position][1] if position is not None else None
 
     def key_node(self, key: str) -> Node | None:
@@ -247,24 +248,31 @@ def _convert(node, source: SourceFile, memo: dict) -> Node:
     if node.id == "sequence":
         sequence = Sequence(start, end, source)
         memo[key] = sequence
-        sequence.items = [_convert(item, source, memo) for item in node.value]
+        sequence.items = [_scalar(item, source) if item.id == "scalar" else _convert(item, source, memo)
+                          for item in node.value]
         return sequence
     result = Mapping(start, end, source)
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
     append = result.items.append
     pairs = node.value
-    if len({key.value for key, _ in pairs if key.id == "scalar"}) < sum(key.id == "scalar" for key, _ in pairs):
+    names = [key.value for key, _ in pairs if key.id == "scalar"]
+    if len(set(names)) < len(names):
         _record_duplicates(pairs, source)
     for key_node, value_node in pairs:
-        if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
-            sources = value_node.value if value_node.id == "sequence" else [value_node]
-            for merge_source in sources:
-                converted = _convert(merge_source, source, memo)
-                if isinstance(converted, Mapping):
-                    merged.extend(converted.items)
-            continue
-        append((_convert(key_node, source, memo), _convert(value_node, source, memo)))
+        if key_node.id == "scalar":
+            if key_node.value == "<<" and not key_node.style:
+                sources = value_node.value if value_node.id == "sequence" else [value_node]
+                for merge_source in sources:
+                    converted = _convert(merge_source, source, memo)
+                    if isinstance(converted, Mapping):
+                        merged.extend(converted.items)
+                continue
+            key_converted: Node = _scalar(key_node, source)
+        else:
+            key_converted = _convert(key_node, source, memo)
+        append((key_converted, _scalar(value_node, source) if value_node.id == "scalar"
+                else _convert(value_node, source, memo)))
     if merged:
         # Explicit keys win over merged ones: merged pairs go last, and lookups keep the first.
         result.items.extend(merged)
@@ -770,7 +778,11 @@ def path_at(node: Node | None, *keys: str) -> Node | None:
 
 def scalar_str(node: Node | None) -> str | None:
     """A scalar's value as a string as Kubernetes would see it in a string field, else None."""
-    if not isinstance(node, Scalar) or node.value is None:
+    if not isinstance(node, Scalar):
+        return None
+    if node.value.__class__ is str:  # the common case first: str(value) is value
+        return node.value
+    if node.value is None:
         return None
     if isinstance(node.value, bool):
         return node.text
@@ -843,3 +855,17 @@ class UnknownScalar(Scalar):
     def __init__(self, original: Scalar):
         super().__init__(original.start, original.end, original.source, None, original.text, original.style)
         self._offsets = original._offsets
+
+
+def _scalar(node, source: SourceFile) -> Scalar:
+    """`_convert` of a composed scalar (called directly by the collections: most nodes are scalars)."""
+    text = node.value
+    style = node.style or None  # the C composer reports plain scalars as ''
+    if style is None:
+        # resolve_plain's first test inline: most plain scalars are names, images, flags
+        value = text if text and text[0] not in _MAYBE_SPECIAL else resolve_plain(text)
+    else:
+        if style == '"' and not text.isascii() and _SURROGATE.search(text):
+            text = fix_surrogates(text)
+        value = text
+    return Scalar(node.start_mark.index, node.end_mark.index, source, value, text, style)
