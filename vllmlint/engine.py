@@ -404,6 +404,9 @@ class Linter:
                 self._note_assumed(invocation, assumed_for)
             elif invocation.release and invocation.release != invocation.catalog.version:
                 self._note_outside(invocation, assumed_for)
+        from vllmlint.k8s.objects import seal
+
+        seal(world)  # complete: containers may keep what rules ask of them again and again
         return world
 
     def _count_understood(self, world: World) -> None:

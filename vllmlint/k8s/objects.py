@@ -154,7 +154,9 @@ class Container:
     node: Mapping
     name: str
     init: bool = False
-    _env: tuple | None = field(default=None, repr=False)  # (world, its object count, resolved_env's list)
+    # What rules ask for again and again (env, ports, mounts, probes, resources), kept once the world is complete
+    # (`seal`: nothing rewrites the nodes any more); None before.
+    _memo: dict | None = field(default=None, repr=False)
 
     @property
     def image(self) -> Scalar | None:
@@ -182,12 +184,14 @@ class Container:
 
     def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
         """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`
-        (read once per world: a dozen rules ask for it)."""
-        count = len(world.objects) if world is not None else 0
-        cached = self._env
-        if cached is None or cached[0] is not world or cached[1] != count:
-            cached = self._env = (world, count, _pod.resolved_env(self, world))
-        return list(cached[2])
+        (read once per sealed world: a dozen rules ask for it)."""
+        memo = self._memo
+        if memo is None:
+            return _pod.resolved_env(self, world)
+        found = memo.get("env")
+        if found is None or found[0] is not world:
+            found = memo["env"] = (world, _pod.resolved_env(self, world))
+        return list(found[1])
 
     def env_node(self, name: str) -> Node | None:
         if self.is_compose:  # the `environment` entry, or the `env_file` entry the variable comes from
@@ -206,11 +210,11 @@ class Container:
 
     @property
     def container_ports(self) -> list[_pod.ContainerPort]:
-        return _pod.container_ports(self.node)
+        return list(self._remembered("ports", lambda: _pod.container_ports(self.node)))
 
     @property
     def volume_mounts(self) -> list[_pod.VolumeMount]:
-        return [] if self.is_compose else _pod.volume_mounts(self.node)
+        return [] if self.is_compose else list(self._remembered("mounts", lambda: _pod.volume_mounts(self.node)))
 
     def backing(self, path: str) -> _pod.Backing:
         """Which volume backs `path` in this container (the most specific mountPath wins), if any."""
@@ -218,7 +222,8 @@ class Container:
 
     @property
     def probes(self) -> list[_pod.Probe]:
-        return [] if self.is_compose else _pod.probes(self.node, self.container_ports)
+        return [] if self.is_compose else list(self._remembered("probes", lambda: _pod.probes(self.node,
+                                                                                            self.container_ports)))
 
     def probe(self, kind: str) -> _pod.Probe | None:
         """The liveness, readiness or startup probe."""
@@ -231,7 +236,7 @@ class Container:
 
     @property
     def resources(self) -> _pod.Resources:
-        return _pod.resources(self.node)
+        return self._remembered("resources", lambda: _pod.resources(self.node))
 
     def resource(self, section: str, name: str) -> Node | None:
         resources = self.node.get("resources")
@@ -239,6 +244,15 @@ class Container:
             return None
         part = resources.get(section)
         return part.get(name) if isinstance(part, Mapping) else None
+
+    def _remembered(self, key: str, compute):
+        """`compute()`, once per sealed world (every call before `seal`)."""
+        memo = self._memo
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
 
 def string_map(node: Node | None) -> dict[str, str]:
@@ -689,3 +703,12 @@ def kthena_group_size(template: PodTemplate) -> int | None:
                 return 1 + workers.value if _path(role, "workerTemplate") is not None else 1
             return None
     return None
+
+
+def seal(world: World) -> None:
+    """The model is complete (every file read, Kustomize patches and Compose `extends` applied, invocations found):
+    from now on each container keeps what the rules ask of it again and again (`Container._remembered`)."""
+    for template in world.templates:
+        for container in template.containers:
+            if container._memo is None:
+                container._memo = {}

@@ -123,7 +123,10 @@ class Option:
 
 def is_joined(flag: str) -> bool:
     """Whether a flag as written (without `=value`) holds blanks: one argv item with several words."""
-    return any(c.isspace() for c in flag)
+    if not flag:
+        return False
+    words = flag.split(None, 1)  # str.split's blanks are str.isspace's: no generator per character
+    return len(words) != 1 or words[0] != flag
 
 
 @dataclass
