@@ -452,13 +452,10 @@ def _compose(source: SourceFile, text: str, pure: bool, base: int = 0) -> tuple[
 
 
 def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     source.duplicate_keys = []  # a retry with the other parser starts over
-    yaml = YAML(typ="safe", pure=pure)
-    if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
-        yaml.Resolver = _tag_only_resolver()
+    yaml = _loader(pure)
     documents: list[Document] = []
     try:
         with warnings.catch_warnings():
@@ -869,3 +866,27 @@ def _scalar(node, source: SourceFile) -> Scalar:
             text = fix_surrogates(text)
         value = text
     return Scalar(node.start_mark.index, node.end_mark.index, source, value, text, style)
+
+
+_LOADERS: dict[int, object] = {}  # thread -> its YAML instance for the C parser (`_loader`)
+
+
+def _loader(pure: bool):
+    """A ruamel YAML instance to compose with. The one of the C parser is made once per thread and reused: making
+    one looks for plugins on disk (three directory scans), a third of composing a small file. Its composer is
+    made anew by every `compose_all`, so nothing of one file's parse stays for the next."""
+    from ruamel.yaml import YAML
+    import _thread
+
+    thread = _thread.get_ident()
+    yaml = _LOADERS.get(thread) if not pure else None
+    if yaml is not None:
+        del yaml.doc_infos[:]  # type: ignore[attr-defined]  # compose_all adds one per call
+        return yaml
+    yaml = YAML(typ="safe", pure=pure)
+    if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
+        yaml.Resolver = _tag_only_resolver()
+        if len(_LOADERS) >= 64:  # threads come and go in a long-lived process
+            _LOADERS.clear()
+        _LOADERS[thread] = yaml
+    return yaml
