@@ -462,7 +462,7 @@ def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Docum
             # ruamel warns on stderr about a reused anchor (`&a` twice): valid YAML (the later one wins,
             # YAML 1.2 section 3.2.2.2), and not a warning of ours to print raw.
             warnings.simplefilter("ignore")
-            for number, composed in enumerate(yaml.compose_all(text)):
+            for number, composed in enumerate(_composed(yaml, text)):
                 # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
                 root = _convert(composed, source, {}) if composed is not None else None
                 documents.append(Document(source, root, number))
@@ -890,3 +890,41 @@ def _loader(pure: bool):
             _LOADERS.clear()
         _LOADERS[thread] = yaml
     return yaml
+
+
+_COMPOSER: list = []  # [the composer class over ruamel's C parser, or None without it] (`_composed`)
+
+
+def _composed(yaml, text: str):
+    """`yaml.compose_all(text)`, over the C parser without what compose_all makes anew for every file: a class
+    (XLoader) and a loader that refers to itself, garbage cycles the collector had to find before each GC freeze.
+    The composer class is made once; its instances hold no reference to themselves, so each is freed as soon as
+    its file is composed."""
+    composer = _c_composer() if yaml.Parser.__name__ == "CParser" else None
+    if composer is None:
+        yield from yaml.compose_all(text)
+        return
+    parser = composer(text)
+    try:
+        while parser.check_node():
+            yield parser.get_node()
+    finally:
+        parser.dispose()
+
+
+def _c_composer():
+    if not _COMPOSER:
+        from ruamel.yaml import main
+
+        parser = getattr(main, "CParser", None)  # None when ruamel's C extension is not installed
+        resolver = _tag_only_resolver()
+        if parser is None:
+            _COMPOSER.append(None)
+        else:
+            class Composer(parser, resolver):  # type: ignore[valid-type, misc]
+                def __init__(self, stream: str):
+                    parser.__init__(self, stream)  # type: ignore[misc]
+                    resolver.__init__(self)
+
+            _COMPOSER.append(Composer)
+    return _COMPOSER[0]
