@@ -45,6 +45,7 @@ class K8sObject(_Labelled):
     node: Mapping
     source: SourceFile
     _labels: dict[str, str] | None = field(default=None, repr=False)
+    _memo: dict | None = field(default=None, repr=False)  # what rules ask again and again, once sealed (`seal`)
 
     @property
     def metadata(self) -> Mapping | None:  # type: ignore[override]
@@ -180,7 +181,7 @@ class Container:
         """Literal env values by name; None where the value comes from elsewhere (valueFrom)."""
         if self.is_compose:
             return _pod.compose_literal_env(self)
-        return _pod.literal_env(self.node, self.is_compose)
+        return dict(self._remembered("literal env", lambda: _pod.literal_env(self.node, False)))
 
     def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
         """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`
@@ -712,3 +713,6 @@ def seal(world: World) -> None:
         for container in template.containers:
             if container._memo is None:
                 container._memo = {}
+    for obj in world.objects:
+        if obj._memo is None:
+            obj._memo = {}
