@@ -344,7 +344,15 @@ def _fast(bundle: str, key: str, ref: str = ""):
         kinds = schema.get("type")
         if kinds is not None:
             tests = [_TYPES[k] for k in ([kinds] if isinstance(kinds, str) else kinds)]
-            checks.append(tests[0] if len(tests) == 1 else (lambda v, t=tests: any(f(v) for f in t)))
+            if len(tests) == 1:
+                checks.append(tests[0])
+            else:
+                def any_type(v, t=tuple(tests)):  # a loop, not any() over a generator: int-or-string fields abound
+                    for f in t:
+                        if f(v):
+                            return True
+                    return False
+                checks.append(any_type)
         if "enum" in schema:
             options = schema["enum"]
             if options and all(isinstance(x, str) for x in options):
