@@ -160,3 +160,14 @@ def test_the_console_script_freezes_the_gc_at_exit(monkeypatch):
     finally:
         gc.set_threshold(*before)
     assert gc.freeze in registered
+
+
+def test_selected_templates_are_remembered_per_selector_and_copied():
+    world = _world()
+    service = world.of_kind("Service")[0]
+    selector = service.node.get("spec").get("selector")
+    first = world.selected_templates(selector, "")
+    assert [t.owner.name for t in first] == ["llm"]
+    first.clear()
+    assert [t.owner.name for t in world.selected_templates(selector, "")] == ["llm"]
+    assert world.selected_templates(None, "") == []

@@ -411,6 +411,7 @@ class World:
     _deferred: list = field(default_factory=list, repr=False)
     kustomize_patches: set[str] = field(default_factory=set, repr=False)  # patch files (display paths) of the
     # run's Kustomizations: partial objects (vllmlint.source.kustomize)
+    _memo: dict | None = field(default=None, repr=False)  # lookups rules repeat, once sealed (`seal`)
 
     def add_document(self, document: Document) -> None:
         _remember_operator_settings(self, document)
@@ -442,6 +443,10 @@ class World:
         return list(self._index()[0].get(id(obj), ()))
 
     def selected_templates(self, selector: Node | None, namespace: str) -> list[PodTemplate]:
+        memo = self._memo  # sealed: the Services, monitors and policies of a dozen rules ask the same
+        key = ("selected", id(selector), namespace)
+        if memo is not None and key in memo and memo[key][0] is selector:
+            return list(memo[key][1])
         parsed = label_selector(selector)
         if not parsed.valid:
             return []
@@ -449,9 +454,12 @@ class World:
         pair = parsed.first_pair(_CONTROLLER_LABELS)
         if pair is not None:
             candidates = self._index()[1].get(pair, [])
-        return [t for t in candidates
-                if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                and t.selected_by(parsed)]
+        found = [t for t in candidates
+                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
+                 and t.selected_by(parsed)]
+        if memo is not None:
+            memo[key] = (selector, list(found))  # the node kept: its id stays its own
+        return found
 
     def selected_objects(self, kind: str, selector: Node | None) -> list[K8sObject]:
         """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""
@@ -716,3 +724,5 @@ def seal(world: World) -> None:
     for obj in world.objects:
         if obj._memo is None:
             obj._memo = {}
+    if world._memo is None:
+        world._memo = {}
