@@ -155,8 +155,8 @@ def _resolve_local_path(path: str, catalog: tuple[ModelSpec, ...]) -> tuple[Mode
     return _unique(hits), quant
 
 
-def resolve_model(name_or_path: str, extra_models: Iterable[ModelSpec] | None = None) -> Match | None:
-    """The catalogued model `name_or_path` refers to, how it was recognised, and the quantization its name implies."""
+def _resolve_model(name_or_path: str, extra_models: Iterable[ModelSpec] | None = None) -> Match | None:
+    """resolve_model, computed (scans the catalog)."""
     name = (name_or_path or "").strip().strip("\"'")
     if not name:
         return None
@@ -246,3 +246,21 @@ def gpu_suggestions(name: str, limit: int = 5) -> list[str]:
             if spelled[close] not in hits:
                 hits.append(spelled[close])
     return hits[:limit]
+
+
+_RESOLVED: dict[str, tuple[tuple[ModelSpec, ...], Match | None]] = {}  # name -> (the models searched, match)
+
+
+def resolve_model(name_or_path: str, extra_models: Iterable[ModelSpec] | None = None) -> Match | None:
+    """The catalogued model `name_or_path` refers to, how it was recognised, and the quantization its name implies
+    (remembered per name and models searched: every rule about capacity asks for every workload's model)."""
+    extra = tuple(extra_models or ())
+    catalog = extra + models()
+    cached = _RESOLVED.get(name_or_path)
+    if cached is not None and cached[0] == catalog:  # the same models (tuples compare by identity first)
+        return cached[1]
+    match = _resolve_model(name_or_path, extra)
+    if len(_RESOLVED) >= 4096:  # a long-lived process (the language server)
+        _RESOLVED.clear()
+    _RESOLVED[name_or_path] = (catalog, match)
+    return match

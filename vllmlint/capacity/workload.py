@@ -486,6 +486,13 @@ def downloaded_by_name(work: Workload) -> bool:
 
 def checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     """Bytes of the weight files: every parameter at the checkpoint's own size (quantized linears smaller)."""
+    try:
+        return _checkpoint_bytes_of(model, quantization)  # once per model: several rules ask, per workload
+    except TypeError:  # a model with an unhashable part: computed each time
+        return _checkpoint_bytes(model, quantization)
+
+
+def _checkpoint_bytes(model: ModelSpec, quantization: str | None) -> int:
     from vllmlint.capacity.estimate import _rank_weights, canonical_quantization
     from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 
@@ -720,3 +727,17 @@ def workloads_by(world: World, key: str) -> dict[int, list[Workload]]:
                 index.setdefault(id(target), []).append(work)
         cache[key] = index
     return cache[key]
+
+
+_CHECKPOINT_BYTES: dict[tuple[ModelSpec, str | None], int] = {}  # (model, quantization) -> checkpoint_bytes
+
+
+def _checkpoint_bytes_of(model: ModelSpec, quantization: str | None) -> int:
+    """checkpoint_bytes, remembered (a pure function of the frozen ModelSpec and the quantization)."""
+    key = (model, quantization)
+    found = _CHECKPOINT_BYTES.get(key)
+    if found is None:
+        if len(_CHECKPOINT_BYTES) >= 1024:  # a long-lived process (the language server) sees ever new models
+            _CHECKPOINT_BYTES.clear()
+        found = _CHECKPOINT_BYTES[key] = _checkpoint_bytes(model, quantization)
+    return found

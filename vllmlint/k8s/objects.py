@@ -45,6 +45,7 @@ class K8sObject(_Labelled):
     node: Mapping
     source: SourceFile
     _labels: dict[str, str] | None = field(default=None, repr=False)
+    _memo: dict | None = field(default=None, repr=False)  # what rules ask again and again, once sealed (`seal`)
 
     @property
     def metadata(self) -> Mapping | None:  # type: ignore[override]
@@ -154,6 +155,9 @@ class Container:
     node: Mapping
     name: str
     init: bool = False
+    # What rules ask for again and again (env, ports, mounts, probes, resources), kept once the world is complete
+    # (`seal`: nothing rewrites the nodes any more); None before.
+    _memo: dict | None = field(default=None, repr=False)
 
     @property
     def image(self) -> Scalar | None:
@@ -177,11 +181,18 @@ class Container:
         """Literal env values by name; None where the value comes from elsewhere (valueFrom)."""
         if self.is_compose:
             return _pod.compose_literal_env(self)
-        return _pod.literal_env(self.node, self.is_compose)
+        return dict(self._remembered("literal env", lambda: _pod.literal_env(self.node, False)))
 
     def resolved_env(self, world: World | None = None) -> list[_pod.EnvVar]:
-        """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`."""
-        return _pod.resolved_env(self, world)
+        """Every variable with where its value comes from: `env` and `envFrom`, ConfigMaps found in `world`
+        (read once per sealed world: a dozen rules ask for it)."""
+        memo = self._memo
+        if memo is None:
+            return _pod.resolved_env(self, world)
+        found = memo.get("env")
+        if found is None or found[0] is not world:
+            found = memo["env"] = (world, _pod.resolved_env(self, world))
+        return list(found[1])
 
     def env_node(self, name: str) -> Node | None:
         if self.is_compose:  # the `environment` entry, or the `env_file` entry the variable comes from
@@ -200,11 +211,11 @@ class Container:
 
     @property
     def container_ports(self) -> list[_pod.ContainerPort]:
-        return _pod.container_ports(self.node)
+        return list(self._remembered("ports", lambda: _pod.container_ports(self.node)))
 
     @property
     def volume_mounts(self) -> list[_pod.VolumeMount]:
-        return [] if self.is_compose else _pod.volume_mounts(self.node)
+        return [] if self.is_compose else list(self._remembered("mounts", lambda: _pod.volume_mounts(self.node)))
 
     def backing(self, path: str) -> _pod.Backing:
         """Which volume backs `path` in this container (the most specific mountPath wins), if any."""
@@ -212,7 +223,8 @@ class Container:
 
     @property
     def probes(self) -> list[_pod.Probe]:
-        return [] if self.is_compose else _pod.probes(self.node, self.container_ports)
+        return [] if self.is_compose else list(self._remembered("probes", lambda: _pod.probes(self.node,
+                                                                                            self.container_ports)))
 
     def probe(self, kind: str) -> _pod.Probe | None:
         """The liveness, readiness or startup probe."""
@@ -225,7 +237,7 @@ class Container:
 
     @property
     def resources(self) -> _pod.Resources:
-        return _pod.resources(self.node)
+        return self._remembered("resources", lambda: _pod.resources(self.node))
 
     def resource(self, section: str, name: str) -> Node | None:
         resources = self.node.get("resources")
@@ -233,6 +245,15 @@ class Container:
             return None
         part = resources.get(section)
         return part.get(name) if isinstance(part, Mapping) else None
+
+    def _remembered(self, key: str, compute):
+        """`compute()`, once per sealed world (every call before `seal`)."""
+        memo = self._memo
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
 
 def string_map(node: Node | None) -> dict[str, str]:
@@ -390,6 +411,7 @@ class World:
     _deferred: list = field(default_factory=list, repr=False)
     kustomize_patches: set[str] = field(default_factory=set, repr=False)  # patch files (display paths) of the
     # run's Kustomizations: partial objects (vllmlint.source.kustomize)
+    _memo: dict | None = field(default=None, repr=False)  # lookups rules repeat, once sealed (`seal`)
 
     def add_document(self, document: Document) -> None:
         _remember_operator_settings(self, document)
@@ -421,6 +443,10 @@ class World:
         return list(self._index()[0].get(id(obj), ()))
 
     def selected_templates(self, selector: Node | None, namespace: str) -> list[PodTemplate]:
+        memo = self._memo  # sealed: the Services, monitors and policies of a dozen rules ask the same
+        key = ("selected", id(selector), namespace)
+        if memo is not None and key in memo and memo[key][0] is selector:
+            return list(memo[key][1])
         parsed = label_selector(selector)
         if not parsed.valid:
             return []
@@ -428,9 +454,12 @@ class World:
         pair = parsed.first_pair(_CONTROLLER_LABELS)
         if pair is not None:
             candidates = self._index()[1].get(pair, [])
-        return [t for t in candidates
-                if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                and t.selected_by(parsed)]
+        found = [t for t in candidates
+                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
+                 and t.selected_by(parsed)]
+        if memo is not None:
+            memo[key] = (selector, list(found))  # the node kept: its id stays its own
+        return found
 
     def selected_objects(self, kind: str, selector: Node | None) -> list[K8sObject]:
         """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""
@@ -683,3 +712,17 @@ def kthena_group_size(template: PodTemplate) -> int | None:
                 return 1 + workers.value if _path(role, "workerTemplate") is not None else 1
             return None
     return None
+
+
+def seal(world: World) -> None:
+    """The model is complete (every file read, Kustomize patches and Compose `extends` applied, invocations found):
+    from now on each container keeps what the rules ask of it again and again (`Container._remembered`)."""
+    for template in world.templates:
+        for container in template.containers:
+            if container._memo is None:
+                container._memo = {}
+    for obj in world.objects:
+        if obj._memo is None:
+            obj._memo = {}
+    if world._memo is None:
+        world._memo = {}

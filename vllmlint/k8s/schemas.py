@@ -344,10 +344,23 @@ def _fast(bundle: str, key: str, ref: str = ""):
         kinds = schema.get("type")
         if kinds is not None:
             tests = [_TYPES[k] for k in ([kinds] if isinstance(kinds, str) else kinds)]
-            checks.append(tests[0] if len(tests) == 1 else (lambda v, t=tests: any(f(v) for f in t)))
+            if len(tests) == 1:
+                checks.append(tests[0])
+            else:
+                def any_type(v, t=tuple(tests)):  # a loop, not any() over a generator: int-or-string fields abound
+                    for f in t:
+                        if f(v):
+                            return True
+                    return False
+                checks.append(any_type)
         if "enum" in schema:
             options = schema["enum"]
-            checks.append(lambda v, o=options: isinstance(v, Scalar) and any(_same(v.value, x) for x in o))
+            if options and all(isinstance(x, str) for x in options):
+                # Only a string equals a string (`_same`): a set lookup, not a scan of the options.
+                checks.append(lambda v, o=frozenset(options): isinstance(v, Scalar) and isinstance(v.value, str)
+                              and v.value in o)
+            else:
+                checks.append(lambda v, o=options: isinstance(v, Scalar) and any(_same(v.value, x) for x in o))
         if "pattern" in schema:
             search = re.compile(schema["pattern"]).search
             checks.append(lambda v, f=search: (s := _str(v)) is None or f(s) is not None)
@@ -367,11 +380,17 @@ def _fast(bundle: str, key: str, ref: str = ""):
                 _LEFT[0] -= 1
                 if _LEFT[0] < 0:
                     raise _TooLarge()
-                for name, item in v.pairs():
+                items = v.items
+                for name, position in v._keys().items():  # Mapping.pairs() without its generator
                     fn = p.get(name, e)
-                    if fn is not None and not (isinstance(item, Scalar) and item.value is None) and not fn(item):
+                    if fn is not None:
+                        item = items[position][1]
+                        if not (isinstance(item, Scalar) and item.value is None) and not fn(item):
+                            return False
+                for name in r:
+                    if not _has(v, name):
                         return False
-                return all(_has(v, n) for n in r)
+                return True
             checks.append(mapping)
         if "items" in schema:
             item_fn = compile_(schema["items"])
@@ -382,7 +401,10 @@ def _fast(bundle: str, key: str, ref: str = ""):
                 _LEFT[0] -= 1
                 if _LEFT[0] < 0:
                     raise _TooLarge()
-                return all(f(i) for i in v.items)
+                for item in v.items:
+                    if not f(item):
+                        return False
+                return True
             checks.append(sequence)
         if "anyOf" in schema:
             branches = [compile_(b) for b in schema["anyOf"]]
@@ -391,7 +413,13 @@ def _fast(bundle: str, key: str, ref: str = ""):
             return lambda v: True
         if len(checks) == 1:
             return checks[0]
-        return lambda v, c=tuple(checks): all(f(v) for f in c)
+
+        def all_of(v, c=tuple(checks)):
+            for f in c:
+                if not f(v):
+                    return False
+            return True
+        return all_of
 
     return compile_({"$ref": f"#/$defs/{ref}"} if ref else data["kinds"][key])
 

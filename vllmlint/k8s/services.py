@@ -44,6 +44,9 @@ class ServicePort:
 
 
 def service_ports(service: K8sObject) -> list[ServicePort]:
+    memo = getattr(service, "_memo", None)  # once the world is sealed (k8s.objects.seal): a dozen rules read every Service's ports
+    if memo is not None and "ports" in memo:
+        return list(memo["ports"])
     ports = service.spec.get("ports") if service.spec else None
     result = []
     if isinstance(ports, Sequence):
@@ -61,6 +64,8 @@ def service_ports(service: K8sObject) -> list[ServicePort]:
             result.append(ServicePort(scalar_str(item.get("name")) or "", number, target_value, item,
                                       int_value(item.get("nodePort"), minimum=1, maximum=65535),
                                       scalar_str(item.get("protocol")) or "TCP"))
+    if memo is not None:
+        memo["ports"] = list(result)
     return result
 
 

@@ -155,7 +155,13 @@ class Mapping(Node):
         return index.get(key)  # type: ignore[union-attr]
 
     def get(self, key: str) -> Node | None:
-        position = self._position(key)
+        index = self._index  # `_position` inlined: rules ask hundreds of thousands of times
+        if index is None:
+            index = self._keys()
+        if type(index) is tuple:
+            position = index.index(key) if key in index else None
+        else:
+            position = index.get(key)  # type: ignore[union-attr]
         return self.items[position][1] if position is not None else None
 
     def key_node(self, key: str) -> Node | None:
@@ -270,18 +276,9 @@ def _convert(node, source: SourceFile, memo: dict, shared: _Shared) -> Node:
     """Turn a ruamel composed node into our node. Collections are converted once each (memo by id), so
     aliases share one node and alias bombs cost nothing; scalars are leaves and need no memo. Offsets and
     short texts are the run's shared objects (`_Shared`): the composer makes a new int and str for each."""
-    positions = shared.positions
     if node.id == "scalar":
-        text = node.value
-        style = node.style or None  # the C composer reports plain scalars as ''
-        if style == '"' and not text.isascii() and _SURROGATE.search(text):
-            text = fix_surrogates(text)
-        if len(text) <= _INTERN_MAX:
-            text = shared.intern(text)
-        start, end = node.start_mark.index, node.end_mark.index
-        if end < len(positions):
-            start, end = positions[start], positions[end]
-        return Scalar(start, end, source, resolve_plain(text) if style is None else text, text, style)
+        return _scalar(node, source, shared)
+    positions = shared.positions
     key = id(node)
     done = memo.get(key)
     if done is not None:
@@ -292,24 +289,31 @@ def _convert(node, source: SourceFile, memo: dict, shared: _Shared) -> Node:
     if node.id == "sequence":
         sequence = Sequence(start, end, source)
         memo[key] = sequence
-        sequence.items = [_convert(item, source, memo, shared) for item in node.value]
+        sequence.items = [_scalar(item, source, shared) if item.id == "scalar" else _convert(item, source, memo, shared)
+                          for item in node.value]
         return sequence
     result = Mapping(start, end, source)
     memo[key] = result
     merged: list[tuple[Node, Node]] = []
     append = result.items.append
     pairs = node.value
-    if len({key.value for key, _ in pairs if key.id == "scalar"}) < sum(key.id == "scalar" for key, _ in pairs):
+    names = [key.value for key, _ in pairs if key.id == "scalar"]
+    if len(set(names)) < len(names):
         _record_duplicates(pairs, source)
     for key_node, value_node in pairs:
-        if key_node.id == "scalar" and key_node.value == "<<" and not key_node.style:
-            sources = value_node.value if value_node.id == "sequence" else [value_node]
-            for merge_source in sources:
-                converted = _convert(merge_source, source, memo, shared)
-                if isinstance(converted, Mapping):
-                    merged.extend(converted.items)
-            continue
-        append((_convert(key_node, source, memo, shared), _convert(value_node, source, memo, shared)))
+        if key_node.id == "scalar":
+            if key_node.value == "<<" and not key_node.style:
+                sources = value_node.value if value_node.id == "sequence" else [value_node]
+                for merge_source in sources:
+                    converted = _convert(merge_source, source, memo, shared)
+                    if isinstance(converted, Mapping):
+                        merged.extend(converted.items)
+                continue
+            key_converted: Node = _scalar(key_node, source, shared)
+        else:
+            key_converted = _convert(key_node, source, memo, shared)
+        append((key_converted, _scalar(value_node, source, shared) if value_node.id == "scalar"
+                else _convert(value_node, source, memo, shared)))
     if merged:
         # Explicit keys win over merged ones: merged pairs go last, and lookups keep the first.
         result.items.extend(merged)
@@ -489,13 +493,10 @@ def _compose(source: SourceFile, text: str, pure: bool, base: int = 0) -> tuple[
 
 
 def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Document], YAMLSyntaxError | None]:
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     source.duplicate_keys = []  # a retry with the other parser starts over
-    yaml = YAML(typ="safe", pure=pure)
-    if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
-        yaml.Resolver = _tag_only_resolver()
+    yaml = _loader(pure)
     documents: list[Document] = []
     try:
         with warnings.catch_warnings():
@@ -503,7 +504,7 @@ def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Docum
             # YAML 1.2 section 3.2.2.2), and not a warning of ours to print raw.
             warnings.simplefilter("ignore")
             shared = _Shared.for_text(text)
-            for number, composed in enumerate(yaml.compose_all(text)):
+            for number, composed in enumerate(_composed(yaml, text)):
                 # One memo per document: aliases never cross documents, and ids of freed nodes get reused.
                 root = _convert(composed, source, {}, shared) if composed is not None else None
                 documents.append(Document(source, root, number))
@@ -818,7 +819,11 @@ def path_at(node: Node | None, *keys: str) -> Node | None:
 
 def scalar_str(node: Node | None) -> str | None:
     """A scalar's value as a string as Kubernetes would see it in a string field, else None."""
-    if not isinstance(node, Scalar) or node.value is None:
+    if not isinstance(node, Scalar):
+        return None
+    if node.value.__class__ is str:  # the common case first: str(value) is value
+        return node.value
+    if node.value is None:
         return None
     if isinstance(node.value, bool):
         return node.text
@@ -953,3 +958,86 @@ def _compact_offsets(offsets: list[int]) -> SequenceOf[int]:
     from array import array
 
     return array("I", offsets)
+
+
+def _scalar(node, source: SourceFile, shared: _Shared) -> Scalar:
+    """`_convert` of a composed scalar (called directly by the collections: most nodes are scalars), with the
+    run's shared offsets and short texts (`_Shared`)."""
+    text = node.value
+    style = node.style or None  # the C composer reports plain scalars as ''
+    if style == '"' and not text.isascii() and _SURROGATE.search(text):
+        text = fix_surrogates(text)
+    if len(text) <= _INTERN_MAX:
+        text = shared.intern(text)
+    if style is None:
+        # resolve_plain's first test inline: most plain scalars are names, images, flags
+        value = text if text and text[0] not in _MAYBE_SPECIAL else resolve_plain(text)
+    else:
+        value = text
+    start, end = node.start_mark.index, node.end_mark.index
+    positions = shared.positions
+    if end < len(positions):
+        start, end = positions[start], positions[end]
+    return Scalar(start, end, source, value, text, style)
+
+
+_LOADERS: dict[int, object] = {}  # thread -> its YAML instance for the C parser (`_loader`)
+
+
+def _loader(pure: bool):
+    """A ruamel YAML instance to compose with. The one of the C parser is made once per thread and reused: making
+    one looks for plugins on disk (three directory scans), a third of composing a small file. Its composer is
+    made anew by every `compose_all`, so nothing of one file's parse stays for the next."""
+    from ruamel.yaml import YAML
+    import _thread
+
+    thread = _thread.get_ident()
+    yaml = _LOADERS.get(thread) if not pure else None
+    if yaml is not None:
+        del yaml.doc_infos[:]  # type: ignore[attr-defined]  # compose_all adds one per call
+        return yaml
+    yaml = YAML(typ="safe", pure=pure)
+    if yaml.Parser.__name__ == "CParser":  # the pure-Python composer wants ruamel's own Tag objects
+        yaml.Resolver = _tag_only_resolver()
+        if len(_LOADERS) >= 64:  # threads come and go in a long-lived process
+            _LOADERS.clear()
+        _LOADERS[thread] = yaml
+    return yaml
+
+
+_COMPOSER: list = []  # [the composer class over ruamel's C parser, or None without it] (`_composed`)
+
+
+def _composed(yaml, text: str):
+    """`yaml.compose_all(text)`, over the C parser without what compose_all makes anew for every file: a class
+    (XLoader) and a loader that refers to itself, garbage cycles the collector had to find before each GC freeze.
+    The composer class is made once; its instances hold no reference to themselves, so each is freed as soon as
+    its file is composed."""
+    composer = _c_composer() if yaml.Parser.__name__ == "CParser" else None
+    if composer is None:
+        yield from yaml.compose_all(text)
+        return
+    parser = composer(text)
+    try:
+        while parser.check_node():
+            yield parser.get_node()
+    finally:
+        parser.dispose()
+
+
+def _c_composer():
+    if not _COMPOSER:
+        from ruamel.yaml import main
+
+        parser = getattr(main, "CParser", None)  # None when ruamel's C extension is not installed
+        resolver = _tag_only_resolver()
+        if parser is None:
+            _COMPOSER.append(None)
+        else:
+            class Composer(parser, resolver):  # type: ignore[valid-type, misc]
+                def __init__(self, stream: str):
+                    parser.__init__(self, stream)  # type: ignore[misc]
+                    resolver.__init__(self)
+
+            _COMPOSER.append(Composer)
+    return _COMPOSER[0]

@@ -154,6 +154,10 @@ def image_builds(image: ImageRef, release: str | None = None) -> list[ImageBuild
     if release is not None or image.tag is not None or not image.digest:
         found = image_build(image, release)
         return [found] if found is not None else []
+    return list(_digest_builds(image))
+
+
+def _any_release_builds(image: ImageRef) -> list[ImageBuild]:
     result: list[ImageBuild] = []
     for row in _build_table():
         if entry_applies({k: v for k, v in row.items() if k != "releases"}, image, None):
@@ -247,3 +251,9 @@ def vendor_release(row: dict[str, Any], found: str) -> str | None:
     entry = table.get(found)
     release = entry.get("vllm") if isinstance(entry, dict) else None
     return str(release) if release else None
+
+
+@lru_cache(maxsize=4096)
+def _digest_builds(image: ImageRef) -> tuple[ImageBuild, ...]:
+    """The builds of an image pinned by digest alone (`image_builds`), once per image: the table is scanned whole."""
+    return tuple(_any_release_builds(image))

@@ -123,7 +123,10 @@ class Option:
 
 def is_joined(flag: str) -> bool:
     """Whether a flag as written (without `=value`) holds blanks: one argv item with several words."""
-    return any(c.isspace() for c in flag)
+    if not flag:
+        return False
+    words = flag.split(None, 1)  # str.split's blanks are str.isspace's: no generator per character
+    return len(words) != 1 or words[0] != flag
 
 
 @dataclass
@@ -156,14 +159,21 @@ class Invocation:
     fork: str | None = None
     plugin_values: dict[str, frozenset[str]] = field(default_factory=dict)
     entrypoint_assumed: bool = False
+    _option_index: tuple | None = field(default=None, repr=False)  # (options list, name -> positions): option()
 
     def parse(self, takes_value: Callable[[str], TakesValue] | None = None) -> None:
         self.options, self.positionals = parse_options(self.tokens, takes_value or default_takes_value)
 
     def option(self, *names: str) -> list[Option]:
         """Options by canonical name: `--max_model_len`, `--max-model` (a prefix) and `-tp` all count."""
-        wanted = set(names)
-        return [o for o in self.options if o.canonical in wanted or o.name.replace("_", "-") in wanted]
+        index = self._option_index
+        if index is None or index[0] is not self.options:
+            index = self._option_index = (self.options, _options_by_name(self.options))
+        by_name = index[1]
+        if len(names) == 1:
+            return [self.options[i] for i in by_name.get(names[0], ())]
+        positions = sorted({i for name in names for i in by_name.get(name, ())})
+        return [self.options[i] for i in positions]
 
     @property
     def config_file(self) -> Option | None:
@@ -1452,3 +1462,16 @@ def operator_pod(obj: Any) -> OperatorPod | None:
     terms = _field(obj.node, spec["node_selector_terms"])[1] if spec.get("node_selector_terms") else None
     tolerations = _field(obj.node, spec["tolerations"])[1] if spec.get("tolerations") else None
     return OperatorPod(obj, placement_of_fields(terms, tolerations))
+
+
+def _options_by_name(options: list[Option]) -> dict[str, list[int]]:
+    """Canonical name and spelling (`_` as `-`) -> positions of the options answering to it, in argv order
+    (`Invocation.option`: rules ask an invocation for its options tens of times each). Built once the release's
+    resolutions are set (`flags.resolve_invocation` parses and resolves in one go; nothing asks in between)."""
+    by_name: dict[str, list[int]] = {}
+    for position, option in enumerate(options):
+        canonical, spelled = option.canonical, option.name.replace("_", "-")
+        by_name.setdefault(canonical, []).append(position)
+        if spelled != canonical:
+            by_name.setdefault(spelled, []).append(position)
+    return by_name
