@@ -381,7 +381,10 @@ def _fast(bundle: str, key: str, ref: str = ""):
                 if _LEFT[0] < 0:
                     raise _TooLarge()
                 items = v.items
-                for name, position in v._keys().items():  # Mapping.pairs() without its generator
+                index = v._keys()  # Mapping.pairs() without its generator: a shared tuple of keys, or a dict
+                named = index.items() if type(index) is dict else [
+                    (name, position) for position, name in enumerate(index) if name is not None]
+                for name, position in named:
                     fn = p.get(name, e)
                     if fn is not None:
                         item = items[position][1]
