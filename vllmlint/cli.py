@@ -124,21 +124,27 @@ def _display_name(path: str | Path) -> str:
     return display_path(Path(path))
 
 
-def _local_name(path: str | Path) -> str:
-    """`path` as the user can open it from where they ran the command: relative to the current folder when
-    under it, else absolute (as ruff prints it: no `../../` chains)."""
-    absolute, here = os.path.abspath(path), os.getcwd()
-    if os.path.commonpath([absolute, here]) != here:
+def _local_name(path: str | Path, here: str | None = None) -> str:
+    """`path` as the user can open it from where they ran the command (`here`, the current folder): relative
+    to it when under it, else absolute (as ruff prints it: no `../../` chains)."""
+    absolute, here = os.path.abspath(path), here or os.getcwd()
+    inside = os.path.normcase(absolute)
+    base = os.path.normcase(here)
+    if inside == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not inside.startswith(prefix):  # both normalised by abspath: a prefix test is `commonpath` (and cheaper)
         return absolute.replace(os.sep, "/")
-    return os.path.relpath(absolute, here).replace(os.sep, "/")
+    return absolute[len(prefix):].replace(os.sep, "/")
 
 
 def _local_paths(files, stdin_filename: str | None = None) -> dict[str, str]:
     """Display path (repository-relative) -> path relative to the current folder, where they differ: the
     text format prints what the user can open from where they ran the command, as ruff and yamllint do."""
     mapping: dict[str, str] = {}
+    here = os.getcwd()
     for path in [*files, *([stdin_filename] if stdin_filename else [])]:
-        shown, local = _display_name(path), _local_name(path)
+        shown, local = _display_name(path), _local_name(path, here)
         if local != shown:
             mapping[shown] = local
     return mapping

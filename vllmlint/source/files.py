@@ -265,7 +265,12 @@ def git_toplevel(directory: str) -> str | None:
         return _TOPLEVEL_CACHE[directory]
     current = directory
     result = None
+    visited = []  # the folders on the way up share the answer: sibling folders then stop at their parent
     while True:
+        if current in _TOPLEVEL_CACHE:
+            result = _TOPLEVEL_CACHE[current]
+            break
+        visited.append(current)
         if os.path.exists(os.path.join(current, ".git")):
             result = current
             break
@@ -273,7 +278,8 @@ def git_toplevel(directory: str) -> str | None:
         if parent == current:
             break
         current = parent
-    _TOPLEVEL_CACHE[directory] = result
+    for folder in visited:
+        _TOPLEVEL_CACHE[folder] = result
     return result
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import warnings
 from bisect import bisect_right
+from itertools import accumulate
 from vllmlint.records import dataclass
 from typing import Iterator
 from typing import Sequence as SequenceOf  # `Sequence` is the YAML node below
@@ -39,16 +40,12 @@ class SourceFile:
         if self._line_starts is None:
             if "\r" in self.text:  # YAML also breaks lines at a lone CR (old Mac files)
                 starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
-            else:
-                starts = [0]
-                find = self.text.find
-                pos = find("\n")
-                while pos != -1:
-                    starts.append(pos + 1)
-                    pos = find("\n", pos + 1)
+            else:  # each line's length plus its newline, summed: no Python-level step per line
+                starts = list(accumulate(map((1).__add__, map(len, self.text.split("\n"))), initial=0))
+                del starts[-1]  # the end of the text
             shared = _Shared.positions
             if starts[-1] < len(shared):  # the run's shared ints, not one of its own per line (_Shared)
-                starts = [shared[start] for start in starts]
+                starts = list(map(shared.__getitem__, starts))
             self._line_starts = starts
         return self._line_starts
 
