@@ -260,3 +260,16 @@ def test_the_template_note_names_the_chart_folder(tmp_path):
     result, _ = lint_paths([str(chart / "d.yaml")])
     [note] = [n for n in result.notices if n.code == "VL002"]
     assert note.message.endswith("chart | vllmlint -`)") and "helm template . |" not in note.message
+
+
+def test_local_names_are_what_relpath_gives_under_the_current_folder_and_absolute_elsewhere(tmp_path, monkeypatch):
+    import os
+
+    from vllmlint.cli import _local_name
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a")
+    for given in ["b/x.yaml", "./b/../b/x.yaml", str(tmp_path / "a" / "b" / "x.yaml"), ".", str(tmp_path / "a") + "/"]:
+        assert _local_name(given) == os.path.relpath(os.path.abspath(given)), given
+    assert _local_name("../c.yaml") == str(tmp_path / "c.yaml")  # outside: absolute, never `../`
+    assert _local_name(str(tmp_path / "ab" / "c.yaml")) == str(tmp_path / "ab" / "c.yaml")  # a prefix, not a parent
