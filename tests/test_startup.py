@@ -104,7 +104,7 @@ def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
         assert unused not in modules, unused
 
 
-def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_librarys():
+def test_a_record_class_is_whole_at_definition_and_behaves_as_the_standard_librarys():
     from vllmlint import records
 
     @dataclass(frozen=True)
@@ -123,9 +123,8 @@ def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_library
     class Plain(Derived):  # not decorated: its base's fields and __init__
         pass
 
-    assert {Base, Derived, Listed} <= set(records._PENDING)  # nothing compiled at definition
-    assert [f.name for f in dataclasses.fields(Listed)] == ["name"] and Listed not in records._PENDING
-    assert dataclasses.is_dataclass(Derived) and Base not in records._PENDING  # its base made first
+    assert [f.name for f in dataclasses.fields(Listed)] == ["name"] and dataclasses.is_dataclass(Derived)
+    assert [f.name for f in records.fields(Derived)] == ["a", "items", "b"] and records.is_record(Plain(1))
     plain = Plain(1, b="y")
     assert (plain.a, plain.items, plain.b) == (1, [], "y") and Plain(1, [], "y") == plain
     try:
@@ -134,13 +133,115 @@ def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_library
         pass
     else:  # pragma: no cover
         raise AssertionError("a subclass of a frozen record is frozen")
+    plain.extra = 1  # an undecorated subclass may add attributes, as with the standard library
+    assert records.replace(Derived(1, b="y"), b="z") == Derived(1, [], "z")
 
     @dataclass(eq=True)
     class Sent:
         x: int
 
-    received = Sent.__new__(Sent)  # as pickle makes an instance: no __init__, so the class is still pending
+    received = Sent.__new__(Sent)  # as pickle makes an instance: no __init__, and nothing left to make
     received.__dict__.update(x=3)
-    records.make_all()  # what the engine does before unpickling
-    assert not records._PENDING
     assert received == Sent(3) and received != Sent(4)
+    assert Sent.__hash__ is None  # eq without frozen: unhashable, as dataclasses makes it
+
+
+def _both(body: str, options: str = "") -> tuple[type, type]:
+    """The same class made by dataclasses and by vllmlint.records."""
+    made = []
+    for decorator, maker in (("dataclasses.dataclass", "dataclasses.field"), ("dataclass", "field")):
+        namespace = {"dataclasses": dataclasses, "dataclass": dataclass, "field": field}
+        exec(f"@{decorator}({options})\nclass C:\n" + body.replace("FIELD", maker), namespace)  # noqa: S102
+        made.append(namespace["C"])
+    return made[0], made[1]
+
+
+SHAPES = [
+    ("    a: int\n    b: str = 'x'\n", ""),
+    ("    a: int\n    b: list = FIELD(default_factory=list)\n    c: int = FIELD(default=3, repr=False)\n", "frozen=True"),
+    ("    a: int\n    b: int = FIELD(default=0, compare=False)\n", "frozen=True"),
+    ("    a: int\n    c: dict = FIELD(init=False, default_factory=dict)\n    d: int = FIELD(init=False, default=4)\n", ""),
+    ("    a: int\n    b: int = 2\n", "eq=False"),
+    ("    a: int = 1\n", "frozen=True, eq=False"),
+    ("    pass\n", "frozen=True"),
+]
+
+
+def test_records_match_the_standard_library_shape_by_shape():
+    import inspect
+
+    for body, options in SHAPES:
+        std, mine = _both(body, options)
+        def parameters(cls):  # dataclasses also annotates the __init__ it compiles: nothing reads those
+            return [(p.name, repr(p.default), p.kind) for p in inspect.signature(cls.__init__).parameters.values()]
+        assert parameters(std) == parameters(mine), body
+        assert [(f.name, f.init, f.repr, f.compare) for f in dataclasses.fields(std)] == \
+            [(f.name, f.init, f.repr, f.compare) for f in dataclasses.fields(mine)], body
+        assert std.__match_args__ == mine.__match_args__
+        for attribute in ("a", "b", "c", "d"):
+            assert (attribute in vars(std)) == (attribute in vars(mine)), (body, attribute)
+            assert vars(std).get(attribute) == vars(mine).get(attribute), (body, attribute)
+        args = [1] if "a: int\n" in body else []
+        one, other, same = std(*args), mine(*args), mine(*args)
+        assert repr(one).replace("test_records_match", "") == repr(other).replace("test_records_match", "")
+        assert vars(one) == vars(other), body
+        assert (other == same) == (one == std(*args)), body
+        hashable = std.__hash__ is not None
+        assert (mine.__hash__ is not None) == hashable, body
+        if hashable and "eq=False" not in options:
+            def hashed(obj):
+                try:
+                    return hash(obj)
+                except TypeError:  # a list field
+                    return "unhashable"
+            assert (hashed(one) == "unhashable") == (hashed(other) == "unhashable") and hashed(other) == hashed(same)
+        assert vars(dataclasses.replace(other)) == vars(records_replace(other)) == vars(other)
+        frozen = "frozen=True" in options
+        for obj in (one, other):
+            try:
+                obj.a = 5
+                assigned = True
+            except dataclasses.FrozenInstanceError:
+                assigned = False
+            assert assigned != frozen, body
+
+
+def records_replace(obj):
+    from vllmlint import records
+
+    return records.replace(obj)
+
+
+def test_records_refuse_what_the_standard_library_refuses():
+    import pytest
+
+    for body, error in (("    a: list = []\n", ValueError), ("    a: int = 1\n    b: int\n", TypeError),
+                        ("    a = FIELD(default=1)\n", TypeError)):
+        for decorator in ("dataclasses.dataclass", "dataclass"):
+            namespace = {"dataclasses": dataclasses, "dataclass": dataclass, "field": field}
+            maker = "dataclasses.field" if decorator.startswith("dataclasses") else "field"
+            with pytest.raises(error):
+                exec(f"@{decorator}\nclass C:\n" + body.replace("FIELD", maker), namespace)  # noqa: S102
+
+
+def test_every_record_class_of_the_package_has_its_methods_compiled_ahead_of_time():
+    """vllmlint/_records.py is fresh: no class of the package compiles source when it is defined."""
+    proc = subprocess.run([sys.executable, "-m", "vllmlint_dev.records_gen", "--check"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_one_file_run_compiles_no_record_and_imports_no_dataclasses(tmp_path):
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text((ROOT / "fixtures" / "audited" / "single-gpu-deployment.yaml").read_text(encoding="utf-8")
+                        if (ROOT / "fixtures" / "audited" / "single-gpu-deployment.yaml").exists()
+                        else "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
+    code = ("import sys, runpy\nsys.argv = ['vllmlint', '--no-cache', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('vllmlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "from vllmlint import records\n"
+            "print(len(records._COMPILED), 'dataclasses' in sys.modules, len(records._DEFINED), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    compiled, imported, defined = proc.stderr.strip().splitlines()[-1].split()
+    assert int(defined) > 50  # it did run
+    assert (compiled, imported) == ("0", "False")

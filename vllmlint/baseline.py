@@ -6,7 +6,7 @@ fingerprint twice absorbs two such findings, and a third one is new.
 """
 from __future__ import annotations
 
-import dataclasses
+from vllmlint import records
 
 import json
 from collections import Counter
@@ -64,7 +64,7 @@ def _old_prints(finding: Finding) -> list[tuple[str, str]]:
     """(old code, the finding's fingerprint under it) for each code the finding's rule moved from."""
     from vllmlint.renames import covering
 
-    return [(old, dataclasses.replace(finding, code=old).fingerprint()) for old in covering(finding.code)]
+    return [(old, records.replace(finding, code=old).fingerprint()) for old in covering(finding.code)]
 
 
 def _entry(finding: Finding) -> dict:

@@ -17,7 +17,7 @@ its `results/`, at most MAX_ENTRIES of them (the oldest go first).
 """
 from __future__ import annotations
 
-import dataclasses
+from vllmlint import records
 import enum
 import functools
 import hashlib
@@ -100,7 +100,7 @@ def tool_fingerprint() -> str:
 def _options_key(options: LintOptions) -> str:
     from vllmlint.engine import LintOptions
 
-    plain = dataclasses.replace(options, freeze_gc=False, cache_dir=None, progress=None, jobs=None)
+    plain = records.replace(options, freeze_gc=False, cache_dir=None, progress=None, jobs=None)
     assert isinstance(plain, LintOptions)
     extra = ""
     specs = sys.modules.get("vllmlint.capacity.specs")
@@ -212,7 +212,7 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
     global _external
     from vllmlint.engine import lint
 
-    uncached = dataclasses.replace(options, cache_dir=None)
+    uncached = records.replace(options, cache_dir=None)
     recorded = recorder(uncached)
     feed(recorded)
     if not _cacheable(recorded):
@@ -288,7 +288,7 @@ def _mtime(path: Path) -> float:
 
 # --- the result as JSON -----------------------------------------------------------------------------------
 def _result_to(result: LintResult) -> dict:
-    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    fields = {f.name: getattr(result, f.name) for f in records.fields(result)}
     fields["sources"] = {shown: [source.path, source.text] for shown, source in result.sources.items()}
     fields["rules"] = [rule.code for rule in result.rules]
     _compact_findings(fields)
@@ -310,8 +310,8 @@ def _result_from(fields: dict) -> LintResult:
 def _encode(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return {"__enum__": _name(type(value)), "v": value.value}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if records.is_record(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in records.fields(value)}
         return {"__dc__": _name(type(value)), "f": {k: _tuples(v) for k, v in fields.items()}}
     raise TypeError(f"not cacheable: {type(value).__name__}")
 
@@ -339,7 +339,7 @@ def _class(name: str) -> Any:
     if not module.startswith("vllmlint.") or "." in qualname:
         raise ValueError(f"foreign class in the cache: {name}")
     cls = getattr(importlib.import_module(module), qualname)
-    if not (dataclasses.is_dataclass(cls) or (isinstance(cls, type) and issubclass(cls, enum.Enum))):
+    if not (records.is_record(cls) or (isinstance(cls, type) and issubclass(cls, enum.Enum))):
         raise ValueError(f"foreign class in the cache: {name}")
     return cls
 
@@ -365,7 +365,7 @@ def _decode(raw: dict) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _init_fields(cls: Any) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+    return frozenset(f.name for f in records.fields(cls) if f.init)
 
 
 # --- findings, compactly ----------------------------------------------------------------------------------
@@ -386,7 +386,7 @@ def _layout_known() -> bool:
     from vllmlint.finding import Finding, Span, Subject
     from vllmlint.fix.edits import Edit, Fix
 
-    return all(tuple(f.name for f in dataclasses.fields(cls)) == names and _init_fields(cls) == frozenset(names)
+    return all(tuple(f.name for f in records.fields(cls)) == names and _init_fields(cls) == frozenset(names)
                for cls, names in ((Finding, _FINDING_FIELDS), (Span, _SPAN_FIELDS), (Subject, _SUBJECT_FIELDS),
                                   (Fix, _FIX_FIELDS), (Edit, _EDIT_FIELDS)))
 

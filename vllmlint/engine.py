@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections import Counter
-from dataclasses import replace
+from vllmlint.records import replace
 from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -799,11 +799,6 @@ def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) 
             pass
         finally:
             os.waitpid(pid, 0)
-    from vllmlint.records import make_all
-
-    # Unpickled instances were made without `__init__`, so their classes may still be pending (vllmlint.records),
-    # some imported by the unpickling itself: made now, before anything compares or hashes them.
-    make_all()
     return done
 
 

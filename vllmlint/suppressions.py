@@ -17,7 +17,7 @@ Suppressions that hide nothing become VL003 (unused-suppression), those without 
 """
 from __future__ import annotations
 
-import dataclasses
+from vllmlint import records
 import re
 from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -124,7 +124,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
         if reason is None:
             outcome.kept.append(finding)
         else:
-            outcome.suppressed.append(dataclasses.replace(finding, suppressed_by=reason))
+            outcome.suppressed.append(records.replace(finding, suppressed_by=reason))
 
     # Problems found now may be hidden by another suppression that names VL003/VL004 explicitly.
     problems: list[tuple[Directive, Finding]] = []
@@ -136,7 +136,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
         if reason is None:
             outcome.problems.append(problem)
         else:
-            outcome.suppressed.append(dataclasses.replace(problem, suppressed_by=reason))
+            outcome.suppressed.append(records.replace(problem, suppressed_by=reason))
     # Entries naming VL003/VL004 are judged last, once they had their chance; these are final.
     for directive in directives:
         outcome.problems.extend(_problems(directive, require_reason, active, meta=True))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import replace
+from vllmlint.records import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping

@@ -5,7 +5,7 @@ knows the per-layer arithmetic that turns an architecture into a parameter count
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from vllmlint.records import replace
 from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any

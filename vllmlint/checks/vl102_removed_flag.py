@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import dataclasses
+from vllmlint import records
 import json
 import re
 from typing import TYPE_CHECKING, Any, Iterator
@@ -105,7 +105,7 @@ def _drop_fix(invocation: Invocation, option: Option, entry: dict[str, Any]) -> 
         if takes_value is None:
             return None
         if not takes_value:
-            option = dataclasses.replace(option, value=None, value_token=None, extra_values=[])
+            option = records.replace(option, value=None, value_token=None, extra_values=[])
         elif invocation.kind == SERVE and not invocation.positionals and not invocation.option("--model"):
             return None  # `vllm serve --flag X`: X may well be the model the author meant
     lost_nothing = bool(_NOTHING_LOST.match(entry.get("replacement", "")))

@@ -15,7 +15,7 @@ owner the temporary file cannot be given, is rewritten in place instead, so that
 """
 from __future__ import annotations
 
-import dataclasses
+from vllmlint import records
 import os
 import stat
 from bisect import bisect_left
@@ -105,7 +105,7 @@ def run_fixes(paths: list[str], options: LintOptions, *, unsafe: bool = False, w
     # Fixes come from the findings the user is shown (the rules selected, minus per-file ignores and
     # the baseline); verification looks at every finding of every rule, so that a fix never trades a
     # shown finding for one the selection happens to hide.
-    everything = dataclasses.replace(options, select=None, ignore=None, per_file_ignores={}, baseline=None)
+    everything = records.replace(options, select=None, ignore=None, per_file_ignores={}, baseline=None)
     narrowed = bool(options.select or options.ignore or options.per_file_ignores or options.baseline is not None)
 
     def lint(with_options: LintOptions = options) -> tuple[LintResult, World]:
@@ -419,7 +419,7 @@ def fix_text(text: str, shown: str, options: LintOptions, *, unsafe: bool = Fals
         linter.add_text(record.text, shown, suffix, Path(shown).name)
         return linter.run(), linter.world
 
-    everything = dataclasses.replace(options, select=None, ignore=None, per_file_ignores={}, baseline=None)
+    everything = records.replace(options, select=None, ignore=None, per_file_ignores={}, baseline=None)
     narrowed = bool(options.select or options.ignore or options.per_file_ignores or options.baseline is not None)
     result, world = lint()
     before, before_world = lint(everything) if narrowed else (result, world)
