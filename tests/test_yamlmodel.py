@@ -104,3 +104,65 @@ def test_duplicate_keys_are_recorded_and_lone_cr_breaks_lines():
     source = SourceFile("t.yaml", "a: 1\rb: 2\r")
     (doc,), _ = parse_documents(source)
     assert doc.root.get("b").span.line == 2
+
+
+# --- the direct composition (yamlmodel._direct_documents) -----------------------------------------------
+_TRICKY = [
+    "a: 1\nb: [x, 'y', \"z\"]\nc: {d: e}\n",
+    "base: &b {x: 1, y: 2}\nder:\n  <<: *b\n  y: 3\nlist:\n  <<: [*b, {z: 4}]\n",
+    "a: &s shared\nb: *s\nc: [*s, *s]\n",
+    "k: v\nk: w\nother: 1\n",  # a duplicate key
+    "---\na: 1\n---\n---\nb: |\n  block\n  text\nc: >\n  folded\n  line\n",
+    "? [complex, key]\n: value\n? {a: b}\n: 2\n",
+    "t: !custom tagged\nn: ~\nb: yes\nf: 1.5\no: 0o17\nh: 0x1f\n",
+    'e: "\\ud83e\\udd99 escaped"\nu: "caf\u00e9"\n',
+    "",
+    "# only a comment\n",
+    "a: [1, [2, [3, {b: [4]}]]]\n",
+]
+
+
+def _shape(node):
+    from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
+    if isinstance(node, Scalar):
+        return ("S", node.start, node.end, node.value, node.text, node.style)
+    if isinstance(node, Sequence):
+        return ("Q", node.start, node.end, [_shape(i) for i in node.items])
+    if isinstance(node, Mapping):
+        return ("M", node.start, node.end, [(_shape(k), _shape(v)) for k, v in node.items])
+    return node
+
+
+def test_the_direct_composition_makes_the_nodes_ruamels_nodes_convert_to(monkeypatch):
+    from vllmlint.source import yamlmodel
+
+    assert yamlmodel._direct_composer() is not None  # the C extension is installed here: the path is used
+    for text in _TRICKY:
+        direct_source = SourceFile("a.yaml", text)
+        direct, direct_error = yamlmodel._compose_text(direct_source, text, False)
+        with monkeypatch.context() as patched:
+            patched.setattr(yamlmodel, "_DIRECT", [None])  # the composition through ruamel's nodes
+            usual_source = SourceFile("a.yaml", text)
+            usual, usual_error = yamlmodel._compose_text(usual_source, text, False)
+        assert [_shape(d.root) for d in direct] == [_shape(d.root) for d in usual], text
+        assert (direct_error is None) == (usual_error is None), text
+        assert direct_source.duplicate_keys == usual_source.duplicate_keys, text
+    (doc,), _ = parse_documents(SourceFile("a.yaml", "k: v\nk: w\n"))
+    assert doc.source.duplicate_keys == [(5, 6, "k")]
+
+
+def test_the_direct_composition_puts_ruamels_classes_back_even_after_an_error():
+    import _ruamel_yaml
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    for text in ("a: [1, 2\n", "a: &x 1\nb: &x 2\nc: *x\n", "a: *undefined\n", "a: 1\n"):
+        parse_documents(SourceFile("a.yaml", text))
+        assert (_ruamel_yaml.ScalarNode, _ruamel_yaml.SequenceNode, _ruamel_yaml.MappingNode) == \
+            (ScalarNode, SequenceNode, MappingNode), text
+    # A duplicate anchor (the composer's message reads the first node's marks) is composed the usual way:
+    (doc,), error = parse_documents(SourceFile("a.yaml", "a: &x 1\nb: &x 2\nc: *x\n"))
+    assert error is None and doc.root.get("c").value == 2
+    # A syntax error in the second document: the first is kept, the error says where.
+    documents, error = parse_documents(SourceFile("a.yaml", "a: [1, 2]\n---\nb: {c\n"))
+    assert [d.root.get("a").items[1].value for d in documents] == [2]
+    assert error is not None and error.line == 4
