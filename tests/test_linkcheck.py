@@ -85,3 +85,20 @@ def test_the_command_prints_the_differing_lines_and_fails(tmp_path, monkeypatch,
 
 def test_difference_is_a_multiset_difference():
     assert difference(["a", "a", "b"], ["a", "c"]) == (["a", "b"], ["c"])
+
+
+def test_link_keys_batch_the_hpa_with_its_deployment_and_leave_the_rest_alone(tmp_path, monkeypatch):
+    from vllmlint_dev.linkcheck import batches, key_report, link_keys
+
+    monkeypatch.chdir(tmp_path)
+    files = [_write(tmp_path, "deploy.yaml", DEPLOYMENT.format(name="web", namespace="a")),
+             _write(tmp_path, "hpa.yaml", HPA),
+             _write(tmp_path, "other.yaml", DEPLOYMENT.format(name="other", namespace="b"))]
+    keys, _ = link_keys(files)
+    assert ("N", "web") in keys.provides["deploy.yaml"] and ("N", "web") in keys.wants["hpa.yaml"]
+    assert sorted(sorted(b) for b in batches(keys, ["deploy.yaml", "hpa.yaml", "other.yaml"])) == \
+        [["deploy.yaml", "hpa.yaml"], ["other.yaml"]]
+    group = Group("three", files)
+    group.attribute()
+    report = key_report(group)
+    assert report["strict"] == {"batches": 2, "singletons": 1, "largest": 2, "holes": []}
