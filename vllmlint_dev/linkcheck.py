@@ -110,7 +110,17 @@ class Group:
             return [others]
         half = len(others) // 2
         found = self._bisect(target, others[:half]) + self._bisect(target, others[half:])
-        return found or [others]  # only the combination changes the target's findings
+        return found or [self._shrink(target, others)]  # only a combination changes the target's findings
+
+    def _shrink(self, target: Path, cause: list[Path]) -> list[Path]:
+        """A smaller combination that still changes the target's findings: each file left out in turn, and
+        kept out when the rest still changes them (a Route needs the Service and the Deployment behind it)."""
+        kept = list(cause)
+        for path in list(cause):
+            rest = [p for p in kept if p != path]
+            if rest and self._changes(target, rest):
+                kept = rest
+        return kept
 
     def report(self) -> dict:
         return {"group": self.name, "files": len(self.files),
@@ -322,10 +332,14 @@ def link_keys(files: list[Path]) -> tuple[Keys, dict[str, str]]:
             keys.want(shown, "G", "auth")  # VL501: authentication anywhere may silence an exposure
         if obj.kind == "Service" and obj.name == "vllm":
             keys.want(shown, "A", "vllm", obj.namespace)
-        if obj.kind in ("NetworkPolicy", "ServiceMonitor", "PodMonitor"):
-            keys.want(shown, "A", "pods", obj.namespace)  # "selects no pod of the run"
+        if obj.kind == "NetworkPolicy":
+            keys.want(shown, "A", "pods", obj.namespace)  # VL805: near misses against every pod of the namespace
             keys.want(shown, "G", "other-policy")
-            keys.want(shown, "G", "vllm-pods")
+        if obj.kind in ("NetworkPolicy", "ServiceMonitor", "PodMonitor", "VMServiceScrape", "VMPodScrape"):
+            keys.want(shown, "G", "vllm-pods")  # VL805, VL806: silent when the run has no vLLM pod
+            selector = obj.spec.get("selector") if obj.spec is not None else None
+            for text in _strings(selector.get("matchLabels") if isinstance(selector, Mapping) else None):
+                keys.want(shown, "N", text)  # VL806: a Service (or workload) named like a selector value
         spec = obj.spec
         for _key, text in _walk_refs(spec):
             keys.want(shown, "N", text)
