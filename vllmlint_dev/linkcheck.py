@@ -470,7 +470,18 @@ def key_report(group: Group) -> dict:
     """The batches the keys make for a group, and the measured influences they miss (holes)."""
     keys, _ = link_keys(group.files)
     shown = [group.shown[p] for p in group.files]
-    report: dict = {"files": len(shown)}
+    report: dict = {"files": len(shown), "explained": {}}
+    for target in group.differs:
+        for cause in group.causes.get(target) or []:
+            shared = set()
+            for one in cause:
+                for a, b in ((target, one), (one, target)):
+                    shared |= keys.wants.get(a, set()) & keys.provides.get(b, set())
+            for a in cause:  # a chain: the causes' own links to each other
+                for b in cause:
+                    if a != b:
+                        shared |= keys.wants.get(a, set()) & keys.provides.get(b, set())
+            report["explained"][f"{target} <- {', '.join(cause)}"] = sorted(shared)
     global_providers: dict[tuple, set[str]] = {}
     for name, found in keys.provides.items():
         for key in found:
@@ -522,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.keys:
         reports = [key_report(group) for group in groups]
         files = sum(r["files"] for r in reports)
+        for found in reports:
+            for pair, shared in found["explained"].items():
+                print(f"link: {pair}: {' '.join('/'.join(str(part) for part in key) for key in shared) or 'NO KEY'}")
         for mode in ("strict", "broadcast"):
             for found in reports:
                 for target, cause in found[mode]["holes"]:
