@@ -466,6 +466,15 @@ def batches(keys: Keys, files: list[str], broadcast: bool = False) -> list[list[
     return list(groups.values())
 
 
+def _meeting(wanted: set[tuple], provided: set[tuple]) -> set[tuple]:
+    """The wanted keys some provided key meets (an `A` key of namespace "" meets every namespace's)."""
+    found = wanted & provided
+    for key in wanted - found:
+        if key[0] == "A" and any(k[:2] == key[:2] and (k[2] == "" or key[2] == "") for k in provided):
+            found.add(key)
+    return found
+
+
 def key_report(group: Group) -> dict:
     """The batches the keys make for a group, and the measured influences they miss (holes)."""
     keys, _ = link_keys(group.files)
@@ -473,14 +482,14 @@ def key_report(group: Group) -> dict:
     report: dict = {"files": len(shown), "explained": {}}
     for target in group.differs:
         for cause in group.causes.get(target) or []:
-            shared = set()
+            shared: set[tuple] = set()
             for one in cause:
                 for a, b in ((target, one), (one, target)):
-                    shared |= keys.wants.get(a, set()) & keys.provides.get(b, set())
+                    shared |= _meeting(keys.wants.get(a, set()), keys.provides.get(b, set()))
             for a in cause:  # a chain: the causes' own links to each other
                 for b in cause:
                     if a != b:
-                        shared |= keys.wants.get(a, set()) & keys.provides.get(b, set())
+                        shared |= _meeting(keys.wants.get(a, set()), keys.provides.get(b, set()))
             report["explained"][f"{target} <- {', '.join(cause)}"] = sorted(shared)
     global_providers: dict[tuple, set[str]] = {}
     for name, found in keys.provides.items():
