@@ -2,6 +2,7 @@
 line without click, and must either decline (then click reads it) or get exactly what click's own parsing gets."""
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -203,3 +204,53 @@ def test_the_console_script_is_the_click_free_entry_point():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["scripts"]["vllmlint"] == "vllmlint.entry:main"
     assert (ROOT / "vllmlint" / "__main__.py").read_text(encoding="utf-8") == "from vllmlint.entry import main\n\nmain()\n"
+
+
+def _ended(monkeypatch, capsys, raised: BaseException, through_click: bool):
+    """(exit code, stderr) when `check`'s body raises `raised`, run by click's standalone main or the fast path."""
+    from vllmlint import cli as cli_module
+    from vllmlint import entry
+
+    def body(**_):
+        raise raised
+
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # restored after a broken pipe replaced them
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    monkeypatch.setattr(cli_module, "run_check", body)
+    monkeypatch.setattr("vllmlint.check.run_check", body)
+    with pytest.raises(SystemExit) as exit_info:
+        if through_click:
+            cli.main(["a.yaml"], prog_name="vllmlint")
+        else:
+            parsed = parse_check_argv(["a.yaml"])
+            assert parsed is not None
+            entry._run_check(*parsed)
+    return exit_info.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), EOFError(), BrokenPipeError(32, "Broken pipe")])
+def test_an_interrupt_or_a_closed_pipe_ends_the_fast_path_as_click_ends_a_command(tree, monkeypatch, capsys, raised):
+    fast = _ended(monkeypatch, capsys, raised, through_click=False)
+    assert fast == _ended(monkeypatch, capsys, raised, through_click=True)
+    assert fast == ((1, "") if isinstance(raised, OSError) else (1, "\nAborted!\n"))
+
+
+def test_a_bug_of_ours_on_the_fast_path_is_one_line_and_exit_2(tree, monkeypatch, capsys):
+    from vllmlint import engine, entry
+
+    def broken(self):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(engine.Linter, "build", broken)
+    monkeypatch.setattr("sys.argv", ["vllmlint", "a.yaml"])
+    monkeypatch.setattr("vllmlint.cli.main", lambda: pytest.fail("the fast path went to click"))
+    monkeypatch.setattr("atexit.register", lambda function: None)  # the console script's GC settings, undone
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            entry.main()
+    finally:
+        gc.set_threshold(*before)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith("vllmlint: internal error: RuntimeError: simulated bug") and "Traceback" not in err
