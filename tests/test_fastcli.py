@@ -85,6 +85,7 @@ def _matrix() -> list[list[str]]:
         ["-qj2", "a.yaml"], ["-j2", "a.yaml"], ["-oout.json", "a.yaml"], ["-o=out.json", "a.yaml"], ["-q=1", "a.yaml"],
         ["--quiet=1", "a.yaml"], ["--quiet=", "a.yaml"], ["--format"], ["a.yaml", "--format"], ["a.yaml", "-o"],
         ["--form", "json", "a.yaml"], ["--Quiet", "a.yaml"], ["a.yaml", "--"], ["--", "--"], ["--", "--help"],
+        [""], ["a.yaml", ""], ["--", ""], ["folder", "-", "a.yaml", "-"],
     ]
     for declarations, spec in CHECK_PARAMS[1:]:
         options = [d for d in declarations if d.startswith("-")]
