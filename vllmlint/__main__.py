@@ -1,3 +1,3 @@
-from vllmlint.cli import main
+from vllmlint.entry import main
 
 main()
