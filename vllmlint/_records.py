@@ -6,7 +6,7 @@ One function per shape of record class of the package: it returns the class's `_
 # ruff: noqa
 # mypy: ignore-errors
 
-# F|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic
+# Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic
 def _m0(_HAS, _D, _F, _set):
     def __init__(self, accelerator, user, passwd, home_writable, passwd_complete, source, workdir=_D[0]):
         _set(self, 'accelerator', accelerator)
@@ -24,7 +24,7 @@ def _m0(_HAS, _D, _F, _set):
         return hash((self.accelerator,self.user,self.passwd,self.home_writable,self.passwd_complete,self.source,self.workdir,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|any:ric,names:ric,explicit:ric
+# Fe|any:ric,names:ric,explicit:ric
 def _m1(_HAS, _D, _F, _set):
     def __init__(self, any, names, explicit):
         _set(self, 'any', any)
@@ -38,7 +38,7 @@ def _m1(_HAS, _D, _F, _set):
         return hash((self.any,self.names,self.explicit,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|candidate:ric,origin:ric,deciding:di
+# Fe|candidate:ric,origin:ric,deciding:di
 def _m2(_HAS, _D, _F, _set):
     def __init__(self, candidate, origin, deciding=_D[0]):
         _set(self, 'candidate', candidate)
@@ -52,7 +52,7 @@ def _m2(_HAS, _D, _F, _set):
         return hash((self.candidate,self.origin,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic
+# Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic
 def _m3(_HAS, _D, _F, _set):
     def __init__(self, config, origin, tokenizer_config=_D[0], generation_config=_D[1], hf_quant_config=_D[2]):
         _set(self, 'config', config)
@@ -68,7 +68,7 @@ def _m3(_HAS, _D, _F, _set):
         return hash((self.config,self.origin,self.tokenizer_config,self.generation_config,self.hf_quant_config,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic
+# Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic
 def _m4(_HAS, _D, _F, _set):
     def __init__(self, first, endpoints=_D[0], logs=_D[1], requires_env=_D[2], source=_D[3]):
         _set(self, 'first', first)
@@ -84,7 +84,7 @@ def _m4(_HAS, _D, _F, _set):
         return hash((self.first,self.endpoints,self.logs,self.requires_env,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric
+# Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric
 def _m5(_HAS, _D, _F, _set):
     def __init__(self, first, last, transformers, last_built, config_registry, source):
         _set(self, 'first', first)
@@ -101,7 +101,7 @@ def _m5(_HAS, _D, _F, _set):
         return hash((self.first,self.last,self.transformers,self.last_built,self.config_registry,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric
+# Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric
 def _m6(_HAS, _D, _F, _set):
     def __init__(self, flag, target, last_release, first_release, status):
         _set(self, 'flag', flag)
@@ -117,7 +117,7 @@ def _m6(_HAS, _D, _F, _set):
         return hash((self.flag,self.target,self.last_release,self.first_release,self.status,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|gpu:ric,gpu_count:dic,instance_type:dic
+# Fe|gpu:ric,gpu_count:dic,instance_type:dic
 def _m7(_HAS, _D, _F, _set):
     def __init__(self, gpu, gpu_count=_D[0], instance_type=_D[1]):
         _set(self, 'gpu', gpu)
@@ -131,7 +131,7 @@ def _m7(_HAS, _D, _F, _set):
         return hash((self.gpu,self.gpu_count,self.instance_type,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|id:ric,bytes:ric,words:ric,where:dic
+# Fe|id:ric,bytes:ric,words:ric,where:dic
 def _m8(_HAS, _D, _F, _set):
     def __init__(self, id, bytes, words, where=_D[0]):
         _set(self, 'id', id)
@@ -146,7 +146,7 @@ def _m8(_HAS, _D, _F, _set):
         return hash((self.id,self.bytes,self.words,self.where,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic
+# Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic
 def _m9(_HAS, _D, _F, _set):
     def __init__(self, id, env, flag, enabled, values, broad_paths, first, last, severity, api_key_severity, requires_flags, spans, problem, instead, sources=_D[0], modalities=_D[1]):
         _set(self, 'id', id)
@@ -173,7 +173,7 @@ def _m9(_HAS, _D, _F, _set):
         return hash((self.id,self.env,self.flag,self.enabled,self.values,self.broad_paths,self.first,self.last,self.severity,self.api_key_severity,self.requires_flags,self.spans,self.problem,self.instead,self.sources,self.modalities,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic
+# Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic
 def _m10(_HAS, _D, _F, _set):
     def __init__(self, id, family, architecture, parameters, num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size, tie_word_embeddings, max_position_embeddings, torch_dtype=_D[0], aliases=_D[1], torch_dtype_given=_D[2], attention_kind=_D[3], qkv_bias=_D[4], qk_norm=_D[5], sliding_window=_D[6], sliding_window_layers=_D[7], q_lora_rank=_D[8], kv_lora_rank=_D[9], qk_nope_head_dim=_D[10], qk_rope_head_dim=_D[11], v_head_dim=_D[12], num_experts=_D[13], experts_per_token=_D[14], moe_intermediate_size=_D[15], shared_experts=_D[16], first_dense_layers=_D[17], router_bias=_D[18], norms_per_layer=_D[19], checkpoint_quantization=_D[20], source=_D[21], parameters_estimated=_D[22], has_chat_template=_D[23], quantization=_D[24], modalities=_D[25], gated=_D[26], needs_trust_remote_code=_D[27], layer_types=_D[28], mlp_types=_D[29], shared_expert_intermediate_size=_D[30], attention_output_gate=_D[31], linear_attention=_D[32], vision_parameters=_D[33], quant_scheme=_D[34]):
         _set(self, 'id', id)
@@ -232,7 +232,7 @@ def _m10(_HAS, _D, _F, _set):
         return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic
+# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic
 def _m11(_HAS, _D, _F, _set):
     def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5]):
         _set(self, 'id', id)
@@ -261,7 +261,7 @@ def _m11(_HAS, _D, _F, _set):
         return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
+# Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
 def _m12(_HAS, _D, _F, _set):
     def __init__(self, id, name, written, locations, moved_by, releases, source):
         _set(self, 'id', id)
@@ -279,55 +279,8 @@ def _m12(_HAS, _D, _F, _set):
         return hash((self.id,self.name,self.written,self.locations,self.moved_by,self.releases,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|key:ric,operator:ric,value:ric,effect:ric,node:ric
+# Fe|key:ric,value:ric,node:ric,encoded:ric
 def _m13(_HAS, _D, _F, _set):
-    def __init__(self, key, operator, value, effect, node):
-        _set(self, 'key', key)
-        _set(self, 'operator', operator)
-        _set(self, 'value', value)
-        _set(self, 'effect', effect)
-        _set(self, 'node', node)
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.key,self.operator,self.value,self.effect,self.node,) == (other.key,other.operator,other.value,other.effect,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.key,self.operator,self.value,self.effect,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# F|key:ric,operator:ric,values:dic,node:di,key_node:di
-def _m14(_HAS, _D, _F, _set):
-    def __init__(self, key, operator, values=_D[0], node=_D[1], key_node=_D[2]):
-        _set(self, 'key', key)
-        _set(self, 'operator', operator)
-        _set(self, 'values', values)
-        _set(self, 'node', node)
-        _set(self, 'key_node', key_node)
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.key,self.operator,self.values,) == (other.key,other.operator,other.values,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.key,self.operator,self.values,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# F|key:ric,value:ric,effect:ric,node:ric
-def _m15(_HAS, _D, _F, _set):
-    def __init__(self, key, value, effect, node):
-        _set(self, 'key', key)
-        _set(self, 'value', value)
-        _set(self, 'effect', effect)
-        _set(self, 'node', node)
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.key,self.value,self.effect,self.node,) == (other.key,other.value,other.effect,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.key,self.value,self.effect,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# F|key:ric,value:ric,node:ric,encoded:ric
-def _m16(_HAS, _D, _F, _set):
     def __init__(self, key, value, node, encoded):
         _set(self, 'key', key)
         _set(self, 'value', value)
@@ -341,8 +294,8 @@ def _m16(_HAS, _D, _F, _set):
         return hash((self.key,self.value,self.node,self.encoded,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:dic,namespace:dic,name:dic,container:dic
-def _m17(_HAS, _D, _F, _set):
+# Fe|kind:dic,namespace:dic,name:dic,container:dic
+def _m14(_HAS, _D, _F, _set):
     def __init__(self, kind=_D[0], namespace=_D[1], name=_D[2], container=_D[3]):
         _set(self, 'kind', kind)
         _set(self, 'namespace', namespace)
@@ -356,8 +309,8 @@ def _m17(_HAS, _D, _F, _set):
         return hash((self.kind,self.namespace,self.name,self.container,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic
-def _m18(_HAS, _D, _F, _set):
+# Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic
+def _m15(_HAS, _D, _F, _set):
     def __init__(self, kind, conv_kernel, num_k_heads=_D[0], num_v_heads=_D[1], head_k_dim=_D[2], head_v_dim=_D[3], intermediate_size=_D[4], state_size=_D[5], n_groups=_D[6], dt_rank=_D[7], inner_norms=_D[8]):
         _set(self, 'kind', kind)
         _set(self, 'conv_kernel', conv_kernel)
@@ -378,8 +331,8 @@ def _m18(_HAS, _D, _F, _set):
         return hash((self.kind,self.conv_kernel,self.num_k_heads,self.num_v_heads,self.head_k_dim,self.head_v_dim,self.intermediate_size,self.state_size,self.n_groups,self.dt_rank,self.inner_norms,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic
-def _m19(_HAS, _D, _F, _set):
+# Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic
+def _m16(_HAS, _D, _F, _set):
     def __init__(self, kind, group, targets, endpoints_field, namespace_selector, cluster_wide=_D[0]):
         _set(self, 'kind', kind)
         _set(self, 'group', group)
@@ -395,8 +348,8 @@ def _m19(_HAS, _D, _F, _set):
         return hash((self.kind,self.group,self.targets,self.endpoints_field,self.namespace_selector,self.cluster_wide,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:ric,reason:dic,format:dic
-def _m20(_HAS, _D, _F, _set):
+# Fe|kind:ric,reason:dic,format:dic
+def _m17(_HAS, _D, _F, _set):
     def __init__(self, kind, reason=_D[0], format=_D[1]):
         _set(self, 'kind', kind)
         _set(self, 'reason', reason)
@@ -409,8 +362,8 @@ def _m20(_HAS, _D, _F, _set):
         return hash((self.kind,self.reason,self.format,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:ric,requirement:dic,taint:dic
-def _m21(_HAS, _D, _F, _set):
+# Fe|kind:ric,requirement:dic,taint:dic
+def _m18(_HAS, _D, _F, _set):
     def __init__(self, kind, requirement=_D[0], taint=_D[1]):
         _set(self, 'kind', kind)
         _set(self, 'requirement', requirement)
@@ -423,8 +376,8 @@ def _m21(_HAS, _D, _F, _set):
         return hash((self.kind,self.requirement,self.taint,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic
-def _m22(_HAS, _D, _F, _set):
+# Fe|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic
+def _m19(_HAS, _D, _F, _set):
     def __init__(self, kind, spelling, last_release=_D[0], first_release=_D[1], removed_in=_D[2], hint=_D[3], candidates=_D[4], absorbed_by=_D[5]):
         _set(self, 'kind', kind)
         _set(self, 'spelling', spelling)
@@ -442,8 +395,8 @@ def _m22(_HAS, _D, _F, _set):
         return hash((self.kind,self.spelling,self.last_release,self.first_release,self.removed_in,self.hint,self.candidates,self.absorbed_by,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|linear:ric,other:ric,attention:dic,experts:dic,shared:dic
-def _m23(_HAS, _D, _F, _set):
+# Fe|linear:ric,other:ric,attention:dic,experts:dic,shared:dic
+def _m20(_HAS, _D, _F, _set):
     def __init__(self, linear, other, attention=_D[0], experts=_D[1], shared=_D[2]):
         _set(self, 'linear', linear)
         _set(self, 'other', other)
@@ -458,8 +411,8 @@ def _m23(_HAS, _D, _F, _set):
         return hash((self.linear,self.other,self.attention,self.experts,self.shared,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|metadata:ric,tensors:ric
-def _m24(_HAS, _D, _F, _set):
+# Fe|metadata:ric,tensors:ric
+def _m21(_HAS, _D, _F, _set):
     def __init__(self, metadata, tensors):
         _set(self, 'metadata', metadata)
         _set(self, 'tensors', tensors)
@@ -471,8 +424,8 @@ def _m24(_HAS, _D, _F, _set):
         return hash((self.metadata,self.tensors,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic
-def _m25(_HAS, _D, _F, _set):
+# Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic
+def _m22(_HAS, _D, _F, _set):
     def __init__(self, method, key, linear_bytes, bits=_D[0], group_size=_D[1], zero_point=_D[2], unquantized=_D[3], description=_D[4], embedding_bytes=_D[5]):
         _set(self, 'method', method)
         _set(self, 'key', key)
@@ -491,8 +444,8 @@ def _m25(_HAS, _D, _F, _set):
         return hash((self.method,self.key,self.linear_bytes,self.bits,self.group_size,self.zero_point,self.unquantized,self.description,self.embedding_bytes,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|model:ric,how:ric,quantization:dic
-def _m26(_HAS, _D, _F, _set):
+# Fe|model:ric,how:ric,quantization:dic
+def _m23(_HAS, _D, _F, _set):
     def __init__(self, model, how, quantization=_D[0]):
         _set(self, 'model', model)
         _set(self, 'how', how)
@@ -505,8 +458,8 @@ def _m26(_HAS, _D, _F, _set):
         return hash((self.model,self.how,self.quantization,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|name:ric,first:ric,last:ric,sources:ric
-def _m27(_HAS, _D, _F, _set):
+# Fe|name:ric,first:ric,last:ric,sources:ric
+def _m24(_HAS, _D, _F, _set):
     def __init__(self, name, first, last, sources):
         _set(self, 'name', name)
         _set(self, 'first', first)
@@ -520,8 +473,8 @@ def _m27(_HAS, _D, _F, _set):
         return hash((self.name,self.first,self.last,self.sources,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic
-def _m28(_HAS, _D, _F, _set):
+# Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic
+def _m25(_HAS, _D, _F, _set):
     def __init__(self, name, flags, takes_value, type, nargs=_D[0], choices=_D[1], choices_enforced=_D[2], known_values=_D[3], choices_unknown=_D[4], known_values_source=_D[5], default=_D[6], json=_D[7], json_keys=_D[8], json_key_values=_HAS, deprecated=_D[9], deprecation=_D[10], help=_D[11], positional=_D[12], minimum=_D[13], exclusive_minimum=_D[14], maximum=_D[15], exclusive_maximum=_D[16], json_parser=_D[17]):
         _set(self, 'name', name)
         _set(self, 'flags', flags)
@@ -554,8 +507,8 @@ def _m28(_HAS, _D, _F, _set):
         return hash((self.name,self.flags,self.takes_value,self.type,self.nargs,self.choices,self.choices_enforced,self.known_values,self.choices_unknown,self.known_values_source,self.default,self.json,self.json_keys,self.json_key_values,self.deprecated,self.deprecation,self.help,self.positional,self.minimum,self.exclusive_minimum,self.maximum,self.exclusive_maximum,self.json_parser,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|name:ric,pattern:ric,prefix:ric,min_entropy:ric
-def _m29(_HAS, _D, _F, _set):
+# Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric
+def _m26(_HAS, _D, _F, _set):
     def __init__(self, name, pattern, prefix, min_entropy):
         _set(self, 'name', name)
         _set(self, 'pattern', pattern)
@@ -569,8 +522,8 @@ def _m29(_HAS, _D, _F, _set):
         return hash((self.name,self.pattern,self.prefix,self.min_entropy,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic
-def _m30(_HAS, _D, _F, _set):
+# Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic
+def _m27(_HAS, _D, _F, _set):
     def __init__(self, name, reader, source, first=_D[0], last=_D[1], ib_transport=_D[2], renamed_to=_D[3], renamed_in=_D[4], deprecated=_D[5], removed=_D[6]):
         _set(self, 'name', name)
         _set(self, 'reader', reader)
@@ -590,22 +543,8 @@ def _m30(_HAS, _D, _F, _set):
         return hash((self.name,self.reader,self.source,self.first,self.last,self.ib_transport,self.renamed_to,self.renamed_in,self.deprecated,self.removed,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|node:ric,everything:ric,parsed:ric
-def _m31(_HAS, _D, _F, _set):
-    def __init__(self, node, everything, parsed):
-        _set(self, 'node', node)
-        _set(self, 'everything', everything)
-        _set(self, 'parsed', parsed)
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.node,self.everything,self.parsed,) == (other.node,other.everything,other.parsed,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.node,self.everything,self.parsed,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# F|path:ric,start:ric,end:ric,replacement:ric
-def _m32(_HAS, _D, _F, _set):
+# Fe|path:ric,start:ric,end:ric,replacement:ric
+def _m28(_HAS, _D, _F, _set):
     def __init__(self, path, start, end, replacement):
         _set(self, 'path', path)
         _set(self, 'start', start)
@@ -619,8 +558,8 @@ def _m32(_HAS, _D, _F, _set):
         return hash((self.path,self.start,self.end,self.replacement,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric
-def _m33(_HAS, _D, _F, _set):
+# Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric
+def _m29(_HAS, _D, _F, _set):
     def __init__(self, raw, registry, repository, tag, digest):
         _set(self, 'raw', raw)
         _set(self, 'registry', registry)
@@ -635,8 +574,8 @@ def _m33(_HAS, _D, _F, _set):
         return hash((self.raw,self.registry,self.repository,self.tag,self.digest,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|release:ric,fork:ric,plugin_values:ric,source:ric
-def _m34(_HAS, _D, _F, _set):
+# Fe|release:ric,fork:ric,plugin_values:ric,source:ric
+def _m30(_HAS, _D, _F, _set):
     def __init__(self, release, fork, plugin_values, source):
         _set(self, 'release', release)
         _set(self, 'fork', fork)
@@ -650,8 +589,8 @@ def _m34(_HAS, _D, _F, _set):
         return hash((self.release,self.fork,self.plugin_values,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|start:ric,end:ric
-def _m35(_HAS, _D, _F, _set):
+# Fe|start:ric,end:ric
+def _m31(_HAS, _D, _F, _set):
     def __init__(self, start, end):
         _set(self, 'start', start)
         _set(self, 'end', end)
@@ -663,8 +602,8 @@ def _m35(_HAS, _D, _F, _set):
         return hash((self.start,self.end,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric
-def _m36(_HAS, _D, _F, _set):
+# Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric
+def _m32(_HAS, _D, _F, _set):
     def __init__(self, start, end, line, col, end_line, end_col):
         _set(self, 'start', start)
         _set(self, 'end', end)
@@ -680,24 +619,8 @@ def _m36(_HAS, _D, _F, _set):
         return hash((self.start,self.end,self.line,self.col,self.end_line,self.end_col,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|template:ric,port:ric,source:ric,node:ric,what:ric
-def _m37(_HAS, _D, _F, _set):
-    def __init__(self, template, port, source, node, what):
-        _set(self, 'template', template)
-        _set(self, 'port', port)
-        _set(self, 'source', source)
-        _set(self, 'node', node)
-        _set(self, 'what', what)
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.template,self.port,self.source,self.node,self.what,) == (other.template,other.port,other.source,other.node,other.what,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.template,self.port,self.source,self.node,self.what,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# F|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic
-def _m38(_HAS, _D, _F, _set):
+# Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic
+def _m33(_HAS, _D, _F, _set):
     def __init__(self, token, kind, option=_D[0], spelling=_D[1], value=_D[2], implied_value=_D[3], candidates=_D[4], json_path=_D[5], normalized=_D[6]):
         _set(self, 'token', token)
         _set(self, 'kind', kind)
@@ -716,8 +639,8 @@ def _m38(_HAS, _D, _F, _set):
         return hash((self.token,self.kind,self.option,self.spelling,self.value,self.implied_value,self.candidates,self.json_path,self.normalized,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic
-def _m39(_HAS, _D, _F, _set):
+# Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic
+def _m34(_HAS, _D, _F, _set):
     def __init__(self, type, provider, family, gpu, gpu_count, vcpus=_D[0], memory_gib=_D[1], source=_D[2]):
         _set(self, 'type', type)
         _set(self, 'provider', provider)
@@ -735,8 +658,8 @@ def _m39(_HAS, _D, _F, _set):
         return hash((self.type,self.provider,self.family,self.gpu,self.gpu_count,self.vcpus,self.memory_gib,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic
-def _m40(_HAS, _D, _F, _set):
+# Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic
+def _m35(_HAS, _D, _F, _set):
     def __init__(self, value, model_type, remote_config, transformers_since=_D[0], vllm_since=_D[1], architecture_since=_D[2], source=_D[3]):
         _set(self, 'value', value)
         _set(self, 'model_type', model_type)
@@ -753,8 +676,8 @@ def _m40(_HAS, _D, _F, _set):
         return hash((self.value,self.model_type,self.remote_config,self.transformers_since,self.vllm_since,self.architecture_since,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|value:ric,source:ric,also:dic,model_type:dic
-def _m41(_HAS, _D, _F, _set):
+# Fe|value:ric,source:ric,also:dic,model_type:dic
+def _m36(_HAS, _D, _F, _set):
     def __init__(self, value, source, also=_D[0], model_type=_D[1]):
         _set(self, 'value', value)
         _set(self, 'source', source)
@@ -768,8 +691,8 @@ def _m41(_HAS, _D, _F, _set):
         return hash((self.value,self.source,self.also,self.model_type,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# F|weights:ric,startup:ric,load:ric,capture:ric
-def _m42(_HAS, _D, _F, _set):
+# Fe|weights:ric,startup:ric,load:ric,capture:ric
+def _m37(_HAS, _D, _F, _set):
     def __init__(self, weights, startup, load, capture):
         _set(self, 'weights', weights)
         _set(self, 'startup', startup)
@@ -783,7 +706,54 @@ def _m42(_HAS, _D, _F, _set):
         return hash((self.weights,self.startup,self.load,self.capture,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# M|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic
+# F|key:ri,operator:ri,value:ri,effect:ri,node:ri
+def _m38(_HAS, _D, _F, _set):
+    def __init__(self, key, operator, value, effect, node):
+        _set(self, 'key', key)
+        _set(self, 'operator', operator)
+        _set(self, 'value', value)
+        _set(self, 'effect', effect)
+        _set(self, 'node', node)
+    return {'__init__': __init__}
+
+# F|key:ri,operator:ri,values:di,node:di,key_node:di
+def _m39(_HAS, _D, _F, _set):
+    def __init__(self, key, operator, values=_D[0], node=_D[1], key_node=_D[2]):
+        _set(self, 'key', key)
+        _set(self, 'operator', operator)
+        _set(self, 'values', values)
+        _set(self, 'node', node)
+        _set(self, 'key_node', key_node)
+    return {'__init__': __init__}
+
+# F|key:ri,value:ri,effect:ri,node:ri
+def _m40(_HAS, _D, _F, _set):
+    def __init__(self, key, value, effect, node):
+        _set(self, 'key', key)
+        _set(self, 'value', value)
+        _set(self, 'effect', effect)
+        _set(self, 'node', node)
+    return {'__init__': __init__}
+
+# F|node:ri,everything:ri,parsed:ri
+def _m41(_HAS, _D, _F, _set):
+    def __init__(self, node, everything, parsed):
+        _set(self, 'node', node)
+        _set(self, 'everything', everything)
+        _set(self, 'parsed', parsed)
+    return {'__init__': __init__}
+
+# F|template:ri,port:ri,source:ri,node:ri,what:ri
+def _m42(_HAS, _D, _F, _set):
+    def __init__(self, template, port, source, node, what):
+        _set(self, 'template', template)
+        _set(self, 'port', port)
+        _set(self, 'source', source)
+        _set(self, 'node', node)
+        _set(self, 'what', what)
+    return {'__init__': __init__}
+
+# Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic
 def _m43(_HAS, _D, _F, _set):
     def __init__(self, code, message, path=_D[0], line=_D[1], level=_D[2], summary=_D[3]):
         self.code = code
@@ -796,11 +766,9 @@ def _m43(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.code,self.message,self.path,self.line,self.level,self.summary,) == (other.code,other.message,other.path,other.line,other.level,other.summary,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.code,self.message,self.path,self.line,self.level,self.summary,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic
+# Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic
 def _m44(_HAS, _D, _F, _set):
     def __init__(self, code, name, severity, summary, path, enabled=_D[0], kind=_D[1], tags=_HAS, precision=_D[2], security_severity=_D[3], fix=_D[4], data=_D[5]):
         self.code = code
@@ -819,11 +787,9 @@ def _m44(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.code,self.name,self.severity,self.summary,self.path,self.enabled,self.kind,self.tags,self.precision,self.security_severity,self.fix,self.data,) == (other.code,other.name,other.severity,other.summary,other.path,other.enabled,other.kind,other.tags,other.precision,other.security_severity,other.fix,other.data,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.code,self.name,self.severity,self.summary,self.path,self.enabled,self.kind,self.tags,self.precision,self.security_severity,self.fix,self.data,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic
+# Me|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic
 def _m45(_HAS, _D, _F, _set):
     def __init__(self, code, severity, message, path, span, subject=_HAS, value=_D[0], fix=_D[1], suppressed_by=_D[2], redact=_D[3]):
         self.code = code
@@ -840,11 +806,9 @@ def _m45(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.code,self.severity,self.message,self.path,self.span,self.subject,self.value,self.fix,self.suppressed_by,self.redact,) == (other.code,other.severity,other.message,other.path,other.span,other.subject,other.value,other.fix,other.suppressed_by,other.redact,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.code,self.severity,self.message,self.path,self.span,self.subject,self.value,self.fix,self.suppressed_by,self.redact,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic
+# Me|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic
 def _m46(_HAS, _D, _F, _set):
     def __init__(self, commands=_HAS, comments=_HAS, continuations=_HAS, heredocs=_HAS, assignments=_HAS):
         self.commands = _F[0]() if commands is _HAS else commands
@@ -856,11 +820,9 @@ def _m46(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.commands,self.comments,self.continuations,self.heredocs,self.assignments,) == (other.commands,other.comments,other.continuations,other.heredocs,other.assignments,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.commands,self.comments,self.continuations,self.heredocs,self.assignments,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|comments:fic,literal_blocks:fic,_starts:dic
+# Me|comments:fic,literal_blocks:fic,_starts:dic
 def _m47(_HAS, _D, _F, _set):
     def __init__(self, comments=_HAS, literal_blocks=_HAS, _starts=_D[0]):
         self.comments = _F[0]() if comments is _HAS else comments
@@ -870,43 +832,10 @@ def _m47(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.comments,self.literal_blocks,self._starts,) == (other.comments,other.literal_blocks,other._starts,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.comments,self.literal_blocks,self._starts,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|config:ric,external:ric,series_query:ric,matches:ric,as_name:ric,metrics_query:ric
+# Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric
 def _m48(_HAS, _D, _F, _set):
-    def __init__(self, config, external, series_query, matches, as_name, metrics_query):
-        self.config = config
-        self.external = external
-        self.series_query = series_query
-        self.matches = matches
-        self.as_name = as_name
-        self.metrics_query = metrics_query
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.config,self.external,self.series_query,self.matches,self.as_name,self.metrics_query,) == (other.config,other.external,other.series_query,other.matches,other.as_name,other.metrics_query,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.config,self.external,self.series_query,self.matches,self.as_name,self.metrics_query,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|container_port:ric,host_ip:ric,node:ric
-def _m49(_HAS, _D, _F, _set):
-    def __init__(self, container_port, host_ip, node):
-        self.container_port = container_port
-        self.host_ip = host_ip
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.container_port,self.host_ip,self.node,) == (other.container_port,other.host_ip,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.container_port,self.host_ip,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric
-def _m50(_HAS, _D, _F, _set):
     def __init__(self, credential_words, expanded_by_reader, loader_variables, loader_tokens, template_names):
         self.credential_words = credential_words
         self.expanded_by_reader = expanded_by_reader
@@ -917,12 +846,10 @@ def _m50(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.credential_words,self.expanded_by_reader,self.loader_variables,self.loader_tokens,self.template_names,) == (other.credential_words,other.expanded_by_reader,other.loader_variables,other.loader_tokens,other.template_names,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.credential_words,self.expanded_by_reader,self.loader_variables,self.loader_tokens,self.template_names,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic
-def _m51(_HAS, _D, _F, _set):
+# Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic
+def _m49(_HAS, _D, _F, _set):
     def __init__(self, delimiter, quoted, strip_tabs, operator, start=_D[0], end=_D[1], closed=_D[2], consumer=_HAS, writes_file=_D[3], piped=_D[4], output_file=_D[5]):
         self.delimiter = delimiter
         self.quoted = quoted
@@ -939,12 +866,10 @@ def _m51(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.delimiter,self.quoted,self.strip_tabs,self.operator,self.start,self.end,self.closed,self.consumer,self.writes_file,self.piped,self.output_file,) == (other.delimiter,other.quoted,other.strip_tabs,other.operator,other.start,other.end,other.closed,other.consumer,other.writes_file,other.piped,other.output_file,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.delimiter,self.quoted,self.strip_tabs,self.operator,self.start,self.end,self.closed,self.consumer,self.writes_file,self.piped,self.output_file,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic
-def _m52(_HAS, _D, _F, _set):
+# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic
+def _m50(_HAS, _D, _F, _set):
     def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2]):
         self.diff = diff
         self.applied = applied
@@ -956,12 +881,10 @@ def _m52(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.diff,self.applied,self.files,self.refused,self.stale,self.result,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|documents:ric,error:ric,duplicate_keys:ric,error_at:ric
-def _m53(_HAS, _D, _F, _set):
+# Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric
+def _m51(_HAS, _D, _F, _set):
     def __init__(self, documents, error, duplicate_keys, error_at):
         self.documents = documents
         self.error = error
@@ -971,12 +894,10 @@ def _m53(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.documents,self.error,self.duplicate_keys,self.error_at,) == (other.documents,other.error,other.duplicate_keys,other.error_at,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.documents,self.error,self.duplicate_keys,self.error_at,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|edits:ric,safety:ric,description:ric
-def _m54(_HAS, _D, _F, _set):
+# Me|edits:ric,safety:ric,description:ric
+def _m52(_HAS, _D, _F, _set):
     def __init__(self, edits, safety, description):
         self.edits = edits
         self.safety = safety
@@ -985,12 +906,10 @@ def _m54(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.edits,self.safety,self.description,) == (other.edits,other.safety,other.description,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.edits,self.safety,self.description,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|error:ric,path:ric
-def _m55(_HAS, _D, _F, _set):
+# Me|error:ric,path:ric
+def _m53(_HAS, _D, _F, _set):
     def __init__(self, error, path):
         self.error = error
         self.path = path
@@ -998,24 +917,10 @@ def _m55(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.error,self.path,) == (other.error,other.path,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.error,self.path,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|fields:fic
-def _m56(_HAS, _D, _F, _set):
-    def __init__(self, fields=_HAS):
-        self.fields = _F[0]() if fields is _HAS else fields
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.fields,) == (other.fields,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.fields,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|files:fic,missing:fic,notices:fic,outside:fic,failed:dic
-def _m57(_HAS, _D, _F, _set):
+# Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic
+def _m54(_HAS, _D, _F, _set):
     def __init__(self, files=_HAS, missing=_HAS, notices=_HAS, outside=_HAS, failed=_D[0]):
         self.files = _F[0]() if files is _HAS else files
         self.missing = _F[1]() if missing is _HAS else missing
@@ -1026,12 +931,10 @@ def _m57(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.files,self.missing,self.notices,self.outside,self.failed,) == (other.files,other.missing,other.notices,other.outside,other.failed,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.files,self.missing,self.notices,self.outside,self.failed,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|files:ric,flux:ric
-def _m58(_HAS, _D, _F, _set):
+# Me|files:ric,flux:ric
+def _m55(_HAS, _D, _F, _set):
     def __init__(self, files, flux):
         self.files = files
         self.flux = flux
@@ -1039,12 +942,10 @@ def _m58(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.files,self.flux,) == (other.files,other.flux,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.files,self.flux,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
-def _m59(_HAS, _D, _F, _set):
+# Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
+def _m56(_HAS, _D, _F, _set):
     def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, rules=_HAS, sources=_HAS, files_checked=_D[0], color=_D[1], show_suppressed=_D[2], statistics=_D[3], quiet=_D[4], sarif_category=_D[5], failed=_D[6], errors=_HAS, tool_version=_D[7], local_paths=_HAS, summary=_D[8], unsafe_fixes=_D[9], fail_on=_D[10], show_notes=_D[11], workloads=_D[12], invocations=_D[13], objects=_D[14], skipped=_HAS):
         self.findings = _F[0]() if findings is _HAS else findings
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1073,12 +974,10 @@ def _m59(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,) == (other.findings,other.suppressed,other.notices,other.rules,other.sources,other.files_checked,other.color,other.show_suppressed,other.statistics,other.quiet,other.sarif_category,other.failed,other.errors,other.tool_version,other.local_paths,other.summary,other.unsafe_fixes,other.fail_on,other.show_notes,other.workloads,other.invocations,other.objects,other.skipped,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
-def _m60(_HAS, _D, _F, _set):
+# Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
+def _m57(_HAS, _D, _F, _set):
     def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, sources=_HAS, rules=_HAS, files_checked=_D[0], internal_error=_D[1], ignored=_HAS, known=_HAS, baseline_stale=_D[2], upgrade=_D[3], workloads=_D[4], invocations=_D[5], objects=_D[6], skipped=_HAS):
         self.findings = _F[0]() if findings is _HAS else findings
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1099,12 +998,10 @@ def _m60(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.findings,self.suppressed,self.notices,self.sources,self.rules,self.files_checked,self.internal_error,self.ignored,self.known,self.baseline_stale,self.upgrade,self.workloads,self.invocations,self.objects,self.skipped,) == (other.findings,other.suppressed,other.notices,other.sources,other.rules,other.files_checked,other.internal_error,other.ignored,other.known,other.baseline_stale,other.upgrade,other.workloads,other.invocations,other.objects,other.skipped,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.findings,self.suppressed,self.notices,self.sources,self.rules,self.files_checked,self.internal_error,self.ignored,self.known,self.baseline_stale,self.upgrade,self.workloads,self.invocations,self.objects,self.skipped,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|fingerprints:fic,entries:fic
-def _m61(_HAS, _D, _F, _set):
+# Me|fingerprints:fic,entries:fic
+def _m58(_HAS, _D, _F, _set):
     def __init__(self, fingerprints=_HAS, entries=_HAS):
         self.fingerprints = _F[0]() if fingerprints is _HAS else fingerprints
         self.entries = _F[1]() if entries is _HAS else entries
@@ -1112,12 +1009,10 @@ def _m61(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.fingerprints,self.entries,) == (other.fingerprints,other.entries,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.fingerprints,self.entries,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|hf_cache:dic,online:dic
-def _m62(_HAS, _D, _F, _set):
+# Me|hf_cache:dic,online:dic
+def _m59(_HAS, _D, _F, _set):
     def __init__(self, hf_cache=_D[0], online=_D[1]):
         self.hf_cache = hf_cache
         self.online = online
@@ -1125,12 +1020,10 @@ def _m62(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.hf_cache,self.online,) == (other.hf_cache,other.online,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.hf_cache,self.online,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
-def _m63(_HAS, _D, _F, _set):
+# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
+def _m60(_HAS, _D, _F, _set):
     def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], unknown=_HAS, options=_HAS, landings=_D[18], gpu_resource=_D[19], config_match=_D[20]):
         self.invocation = invocation
         self.model_token = model_token
@@ -1160,12 +1053,10 @@ def _m63(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,) == (other.invocation,other.model_token,other.model_name,other.match,other.tensor_parallel_size,other.pipeline_parallel_size,other.data_parallel_size,other.data_parallel_size_local,other.nnodes,other.gpu_memory_utilization,other.max_model_len,other.dtype,other.quantization,other.quantization_given,other.kv_cache_dtype,other.kv_cache_memory_bytes,other.max_num_seqs,other.max_num_batched_tokens,other.enforce_eager,other.unknown,other.options,other.landings,other.gpu_resource,other.config_match,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|invocation:ric,names:ric,adapters:fic,port:dic
-def _m64(_HAS, _D, _F, _set):
+# Me|invocation:ric,names:ric,adapters:fic,port:dic
+def _m61(_HAS, _D, _F, _set):
     def __init__(self, invocation, names, adapters=_HAS, port=_D[0]):
         self.invocation = invocation
         self.names = names
@@ -1175,12 +1066,10 @@ def _m64(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.invocation,self.names,self.adapters,self.port,) == (other.invocation,other.names,other.adapters,other.port,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.invocation,self.names,self.adapters,self.port,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic
-def _m65(_HAS, _D, _F, _set):
+# Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic
+def _m62(_HAS, _D, _F, _set):
     def __init__(self, invocation, token, option=_D[0], is_value=_D[1], is_model=_D[2], spec=_D[3]):
         self.invocation = invocation
         self.token = token
@@ -1192,12 +1081,10 @@ def _m65(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.invocation,self.token,self.option,self.is_value,self.is_model,self.spec,) == (other.invocation,other.token,other.option,other.is_value,other.is_model,other.spec,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.invocation,self.token,self.option,self.is_value,self.is_model,self.spec,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|kept:fic,suppressed:fic,problems:fic,notices:fic
-def _m66(_HAS, _D, _F, _set):
+# Me|kept:fic,suppressed:fic,problems:fic,notices:fic
+def _m63(_HAS, _D, _F, _set):
     def __init__(self, kept=_HAS, suppressed=_HAS, problems=_HAS, notices=_HAS):
         self.kept = _F[0]() if kept is _HAS else kept
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1207,31 +1094,10 @@ def _m66(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.kept,self.suppressed,self.problems,self.notices,) == (other.kept,other.suppressed,other.problems,other.notices,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.kept,self.suppressed,self.problems,self.notices,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|kind:ric,api_version:ric,name:ric,namespace:ric,node:ric,source:ric,_labels:dic,_memo:dic
-def _m67(_HAS, _D, _F, _set):
-    def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
-        self.kind = kind
-        self.api_version = api_version
-        self.name = name
-        self.namespace = namespace
-        self.node = node
-        self.source = source
-        self._labels = _labels
-        self._memo = _memo
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.api_version,self.name,self.namespace,self.node,self.source,self._labels,self._memo,) == (other.kind,other.api_version,other.name,other.namespace,other.node,other.source,other._labels,other._memo,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.api_version,self.name,self.namespace,self.node,self.source,self._labels,self._memo,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
-def _m68(_HAS, _D, _F, _set):
+# Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
+def _m64(_HAS, _D, _F, _set):
     def __init__(self, kind, entry, tokens, container, via, image=_D[0], release=_D[1], release_origin=_D[2], assumed=_D[3], beyond_catalog=_D[4], options=_HAS, positionals=_HAS, script=_D[5], owner=_D[6], operator_release=_D[7], image_note=_D[8], launched=_D[9], fork=_D[10], plugin_values=_HAS, entrypoint_assumed=_D[11], _option_index=_D[12]):
         self.kind = kind
         self.entry = entry
@@ -1258,95 +1124,10 @@ def _m68(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.kind,self.entry,self.tokens,self.container,self.via,self.image,self.release,self.release_origin,self.catalog,self.assumed,self.beyond_catalog,self.options,self.positionals,self.script,self.owner,self.operator_release,self.image_note,self.launched,self.fork,self.plugin_values,self.entrypoint_assumed,self._option_index,) == (other.kind,other.entry,other.tokens,other.container,other.via,other.image,other.release,other.release_origin,other.catalog,other.assumed,other.beyond_catalog,other.options,other.positionals,other.script,other.owner,other.operator_release,other.image_note,other.launched,other.fork,other.plugin_values,other.entrypoint_assumed,other._option_index,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.entry,self.tokens,self.container,self.via,self.image,self.release,self.release_origin,self.catalog,self.assumed,self.beyond_catalog,self.options,self.positionals,self.script,self.owner,self.operator_release,self.image_note,self.launched,self.fork,self.plugin_values,self.entrypoint_assumed,self._option_index,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|kind:ric,name:ric,api_version:ric,node:ric
-def _m69(_HAS, _D, _F, _set):
-    def __init__(self, kind, name, api_version, node):
-        self.kind = kind
-        self.name = name
-        self.api_version = api_version
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.name,self.api_version,self.node,) == (other.kind,other.name,other.api_version,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.name,self.api_version,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|kind:ric,name:ric,namespace:ric,node:ric
-def _m70(_HAS, _D, _F, _set):
-    def __init__(self, kind, name, namespace, node):
-        self.kind = kind
-        self.name = name
-        self.namespace = namespace
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.name,self.namespace,self.node,) == (other.kind,other.name,other.namespace,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.name,self.namespace,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|kind:ric,name:ric,prefix:ric,optional:ric,node:ric
-def _m71(_HAS, _D, _F, _set):
-    def __init__(self, kind, name, prefix, optional, node):
-        self.kind = kind
-        self.name = name
-        self.prefix = prefix
-        self.optional = optional
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.name,self.prefix,self.optional,self.node,) == (other.kind,other.name,other.prefix,other.optional,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.name,self.prefix,self.optional,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|kind:ric,node:ric,handler:ric,handler_node:ric,port:ric,port_node:ric,path:dic,scheme:dic,headers:fic,command:fic,timings:fic
-def _m72(_HAS, _D, _F, _set):
-    def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
-        self.kind = kind
-        self.node = node
-        self.handler = handler
-        self.handler_node = handler_node
-        self.port = port
-        self.port_node = port_node
-        self.path = path
-        self.scheme = scheme
-        self.headers = _F[0]() if headers is _HAS else headers
-        self.command = _F[1]() if command is _HAS else command
-        self.timings = _F[2]() if timings is _HAS else timings
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.node,self.handler,self.handler_node,self.port,self.port_node,self.path,self.scheme,self.headers,self.command,self.timings,) == (other.kind,other.node,other.handler,other.handler_node,other.port,other.port_node,other.path,other.scheme,other.headers,other.command,other.timings,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.node,self.handler,self.handler_node,self.port,self.port_node,self.path,self.scheme,self.headers,self.command,self.timings,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|kind:ric,owner:ric,members:fic,size:dic
-def _m73(_HAS, _D, _F, _set):
-    def __init__(self, kind, owner, members=_HAS, size=_D[0]):
-        self.kind = kind
-        self.owner = owner
-        self.members = _F[0]() if members is _HAS else members
-        self.size = size
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.kind,self.owner,self.members,self.size,) == (other.kind,other.owner,other.members,other.size,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.kind,self.owner,self.members,self.size,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic
-def _m74(_HAS, _D, _F, _set):
+# Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic
+def _m65(_HAS, _D, _F, _set):
     def __init__(self, language, text, start_line, first_offset, end_offset, sniffed=_D[0], applied=_D[1]):
         self.language = language
         self.text = text
@@ -1359,27 +1140,10 @@ def _m74(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.language,self.text,self.start_line,self.first_offset,self.end_offset,self.sniffed,self.applied,) == (other.language,other.text,other.start_line,other.first_offset,other.end_offset,other.sniffed,other.applied,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.language,self.text,self.start_line,self.first_offset,self.end_offset,self.sniffed,self.applied,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|match_labels:fic,match_expressions:fic,node:dic,valid:dic
-def _m75(_HAS, _D, _F, _set):
-    def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
-        self.match_labels = _F[0]() if match_labels is _HAS else match_labels
-        self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
-        self.node = node
-        self.valid = valid
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.match_labels,self.match_expressions,self.node,self.valid,) == (other.match_labels,other.match_expressions,other.node,other.valid,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.match_labels,self.match_expressions,self.node,self.valid,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic
-def _m76(_HAS, _D, _F, _set):
+# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic
+def _m66(_HAS, _D, _F, _set):
     def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0]):
         self.model = model
         self.gpu = gpu
@@ -1409,104 +1173,10 @@ def _m76(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|name:ric,args:ric,parents:fic,block:dic
-def _m77(_HAS, _D, _F, _set):
-    def __init__(self, name, args, parents=_HAS, block=_D[0]):
-        self.name = name
-        self.args = args
-        self.parents = _F[0]() if parents is _HAS else parents
-        self.block = block
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.args,self.parents,self.block,) == (other.name,other.args,other.parents,other.block,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.args,self.parents,self.block,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,mount_path:ric,node:ric,sub_path:dic,read_only:dic
-def _m78(_HAS, _D, _F, _set):
-    def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
-        self.name = name
-        self.mount_path = mount_path
-        self.node = node
-        self.sub_path = sub_path
-        self.read_only = read_only
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.mount_path,self.node,self.sub_path,self.read_only,) == (other.name,other.mount_path,other.node,other.sub_path,other.read_only,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.mount_path,self.node,self.sub_path,self.read_only,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,node:ric,kind:ric,source:ric
-def _m79(_HAS, _D, _F, _set):
-    def __init__(self, name, node, kind, source):
-        self.name = name
-        self.node = node
-        self.kind = kind
-        self.source = source
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.node,self.kind,self.source,) == (other.name,other.node,other.kind,other.source,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.node,self.kind,self.source,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,node:ric,value:ric
-def _m80(_HAS, _D, _F, _set):
-    def __init__(self, name, node, value):
-        self.name = name
-        self.node = node
-        self.value = value
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.node,self.value,) == (other.name,other.node,other.value,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.node,self.value,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,number:ric,protocol:ric,node:ric
-def _m81(_HAS, _D, _F, _set):
-    def __init__(self, name, number, protocol, node):
-        self.name = name
-        self.number = number
-        self.protocol = protocol
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.number,self.protocol,self.node,) == (other.name,other.number,other.protocol,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.number,self.protocol,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,port:ric,target:ric,node:ric,node_port:dic,protocol:dic
-def _m82(_HAS, _D, _F, _set):
-    def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
-        self.name = name
-        self.port = port
-        self.target = target
-        self.node = node
-        self.node_port = node_port
-        self.protocol = protocol
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.port,self.target,self.node,self.node_port,self.protocol,) == (other.name,other.port,other.target,other.node,other.node_port,other.protocol,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.port,self.target,self.node,self.node_port,self.protocol,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,span:ric,code:ric,used:dic
-def _m83(_HAS, _D, _F, _set):
+# Me|name:ric,span:ric,code:ric,used:dic
+def _m67(_HAS, _D, _F, _set):
     def __init__(self, name, span, code, used=_D[0]):
         self.name = name
         self.span = span
@@ -1516,12 +1186,10 @@ def _m83(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.name,self.span,self.code,self.used,) == (other.name,other.span,other.code,other.used,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.span,self.code,self.used,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|name:ric,start:ric,end:ric,braced:ric
-def _m84(_HAS, _D, _F, _set):
+# Me|name:ric,start:ric,end:ric,braced:ric
+def _m68(_HAS, _D, _F, _set):
     def __init__(self, name, start, end, braced):
         self.name = name
         self.start = start
@@ -1531,30 +1199,10 @@ def _m84(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.name,self.start,self.end,self.braced,) == (other.name,other.start,other.end,other.braced,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.start,self.end,self.braced,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|name:ric,value:ric,origin:ric,node:ric,source:dic,ref_name:dic,ref_key:dic
-def _m85(_HAS, _D, _F, _set):
-    def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
-        self.name = name
-        self.value = value
-        self.origin = origin
-        self.node = node
-        self.source = source
-        self.ref_name = ref_name
-        self.ref_key = ref_key
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.name,self.value,self.origin,self.node,self.source,self.ref_name,self.ref_key,) == (other.name,other.value,other.origin,other.node,other.source,other.ref_name,other.ref_key,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.value,self.origin,self.node,self.source,self.ref_name,self.ref_key,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|name:ric,value:ric,token:ric
-def _m86(_HAS, _D, _F, _set):
+# Me|name:ric,value:ric,token:ric
+def _m69(_HAS, _D, _F, _set):
     def __init__(self, name, value, token):
         self.name = name
         self.value = value
@@ -1563,12 +1211,10 @@ def _m86(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.name,self.value,self.token,) == (other.name,other.value,other.token,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.value,self.token,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|name:ric,value:ric,token:ric,container:ric,via:ric
-def _m87(_HAS, _D, _F, _set):
+# Me|name:ric,value:ric,token:ric,container:ric,via:ric
+def _m70(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, container, via):
         self.name = name
         self.value = value
@@ -1579,12 +1225,10 @@ def _m87(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.name,self.value,self.token,self.container,self.via,) == (other.name,other.value,other.token,other.container,other.via,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.value,self.token,self.container,self.via,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic
-def _m88(_HAS, _D, _F, _set):
+# Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic
+def _m71(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, origin=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1596,12 +1240,10 @@ def _m88(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.name,self.value,self.token,self.origin,self.ref_name,self.ref_key,) == (other.name,other.value,other.token,other.origin,other.ref_name,other.ref_key,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.name,self.value,self.token,self.origin,self.ref_name,self.ref_key,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic
-def _m89(_HAS, _D, _F, _set):
+# Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic
+def _m72(_HAS, _D, _F, _set):
     def __init__(self, namespace, what, target=_D[0], unresolved=_D[1], local=_D[2], script=_D[3], models=_D[4]):
         self.namespace = namespace
         self.what = what
@@ -1614,24 +1256,10 @@ def _m89(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.namespace,self.what,self.target,self.unresolved,self.local,self.script,self.models,) == (other.namespace,other.what,other.target,other.unresolved,other.local,other.script,other.models,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.namespace,self.what,self.target,self.unresolved,self.local,self.script,self.models,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|node:ric
-def _m90(_HAS, _D, _F, _set):
-    def __init__(self, node):
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.node,) == (other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|node:ric,path:ric,source:ric,variables:ric,required:dic
-def _m91(_HAS, _D, _F, _set):
+# Me|node:ric,path:ric,source:ric,variables:ric,required:dic
+def _m73(_HAS, _D, _F, _set):
     def __init__(self, node, path, source, variables, required=_D[0]):
         self.node = node
         self.path = path
@@ -1642,107 +1270,10 @@ def _m91(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.node,self.path,self.source,self.variables,self.required,) == (other.node,other.path,other.source,other.variables,other.required,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.node,self.path,self.source,self.variables,self.required,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|node:ric,pod_selector:ric,namespace_selector:ric,cidr:dic,excepts:dic,readable:dic
-def _m92(_HAS, _D, _F, _set):
-    def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
-        self.node = node
-        self.pod_selector = pod_selector
-        self.namespace_selector = namespace_selector
-        self.cidr = cidr
-        self.excepts = excepts
-        self.readable = readable
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.node,self.pod_selector,self.namespace_selector,self.cidr,self.excepts,self.readable,) == (other.node,other.pod_selector,other.namespace_selector,other.cidr,other.excepts,other.readable,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.node,self.pod_selector,self.namespace_selector,self.cidr,self.excepts,self.readable,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|node_selector:fic,terms:fic,tolerations:fic,node_selector_node:dic
-def _m93(_HAS, _D, _F, _set):
-    def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
-        self.node_selector = _F[0]() if node_selector is _HAS else node_selector
-        self.terms = _F[1]() if terms is _HAS else terms
-        self.tolerations = _F[2]() if tolerations is _HAS else tolerations
-        self.node_selector_node = node_selector_node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.node_selector,self.terms,self.tolerations,self.node_selector_node,) == (other.node_selector,other.terms,other.tolerations,other.node_selector_node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.node_selector,self.terms,self.tolerations,self.node_selector_node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|obj:ric,kind:ric,spec:ric,endpoints:ric,scope:ric
-def _m94(_HAS, _D, _F, _set):
-    def __init__(self, obj, kind, spec, endpoints, scope):
-        self.obj = obj
-        self.kind = kind
-        self.spec = spec
-        self.endpoints = endpoints
-        self.scope = scope
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.obj,self.kind,self.spec,self.endpoints,self.scope,) == (other.obj,other.kind,other.spec,other.endpoints,other.scope,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.obj,self.kind,self.spec,self.endpoints,self.scope,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|obj:ric,labels:ric,requirements:ric,taints:ric
-def _m95(_HAS, _D, _F, _set):
-    def __init__(self, obj, labels, requirements, taints):
-        self.obj = obj
-        self.labels = labels
-        self.requirements = requirements
-        self.taints = taints
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.obj,self.labels,self.requirements,self.taints,) == (other.obj,other.labels,other.requirements,other.taints,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.obj,self.labels,self.requirements,self.taints,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|obj:ric,paths:fic,hosts:fic,parents:fic
-def _m96(_HAS, _D, _F, _set):
-    def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
-        self.obj = obj
-        self.paths = _F[0]() if paths is _HAS else paths
-        self.hosts = _F[1]() if hosts is _HAS else hosts
-        self.parents = _F[2]() if parents is _HAS else parents
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.obj,self.paths,self.hosts,self.parents,) == (other.obj,other.paths,other.hosts,other.parents,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.obj,self.paths,self.hosts,self.parents,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|obj:ric,pod_selector:ric,types:ric,types_given:ric,ingress:fic,egress:fic
-def _m97(_HAS, _D, _F, _set):
-    def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
-        self.obj = obj
-        self.pod_selector = pod_selector
-        self.types = types
-        self.types_given = types_given
-        self.ingress = _F[0]() if ingress is _HAS else ingress
-        self.egress = _F[1]() if egress is _HAS else egress
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.obj,self.pod_selector,self.types,self.types_given,self.ingress,self.egress,) == (other.obj,other.pod_selector,other.types,other.types_given,other.ingress,other.egress,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.obj,self.pod_selector,self.types,self.types_given,self.ingress,self.egress,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric
-def _m98(_HAS, _D, _F, _set):
+# Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric
+def _m74(_HAS, _D, _F, _set):
     def __init__(self, opening, content_start, content_end, closing, language):
         self.opening = opening
         self.content_start = content_start
@@ -1753,43 +1284,10 @@ def _m98(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.opening,self.content_start,self.content_end,self.closing,self.language,) == (other.opening,other.content_start,other.content_end,other.closing,other.language,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.opening,self.content_start,self.content_end,self.closing,self.language,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|owner:ric,placement:ric
-def _m99(_HAS, _D, _F, _set):
-    def __init__(self, owner, placement):
-        self.owner = owner
-        self.placement = placement
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.owner,self.placement,) == (other.owner,other.placement,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.owner,self.placement,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|owner:ric,spec:ric,metadata:ric,role:dic,_containers:dic,_labels:dic,_volumes:dic
-def _m100(_HAS, _D, _F, _set):
-    def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
-        self.owner = owner
-        self.spec = spec
-        self.metadata = metadata
-        self.role = role
-        self._containers = _containers
-        self._labels = _labels
-        self._volumes = _volumes
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.owner,self.spec,self.metadata,self.role,self._containers,self._labels,self._volumes,) == (other.owner,other.spec,other.metadata,other.role,other._containers,other._labels,other._volumes,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.owner,self.spec,self.metadata,self.role,self._containers,self._labels,self._volumes,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic
-def _m101(_HAS, _D, _F, _set):
+# Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic
+def _m75(_HAS, _D, _F, _set):
     def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], vllm_version=_D[8], require_suppression_reason=_D[9], max_file_size=_D[10], baseline=_D[11], models=_HAS, gpus=_HAS, hf_cache=_D[12], online=_D[13]):
         self.path = path
         self.select = select
@@ -1817,42 +1315,10 @@ def _m101(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,) == (other.path,other.select,other.ignore,other.extend_select,other.extend_ignore,other.extends,other.severity,other.per_file_ignores,other.exclude,other.respect_gitignore,other.follow_links,other.require_workloads,other.render,other.fail_on,other.vllm_version,other.require_suppression_reason,other.max_file_size,other.baseline,other.models,other.gpus,other.hf_cache,other.online,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|path:ric,match:ric,node:ric,backends:ric,rewritten:dic
-def _m102(_HAS, _D, _F, _set):
-    def __init__(self, path, match, node, backends, rewritten=_D[0]):
-        self.path = path
-        self.match = match
-        self.node = node
-        self.backends = backends
-        self.rewritten = rewritten
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.path,self.match,self.node,self.backends,self.rewritten,) == (other.path,other.match,other.node,other.backends,other.rewritten,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.match,self.node,self.backends,self.rewritten,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|path:ric,mount:ric,volume:ric
-def _m103(_HAS, _D, _F, _set):
-    def __init__(self, path, mount, volume):
-        self.path = path
-        self.mount = mount
-        self.volume = volume
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.path,self.mount,self.volume,) == (other.path,other.mount,other.volume,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.mount,self.volume,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic
-def _m104(_HAS, _D, _F, _set):
+# Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic
+def _m76(_HAS, _D, _F, _set):
     def __init__(self, path, scope, span, text, entries, reason, lines=_D[0], obj=_D[1], malformed=_D[2]):
         self.path = path
         self.scope = scope
@@ -1867,12 +1333,10 @@ def _m104(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.path,self.scope,self.span,self.text,self.entries,self.reason,self.lines,self.obj,self.malformed,) == (other.path,other.scope,other.span,other.text,other.entries,other.reason,other.lines,other.obj,other.malformed,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.scope,self.span,self.text,self.entries,self.reason,self.lines,self.obj,self.malformed,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic
-def _m105(_HAS, _D, _F, _set):
+# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic
+def _m77(_HAS, _D, _F, _set):
     def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1]):
         self.path = path
         self.shown = shown
@@ -1885,62 +1349,10 @@ def _m105(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|path:ric,why:ric,backing:ric,kind:ric,size_limit:dic,ephemeral_limit:dic,ephemeral_request:dic
-def _m106(_HAS, _D, _F, _set):
-    def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
-        self.path = path
-        self.why = why
-        self.backing = backing
-        self.kind = kind
-        self.size_limit = size_limit
-        self.ephemeral_limit = ephemeral_limit
-        self.ephemeral_request = ephemeral_request
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.path,self.why,self.backing,self.kind,self.size_limit,self.ephemeral_limit,self.ephemeral_request,) == (other.path,other.why,other.backing,other.kind,other.size_limit,other.ephemeral_limit,other.ephemeral_request,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.path,self.why,self.backing,self.kind,self.size_limit,self.ephemeral_limit,self.ephemeral_request,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|pod:ric,node:ric,name:ric,init:dic,_memo:dic
-def _m107(_HAS, _D, _F, _set):
-    def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
-        self.pod = pod
-        self.node = node
-        self.name = name
-        self.init = init
-        self._memo = _memo
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.pod,self.node,self.name,self.init,self._memo,) == (other.pod,other.node,other.name,other.init,other._memo,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.pod,self.node,self.name,self.init,self._memo,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|policy:ric,direction:ric,node:ric,peers:ric,ports:ric
-def _m108(_HAS, _D, _F, _set):
-    def __init__(self, policy, direction, node, peers, ports):
-        self.policy = policy
-        self.direction = direction
-        self.node = node
-        self.peers = peers
-        self.ports = ports
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.policy,self.direction,self.node,self.peers,self.ports,) == (other.policy,other.direction,other.node,other.peers,other.ports,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.policy,self.direction,self.node,self.peers,self.ports,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic
-def _m109(_HAS, _D, _F, _set):
+# Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic
+def _m78(_HAS, _D, _F, _set):
     def __init__(self, pp_rank, layers, weights_bytes, reserve_bytes, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, reserve_parts=_HAS):
         self.pp_rank = pp_rank
         self.layers = layers
@@ -1954,12 +1366,10 @@ def _m109(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.pp_rank,self.layers,self.weights_bytes,self.reserve_bytes,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.reserve_parts,) == (other.pp_rank,other.layers,other.weights_bytes,other.reserve_bytes,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.reserve_parts,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.pp_rank,self.layers,self.weights_bytes,self.reserve_bytes,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.reserve_parts,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|program:ric,image:ric,variables:ric
-def _m110(_HAS, _D, _F, _set):
+# Me|program:ric,image:ric,variables:ric
+def _m79(_HAS, _D, _F, _set):
     def __init__(self, program, image, variables):
         self.program = program
         self.image = image
@@ -1968,27 +1378,10 @@ def _m110(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.program,self.image,self.variables,) == (other.program,other.image,other.variables,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.program,self.image,self.variables,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|protocol:ric,port:ric,end_port:ric,node:ric
-def _m111(_HAS, _D, _F, _set):
-    def __init__(self, protocol, port, end_port, node):
-        self.protocol = protocol
-        self.port = port
-        self.end_port = end_port
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.protocol,self.port,self.end_port,self.node,) == (other.protocol,other.port,other.end_port,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.protocol,self.port,self.end_port,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|release:ric,added:ric,resolved:ric
-def _m112(_HAS, _D, _F, _set):
+# Me|release:ric,added:ric,resolved:ric
+def _m80(_HAS, _D, _F, _set):
     def __init__(self, release, added, resolved):
         self.release = release
         self.added = added
@@ -1997,38 +1390,10 @@ def _m112(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.release,self.added,self.resolved,) == (other.release,other.added,other.resolved,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.release,self.added,self.resolved,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|requests:fic,limits:fic
-def _m113(_HAS, _D, _F, _set):
-    def __init__(self, requests=_HAS, limits=_HAS):
-        self.requests = _F[0]() if requests is _HAS else requests
-        self.limits = _F[1]() if limits is _HAS else limits
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.requests,self.limits,) == (other.requests,other.limits,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.requests,self.limits,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|requirements:ric,node:dic
-def _m114(_HAS, _D, _F, _set):
-    def __init__(self, requirements, node=_D[0]):
-        self.requirements = requirements
-        self.node = node
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.requirements,self.node,) == (other.requirements,other.node,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.requirements,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|result:ric,world:ric,texts:fic,shown:fic,paths:fic
-def _m115(_HAS, _D, _F, _set):
+# Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic
+def _m81(_HAS, _D, _F, _set):
     def __init__(self, result, world, texts=_HAS, shown=_HAS, paths=_HAS):
         self.result = result
         self.world = world
@@ -2039,27 +1404,10 @@ def _m115(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.result,self.world,self.texts,self.shown,self.paths,) == (other.result,other.world,other.texts,other.shown,other.paths,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.result,self.world,self.texts,self.shown,self.paths,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|role:ric,template:ric,container:ric,invocation:ric
-def _m116(_HAS, _D, _F, _set):
-    def __init__(self, role, template, container, invocation):
-        self.role = role
-        self.template = template
-        self.container = container
-        self.invocation = invocation
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.role,self.template,self.container,self.invocation,) == (other.role,other.template,other.container,other.invocation,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.role,self.template,self.container,self.invocation,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic
-def _m117(_HAS, _D, _F, _set):
+# Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic
+def _m82(_HAS, _D, _F, _set):
     def __init__(self, root, shown_root, tool=_D[0], output=_D[1], notices=_HAS):
         self.root = root
         self.shown_root = shown_root
@@ -2070,12 +1418,10 @@ def _m117(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.root,self.shown_root,self.tool,self.output,self.notices,) == (other.root,other.shown_root,other.tool,other.output,other.notices,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.root,self.shown_root,self.tool,self.output,self.notices,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic
-def _m118(_HAS, _D, _F, _set):
+# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic
+def _m83(_HAS, _D, _F, _set):
     def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11]):
         self.select = select
         self.ignore = ignore
@@ -2095,28 +1441,10 @@ def _m118(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|service:ric,namespace:ric,port:ric,node:ric,kind:dic
-def _m119(_HAS, _D, _F, _set):
-    def __init__(self, service, namespace, port, node, kind=_D[0]):
-        self.service = service
-        self.namespace = namespace
-        self.port = port
-        self.node = node
-        self.kind = kind
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.service,self.namespace,self.port,self.node,self.kind,) == (other.service,other.namespace,other.port,other.node,other.kind,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.service,self.namespace,self.port,self.node,self.kind,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|shown:ric,text:ric,tool:ric,segments:fic
-def _m120(_HAS, _D, _F, _set):
+# Me|shown:ric,text:ric,tool:ric,segments:fic
+def _m84(_HAS, _D, _F, _set):
     def __init__(self, shown, text, tool, segments=_HAS):
         self.shown = shown
         self.text = text
@@ -2126,29 +1454,10 @@ def _m120(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.shown,self.text,self.tool,self.segments,) == (other.shown,other.text,other.tool,other.segments,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.shown,self.text,self.tool,self.segments,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|source:ric,root:ric,folder:ric,files:fic,children:fic,roots:fic
-def _m121(_HAS, _D, _F, _set):
-    def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
-        self.source = source
-        self.root = root
-        self.folder = folder
-        self.files = _F[0]() if files is _HAS else files
-        self.children = _F[1]() if children is _HAS else children
-        self.roots = _F[2]() if roots is _HAS else roots
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,self.root,self.folder,self.files,self.children,self.roots,) == (other.source,other.root,other.folder,other.files,other.children,other.roots,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.source,self.root,self.folder,self.files,self.children,self.roots,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|source:ric,root:ric,index:ric
-def _m122(_HAS, _D, _F, _set):
+# Me|source:ric,root:ric,index:ric
+def _m85(_HAS, _D, _F, _set):
     def __init__(self, source, root, index):
         self.source = source
         self.root = root
@@ -2157,12 +1466,10 @@ def _m122(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.source,self.root,self.index,) == (other.source,other.root,other.index,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.source,self.root,self.index,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|source:ric,start:ric,end:ric
-def _m123(_HAS, _D, _F, _set):
+# Me|source:ric,start:ric,end:ric
+def _m86(_HAS, _D, _F, _set):
     def __init__(self, source, start, end):
         self.source = source
         self.start = start
@@ -2171,12 +1478,10 @@ def _m123(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.source,self.start,self.end,) == (other.source,other.start,other.end,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.source,self.start,self.end,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic
-def _m124(_HAS, _D, _F, _set):
+# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic
+def _m87(_HAS, _D, _F, _set):
     def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, _openshift_folders=_D[2], kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[3]):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
@@ -2197,12 +1502,10 @@ def _m124(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self._openshift_folders,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other._openshift_folders,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self._openshift_folders,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|start:ric,end:ric
-def _m125(_HAS, _D, _F, _set):
+# Me|start:ric,end:ric
+def _m88(_HAS, _D, _F, _set):
     def __init__(self, start, end):
         self.start = start
         self.end = end
@@ -2210,12 +1513,10 @@ def _m125(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.start,self.end,) == (other.start,other.end,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.start,self.end,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric
-def _m126(_HAS, _D, _F, _set):
+# Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric
+def _m89(_HAS, _D, _F, _set):
     def __init__(self, start, end, blank_end, expanded, delimiter, operator):
         self.start = start
         self.end = end
@@ -2227,12 +1528,10 @@ def _m126(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.start,self.end,self.blank_end,self.expanded,self.delimiter,self.operator,) == (other.start,other.end,other.blank_end,other.expanded,other.delimiter,other.operator,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.start,self.end,self.blank_end,self.expanded,self.delimiter,self.operator,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|start:ric,end:ric,path:ric,text:ric,region:dic
-def _m127(_HAS, _D, _F, _set):
+# Me|start:ric,end:ric,path:ric,text:ric,region:dic
+def _m90(_HAS, _D, _F, _set):
     def __init__(self, start, end, path, text, region=_D[0]):
         self.start = start
         self.end = end
@@ -2243,12 +1542,10 @@ def _m127(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.start,self.end,self.path,self.text,self.region,) == (other.start,other.end,other.path,other.text,other.region,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.start,self.end,self.path,self.text,self.region,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|start:ric,end:ric,text:ric,heredoc:dic
-def _m128(_HAS, _D, _F, _set):
+# Me|start:ric,end:ric,text:ric,heredoc:dic
+def _m91(_HAS, _D, _F, _set):
     def __init__(self, start, end, text, heredoc=_D[0]):
         self.start = start
         self.end = end
@@ -2258,12 +1555,10 @@ def _m128(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.start,self.end,self.text,self.heredoc,) == (other.start,other.end,other.text,other.heredoc,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.start,self.end,self.text,self.heredoc,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,applied:ric,result:ric,refused:dic
-def _m129(_HAS, _D, _F, _set):
+# Me|text:ric,applied:ric,result:ric,refused:dic
+def _m92(_HAS, _D, _F, _set):
     def __init__(self, text, applied, result, refused=_D[0]):
         self.text = text
         self.applied = applied
@@ -2273,12 +1568,10 @@ def _m129(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.applied,self.result,self.refused,) == (other.text,other.applied,other.result,other.refused,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.applied,self.result,self.refused,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,begin:ric,end:ric,chars:ric,quoted:dic
-def _m130(_HAS, _D, _F, _set):
+# Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic
+def _m93(_HAS, _D, _F, _set):
     def __init__(self, text, begin, end, chars, quoted=_D[0]):
         self.text = text
         self.begin = begin
@@ -2289,12 +1582,10 @@ def _m130(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.begin,self.end,self.chars,self.quoted,) == (other.text,other.begin,other.end,other.chars,other.quoted,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.begin,self.end,self.chars,self.quoted,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic
-def _m131(_HAS, _D, _F, _set):
+# Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic
+def _m94(_HAS, _D, _F, _set):
     def __init__(self, text, source, start=_D[0], end=_D[1], dynamic=_D[2], node=_D[3]):
         self.text = text
         self.source = source
@@ -2306,26 +1597,10 @@ def _m131(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.source,self.start,self.end,self.dynamic,self.node,) == (other.text,other.source,other.start,other.end,other.dynamic,other.node,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.source,self.start,self.end,self.dynamic,self.node,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,start:ric,end:ric
-def _m132(_HAS, _D, _F, _set):
-    def __init__(self, text, start, end):
-        self.text = text
-        self.start = start
-        self.end = end
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.text,self.start,self.end,) == (other.text,other.start,other.end,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.start,self.end,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|text:ric,start:ric,end:ric,dynamic:dic
-def _m133(_HAS, _D, _F, _set):
+# Me|text:ric,start:ric,end:ric,dynamic:dic
+def _m95(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, dynamic=_D[0]):
         self.text = text
         self.start = start
@@ -2335,12 +1610,10 @@ def _m133(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.start,self.end,self.dynamic,) == (other.text,other.start,other.end,other.dynamic,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.start,self.end,self.dynamic,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic
-def _m134(_HAS, _D, _F, _set):
+# Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic
+def _m96(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, node, dynamic, notes=_HAS):
         self.text = text
         self.start = start
@@ -2352,12 +1625,10 @@ def _m134(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.start,self.end,self.node,self.dynamic,self.notes,) == (other.text,other.start,other.end,other.node,other.dynamic,other.notes,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.start,self.end,self.node,self.dynamic,self.notes,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic
-def _m135(_HAS, _D, _F, _set):
+# Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic
+def _m97(_HAS, _D, _F, _set):
     def __init__(self, text, starts, ends, unresolved=_D[0], invalid=_D[1], notes=_HAS, unresolved_spans=_HAS):
         self.text = text
         self.starts = starts
@@ -2370,12 +1641,10 @@ def _m135(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.text,self.starts,self.ends,self.unresolved,self.invalid,self.notes,self.unresolved_spans,) == (other.text,other.starts,other.ends,other.unresolved,other.invalid,other.notes,other.unresolved_spans,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.text,self.starts,self.ends,self.unresolved,self.invalid,self.notes,self.unresolved_spans,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic
-def _m136(_HAS, _D, _F, _set):
+# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic
+def _m98(_HAS, _D, _F, _set):
     def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2]):
         self.token = token
         self.name = name
@@ -2389,12 +1658,10 @@ def _m136(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|token:ric,strip_prefix:dic
-def _m137(_HAS, _D, _F, _set):
+# Me|token:ric,strip_prefix:dic
+def _m99(_HAS, _D, _F, _set):
     def __init__(self, token, strip_prefix=_D[0]):
         self.token = token
         self.strip_prefix = strip_prefix
@@ -2402,12 +1669,10 @@ def _m137(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.token,self.strip_prefix,) == (other.token,other.strip_prefix,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.token,self.strip_prefix,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|tokens:ric,container:ric,via:ric,script:dic
-def _m138(_HAS, _D, _F, _set):
+# Me|tokens:ric,container:ric,via:ric,script:dic
+def _m100(_HAS, _D, _F, _set):
     def __init__(self, tokens, container, via, script=_D[0]):
         self.tokens = tokens
         self.container = container
@@ -2417,60 +1682,10 @@ def _m138(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.tokens,self.container,self.via,self.script,) == (other.tokens,other.container,other.via,other.script,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.tokens,self.container,self.via,self.script,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|type:ric,max_surge:dic,max_unavailable:dic,partition:dic
-def _m139(_HAS, _D, _F, _set):
-    def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
-        self.type = type
-        self.max_surge = max_surge
-        self.max_unavailable = max_unavailable
-        self.partition = partition
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.type,self.max_surge,self.max_unavailable,self.partition,) == (other.type,other.max_surge,other.max_unavailable,other.partition,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.type,self.max_surge,self.max_unavailable,self.partition,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|type:ric,metric:ric,target_type:ric,target:ric,node:ric,name_node:dic,target_node:dic,container:dic
-def _m140(_HAS, _D, _F, _set):
-    def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
-        self.type = type
-        self.metric = metric
-        self.target_type = target_type
-        self.target = target
-        self.node = node
-        self.name_node = name_node
-        self.target_node = target_node
-        self.container = container
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.type,self.metric,self.target_type,self.target,self.node,self.name_node,self.target_node,self.container,) == (other.type,other.metric,other.target_type,other.target,other.node,other.name_node,other.target_node,other.container,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.type,self.metric,self.target_type,self.target,self.node,self.name_node,self.target_node,self.container,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|value:ric,node:dic,level:dic
-def _m141(_HAS, _D, _F, _set):
-    def __init__(self, value, node=_D[0], level=_D[1]):
-        self.value = value
-        self.node = node
-        self.level = level
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.value,self.node,self.level,) == (other.value,other.node,other.level,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.value,self.node,self.level,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
-
-# M|variables:fic,env_files:fic
-def _m142(_HAS, _D, _F, _set):
+# Me|variables:fic,env_files:fic
+def _m101(_HAS, _D, _F, _set):
     def __init__(self, variables=_HAS, env_files=_HAS):
         self.variables = _F[0]() if variables is _HAS else variables
         self.env_files = _F[1]() if env_files is _HAS else env_files
@@ -2478,12 +1693,10 @@ def _m142(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.variables,self.env_files,) == (other.variables,other.env_files,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.variables,self.env_files,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
-def _m143(_HAS, _D, _F, _set):
+# Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
+def _m102(_HAS, _D, _F, _set):
     def __init__(self, words, line_comment_before=_D[0], start=_D[1], end=_D[2], heredoc=_D[3]):
         self.words = words
         self.line_comment_before = line_comment_before
@@ -2494,12 +1707,10 @@ def _m143(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.words,self.line_comment_before,self.start,self.end,self.heredoc,) == (other.words,other.line_comment_before,other.start,other.end,other.heredoc,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.words,self.line_comment_before,self.start,self.end,self.heredoc,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
 
-# M|world:ric,rule:ric,severity:ric,fix_errors:fic
-def _m144(_HAS, _D, _F, _set):
+# Me|world:ric,rule:ric,severity:ric,fix_errors:fic
+def _m103(_HAS, _D, _F, _set):
     def __init__(self, world, rule, severity, fix_errors=_HAS):
         self.world = world
         self.rule = rule
@@ -2509,154 +1720,545 @@ def _m144(_HAS, _D, _F, _set):
         if other.__class__ is self.__class__:
             return (self.world,self.rule,self.severity,self.fix_errors,) == (other.world,other.rule,other.severity,other.fix_errors,)
         return NotImplemented
-    def __hash__(self):
-        return hash((self.world,self.rule,self.severity,self.fix_errors,))
-    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri
+def _m104(_HAS, _D, _F, _set):
+    def __init__(self, config, external, series_query, matches, as_name, metrics_query):
+        self.config = config
+        self.external = external
+        self.series_query = series_query
+        self.matches = matches
+        self.as_name = as_name
+        self.metrics_query = metrics_query
+    return {'__init__': __init__}
+
+# M|container_port:ri,host_ip:ri,node:ri
+def _m105(_HAS, _D, _F, _set):
+    def __init__(self, container_port, host_ip, node):
+        self.container_port = container_port
+        self.host_ip = host_ip
+        self.node = node
+    return {'__init__': __init__}
+
+# M|fields:fi
+def _m106(_HAS, _D, _F, _set):
+    def __init__(self, fields=_HAS):
+        self.fields = _F[0]() if fields is _HAS else fields
+    return {'__init__': __init__}
+
+# M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
+def _m107(_HAS, _D, _F, _set):
+    def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
+        self.kind = kind
+        self.api_version = api_version
+        self.name = name
+        self.namespace = namespace
+        self.node = node
+        self.source = source
+        self._labels = _labels
+        self._memo = _memo
+    return {'__init__': __init__}
+
+# M|kind:ri,name:ri,api_version:ri,node:ri
+def _m108(_HAS, _D, _F, _set):
+    def __init__(self, kind, name, api_version, node):
+        self.kind = kind
+        self.name = name
+        self.api_version = api_version
+        self.node = node
+    return {'__init__': __init__}
+
+# M|kind:ri,name:ri,namespace:ri,node:ri
+def _m109(_HAS, _D, _F, _set):
+    def __init__(self, kind, name, namespace, node):
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
+        self.node = node
+    return {'__init__': __init__}
+
+# M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri
+def _m110(_HAS, _D, _F, _set):
+    def __init__(self, kind, name, prefix, optional, node):
+        self.kind = kind
+        self.name = name
+        self.prefix = prefix
+        self.optional = optional
+        self.node = node
+    return {'__init__': __init__}
+
+# M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi
+def _m111(_HAS, _D, _F, _set):
+    def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
+        self.kind = kind
+        self.node = node
+        self.handler = handler
+        self.handler_node = handler_node
+        self.port = port
+        self.port_node = port_node
+        self.path = path
+        self.scheme = scheme
+        self.headers = _F[0]() if headers is _HAS else headers
+        self.command = _F[1]() if command is _HAS else command
+        self.timings = _F[2]() if timings is _HAS else timings
+    return {'__init__': __init__}
+
+# M|kind:ri,owner:ri,members:fi,size:di
+def _m112(_HAS, _D, _F, _set):
+    def __init__(self, kind, owner, members=_HAS, size=_D[0]):
+        self.kind = kind
+        self.owner = owner
+        self.members = _F[0]() if members is _HAS else members
+        self.size = size
+    return {'__init__': __init__}
+
+# M|match_labels:fi,match_expressions:fi,node:di,valid:di
+def _m113(_HAS, _D, _F, _set):
+    def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
+        self.match_labels = _F[0]() if match_labels is _HAS else match_labels
+        self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
+        self.node = node
+        self.valid = valid
+    return {'__init__': __init__}
+
+# M|name:ri,args:ri,parents:fi,block:di
+def _m114(_HAS, _D, _F, _set):
+    def __init__(self, name, args, parents=_HAS, block=_D[0]):
+        self.name = name
+        self.args = args
+        self.parents = _F[0]() if parents is _HAS else parents
+        self.block = block
+    return {'__init__': __init__}
+
+# M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di
+def _m115(_HAS, _D, _F, _set):
+    def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
+        self.name = name
+        self.mount_path = mount_path
+        self.node = node
+        self.sub_path = sub_path
+        self.read_only = read_only
+    return {'__init__': __init__}
+
+# M|name:ri,node:ri,kind:ri,source:ri
+def _m116(_HAS, _D, _F, _set):
+    def __init__(self, name, node, kind, source):
+        self.name = name
+        self.node = node
+        self.kind = kind
+        self.source = source
+    return {'__init__': __init__}
+
+# M|name:ri,node:ri,value:ri
+def _m117(_HAS, _D, _F, _set):
+    def __init__(self, name, node, value):
+        self.name = name
+        self.node = node
+        self.value = value
+    return {'__init__': __init__}
+
+# M|name:ri,number:ri,protocol:ri,node:ri
+def _m118(_HAS, _D, _F, _set):
+    def __init__(self, name, number, protocol, node):
+        self.name = name
+        self.number = number
+        self.protocol = protocol
+        self.node = node
+    return {'__init__': __init__}
+
+# M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di
+def _m119(_HAS, _D, _F, _set):
+    def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
+        self.name = name
+        self.port = port
+        self.target = target
+        self.node = node
+        self.node_port = node_port
+        self.protocol = protocol
+    return {'__init__': __init__}
+
+# M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di
+def _m120(_HAS, _D, _F, _set):
+    def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
+        self.name = name
+        self.value = value
+        self.origin = origin
+        self.node = node
+        self.source = source
+        self.ref_name = ref_name
+        self.ref_key = ref_key
+    return {'__init__': __init__}
+
+# M|node:ri
+def _m121(_HAS, _D, _F, _set):
+    def __init__(self, node):
+        self.node = node
+    return {'__init__': __init__}
+
+# M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di
+def _m122(_HAS, _D, _F, _set):
+    def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
+        self.node = node
+        self.pod_selector = pod_selector
+        self.namespace_selector = namespace_selector
+        self.cidr = cidr
+        self.excepts = excepts
+        self.readable = readable
+    return {'__init__': __init__}
+
+# M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di
+def _m123(_HAS, _D, _F, _set):
+    def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
+        self.node_selector = _F[0]() if node_selector is _HAS else node_selector
+        self.terms = _F[1]() if terms is _HAS else terms
+        self.tolerations = _F[2]() if tolerations is _HAS else tolerations
+        self.node_selector_node = node_selector_node
+    return {'__init__': __init__}
+
+# M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri
+def _m124(_HAS, _D, _F, _set):
+    def __init__(self, obj, kind, spec, endpoints, scope):
+        self.obj = obj
+        self.kind = kind
+        self.spec = spec
+        self.endpoints = endpoints
+        self.scope = scope
+    return {'__init__': __init__}
+
+# M|obj:ri,labels:ri,requirements:ri,taints:ri
+def _m125(_HAS, _D, _F, _set):
+    def __init__(self, obj, labels, requirements, taints):
+        self.obj = obj
+        self.labels = labels
+        self.requirements = requirements
+        self.taints = taints
+    return {'__init__': __init__}
+
+# M|obj:ri,paths:fi,hosts:fi,parents:fi
+def _m126(_HAS, _D, _F, _set):
+    def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
+        self.obj = obj
+        self.paths = _F[0]() if paths is _HAS else paths
+        self.hosts = _F[1]() if hosts is _HAS else hosts
+        self.parents = _F[2]() if parents is _HAS else parents
+    return {'__init__': __init__}
+
+# M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi
+def _m127(_HAS, _D, _F, _set):
+    def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
+        self.obj = obj
+        self.pod_selector = pod_selector
+        self.types = types
+        self.types_given = types_given
+        self.ingress = _F[0]() if ingress is _HAS else ingress
+        self.egress = _F[1]() if egress is _HAS else egress
+    return {'__init__': __init__}
+
+# M|owner:ri,placement:ri
+def _m128(_HAS, _D, _F, _set):
+    def __init__(self, owner, placement):
+        self.owner = owner
+        self.placement = placement
+    return {'__init__': __init__}
+
+# M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di
+def _m129(_HAS, _D, _F, _set):
+    def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
+        self.owner = owner
+        self.spec = spec
+        self.metadata = metadata
+        self.role = role
+        self._containers = _containers
+        self._labels = _labels
+        self._volumes = _volumes
+    return {'__init__': __init__}
+
+# M|path:ri,match:ri,node:ri,backends:ri,rewritten:di
+def _m130(_HAS, _D, _F, _set):
+    def __init__(self, path, match, node, backends, rewritten=_D[0]):
+        self.path = path
+        self.match = match
+        self.node = node
+        self.backends = backends
+        self.rewritten = rewritten
+    return {'__init__': __init__}
+
+# M|path:ri,mount:ri,volume:ri
+def _m131(_HAS, _D, _F, _set):
+    def __init__(self, path, mount, volume):
+        self.path = path
+        self.mount = mount
+        self.volume = volume
+    return {'__init__': __init__}
+
+# M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
+def _m132(_HAS, _D, _F, _set):
+    def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
+        self.path = path
+        self.why = why
+        self.backing = backing
+        self.kind = kind
+        self.size_limit = size_limit
+        self.ephemeral_limit = ephemeral_limit
+        self.ephemeral_request = ephemeral_request
+    return {'__init__': __init__}
+
+# M|pod:ri,node:ri,name:ri,init:di,_memo:di
+def _m133(_HAS, _D, _F, _set):
+    def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
+        self.pod = pod
+        self.node = node
+        self.name = name
+        self.init = init
+        self._memo = _memo
+    return {'__init__': __init__}
+
+# M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri
+def _m134(_HAS, _D, _F, _set):
+    def __init__(self, policy, direction, node, peers, ports):
+        self.policy = policy
+        self.direction = direction
+        self.node = node
+        self.peers = peers
+        self.ports = ports
+    return {'__init__': __init__}
+
+# M|protocol:ri,port:ri,end_port:ri,node:ri
+def _m135(_HAS, _D, _F, _set):
+    def __init__(self, protocol, port, end_port, node):
+        self.protocol = protocol
+        self.port = port
+        self.end_port = end_port
+        self.node = node
+    return {'__init__': __init__}
+
+# M|requests:fi,limits:fi
+def _m136(_HAS, _D, _F, _set):
+    def __init__(self, requests=_HAS, limits=_HAS):
+        self.requests = _F[0]() if requests is _HAS else requests
+        self.limits = _F[1]() if limits is _HAS else limits
+    return {'__init__': __init__}
+
+# M|requirements:ri,node:di
+def _m137(_HAS, _D, _F, _set):
+    def __init__(self, requirements, node=_D[0]):
+        self.requirements = requirements
+        self.node = node
+    return {'__init__': __init__}
+
+# M|role:ri,template:ri,container:ri,invocation:ri
+def _m138(_HAS, _D, _F, _set):
+    def __init__(self, role, template, container, invocation):
+        self.role = role
+        self.template = template
+        self.container = container
+        self.invocation = invocation
+    return {'__init__': __init__}
+
+# M|service:ri,namespace:ri,port:ri,node:ri,kind:di
+def _m139(_HAS, _D, _F, _set):
+    def __init__(self, service, namespace, port, node, kind=_D[0]):
+        self.service = service
+        self.namespace = namespace
+        self.port = port
+        self.node = node
+        self.kind = kind
+    return {'__init__': __init__}
+
+# M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi
+def _m140(_HAS, _D, _F, _set):
+    def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
+        self.source = source
+        self.root = root
+        self.folder = folder
+        self.files = _F[0]() if files is _HAS else files
+        self.children = _F[1]() if children is _HAS else children
+        self.roots = _F[2]() if roots is _HAS else roots
+    return {'__init__': __init__}
+
+# M|text:ri,start:ri,end:ri
+def _m141(_HAS, _D, _F, _set):
+    def __init__(self, text, start, end):
+        self.text = text
+        self.start = start
+        self.end = end
+    return {'__init__': __init__}
+
+# M|type:ri,max_surge:di,max_unavailable:di,partition:di
+def _m142(_HAS, _D, _F, _set):
+    def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
+        self.type = type
+        self.max_surge = max_surge
+        self.max_unavailable = max_unavailable
+        self.partition = partition
+    return {'__init__': __init__}
+
+# M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di
+def _m143(_HAS, _D, _F, _set):
+    def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
+        self.type = type
+        self.metric = metric
+        self.target_type = target_type
+        self.target = target
+        self.node = node
+        self.name_node = name_node
+        self.target_node = target_node
+        self.container = container
+    return {'__init__': __init__}
+
+# M|value:ri,node:di,level:di
+def _m144(_HAS, _D, _F, _set):
+    def __init__(self, value, node=_D[0], level=_D[1]):
+        self.value = value
+        self.node = node
+        self.level = level
+    return {'__init__': __init__}
 
 MAKERS = {
-    'F|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m0,
-    'F|any:ric,names:ric,explicit:ric': _m1,
-    'F|candidate:ric,origin:ric,deciding:di': _m2,
-    'F|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m3,
-    'F|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m4,
-    'F|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m5,
-    'F|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric': _m6,
-    'F|gpu:ric,gpu_count:dic,instance_type:dic': _m7,
-    'F|id:ric,bytes:ric,words:ric,where:dic': _m8,
-    'F|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m9,
-    'F|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m10,
-    'F|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic': _m11,
-    'F|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m12,
-    'F|key:ric,operator:ric,value:ric,effect:ric,node:ric': _m13,
-    'F|key:ric,operator:ric,values:dic,node:di,key_node:di': _m14,
-    'F|key:ric,value:ric,effect:ric,node:ric': _m15,
-    'F|key:ric,value:ric,node:ric,encoded:ric': _m16,
-    'F|kind:dic,namespace:dic,name:dic,container:dic': _m17,
-    'F|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic': _m18,
-    'F|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic': _m19,
-    'F|kind:ric,reason:dic,format:dic': _m20,
-    'F|kind:ric,requirement:dic,taint:dic': _m21,
-    'F|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic': _m22,
-    'F|linear:ric,other:ric,attention:dic,experts:dic,shared:dic': _m23,
-    'F|metadata:ric,tensors:ric': _m24,
-    'F|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic': _m25,
-    'F|model:ric,how:ric,quantization:dic': _m26,
-    'F|name:ric,first:ric,last:ric,sources:ric': _m27,
-    'F|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m28,
-    'F|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m29,
-    'F|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic': _m30,
-    'F|node:ric,everything:ric,parsed:ric': _m31,
-    'F|path:ric,start:ric,end:ric,replacement:ric': _m32,
-    'F|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m33,
-    'F|release:ric,fork:ric,plugin_values:ric,source:ric': _m34,
-    'F|start:ric,end:ric': _m35,
-    'F|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m36,
-    'F|template:ric,port:ric,source:ric,node:ric,what:ric': _m37,
-    'F|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m38,
-    'F|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m39,
-    'F|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m40,
-    'F|value:ric,source:ric,also:dic,model_type:dic': _m41,
-    'F|weights:ric,startup:ric,load:ric,capture:ric': _m42,
-    'M|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m43,
-    'M|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m44,
-    'M|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic': _m45,
-    'M|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic': _m46,
-    'M|comments:fic,literal_blocks:fic,_starts:dic': _m47,
-    'M|config:ric,external:ric,series_query:ric,matches:ric,as_name:ric,metrics_query:ric': _m48,
-    'M|container_port:ric,host_ip:ric,node:ric': _m49,
-    'M|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m50,
-    'M|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m51,
-    'M|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic': _m52,
-    'M|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m53,
-    'M|edits:ric,safety:ric,description:ric': _m54,
-    'M|error:ric,path:ric': _m55,
-    'M|fields:fic': _m56,
-    'M|files:fic,missing:fic,notices:fic,outside:fic,failed:dic': _m57,
-    'M|files:ric,flux:ric': _m58,
-    'M|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m59,
-    'M|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m60,
-    'M|fingerprints:fic,entries:fic': _m61,
-    'M|hf_cache:dic,online:dic': _m62,
-    'M|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m63,
-    'M|invocation:ric,names:ric,adapters:fic,port:dic': _m64,
-    'M|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m65,
-    'M|kept:fic,suppressed:fic,problems:fic,notices:fic': _m66,
-    'M|kind:ric,api_version:ric,name:ric,namespace:ric,node:ric,source:ric,_labels:dic,_memo:dic': _m67,
-    'M|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m68,
-    'M|kind:ric,name:ric,api_version:ric,node:ric': _m69,
-    'M|kind:ric,name:ric,namespace:ric,node:ric': _m70,
-    'M|kind:ric,name:ric,prefix:ric,optional:ric,node:ric': _m71,
-    'M|kind:ric,node:ric,handler:ric,handler_node:ric,port:ric,port_node:ric,path:dic,scheme:dic,headers:fic,command:fic,timings:fic': _m72,
-    'M|kind:ric,owner:ric,members:fic,size:dic': _m73,
-    'M|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m74,
-    'M|match_labels:fic,match_expressions:fic,node:dic,valid:dic': _m75,
-    'M|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic': _m76,
-    'M|name:ric,args:ric,parents:fic,block:dic': _m77,
-    'M|name:ric,mount_path:ric,node:ric,sub_path:dic,read_only:dic': _m78,
-    'M|name:ric,node:ric,kind:ric,source:ric': _m79,
-    'M|name:ric,node:ric,value:ric': _m80,
-    'M|name:ric,number:ric,protocol:ric,node:ric': _m81,
-    'M|name:ric,port:ric,target:ric,node:ric,node_port:dic,protocol:dic': _m82,
-    'M|name:ric,span:ric,code:ric,used:dic': _m83,
-    'M|name:ric,start:ric,end:ric,braced:ric': _m84,
-    'M|name:ric,value:ric,origin:ric,node:ric,source:dic,ref_name:dic,ref_key:dic': _m85,
-    'M|name:ric,value:ric,token:ric': _m86,
-    'M|name:ric,value:ric,token:ric,container:ric,via:ric': _m87,
-    'M|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m88,
-    'M|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m89,
-    'M|node:ric': _m90,
-    'M|node:ric,path:ric,source:ric,variables:ric,required:dic': _m91,
-    'M|node:ric,pod_selector:ric,namespace_selector:ric,cidr:dic,excepts:dic,readable:dic': _m92,
-    'M|node_selector:fic,terms:fic,tolerations:fic,node_selector_node:dic': _m93,
-    'M|obj:ric,kind:ric,spec:ric,endpoints:ric,scope:ric': _m94,
-    'M|obj:ric,labels:ric,requirements:ric,taints:ric': _m95,
-    'M|obj:ric,paths:fic,hosts:fic,parents:fic': _m96,
-    'M|obj:ric,pod_selector:ric,types:ric,types_given:ric,ingress:fic,egress:fic': _m97,
-    'M|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m98,
-    'M|owner:ric,placement:ric': _m99,
-    'M|owner:ric,spec:ric,metadata:ric,role:dic,_containers:dic,_labels:dic,_volumes:dic': _m100,
-    'M|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m101,
-    'M|path:ric,match:ric,node:ric,backends:ric,rewritten:dic': _m102,
-    'M|path:ric,mount:ric,volume:ric': _m103,
-    'M|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m104,
-    'M|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic': _m105,
-    'M|path:ric,why:ric,backing:ric,kind:ric,size_limit:dic,ephemeral_limit:dic,ephemeral_request:dic': _m106,
-    'M|pod:ric,node:ric,name:ric,init:dic,_memo:dic': _m107,
-    'M|policy:ric,direction:ric,node:ric,peers:ric,ports:ric': _m108,
-    'M|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m109,
-    'M|program:ric,image:ric,variables:ric': _m110,
-    'M|protocol:ric,port:ric,end_port:ric,node:ric': _m111,
-    'M|release:ric,added:ric,resolved:ric': _m112,
-    'M|requests:fic,limits:fic': _m113,
-    'M|requirements:ric,node:dic': _m114,
-    'M|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m115,
-    'M|role:ric,template:ric,container:ric,invocation:ric': _m116,
-    'M|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m117,
-    'M|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic': _m118,
-    'M|service:ric,namespace:ric,port:ric,node:ric,kind:dic': _m119,
-    'M|shown:ric,text:ric,tool:ric,segments:fic': _m120,
-    'M|source:ric,root:ric,folder:ric,files:fic,children:fic,roots:fic': _m121,
-    'M|source:ric,root:ric,index:ric': _m122,
-    'M|source:ric,start:ric,end:ric': _m123,
-    'M|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic': _m124,
-    'M|start:ric,end:ric': _m125,
-    'M|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m126,
-    'M|start:ric,end:ric,path:ric,text:ric,region:dic': _m127,
-    'M|start:ric,end:ric,text:ric,heredoc:dic': _m128,
-    'M|text:ric,applied:ric,result:ric,refused:dic': _m129,
-    'M|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m130,
-    'M|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m131,
-    'M|text:ric,start:ric,end:ric': _m132,
-    'M|text:ric,start:ric,end:ric,dynamic:dic': _m133,
-    'M|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m134,
-    'M|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m135,
-    'M|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic': _m136,
-    'M|token:ric,strip_prefix:dic': _m137,
-    'M|tokens:ric,container:ric,via:ric,script:dic': _m138,
-    'M|type:ric,max_surge:dic,max_unavailable:dic,partition:dic': _m139,
-    'M|type:ric,metric:ric,target_type:ric,target:ric,node:ric,name_node:dic,target_node:dic,container:dic': _m140,
-    'M|value:ric,node:dic,level:dic': _m141,
-    'M|variables:fic,env_files:fic': _m142,
-    'M|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m143,
-    'M|world:ric,rule:ric,severity:ric,fix_errors:fic': _m144,
+    'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m0,
+    'Fe|any:ric,names:ric,explicit:ric': _m1,
+    'Fe|candidate:ric,origin:ric,deciding:di': _m2,
+    'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m3,
+    'Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m4,
+    'Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m5,
+    'Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric': _m6,
+    'Fe|gpu:ric,gpu_count:dic,instance_type:dic': _m7,
+    'Fe|id:ric,bytes:ric,words:ric,where:dic': _m8,
+    'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m9,
+    'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m10,
+    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic': _m11,
+    'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m12,
+    'Fe|key:ric,value:ric,node:ric,encoded:ric': _m13,
+    'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m14,
+    'Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic': _m15,
+    'Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic': _m16,
+    'Fe|kind:ric,reason:dic,format:dic': _m17,
+    'Fe|kind:ric,requirement:dic,taint:dic': _m18,
+    'Fe|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic': _m19,
+    'Fe|linear:ric,other:ric,attention:dic,experts:dic,shared:dic': _m20,
+    'Fe|metadata:ric,tensors:ric': _m21,
+    'Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic': _m22,
+    'Fe|model:ric,how:ric,quantization:dic': _m23,
+    'Fe|name:ric,first:ric,last:ric,sources:ric': _m24,
+    'Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m25,
+    'Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m26,
+    'Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic': _m27,
+    'Fe|path:ric,start:ric,end:ric,replacement:ric': _m28,
+    'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m29,
+    'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m30,
+    'Fe|start:ric,end:ric': _m31,
+    'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m32,
+    'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m33,
+    'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m34,
+    'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m35,
+    'Fe|value:ric,source:ric,also:dic,model_type:dic': _m36,
+    'Fe|weights:ric,startup:ric,load:ric,capture:ric': _m37,
+    'F|key:ri,operator:ri,value:ri,effect:ri,node:ri': _m38,
+    'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m39,
+    'F|key:ri,value:ri,effect:ri,node:ri': _m40,
+    'F|node:ri,everything:ri,parsed:ri': _m41,
+    'F|template:ri,port:ri,source:ri,node:ri,what:ri': _m42,
+    'Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m43,
+    'Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m44,
+    'Me|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic': _m45,
+    'Me|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic': _m46,
+    'Me|comments:fic,literal_blocks:fic,_starts:dic': _m47,
+    'Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m48,
+    'Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m49,
+    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic': _m50,
+    'Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m51,
+    'Me|edits:ric,safety:ric,description:ric': _m52,
+    'Me|error:ric,path:ric': _m53,
+    'Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic': _m54,
+    'Me|files:ric,flux:ric': _m55,
+    'Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m56,
+    'Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m57,
+    'Me|fingerprints:fic,entries:fic': _m58,
+    'Me|hf_cache:dic,online:dic': _m59,
+    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m60,
+    'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m61,
+    'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m62,
+    'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m63,
+    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m64,
+    'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m65,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic': _m66,
+    'Me|name:ric,span:ric,code:ric,used:dic': _m67,
+    'Me|name:ric,start:ric,end:ric,braced:ric': _m68,
+    'Me|name:ric,value:ric,token:ric': _m69,
+    'Me|name:ric,value:ric,token:ric,container:ric,via:ric': _m70,
+    'Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m71,
+    'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m72,
+    'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m73,
+    'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m74,
+    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m75,
+    'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m76,
+    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic': _m77,
+    'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m78,
+    'Me|program:ric,image:ric,variables:ric': _m79,
+    'Me|release:ric,added:ric,resolved:ric': _m80,
+    'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
+    'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic': _m83,
+    'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
+    'Me|source:ric,root:ric,index:ric': _m85,
+    'Me|source:ric,start:ric,end:ric': _m86,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic': _m87,
+    'Me|start:ric,end:ric': _m88,
+    'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
+    'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
+    'Me|start:ric,end:ric,text:ric,heredoc:dic': _m91,
+    'Me|text:ric,applied:ric,result:ric,refused:dic': _m92,
+    'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m93,
+    'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m94,
+    'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
+    'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m96,
+    'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m97,
+    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic': _m98,
+    'Me|token:ric,strip_prefix:dic': _m99,
+    'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
+    'Me|variables:fic,env_files:fic': _m101,
+    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m102,
+    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m103,
+    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m104,
+    'M|container_port:ri,host_ip:ri,node:ri': _m105,
+    'M|fields:fi': _m106,
+    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m107,
+    'M|kind:ri,name:ri,api_version:ri,node:ri': _m108,
+    'M|kind:ri,name:ri,namespace:ri,node:ri': _m109,
+    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m110,
+    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m111,
+    'M|kind:ri,owner:ri,members:fi,size:di': _m112,
+    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m113,
+    'M|name:ri,args:ri,parents:fi,block:di': _m114,
+    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m115,
+    'M|name:ri,node:ri,kind:ri,source:ri': _m116,
+    'M|name:ri,node:ri,value:ri': _m117,
+    'M|name:ri,number:ri,protocol:ri,node:ri': _m118,
+    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m119,
+    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m120,
+    'M|node:ri': _m121,
+    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m122,
+    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m123,
+    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m124,
+    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m125,
+    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m126,
+    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m127,
+    'M|owner:ri,placement:ri': _m128,
+    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m129,
+    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m130,
+    'M|path:ri,mount:ri,volume:ri': _m131,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m132,
+    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m133,
+    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m134,
+    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m135,
+    'M|requests:fi,limits:fi': _m136,
+    'M|requirements:ri,node:di': _m137,
+    'M|role:ri,template:ri,container:ri,invocation:ri': _m138,
+    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m139,
+    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m140,
+    'M|text:ri,start:ri,end:ri': _m141,
+    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m142,
+    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m143,
+    'M|value:ri,node:di,level:di': _m144,
 }

@@ -72,14 +72,15 @@ class _Spec:
         self.fields = fields
         self.frozen = frozen
         self.eq = eq
-        self.shape = shape_of(fields, frozen)
+        self.shape = shape_of(fields, frozen, eq)
 
 
-def shape_of(fields: tuple[Field, ...], frozen: bool) -> str:
-    """What the generated source depends on, and nothing else: the key of `_records.MAKERS`."""
-    return ("F|" if frozen else "M|") + ",".join([
+def shape_of(fields: tuple[Field, ...], frozen: bool, eq: bool = True) -> str:
+    """What the generated source depends on, and nothing else: the key of `_records.MAKERS`. `F`/`M` (frozen or
+    not), `e` when the class compares (then each field's `c` says whether it is compared), then the fields."""
+    return ("F" if frozen else "M") + ("e|" if eq else "|") + ",".join([
         f"{f.name}:{'f' if f.default_factory is not MISSING else 'd' if f.default is not MISSING else 'r'}"
-        f"{'i' if f.init else ''}{'c' if f.compare else ''}" for f in fields])
+        f"{'i' if f.init else ''}{'c' if f.compare and eq else ''}" for f in fields])
 
 
 if TYPE_CHECKING:
@@ -235,7 +236,8 @@ def _maker(shape: str):
 def source(shape: str, name: str = "make") -> str:
     """The source of the function that makes a class's methods, for a shape (`shape_of`): called with the
     factory sentinel, the fields' defaults and factories in order, and `object.__setattr__`."""
-    frozen, _, listed = shape.partition("|")
+    head, _, listed = shape.partition("|")
+    frozen, eq = head[0], "e" in head
     fields = []
     for item in listed.split(",") if listed else []:
         field_name, _, flags = item.partition(":")
@@ -258,18 +260,21 @@ def source(shape: str, name: str = "make") -> str:
     compared = [f for f, _, _, compare in fields if compare]
     mine = "".join(f"self.{f}," for f in compared)
     theirs = "".join(f"other.{f}," for f in compared)
-    return "\n".join([
-        f"def {name}(_HAS, _D, _F, _set):",
-        f"    def __init__({', '.join(params)}):",
-        *(f"        {line}" for line in body or ["pass"]),
-        "    def __eq__(self, other):",
-        "        if other.__class__ is self.__class__:",
-        f"            return ({mine}) == ({theirs})",
-        "        return NotImplemented",
-        "    def __hash__(self):",
-        f"        return hash(({mine}))",
-        "    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}",
-        ""])
+    lines = [f"def {name}(_HAS, _D, _F, _set):",
+             f"    def __init__({', '.join(params)}):",
+             *(f"        {line}" for line in body or ["pass"])]
+    made = ["__init__"]
+    if eq:  # a class with eq=False keeps object's __eq__ and __hash__
+        lines += ["    def __eq__(self, other):",
+                  "        if other.__class__ is self.__class__:",
+                  f"            return ({mine}) == ({theirs})",
+                  "        return NotImplemented"]
+        made.append("__eq__")
+        if frozen == "F":  # eq without frozen makes the class unhashable: no __hash__ to make
+            lines += ["    def __hash__(self):", f"        return hash(({mine}))"]
+            made.append("__hash__")
+    lines.append("    return {" + ", ".join(f"{m!r}: {m}" for m in made) + "}")
+    return "\n".join(lines) + "\n"
 
 
 class _LazyFields:
