@@ -9,6 +9,7 @@ from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.data import schemas_dir
+from vllmlint.lazyre import lazy_compile
 
 CONFIG_NAMES = (".vllmlint.yaml", ".vllmlint.yml")
 
@@ -193,7 +194,7 @@ def _read_pyproject(path: Path):
 
 
 _SEVERITIES = ("error", "warning", "info")
-_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+){0,2}(\.?post[0-9]+)?$")
+_VERSION = lazy_compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+){0,2}(\.?post[0-9]+)?$")
 
 
 def _selectors_ok(value) -> bool:

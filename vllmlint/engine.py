@@ -23,6 +23,7 @@ from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: 
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
     read_limited, read_text, sniff_suffix, too_large_message)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
-_HELM_SOURCE = re.compile(r"^# Source: (\S.*)$", re.M)
+_HELM_SOURCE = lazy_compile(r"^# Source: (\S.*)$", re.M)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.checks import Context
 from vllmlint.checks.messages import value_of, version_label
+from vllmlint.lazyre import lazy_compile
 
 # vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
 _HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -308,7 +309,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
 
 
 # Text that starts like `key=value`: `json-or-kvs` parsers (0.8.x-0.9.x nullable_kvs fallback) may take it.
-_KEY_VALUE = re.compile(r"^[A-Za-z_][\w.-]*=")
+_KEY_VALUE = lazy_compile(r"^[A-Za-z_][\w.-]*=")
 # Parsers that reject text that is not JSON (sync's `x-vllm.json_parser`): `json.loads` or a pydantic
 # validate_json (`json`), get_kwargs' parse_dataclass (`dataclass`), and parse_type(json.loads) of
 # 0.8.x-0.9.x, which also takes `key=value` pairs (`json-or-kvs`). `dict-or-str` (union_dict_and_str)

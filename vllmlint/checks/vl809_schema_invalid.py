@@ -24,12 +24,13 @@ from vllmlint.finding import Finding, Severity
 from vllmlint.k8s import schemas as sch
 from vllmlint.k8s.objects import K8sObject
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str, walk
+from vllmlint.lazyre import lazy_compile
 
 _TEMPLATED = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|<[^<>\s][^<>]*>|%\w+%|__[A-Z][A-Z0-9_]*__|^\s*(\.\.\.|…)\s*$")
 _KUSTOMIZE = "kustomize.config.k8s.io/"
 # A file named as a patch (`s3-env-patch.yaml`, `manager_image_patch.yaml`, `patches/gpu.yaml`): Kustomize's
 # kustomization.yaml needs no apiVersion/kind, so the run may not see the Kustomization that names it.
-_PATCH_NAME = re.compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
+_PATCH_NAME = lazy_compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
                "object": "a mapping", "array": "a list", "null": "null"}
 _MAX_PER_OBJECT = 12

@@ -16,6 +16,7 @@ import re
 import shlex
 from vllmlint.records import dataclass
 from typing import TYPE_CHECKING, Iterable, Union
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.source.yamlmodel import Scalar, Sequence, SourceFile
@@ -462,7 +463,7 @@ class ArgvEditor:
         return None
 
 
-_BLANKS_BETWEEN = re.compile(r"^(?:[ \t]|\\\r?\n)*$")
+_BLANKS_BETWEEN = lazy_compile(r"^(?:[ \t]|\\\r?\n)*$")
 
 
 def _option_tokens(option: Option) -> list[Token]:

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence
+from vllmlint.lazyre import lazy_compile
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # The API's quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go, "The serialization format"),
@@ -84,7 +85,7 @@ def removed(api_version: str, kind: str) -> list[str] | None:
     return (index()["removed"].get(api_version) or {}).get(kind)
 
 
-_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_VERSION = lazy_compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
 
 
 def version_priority(api_version: str) -> tuple:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterable
 
 from vllmlint.finding import Notice
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -595,9 +596,9 @@ def is_env_file(name: str) -> bool:
 # A line that only YAML (or JSON) starts this way: a document marker or directive, a list item, a flow
 # collection, or a `key:` (plain or quoted) followed by a space or the end of the line. A shell line starts
 # with a command word (`vllm serve`, `export A=b`, `docker run`) and none of these.
-_YAML_LINE = re.compile(r"""[ \t]*(?:---|\.\.\.|%YAML|%TAG|-(?:[ \t]|$)|[{\[]|"[^"\n]*"[ \t]*:|'[^'\n]*'[ \t]*:|"""
+_YAML_LINE = lazy_compile(r"""[ \t]*(?:---|\.\.\.|%YAML|%TAG|-(?:[ \t]|$)|[{\[]|"[^"\n]*"[ \t]*:|'[^'\n]*'[ \t]*:|"""
                         r"""[^\s#:'"\-{\[][^\s:]*[ \t]*:(?:[ \t]|$))""")
-_MARKDOWN_FENCE = re.compile(r"^(?:```|~~~)", re.M)
+_MARKDOWN_FENCE = lazy_compile(r"^(?:```|~~~)", re.M)
 
 
 def sniff_suffix(text: str) -> str:

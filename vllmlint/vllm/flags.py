@@ -2,7 +2,6 @@
 release catalogs (`schemas/vllm/`) and the curated flag table, so rules only read `option.status`."""
 from __future__ import annotations
 
-import re
 
 import difflib
 from vllmlint.records import dataclass
@@ -14,6 +13,7 @@ from vllmlint.vllm.catalog import ReleaseCatalog, RemovalStatus, Resolution, Res
 from vllmlint.vllm.flagtable import never_existed, removed
 from vllmlint.vllm.invocation import MANY, TakesValue
 from vllmlint.vllm.release import version_key
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation
@@ -180,7 +180,7 @@ def _accepted_by_exact_release(spelling: str, release: str | None, catalog_versi
 
 # `key=value[,key=value]`: the old text form of JSON options. malformed-argv (VL714) reports it where the
 # release's parser is JSON-only; invalid-flag-value (VL106) leaves exactly this text to it.
-KEY_VALUE_TEXT = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
+KEY_VALUE_TEXT = lazy_compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
 # Catalog `json_parser` values (sync's `x-vllm.json_parser`) whose parser rejects `key=value` text:
 # `json` (optional_type(json.loads): "Value method=ngram cannot be converted ...", 0.10.1.1
 # vllm/engine/arg_utils.py l.70-76 and l.843) and `dataclass` (get_kwargs' parse_dataclass,
