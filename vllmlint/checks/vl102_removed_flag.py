@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -209,6 +208,8 @@ def _speculative_fix(invocation: Invocation) -> dict[int, Fix]:
     edits = None
     # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
     for separators in ((", ", ": "), (",", ":")):
+        import json  # here, not at start-up: only some inputs need it
+
         value = json.dumps(config, separators=separators)
         words = [f"--speculative-config={value}"] if model.inline else ["--speculative-config", value]
         edits = editor.replace(tokens, words)

@@ -9,7 +9,6 @@ values vLLM knows but does not enforce at parse time) is checked from the option
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 from functools import lru_cache
@@ -279,6 +278,8 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             # a plain string (a path, a name): vLLM accepts it where the option also takes a string
             yield from _not_json(ctx, invocation, option, known, text, release_text)
             return
+        import json  # here, not at start-up: only some inputs need it
+
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -329,6 +330,8 @@ def _not_json(ctx: Context, invocation: Invocation, option: Option, known: Optio
         return  # `json-or-kvs`: the old form may still be converted
     if known.json_parser == "dataclass" and text.isdigit():
         return  # CompilationConfig.from_cli: a bare optimization level
+    import json  # here, not at start-up: only some inputs need it
+
     try:
         json.loads(text)
     except ValueError:

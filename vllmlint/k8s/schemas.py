@@ -11,7 +11,6 @@ from (`SchemaError.node`, `.key`), so a finding points at the offending key or v
 """
 from __future__ import annotations
 
-import json
 import re
 from vllmlint.records import dataclass
 from functools import lru_cache
@@ -30,18 +29,16 @@ _BUDGET = 200_000  # nodes copied per object (aliases expanded): past it the obj
 
 @lru_cache(maxsize=1)
 def index() -> dict:
-    from vllmlint.data import schemas_dir
+    from vllmlint.data import load_json, schemas_dir
 
-    return json.loads((schemas_dir() / "k8s" / "index.json").read_text(encoding="utf-8"))
+    return load_json(schemas_dir() / "k8s" / "index.json")
 
 
 @lru_cache(maxsize=None)
 def _bundle(name: str) -> dict:
-    from vllmlint.data import schemas_dir
+    from vllmlint.data import load_json, schemas_dir
 
-    import zlib  # gzip's format without importing the gzip module (31: a gzip header and trailer)
-
-    return json.loads(zlib.decompress((schemas_dir() / "k8s" / name).read_bytes(), 31))
+    return load_json(schemas_dir() / "k8s" / name)  # `name` ends in `.json.gz`
 
 
 def split_api_version(api_version: str) -> tuple[str, str] | None:
