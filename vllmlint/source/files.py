@@ -22,6 +22,7 @@ import re
 import os
 import stat
 from vllmlint.records import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterable
 
@@ -338,8 +339,8 @@ def _read_lines(path: str) -> list[str] | None:
 
 
 def _spec(lines: list[str] | None) -> GitIgnoreSpec | None:
-    if not lines:
-        return None
+    if not lines or all(not line or line[0] == "#" for line in lines):
+        return None  # empty lines and comments only (git's own `info/exclude`): no rule, and pathspec not imported
     from pathspec import GitIgnoreSpec
 
     try:
@@ -478,10 +479,15 @@ class _Repository:
             excludes = os.path.join(config_home, "git", "ignore")
         # Lowest precedence first: the user's global excludes, then .git/info/exclude, then .gitignore files
         # from the top down (gitignore(5): "the last matching pattern decides", deeper files take precedence).
-        self.base = [s for s in (_spec(_read_lines(excludes) if excludes else None),
-                                 _spec(_read_lines(os.path.join(common, "info", "exclude")))) if s is not None]
+        self._base_files = (excludes, os.path.join(common, "info", "exclude"))  # read by `base`
         self._specs: dict[str, GitIgnoreSpec | None] = {}
         self._folders: dict[str, bool] = {}
+
+    @cached_property
+    def base(self) -> list[GitIgnoreSpec]:
+        """The global excludes and `.git/info/exclude`, read when a file git does not track is first judged (a
+        pre-commit run's files are tracked: it needs no pattern, nor the import of pathspec)."""
+        return [s for s in (_spec(_read_lines(path) if path else None) for path in self._base_files) if s is not None]
 
     def _folder_spec(self, folder: str) -> GitIgnoreSpec | None:
         if folder not in self._specs:
