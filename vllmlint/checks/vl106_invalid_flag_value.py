@@ -8,7 +8,6 @@ values vLLM knows but does not enforce at parse time) is checked from the option
 """
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from functools import lru_cache
@@ -117,6 +116,7 @@ def _schema_message(error: Any, option: Option, release_text: str) -> str:
     shown = f"`{option.name} {option.value}`" if not option.inline else f"`{option.token.text}`"
     if error.validator == "enum":
         choices = ", ".join(str(c) for c in error.validator_value)
+        import difflib  # here, not at start-up: only a near miss needs it
         near = difflib.get_close_matches(str(error.instance), [str(c) for c in error.validator_value], n=1)
         hint = f" Did you mean `{near[0]}`?" if near else ""
         return (f"{shown}: `{error.instance}` is not one of the choices of {release_text}: {choices}. "
@@ -256,6 +256,7 @@ def _unknown_value(ctx: Context, invocation: Invocation, option: Option, known: 
                    release_text: str) -> Finding | None:
     value = option.value or ""
     known_values = [str(v) for v in known.known_values or ()]
+    import difflib  # here, not at start-up: only a near miss needs it
     near = difflib.get_close_matches(value, known_values, n=1)
     hint = f" Did you mean `{near[0]}`?" if near else ""
     return ctx.finding(option.value_token or option.token,
@@ -294,6 +295,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
         return
     for key, value in keys.items():
         if key not in known.json_keys:
+            import difflib  # here, not at start-up: only a near miss needs it
             near = difflib.get_close_matches(key, known.json_keys, n=1)
             hint = f" Did you mean `{near[0]}`?" if near else ""
             yield ctx.finding(where, f"`{option.name}` has key `{key}`, which {release_text} does not know: its "
@@ -302,6 +304,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             continue
         allowed = known.json_key_values.get(key)
         if allowed and isinstance(value, str) and value not in allowed:
+            import difflib  # here, not at start-up: only a near miss needs it
             near = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean `{near[0]}`?" if near else ""
             yield ctx.finding(where, f"`{option.name}` sets `{key}` to `{value}`, which {release_text} does not "

@@ -6,7 +6,6 @@ into the series names Prometheus sees: prometheus_client adds `_total` and `_cre
 """
 from __future__ import annotations
 
-import difflib
 from vllmlint.records import dataclass
 from typing import Any, Iterator
 
@@ -249,6 +248,7 @@ def _explain(ctx: Context, name: str, targets: list[Exports], mode: str) -> tupl
         hint = rename["instead"]
     else:
         pool = sorted(set().union(*(t.series for t in targets)))
+        import difflib  # here, not at start-up: only a near miss needs it
         near = difflib.get_close_matches(name, pool, n=1, cutoff=0.75)
         hint = f"Did you mean `{near[0]}`?" if near else ""
     if history is not None:

@@ -3,7 +3,6 @@ release catalogs (`schemas/vllm/`) and the curated flag table, so rules only rea
 from __future__ import annotations
 
 
-import difflib
 from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Final
@@ -143,6 +142,7 @@ def classify(flag: str, release_catalog: ReleaseCatalog) -> tuple[Resolution, Fl
                                       curated.get("removed_in"), hint, resolution.candidates)
     if resolution.kind == ResolutionKind.AMBIGUOUS:
         return resolution, FlagStatus(AMBIGUOUS, spelling, hint=hint, candidates=resolution.candidates)
+    import difflib  # here, not at start-up: only a near miss needs it
     suggestions = tuple(difflib.get_close_matches(spelling, [s for s in release_catalog.spellings
                                                              if s.startswith("--")], n=1, cutoff=0.75))
     return resolution, FlagStatus(UNKNOWN, spelling, hint=hint, candidates=suggestions)
