@@ -161,10 +161,10 @@ print(' '.join(compiled) or '-', file=sys.stderr)
 """
 
 
-def _probe(folder: Path, *args: str) -> tuple[str, set[str], set[str]]:
+def _probe(folder: Path, *args: str, env: dict | None = None) -> tuple[str, set[str], set[str]]:
     """A run of `vllmlint ARGS` in `folder`: (its stdout, the modules it imported, the lazy patterns it compiled)."""
     proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=folder,
-                          timeout=120)
+                          timeout=120, env=env)
     *_, modules, compiled = proc.stderr.strip().splitlines()
     return proc.stdout, set(modules.split()), set(compiled.split()) - {"-"}
 
@@ -229,3 +229,28 @@ def test_a_lazy_pattern_compiles_once_at_its_first_use_and_then_is_the_compiled_
         (compiled.pattern, compiled.flags, compiled.groups, compiled.groupindex)
     assert [m.group(2) for m in pattern.finditer("a-1 b-22")] == ["1", "22"] and pattern.split("a-1,b") == \
         ["", "a", "1", ",b"]
+
+
+def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_openssl(tmp_path):
+    import hashlib
+    import os
+
+    from conftest import DEPLOYMENT
+
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "VLLMLINT_NO_CACHE"}
+    env["VLLMLINT_CACHE_DIR"] = str(tmp_path / "cache")
+    miss, miss_modules, _ = _probe(tmp_path, "deploy.yaml", env=env)
+    (entry,) = (tmp_path / "cache" / "results").glob("*.json")  # written under its key, no temporary file left
+    assert len(entry.stem) == 64 and not list((tmp_path / "cache" / "results").glob(".tmp-*"))
+    assert entry.stat().st_mode & 0o777 == 0o600  # as tempfile.mkstemp makes it
+    hit, hit_modules, _ = _probe(tmp_path, "deploy.yaml", env=env)
+    assert "deploy.yaml:12:49: VL102" in miss and hit == miss
+    assert "vllmlint.checks.vl102_removed_flag" in miss_modules and "vllmlint.checks.vl102_removed_flag" not in \
+        hit_modules  # replayed
+    for modules in (miss_modules, hit_modules):
+        for unused in ("tempfile", "shutil", "random", "hashlib", "_hashlib"):
+            assert unused not in modules, unused
+    from vllmlint import cache
+
+    assert cache._sha256(b"vllmlint").hexdigest() == hashlib.sha256(b"vllmlint").hexdigest()
