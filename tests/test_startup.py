@@ -189,6 +189,9 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
     # and wide characters (unicodedata) are not needed to print its findings.
     for unused in ("pathspec", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile"):
         assert unused not in modules, unused
+    # Nor the readers of other inputs: Compose, Markdown, nginx; nor the renamed codes when nothing is ignored.
+    for unused in ("vllmlint.source.compose", "vllmlint.source.markdown", "vllmlint.source.nginx", "vllmlint.renames"):
+        assert unused not in modules, unused
     # Patterns of other languages and rare inputs stay uncompiled (vllmlint.lazyre).
     for pattern in ("vllmlint.source.markdown._FENCE", "vllmlint.source.kustomize._REMOTE",
                     "vllmlint.engine._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
