@@ -187,7 +187,8 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
     assert "deploy.yaml:12:49: VL102" in out  # it did lint
     # A tracked file needs no ignore pattern (pathspec); near misses (difflib), shell quoting of a fix (shlex)
     # and wide characters (unicodedata) are not needed to print its findings.
-    for unused in ("pathspec", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile"):
+    for unused in ("pathspec", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile",
+                   "encodings.utf_8_sig"):
         assert unused not in modules, unused
     # Nor the readers of other inputs: Compose, Markdown, nginx; nor the renamed codes when nothing is ignored.
     for unused in ("vllmlint.source.compose", "vllmlint.source.markdown", "vllmlint.source.nginx", "vllmlint.renames"):
@@ -257,3 +258,12 @@ def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_
     from vllmlint import cache
 
     assert cache._sha256(b"vllmlint").hexdigest() == hashlib.sha256(b"vllmlint").hexdigest()
+
+
+def test_text_is_decoded_as_utf_8_sig_decodes_it():
+    from vllmlint.source.files import read_text
+
+    for data in (b"a: 1\n", b"\xef\xbb\xbfa: 1\n", b"\xef\xbb\xbf", b"", "k: \u00e9\u4e16\n".encode()):
+        assert read_text(data) == (data.decode("utf-8-sig"), None)
+    assert read_text(b"a: 1\n\xff\n") == (None, "not UTF-8 text (invalid byte at line 2)")
+    assert read_text(b"\xef\xbb\xbfa: 1\nb: \xff\n")[0] is None

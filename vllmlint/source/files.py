@@ -249,6 +249,11 @@ def read_text(data: bytes) -> tuple[str | None, str | None]:
     """Decoded text, or why it is not text."""
     if b"\x00" in data[:8192]:
         return None, "binary file (it contains NUL bytes), not YAML or shell"
+    if not data.startswith(b"\xef\xbb\xbf"):  # no BOM: what "utf-8-sig" decodes, without importing its codec
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError:
+            pass  # the error below, as it always was
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
