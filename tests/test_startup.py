@@ -94,58 +94,6 @@ def imported_by_a_one_file_run(tmp_path: Path) -> set[str]:
     return set(proc.stderr.strip().splitlines()[-1].split())  # the last line of stderr: the module names
 
 
-def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
-    modules = imported_by_a_one_file_run(tmp_path)
-    assert "vllmlint.engine" in modules  # it did run
-    # Fingerprints (hashlib), running tools (subprocess: --render only), tracebacks (a bug of ours), SARIF and
-    # JSON Schema are not needed to print text findings of one file.
-    for unused in ("hashlib", "subprocess", "traceback", "sarif_om", "jsonschema", "vllmlint.formatters.sarif",
-                   "vllmlint.baseline", "vllmlint.fix.apply"):
-        assert unused not in modules, unused
-
-
-def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_librarys():
-    from vllmlint import records
-
-    @dataclass(frozen=True)
-    class Base:
-        a: int
-        items: list = field(default_factory=list)
-
-    @dataclass(frozen=True)
-    class Derived(Base):
-        b: str = "x"
-
-    @dataclass
-    class Listed:
-        name: str
-
-    class Plain(Derived):  # not decorated: its base's fields and __init__
-        pass
-
-    assert {Base, Derived, Listed} <= set(records._PENDING)  # nothing compiled at definition
-    assert [f.name for f in dataclasses.fields(Listed)] == ["name"] and Listed not in records._PENDING
-    assert dataclasses.is_dataclass(Derived) and Base not in records._PENDING  # its base made first
-    plain = Plain(1, b="y")
-    assert (plain.a, plain.items, plain.b) == (1, [], "y") and Plain(1, [], "y") == plain
-    try:
-        plain.a = 2
-    except dataclasses.FrozenInstanceError:
-        pass
-    else:  # pragma: no cover
-        raise AssertionError("a subclass of a frozen record is frozen")
-
-    @dataclass(eq=True)
-    class Sent:
-        x: int
-
-    received = Sent.__new__(Sent)  # as pickle makes an instance: no __init__, so the class is still pending
-    received.__dict__.update(x=3)
-    records.make_all()  # what the engine does before unpickling
-    assert not records._PENDING
-    assert received == Sent(3) and received != Sent(4)
-
-
 # --- what only some inputs need is imported, and compiled, where they need it ------------------------------
 _PROBE = """import sys, runpy
 sys.argv = ['vllmlint', *sys.argv[1:]]
@@ -267,3 +215,56 @@ def test_text_is_decoded_as_utf_8_sig_decodes_it():
         assert read_text(data) == (data.decode("utf-8-sig"), None)
     assert read_text(b"a: 1\n\xff\n") == (None, "not UTF-8 text (invalid byte at line 2)")
     assert read_text(b"\xef\xbb\xbfa: 1\nb: \xff\n")[0] is None
+
+
+def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
+    modules = imported_by_a_one_file_run(tmp_path)
+    assert "vllmlint.engine" in modules  # it did run
+    # Fingerprints (hashlib), running tools (subprocess: --render only), tracebacks (a bug of ours), SARIF and
+    # JSON Schema are not needed to print text findings of one file.
+    for unused in ("hashlib", "subprocess", "traceback", "sarif_om", "jsonschema", "vllmlint.formatters.sarif",
+                   "vllmlint.baseline", "vllmlint.fix.apply"):
+        assert unused not in modules, unused
+
+
+def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_librarys():
+    from vllmlint import records
+
+    @dataclass(frozen=True)
+    class Base:
+        a: int
+        items: list = field(default_factory=list)
+
+    @dataclass(frozen=True)
+    class Derived(Base):
+        b: str = "x"
+
+    @dataclass
+    class Listed:
+        name: str
+
+    class Plain(Derived):  # not decorated: its base's fields and __init__
+        pass
+
+    assert {Base, Derived, Listed} <= set(records._PENDING)  # nothing compiled at definition
+    assert [f.name for f in dataclasses.fields(Listed)] == ["name"] and Listed not in records._PENDING
+    assert dataclasses.is_dataclass(Derived) and Base not in records._PENDING  # its base made first
+    plain = Plain(1, b="y")
+    assert (plain.a, plain.items, plain.b) == (1, [], "y") and Plain(1, [], "y") == plain
+    try:
+        plain.a = 2
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a subclass of a frozen record is frozen")
+
+    @dataclass(eq=True)
+    class Sent:
+        x: int
+
+    received = Sent.__new__(Sent)  # as pickle makes an instance: no __init__, so the class is still pending
+    received.__dict__.update(x=3)
+    records.make_all()  # what the engine does before unpickling
+    assert not records._PENDING
+    assert received == Sent(3) and received != Sent(4)
+
