@@ -267,4 +267,3 @@ def test_a_record_class_is_made_when_first_used_and_then_is_the_standard_library
     records.make_all()  # what the engine does before unpickling
     assert not records._PENDING
     assert received == Sent(3) and received != Sent(4)
-
