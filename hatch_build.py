@@ -3,12 +3,15 @@
 Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than linting one manifest. The
 rules' `docs` and `examples` go to a second file (`compiled-docs.json`), read only when documentation is shown.
 The YAML stays the source of truth (it ships too); `vllmlint.data.load_yaml_data` reads the JSON copy
-when it exists, and tests check that both say the same.
+when it exists, and tests check that both say the same. This Python's marshal copies of that JSON and of the
+catalogs under `schemas/vllm/` and `schemas/k8s/` go under `_data/<cache tag>/` (`vllmlint.data.load_json`).
 """
 from __future__ import annotations
 
 import json
+import marshal
 import sys
+import zlib
 import tempfile
 from pathlib import Path
 
@@ -24,7 +27,7 @@ class CompiledDataHook(BuildHookInterface):
         root = Path(self.root)
         sys.path.insert(0, str(root))
         try:
-            from vllmlint.data import compile_rules_data, split_compiled
+            from vllmlint.data import MARSHALLED, compile_rules_data, marshal_folder, split_compiled
         finally:
             sys.path.pop(0)
         folder = Path(tempfile.mkdtemp(prefix="vllmlint-build-"))
@@ -32,3 +35,17 @@ class CompiledDataHook(BuildHookInterface):
         for name, part in zip(("compiled-data.json", "compiled-docs.json"), split_compiled(compile_rules_data(root))):
             (folder / name).write_text(json.dumps(part, sort_keys=True), encoding="utf-8")
             build_data["force_include"][str(folder / name)] = f"vllmlint/_data/{name}"
+        # Marshal copies of what a run reads, for this Python only (`vllmlint.data.load_json`): made from the JSON
+        # as shipped, so that they say exactly what it says.
+        tag = marshal_folder()
+        for shipped in MARSHALLED:
+            source = folder / shipped if shipped.startswith("compiled-") else root / shipped
+            for path in [source] if source.is_file() else sorted(source.glob("*.json*")):
+                relative = path.name if shipped.startswith("compiled-") else f"{shipped}/{path.name}"
+                raw = path.read_bytes()
+                if path.name.endswith(".gz"):
+                    raw = zlib.decompress(raw, 31)
+                copy = folder / tag / f"{relative}.marshal"
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(marshal.dumps(json.loads(raw.decode("utf-8"))))
+                build_data["force_include"][str(copy)] = f"vllmlint/_data/{tag}/{relative}.marshal"

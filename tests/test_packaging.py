@@ -90,3 +90,41 @@ def test_pre_commit_try_repo_with_the_real_hook(tmp_path):
     assert proc.returncode == 1, out
     assert "bad.yaml:12:49: VL102" in out
     assert "good.yaml:" not in out
+
+
+def test_wheel_marshal_copies_say_what_the_json_says_and_a_run_reads_them(installed):
+    """`hatch_build.py` writes this Python's marshal copies of the JSON a run reads (`vllmlint.data.load_json`);
+    a Python without copies of its own (another version's wheel) reads the JSON and gets the same."""
+    work, vllmlint, wheel = installed
+    import marshal
+    import zipfile
+    import zlib
+
+    archive = zipfile.ZipFile(wheel)
+    prefix = f"vllmlint/_data/{sys.implementation.cache_tag}/"
+    copies = {n[len(prefix):-len(".marshal")]: n for n in archive.namelist() if n.startswith(prefix)}
+    catalogs = {f"schemas/{p.parent.name}/{p.name}" for folder in ("vllm", "k8s")
+                for p in (ROOT / "schemas" / folder).glob("*.json*")}
+    assert "schemas/k8s/kubernetes-1.37.json.gz" in catalogs and "schemas/vllm/0.31.0.json" in catalogs
+    assert set(copies) == catalogs | {"compiled-data.json", "compiled-docs.json"}
+    for relative, name in sorted(copies.items()):
+        raw = archive.read(f"vllmlint/_data/{relative}")
+        assert marshal.loads(archive.read(name)) == json.loads(zlib.decompress(raw, 31) if relative.endswith(".gz")
+                                                                else raw), relative
+    manifest = work / "deploy.yaml"
+    manifest.write_text(BAD, encoding="utf-8")
+    code = ("import sys, runpy\nsys.argv = ['vllmlint', '--no-cache', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('vllmlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "json_imported = 'json' in sys.modules\n"
+            "from vllmlint import data\nfrom vllmlint.k8s import schemas\nfrom vllmlint.vllm import catalog\n"
+            "read = (catalog._index(), schemas.index(), schemas._bundle('kubernetes-1.37.json.gz'))\n"
+            "for cached in (data._compiled, catalog._index, schemas.index, schemas._bundle):\n"
+            "    cached.cache_clear()\n"
+            "data.marshal_folder = lambda: 'cpython-0'  # a Python with no copies of its own\n"
+            "again = (catalog._index(), schemas.index(), schemas._bundle('kubernetes-1.37.json.gz'))\n"
+            "print(json_imported, 'json' in sys.modules, read == again, bool(data._compiled()), file=sys.stderr)\n")
+    proc = subprocess.run([str(vllmlint.parent / "python"), "-c", code, str(manifest)], cwd=work, capture_output=True,
+                          text=True, env=_env(), timeout=120)
+    assert "VL102" in proc.stdout
+    # No json module for the run itself; the JSON read without copies says the same.
+    assert proc.stderr.strip().splitlines()[-1] == "False True True True", proc.stderr

@@ -3,12 +3,12 @@ up to the repository root. Validated against `schemas/config.schema.json`; a mis
 names the file, the line (YAML) or key path (TOML), and the key, with a did-you-mean."""
 from __future__ import annotations
 
-import difflib
 import re
 from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.data import schemas_dir
+from vllmlint.lazyre import lazy_compile
 
 CONFIG_NAMES = (".vllmlint.yaml", ".vllmlint.yml")
 
@@ -193,7 +193,7 @@ def _read_pyproject(path: Path):
 
 
 _SEVERITIES = ("error", "warning", "info")
-_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+){0,2}(\.?post[0-9]+)?$")
+_VERSION = lazy_compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+){0,2}(\.?post[0-9]+)?$")
 
 
 def _selectors_ok(value) -> bool:
@@ -246,6 +246,7 @@ def _validate(data, path: Path, locate) -> None:
         allowed = list((error.schema or {}).get("properties", {}))
         extra = [k for k in error.instance if k not in allowed]
         if extra:
+            import difflib  # here, not at start-up: only a near miss needs it
             close = difflib.get_close_matches(str(extra[0]), allowed, n=1, cutoff=0.5)
             hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(allowed)})"
             raise ConfigError(f"{locate(keys + [extra[0]])}: unknown key `{extra[0]}`{hint}")
@@ -347,6 +348,7 @@ def _did_you_mean(word: str) -> str:
     from vllmlint.registry import all_rules
 
     names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
+    import difflib  # here, not at start-up: only a near miss needs it
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return f" (did you mean `{close[0]}`?)" if close else ""
 

@@ -23,6 +23,7 @@ from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: 
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
     read_limited, read_text, sniff_suffix, too_large_message)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
-_HELM_SOURCE = re.compile(r"^# Source: (\S.*)$", re.M)
+_HELM_SOURCE = lazy_compile(r"^# Source: (\S.*)$", re.M)
 
 
 @dataclass
@@ -377,10 +378,11 @@ class Linter:
         apply_kustomizations(self)
         world = self.world
         world.sources = list(self.result.sources.values())
-        from vllmlint.source.compose import apply_extends, bind_projects
+        if world.of_kind("ComposeService"):  # the Compose reader is imported only for Compose files
+            from vllmlint.source.compose import apply_extends, bind_projects
 
-        apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
-        bind_projects(world)
+            apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
+            bind_projects(world)
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
@@ -526,10 +528,12 @@ def selected_notices(notices: list[Notice], rules: list[Rule]) -> list[Notice]:
 
 def _moved_ignores(options: LintOptions) -> list[Notice]:
     """VL008 notes for the rules `ignore` leaves out only under the code they moved from."""
+    if not options.ignore:
+        return []  # before the imports: most runs ignore nothing
     from vllmlint.registry import all_rules, moved_ignore, select_rules
     from vllmlint.renames import moved_notice, old_codes
 
-    if not options.ignore or not old_codes():
+    if not old_codes():
         return []
     wanted = {r.code for r in select_rules(options.select, None)}
     rules = all_rules()

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.k8s.objects import K8sObject, World
 from vllmlint.source.comments import MARKER, yaml_comments
-from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, Fence, fences, kubernetes_fence
 from vllmlint.source.shell import Script, read_script
 from vllmlint.source.yamlmodel import Mapping, Scalar, SourceFile
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
+    from vllmlint.source.markdown import Fence
     from vllmlint.registry import Rule
 
 # MARKER ("vllmlint"): files without it (nearly all) are skipped after this one substring check.
@@ -38,10 +39,10 @@ META_CODES = {UNUSED, NO_REASON}  # only a suppression naming them explicitly (n
 IGNORE_KEY, REASON_KEY = "vllmlint.io/ignore", "vllmlint.io/ignore-reason"
 
 _NAME = r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*"
-_DIRECTIVE = re.compile(r"vllmlint:[ \t]*(?P<kind>disable-next-line|disable-file|disable)\b")
-_BODY = re.compile(r"[ \t]*=[ \t]*(?P<rules>" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)")
-_NAME_AT = re.compile(_NAME)
-_HTML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+_DIRECTIVE = lazy_compile(r"vllmlint:[ \t]*(?P<kind>disable-next-line|disable-file|disable)\b")
+_BODY = lazy_compile(r"[ \t]*=[ \t]*(?P<rules>" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)")
+_NAME_AT = lazy_compile(_NAME)
+_HTML_COMMENT = lazy_compile(r"<!--(.*?)-->", re.S)
 
 
 @dataclass
@@ -430,6 +431,8 @@ def _next_command(source: SourceFile, line: int, last_line: int, comment_lines: 
 
 # Markdown -----------------------------------------------------------------------------------------
 def _markdown_directives(source: SourceFile) -> list[Directive]:
+    from vllmlint.source.markdown import SHELL_LANGS, YAML_LANGS, fences, kubernetes_fence  # Markdown only
+
     text = source.text
     blocks = fences(text)
     directives = []

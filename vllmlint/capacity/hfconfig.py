@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from vllmlint.capacity.specs import LinearAttention, ModelFact, ModelSpec, QuantScheme
 from vllmlint.records import dataclass
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.capacity.names import Match
@@ -184,7 +185,7 @@ def online_problem() -> str | None:
     return None
 
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REPO_ID = lazy_compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def hf_hub_cache(env: Mapping[str, str] | None = None) -> Path:

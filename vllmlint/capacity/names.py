@@ -16,6 +16,7 @@ from vllmlint.records import dataclass
 from typing import Iterable
 
 from vllmlint.capacity.specs import ModelSpec, models
+from vllmlint.lazyre import lazy_compile
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _by_repo_name(name: str, catalog: tuple[ModelSpec, ...], variant: bool) -> M
 
 # ---------------------------------------------------------------- tokens for local paths
 
-_SIZE_TOKEN = re.compile(r"^(?:\d+x\d+(?:\.\d+)?b|\d+(?:\.\d+)?[bm]|a\d+(?:\.\d+)?b)$")
+_SIZE_TOKEN = lazy_compile(r"^(?:\d+x\d+(?:\.\d+)?b|\d+(?:\.\d+)?[bm]|a\d+(?:\.\d+)?b)$")
 _NOISE_WORDS = {"instruct", "chat", "it", "base", "hf", "models", "model", "meta", "mnt", "data", "weights", "main"}
 
 
@@ -122,7 +123,7 @@ def _core_tokens(model_name: str) -> set[str]:
     return {word for word in _tokens(model_name) if word not in _NOISE_WORDS}
 
 
-_HF_CACHE_DIR = re.compile(r"(?:^|[/\\])models--([^/\\]+?)--([^/\\]+)")
+_HF_CACHE_DIR = lazy_compile(r"(?:^|[/\\])models--([^/\\]+?)--([^/\\]+)")
 
 
 def _resolve_local_path(path: str, catalog: tuple[ModelSpec, ...]) -> tuple[ModelSpec | None, str | None]:

@@ -25,6 +25,7 @@ from vllmlint.k8s.placement import NodePool, Toleration, node_pool, tolerated
 from vllmlint.k8s.quantity import LIMIT, quantity_int
 from vllmlint.k8s.selectors import DOES_NOT_EXIST, NOT_IN, Requirement
 from vllmlint.source.yamlmodel import Node
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.capacity.estimate import Estimate
@@ -38,7 +39,7 @@ SERVING_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 # Labels Karpenter (or the GPU feature discovery that runs on its nodes) puts on every node it launches,
 # whatever the NodePool's template says: a pod selecting on them can still land on the pool.
-_WELL_KNOWN_LABELS = re.compile(
+_WELL_KNOWN_LABELS = lazy_compile(
     r"^(kubernetes\.io/(arch|os|hostname)|node\.kubernetes\.io/.*|beta\.kubernetes\.io/(arch|os|instance-type)"
     r"|topology\.kubernetes\.io/(zone|region)|karpenter\.sh/(capacity-type|nodepool)|karpenter\.k8s\.aws/.*"
     r"|nvidia\.com/gpu\..*)$")

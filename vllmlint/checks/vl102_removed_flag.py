@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from vllmlint import records
-import json
 import re
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -11,6 +10,7 @@ from vllmlint.vllm.invocation import SERVE, Invocation, Option
 from vllmlint.vllm.release import version_key
 from vllmlint.vllm.flags import ABSORBED, REMOVED
 from vllmlint.checks import Context, describe_workload
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.fix.edits import Fix
@@ -28,12 +28,12 @@ _SPECULATIVE_KEYS = {
     "--ngram-prompt-lookup-min": ("prompt_lookup_min", int),
 }
 # Draft models that old vLLM recognised by name as another method: "draft_model" would change them.
-_OTHER_METHOD = re.compile(r"eagle|medusa|mlp[_-]?speculator|mtp", re.I)
+_OTHER_METHOD = lazy_compile(r"eagle|medusa|mlp[_-]?speculator|mtp", re.I)
 # Switches with a one-for-one spelling on every release that rejects them (0.6.6.post1 help: "Deprecated,
 # use --distributed-executor-backend=ray.").
 _RESPELLED = {"--worker-use-ray": ["--distributed-executor-backend", "ray"]}
 # Removal hints that mean the flag changed nothing (or nothing that still exists): dropping it is safe.
-_NOTHING_LOST = re.compile(r"^(Delete it|Remove it)\b")
+_NOTHING_LOST = lazy_compile(r"^(Delete it|Remove it)\b")
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
@@ -208,6 +208,8 @@ def _speculative_fix(invocation: Invocation) -> dict[int, Fix]:
     edits = None
     # Readable JSON first; the compact form (no ": ") fits in a plain YAML scalar as well.
     for separators in ((", ", ": "), (",", ":")):
+        import json  # here, not at start-up: only some inputs need it
+
         value = json.dumps(config, separators=separators)
         words = [f"--speculative-config={value}"] if model.inline else ["--speculative-config", value]
         edits = editor.replace(tokens, words)

@@ -8,6 +8,7 @@ from vllmlint.vllm.flags import AMBIGUOUS, UNKNOWN
 from vllmlint.vllm.flagtable import first_sentence
 from vllmlint.vllm.invocation import SERVE, Invocation, Option, Token
 from vllmlint.checks import Context
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.fix.edits import Fix
@@ -68,10 +69,10 @@ def _fix(invocation: Invocation, option: Option) -> Fix | None:
 
 
 # `trust_remote_code=True`, `max_model_len=8192`: an engine keyword argument written as a word.
-_KEYWORD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
+_KEYWORD = lazy_compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
 # A shell operator left as a word, and the placeholders of documentation (`vllm serve MODEL [options]`).
 _SHELL_OPERATORS = {"&&", "||", "|", ";", "&", ">", ">>", "<", "2>&1", "|&"}
-_PLACEHOLDER = re.compile(r"^(\[.*\]|<.*>|\.\.\.|…)$")
+_PLACEHOLDER = lazy_compile(r"^(\[.*\]|<.*>|\.\.\.|…)$")
 # Words VL106 already reports as the value given to a switch (`--enable-chunked-prefill false`).
 _TRUTHY = {"true", "false", "yes", "no", "on", "off", "1", "0"}
 

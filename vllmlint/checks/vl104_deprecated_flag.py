@@ -11,8 +11,9 @@ from vllmlint.vllm.flagtable import first_sentence, removed
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
 from vllmlint.checks.messages import catalog_note, release_phrase
+from vllmlint.lazyre import lazy_compile
 
-_REMOVED_IN = re.compile(r"removed in v?(\d+\.\d+(?:\.\d+)?)", re.I)
+_REMOVED_IN = lazy_compile(r"removed in v?(\d+\.\d+(?:\.\d+)?)", re.I)
 
 
 def _not_deprecated(ctx: Context) -> set[str]:

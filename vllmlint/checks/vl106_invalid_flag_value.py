@@ -8,8 +8,6 @@ values vLLM knows but does not enforce at parse time) is checked from the option
 """
 from __future__ import annotations
 
-import difflib
-import json
 import math
 import re
 from functools import lru_cache
@@ -21,6 +19,7 @@ from vllmlint.vllm.flags import JSON_ONLY_PARSERS, OK, is_key_value_text
 from vllmlint.vllm.invocation import Invocation, Option, Token
 from vllmlint.checks import Context
 from vllmlint.checks.messages import value_of, version_label
+from vllmlint.lazyre import lazy_compile
 
 # vLLM's `human_readable_int` (vllm/utils/argparse_utils.py, 0.10+): 25.6k, 1K, 2M, 8G.
 _HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
@@ -117,6 +116,7 @@ def _schema_message(error: Any, option: Option, release_text: str) -> str:
     shown = f"`{option.name} {option.value}`" if not option.inline else f"`{option.token.text}`"
     if error.validator == "enum":
         choices = ", ".join(str(c) for c in error.validator_value)
+        import difflib  # here, not at start-up: only a near miss needs it
         near = difflib.get_close_matches(str(error.instance), [str(c) for c in error.validator_value], n=1)
         hint = f" Did you mean `{near[0]}`?" if near else ""
         return (f"{shown}: `{error.instance}` is not one of the choices of {release_text}: {choices}. "
@@ -256,6 +256,7 @@ def _unknown_value(ctx: Context, invocation: Invocation, option: Option, known: 
                    release_text: str) -> Finding | None:
     value = option.value or ""
     known_values = [str(v) for v in known.known_values or ()]
+    import difflib  # here, not at start-up: only a near miss needs it
     near = difflib.get_close_matches(value, known_values, n=1)
     hint = f" Did you mean `{near[0]}`?" if near else ""
     return ctx.finding(option.value_token or option.token,
@@ -278,6 +279,8 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             # a plain string (a path, a name): vLLM accepts it where the option also takes a string
             yield from _not_json(ctx, invocation, option, known, text, release_text)
             return
+        import json  # here, not at start-up: only some inputs need it
+
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -292,6 +295,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
         return
     for key, value in keys.items():
         if key not in known.json_keys:
+            import difflib  # here, not at start-up: only a near miss needs it
             near = difflib.get_close_matches(key, known.json_keys, n=1)
             hint = f" Did you mean `{near[0]}`?" if near else ""
             yield ctx.finding(where, f"`{option.name}` has key `{key}`, which {release_text} does not know: its "
@@ -300,6 +304,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             continue
         allowed = known.json_key_values.get(key)
         if allowed and isinstance(value, str) and value not in allowed:
+            import difflib  # here, not at start-up: only a near miss needs it
             near = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean `{near[0]}`?" if near else ""
             yield ctx.finding(where, f"`{option.name}` sets `{key}` to `{value}`, which {release_text} does not "
@@ -308,7 +313,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
 
 
 # Text that starts like `key=value`: `json-or-kvs` parsers (0.8.x-0.9.x nullable_kvs fallback) may take it.
-_KEY_VALUE = re.compile(r"^[A-Za-z_][\w.-]*=")
+_KEY_VALUE = lazy_compile(r"^[A-Za-z_][\w.-]*=")
 # Parsers that reject text that is not JSON (sync's `x-vllm.json_parser`): `json.loads` or a pydantic
 # validate_json (`json`), get_kwargs' parse_dataclass (`dataclass`), and parse_type(json.loads) of
 # 0.8.x-0.9.x, which also takes `key=value` pairs (`json-or-kvs`). `dict-or-str` (union_dict_and_str)
@@ -328,6 +333,8 @@ def _not_json(ctx: Context, invocation: Invocation, option: Option, known: Optio
         return  # `json-or-kvs`: the old form may still be converted
     if known.json_parser == "dataclass" and text.isdigit():
         return  # CompilationConfig.from_cli: a bare optimization level
+    import json  # here, not at start-up: only some inputs need it
+
     try:
         json.loads(text)
     except ValueError:

@@ -1,7 +1,6 @@
 """VL109: `VLLM_*` variables in a vLLM container that the release does not read, or reads a bad value of."""
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterator
 
 from vllmlint.vllm import catalog
@@ -84,6 +83,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 continue
             if id(release_catalog) not in reads:
                 reads[id(release_catalog)] = sorted(n for n in release_catalog.env if n.startswith("VLLM_"))
+            import difflib  # here, not at start-up: only a near miss needs it
             near = difflib.get_close_matches(name, reads[id(release_catalog)], n=1, cutoff=0.85)
             if near:
                 yield ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "

@@ -6,8 +6,6 @@ into the series names Prometheus sees: prometheus_client adds `_total` and `_cre
 """
 from __future__ import annotations
 
-import difflib
-import re
 from vllmlint.records import dataclass
 from typing import Any, Iterator
 
@@ -17,8 +15,9 @@ from vllmlint.k8s.objects import K8sObject
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
 from vllmlint.checks import Context
 from vllmlint.vllm.release import version_key
+from vllmlint.lazyre import lazy_compile
 
-_NAME = re.compile(r"(?<![A-Za-z0-9_:])vllm:[A-Za-z_][A-Za-z0-9_:]*")
+_NAME = lazy_compile(r"(?<![A-Za-z0-9_:])vllm:[A-Za-z_][A-Za-z0-9_:]*")
 _REGEX_META = set(".*+?[(\\{")
 _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count", "_created")
 
@@ -249,6 +248,7 @@ def _explain(ctx: Context, name: str, targets: list[Exports], mode: str) -> tupl
         hint = rename["instead"]
     else:
         pool = sorted(set().union(*(t.series for t in targets)))
+        import difflib  # here, not at start-up: only a near miss needs it
         near = difflib.get_close_matches(name, pool, n=1, cutoff=0.75)
         hint = f"Did you mean `{near[0]}`?" if near else ""
     if history is not None:

@@ -20,7 +20,7 @@ Four ways in:
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible, string_map
@@ -28,12 +28,14 @@ from vllmlint.k8s.routes import (ANY, EXACT, PREFIX, REGEX, Backend, Route, Rout
                                  exposure_facts, inference_pool_port, istio_host_service, routes)
 from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
-from vllmlint.source.nginx import Directive, directives
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 from vllmlint.vllm.endpoints import api_key_set, guarded, guarded_prefixes, post_only, served
 from vllmlint.vllm.images import parse_image
 from vllmlint.vllm.invocation import OPENAI_API_SERVER, SERVE, Token
 from vllmlint.checks import Context
+
+if TYPE_CHECKING:
+    from vllmlint.source.nginx import Directive
 
 # Paths a route may forward alone without exposing more than a health check (for exact matches).
 _HEALTH = {"/health", "/ping", "/version", "/v1/models"}
@@ -514,6 +516,8 @@ def _nginx_gateways(ctx: Context, vllm_templates: dict) -> Iterator:
 
 def _nginx_config(ctx: Context, vllm_templates: dict, template: PodTemplate, config_map: K8sObject, scalar: Scalar,
                   exposure: tuple[Severity, str], fact: dict) -> Iterator:
+    from vllmlint.source.nginx import directives  # only an nginx gateway's ConfigMap is read as nginx
+
     world = ctx.world
     found = directives(scalar.value)
     auth = {d["directive"] for d in fact.get("auth_directives") or []}

@@ -8,6 +8,7 @@ from vllmlint.k8s.selectors import IN
 from vllmlint.finding import Severity
 from vllmlint.checks import Context
 from vllmlint.vllm.checkpoint import quantization_refused
+from vllmlint.lazyre import lazy_compile
 
 # Upstream images built for CUDA; -rocm, -tpu, -neuron, -xpu and -cpu builds are other repositories.
 _CUDA_IMAGE = re.compile(r"(^|.*/)vllm/vllm-openai$")
@@ -16,7 +17,7 @@ _OTHER_ACCELERATORS = {
     "aws.amazon.com/neuron": "AWS Neuron devices", "aws.amazon.com/neuroncore": "AWS Neuron cores",
     "aws.amazon.com/neurondevice": "AWS Neuron devices",
 }
-_NON_NVIDIA_INSTANCE = re.compile(r"^(trn\d+n?|inf\d+|g4ad|dl1|dl2q)\.", re.I)
+_NON_NVIDIA_INSTANCE = lazy_compile(r"^(trn\d+n?|inf\d+|g4ad|dl1|dl2q)\.", re.I)
 _FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 
 

@@ -9,7 +9,6 @@ or not) and only on evidence: an unknown release, a conditional route or an unre
 from __future__ import annotations
 
 import posixpath
-import re
 
 from vllmlint.finding import Severity
 from vllmlint.k8s.services import service_selector
@@ -18,13 +17,14 @@ from vllmlint.vllm.endpoints import (always_served, api_key_set, api_ports, guar
                                      post_only, served, server_invocations)
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
+from vllmlint.lazyre import lazy_compile
 
 # Commands that may precede `vllm serve` in a container's shell script and serve nothing: with any other
 # command in the script something else may listen in the same container, so a port mismatch is not judged.
 _ONE_SHOT = {"pip", "pip3", "uv", "huggingface-cli", "hf", "echo", "export", "cd", "mkdir", "ls", "cat", "set",
              "nvidia-smi", "printf", "true", "env", "ln", "cp", "rm", "chmod", "test", "[", "mv", "touch", "sleep"}
 _SHELLS = {"sh", "bash", "dash", "ash", "zsh"}
-_NUMBER = re.compile(r"^\d{1,5}$")
+_NUMBER = lazy_compile(r"^\d{1,5}$")
 
 
 def _sole_server(ctx: Context, container, invocations) -> bool:

@@ -9,13 +9,13 @@ https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-
 """
 from __future__ import annotations
 
-import re
 
 from vllmlint.capacity.lint import gpus_needed_per_pod
 from vllmlint.capacity.workload import RAY_KINDS, requested_accelerator, workloads_by
 from vllmlint.finding import Severity
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.checks import Context
+from vllmlint.lazyre import lazy_compile
 
 # Which variables each device plugin's resource is seen through. HIP reads CUDA_VISIBLE_DEVICES as well as
 # HIP_VISIBLE_DEVICES (https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html).
@@ -23,9 +23,9 @@ _ORDINAL_VARS = {"nvidia.com/gpu": ("CUDA_VISIBLE_DEVICES",),
                  "amd.com/gpu": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
 # The value NVIDIA's device plugin itself sets with deviceListStrategy volume-mounts: it is the plugin's.
 _PLUGIN_VALUES = ("/var/run/nvidia-container-devices",)
-_ORDINALS = re.compile(r"\d{1,4}(,\d{1,4})*")
+_ORDINALS = lazy_compile(r"\d{1,4}(,\d{1,4})*")
 # NVIDIA_VISIBLE_DEVICES as the toolkit documents it: indices or GPU/MIG UUIDs, comma-separated.
-_DEVICE_LIST = re.compile(r"(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+)(,(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+))*")
+_DEVICE_LIST = lazy_compile(r"(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+)(,(\d{1,4}|GPU-[0-9a-fA-F-]+|MIG-[0-9A-Za-z/-]+))*")
 
 
 def _containers(world):

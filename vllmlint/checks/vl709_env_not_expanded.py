@@ -21,9 +21,10 @@ from vllmlint.source.shell import script_from_shell_args
 from vllmlint.vllm.invocation import (VIA_COMMAND, VIA_CONFIGMAP_SCRIPT, VIA_IMAGE_ENTRYPOINT, VIA_SCRIPT, VIA_SHELL,
                                      ShellCommand, Token)
 from vllmlint.checks import Context
+from vllmlint.lazyre import lazy_compile
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_UPPER_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+_NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UPPER_NAME = lazy_compile(r"[A-Z_][A-Z0-9_]*")
 # What may follow the name inside `${...}` in the shell/envsubst syntax: the end, or an operator. A `:` counts
 # only before `-`, `=`, `?` or `+`: `${env:HOME}`, `${sys:user.home}` and Spring's `${VAR:default}` are
 # placeholders that Log4j, the OpenTelemetry collector and Spring resolve themselves.
@@ -31,7 +32,7 @@ _BRACE_FOLLOW = set("}-=?+#%/^,")
 _COLON_FOLLOW = set("-=?+")
 _SHELLS = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
 _ENVSUBST_WORD = re.compile(r"(^|[^A-Za-z0-9_-])envsubst($|[^A-Za-z0-9_-])")
-_PARTS = re.compile(r"[_.-]")
+_PARTS = lazy_compile(r"[_.-]")
 _FLUX_API = "kustomize.toolkit.fluxcd.io/"
 _FLUX_DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
 

@@ -10,7 +10,6 @@ names an executable that does not exist; `&&`, `|`, `>` ... as items reach vLLM 
 """
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.finding import Finding
@@ -60,6 +59,8 @@ def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option) ->
         key, _, value = part.partition("=")
         text = value.strip()
         pairs[key.strip()] = int(text) if text.isdigit() else text
+    import json  # here, not at start-up: only some inputs need it
+
     suggestion = json.dumps(pairs)
     where = option.value_token or option.token
     if spec.json_parser == "json":

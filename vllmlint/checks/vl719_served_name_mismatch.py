@@ -22,7 +22,6 @@ result but `_maybe_get_adapters` raises VLLMNotFoundError, the same 404).
 """
 from __future__ import annotations
 
-import json
 from vllmlint.records import dataclass, field
 from typing import Iterator
 from urllib.parse import urlsplit
@@ -82,6 +81,8 @@ def _lora_name(text: str) -> str | None:
     """The name of one `--lora-modules` item: `name=path`, or JSON with a `name` (vllm/entrypoints/openai/
     cli_args.py `LoRAParserAction`)."""
     if text.startswith("{"):
+        import json  # here, not at start-up: only some inputs need it
+
         try:
             data = json.loads(text)
         except ValueError:

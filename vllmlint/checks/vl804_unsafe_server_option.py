@@ -9,7 +9,6 @@ says the release reads it, a flag only where the release's parser has it (otherw
 """
 from __future__ import annotations
 
-import re
 from vllmlint.records import dataclass
 from pathlib import PurePosixPath
 from typing import Iterator
@@ -24,6 +23,7 @@ from vllmlint.source.files import MARKDOWN_SUFFIXES
 from vllmlint.vllm.endpoints import api_key_set
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation, Option, Token
 from vllmlint.vllm.unsafe import UnsafeEntry, entries
+from vllmlint.lazyre import lazy_compile
 
 _OFF = ("false", "0", "no", "off")
 
@@ -142,7 +142,7 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
 
 # `--limit-mm-per-prompt` entries, in its JSON (`{"image": 4}`) and its older `image=4,video=1` forms
 # (vllm/engine/arg_utils.py: 0.6.2 `nullable_kvs`, 0.11.0 a JSON dict).
-_MEDIA_LIMIT = re.compile(r'"?\b(image|video|audio)"?\s*[:=]\s*(\d+)')
+_MEDIA_LIMIT = lazy_compile(r'"?\b(image|video|audio)"?\s*[:=]\s*(\d+)')
 
 
 def _declared_media(invocation: Invocation) -> tuple[str, tuple[str, ...]] | None:

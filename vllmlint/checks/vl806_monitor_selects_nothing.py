@@ -15,7 +15,6 @@ meant for, and never when the selector uses labels an operator puts on the objec
 """
 from __future__ import annotations
 
-import re
 
 from vllmlint.checks import Context
 from vllmlint.finding import Severity
@@ -25,12 +24,13 @@ from vllmlint.k8s.objects import K8sObject, PodTemplate
 from vllmlint.k8s.selectors import IN, LabelSelector, label_selector
 from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
+from vllmlint.lazyre import lazy_compile
 
 # Workloads whose pods carry exactly the template's labels (plus the controller's own, which `selected_by`
 # knows): operators (KubeRay's group `labels`, KServe, LWS) may add labels the template does not show.
 _PLAIN_WORKLOADS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                               "Job", "CronJob"})
-_PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # an IANA_SVC_NAME; anything else may be a regex
+_PLAIN_NAME = lazy_compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # an IANA_SVC_NAME; anything else may be a regex
 
 
 def check(ctx: Context):

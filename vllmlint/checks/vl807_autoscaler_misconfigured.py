@@ -44,10 +44,11 @@ from vllmlint.source.yamlmodel import Mapping, Node, Scalar, SourceFile, scalar_
 from vllmlint.vllm import catalog
 from vllmlint.vllm.groups import STATEFULSET, group_of
 from vllmlint.vllm.release import version_key
+from vllmlint.lazyre import lazy_compile
 
 _GMP = "prometheus.googleapis.com|"  # Google Managed Prometheus through the Custom Metrics Stackdriver Adapter
 _SUFFIXES = ("_per_second", "_total", "_rate", "_bucket", "_sum", "_count", "_created")
-_IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_IDENT = lazy_compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 # PromQL functions and aggregations that keep a 0..1 gauge within 0..1 (`sum` only under AverageValue).
 _RATIO_KEEPING = {"avg", "max", "min", "avg_over_time", "max_over_time", "min_over_time", "last_over_time",
                   "quantile", "quantile_over_time", "topk", "bottomk", "clamp_max", "clamp_min", "abs"}
@@ -176,7 +177,7 @@ def _expand(template: str, match: re.Match[str]) -> str:
 
 # A group with a quantifier, itself repeated (`(a+)+`, `(.*)*`): exponential backtracking in Python's `re`,
 # and a regex read from a linted file must not hang the linter. Such a rule is treated as unknown.
-_NESTED_QUANTIFIER = re.compile(r"\([^()]*[*+}][^()]*\)[*+{]")
+_NESTED_QUANTIFIER = lazy_compile(r"\([^()]*[*+}][^()]*\)[*+{]")
 
 
 def _safe_regex(pattern: str) -> re.Pattern[str] | None:

@@ -13,7 +13,6 @@ Kustomization of the run, strategic-merge patches with `$patch` directives, exce
 """
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from functools import lru_cache
@@ -24,12 +23,13 @@ from vllmlint.finding import Finding, Severity
 from vllmlint.k8s import schemas as sch
 from vllmlint.k8s.objects import K8sObject
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str, walk
+from vllmlint.lazyre import lazy_compile
 
 _TEMPLATED = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|<[^<>\s][^<>]*>|%\w+%|__[A-Z][A-Z0-9_]*__|^\s*(\.\.\.|…)\s*$")
 _KUSTOMIZE = "kustomize.config.k8s.io/"
 # A file named as a patch (`s3-env-patch.yaml`, `manager_image_patch.yaml`, `patches/gpu.yaml`): Kustomize's
 # kustomization.yaml needs no apiVersion/kind, so the run may not see the Kustomization that names it.
-_PATCH_NAME = re.compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
+_PATCH_NAME = lazy_compile(r"(^|[-_.])patch(es)?([-_.]|$)", re.I)
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
                "object": "a mapping", "array": "a list", "null": "null"}
 _MAX_PER_OBJECT = 12
@@ -202,6 +202,7 @@ def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str, str]]
             continue
         hint = _moved(obj, key) or _elsewhere(obj, path, key, defs)
         if not hint:
+            import difflib  # here, not at start-up: only a near miss needs it
             close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
             if close:
                 hint = f"Did you mean `{close[0]}`?"
@@ -361,6 +362,7 @@ def _kind_findings(ctx: Context, obj: K8sObject, groups: dict) -> tuple[list[Fin
         return [ctx.finding(api_node or where, f"`{obj.api_version}` has no kind `{obj.kind}`, so the API server "
                             f"rejects it: {obj.kind} is `apiVersion: {others[0]}`", about=obj,
                             severity=Severity.WARNING if same_group else None)], False
+    import difflib  # here, not at start-up: only a near miss needs it
     close = [k for k in kinds if k.lower() == obj.kind.lower()] or \
         difflib.get_close_matches(obj.kind, kinds, n=1, cutoff=0.8)
     hint = f": did you mean `{close[0]}`?" if close else ""
@@ -390,6 +392,7 @@ def _storage_findings(ctx: Context, obj: K8sObject, partial: bool) -> Iterator[F
                 unknown.append(key)
     static = " " + entry["static"] if entry.get("static") and unknown else ""
     for key in unknown:
+        import difflib  # here, not at start-up: only a near miss needs it
         close = difflib.get_close_matches(key.text, entry["parameters"], n=1, cutoff=0.8)
         hint = f" Did you mean `{close[0]}`?" if close else ""
         yield ctx.finding(key, f"`{key.text}` is not a StorageClass parameter of `{name}`, which ignores it. "

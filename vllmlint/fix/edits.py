@@ -11,11 +11,10 @@ exactly (folded scalars, YAML escapes inside a touched shell word) yields no fix
 """
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from vllmlint.records import dataclass
 from typing import TYPE_CHECKING, Iterable, Union
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.source.yamlmodel import Scalar, Sequence, SourceFile
@@ -106,14 +105,14 @@ def plain_ok(value: str, flow: bool) -> bool:
 def yaml_string(value: str, flow: bool, like: str | None = None) -> str:
     """`value` as a YAML string scalar, in the quoting style `like` when given (None = plain if possible)."""
     if like == '"':
-        return json.dumps(value, ensure_ascii=False)
+        return _json_string(value)
     if like == "'" and "\n" not in value:
         return "'" + value.replace("'", "''") + "'"
     if plain_ok(value, flow):
         return value
     if "\n" not in value:
         return "'" + value.replace("'", "''") + "'"
-    return json.dumps(value, ensure_ascii=False)
+    return _json_string(value)
 
 
 def replace_scalar(scalar: Scalar, value: str) -> Edit | None:
@@ -307,6 +306,8 @@ class ArgvEditor:
         if scalar is None or scalar.style == "|":
             return shell_text
         if scalar.style == '"':
+            import json  # here, not at start-up: only some inputs need it
+
             return json.dumps(shell_text, ensure_ascii=False)[1:-1]
         if scalar.style == "'":
             return shell_text.replace("'", "''")
@@ -348,6 +349,8 @@ class ArgvEditor:
             if token.dynamic or not token.text.startswith(prefix):
                 return None
             word = token.text[len(prefix):]  # `'--model=X'`: quote the value afresh
+        import shlex  # here, not at start-up: only a fix inside a shell script quotes a word
+
         return self._encode(shlex.quote(word))
 
     # operations
@@ -462,7 +465,7 @@ class ArgvEditor:
         return None
 
 
-_BLANKS_BETWEEN = re.compile(r"^(?:[ \t]|\\\r?\n)*$")
+_BLANKS_BETWEEN = lazy_compile(r"^(?:[ \t]|\\\r?\n)*$")
 
 
 def _option_tokens(option: Option) -> list[Token]:
@@ -492,3 +495,10 @@ def drop_options_fix(invocation: Invocation, options: list[Option], safety: str,
     """A fix deleting options (each flag with its value) from an invocation, in whatever form it is written."""
     editor = argv_editor(invocation)
     return make_fix(editor.delete_options(options), safety, description) if editor else None
+
+
+def _json_string(value: str) -> str:
+    """`value` as a double-quoted YAML (and JSON) string."""
+    import json  # here, not at start-up: a one-file run seldom needs a quoted string
+
+    return json.dumps(value, ensure_ascii=False)

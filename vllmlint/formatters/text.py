@@ -15,7 +15,6 @@ finding (or statistics) lines. Run notices are not part of this output: the CLI 
 """
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -66,6 +65,10 @@ def _visible(text: str) -> str:
 
 
 def _char_width(ch: str) -> int:
+    if ch < "\x80":
+        return 1  # ASCII: neither combining nor wide (most manifests, and no import of unicodedata)
+    import unicodedata  # here, not at start-up: a shared library, loaded only for a line with other characters
+
     if unicodedata.combining(ch):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1

@@ -18,12 +18,12 @@ hosts, paths and backends; and the ports a Compose service publishes on the host
 """
 from __future__ import annotations
 
-import re
 from vllmlint.records import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject, World
@@ -332,7 +332,7 @@ class PublishedPort:
 
 # Compose interpolation: `${VAR:-default}` / `${VAR-default}` give their default, `${VAR}` / `$VAR` are unknown
 # (`$?`, which no port or address parses as). https://docs.docker.com/reference/compose-file/interpolation/
-_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_INTERPOLATION = lazy_compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def compose_published_ports(service: Mapping) -> list[PublishedPort]:

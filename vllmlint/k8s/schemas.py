@@ -11,13 +11,13 @@ from (`SchemaError.node`, `.key`), so a finding points at the offending key or v
 """
 from __future__ import annotations
 
-import json
 import re
 from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence
+from vllmlint.lazyre import lazy_compile
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # The API's quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go, "The serialization format"),
@@ -29,18 +29,16 @@ _BUDGET = 200_000  # nodes copied per object (aliases expanded): past it the obj
 
 @lru_cache(maxsize=1)
 def index() -> dict:
-    from vllmlint.data import schemas_dir
+    from vllmlint.data import load_json, schemas_dir
 
-    return json.loads((schemas_dir() / "k8s" / "index.json").read_text(encoding="utf-8"))
+    return load_json(schemas_dir() / "k8s" / "index.json")
 
 
 @lru_cache(maxsize=None)
 def _bundle(name: str) -> dict:
-    from vllmlint.data import schemas_dir
+    from vllmlint.data import load_json, schemas_dir
 
-    import zlib  # gzip's format without importing the gzip module (31: a gzip header and trailer)
-
-    return json.loads(zlib.decompress((schemas_dir() / "k8s" / name).read_bytes(), 31))
+    return load_json(schemas_dir() / "k8s" / name)  # `name` ends in `.json.gz`
 
 
 def split_api_version(api_version: str) -> tuple[str, str] | None:
@@ -84,7 +82,7 @@ def removed(api_version: str, kind: str) -> list[str] | None:
     return (index()["removed"].get(api_version) or {}).get(kind)
 
 
-_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_VERSION = lazy_compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
 
 
 def version_priority(api_version: str) -> tuple:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, Iterator
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject
@@ -100,10 +101,10 @@ PLACEHOLDER: Final = "placeholder"  # a documentation sample or template placeho
 REFERENCE: Final = "reference"  # a reference to a variable or template value, resolved elsewhere
 EMPTY: Final = "empty"
 
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_.-]*\)|\{\{.*\}\}|%[A-Za-z_]+%")
+_REFERENCE = lazy_compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_.-]*\)|\{\{.*\}\}|%[A-Za-z_]+%")
 # SOPS writes encrypted values as ENC[AES256_GCM,data:...] (https://github.com/getsops/sops#encrypting-only-parts-of-a-file).
 _ENCRYPTED = ("ENC[AES256_GCM,", "ENC[")
-_WRAPPED = re.compile(r"^(<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|@[A-Za-z_]+@)$")
+_WRAPPED = lazy_compile(r"^(<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|@[A-Za-z_]+@)$")
 
 
 @dataclass(frozen=True)

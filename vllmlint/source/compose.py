@@ -29,11 +29,12 @@ from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING
 
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject, World
 
-_NAME = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
+_NAME = lazy_compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
 DOTENV = ".env"
 
 
@@ -292,7 +293,7 @@ def shell_words(text: str) -> list[Word] | None:
 
 
 # --- .env files ------------------------------------------------------------------------------------
-_EXPORT = re.compile(r"^export\s+")
+_EXPORT = lazy_compile(r"^export\s+")
 _ESCAPES = {"a": "\a", "b": "\b", "c": "c", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "$": "$$",
             '"': '"', "\\": "\\"}
 

@@ -22,10 +22,12 @@ import re
 import os
 import stat
 from vllmlint.records import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterable
 
 from vllmlint.finding import Notice
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -247,6 +249,11 @@ def read_text(data: bytes) -> tuple[str | None, str | None]:
     """Decoded text, or why it is not text."""
     if b"\x00" in data[:8192]:
         return None, "binary file (it contains NUL bytes), not YAML or shell"
+    if not data.startswith(b"\xef\xbb\xbf"):  # no BOM: what "utf-8-sig" decodes, without importing its codec
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError:
+            pass  # the error below, as it always was
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
@@ -337,8 +344,8 @@ def _read_lines(path: str) -> list[str] | None:
 
 
 def _spec(lines: list[str] | None) -> GitIgnoreSpec | None:
-    if not lines:
-        return None
+    if not lines or all(not line or line[0] == "#" for line in lines):
+        return None  # empty lines and comments only (git's own `info/exclude`): no rule, and pathspec not imported
     from pathspec import GitIgnoreSpec
 
     try:
@@ -477,10 +484,15 @@ class _Repository:
             excludes = os.path.join(config_home, "git", "ignore")
         # Lowest precedence first: the user's global excludes, then .git/info/exclude, then .gitignore files
         # from the top down (gitignore(5): "the last matching pattern decides", deeper files take precedence).
-        self.base = [s for s in (_spec(_read_lines(excludes) if excludes else None),
-                                 _spec(_read_lines(os.path.join(common, "info", "exclude")))) if s is not None]
+        self._base_files = (excludes, os.path.join(common, "info", "exclude"))  # read by `base`
         self._specs: dict[str, GitIgnoreSpec | None] = {}
         self._folders: dict[str, bool] = {}
+
+    @cached_property
+    def base(self) -> list[GitIgnoreSpec]:
+        """The global excludes and `.git/info/exclude`, read when a file git does not track is first judged (a
+        pre-commit run's files are tracked: it needs no pattern, nor the import of pathspec)."""
+        return [s for s in (_spec(_read_lines(path) if path else None) for path in self._base_files) if s is not None]
 
     def _folder_spec(self, folder: str) -> GitIgnoreSpec | None:
         if folder not in self._specs:
@@ -595,9 +607,9 @@ def is_env_file(name: str) -> bool:
 # A line that only YAML (or JSON) starts this way: a document marker or directive, a list item, a flow
 # collection, or a `key:` (plain or quoted) followed by a space or the end of the line. A shell line starts
 # with a command word (`vllm serve`, `export A=b`, `docker run`) and none of these.
-_YAML_LINE = re.compile(r"""[ \t]*(?:---|\.\.\.|%YAML|%TAG|-(?:[ \t]|$)|[{\[]|"[^"\n]*"[ \t]*:|'[^'\n]*'[ \t]*:|"""
+_YAML_LINE = lazy_compile(r"""[ \t]*(?:---|\.\.\.|%YAML|%TAG|-(?:[ \t]|$)|[{\[]|"[^"\n]*"[ \t]*:|'[^'\n]*'[ \t]*:|"""
                         r"""[^\s#:'"\-{\[][^\s:]*[ \t]*:(?:[ \t]|$))""")
-_MARKDOWN_FENCE = re.compile(r"^(?:```|~~~)", re.M)
+_MARKDOWN_FENCE = lazy_compile(r"^(?:```|~~~)", re.M)
 
 
 def sniff_suffix(text: str) -> str:

@@ -19,21 +19,21 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Notice
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, parse_documents, scalar_str
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.engine import Linter
     from vllmlint.k8s.objects import Container, K8sObject
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)|\?ref=|\.git(?://|$)")
-_ARGS_PATH = re.compile(r"^(?P<container>/.+)/args(?:/(?P<index>-|\d+))?$")
+_REMOTE = lazy_compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)|\?ref=|\.git(?://|$)")
+_ARGS_PATH = lazy_compile(r"^(?P<container>/.+)/args(?:/(?P<index>-|\d+))?$")
 
 
 @dataclass(eq=False)

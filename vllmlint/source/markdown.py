@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from vllmlint.records import dataclass
+from vllmlint.lazyre import lazy_compile
 
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
+_FENCE = lazy_compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.M)
 YAML_LANGS = {"yaml", "yml"}
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
 
@@ -109,7 +110,7 @@ def _console_commands(body: str, start: int, end: int) -> str:
 
 
 # --- manifests applied from shell blocks, and unlabelled fences holding manifests -----------------------
-_OBJECT_KEY = re.compile(r"^(?P<indent>[ \t]*)(?P<key>apiVersion|kind)[ \t]*:[ \t]*\S", re.M)
+_OBJECT_KEY = lazy_compile(r"^(?P<indent>[ \t]*)(?P<key>apiVersion|kind)[ \t]*:[ \t]*\S", re.M)
 _KUBECTL = {"kubectl", "oc", "kubectl.exe"}
 # kubectl's global options that take the next word as their value (`kubectl -n ns apply -f -`).
 _KUBECTL_VALUE_OPTIONS = {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s",

@@ -22,6 +22,7 @@ from typing import Iterator
 from typing import Sequence as SequenceOf  # `Sequence` is the YAML node below
 
 from vllmlint.finding import Span
+from vllmlint.lazyre import lazy_compile
 
 
 class SourceFile:
@@ -260,7 +261,7 @@ def resolve_plain(text: str):
 
 
 # --- building the model from composed nodes --------------------------------------------------------
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy_compile("[\ud800-\udfff]")
 
 
 def fix_surrogates(text: str) -> str:
@@ -361,7 +362,7 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     return documents, error
 
 
-_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+_DOCUMENT_START = lazy_compile(r"^---(?=[ \t\r\n]|$)", re.M)
 
 
 def _retry_start(text: str, documents: list[Document]) -> int:
@@ -383,8 +384,8 @@ _FLOW_FAST = 40  # with at most this many flow levels...
 # ...and no line indented 28 columns, depth < MAX_DEPTH. YAML 1.1 also breaks lines at CR, NEL, LS and PS
 # (the second pattern; the first is three times faster, for the usual text without them).
 _DEEP_PREFIX = re.compile(r"^[ \t?:-]{28,}", re.M)
-_DEEP_PREFIX_ANY_BREAK = re.compile("(?:^|[\r\x85\u2028\u2029])[ \t?:-]{28,}", re.M)
-_BRACKET = re.compile(r"[][{}]")
+_DEEP_PREFIX_ANY_BREAK = lazy_compile("(?:^|[\r\x85\u2028\u2029])[ \t?:-]{28,}", re.M)
+_BRACKET = lazy_compile(r"[][{}]")
 
 
 def _maybe_deep(text: str) -> bool:
@@ -532,7 +533,7 @@ def _compose_text(source: SourceFile, text: str, pure: bool) -> tuple[list[Docum
     return documents, None
 
 
-_BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
+_BIG_ESCAPE = lazy_compile(r"\\U([0-9A-Fa-f]{8})")
 
 
 def _bad_escape(text: str) -> int:

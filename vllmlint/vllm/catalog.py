@@ -6,14 +6,13 @@ asked for it.
 """
 from __future__ import annotations
 
-import json
 import re
 from vllmlint.records import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from vllmlint.data import schemas_dir
+from vllmlint.data import load_json, schemas_dir
 from vllmlint.vllm.release import compare_versions, version_key
 
 
@@ -233,7 +232,7 @@ def _catalog_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _index() -> dict:
-    return json.loads((_catalog_dir() / "index.json").read_text(encoding="utf-8"))
+    return load_json(_catalog_dir() / "index.json")
 
 
 def releases() -> list[str]:
@@ -255,7 +254,7 @@ def load(version: str) -> ReleaseCatalog:
     """The catalog of one release; KeyError for a release that is not catalogued."""
     if version not in _index()["releases"]:
         raise KeyError(f"vLLM {version} is not in the catalog (known: {', '.join(releases())})")
-    return ReleaseCatalog(json.loads((_catalog_dir() / f"{version}.json").read_text(encoding="utf-8")))
+    return ReleaseCatalog(load_json(_catalog_dir() / f"{version}.json"))
 
 
 @lru_cache(maxsize=None)

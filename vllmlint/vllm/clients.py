@@ -13,7 +13,6 @@ server the same way:
 """
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 from vllmlint.k8s.objects import PodTemplate
@@ -151,6 +150,8 @@ def curl_request(tokens: list[Token]) -> tuple[str, str, Token] | None:
         i += 1
     if url is None or body is None or body.dynamic or body.text.startswith("@"):
         return None
+    import json  # here, not at start-up: only some inputs need it
+
     try:
         data = json.loads(body.text)
     except ValueError:

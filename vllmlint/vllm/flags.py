@@ -2,9 +2,7 @@
 release catalogs (`schemas/vllm/`) and the curated flag table, so rules only read `option.status`."""
 from __future__ import annotations
 
-import re
 
-import difflib
 from vllmlint.records import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Final
@@ -14,6 +12,7 @@ from vllmlint.vllm.catalog import ReleaseCatalog, RemovalStatus, Resolution, Res
 from vllmlint.vllm.flagtable import never_existed, removed
 from vllmlint.vllm.invocation import MANY, TakesValue
 from vllmlint.vllm.release import version_key
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation
@@ -143,6 +142,7 @@ def classify(flag: str, release_catalog: ReleaseCatalog) -> tuple[Resolution, Fl
                                       curated.get("removed_in"), hint, resolution.candidates)
     if resolution.kind == ResolutionKind.AMBIGUOUS:
         return resolution, FlagStatus(AMBIGUOUS, spelling, hint=hint, candidates=resolution.candidates)
+    import difflib  # here, not at start-up: only a near miss needs it
     suggestions = tuple(difflib.get_close_matches(spelling, [s for s in release_catalog.spellings
                                                              if s.startswith("--")], n=1, cutoff=0.75))
     return resolution, FlagStatus(UNKNOWN, spelling, hint=hint, candidates=suggestions)
@@ -180,7 +180,7 @@ def _accepted_by_exact_release(spelling: str, release: str | None, catalog_versi
 
 # `key=value[,key=value]`: the old text form of JSON options. malformed-argv (VL714) reports it where the
 # release's parser is JSON-only; invalid-flag-value (VL106) leaves exactly this text to it.
-KEY_VALUE_TEXT = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
+KEY_VALUE_TEXT = lazy_compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*(,\s*[A-Za-z_][\w.-]*\s*=\s*[^,=]*)*$")
 # Catalog `json_parser` values (sync's `x-vllm.json_parser`) whose parser rejects `key=value` text:
 # `json` (optional_type(json.loads): "Value method=ngram cannot be converted ...", 0.10.1.1
 # vllm/engine/arg_utils.py l.70-76 and l.843) and `dataclass` (get_kwargs' parse_dataclass,

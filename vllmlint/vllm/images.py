@@ -7,8 +7,9 @@ from functools import lru_cache
 from typing import Any
 
 from vllmlint.vllm.release import release_from_tag, version_key
+from vllmlint.lazyre import lazy_compile
 
-_DIGEST = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
+_DIGEST = lazy_compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
 
 
 @dataclass(frozen=True)

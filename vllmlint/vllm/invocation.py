@@ -17,6 +17,7 @@ from vllmlint.k8s.objects import Container, World
 from vllmlint.vllm.release import release_from_tag
 from vllmlint.source.shell import split_commands, script_from_shell_args
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.vllm.catalog import OptionSpec, ReleaseCatalog, Resolution
@@ -45,7 +46,7 @@ _MODULES = {
     "vllm.entrypoints.api_server": DEMO_API_SERVER,
 }
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
-_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_K8S_VAR = lazy_compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 DEFAULT_PORT = 8000
 
 
@@ -1274,7 +1275,7 @@ class ScriptVariable:
     token: Token  # the `NAME=value` word, in its file
 
 
-_VARIABLE_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VARIABLE_REFERENCE = lazy_compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def script_variables(text: str, scalar: Scalar | None = None,

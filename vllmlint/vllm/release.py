@@ -4,12 +4,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
+from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation
 
 # What a release number looks like where a manifest names one (an annotation, `--vllm-version`).
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|dev)(\d*))?$")
+_VERSION = lazy_compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|rc|dev)(\d*))?$")
 # What `version_key` orders: also PEP 440 pre-releases (a, b) and a local part (`+cu129`), as wheels
 # and the catalogs' own file names spell them.
 _ORDERABLE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[.-]?(a|b|rc|dev)(\d*))?(?:[.-]?(post)(\d*))?"
@@ -17,7 +18,7 @@ _ORDERABLE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[.-]?(a|b|rc
 _PRE_RANK = {"dev": 0, "a": 1, "b": 2, "rc": 3, None: 4}
 # A tag may carry a build variant after the release: v0.29.0-cu129, 0.10.1.1-ubuntu2404.
 _TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc)\d*)?)(?:-(?:cu\d+|cuda[\d.]+|rocm[\d.]*|ubuntu\d+|x86_64|amd64|arm64|aarch64|cpu|py3\d*|torch[\d.]+))*$")
-_PIP_PIN = re.compile(r"(?:^|[\s'\"])vllm(?:\[[^\]]*\])?==(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)(?=$|[\s'\";&|])")
+_PIP_PIN = lazy_compile(r"(?:^|[\s'\"])vllm(?:\[[^\]]*\])?==(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)(?=$|[\s'\";&|])")
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -135,11 +136,11 @@ def upstream_image(image: object) -> bool:
 
 
 # `pip install` spellings: pip, pip3, pip3.12, `python -m pip`, `uv pip`.
-_PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
+_PIP = lazy_compile(r"^pip(\d+(\.\d+)?)?$")
 _RELEASE = r"(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+)?)"
-_REQUIREMENT = re.compile(r"^vllm(?:\[[^\]]*\])?==" + _RELEASE + r"$")
+_REQUIREMENT = lazy_compile(r"^vllm(?:\[[^\]]*\])?==" + _RELEASE + r"$")
 # A wheel named by URL or path: vllm-0.9.2-cp38-abi3-manylinux1_x86_64.whl, vllm-0.9.2+cu118-...whl (also %2B).
-_WHEEL = re.compile(r"(?:^|/)vllm-" + _RELEASE + r"(?:(?:\+|%2[Bb])[0-9A-Za-z.]+)?-[^/]*\.whl(?:[?#].*)?$")
+_WHEEL = lazy_compile(r"(?:^|/)vllm-" + _RELEASE + r"(?:(?:\+|%2[Bb])[0-9A-Za-z.]+)?-[^/]*\.whl(?:[?#].*)?$")
 
 
 def install_pin(words: list[str]) -> tuple[str, str] | None:
