@@ -222,9 +222,9 @@ def test_a_one_file_run_imports_no_module_it_does_not_use(tmp_path):
     assert "vllmlint.engine" in modules  # it did run
     # Fingerprints (hashlib), running tools (subprocess: --render only), tracebacks (a bug of ours), SARIF and
     # JSON Schema are not needed to print text findings of one file; nor is click (vllmlint/entry.py parses the
-    # common command line itself).
+    # common command line itself), nor threading (asked only where the rules may be forked: 200 files and more).
     for unused in ("hashlib", "subprocess", "traceback", "sarif_om", "jsonschema", "vllmlint.formatters.sarif",
-                   "vllmlint.baseline", "vllmlint.fix.apply", "click", "vllmlint.cli"):
+                   "vllmlint.baseline", "vllmlint.fix.apply", "click", "vllmlint.cli", "threading"):
         assert unused not in modules, unused
 
 

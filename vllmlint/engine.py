@@ -733,15 +733,13 @@ MAX_AUTO_JOBS = 4
 def parallel_jobs(options: LintOptions, files: int) -> int:
     """How many processes check the rules of a run of `files` files: `options.jobs` (0: automatic; None: one,
     the library's default, so that an embedding process is never forked behind its back)."""
-    import threading
+    if options.jobs is None or options.jobs == 1 or (options.jobs == 0 and files < PARALLEL_MIN_FILES):
+        return 1
+    import threading  # only here: a one-file run never forks
 
     if not hasattr(os, "fork") or sys.platform != "linux" or threading.active_count() > 1:
         return 1  # forking is safe only in a single-threaded process on Linux (macOS frameworks are not)
-    if options.jobs is None:
-        return 1
     if options.jobs == 0:
-        if files < PARALLEL_MIN_FILES:
-            return 1
         # Cores other programs keep busy are no help: on a loaded machine a copy costs more than it saves (the
         # bench measured --jobs 2 at 0.82x on 1,000 files with a load of 4 on 2 cores).
         idle = (os.cpu_count() or 1) - int(os.getloadavg()[0] if hasattr(os, "getloadavg") else 0)
