@@ -467,12 +467,17 @@ def _tag_only_resolver():
 
 
 def _record_duplicates(pairs, source: SourceFile) -> None:
+    """Scalar keys a ruamel mapping repeats, as (start, end, text) in `source.duplicate_keys`."""
+    _record_repeated([(key.start_mark.index, key.end_mark.index, key.value) for key, _ in pairs if key.id == "scalar"],
+                     source)
+
+
+def _record_repeated(keys: list[tuple[int, int, str]], source: SourceFile) -> None:
     seen: set[str] = set()
-    for key, _ in pairs:
-        if key.id == "scalar":
-            if key.value in seen:
-                source.duplicate_keys.append((key.start_mark.index, key.end_mark.index, key.value))
-            seen.add(key.value)
+    for start, end, text in keys:
+        if text in seen:
+            source.duplicate_keys.append((start, end, text))
+        seen.add(text)
 
 
 def _compose(source: SourceFile, text: str, pure: bool, base: int = 0) -> tuple[list[Document], YAMLSyntaxError | None]:
@@ -1185,12 +1190,7 @@ def _convert_direct(node, source: SourceFile, memo: dict, positions: list[int]) 
     pairs = node.value
     names = [k.text for k, _ in pairs if type(k) is Scalar]
     if len(set(names)) < len(names):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if type(k) is Scalar:
-                if k.text in seen:
-                    source.duplicate_keys.append((k.start, k.end, k.text))
-                seen.add(k.text)
+        _record_repeated([(k.start, k.end, k.text) for k, _ in pairs if type(k) is Scalar], source)
     for key_node, value_node in pairs:
         if type(key_node) is Scalar:
             if key_node.text == "<<" and key_node.style is None:
