@@ -145,6 +145,14 @@ def recorder(options: LintOptions) -> Linter:
         def add_bytes(self, data, shown, suffix=".yaml", name=""):
             self.calls.append(("add_bytes", data, shown, suffix, name))
 
+        def add_file(self, path, shown=None):  # read now (never deferred): the key hashes the bytes
+            from vllmlint.source.files import display_path
+
+            self.read_file(path, shown or display_path(path))
+
+        def add_file_bytes(self, data, shown, suffix, name, defer=True):
+            self.calls.append(("add_file_bytes", data, shown, suffix, name))
+
         def add_stdin(self, data, filename):
             self.calls.append(("add_stdin", data, filename))
 

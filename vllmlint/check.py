@@ -239,6 +239,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
                           per_file_ignores=dict(config.per_file_ignores), baseline=baseline,
                           fixes=_uses_fixes(targets, apply_fixes or show_diff, bool(write_baseline_path)))
     options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
+    options.stream = True  # large runs in chunks (vllmlint.stream): same result, a bounded model
     _run_options(options, no_cache or bool(render), jobs)
     collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
                          respect_gitignore=config.respect_gitignore,

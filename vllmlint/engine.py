@@ -52,6 +52,9 @@ class LintOptions:
     cache_dir: str | None = None  # the result cache's folder (vllmlint.cache); None: no cache
     jobs: int | None = None  # processes for the rules (None: automatic, on large runs only); never changes the result
     progress: Progress | None = None  # a progress line (vllmlint.progress): files read, rules checked
+    # Large runs in chunks of files (vllmlint.stream): the files added are read when the run starts, and a run of
+    # stream.STREAM_MIN_FILES files or more never holds every file's model at once. Never changes the result.
+    stream: bool = False
 
 
 @dataclass
@@ -142,10 +145,44 @@ class Linter:
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
         self.render_mappings: list = []  # vllmlint.render.RenderedText: `--render` output -> the files as written
         self._files_read = 0  # files read by add_file (the progress line counts them)
+        self._deferred: list[tuple[Path | None, str]] = []  # files added, read when the run starts (options.stream)
+        self._held: dict[str, tuple[bytes, str, str]] = {}  # deferred files whose bytes were given (add_file_bytes)
 
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
         shown = shown or display_path(path)
+        self.real_paths.setdefault(shown, os.path.abspath(path))
+        if self.options.stream:
+            self._deferred.append((path, shown))
+            return
+        self.read_file(path, shown)
+
+    def add_file_bytes(self, data: bytes, shown: str, suffix: str, name: str, defer: bool = True) -> None:
+        """The bytes of a file `read_file` read (or the result cache replays): deferred like a file (options.stream)."""
+        if defer and self.options.stream:
+            self._deferred.append((None, shown))
+            self._held[shown] = (data, suffix, name)
+            return
+        self.add_bytes(data, shown, suffix, name)
+
+    def _read_deferred(self) -> None:
+        """The files added so far read now, in the order added (before any other input: the order is the run's)."""
+        deferred, self._deferred = self._deferred, []
+        for path, shown in deferred:
+            self.read_entry(path, shown, self)
+
+    def read_entry(self, path: Path | None, shown: str, added: Linter) -> None:
+        """A file `added` deferred: read from disk, or from the bytes it holds (path None)."""
+        if path is not None:
+            self.read_file(path, shown)
+            return
+        data, suffix, name = added._held[shown]
+        if shown in added.real_paths:
+            self.real_paths.setdefault(shown, added.real_paths[shown])
+        self.add_bytes(data, shown, suffix, name)
+        self._after_read()
+
+    def read_file(self, path: Path, shown: str) -> None:
         self.real_paths.setdefault(shown, os.path.abspath(path))
         limit = self.options.max_file_size
         try:
@@ -157,7 +194,10 @@ class Linter:
             self.result.notices.append(Notice("VL001", f"cannot read file: {exc.strerror or exc}", shown, 0, "error"))
             self.result.internal_error = True
             return
-        self.add_bytes(data, shown, path.suffix.lower(), path.name)
+        self.add_file_bytes(data, shown, path.suffix.lower(), path.name, defer=False)
+        self._after_read()
+
+    def _after_read(self) -> None:
         self._files_read += 1
         if self.options.freeze_gc and self._files_read % FREEZE_EVERY == 0:
             _freeze_gc()
@@ -166,11 +206,15 @@ class Linter:
 
     def skip_too_large(self, shown: str, size: int | None) -> None:
         """A file (size in bytes) or a stream (size None) over --max-file-size: a VL005 notice, not linted."""
+        if self._deferred:
+            self._read_deferred()
         self.result.notices.append(Notice("VL005", too_large_message(size, self.options.max_file_size), shown, 0,
                                           "warning"))
         self.result.skipped.setdefault(shown, SKIP_TOO_LARGE)
 
     def add_bytes(self, data: bytes, shown: str, suffix: str = ".yaml", name: str = "") -> None:
+        if self._deferred:
+            self._read_deferred()
         self.result.files_checked += 1
         text, problem = read_text(data)
         source = SourceFile(shown, text if text is not None else "", shown)
@@ -182,6 +226,8 @@ class Linter:
         self.add_text(text, shown, suffix, name)
 
     def add_text(self, text: str, shown: str, suffix: str = ".yaml", name: str = "") -> None:
+        if self._deferred:
+            self._read_deferred()
         source = SourceFile(shown, text, shown)
         self.result.sources[shown] = source
         if suffix in MARKDOWN_SUFFIXES:
@@ -278,6 +324,8 @@ class Linter:
             self._error(source, message, error.line, error.col, error.index)
 
     def add_stdin(self, data: bytes, filename: str | None) -> None:
+        if self._deferred:
+            self._read_deferred()
         text, problem = read_text(data)
         shown = filename or "-"
         if problem or text is None:
@@ -312,17 +360,17 @@ class Linter:
         release, stand_in = invocation.release, invocation.catalog.version
         known = catalog.releases()
         inside = version_key(known[0]) <= version_key(release) <= version_key(known[-1])
-        if ("outside", release) in seen or inside and version_key(release)[:2] == version_key(stand_in)[:2]:
-            return  # a patch of a catalogued minor release: close enough to say nothing
-        seen.add(("outside", release))
-        where = "newer than the" if version_key(release) > version_key(known[-1]) else "not among the"
         tokens = [t for t in invocation.entry + invocation.tokens if t.source is not None]
         path, line = (tokens[0].source.display_path, tokens[0].span.line) if tokens else ("", 0)
+        # Once per release and file here; `ordered_notices` keeps the run's first (a run in chunks makes the same).
+        if ("outside", release, path) in seen or inside and version_key(release)[:2] == version_key(stand_in)[:2]:
+            return  # a patch of a catalogued minor release: close enough to say nothing
+        seen.add(("outside", release, path))
+        where = "newer than the" if version_key(release) > version_key(known[-1]) else "not among the"
         self.result.notices.append(Notice(
             "VL006", f"vLLM {release} is {where} releases vllmlint knows ({known[0]} to {known[-1]}): its flags are "
             f"checked against {stand_in}", path, line, "note",
-            summary=("vLLM release outside vllmlint's catalog checked against a neighbour",
-                     "vLLM releases outside vllmlint's catalog checked against neighbours")))
+            summary=OUTSIDE_SUMMARY))
 
     def _note_assumed(self, invocation, seen: set) -> None:
         """Once per workload: its release is unknown, so the newest catalog is assumed."""
@@ -417,6 +465,14 @@ class Linter:
         self.result.objects = len(world.objects)
 
     def run(self) -> LintResult:
+        if self._deferred:
+            from vllmlint import stream
+
+            if stream.streamable(self, self._deferred):
+                result = stream.run(self, self._deferred)
+                if result is not None:
+                    return result
+            self._read_deferred()
         world = self.build()
         if self.options.freeze_gc:
             import gc
@@ -476,7 +532,7 @@ class Linter:
         if self.options.baseline is not None:
             _apply_baseline(self.result, self.options.baseline)
         resolve_fixes(self.result, self.options.fixes)
-        self.result.notices = selected_notices(self.result.notices, rules)
+        self.result.notices = ordered_notices(selected_notices(self.result.notices, rules), self.result.sources)
         return self.result
 
     # Parsed YAML kept between runs by a long-lived caller (the language server, `vllmlint.server.project`):
@@ -514,6 +570,29 @@ def with_syntax_errors(rules: list[Rule], options: LintOptions) -> list[Rule]:
     if syntax is None or any(matches(s, syntax) for s in options.ignore or []):
         return rules
     return [syntax, *rules]
+
+
+OUTSIDE_SUMMARY = ("vLLM release outside vllmlint's catalog checked against a neighbour",
+                   "vLLM releases outside vllmlint's catalog checked against neighbours")
+
+
+def ordered_notices(notices: list[Notice], sources: dict[str, SourceFile]) -> list[Notice]:
+    """The notes in the order of the files they are about (the order the files were given; within a file, the
+    order they were made), then those about a file not given, then those about no file. A release outside the
+    catalog is noted once per run, at the first file that runs it. One order for a run in one piece and in chunks
+    (vllmlint.stream): it depends on the files only, never on which ones were read together."""
+    rank = {shown: index for index, shown in enumerate(sources)}
+    outside = len(rank)
+    ordered = sorted(notices, key=lambda n: rank.get(n.path, outside) if n.path else outside + 1)
+    said: set[str] = set()
+    kept = []
+    for notice in ordered:
+        if notice.summary == OUTSIDE_SUMMARY:
+            if notice.message in said:
+                continue
+            said.add(notice.message)
+        kept.append(notice)
+    return kept
 
 
 def selected_notices(notices: list[Notice], rules: list[Rule]) -> list[Notice]:

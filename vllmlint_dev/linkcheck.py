@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from vllmlint.engine import Linter, LintOptions
+from vllmlint.links import Keys, file_keys
 from vllmlint.source.files import collect_files
 
 
@@ -161,263 +160,17 @@ def summary(groups: list[Group]) -> list[str]:
     return out
 
 
-# --- link keys (docs/design/cross-file-links.md): a partition of the files, checked against the ground truth ---
-# Keys of the kinds the design note names: N name, L label pair, LK label key, A aggregate of a namespace,
-# G whole-run aggregate, F folder, P file path, V value. A file PROVIDES and WANTS keys; files that share a key
-# one provides and another wants go into one batch (union-find: the batches are the connected components).
-_NAME_REF_KEYS = frozenset({"name", "serviceName", "serviceAccountName", "serviceAccount", "backend", "backendRuntime",
-                            "poolName"})
-_NOT_REFS = frozenset({"containers", "initContainers", "ephemeralContainers", "ports", "env", "volumeMounts",
-                       "volumes", "volumeDevices", "resourceClaims", "imagePullSecrets", "workerGroupSpecs",
-                       "args", "command", "hostAliases", "readinessGates"})
-_SELECTOR_KEYS = frozenset({"selector", "podSelector", "workloadSelector", "labelSelector"})
-_URL_HOST = re.compile(r"(?:://|@)([a-z0-9]([-a-z0-9]*[a-z0-9])?)(?=[.:/]|$)")
-_RAY_KINDS = ("RayCluster", "RayService", "RayJob", "RayClusterFleet")
-_CHAT = "/v1/chat/completions"
-
-
-class Keys:
-    def __init__(self) -> None:
-        self.provides: dict[str, set[tuple]] = {}
-        self.wants: dict[str, set[tuple]] = {}
-
-    def provide(self, shown: str | None, *key) -> None:
-        if shown is not None:
-            self.provides.setdefault(shown, set()).add(tuple(key))
-
-    def want(self, shown: str | None, *key) -> None:
-        if shown is not None:
-            self.wants.setdefault(shown, set()).add(tuple(key))
-
-
-def _labels_of(node) -> list[tuple[str, str]]:
-    from vllmlint.source.yamlmodel import Mapping, scalar_str
-
-    if not isinstance(node, Mapping):
-        return []
-    return [(k, scalar_str(v) or "") for k, v in node.pairs()]
-
-
-def _selector_keys(node) -> list[tuple] | None:
-    """The keys a label selector wants (one of them is a necessary condition of a match), None when nothing
-    narrows it (empty, or only negative requirements): then it wants every pod of its namespace."""
-    from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
-
-    if not isinstance(node, Mapping):
-        return None
-    structured = "matchLabels" in node.keys() or "matchExpressions" in node.keys()
-    pairs = sorted(_labels_of(node.get("matchLabels") if structured else node))
-    if pairs:
-        return [("L", *pairs[0])]
-    expressions = node.get("matchExpressions") if structured else None
-    for item in expressions.items if isinstance(expressions, Sequence) else []:
-        if not isinstance(item, Mapping):
-            continue
-        key, operator = scalar_str(item.get("key")) or "", scalar_str(item.get("operator")) or ""
-        values = item.get("values")
-        if operator == "In" and isinstance(values, Sequence):
-            return [("L", key, scalar_str(v) or "") for v in values.items]
-        if operator == "Exists":
-            return [("LK", key)]
-    return None
-
-
-def _walk_refs(node, skip_names: bool = False):
-    """(key, scalar text) of every name-like reference in an object's spec."""
-    from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
-
-    if isinstance(node, Mapping):
-        for key, value in node.pairs():
-            if key in _NAME_REF_KEYS and isinstance(value, Scalar) and isinstance(value.value, str) \
-                    and not (skip_names and key == "name"):
-                yield key, value.value
-            elif isinstance(value, Sequence):
-                for item in value.items:
-                    yield from _walk_refs(item, key in _NOT_REFS)
-            else:
-                yield from _walk_refs(value)
-    elif isinstance(node, Sequence):
-        for item in node.items:
-            yield from _walk_refs(item)
-
-
-def _strings(node):
-    from vllmlint.source.yamlmodel import Scalar, walk
-
-    for inner in walk(node):
-        if isinstance(inner, Scalar) and isinstance(inner.value, str):
-            yield inner.value
-
-
+# --- link keys (docs/design/cross-file-links.md, vllmlint/links.py): a partition of the files, checked against the
+# ground truth. Files that share a key one provides and another wants go into one batch (union-find: the batches are
+# the connected components).
 def link_keys(files: list[Path]) -> tuple[Keys, dict[str, str]]:
     """The keys of every file of one joint run, and display path -> real path."""
-    from vllmlint.data import knowledge_dir, load_yaml_data
-    from vllmlint.k8s.objects import _openshift_marked
-    from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
-
     linter = Linter(_options())
     for path in files:
         linter.add_file(path)
     world = linter.build()
     real = dict(linter.real_paths)
-    keys = Keys()
-    exposure = load_yaml_data(knowledge_dir() / "exposure.yaml") or {}
-    auth_kinds = {e["kind"] for e in exposure.get("auth_kinds") or []} | \
-        {k for e in exposure.get("auth_reference_annotations") or [] for k in e.get("kinds") or []}
-    other_policies = set((load_yaml_data(knowledge_dir() / "network-policy.yaml") or {})
-                         .get("other_policy_kinds", {}).get("kinds") or []) - {"NetworkPolicy"}
-    for shown, path in real.items():  # every file is a path, a base name and a folder
-        keys.provide(shown, "P", os.path.normpath(path))
-        keys.provide(shown, "V", "basename", os.path.basename(path))
-        if os.path.basename(path) == "config.json" or path.endswith("_config.json"):
-            keys.provide(shown, "V", "model-leaf", os.path.basename(os.path.dirname(path)))
-        folder = os.path.dirname(path)
-        while True:
-            keys.want(shown, "F", "envsubst", folder)
-            if os.path.dirname(folder) == folder:
-                break
-            folder = os.path.dirname(folder)
-    for obj in world.objects:
-        shown = obj.source.display_path
-        folder = os.path.dirname(real.get(shown, shown))
-        keys.provide(shown, "N", obj.name)
-        for pair in obj.labels.items():
-            keys.provide(shown, "L", *pair)
-        if _openshift_marked(obj):
-            keys.provide(shown, "F", "openshift", folder)
-        if obj.kind in _RAY_KINDS:
-            keys.provide(shown, "G", "ray")
-        if obj.kind == "NodePool" and obj.api_version.startswith("karpenter.sh/"):
-            keys.provide(shown, "G", "pools")
-        if obj.kind in other_policies:
-            keys.provide(shown, "G", "other-policy")
-        if obj.kind in auth_kinds:
-            keys.provide(shown, "G", "auth")
-        if obj.kind == "ComposeService":
-            keys.provide(shown, "V", "compose-service", obj.name)
-            keys.want(shown, "V", "compose-service", obj.name)
-            keys.want(shown, "P", os.path.join(folder, ".env"))
-            for text in _strings(obj.node.get("env_file")):
-                keys.want(shown, "P", os.path.normpath(os.path.join(folder, text)))
-            extends = obj.node.get("extends")
-            if isinstance(extends, Mapping) and scalar_str(extends.get("file")):
-                keys.want(shown, "P", os.path.normpath(os.path.join(folder, scalar_str(extends.get("file")) or "")))
-        if obj.kind == "Kustomization":
-            for key in ("resources", "bases", "components", "patchesStrategicMerge", "patches", "patchesJson6902"):
-                items = obj.node.get(key)
-                for item in items.items if isinstance(items, Sequence) else []:
-                    value = scalar_str(item) or (scalar_str(item.get("path")) if isinstance(item, Mapping) else None)
-                    if value:
-                        target = os.path.normpath(os.path.join(folder, value))
-                        keys.want(shown, "P", target)
-                        for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-                            keys.want(shown, "P", os.path.join(target, name))
-            if obj.spec is not None and isinstance(obj.spec.get("postBuild"), Mapping):
-                keys.provide(shown, "G", "flux")
-        keys.want(shown, "G", "flux")  # a Flux substitution anywhere changes VL709 everywhere
-        if obj.kind == "PrometheusRule" or obj.kind in ("ServiceMonitor", "PodMonitor") \
-                and any(isinstance(m, Mapping) and ("relabelings" in m.keys() or "metricRelabelings" in m.keys())
-                        for m in _walk_mappings(obj.spec)):
-            keys.want(shown, "G", "releases")  # VL111: judged against the releases of the whole run
-        if obj.kind in ("HorizontalPodAutoscaler", "ScaledObject"):
-            keys.want(shown, "G", "adapter")  # VL807: "no prometheus-adapter rule of the run defines it"
-            target = obj.spec.get("scaleTargetRef") if obj.spec is not None else None
-            name = scalar_str(target.get("name")) if isinstance(target, Mapping) else None
-            kind = (scalar_str(target.get("kind")) if isinstance(target, Mapping) else None) or "Deployment"
-            if not name or world.find(kind, name, obj.namespace) is None:
-                keys.want(shown, "G", "releases")  # VL111: no target in the run, the run's releases
-        if obj.kind == "ConfigMap" and any("seriesQuery" in text for text in _strings(obj.node.get("data"))):
-            keys.provide(shown, "G", "adapter")
-        if obj.kind in ("Service", "Ingress", "HTTPRoute", "GRPCRoute", "Route", "Gateway", "ConfigMap"):
-            keys.want(shown, "G", "auth")  # VL501: authentication anywhere may silence an exposure
-        if obj.kind == "Service" and obj.name == "vllm":
-            keys.want(shown, "A", "vllm", obj.namespace)
-        if obj.kind == "NetworkPolicy":
-            keys.want(shown, "A", "pods", obj.namespace)  # VL805: near misses against every pod of the namespace
-            keys.want(shown, "G", "other-policy")
-        if obj.kind in ("NetworkPolicy", "ServiceMonitor", "PodMonitor", "VMServiceScrape", "VMPodScrape"):
-            keys.want(shown, "G", "vllm-pods")  # VL805, VL806: silent when the run has no vLLM pod
-            selector = obj.spec.get("selector") if obj.spec is not None else None
-            for text in _strings(selector.get("matchLabels") if isinstance(selector, Mapping) else None):
-                keys.want(shown, "N", text)  # VL806: a Service (or workload) named like a selector value
-        spec = obj.spec
-        for _key, text in _walk_refs(spec):
-            keys.want(shown, "N", text)
-        for inner in _walk_mappings(obj.node):
-            for key, value in inner.pairs():
-                if key in _SELECTOR_KEYS and not (key == "selector" and inner is spec
-                                                   and obj.kind not in ("Service", "InferencePool")):
-                    wanted = _selector_keys(value)
-                    for one in wanted or [("A", "pods", obj.namespace)]:
-                        keys.want(shown, *one)
-        for text in _strings(obj.node):
-            for match in _URL_HOST.finditer(text):
-                keys.want(shown, "N", match.group(1))
-            if _CHAT in text:  # VL711: chat evidence near every server of the namespace (and their count)
-                keys.want(shown, "A", "vllm", obj.namespace)
-                keys.provide(shown, "A", "chat", obj.namespace)
-        if any(text for text in _strings(obj.node) if "envsubst" in text):
-            keys.provide(shown, "F", "envsubst", folder)
-    for found in world.kubeai_settings:
-        source = getattr(found, "source", None) or getattr(getattr(found, "node", None), "source", None)
-        keys.provide(source.display_path if source is not None else None, "G", "kubeai")
-    for template in world.templates:
-        shown = template.owner.source.display_path
-        for pair in template.labels.items():
-            keys.provide(shown, "L", *pair)
-            keys.provide(shown, "LK", pair[0])
-        keys.provide(shown, "A", "pods", template.namespace)
-        if template.owner.kind == "Model":
-            keys.want(shown, "G", "kubeai")
-    for invocation in world.invocations:
-        container = invocation.container
-        source = container.pod.owner.source if container is not None else invocation.source
-        if source is None and invocation.owner is not None:
-            source = invocation.owner.source
-        if source is None:
-            continue
-        shown = source.display_path
-        namespace = container.pod.namespace if container is not None else ""
-        keys.provide(shown, "A", "vllm", namespace)
-        keys.want(shown, "A", "chat", namespace)  # VL711: chat evidence near it
-        keys.provide(shown, "G", "releases")
-        keys.provide(shown, "G", "vllm-pods")
-        folder = os.path.dirname(real.get(shown, shown))
-        keys.want(shown, "F", "openshift", folder)
-        keys.want(shown, "G", "pools")
-        if any("ray" == token.text or token.text.endswith("=ray") for token in invocation.tokens):
-            keys.want(shown, "G", "ray")
-        if invocation.model is not None and not invocation.model.dynamic:
-            keys.want(shown, "V", "model-leaf", invocation.model.text.rstrip("/").rsplit("/", 1)[-1])
-        if container is not None and container.pod.owner.kind == "ComposeService":
-            keys.want(shown, "V", "compose-service", container.pod.owner.name)
-    for command in world.shell_commands:
-        source = next((t.source for t in command.tokens if t.source is not None), None)
-        shown = source.display_path if source is not None else None
-        if command.container is not None:
-            shown = command.container.pod.owner.source.display_path
-        words = command.words
-        if len(words) >= 2 and words[0].rsplit("/", 1)[-1] == "ray" and words[1] == "start":
-            keys.provide(shown, "G", "ray")
-        if any("envsubst" in word for word in words):
-            folder = os.path.dirname(real.get(shown or "", shown or ""))
-            keys.provide(shown, "F", "envsubst", folder)
-        for word in words:
-            keys.provide(shown, "V", "basename", os.path.basename(word))
-            for match in _URL_HOST.finditer(word):
-                keys.want(shown, "N", match.group(1))
-            if _CHAT in word or word == "openai-chat":
-                keys.want(shown, "A", "vllm", "")
-                keys.provide(shown, "A", "chat", "")
-    return keys, real
-
-
-def _walk_mappings(node):
-    from vllmlint.source.yamlmodel import Mapping, walk
-
-    for inner in walk(node):
-        if isinstance(inner, Mapping):
-            yield inner
+    return file_keys(world, real), real
 
 
 def batches(keys: Keys, files: list[str], broadcast: bool = False) -> list[list[str]]:

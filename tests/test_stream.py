@@ -1,0 +1,216 @@
+"""Large runs in chunks (vllmlint.stream): the output is byte for byte the output of one run over every file, in
+every format, however the files fall into chunks; files whose findings depend on a file of another chunk are
+linted again with it."""
+import importlib.util
+import shutil
+
+import pytest
+
+from conftest import FIXTURES, ROOT, run_cli
+from vllmlint import stream
+from vllmlint.engine import Linter, LintOptions, ordered_notices
+from vllmlint.finding import Notice
+from vllmlint.links import components
+from vllmlint.source.files import collect_files
+from vllmlint.source.yamlmodel import SourceFile
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "bench" / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tree")
+    _bench().generate(folder, 40, seed=11)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory):
+    """The fixtures without their Kustomize folder (a Kustomization makes a run one piece: see below)."""
+    folder = tmp_path_factory.mktemp("examples") / "fixtures"
+    shutil.copytree(FIXTURES, folder)
+    shutil.rmtree(folder / "own" / "kustomize")
+    return folder
+
+
+def _lint(paths, chunked: tuple[int, int] | None, monkeypatch, **options):
+    """The whole result as lines, and the sizes of the batches linted a second time."""
+    monkeypatch.setenv(stream.SIZES_ENV, f"{chunked[0]}:{chunked[1]}" if chunked else "1000000000:1")
+    second: list[int] = []
+    lint = stream._lint
+
+    def spy(chunk_options, chunk, linter, read):
+        if read is None:
+            second.append(len(chunk))
+        return lint(chunk_options, chunk, linter, read)
+
+    monkeypatch.setattr(stream, "_lint", spy)
+    linter = Linter(LintOptions(stream=True, **options))
+    files, _ = collect_files([str(p) for p in paths])
+    for path in files:
+        linter.add_file(path)
+    result = linter.run()
+    lines = [f"F {f.path}:{f.span} {f.code} {f.severity} {f.message} {f.subject} {f.value} "
+             f"{f.fix.key() if f.fix else None}" for f in result.findings]
+    lines += [f"S {f.path}:{f.span} {f.code} {f.suppressed_by}" for f in result.suppressed]
+    lines += [f"I {f.path}:{f.span} {f.code}" for f in result.ignored]
+    lines += [f"N {n}" for n in result.notices]
+    lines.append(f"C {result.files_checked} {result.workloads} {result.invocations} {result.objects} "
+                 f"{result.internal_error} {result.skipped} {list(result.sources)} {[r.code for r in result.rules]}")
+    return lines, second
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7])
+def test_chunks_give_the_one_piece_result_on_the_examples(examples, chunk, monkeypatch):
+    whole, _ = _lint([examples], None, monkeypatch)
+    chunked, second = _lint([examples], (1, chunk), monkeypatch)
+    assert len(whole) > 150  # the comparison compares something: findings, notes, counts
+    assert chunked == whole
+    assert second  # the examples link files to each other (an HPA and its Deployment, Services and their pods)
+
+
+def test_unlinked_files_are_linted_once(tree, monkeypatch):
+    whole, _ = _lint([tree], None, monkeypatch)
+    chunked, second = _lint([tree], (1, 3), monkeypatch)
+    assert chunked == whole and len(whole) > 100
+    assert second == []  # 40 applications that share no key: every chunk's shares stand
+
+
+def test_a_link_across_chunks_is_linted_again(tmp_path, monkeypatch):
+    (tmp_path / "a-hpa.yaml").write_text(HPA)
+    (tmp_path / "b-filler.yaml").write_text(FILLER)
+    (tmp_path / "c-deployment.yaml").write_text(DEPLOYMENT)
+    whole, _ = _lint([tmp_path], None, monkeypatch)
+    alone, _ = _lint([tmp_path / "a-hpa.yaml"], None, monkeypatch)
+    chunked, second = _lint([tmp_path], (1, 1), monkeypatch)
+    assert chunked == whole
+    assert second == [2]  # the HPA and its Deployment, together; the filler's share stands
+    mine = [line for line in whole if line.startswith("F ") and "a-hpa.yaml" in line]
+    assert mine != [line for line in alone if line.startswith("F ")]  # the Deployment changes the HPA's findings
+
+
+def test_a_fact_the_chunk_lacks_is_lent_by_a_provider(tmp_path, monkeypatch):
+    # The monitor selects its own Service, so only "does the run have a vLLM pod" links it to another file (VL806
+    # is silent in a run without one); its chunk has none, the run has one: it is linted again with that file.
+    (tmp_path / "a-monitor.yaml").write_text(MONITOR)
+    (tmp_path / "b-deployment.yaml").write_text(DEPLOYMENT)
+    whole, _ = _lint([tmp_path], None, monkeypatch)
+    chunked, second = _lint([tmp_path], (1, 1), monkeypatch)
+    assert chunked == whole
+    assert second == [2]
+
+
+def test_options_the_merge_applies(examples, tmp_path, monkeypatch):
+    """Per-file ignores (in each chunk) and a baseline (on the merged result) as in one piece."""
+    from vllmlint.baseline import load_baseline, write_baseline
+
+    findings = _findings(examples, monkeypatch)
+    write_baseline(tmp_path / "baseline.json", findings[::3])
+    options = {"per_file_ignores": {findings[0].path: ["VL8"]}, "select": ["VL1", "VL7", "VL8"],
+               "baseline": load_baseline(tmp_path / "baseline.json")}
+    whole, _ = _lint([examples], None, monkeypatch, **options)
+    assert any(line.startswith("I ") for line in whole)
+    assert _lint([examples], (1, 2), monkeypatch, **options)[0] == whole
+
+
+def _findings(path, monkeypatch):
+    monkeypatch.setenv(stream.SIZES_ENV, "1000000000:1")
+    linter = Linter(LintOptions())
+    for file in collect_files([str(path)])[0]:
+        linter.add_file(file)
+    return linter.run().findings
+
+
+def test_a_kustomization_makes_the_run_one_piece(monkeypatch):
+    # Its build reads resources from disk whichever chunk asks: the keys cannot speak for it.
+    entries = [(p, str(p)) for p in collect_files([str(FIXTURES)])[0]]
+    monkeypatch.setenv(stream.SIZES_ENV, "1:1")
+    assert not stream.streamable(Linter(LintOptions(stream=True)), entries)
+    assert stream.streamable(Linter(LintOptions(stream=True)), [e for e in entries if "kustomize" not in e[1]])
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_the_command_line_prints_the_same(examples, fmt):
+    one = run_cli("--no-cache", "--format", fmt, examples)
+    chunked = run_cli("--no-cache", "--format", fmt, examples, env={stream.SIZES_ENV: "1:3"})
+    assert one[0] == 1 and one[1]
+    assert chunked == one
+
+
+def test_components_join_only_through_keys():
+    provides = {"a": {("N", "x")}, "b": set(), "c": {("A", "vllm", "")}, "d": {("G", "vllm-pods")}}
+    wants = {"b": {("N", "x")}, "e": {("A", "vllm", "ns")}, "f": {("G", "vllm-pods")}}
+    groups = components(provides, wants, list("abcdef"))
+    assert sorted(map(sorted, groups)) == [["a", "b"], ["c", "e"], ["d"], ["f"]]  # a fact joins nothing
+
+
+def test_notes_follow_the_files_and_an_outside_release_is_noted_once():
+    sources = {name: SourceFile(name, "") for name in ("a.yaml", "b.yaml")}
+    outside = ("vLLM release outside vllmlint's catalog checked against a neighbour",
+               "vLLM releases outside vllmlint's catalog checked against neighbours")
+    notes = [Notice("VL006", "vLLM 9.9.9 is newer", "b.yaml", 3, summary=outside), Notice("VL001", "bug", ""),
+             Notice("VL002", "template", "b.yaml", 1), Notice("VL006", "vLLM 9.9.9 is newer", "a.yaml", 5,
+                                                             summary=outside)]
+    assert [(n.path, n.line) for n in ordered_notices(notes, sources)] == [("a.yaml", 5), ("b.yaml", 1), ("", 0)]
+
+
+HPA = """apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: vllm, namespace: ml}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+"""
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ml}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [--model, Qwen/Qwen2.5-7B-Instruct, --port, "8000"]
+        ports: [{containerPort: 8000}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+FILLER = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: unrelated, namespace: other}
+data: {a: b}
+"""
+
+MONITOR = """apiVersion: v1
+kind: Service
+metadata: {name: metrics, namespace: mon, labels: {team: m}}
+spec:
+  selector: {app: nothing-here}
+  ports: [{name: http, port: 8000}]
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: scrape, namespace: mon}
+spec:
+  selector: {matchLabels: {team: m}}
+  endpoints: [{port: metrics}]
+"""
+
+
+def test_a_cached_run_streams_and_replays_the_same(examples, tmp_path):
+    one = run_cli("--no-cache", examples)
+    env = {stream.SIZES_ENV: "1:3", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache"), "VLLMLINT_NO_CACHE": ""}
+    assert run_cli(examples, env=env) == one  # a miss: the cache's recorded bytes are linted in chunks
+    assert run_cli(examples, env=env) == one  # a hit
