@@ -3,6 +3,7 @@ every format, however the files fall into chunks; files whose findings depend on
 linted again with it."""
 import importlib.util
 import shutil
+import sys
 
 import pytest
 
@@ -44,10 +45,10 @@ def _lint(paths, chunked: tuple[int, int] | None, monkeypatch, **options):
     second: list[int] = []
     lint = stream._lint
 
-    def spy(chunk_options, chunk, linter, read):
+    def spy(chunk_options, chunk, linter, read, progress):
         if read is None:
             second.append(len(chunk))
-        return lint(chunk_options, chunk, linter, read)
+        return lint(chunk_options, chunk, linter, read, progress)
 
     monkeypatch.setattr(stream, "_lint", spy)
     linter = Linter(LintOptions(stream=True, **options))
@@ -72,6 +73,15 @@ def test_chunks_give_the_one_piece_result_on_the_examples(examples, chunk, monke
     assert len(whole) > 150  # the comparison compares something: findings, notes, counts
     assert chunked == whole
     assert second  # the examples link files to each other (an HPA and its Deployment, Services and their pods)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="processes are forked on Linux only")
+@pytest.mark.parametrize("where", ["examples", "tree"])
+def test_chunks_linted_by_forked_copies_give_the_same_result(where, examples, tree, monkeypatch):
+    path = examples if where == "examples" else tree
+    whole, _ = _lint([path], None, monkeypatch)
+    assert _lint([path], (1, 3), monkeypatch, jobs=2)[0] == whole
+    assert _lint([path], (1, 5), monkeypatch, jobs=3)[0] == whole
 
 
 def test_unlinked_files_are_linted_once(tree, monkeypatch):

@@ -1420,9 +1420,9 @@ def _m82(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic
+# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic
 def _m83(_HAS, _D, _F, _set):
-    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11]):
+    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12]):
         self.select = select
         self.ignore = ignore
         self.severity = _F[0]() if severity is _HAS else severity
@@ -1437,9 +1437,10 @@ def _m83(_HAS, _D, _F, _set):
         self.cache_dir = cache_dir
         self.jobs = jobs
         self.progress = progress
+        self.stream = stream
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,)
+            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2199,7 +2200,7 @@ MAKERS = {
     'Me|release:ric,added:ric,resolved:ric': _m80,
     'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
     'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
-    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic': _m83,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic': _m83,
     'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
     'Me|source:ric,root:ric,index:ric': _m85,
     'Me|source:ric,start:ric,end:ric': _m86,

@@ -205,9 +205,9 @@ def file_keys(world: World, real: dict[str, str]) -> Keys:
             for text in _strings(selector.get("matchLabels") if isinstance(selector, Mapping) else None):
                 keys.want(shown, "N", text)  # VL806: a Service (or workload) named like a selector value
         spec = obj.spec
-        for _key, text in _walk_refs(spec):
+        mappings, strings, refs = _contents(obj.node, spec)
+        for text in refs:
             keys.want(shown, "N", text)
-        mappings, strings = _contents(obj.node)
         for inner in mappings:
             for key, value in inner.pairs():
                 if key in _SELECTOR_KEYS and not (key == "selector" and inner is spec
@@ -302,34 +302,64 @@ def file_keys(world: World, real: dict[str, str]) -> Keys:
     return keys
 
 
-def _contents(node) -> tuple[list, list[str]]:
-    """The mappings and the string values of every node below `node` (each once, aliases too), in one pass."""
+def _contents(node, spec) -> tuple[list, list[str], list[str]]:
+    """In one pass over `node`: the mappings and the string values of every node below it (each once, aliases
+    too), and the name-like references under `spec` (a `name`, `serviceName`... holding a string, except the
+    `name` of an item of a list that is not a reference, like `containers` or `ports`)."""
     from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
 
     mappings: list = []
     strings: list[str] = []
+    refs: list[str] = []
     seen: set[int] = set()
-    stack = [node] if node is not None else []
+    walked: set[tuple[int, bool]] = set()  # (node, skip names) walked for references: an alias may be both
+    stack: list[tuple] = [(node, None)] if node is not None else []  # (node, None: outside spec / skip names)
+    found_spec = spec is None
     while stack:
-        current = stack.pop()
+        current, skip = stack.pop()
+        if skip is None and current is spec:
+            skip, found_spec = False, True
         kind = type(current)
         if kind is Scalar:
-            if type(current.value) is str:
-                strings.append(current.value)
+            if id(current) not in seen:
+                seen.add(id(current))
+                if type(current.value) is str:
+                    strings.append(current.value)
             continue
-        if id(current) in seen:
+        if skip is not None:
+            if (id(current), skip) in walked:
+                continue
+            walked.add((id(current), skip))
+        first = id(current) not in seen
+        if first:
+            seen.add(id(current))
+        elif skip is None:
             continue
-        seen.add(id(current))
-        if kind is Mapping or isinstance(current, Mapping):
-            mappings.append(current)
-            for key, value in current.items:
-                stack.append(value)
-                stack.append(key)
+        if isinstance(current, Mapping):
+            if first:
+                mappings.append(current)
+            for key_node, value in current.items:
+                if first:
+                    stack.append((key_node, None))
+                key = key_node.value if type(key_node) is Scalar else None
+                if skip is None:
+                    stack.append((value, None))
+                elif type(key) is str and key in _NAME_REF_KEYS and type(value) is Scalar \
+                        and type(value.value) is str and not (skip and key == "name"):
+                    refs.append(value.value)
+                    stack.append((value, None))
+                elif isinstance(value, Sequence):
+                    inner = key in _NOT_REFS
+                    stack.extend((item, inner) for item in value.items)
+                else:
+                    stack.append((value, False))
         elif isinstance(current, Sequence):
-            stack.extend(current.items)
+            stack.extend((item, None if skip is None else False) for item in current.items)
         elif isinstance(current, Scalar) and isinstance(current.value, str):
             strings.append(current.value)
-    return mappings, strings
+    if not found_spec:  # a spec that is not part of the object's own node (an operator's)
+        refs.extend(text for _key, text in _walk_refs(spec))
+    return mappings, strings, refs
 
 
 def _walk_mappings(node):

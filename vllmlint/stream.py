@@ -110,19 +110,19 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
     provides: dict[str, tuple[tuple, ...]] = {}
     wants: dict[str, tuple[tuple, ...]] = {}
     interned: dict[tuple, tuple] = {}
-    batches: list[_Batch] = []
-    read = 0
-    for number, start in enumerate(range(0, len(entries), size)):
-        chunk = entries[start:start + size]
-        batch, keys = _lint(chunk_options, chunk, linter, read)
-        read += len(chunk)
-        batches.append(batch)
-        for _, shown in chunk:
+    by_number: dict[int, _Batch] = {}
+
+    def keep(number: int, batch: _Batch, found_provides: dict, found_wants: dict) -> None:
+        by_number[number] = batch
+        for _, shown in entries[number * size:(number + 1) * size]:
             shares[shown] = batch.shares[shown]
             chunk_of[shown] = number
-        for table, found in ((provides, keys.provides), (wants, keys.wants)):
+        for table, found in ((provides, found_provides), (wants, found_wants)):
             for shown, own in found.items():  # one tuple per file, one object per key of the run: kept to the end
                 table[shown] = tuple(interned.setdefault(key, key) for key in own)
+
+    _first_pass(linter, entries, size, chunk_options, keep)
+    batches = [by_number[number] for number in sorted(by_number)]
     # Which files' shares stand: their component lies in their chunk, and each fact it wants reads as in the run.
     members = components(provides, wants, [shown for _, shown in entries])
     providers = {fact: [s for _, s in entries if fact in provides.get(s, ())] for fact in FACTS}
@@ -136,7 +136,7 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
         again.append(group)
     for files, extra in _second_batches(again, providers, wants, order, size):
         chosen = sorted(files + extra, key=order.__getitem__)
-        batch, _ = _lint(chunk_options, [entries[order[s]] for s in chosen], linter, None)
+        batch, _ = _lint(chunk_options, [entries[order[s]] for s in chosen], linter, None, None)
         batches.append(batch)
         for shown in files:
             shares[shown] = batch.shares[shown]
@@ -167,15 +167,102 @@ def _second_batches(groups: list[list[str]], providers: dict[tuple, list[str]], 
         yield close()
 
 
-def _lint(options, chunk: list[tuple[Path | None, str]], linter: Linter, read: int | None):
-    """One batch linted as a run of its own: each file's share, and the files' link keys."""
+def _first_pass(linter: Linter, entries: list[tuple[Path | None, str]], size: int, chunk_options, keep) -> None:
+    """Every chunk linted, given to `keep(number, batch, provides, wants)` as soon as it is here. Where the run may fork
+    (`engine.parallel_jobs`: large runs on Linux, idle cores, `--jobs`), forked copies of this process lint some of
+    the chunks: each process takes the next chunk not yet taken (a counter in shared memory) and a copy sends back
+    what it kept. A copy that fails leaves its chunks to this process; the result never depends on who linted what."""
+    import os
+
+    from vllmlint.engine import _rule_counter, parallel_jobs
+
+    count = (len(entries) + size - 1) // size
+    jobs = parallel_jobs(linter.options, len(entries)) if count > 1 else 1
+    take = _rule_counter() if jobs > 1 else None
+    if take is None:
+        jobs, numbers = 1, iter(range(count + 1))
+        take = numbers.__next__
+    progress = linter.options.progress
+
+    done: set[int] = set()
+
+    def work(shown_progress, give) -> None:
+        number = take()
+        while number < count:
+            start = number * size
+            batch, keys = _lint(chunk_options, entries[start:start + size], linter, start, shown_progress)
+            give(number, batch, keys.provides, keys.wants)
+            done.add(number)
+            number = take()
+
+    children: list[tuple[int, int]] = []
+    if jobs > 1:
+        import pickle
+
+        for _ in range(jobs - 1):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the copy: lint what it takes, send it, leave without running anything else
+                code = 0
+                try:
+                    os.close(read)
+                    kept: list[tuple] = []
+                    try:
+                        work(None, _collector(kept))
+                        outcome: object = kept
+                    except _Serial:
+                        outcome = "serial"
+                    with os.fdopen(write, "wb") as out:
+                        pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(write)
+            children.append((pid, read))
+    try:
+        work(progress, keep)
+    finally:
+        serial = False
+        for pid, read in children:
+            try:
+                with os.fdopen(read, "rb") as stream:
+                    outcome = pickle.load(stream)
+                if outcome == "serial":
+                    serial = True
+                elif isinstance(outcome, list):
+                    for item in outcome:
+                        keep(*item)
+                        done.add(item[0])
+            except Exception:  # noqa: S110  (the copy died: its chunks are linted here below)
+                pass
+            finally:
+                os.waitpid(pid, 0)
+    if serial:
+        raise _Serial("a copy")
+    for number in range(count):
+        if number not in done:
+            start = number * size
+            batch, keys = _lint(chunk_options, entries[start:start + size], linter, start, progress)
+            keep(number, batch, keys.provides, keys.wants)
+
+
+def _collector(kept: list[tuple]):
+    """A forked copy's `keep`: what it linted, to send in one piece (sets as tuples: smaller to send)."""
+    def give(number: int, batch: _Batch, provides: dict, wants: dict) -> None:
+        kept.append((number, batch, {f: tuple(k) for f, k in provides.items()}, {f: tuple(k) for f, k in wants.items()}))
+    return give
+
+
+def _lint(options, chunk: list[tuple[Path | None, str]], linter: Linter, read: int | None, progress):
+    """One batch linted as a run of its own: each file's share, and the files' link keys. `read`: the files before
+    the chunk (None: a second pass), for the progress line."""
     from vllmlint.engine import Linter as Engine
     from vllmlint.links import file_keys
 
     sub = Engine(options)
     sub.parse_cache = linter.parse_cache
     batch = _Batch()
-    progress = linter.options.progress
     for number, (path, shown) in enumerate(chunk):
         share = batch.shares[shown] = _Share()
         before = sub.result.files_checked
@@ -192,6 +279,8 @@ def _lint(options, chunk: list[tuple[Path | None, str]], linter: Linter, read: i
     for shown, source in result.sources.items():
         if shown not in batch.shares:
             raise _Serial(shown)
+        source._line_starts = None  # recomputed from the text if a formatter quotes the file (it seldom does)
+        source.scalar_offsets = None  # the model's, not the text's
         batch.shares[shown].source = source
     for shown, why in result.skipped.items():
         batch.shares[shown].skipped = why
