@@ -362,7 +362,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
                       if stale_entries else ""), err=True)
 
     threshold = Severity.parse(fail_on)
-    from vllmlint.formatters import Report, render
+    from vllmlint.formatters import Report, render, render_pieces
     from vllmlint.formatters.text import nothing_checked_line, notice_lines, summary_lines
 
     local = _local_paths(files, stdin_filename)
@@ -392,7 +392,8 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
         report.summary = not summary_after_notes
         try:
             if not (fmt == "text" and nothing):
-                write_in_pieces(stream, render(fmt, report))
+                for piece in render_pieces(fmt, report):
+                    write_in_pieces(stream, piece)
                 stream.flush()
             if summary_after_notes:
                 for line in notes:

@@ -205,16 +205,14 @@ def file_keys(world: World, real: dict[str, str]) -> Keys:
             for text in _strings(selector.get("matchLabels") if isinstance(selector, Mapping) else None):
                 keys.want(shown, "N", text)  # VL806: a Service (or workload) named like a selector value
         spec = obj.spec
-        mappings, strings, refs = _contents(obj.node, spec)
+        selectors, strings, refs = _contents(obj.node, spec)
         for text in refs:
             keys.want(shown, "N", text)
-        for inner in mappings:
-            for key, value in inner.pairs():
-                if key in _SELECTOR_KEYS and not (key == "selector" and inner is spec
-                                                   and obj.kind not in ("Service", "InferencePool")):
-                    wanted = _selector_keys(value)
-                    for one in wanted or [("A", "pods", obj.namespace)]:
-                        keys.want(shown, *one)
+        for key, value, parent in selectors:
+            if not (key == "selector" and parent is spec and obj.kind not in ("Service", "InferencePool")):
+                wanted = _selector_keys(value)
+                for one in wanted or [("A", "pods", obj.namespace)]:
+                    keys.want(shown, *one)
         for text in strings:
             if "://" in text or "@" in text:
                 for match in _URL_HOST.finditer(text):
@@ -302,64 +300,58 @@ def file_keys(world: World, real: dict[str, str]) -> Keys:
     return keys
 
 
-def _contents(node, spec) -> tuple[list, list[str], list[str]]:
-    """In one pass over `node`: the mappings and the string values of every node below it (each once, aliases
-    too), and the name-like references under `spec` (a `name`, `serviceName`... holding a string, except the
-    `name` of an item of a list that is not a reference, like `containers` or `ports`)."""
+def _contents(node, spec) -> tuple[list[tuple], list[str], list[str]]:
+    """In one pass over `node`: the (key, value, mapping) of every selector-like key, the string values of every
+    scalar below it (aliases may repeat them), and the name-like references under `spec` (a `name`, `serviceName`...
+    holding a string, except the `name` of an item of a list that is not a reference, like `containers`)."""
     from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
 
-    mappings: list = []
+    selectors: list[tuple] = []
     strings: list[str] = []
+    found = strings.append
     refs: list[str] = []
-    seen: set[int] = set()
-    walked: set[tuple[int, bool]] = set()  # (node, skip names) walked for references: an alias may be both
-    stack: list[tuple] = [(node, None)] if node is not None else []  # (node, None: outside spec / skip names)
+    walked: set[tuple[int, object]] = set()  # (collection, mode): an alias may be walked in and out of spec
+    stack: list[tuple] = [(node, None)] if node is not None else []  # (node, None: outside spec, or skip names)
     found_spec = spec is None
     while stack:
         current, skip = stack.pop()
+        if type(current) is Scalar:
+            if type(current.value) is str:
+                found(current.value)
+            continue
         if skip is None and current is spec:
             skip, found_spec = False, True
-        kind = type(current)
-        if kind is Scalar:
-            if id(current) not in seen:
-                seen.add(id(current))
-                if type(current.value) is str:
-                    strings.append(current.value)
+        mark = (id(current), skip)
+        if mark in walked:
             continue
-        if skip is not None:
-            if (id(current), skip) in walked:
-                continue
-            walked.add((id(current), skip))
-        first = id(current) not in seen
-        if first:
-            seen.add(id(current))
-        elif skip is None:
-            continue
+        walked.add(mark)
         if isinstance(current, Mapping):
-            if first:
-                mappings.append(current)
             for key_node, value in current.items:
-                if first:
-                    stack.append((key_node, None))
                 key = key_node.value if type(key_node) is Scalar else None
+                if type(key) is str:
+                    found(key)
+                    if key in _SELECTOR_KEYS:
+                        selectors.append((key, value, current))
+                else:
+                    stack.append((key_node, None))
                 if skip is None:
                     stack.append((value, None))
-                elif type(key) is str and key in _NAME_REF_KEYS and type(value) is Scalar \
-                        and type(value.value) is str and not (skip and key == "name"):
+                elif key in _NAME_REF_KEYS and type(value) is Scalar and type(value.value) is str \
+                        and not (skip and key == "name"):
                     refs.append(value.value)
-                    stack.append((value, None))
+                    found(value.value)
                 elif isinstance(value, Sequence):
                     inner = key in _NOT_REFS
                     stack.extend((item, inner) for item in value.items)
                 else:
                     stack.append((value, False))
         elif isinstance(current, Sequence):
-            stack.extend((item, None if skip is None else False) for item in current.items)
+            stack.extend((item, skip if skip is None else False) for item in current.items)
         elif isinstance(current, Scalar) and isinstance(current.value, str):
-            strings.append(current.value)
+            found(current.value)
     if not found_spec:  # a spec that is not part of the object's own node (an operator's)
         refs.extend(text for _key, text in _walk_refs(spec))
-    return mappings, strings, refs
+    return selectors, strings, refs
 
 
 def _walk_mappings(node):

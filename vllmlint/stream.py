@@ -125,13 +125,18 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
     batches = [by_number[number] for number in sorted(by_number)]
     # Which files' shares stand: their component lies in their chunk, and each fact it wants reads as in the run.
     members = components(provides, wants, [shown for _, shown in entries])
-    providers = {fact: [s for _, s in entries if fact in provides.get(s, ())] for fact in FACTS}
+    providers: dict[tuple, list[str]] = {fact: [] for fact in FACTS}
+    in_chunk: dict[int, set[tuple]] = {}  # chunk -> the facts one of its files provides
+    for _, shown in entries:
+        for fact in FACTS.intersection(provides.get(shown, ())):
+            providers[fact].append(shown)
+            in_chunk.setdefault(chunk_of[shown], set()).add(fact)
     again: list[list[str]] = []
     for group in members:
-        chunks = {chunk_of[s] for s in group}
+        number = chunk_of[group[0]]
         facts = {fact for s in group for fact in wants.get(s, ()) if fact in FACTS}
-        if len(chunks) == 1 and all(
-                any(chunk_of[p] in chunks for p in providers[f]) == bool(providers[f]) for f in facts):
+        if all(chunk_of[s] == number for s in group) and all(
+                (fact in in_chunk.get(number, ())) == bool(providers[fact]) for fact in facts):
             continue
         again.append(group)
     for files, extra in _second_batches(again, providers, wants, order, size):

@@ -17,6 +17,8 @@ from vllmlint import __version__
 from vllmlint.finding import Finding, Notice, Severity
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from vllmlint.registry import Rule
     from vllmlint.source.yamlmodel import SourceFile
 
@@ -86,6 +88,17 @@ def render(fmt: str, report: Report) -> str:
     if module_name is None:
         raise ValueError(f"unknown output format {fmt!r}: use one of {', '.join(FORMATS)}")
     return import_module(f"{__name__}.{module_name}").render(report)
+
+
+def render_pieces(fmt: str, report: Report) -> Iterator[str]:
+    """`render(fmt, report)` in pieces to write one after the other: the text format's come line by line, so a
+    large report is never in memory whole; the others are one piece."""
+    if fmt == "text":
+        from vllmlint.formatters.text import render_pieces as text_pieces
+
+        yield from text_pieces(report)
+        return
+    yield render(fmt, report)
 
 
 def rules_by_code(report: Report) -> dict[str, Rule]:
