@@ -228,3 +228,40 @@ def test_models_sized_from_this_machine_or_the_hub_are_never_cached(tmp_path, mo
     fake.sources = lambda: types.SimpleNamespace(hf_cache=False, online=False)
     lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
     assert len(list((tmp_path / "results").glob("*.json"))) == 1
+
+
+def renders(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "renders").glob("*.txt"))
+
+
+def test_the_text_of_a_cached_result_is_kept_for_the_same_settings(tmp_path):
+    uncached = run_cli(*FILES)
+    assert cached(tmp_path, *FILES) == uncached  # linted: the result and its text are kept
+    [kept] = renders(tmp_path)
+    assert kept.read_text(encoding="utf-8") in uncached[1]
+    kept.write_text("KEPT TEXT\n", encoding="utf-8")  # what a re-run writes, proven by a marker
+    code, out, err = cached(tmp_path, *FILES)
+    assert (code, err) == uncached[::2] and out.startswith("KEPT TEXT\n")
+    # Other settings are other texts: rendered, and kept beside the first.
+    assert cached(tmp_path, "--statistics", *FILES) == run_cli("--statistics", *FILES)
+    elsewhere = cached(tmp_path, *[f"../{f}" for f in FILES], cwd=FIXTURES)  # paths relative to another folder
+    assert elsewhere == run_cli(*[f"../{f}" for f in FILES], cwd=FIXTURES) and elsewhere[0] == 1
+    assert len(renders(tmp_path)) == 3
+    assert cached(tmp_path, "--format", "json", *FILES) == run_cli("--format", "json", *FILES)
+    assert len(renders(tmp_path)) == 3  # only the text format is kept
+
+
+def test_a_large_text_is_not_kept(tmp_path, monkeypatch):
+    from vllmlint.formatters import Report
+
+    monkeypatch.setattr(cache, "RENDER_MAX", 10)
+    monkeypatch.setattr(cache, "_remembered", None)
+    report = Report()
+    assert list(cache.rendered("text", report, iter(["a" * 20]))) == ["a" * 20]  # no cached result: as made
+    result = lint(lambda linter: None, LintOptions())
+    cache._remember(result, "k", tmp_path / "cache")
+    report = Report(findings=result.findings, suppressed=result.suppressed, sources=result.sources)
+    assert list(cache.rendered("text", report, iter(["a" * 20]))) == ["a" * 20]
+    assert renders(tmp_path) == []
+    assert list(cache.rendered("text", report, iter(["short"]))) == ["short"]
+    assert [p.read_text() for p in renders(tmp_path)] == ["short"]

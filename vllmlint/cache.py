@@ -25,7 +25,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
     from vllmlint.engine import Linter, LintOptions, LintResult
@@ -230,6 +230,7 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
     entry = folder / f"{key}.json"
     result = load(entry)
     if result is not None:
+        _remember(result, key, Path(options.cache_dir))
         return result
     _external = []
     try:
@@ -239,7 +240,60 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
         _external = None
     if not result.internal_error:
         store(entry, result, external)
+        _remember(result, key, Path(options.cache_dir))
     return result
+
+
+# --- the text output of a cached result ------------------------------------------------------------------------
+# A run over unchanged inputs replays its result; printing 7,667 findings with their excerpts then costs more than
+# the replay itself. The text a formatter made of a cached result is a function of that result and of the report's
+# other settings (colour, the paths relative to the current folder, --statistics...), so it is kept beside the
+# result, keyed by both, and written again as it was.
+RENDER_MAX = 16 << 20  # characters: a larger output is rendered every time
+_remembered: tuple[LintResult, str, Path] | None = None
+
+
+def _remember(result: LintResult, key: str, folder: Path) -> None:
+    global _remembered
+    _remembered = (result, key, folder)
+
+
+def rendered(fmt: str, report, pieces: Iterator[str]) -> Iterator[str]:
+    """`pieces` (the formatter's output for `report`), or the text kept for the same result and settings."""
+    entry = _render_entry(fmt, report)
+    if entry is None:
+        yield from pieces
+        return
+    try:
+        kept = entry.read_text(encoding="utf-8", errors="surrogatepass")
+    except OSError:
+        kept = None
+    if kept is not None:
+        yield kept
+        return
+    made: list[str] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if size <= RENDER_MAX:
+            made.append(piece)
+        yield piece
+    if size <= RENDER_MAX:
+        _write(entry, "".join(made))
+
+
+def _render_entry(fmt: str, report) -> Path | None:
+    if _remembered is None:
+        return None
+    result, key, folder = _remembered
+    if report.findings is not result.findings or report.suppressed is not result.suppressed \
+            or report.sources is not result.sources:
+        return None  # a report of something else than the cached result
+    settings = {f.name: getattr(report, f.name) for f in records.fields(report)
+                if f.name not in ("findings", "suppressed", "sources", "rules")}
+    digest = _sha256(f"{key}\0{fmt}\0{len(report.findings)}\0{len(report.suppressed)}\0".encode())
+    digest.update(repr(settings).encode("utf-8", "surrogatepass"))
+    return folder / "renders" / f"{digest.hexdigest()}.txt"
 
 
 def load(entry: Path) -> LintResult | None:
@@ -261,9 +315,18 @@ def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | Non
     try:
         text = json.dumps({"format": FORMAT, "external": external or [], "result": _result_to(result)},
                           default=_encode, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return
+    _write(entry, text)
+
+
+def _write(entry: Path, text: str) -> None:
+    """`text` into `entry`, through a temporary file moved into place (concurrent runs never read half of it); the
+    folder keeps its MAX_ENTRIES newest entries. A cache that cannot be written is no error."""
+    try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         # tempfile.mkstemp's way, without importing tempfile (it brings shutil, random, bz2, lzma: ~5 ms)
-        temporary = str(entry.parent / f".tmp-{os.getpid()}-{os.urandom(6).hex()}.json")
+        temporary = str(entry.parent / f".tmp-{os.getpid()}-{os.urandom(6).hex()}{entry.suffix}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         handle = os.open(temporary, flags, 0o600)
         try:
@@ -274,12 +337,12 @@ def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | Non
             os.unlink(temporary)
             raise
         _prune(entry.parent)
-    except (OSError, TypeError, ValueError):
+    except OSError:
         pass
 
 
 def _prune(folder: Path) -> None:
-    entries = sorted(folder.glob("*.json"), key=lambda p: _mtime(p))
+    entries = sorted([*folder.glob("*.json"), *folder.glob("*.txt")], key=lambda p: _mtime(p))
     for old in entries[:-MAX_ENTRIES]:
         try:
             old.unlink()

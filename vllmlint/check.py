@@ -392,7 +392,12 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
         report.summary = not summary_after_notes
         try:
             if not (fmt == "text" and nothing):
-                for piece in render_pieces(fmt, report):
+                pieces = render_pieces(fmt, report)
+                if options.cache_dir is not None and fmt == "text":  # the text of a cached result, kept with it
+                    from vllmlint.cache import rendered as kept_text
+
+                    pieces = kept_text(fmt, report, pieces)
+                for piece in pieces:
                     write_in_pieces(stream, piece)
                 stream.flush()
             if summary_after_notes:
