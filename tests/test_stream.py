@@ -115,6 +115,19 @@ def test_a_fact_the_chunk_lacks_is_lent_by_a_provider(tmp_path, monkeypatch):
     assert second == [2]
 
 
+def test_links_a_chunk_cannot_see_are_followed_until_none_is_new(tmp_path, monkeypatch):
+    # The Deployment runs vLLM only through a script another file holds: alone, its chunk has no vLLM pod. Linted
+    # again with the script, it provides one; then the monitor, whose chunk had none, is linted again with both.
+    (tmp_path / "a-monitor.yaml").write_text(MONITOR)
+    (tmp_path / "b-deploy.yaml").write_text(SCRIPTED)
+    (tmp_path / "c-script.yaml").write_text(SCRIPT)
+    whole, _ = _lint([tmp_path], None, monkeypatch)
+    chunked, second = _lint([tmp_path], (1, 1), monkeypatch)
+    assert chunked == whole
+    assert second == [2, 3]  # the Deployment and its script; then the monitor with them
+    assert any("workloads" not in line and " 1 1 " in line for line in whole if line.startswith("C "))
+
+
 def test_options_the_merge_applies(examples, tmp_path, monkeypatch):
     """Per-file ignores (in each chunk) and a baseline (on the merged result) as in one piece."""
     from vllmlint.baseline import load_baseline, write_baseline
@@ -224,3 +237,31 @@ def test_a_cached_run_streams_and_replays_the_same(examples, tmp_path):
     env = {stream.SIZES_ENV: "1:3", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache"), "VLLMLINT_NO_CACHE": ""}
     assert run_cli(examples, env=env) == one  # a miss: the cache's recorded bytes are linted in chunks
     assert run_cli(examples, env=env) == one  # a hit
+
+SCRIPTED = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: ml}
+spec:
+  selector: {matchLabels: {app: server}}
+  template:
+    metadata: {labels: {app: server}}
+    spec:
+      containers:
+      - name: main
+        image: python:3.11
+        command: [bash, /scripts/start.sh]
+        volumeMounts: [{name: scripts, mountPath: /scripts}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+      volumes:
+      - name: scripts
+        configMap: {name: start-script}
+"""
+
+SCRIPT = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: start-script, namespace: ml}
+data:
+  start.sh: |
+    #!/bin/bash
+    exec vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000
+"""

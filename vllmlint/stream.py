@@ -98,7 +98,7 @@ def run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult | 
 
 
 def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
-    from vllmlint.links import FACTS, components
+    from vllmlint.links import FACTS
 
     options = linter.options
     size = _sizes()[1]
@@ -124,6 +124,35 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
     _first_pass(linter, entries, size, chunk_options, keep)
     batches = [by_number[number] for number in sorted(by_number)]
     # Which files' shares stand: their component lies in their chunk, and each fact it wants reads as in the run.
+    # The others are linted again, with what they link to; their keys are then read from that fuller batch, which
+    # may show links a chunk could not (an invocation a mounted script of another file starts): until none is new.
+    batch_facts: dict[int, set[tuple]] = {}  # a second pass's batch -> the facts its files (lent ones too) provide
+    next_number = len(batches)
+    for _round in range(MAX_ROUNDS):
+        again, providers, component_of = _unsettled(entries, provides, wants, chunk_of, batch_facts)
+        if not again:
+            return _merged(linter, entries, shares, batches)
+        for chosen_files, extra in _second_batches(again, providers, wants, order, size, component_of):
+            chosen = sorted(chosen_files + extra, key=order.__getitem__)
+            batch, keys = _lint(chunk_options, [entries[order[s]] for s in chosen], linter, None, None)
+            batches.append(batch)
+            number, next_number = next_number, next_number + 1
+            batch_facts[number] = {f for s in chosen for f in FACTS.intersection(keys.provides.get(s, ()))}
+            for shown in chosen_files:
+                shares[shown] = batch.shares[shown]
+                chunk_of[shown] = number
+                provides[shown] = tuple(interned.setdefault(k, k) for k in keys.provides.get(shown, ()))
+                wants[shown] = tuple(interned.setdefault(k, k) for k in keys.wants.get(shown, ()))
+    raise _Serial("the links between files did not settle")
+
+
+MAX_ROUNDS = 4  # of second passes; then the run is linted in one piece
+
+
+def _unsettled(entries, provides, wants, chunk_of, batch_facts):
+    """(the components whose shares do not stand, the providers of each fact in the run, file -> its component)."""
+    from vllmlint.links import FACTS, components
+
     members = components(provides, wants, [shown for _, shown in entries])
     providers: dict[tuple, list[str]] = {fact: [] for fact in FACTS}
     in_chunk: dict[int, set[tuple]] = {}  # chunk -> the facts one of its files provides
@@ -131,6 +160,7 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
         for fact in FACTS.intersection(provides.get(shown, ())):
             providers[fact].append(shown)
             in_chunk.setdefault(chunk_of[shown], set()).add(fact)
+    in_chunk.update(batch_facts)
     again: list[list[str]] = []
     for group in members:
         number = chunk_of[group[0]]
@@ -139,19 +169,14 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
                 (fact in in_chunk.get(number, ())) == bool(providers[fact]) for fact in facts):
             continue
         again.append(group)
-    for files, extra in _second_batches(again, providers, wants, order, size):
-        chosen = sorted(files + extra, key=order.__getitem__)
-        batch, _ = _lint(chunk_options, [entries[order[s]] for s in chosen], linter, None, None)
-        batches.append(batch)
-        for shown in files:
-            shares[shown] = batch.shares[shown]
-    return _merged(linter, entries, shares, batches)
+    return again, providers, {shown: group for group in members for shown in group}
 
 
 def _second_batches(groups: list[list[str]], providers: dict[tuple, list[str]], wants: dict[str, tuple],
-                    order: dict[str, int], size: int):
+                    order: dict[str, int], size: int, component_of: dict[str, list[str]]):
     """(files, extra files) to lint again: components packed up to `size` files, with one provider of each
-    fact a member wants that the batch lacks and the run has (its own share is not taken from that batch)."""
+    fact a member wants that the batch lacks and the run has, and that provider's component (with which it
+    provides it); the extra files' own shares are not taken from that batch."""
     pending: list[str] = []
 
     def close():
@@ -159,8 +184,9 @@ def _second_batches(groups: list[list[str]], providers: dict[tuple, list[str]], 
         extra: list[str] = []
         for fact, found in providers.items():
             if found and any(fact in wants.get(s, ()) for s in pending) and not any(p in mine for p in found):
-                extra.append(found[0])
-                mine.add(found[0])
+                lent = [s for s in component_of.get(found[0], [found[0]]) if s not in mine]
+                extra.extend(lent)
+                mine.update(lent)
         return list(pending), extra
 
     for group in sorted(groups, key=lambda g: min(order[s] for s in g)):
