@@ -182,6 +182,95 @@ def test_notes_follow_the_files_and_an_outside_release_is_noted_once():
     assert [(n.path, n.line) for n in ordered_notices(notes, sources)] == [("a.yaml", 5), ("b.yaml", 1), ("", 0)]
 
 
+# --- the per-file cache (vllmlint.filecache) -------------------------------------------------------------------
+def _lines_of(result) -> list[str]:
+    lines = [f"{f.path}:{f.span.line}:{f.span.col} {f.code} {f.message}" for f in result.findings]
+    lines += [f"N {n.code} {n.path}:{n.line} {n.message}" for n in result.notices]
+    return lines + [f"C {result.files_checked} {result.workloads} {result.invocations} {result.objects}"]
+
+
+def _cached_run(paths, folder, monkeypatch, chunk=3):
+    """A run through the result cache, in chunks: (its lines, the names of the files it linted)."""
+    from vllmlint.engine import lint
+
+    monkeypatch.setenv(stream.SIZES_ENV, f"1:{chunk}")
+    linted: list[str] = []
+    original = stream._lint
+
+    def spy(chunk_options, chunk, linter, read, progress):
+        linted.extend(shown.rsplit("/", 1)[-1] for _, shown in chunk)
+        return original(chunk_options, chunk, linter, read, progress)
+
+    monkeypatch.setattr(stream, "_lint", spy)
+    files = collect_files([str(p) for p in paths])[0]
+    result = lint(lambda linter: [linter.add_file(f) for f in files], LintOptions(stream=True, cache_dir=str(folder)))
+    for entry in (folder / "results").glob("*.json"):
+        entry.unlink()  # the next run misses the whole-run result: only the per-file cache can spare work
+    return _lines_of(result), sorted(linted)
+
+
+def _fresh(paths, monkeypatch) -> list[str]:
+    monkeypatch.setenv(stream.SIZES_ENV, "1000000000:1")
+    linter = Linter(LintOptions())
+    for path in collect_files([str(p) for p in paths])[0]:
+        linter.add_file(path)
+    return _lines_of(linter.run())
+
+
+def test_files_nobody_links_to_are_not_linted_again(tree, tmp_path, monkeypatch):
+    first, linted = _cached_run([tree], tmp_path / "cache", monkeypatch)
+    assert len(linted) == 40 and list((tmp_path / "cache" / "files").glob("*.json"))
+    again, linted = _cached_run([tree], tmp_path / "cache", monkeypatch)
+    assert linted == []  # every share from the cache
+    assert again == first == _fresh([tree], monkeypatch)
+    assert len(first) > 100
+
+
+def test_an_edit_re_lints_the_file_and_what_it_is_linked_to(tmp_path, monkeypatch):
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "a-hpa.yaml").write_text(HPA)
+    (folder / "b-filler.yaml").write_text(FILLER)
+    (folder / "c-deployment.yaml").write_text(DEPLOYMENT)
+    (folder / "d-other.yaml").write_text(FILLER.replace("unrelated", "other"))
+    cache_folder = tmp_path / "cache"
+    _cached_run([folder], cache_folder, monkeypatch, chunk=1)
+    again, linted = _cached_run([folder], cache_folder, monkeypatch, chunk=1)
+    assert linted == ["a-hpa.yaml", "c-deployment.yaml"]  # linked: only their keys are kept, they are linted together
+    assert again == _fresh([folder], monkeypatch)
+    (folder / "c-deployment.yaml").write_text(DEPLOYMENT.replace("resources: {limits:",
+                                                                 "resources: {requests: {cpu: '2'}, limits:"))
+    (folder / "d-other.yaml").write_text(FILLER.replace("unrelated", "edited"))
+    after, linted = _cached_run([folder], cache_folder, monkeypatch, chunk=1)
+    # The edited files in their chunks (their keys are new), then the Deployment again with the HPA it is linked to.
+    assert linted == ["a-hpa.yaml", "c-deployment.yaml", "c-deployment.yaml", "d-other.yaml"]
+    assert after == _fresh([folder], monkeypatch)
+    assert after != again  # the edit changed the HPA's findings (VL401: requests now set)
+
+
+def test_a_kept_share_whose_facts_changed_is_linted_again(tmp_path, monkeypatch):
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "a-monitor.yaml").write_text(MONITOR)
+    (folder / "b-deployment.yaml").write_text(DEPLOYMENT)
+    cache_folder = tmp_path / "cache"
+    _cached_run([folder], cache_folder, monkeypatch, chunk=2)  # one chunk: the monitor's has a vLLM pod
+    _, linted = _cached_run([folder], cache_folder, monkeypatch, chunk=2)
+    assert linted == []
+    (folder / "b-deployment.yaml").write_text(FILLER)  # the run has no vLLM pod any more
+    after, linted = _cached_run([folder], cache_folder, monkeypatch, chunk=2)
+    assert linted == ["b-deployment.yaml", "a-monitor.yaml"] or linted == ["a-monitor.yaml", "b-deployment.yaml"]
+    assert after == _fresh([folder], monkeypatch)
+
+
+def test_a_damaged_index_is_a_miss(tree, tmp_path, monkeypatch):
+    first, _ = _cached_run([tree], tmp_path / "cache", monkeypatch)
+    [index] = (tmp_path / "cache" / "files").glob("*.json")
+    index.write_text('{"format": "vllmlint-file-cache 1", "files": {"x": 1', encoding="utf-8")
+    again, linted = _cached_run([tree], tmp_path / "cache", monkeypatch)
+    assert len(linted) == 40 and again == first
+
+
 HPA = """apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: vllm, namespace: ml}

@@ -67,6 +67,14 @@ def _stamp(path: str) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
+_files: list[Path] = []  # the cache folder, while a run the result cache records is linted (vllmlint.filecache)
+
+
+def files_folder() -> Path | None:
+    """Where the per-file cache of the run being linted for the result cache lives (None: no such run)."""
+    return _files[0] if _files else None
+
+
 # --- the key --------------------------------------------------------------------------------------------
 _fingerprint: str | None = None
 
@@ -233,11 +241,13 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
         _remember(result, key, Path(options.cache_dir))
         return result
     _external = []
+    _files[:] = [Path(options.cache_dir)]
     try:
         result = lint(_replay(recorded, once=not uncached.upgrade_to), uncached)
         external = list(_external)
     finally:
         _external = None
+        _files.clear()
     if not result.internal_error:
         store(entry, result, external)
         _remember(result, key, Path(options.cache_dir))

@@ -114,32 +114,59 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
 
     def keep(number: int, batch: _Batch, found_provides: dict, found_wants: dict) -> None:
         by_number[number] = batch
-        for _, shown in entries[number * size:(number + 1) * size]:
+        for _, shown in misses[number * size:(number + 1) * size]:
             shares[shown] = batch.shares[shown]
             chunk_of[shown] = number
         for table, found in ((provides, found_provides), (wants, found_wants)):
             for shown, own in found.items():  # one tuple per file, one object per key of the run: kept to the end
                 table[shown] = tuple(interned.setdefault(key, key) for key in own)
 
-    _first_pass(linter, entries, size, chunk_options, keep)
+    # A file the per-file cache holds (vllmlint.filecache) is not read: it is a chunk of its own (a negative number)
+    # with the facts its chunk had when it was linted; its share stands on the same terms as any chunk's.
+    batch_facts: dict[int, set[tuple]] = {}  # a batch not of the first pass -> the facts it read
+    files = _file_cache(linter)
+    file_keys: dict[str, str | None] = {}
+    needed: set[str] = set()  # files whose keys the cache held, not their share
+    misses = entries
+    if files is not None:
+        misses = []
+        for index, (path, shown) in enumerate(entries):
+            file_keys[shown] = key = files.key(shown)
+            found = files.get(key, shown)
+            if found is None:
+                misses.append((path, shown))
+                continue
+            share, found_provides, found_wants, batch_facts[-1 - index] = found
+            if share is None:
+                needed.add(shown)  # keys only: linted with its component below
+            else:
+                shares[shown] = share
+            chunk_of[shown] = -1 - index
+            provides[shown] = tuple(interned.setdefault(k, k) for k in found_provides)
+            wants[shown] = tuple(interned.setdefault(k, k) for k in found_wants)
+    _first_pass(linter, misses, size, chunk_options, keep)
     batches = [by_number[number] for number in sorted(by_number)]
     # Which files' shares stand: their component lies in their chunk, and each fact it wants reads as in the run.
     # The others are linted again, with what they link to; their keys are then read from that fuller batch, which
     # may show links a chunk could not (an invocation a mounted script of another file starts): until none is new.
-    batch_facts: dict[int, set[tuple]] = {}  # a second pass's batch -> the facts its files (lent ones too) provide
     next_number = len(batches)
     for _round in range(MAX_ROUNDS):
-        again, providers, component_of = _unsettled(entries, provides, wants, chunk_of, batch_facts)
+        again, providers, component_of = _unsettled(entries, provides, wants, chunk_of, batch_facts, needed)
         if not again:
+            if files is not None:
+                _keep_alone(files, file_keys, component_of, shares, provides, wants, chunk_of, by_number,
+                            batch_facts, entries)
             return _merged(linter, entries, shares, batches)
         for chosen_files, extra in _second_batches(again, providers, wants, order, size, component_of):
             chosen = sorted(chosen_files + extra, key=order.__getitem__)
             batch, keys = _lint(chunk_options, [entries[order[s]] for s in chosen], linter, None, None)
             batches.append(batch)
             number, next_number = next_number, next_number + 1
+            by_number[number] = batch
             batch_facts[number] = {f for s in chosen for f in FACTS.intersection(keys.provides.get(s, ()))}
             for shown in chosen_files:
                 shares[shown] = batch.shares[shown]
+                needed.discard(shown)
                 chunk_of[shown] = number
                 provides[shown] = tuple(interned.setdefault(k, k) for k in keys.provides.get(shown, ()))
                 wants[shown] = tuple(interned.setdefault(k, k) for k in keys.wants.get(shown, ()))
@@ -149,7 +176,42 @@ def _run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult:
 MAX_ROUNDS = 4  # of second passes; then the run is linted in one piece
 
 
-def _unsettled(entries, provides, wants, chunk_of, batch_facts):
+def _keep_alone(files, file_keys, component_of, shares, provides, wants, chunk_of, by_number, batch_facts, entries):
+    """The shares of the files whose component is the file alone, into the per-file cache, with the facts their
+    batch read; of the others, only their keys (a file linked to another is linted again every run: its share
+    depends on the other). Not when the run read a file outside its inputs (the result cache keeps that run apart)."""
+    from vllmlint import cache
+    from vllmlint.links import FACTS
+
+    if cache._external:
+        return
+    in_chunk: dict[int, set[tuple]] = {}  # a chunk of the first pass -> what its files provide
+    for _, shown in entries:
+        in_chunk.setdefault(chunk_of[shown], set()).update(FACTS.intersection(provides.get(shown, ())))
+    in_chunk.update(batch_facts)
+    for _, shown in entries:
+        number = chunk_of[shown]
+        if number >= 0 and by_number[number].internal_error:
+            continue
+        alone = len(component_of[shown]) == 1
+        files.put(file_keys.get(shown), shares[shown] if alone else None, provides.get(shown, ()),
+                  wants.get(shown, ()), in_chunk.get(number, set()))
+    files.write()
+
+
+def _file_cache(linter: Linter):
+    """The per-file cache of this run: where the whole run is cached (the result cache recorded the files' bytes)."""
+    from vllmlint import cache
+
+    folder = cache.files_folder()
+    if folder is None or not linter._held:
+        return None
+    from vllmlint.filecache import FileCache
+
+    return FileCache(linter, folder)
+
+
+def _unsettled(entries, provides, wants, chunk_of, batch_facts, needed):
     """(the components whose shares do not stand, the providers of each fact in the run, file -> its component)."""
     from vllmlint.links import FACTS, components
 
@@ -165,7 +227,7 @@ def _unsettled(entries, provides, wants, chunk_of, batch_facts):
     for group in members:
         number = chunk_of[group[0]]
         facts = {fact for s in group for fact in wants.get(s, ()) if fact in FACTS}
-        if all(chunk_of[s] == number for s in group) and all(
+        if not needed.intersection(group) and all(chunk_of[s] == number for s in group) and all(
                 (fact in in_chunk.get(number, ())) == bool(providers[fact]) for fact in facts):
             continue
         again.append(group)
@@ -381,7 +443,15 @@ def _merged(linter: Linter, entries, shares: dict[str, _Share], batches: list[_B
     from vllmlint.engine import _apply_baseline, ordered_notices, selected_notices
 
     result = linter.result
-    result.rules = batches[0].rules
+    if batches:
+        result.rules = batches[0].rules
+    else:  # every share came from the per-file cache
+        from vllmlint.engine import _moved_ignores, with_syntax_errors
+        from vllmlint.registry import select_rules
+
+        options = linter.options
+        result.rules = with_syntax_errors(select_rules(options.select, options.ignore), options)
+        result.notices.extend(_moved_ignores(options))
     findings: list[Finding] = []
     suppressed: list[Finding] = []
     ignored: list[Finding] = []
