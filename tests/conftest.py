@@ -39,6 +39,16 @@ spec:
 CLEAN_DEPLOYMENT = DEPLOYMENT.replace(', --swap-space, "4"', "")
 
 
+def bench_module():
+    """bench/bench.py as a module: its `generate` writes the benchmark's seeded corpus."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "bench" / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_cli(*args, input: bytes | None = None, cwd=None, env=None):
     """Run the real command line in a subprocess: exit code, stdout, stderr."""
     full_env = dict(os.environ, NO_COLOR="1")

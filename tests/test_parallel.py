@@ -1,29 +1,22 @@
 """`--jobs`: the rules checked by forked copies of the process, on the model built once; the output is byte for
 byte the output of one process, in every format."""
-import importlib.util
 import os
 import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, bench_module, run_cli
 from vllmlint import engine
 from vllmlint.engine import LintOptions, lint_paths
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked on Linux only")
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "bench" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tree")
-    _bench().generate(folder, 60, seed=7)
+    bench_module().generate(folder, 60, seed=7)
     return folder
 
 

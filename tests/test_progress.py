@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from test_parallel import _bench
+from conftest import bench_module
 from vllmlint.progress import Progress, for_run
 
 
@@ -57,7 +57,7 @@ def test_close_without_drawing_writes_nothing():
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
 @pytest.mark.parametrize("quiet", [False, True])
 def test_a_long_run_on_a_terminal_shows_it(tmp_path, quiet):
-    _bench().generate(tmp_path / "tree", 300, seed=3)
+    bench_module().generate(tmp_path / "tree", 300, seed=3)
     master, slave = pty.openpty()
     env = dict(os.environ, NO_COLOR="1")
     args = [sys.executable, "-m", "vllmlint", "--no-cache", *(["-q"] if quiet else []), str(tmp_path / "tree")]
@@ -91,7 +91,7 @@ def test_a_long_run_on_a_terminal_shows_it(tmp_path, quiet):
 
 
 def test_not_in_a_pipe(tmp_path):
-    _bench().generate(tmp_path, 300, seed=3)
+    bench_module().generate(tmp_path, 300, seed=3)
     proc = subprocess.run([sys.executable, "-m", "vllmlint", "--no-cache", str(tmp_path)], cwd=ROOT,
                           capture_output=True, timeout=300)
     assert b"files read" not in proc.stderr

@@ -1,13 +1,12 @@
 """Large runs in chunks (vllmlint.stream): the output is byte for byte the output of one run over every file, in
 every format, however the files fall into chunks; files whose findings depend on a file of another chunk are
 linted again with it."""
-import importlib.util
 import shutil
 import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, bench_module, run_cli
 from vllmlint import stream
 from vllmlint.engine import Linter, LintOptions, ordered_notices
 from vllmlint.finding import Notice
@@ -16,17 +15,11 @@ from vllmlint.source.files import collect_files
 from vllmlint.source.yamlmodel import SourceFile
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "bench" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tree")
-    _bench().generate(folder, 40, seed=11)
+    bench_module().generate(folder, 40, seed=11)
     return folder
 
 
