@@ -75,10 +75,11 @@ class _Batch:
 
 
 def streamable(linter: Linter, entries: list[tuple[Path | None, str]]) -> bool:
+    if len(entries) < _sizes()[0] or linter.render_mappings or linter.result.sources:
+        return False  # before the import: a one-file run never needs the Kustomize reader
     from vllmlint.source.kustomize import _is_kustomization
 
-    return (len(entries) >= _sizes()[0] and not linter.render_mappings and not linter.result.sources
-            and not any(_is_kustomization(shown) for _, shown in entries))
+    return not any(_is_kustomization(shown) for _, shown in entries)
 
 
 def run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult | None:
