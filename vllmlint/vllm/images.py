@@ -60,6 +60,22 @@ def parse_image(raw: str) -> ImageRef | None:
 
 
 # --- rows of data/image-entrypoints.yaml ----------------------------------------------------------------
+_SPECIAL = frozenset(".^$*+?{}[]\\|()")  # characters that make a pattern more than its own text
+_plain: dict[str, bool] = {}
+
+
+def _names(pattern: str, image: ImageRef) -> bool:
+    """Whether a row's `repository` pattern fully matches the image's repository or registry/path. Most rows name
+    one repository as plain text (`vllm/vllm-openai`): compared as text, they cost no compiled pattern (a one-file
+    run compiled two dozen)."""
+    plain = _plain.get(pattern)
+    if plain is None:
+        plain = _plain[pattern] = not _SPECIAL.intersection(pattern)
+    if plain:
+        return pattern in (image.repository, image.name)
+    return bool(re.fullmatch(pattern, image.repository) or re.fullmatch(pattern, image.name))
+
+
 def entry_applies(entry: Any, image: ImageRef, release: str | None) -> bool:
     """Whether a row of data/image-entrypoints.yaml (`images` or `builds`) covers this image and release:
     `repository` matches the path (or registry/path), `tag` (if any) the whole tag, and `releases` bounds
@@ -67,7 +83,7 @@ def entry_applies(entry: Any, image: ImageRef, release: str | None) -> bool:
     if not isinstance(entry, dict):
         return False
     pattern = entry.get("repository", "")
-    if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
+    if not _names(pattern, image):
         return False
     tag_pattern = entry.get("tag")
     if tag_pattern and not re.fullmatch(tag_pattern, image.tag or "latest"):
@@ -201,7 +217,7 @@ def _tag_release(image: ImageRef) -> TagRelease | None:
         if not isinstance(row, dict):
             continue
         pattern = str(row.get("repository", ""))
-        if not re.fullmatch(pattern, image.repository) and not re.fullmatch(pattern, image.name):
+        if not _names(pattern, image):
             continue
         match = re.fullmatch(str(row.get("tag", "")), image.tag)
         if match is None or not match.groups() or not match.group(1):
@@ -236,7 +252,7 @@ def assumed_entrypoint(image: ImageRef) -> list[str] | None:
         return None
     for row in table.get("not_vllm") or []:
         pattern = str(row.get("repository", "")) if isinstance(row, dict) else ""
-        if pattern and (re.fullmatch(pattern, image.repository) or re.fullmatch(pattern, image.name)):
+        if pattern and _names(pattern, image):
             return None
     entry = table.get("entrypoint")
     return [str(word) for word in entry] if isinstance(entry, list) and entry else None
