@@ -347,3 +347,16 @@ data:
     #!/bin/bash
     exec vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000
 """
+
+
+def test_fix_writes_what_a_run_in_one_piece_writes(tree, tmp_path):
+    # `--fix` reads the world its lint built to choose and check the fixes: it lints in one piece, whatever the size.
+    one, chunked = tmp_path / "one", tmp_path / "chunked"
+    shutil.copytree(tree, one)
+    shutil.copytree(tree, chunked)
+    a = run_cli("--no-cache", "--fix", one, env={stream.SIZES_ENV: "1000000000:1"})
+    b = run_cli("--no-cache", "--fix", chunked, env={stream.SIZES_ENV: "1:3"})
+    assert b == tuple(part.replace(str(one), str(chunked)) if isinstance(part, str) else part for part in a)
+    assert "fixed" in a[2] and "fixed 0 " not in a[2]
+    for path in one.rglob("*.yaml"):
+        assert (chunked / path.relative_to(one)).read_text() == path.read_text()

@@ -168,7 +168,9 @@ def _lint_texts(paths: list[str], options: LintOptions, overrides: dict[str, str
     """Lint the files of `paths`, reading `overrides` (display path -> text) instead of the disk."""
     from vllmlint.engine import Linter, collect_files, display_path
 
-    linter = Linter(options)
+    from vllmlint.records import replace
+
+    linter = Linter(replace(options, stream=False))  # the fixes read the world: one piece, never in chunks
     for path in collect_files(paths)[0]:
         shown = display_path(path)
         if shown in overrides:
