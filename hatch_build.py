@@ -27,7 +27,7 @@ class CompiledDataHook(BuildHookInterface):
         root = Path(self.root)
         sys.path.insert(0, str(root))
         try:
-            from vllmlint.data import MARSHALLED, compile_rules_data, marshal_folder, split_compiled
+            from vllmlint.data import MARSHALLED, compile_rules_data, lazy_paths, marshal_folder, pack, split_compiled
         finally:
             sys.path.pop(0)
         folder = Path(tempfile.mkdtemp(prefix="vllmlint-build-"))
@@ -47,5 +47,5 @@ class CompiledDataHook(BuildHookInterface):
                     raw = zlib.decompress(raw, 31)
                 copy = folder / tag / f"{relative}.marshal"
                 copy.parent.mkdir(parents=True, exist_ok=True)
-                copy.write_bytes(marshal.dumps(json.loads(raw.decode("utf-8"))))
+                copy.write_bytes(marshal.dumps(pack(json.loads(raw.decode("utf-8")), lazy_paths(relative))))
                 build_data["force_include"][str(copy)] = f"vllmlint/_data/{tag}/{relative}.marshal"

@@ -107,10 +107,16 @@ def test_wheel_marshal_copies_say_what_the_json_says_and_a_run_reads_them(instal
                 for p in (ROOT / "schemas" / folder).glob("*.json*")}
     assert "schemas/k8s/kubernetes-1.37.json.gz" in catalogs and "schemas/vllm/0.31.0.json" in catalogs
     assert set(copies) == catalogs | {"compiled-data.json", "compiled-docs.json"}
+    from vllmlint.data import Lazy, unpack
+
     for relative, name in sorted(copies.items()):
         raw = archive.read(f"vllmlint/_data/{relative}")
-        assert marshal.loads(archive.read(name)) == json.loads(zlib.decompress(raw, 31) if relative.endswith(".gz")
-                                                                else raw), relative
+        copy = unpack(marshal.loads(archive.read(name)))
+        assert copy == json.loads(zlib.decompress(raw, 31) if relative.endswith(".gz") else raw), relative
+    # The large mappings are unmarshalled per key.
+    assert isinstance(unpack(marshal.loads(archive.read(copies["compiled-data.json"]))), Lazy)
+    assert isinstance(unpack(marshal.loads(archive.read(copies["schemas/k8s/kubernetes-1.37.json.gz"])))["$defs"],
+                      Lazy)
     manifest = work / "deploy.yaml"
     manifest.write_text(BAD, encoding="utf-8")
     code = ("import sys, runpy\nsys.argv = ['vllmlint', '--no-cache', sys.argv[1]]\n"

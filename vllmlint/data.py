@@ -2,6 +2,7 @@
 image entrypoints, the removed-flag table) and `schemas/` at the top of a checkout, `vllmlint/_data/` in a wheel."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -181,7 +182,7 @@ def _marshalled(path: Path) -> Any:
     import marshal  # built in: no file is read
 
     try:
-        return marshal.loads(raw)
+        return unpack(marshal.loads(raw))
     except (EOFError, ValueError, TypeError):  # a damaged copy: the JSON says the same
         return _MISSING
 
@@ -191,3 +192,93 @@ def _shipped_prefix() -> str:
     import os
 
     return str(_PACKAGE / "_data") + os.sep
+
+
+# --- mappings unmarshalled per key -----------------------------------------------------------------------
+# A one-file run reads a few entries of the large mappings: a handful of the 862 `$defs` of the Kubernetes
+# bundle (3.3 ms to unmarshal whole, 0.3 ms as bytes per key), a few of the 568 flag histories of the vLLM
+# index, some of the data files of `compiled-data.json` (measured 2026-12-02). So the copy of such a file keeps
+# those mappings as {key: marshal bytes of the value}, unmarshalled when a key is first read (`Lazy`). `paths`
+# name them: () the whole document, ("flags",) its `flags`.
+_ENVELOPE = "vllmlint-lazy/1"  # a tuple: no JSON document reads back as one
+
+
+def lazy_paths(relative: str) -> list[tuple[str, ...]]:
+    """The mappings of the shipped JSON `relative` (under `_data/`) that its marshal copy keeps per key."""
+    if relative in ("compiled-data.json", "compiled-docs.json"):
+        return [()]
+    if relative == "schemas/vllm/index.json":
+        return [("flags",), ("env",), ("metrics",)]
+    if relative.startswith("schemas/k8s/") and not relative.endswith("/index.json"):
+        return [("$defs",)]
+    return []
+
+
+def pack(document: Any, paths: list[tuple[str, ...]]) -> Any:
+    """What `hatch_build.py` marshals for `document`: itself, or an envelope whose mappings at `paths` hold the
+    marshal bytes of each value (`unpack` reverses it)."""
+    import marshal
+
+    if not paths:
+        return document
+
+    def packed(node: Any, path: tuple[str, ...]) -> Any:
+        if path in paths:
+            return {key: marshal.dumps(value) for key, value in node.items()}
+        if any(p[:len(path)] == path for p in paths) and isinstance(node, dict):
+            return {key: packed(value, path + (key,)) for key, value in node.items()}
+        return node
+
+    return (_ENVELOPE, [list(p) for p in paths], packed(document, ()))
+
+
+def unpack(copy: Any) -> Any:
+    """The document of a marshal copy: plain data, with the packed mappings as `Lazy` ones."""
+    if type(copy) is not tuple:
+        return copy
+    tag, paths, document = copy
+    if tag != _ENVELOPE:
+        raise ValueError(f"unknown marshal envelope {tag!r}")
+    for path in sorted(paths, key=len, reverse=True):
+        if not path:
+            return Lazy(document)
+        parent = document
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = Lazy(parent[path[-1]])
+    return document
+
+
+class Lazy(Mapping):
+    """A read-only mapping whose values are unmarshalled from bytes when first read (see `pack`). It equals the
+    dict it stands for; `dict(lazy)` makes that dict (jsonschema gets one)."""
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: dict):
+        self._raw = raw
+        self._made: dict = {}
+
+    def __getitem__(self, key: Any) -> Any:
+        made = self._made
+        if key in made:
+            return made[key]
+        import marshal
+
+        value = made[key] = marshal.loads(self._raw[key])
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self._raw else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"Lazy({len(self._raw)} keys)"
