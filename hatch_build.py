@@ -4,7 +4,8 @@ Start-up is most of a pre-commit run, and parsing ~40 YAML files costs more than
 rules' `docs` and `examples` go to a second file (`compiled-docs.json`), read only when documentation is shown.
 The YAML stays the source of truth (it ships too); `vllmlint.data.load_yaml_data` reads the JSON copy
 when it exists, and tests check that both say the same. This Python's marshal copies of that JSON and of the
-catalogs under `schemas/vllm/` and `schemas/k8s/` go under `_data/<cache tag>/` (`vllmlint.data.load_json`).
+catalogs under `schemas/vllm/` and `schemas/k8s/` go under `_data/<cache tag>/` (`vllmlint.data.load_json`), with
+the code of every module of the package in one file (`vllmlint/bundle.py`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class CompiledDataHook(BuildHookInterface):
         root = Path(self.root)
         sys.path.insert(0, str(root))
         try:
+            from vllmlint import bundle as module_bundle
             from vllmlint.data import MARSHALLED, compile_rules_data, lazy_paths, marshal_folder, pack, split_compiled
         finally:
             sys.path.pop(0)
@@ -49,3 +51,26 @@ class CompiledDataHook(BuildHookInterface):
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 copy.write_bytes(marshal.dumps(pack(json.loads(raw.decode("utf-8")), lazy_paths(relative))))
                 build_data["force_include"][str(copy)] = f"vllmlint/_data/{tag}/{relative}.marshal"
+        # Every module's code in one file (`vllmlint/bundle.py`), compiled by this Python.
+        from importlib.util import MAGIC_NUMBER
+
+        package = root / "vllmlint"
+        modules = []
+        for path in sorted(package.rglob("*.py")):
+            relative = path.relative_to(package)
+            parts = relative.with_suffix("").parts
+            if "__pycache__" in parts:
+                continue
+            is_package = parts[-1] == "__init__"
+            name = ".".join(("vllmlint",) + (parts[:-1] if is_package else parts))
+            modules.append((name, relative.as_posix(), is_package, path.read_bytes()))
+        bundle = folder / tag / module_bundle.NAME
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        bundle.write_bytes(module_bundle.pack(modules, MAGIC_NUMBER))
+        build_data["force_include"][str(bundle)] = f"vllmlint/_data/{tag}/{module_bundle.NAME}"
+        # The package's regular expressions, compiled by this Python's `re` (`vllmlint/_patterns.py`).
+        namespace: dict = {}
+        exec(compile((package / "_patterns.py").read_text(encoding="utf-8"), "_patterns.py", "exec"), namespace)
+        table = folder / tag / module_bundle.PATTERNS_NAME
+        table.write_bytes(module_bundle.pack_patterns(namespace["PATTERNS"]))
+        build_data["force_include"][str(table)] = f"vllmlint/_data/{tag}/{module_bundle.PATTERNS_NAME}"

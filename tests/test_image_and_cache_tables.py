@@ -89,3 +89,21 @@ def test_compile_off_by_default():
     assert compile_off_by_default("0.28.0") is None
     off = compile_off_by_default("0.29.0")
     assert off is not None and "DeepseekV32ForCausalLM" in off and "Qwen3ForCausalLM" not in off
+
+
+def test_vl704_markers_match_what_their_rows_match():
+    """VL704 compiles each list of data/accelerators.yaml as one alternation: it matches a name exactly when one
+    of the list's rows does (no row may carry a flag that only holds alone)."""
+    from vllmlint.checks.vl704_no_gpu_requested import _markers
+
+    markers = load_yaml_data(knowledge_dir() / "accelerators.yaml")
+    names = ["nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "amd.com/gpu", "gpu.intel.com/i915", "google.com/tpu",
+             "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neuronx", "habana.ai/gaudi",
+             "volcano.sh/vgpu-number", "hami.io/gpu", "example.com/fpga", "requests.nvidia.com/gpu",
+             "cpu", "memory", "ephemeral-storage", "hugepages-2Mi", "node.kubernetes.io/x", "gpu-fraction",
+             "gpu-memory", "run.ai/x", "scheduler.run.ai/x", "nvidia.com/use-gputype", "volcano", "kai-scheduler",
+             "default-scheduler", ""]
+    for combined, key in zip(_markers(), ("resources", "annotations", "scheduler_names"), strict=True):
+        rows = [re.compile(row["pattern"]) for row in markers[key]]
+        for name in names:
+            assert bool(combined.fullmatch(name)) == any(p.fullmatch(name) for p in rows), (key, name)

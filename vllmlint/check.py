@@ -168,7 +168,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
     from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import Linter, LintOptions, lint
     from vllmlint.registry import all_rules, unknown_selectors
-    from vllmlint.source.files import TooLarge, collect, read_stream
+    from vllmlint.source.files import CHART_FILE, TooLarge, collect, read_stream
 
     if not paths:
         _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
@@ -255,9 +255,12 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
     set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache, online=online)
     if render and (apply_fixes or show_diff):
         _usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
-    from vllmlint.render import feed_rendered, prepare
+    to_lint, rendered, render_notices = files, [], []  # type: ignore[var-annotated]  # render's types, unimported
+    # Without --render, the renderer's module has work only for a chart (its notice).
+    if not show_files and (render or any(f.name == CHART_FILE for f in files)):
+        from vllmlint.render import prepare
 
-    to_lint, rendered, render_notices = prepare(files, render, list(helm_values)) if not show_files else (files, [], [])
+        to_lint, rendered, render_notices = prepare(files, render, list(helm_values))
     if not (show_files or apply_fixes or show_diff):
         from vllmlint.progress import for_run
 
@@ -289,6 +292,8 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
             linter.add_file(path)
         linter.result.notices.extend(render_notices)
         for folder in rendered:
+            from vllmlint.render import feed_rendered
+
             feed_rendered(linter, folder)
         if stdin_too_large:
             linter.skip_too_large(stdin_shown or "-", None)

@@ -22,9 +22,9 @@ from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.finding import Notice
+from vllmlint.source.files import CHART_FILE, KUSTOMIZATION_NAMES
 
-CHART_FILE = "Chart.yaml"
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATION_FILES = KUSTOMIZATION_NAMES
 # Parts of a chart that `helm template` reads and no one lints as written.
 CHART_PARTS = ("templates", "charts", "crds")
 RENDER_TIMEOUT = 120  # seconds

@@ -16,7 +16,11 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
+# The sizes are the engine's, which decides before importing this module.
+from vllmlint.engine import CHUNK_FILES, STREAM_MIN_FILES, STREAM_SIZES_ENV as SIZES_ENV  # noqa: F401
+from vllmlint.engine import stream_sizes as _sizes
 from vllmlint.records import replace
+from vllmlint.source.files import is_kustomization
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,22 +29,6 @@ if TYPE_CHECKING:
     from vllmlint.finding import Finding, Notice
     from vllmlint.source.yamlmodel import SourceFile
 
-# From this many files the console script lints in chunks of CHUNK_FILES. Measured with bench/bench.py's corpus
-# (2026-12-02, 10,000 files, in-process, no fixes): 23.3-24.5 s of CPU and 184 MiB at the peak in chunks, against
-# 23.6 s and 581 MiB in one piece; 1,000 files: 2.87 s and 71 MiB against 3.00 s and 98 MiB.
-STREAM_MIN_FILES = 1000
-CHUNK_FILES = 256
-SIZES_ENV = "VLLMLINT_STREAM_SIZES"  # "MIN:CHUNK" instead of the two above (tests, benchmarks)
-
-
-def _sizes() -> tuple[int, int]:
-    import os
-
-    given = os.environ.get(SIZES_ENV, "")
-    least, _, chunk = given.partition(":")
-    if least.isdigit() and chunk.isdigit() and int(chunk) > 0:
-        return int(least), int(chunk)
-    return STREAM_MIN_FILES, CHUNK_FILES
 
 
 class _Serial(Exception):
@@ -76,10 +64,8 @@ class _Batch:
 
 def streamable(linter: Linter, entries: list[tuple[Path | None, str]]) -> bool:
     if len(entries) < _sizes()[0] or linter.render_mappings or linter.result.sources:
-        return False  # before the import: a one-file run never needs the Kustomize reader
-    from vllmlint.source.kustomize import _is_kustomization
-
-    return not any(_is_kustomization(shown) for _, shown in entries)
+        return False
+    return not any(is_kustomization(shown) for _, shown in entries)
 
 
 def run(linter: Linter, entries: list[tuple[Path | None, str]]) -> LintResult | None:

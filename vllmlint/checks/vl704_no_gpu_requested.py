@@ -30,13 +30,16 @@ _RESOURCES_ELSEWHERE = SERVING_RUNTIME_KINDS + ("LLMInferenceService",)
 
 
 @lru_cache(maxsize=1)
-def _markers() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]], list[re.Pattern[str]]]:
+def _markers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """One pattern per list of the table, matching (fullmatch) a name any of its rows matches: one compile
+    each, not one per row (15 compiles of a one-file run)."""
     from vllmlint.data import knowledge_dir, load_yaml_data
 
     data = load_yaml_data(knowledge_dir() / "accelerators.yaml") or {}
 
-    def patterns(key: str) -> list[re.Pattern[str]]:
-        return [re.compile(str(item["pattern"])) for item in data.get(key) or () if isinstance(item, dict)]
+    def patterns(key: str) -> re.Pattern[str]:
+        rows = [f"(?:{item['pattern']})" for item in data.get(key) or () if isinstance(item, dict)]
+        return re.compile("|".join(rows) if rows else "(?!)")
 
     return patterns("resources"), patterns("annotations"), patterns("scheduler_names")
 
@@ -98,7 +101,7 @@ def _gets_accelerator(container: Container, world: World) -> bool:
                 return True
             if isinstance(section, Mapping):
                 for name in section.keys():
-                    if any(p.fullmatch(name) for p in resource_names):
+                    if resource_names.fullmatch(name):
                         return True
     spec = template.spec
     if spec.get("resourceClaims") is not None:
@@ -109,10 +112,10 @@ def _gets_accelerator(container: Container, world: World) -> bool:
     if spec.get("runtimeClassName") is not None and runtime is None:
         return True
     scheduler = scalar_str(spec.get("schedulerName"))
-    if scheduler is not None and any(p.fullmatch(scheduler) for p in schedulers):
+    if scheduler is not None and schedulers.fullmatch(scheduler):
         return True
     for notes in (template.annotations, owner.annotations):
-        if any(p.fullmatch(key) for key in notes for p in annotation_keys):
+        if any(annotation_keys.fullmatch(key) for key in notes):
             return True
     if _privileged_or_devices(container):
         return True

@@ -542,6 +542,13 @@ def _object(node: Mapping, source: SourceFile) -> K8sObject | None:
 
 
 def _remember_operator_settings(world: World, document: Document) -> None:
+    root = document.root
+    if not isinstance(root, Mapping):
+        return
+    if "kind" in root or "apiVersion" in root:
+        data = root.get("data")
+        if not (isinstance(data, Mapping) and "system.yaml" in data):
+            return  # `operators.kubeai_settings` reads only a ConfigMap's `system.yaml` or a mapping without `kind`
     from vllmlint.k8s.operators import kubeai_settings
 
     found = kubeai_settings(document)

@@ -68,7 +68,9 @@ def token_formats() -> tuple[TokenFormat, ...]:
 
 @lru_cache(maxsize=1)
 def _prefixes() -> tuple[str, ...]:
-    return tuple(sorted({f.prefix for f in token_formats()}, key=len, reverse=True))
+    # From the table, not `token_formats()`: the prefix test runs on every value, the formats' patterns are
+    # compiled only where a prefix occurs.
+    return tuple(sorted({str(row["prefix"]) for row in _table().get("formats", ())}, key=lambda p: (-len(p), p)))
 
 
 @lru_cache(maxsize=1)

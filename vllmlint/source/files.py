@@ -37,6 +37,15 @@ SHELL_SUFFIXES = {".sh", ".bash"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES | MARKDOWN_SUFFIXES
 SKIPPED_FOLDERS = ("node_modules", "__pycache__")
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # what `kustomize build` reads
+CHART_FILE = "Chart.yaml"  # a Helm chart's folder (vllmlint.render)
+
+
+def is_kustomization(shown: str) -> bool:
+    """A Kustomization file by its name (a display path): the Kustomize reader is imported only for one."""
+    return shown.replace("\\", "/").rpartition("/")[2] in KUSTOMIZATION_NAMES
+
+
 # stat() errors that mean "there is nothing there" (what pathlib's is_file() swallows); any other error is
 # a file that exists but cannot be read, and is reported as such.
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF, errno.ENAMETOOLONG)

@@ -18,20 +18,20 @@ patches, patchesStrategicMerge, patchesJson6902); strategic merge keys of contai
 from __future__ import annotations
 
 import os
-import posixpath
 from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Notice
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, parse_documents, scalar_str
+from vllmlint.source.files import KUSTOMIZATION_NAMES, is_kustomization
 from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.engine import Linter
     from vllmlint.k8s.objects import Container, K8sObject
 
-NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+NAMES = KUSTOMIZATION_NAMES
 _REMOTE = lazy_compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)|\?ref=|\.git(?://|$)")
 _ARGS_PATH = lazy_compile(r"^(?P<container>/.+)/args(?:/(?P<index>-|\d+))?$")
 
@@ -44,10 +44,6 @@ class Kustomization:
     files: list[str] = field(default_factory=list)  # resource files (absolute)
     children: list[Kustomization] = field(default_factory=list)
     roots: set[int] = field(default_factory=set)  # ids of the top-level Kustomizations that build this one
-
-
-def _is_kustomization(shown: str) -> bool:
-    return posixpath.basename(shown.replace("\\", "/")) in NAMES
 
 
 def _entries(root: Mapping, *keys: str) -> list[Node]:
@@ -66,7 +62,7 @@ def _note(linter: Linter, code: str, message: str, node: Node, summary: tuple[st
 def apply_kustomizations(linter: Linter) -> None:
     """Read the run's Kustomizations into the world (called by the engine before invocations are found)."""
     real = linter.real_paths
-    if not any(_is_kustomization(shown) for shown in linter.result.sources):
+    if not any(is_kustomization(shown) for shown in linter.result.sources):
         return
     by_folder: dict[str, Kustomization] = {}
     loaded: list[Kustomization] = []
@@ -87,7 +83,7 @@ def apply_kustomizations(linter: Linter) -> None:
         return kustomization
 
     for shown in list(linter.result.sources):
-        if _is_kustomization(shown) and shown in real and os.path.dirname(real[shown]) not in by_folder:
+        if is_kustomization(shown) and shown in real and os.path.dirname(real[shown]) not in by_folder:
             load(shown)
     shown_of = {path: shown for shown, path in real.items()}
 
