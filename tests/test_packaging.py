@@ -102,7 +102,10 @@ def test_wheel_marshal_copies_say_what_the_json_says_and_a_run_reads_them(instal
 
     archive = zipfile.ZipFile(wheel)
     prefix = f"vllmlint/_data/{sys.implementation.cache_tag}/"
-    copies = {n[len(prefix):-len(".marshal")]: n for n in archive.namelist() if n.startswith(prefix)}
+    copies = {n[len(prefix):-len(".marshal")]: n for n in archive.namelist()
+              if n.startswith(prefix) and n.endswith(".marshal")}
+    assert {n[len(prefix):] for n in archive.namelist() if n.startswith(prefix) and not n.endswith(".marshal")} \
+        == {"modules.bin", "patterns.bin"}  # vllmlint/bundle.py's
     catalogs = {f"schemas/{p.parent.name}/{p.name}" for folder in ("vllm", "k8s")
                 for p in (ROOT / "schemas" / folder).glob("*.json*")}
     assert "schemas/k8s/kubernetes-1.37.json.gz" in catalogs and "schemas/vllm/0.31.0.json" in catalogs
@@ -134,3 +137,40 @@ def test_wheel_marshal_copies_say_what_the_json_says_and_a_run_reads_them(instal
     assert "VL102" in proc.stdout
     # No json module for the run itself; the JSON read without copies says the same.
     assert proc.stderr.strip().splitlines()[-1] == "False True True True", proc.stderr
+
+
+def test_wheel_serves_its_modules_and_patterns_from_the_build_and_lints_as_the_checkout(installed):
+    """The wheel's module bundle and pattern table (vllmlint/bundle.py) are read by a real install, and the
+    installed linter's JSON report on the fixtures is the checkout's, byte for byte; with the bundle turned off
+    as well. An installed module edited afterwards is read from its source."""
+    work, vllmlint, _ = installed
+    python = str(vllmlint.parent / "python")
+    probe = ("import re, vllmlint\nprimed = (str, r'^(vl\\d+)_\\w+\\.py$', 0) in re._cache\n"
+             "import vllmlint.engine, vllmlint.checks.vl101_deprecated_entrypoint as c\n"
+             "from vllmlint import bundle\n"
+             "print(type(vllmlint.engine.__loader__) is bundle._Loader, type(c.__loader__) is bundle._Loader,\n"
+             "      primed, vllmlint.engine.__file__)\n")
+    out = subprocess.run([python, "-c", probe], capture_output=True, text=True, cwd=work, env=_env(), timeout=120)
+    served, check_served, primed, where = out.stdout.split()
+    assert (served, check_served, primed) == ("True", "True", "True"), out.stderr
+    assert where.startswith(str(work / "venv")) and where.endswith("vllmlint/engine.py")
+    off = subprocess.run([python, "-c", probe], capture_output=True, text=True, cwd=work,
+                         env={**_env(), "VLLMLINT_NO_BUNDLE": "1"}, timeout=120)
+    assert off.stdout.split()[:3] == ["False", "False", "False"], off.stderr
+    command = ["--no-cache", "--format", "json", "--show-notes", str(FIXTURES)]
+    checkout = subprocess.run([sys.executable, "-m", "vllmlint", *command], capture_output=True, text=True,
+                              cwd=work, env=_env(), timeout=300)
+    wheel = subprocess.run([str(vllmlint), *command], capture_output=True, text=True, cwd=work, env=_env(),
+                           timeout=300)
+    plain = subprocess.run([str(vllmlint), *command], capture_output=True, text=True, cwd=work,
+                           env={**_env(), "VLLMLINT_NO_BUNDLE": "1"}, timeout=300)
+    assert json.loads(checkout.stdout)["findings"] and checkout.returncode == wheel.returncode == 1
+    assert wheel.stdout == checkout.stdout == plain.stdout
+    # An edit after the install: the edited module is compiled from its source, the others still bundled.
+    edited = vllmlint.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
+        "site-packages" / "vllmlint" / "lazyre.py"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nEDITED = True\n", encoding="utf-8")
+    probe = ("import vllmlint.lazyre as l, vllmlint.engine as e\nfrom vllmlint import bundle\n"
+             "print(l.EDITED, type(l.__loader__) is bundle._Loader, type(e.__loader__) is bundle._Loader)\n")
+    out = subprocess.run([python, "-c", probe], capture_output=True, text=True, cwd=work, env=_env(), timeout=120)
+    assert out.stdout.split() == ["True", "False", "True"], out.stderr
