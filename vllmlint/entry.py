@@ -18,6 +18,9 @@ GC_THRESHOLD = (100_000, 50, 100)
 
 def main() -> None:
     """The console script: `check` on its own when the command line is one the fast parser is sure of, else click."""
+    import gc
+
+    gc.set_threshold(*GC_THRESHOLD)  # before the imports too: the modules' code, functions and classes live on
     from vllmlint.check_options import parse_check_argv
 
     parsed = parse_check_argv(sys.argv[1:])
