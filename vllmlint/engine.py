@@ -18,7 +18,7 @@ from vllmlint.finding import Finding, Notice, Severity
 from vllmlint.vllm.invocation import find_invocations, script_invocations
 from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
-from vllmlint.source.comments import record_parse
+from vllmlint.source.comments import MARKER, record_parse
 from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: the engine's API)
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
     is_kustomization, read_limited, read_text, sniff_suffix, too_large_message)
@@ -510,16 +510,19 @@ class Linter:
                 self.options.progress.rules(rules.index(rule) + 1, len(rules))
         findings.sort(key=lambda f: f.sort_key)
         findings = _dedupe(findings)
-        from vllmlint.suppressions import apply_suppressions
+        if _may_suppress(self.result.sources, world):
+            from vllmlint.suppressions import apply_suppressions
 
-        outcome = apply_suppressions(findings, self.result.sources, world,
-                                     require_reason=self.options.require_suppression_reason,
-                                     active_codes={r.code for r in rules})
-        for problem in outcome.problems:
-            problem.severity = Severity.parse(self.options.severity.get(problem.code, problem.severity.label))
-        self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
-        self.result.suppressed = outcome.suppressed
-        self.result.notices.extend(outcome.notices)
+            outcome = apply_suppressions(findings, self.result.sources, world,
+                                         require_reason=self.options.require_suppression_reason,
+                                         active_codes={r.code for r in rules})
+            for problem in outcome.problems:
+                problem.severity = Severity.parse(self.options.severity.get(problem.code, problem.severity.label))
+            self.result.findings = sorted(outcome.kept + outcome.problems, key=lambda f: f.sort_key)
+            self.result.suppressed = outcome.suppressed
+            self.result.notices.extend(outcome.notices)
+        else:
+            self.result.findings = findings  # sorted above
         if self.render_mappings:  # `--render` output: positions moved to the files as written
             from vllmlint.render import map_rendered
 
@@ -779,6 +782,18 @@ def stream_sizes() -> tuple[int, int]:
     if least.isdigit() and chunk.isdigit() and int(chunk) > 0:
         return int(least), int(chunk)
     return STREAM_MIN_FILES, CHUNK_FILES
+
+
+def _may_suppress(sources: dict[str, SourceFile], world: World) -> bool:
+    """Whether a file of the run holds the word every suppression directive holds (a comment or an annotation:
+    `source.comments.MARKER`); without it the suppressions module is not even imported."""
+    seen: set[int] = set()
+    for source in [*sources.values(), *(obj.source for obj in world.objects)]:
+        if id(source) not in seen:
+            seen.add(id(source))
+            if MARKER in source.text:
+                return True
+    return False
 
 
 FREEZE_EVERY = 64  # files: 1,000 files of the bench corpus peak at 152 MB RSS
