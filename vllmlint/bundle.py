@@ -71,7 +71,12 @@ def pack_patterns(patterns) -> bytes:
             (arguments,) = made
             text, final_flags, code, groups, groupindex, indexgroup = arguments
             # The opcodes are int subclasses (named constants): their values are what `_sre` reads.
-            rows.append((pattern, flags, (text, int(final_flags), [int(c) for c in code], int(groups),
+            # The code as bytes of `_sre.CODESIZE` words: unmarshalled as one object, not an int each.
+            size = compiler._sre.CODESIZE
+            words = memoryview(bytearray(len(code) * size)).cast("I" if size == 4 else "H")
+            for index, word in enumerate(code):
+                words[index] = int(word)
+            rows.append((pattern, flags, (text, int(final_flags), words.tobytes(), int(groups),
                                           dict(groupindex), tuple(indexgroup))))
     finally:
         compiler._sre.compile = real
@@ -96,12 +101,17 @@ def prime_patterns(path: str) -> int:
     if form != FORMAT or version != tuple(sys.version_info[:2]) or magic != _sre.MAGIC:
         return 0
     primed = 0
-    for pattern, flags, arguments in rows:
+    for pattern, flags, (text, final_flags, code, groups, groupindex, indexgroup) in rows:
         key = (str, pattern, flags)
         if key not in cache and len(cache) < 256:  # room left for the process's own patterns (re keeps 512)
-            cache[key] = _sre.compile(*arguments)
+            cache[key] = _sre.compile(text, final_flags, _words(code, _sre.CODESIZE), groups, groupindex,
+                                      indexgroup)
             primed += 1
     return primed
+
+
+def _words(code: bytes, size: int) -> list:
+    return (memoryview(code).cast("I") if size == 4 else memoryview(code).cast("H")).tolist()
 
 
 class _Finder:
@@ -168,7 +178,10 @@ def install(package_folder: str) -> bool:
     try:
         size = int.from_bytes(os.pread(fd, 4, 0), "little")
         form, magic, entries = marshal.loads(os.pread(fd, size, 4))
-        from importlib.util import MAGIC_NUMBER
+        try:  # the frozen module importlib.util takes it from, loaded at every start (importlib.util is not)
+            from _frozen_importlib_external import MAGIC_NUMBER
+        except ImportError:
+            from importlib.util import MAGIC_NUMBER
 
         if form != FORMAT or magic != MAGIC_NUMBER:
             raise ValueError("another bundle format or bytecode")
