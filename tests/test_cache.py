@@ -2,6 +2,7 @@
 (to any file: cross-file results included), a corrupt or foreign entry, or `--no-cache` lints again."""
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,8 +44,8 @@ FILES = sorted(str(p.relative_to(FIXTURES.parent)) for p in FIXTURES.rglob("*")
                if p.is_file() and "kustomize" not in p.parts and p.suffix in (".yaml", ".yml", ".sh", ".md", ".json"))
 
 
-def cached(tmp_path: Path, *args, cwd=None):
-    env = {"VLLMLINT_NO_CACHE": "", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache")}
+def cached(tmp_path: Path, *args, cwd=None, env=None):
+    env = {"VLLMLINT_NO_CACHE": "", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
     return run_cli(*args, cwd=cwd, env=env)
 
 
@@ -81,6 +82,32 @@ def test_the_second_run_replays_without_linting(tmp_path, monkeypatch):
     assert second.sources.keys() == first.sources.keys()
     assert (second.files_checked, second.workloads, second.objects) == (first.files_checked, first.workloads,
                                                                         first.objects)
+
+
+def test_an_entry_keeps_no_copy_of_the_files_it_read(tmp_path, monkeypatch):
+    """The texts of the inputs are not in the entry (the key hashed their bytes: a hit read the same); the
+    replayed sources are the texts read, a BOM and CRLF line ends included, and standard input keeps its copy."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "deploy.yaml").write_bytes(b"\xef\xbb\xbf" + DEPLOYMENT.replace("\n", "\r\n").encode())
+    (tree / "hpa.yaml").write_text(HPA)
+    options = LintOptions(cache_dir=str(tmp_path / "cache"))
+
+    def feed(linter):
+        for name in ("deploy.yaml", "hpa.yaml"):
+            linter.add_file(tree / name)
+        linter.add_stdin(b"kind: ConfigMap  # from stdin\n", "stdin.yaml")
+
+    first = lint(feed, options)
+    (entry,) = entries(tmp_path)
+    kept = entry.read_text(encoding="utf-8")
+    assert "scaleTargetRef" not in kept and "# from stdin" in kept
+    monkeypatch.setattr(Linter, "run", lambda self: pytest.fail("linted again although nothing changed"))
+    second = lint(feed, options)
+    assert {shown: s.text for shown, s in second.sources.items()} == \
+        {shown: s.text for shown, s in first.sources.items()}
+    assert second.sources[next(k for k in first.sources if k.endswith("deploy.yaml"))].text.startswith("apiVersion")
+    assert [(f.code, f.span) for f in second.findings] == [(f.code, f.span) for f in first.findings]
 
 
 def test_an_edit_to_the_deployment_changes_the_hpa_files_cross_file_finding(tmp_path):
@@ -240,6 +267,8 @@ def test_the_text_of_a_cached_result_is_kept_for_the_same_settings(tmp_path):
     [kept] = renders(tmp_path)
     assert kept.read_text(encoding="utf-8") in uncached[1]
     kept.write_text("KEPT TEXT\n", encoding="utf-8")  # what a re-run writes, proven by a marker
+    for whole in shown_entries(tmp_path):
+        whole.unlink()  # the run's whole output, kept too (below): this one shows the kept text
     code, out, err = cached(tmp_path, *FILES)
     assert (code, err) == uncached[::2] and out.startswith("KEPT TEXT\n")
     # Other settings are other texts: rendered, and kept beside the first.
@@ -265,3 +294,61 @@ def test_a_large_text_is_not_kept(tmp_path, monkeypatch):
     assert renders(tmp_path) == []
     assert list(cache.rendered("text", report, iter(["short"]))) == ["short"]
     assert [p.read_text() for p in renders(tmp_path)] == ["short"]
+
+
+def shown_entries(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "shown").glob("*.json"))
+
+
+@pytest.mark.parametrize("args", [(), ("--quiet",), ("--show-notes",), ("--statistics",), ("--exit-zero",),
+                                  ("--fail-on", "error"), ("--select", "VL102"), ("--color", "always")])
+def test_a_cached_run_is_shown_again_as_it_was_shown(tmp_path, args):
+    """Standard output, standard error and the exit code of a cached text run, written again from the kept
+    output (vllmlint.check._Shown), are those of a run without the cache."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "original", tree)
+    command = ["--color", "never", *args, str(tree), str(tmp_path / "missing.yaml")] if args == ("--exit-zero",) \
+        else [*args, str(tree)] if "--color" in args else ["--color", "never", *args, str(tree)]
+    uncached = run_cli(*command)
+    runs = [cached(tmp_path, *command) for _ in range(3)]
+    assert all(run == uncached for run in runs), (uncached, runs)
+    assert len(shown_entries(tmp_path)) == (0 if args == ("--exit-zero",) else 1)  # an exit 2 is never kept
+
+
+def test_the_kept_output_is_written_without_reading_the_result(tmp_path):
+    """A re-run writes the kept output (proven by a marker put in it), while its result entry is the one it
+    showed; a result entry rewritten (here: damaged) takes the kept output with it: linted and shown again."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "original", tree)
+    first = cached(tmp_path, "--color", "never", str(tree))
+    (whole,) = shown_entries(tmp_path)
+    kept = json.loads(whole.read_text(encoding="utf-8"))
+    kept["writes"] = [[0, "KEPT OUTPUT\n"]]
+    whole.write_text(json.dumps(kept), encoding="utf-8")
+    assert cached(tmp_path, "--color", "never", str(tree)) == (first[0], "KEPT OUTPUT\n", "")
+    (entry,) = entries(tmp_path)
+    entry.write_text("not json", encoding="utf-8")
+    assert cached(tmp_path, "--color", "never", str(tree)) == first
+    assert json.loads(entry.read_text(encoding="utf-8"))["format"] == cache.FORMAT  # linted, and kept again
+
+
+def test_what_changes_the_output_is_not_shown_from_another_run(tmp_path):
+    """An edit, another current folder, another terminal setting, a new collection notice or configuration:
+    each is shown as a run without the cache shows it."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "original", tree)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = ["--color", "never", str(tree)]
+    cached(tmp_path, *command)
+    assert cached(tmp_path, *command, cwd=elsewhere) == run_cli(*command, cwd=elsewhere)
+    assert cached(tmp_path, *command, env={"FORCE_COLOR": "1"})[1] == run_cli(*command, env={"FORCE_COLOR": "1"})[1]
+    (tree / "broken.yaml").symlink_to(tree / "nowhere.yaml")  # a VL005 notice of the collection, no input more
+    assert cached(tmp_path, *command) == run_cli(*command)
+    (tree / "broken.yaml").unlink()
+    (tree / ".vllmlint.yaml").write_text("fail-on: error\n", encoding="utf-8")
+    assert cached(tmp_path, *command, cwd=tree) == run_cli(*command, cwd=tree)
+    hpa = tree / "hpa.yaml"
+    hpa.write_text(hpa.read_text(encoding="utf-8").replace("averageUtilization: 70", "averageUtilization: 71"),
+                   encoding="utf-8")
+    assert cached(tmp_path, *command) == run_cli(*command)

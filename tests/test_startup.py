@@ -205,7 +205,7 @@ def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_
             assert unused not in modules, unused
     from vllmlint import cache
 
-    assert cache._sha256(b"vllmlint").hexdigest() == hashlib.sha256(b"vllmlint").hexdigest()
+    assert cache._digest(b"vllmlint").hexdigest() == hashlib.blake2b(b"vllmlint", digest_size=32).hexdigest()
 
 
 def test_text_is_decoded_as_utf_8_sig_decodes_it():

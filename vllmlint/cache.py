@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 if TYPE_CHECKING:
     from vllmlint.engine import Linter, LintOptions, LintResult
 
-FORMAT = "vllmlint-result-cache 2"
+FORMAT = "vllmlint-result-cache 3"  # 3: a source read from an input keeps no copy of its text
 MAX_ENTRIES = 32
 ENV = "VLLMLINT_CACHE_DIR"
 
@@ -87,7 +87,7 @@ def tool_fingerprint() -> str:
         from vllmlint import __version__
         from vllmlint.data import _PACKAGE, data_dir
 
-        digest = _sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
+        digest = _digest(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
         folders = [_PACKAGE]
         for name in ("rules", "data", "schemas"):
             try:
@@ -119,9 +119,9 @@ def _options_key(options: LintOptions) -> str:
 
 def _hash(value: Any) -> str:
     if isinstance(value, bytes):
-        return "b" + _sha256(value).hexdigest()
+        return "b" + _digest(value).hexdigest()
     if isinstance(value, str) and len(value) > 256:
-        return "s" + _sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        return "s" + _digest(value.encode("utf-8", "surrogatepass")).hexdigest()
     return repr(value)
 
 
@@ -211,7 +211,7 @@ def _machine_dependent() -> bool:
 
 
 def _key(recorded: Linter, options: LintOptions) -> str:
-    digest = _sha256(tool_fingerprint().encode())
+    digest = _digest(tool_fingerprint().encode())
     digest.update(_options_key(options).encode("utf-8", "surrogatepass"))
     for shown, real in recorded.real_paths.items():
         digest.update(f"\0path\0{shown}\0{real}".encode("utf-8", "surrogatepass"))
@@ -222,21 +222,80 @@ def _key(recorded: Linter, options: LintOptions) -> str:
 
 
 # --- the run ----------------------------------------------------------------------------------------------
+_prepared: list = []  # [(feed, recorder, key)] of `result_key`: `cached_lint` of the same feed reads nothing again
+
+
+def _recorded(feed: Callable[[Linter], None], uncached: LintOptions) -> tuple[Linter, str | None]:
+    """The recorder of `feed` and the result's key (None: not cacheable)."""
+    if _prepared and _prepared[0][0] is feed:
+        _, recorded, key = _prepared.pop()
+        return recorded, key
+    recorded = recorder(uncached)
+    feed(recorded)
+    return recorded, _key(recorded, uncached) if _cacheable(recorded) else None
+
+
+def result_key(feed: Callable[[Linter], None], options: LintOptions) -> str | None:
+    """The key `cached_lint(feed, options)` reads its result under (None: not cacheable). The feed runs now,
+    once: the next `cached_lint` of the same feed uses what it recorded."""
+    recorded, key = _recorded(feed, records.replace(options, cache_dir=None))
+    _prepared[:] = [(feed, recorded, key)]
+    return key
+
+
+_shown_how: dict[str, str] = {}  # shown_key -> how, for keep_shown
+
+
+def shown_key(how: str) -> str:
+    key = _digest(how.encode("utf-8", "surrogatepass")).hexdigest()
+    _shown_how[key] = how
+    return key
+
+
+def shown(folder: str, how: str, key: str) -> tuple[list[tuple[int, str]], int] | None:
+    """What a run shown as `how` (vllmlint.check._Shown) wrote, and its exit code, or None. Only while the
+    result it showed (`key`) is the entry it was: an entry removed, pruned or rewritten takes the kept output
+    with it."""
+    entry = Path(folder) / "shown" / f"{shown_key(how)}.json"
+    try:
+        raw = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"))
+        if raw.get("format") != FORMAT or raw.get("how") != how or raw.get("code") not in (0, 1) \
+                or raw.get("result") != _stamp(str(Path(folder) / "results" / f"{key}.json")):
+            return None
+        writes = [(int(where), text) for where, text in raw["writes"] if isinstance(text, str)]
+        return writes, raw["code"]
+    except Exception:  # missing, truncated, foreign: the run is shown as usual
+        return None
+
+
+def keep_shown(folder: str, key: str, result_key: str, writes: list[tuple[int, str]], code: int) -> None:
+    """Keep what a run wrote (`shown`), beside the result entry of `result_key` it showed."""
+    result = Path(folder) / "results" / f"{result_key}.json"
+    if code not in (0, 1) or sum(len(text) for _, text in writes) > RENDER_MAX or not result.is_file():
+        return
+    # `how` again in the entry: a key that collides never shows another run's output
+    how = _shown_how.get(key)
+    if how is None:
+        return
+    text = json.dumps({"format": FORMAT, "how": how, "result": _stamp(str(result)), "writes": writes, "code": code},
+                      ensure_ascii=False, separators=(",", ":"))
+    _write(Path(folder) / "shown" / f"{key}.json", text)
+
+
 def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintResult:
     """`engine.lint` through the cache in `options.cache_dir`."""
     global _external
     from vllmlint.engine import lint
 
     uncached = records.replace(options, cache_dir=None)
-    recorded = recorder(uncached)
-    feed(recorded)
-    if not _cacheable(recorded):
+    recorded, key = _recorded(feed, uncached)
+    if key is None:
         return lint(feed, uncached)  # as if there were no cache: the feed runs on a real Linter
     assert options.cache_dir is not None
     folder = Path(options.cache_dir) / "results"
-    key = _key(recorded, uncached)
     entry = folder / f"{key}.json"
-    result = load(entry)
+    inputs = _inputs(recorded)
+    result = load(entry, inputs)
     if result is not None:
         _remember(result, key, Path(options.cache_dir))
         return result
@@ -249,7 +308,7 @@ def cached_lint(feed: Callable[[Linter], None], options: LintOptions) -> LintRes
         _external = None
         _files.clear()
     if not result.internal_error:
-        store(entry, result, external)
+        store(entry, result, external, inputs)
         _remember(result, key, Path(options.cache_dir))
     return result
 
@@ -301,29 +360,35 @@ def _render_entry(fmt: str, report) -> Path | None:
         return None  # a report of something else than the cached result
     settings = {f.name: getattr(report, f.name) for f in records.fields(report)
                 if f.name not in ("findings", "suppressed", "sources", "rules")}
-    digest = _sha256(f"{key}\0{fmt}\0{len(report.findings)}\0{len(report.suppressed)}\0".encode())
+    digest = _digest(f"{key}\0{fmt}\0{len(report.findings)}\0{len(report.suppressed)}\0".encode())
     digest.update(repr(settings).encode("utf-8", "surrogatepass"))
     return folder / "renders" / f"{digest.hexdigest()}.txt"
 
 
-def load(entry: Path) -> LintResult | None:
+def _inputs(recorded: Linter) -> dict[str, bytes]:
+    """Display path -> bytes of each file the feed read: what the key hashed, so what a stored result read too."""
+    return {call[2]: call[1] for call in recorded.calls if call[0] == "add_file_bytes"}  # type: ignore[attr-defined]
+
+
+def load(entry: Path, inputs: dict[str, bytes] | None = None) -> LintResult | None:
     """The result stored in `entry`, or None when there is none, it does not decode, or a file it read outside
-    the inputs changed."""
+    the inputs changed. `inputs`: the bytes of the files read this run (the texts an entry does not copy)."""
     try:
         raw = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"), object_hook=_decode)
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             return None
         if any(_stamp(path) != stamp for path, stamp in raw["external"]):
             return None
-        return _result_from(raw["result"])
+        return _result_from(raw["result"], inputs or {})
     except Exception:  # missing, truncated, foreign, from another version: lint instead
         return None
 
 
-def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | None = None) -> None:
+def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | None = None,
+          inputs: dict[str, bytes] | None = None) -> None:
     """Write `result` to `entry` (a temporary file moved into place); a cache that cannot be written is no error."""
     try:
-        text = json.dumps({"format": FORMAT, "external": external or [], "result": _result_to(result)},
+        text = json.dumps({"format": FORMAT, "external": external or [], "result": _result_to(result, inputs or {})},
                           default=_encode, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return
@@ -368,22 +433,38 @@ def _mtime(path: Path) -> float:
 
 
 # --- the result as JSON -----------------------------------------------------------------------------------
-def _result_to(result: LintResult) -> dict:
+def _result_to(result: LintResult, inputs: dict[str, bytes]) -> dict:
+    """The result as JSON data. A source whose text is the decoded bytes of an input of the key (nearly all)
+    is kept without it (null): a run with the same key read the same bytes (1,000 files: 3.7 of 4.3 MB)."""
+    from vllmlint.source.files import read_text
+
     fields = {f.name: getattr(result, f.name) for f in records.fields(result)}
-    fields["sources"] = {shown: [source.path, source.text] for shown, source in result.sources.items()}
+    fields["sources"] = {shown: [source.path, None if shown in inputs and read_text(inputs[shown])[0] == source.text
+                                 else source.text] for shown, source in result.sources.items()}
     fields["rules"] = [rule.code for rule in result.rules]
     _compact_findings(fields)
     return fields
 
 
-def _result_from(fields: dict) -> LintResult:
+def _result_from(fields: dict, inputs: dict[str, bytes]) -> LintResult:
     from vllmlint.engine import LintResult
     from vllmlint.registry import all_rules
+    from vllmlint.source.files import read_text
     from vllmlint.source.yamlmodel import SourceFile
 
     rules = all_rules()
     _expand_findings(fields)
-    fields["sources"] = {shown: SourceFile(path, text, shown) for shown, (path, text) in fields["sources"].items()}
+
+    def text_of(shown: str, text: str | None) -> str:
+        if text is not None:
+            return text
+        decoded = read_text(inputs[shown])[0]  # KeyError: an input of the key is missing (load lints instead)
+        if decoded is None:
+            raise ValueError(f"{shown}: the input is not text")
+        return decoded
+
+    fields["sources"] = {shown: SourceFile(path, text_of(shown, text), shown)
+                         for shown, (path, text) in fields["sources"].items()}
     fields["rules"] = [rules[code] for code in fields["rules"]]
     return LintResult(**fields)
 
@@ -544,14 +625,12 @@ def _fix_row(fix: Any) -> Any:
 
 
 
-def _sha256(data: bytes = b""):
-    """`hashlib.sha256(data)`, from CPython's own implementation when it has one, as hashlib falls back to: the
-    hashlib module loads OpenSSL (~3 ms of every cached run)."""
+def _digest(data: bytes = b""):
+    """A BLAKE2b digest of 32 bytes of `data` (the keys' hash): CPython's own `_blake2`, which hashes the 1,000
+    inputs of a cached run in a third of the time of its `_sha256`, and needs no OpenSSL (importing hashlib loads
+    it: ~3 ms of every cached run)."""
     try:
-        from _sha256 import sha256  # CPython 3.11
+        from _blake2 import blake2b
     except ImportError:
-        try:
-            from _sha2 import sha256  # CPython 3.12 and later
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data)
+        from hashlib import blake2b
+    return blake2b(data, digest_size=32)

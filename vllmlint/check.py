@@ -306,6 +306,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
+    replay: _Shown | None = None  # the output kept to be written again (`_Shown`)
     if apply_fixes or show_diff:
         from vllmlint.fix.apply import run_fixes
 
@@ -336,6 +337,8 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
         result = outcome.result
         stale = bool(outcome.stale)
     else:
+        if _replayable(options, targets, baseline, write_baseline_path, upgrade_to):
+            replay = _Shown.prepare(feed, options, collection, fail_on, require_workloads)
         result = lint(feed, options)
         if options.progress is not None:
             options.progress.close()
@@ -403,37 +406,110 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
 
                     pieces = kept_text(fmt, report, pieces)
                 for piece in pieces:
-                    write_in_pieces(stream, piece)
+                    _write(replay, stream, piece)
                 stream.flush()
             if summary_after_notes:
                 for line in notes:
-                    echo(line, err=True)
+                    _echo_err(replay, line)
                 notes_printed = True
                 if unchecked is not None and not result.findings:
-                    echo(unchecked, err=True)  # instead of a summary that would read as a pass
+                    _echo_err(replay, unchecked)  # instead of a summary that would read as a pass
                     unchecked = None
                 elif not nothing:
                     sys.stderr.flush()
-                    stream.write("".join(line + "\n" for line in summary_lines(report)))
+                    _write(replay, stream, "".join(line + "\n" for line in summary_lines(report)))
         finally:
             if output:
                 stream.close()
     if not notes_printed:
         for line in notes:
-            echo(line, err=True)
+            _echo_err(replay, line)
     if unchecked is not None and (not result.findings or require_workloads):
-        echo(unchecked, err=True)
+        _echo_err(replay, unchecked)
     for path in missing:
-        echo(f"vllmlint: error: {path}: no such file or directory", err=True)
+        _echo_err(replay, f"vllmlint: error: {path}: no such file or directory")
     if missing or result.internal_error:
         sys.exit(EXIT_ERROR)
     if exit_zero:
-        sys.exit(EXIT_CLEAN)
-    if stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
-        sys.exit(EXIT_FINDINGS)
-    if require_workloads and result.understood_nothing:
-        sys.exit(EXIT_FINDINGS)
-    sys.exit(EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN)
+        code = EXIT_CLEAN
+    elif stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
+        code = EXIT_FINDINGS
+    elif require_workloads and result.understood_nothing:
+        code = EXIT_FINDINGS
+    else:
+        code = EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN
+    if replay is not None:
+        replay.keep(code)
+    sys.exit(code)
+
+
+# --- a cached run's output, shown again --------------------------------------------------------------------
+# A run over unchanged inputs replays its result (vllmlint.cache); rebuilding the 7,667 findings of 1,000 files
+# from the entry costs more than the rest of the run. Their text report on standard output is a function of the
+# result and of how it is shown (the command line, the current folder, the terminals, the configuration's
+# fail-on, the collection's notices), so the whole output of such a run (what it wrote, in order) and its exit
+# code are kept under the result's key and all of those, and a run with the same key writes them again without
+# reading the result. Only for the plain case: text on standard output, no fix, diff, baseline or --upgrade-to.
+def _replayable(options, targets, baseline, write_baseline_path, upgrade_to) -> bool:
+    return (options.cache_dir is not None and targets == [("text", None)] and baseline is None
+            and not write_baseline_path and not upgrade_to and options.progress is None)
+
+
+class _Shown:
+    """What a run writes (standard output, and the lines it echoes to standard error), kept to be written again."""
+
+    def __init__(self, key: str, result_key: str, folder: str):
+        self.key, self.result_key, self.folder = key, result_key, folder
+        self.writes: list[tuple[int, str]] = []
+
+    @classmethod
+    def prepare(cls, feed, options, collection, fail_on, require_workloads) -> _Shown | None:
+        """None when the run cannot be kept; exits when it was kept before (writing it again)."""
+        from vllmlint import cache
+
+        key = cache.result_key(feed, options)
+        if key is None:
+            return None
+        streams = [(getattr(s, "encoding", None), getattr(s, "errors", None), _is_terminal(s))
+                   for s in (sys.stdout, sys.stderr)]
+        environment = {name: os.environ.get(name) for name in _SHOWN_ENVIRONMENT}
+        how = repr((key, sys.argv[1:], os.getcwd(), streams, environment, fail_on, require_workloads,
+                    [(n.code, n.message, n.path, n.line, n.level) for n in collection.notices],
+                    collection.missing, collection.failed, "click" in sys.modules))
+        kept = cache.shown(options.cache_dir, how, key)
+        replay = cls(cache.shown_key(how), key, options.cache_dir)
+        if kept is not None:
+            writes, code = kept
+            for where, text in writes:
+                if where:
+                    sys.stdout.flush()  # in the order written
+                    echo(text, err=True)
+                else:
+                    write_in_pieces(sys.stdout, text)
+            sys.stdout.flush()
+            sys.exit(code)
+        return replay
+
+    def keep(self, code: int) -> None:
+        from vllmlint import cache
+
+        cache.keep_shown(self.folder, self.key, self.result_key, self.writes, code)
+
+
+# Environment variables that change how the text is written (colour, click's terminal handling).
+_SHOWN_ENVIRONMENT = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "GITHUB_ACTIONS")
+
+
+def _write(shown: _Shown | None, stream, text: str) -> None:
+    write_in_pieces(stream, text)
+    if shown is not None:
+        shown.writes.append((0, text))
+
+
+def _echo_err(shown: _Shown | None, line: str) -> None:
+    echo(line, err=True)
+    if shown is not None:
+        shown.writes.append((1, line))
 
 
 def _run_options(options, no_cache: bool, jobs: int | None) -> None:

@@ -32,7 +32,7 @@ class FileCache:
         from vllmlint import cache
 
         self._linter = linter
-        digest = cache._sha256(f"{FORMAT}\0{cache.tool_fingerprint()}\0".encode())
+        digest = cache._digest(f"{FORMAT}\0{cache.tool_fingerprint()}\0".encode())
         digest.update(cache._options_key(linter.options).encode("utf-8", "surrogatepass"))
         self._base = digest.copy()
         self.path = folder / "files" / f"{digest.hexdigest()}.json"
