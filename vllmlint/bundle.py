@@ -31,7 +31,8 @@ from importlib.machinery import ModuleSpec, SourceFileLoader
 FORMAT = 1
 NAME = "modules.bin"
 PATTERNS_NAME = "patterns.bin"
-# A source written more than this long after the bundle was edited since: the usual import reads it.
+# A source whose modification time is this much later than the bundle's was edited after the install: the usual
+# import reads it (files installed together get times a few seconds apart).
 SLACK_NS = 120 * 10**9
 
 
