@@ -431,7 +431,9 @@ class Linter:
             from vllmlint.source.compose import apply_extends, bind_projects
 
             apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
-            bind_projects(world)
+            for source, line, message in bind_projects(world):  # what the Compose reader refused
+                self.result.notices.append(Notice("VL005", message, source.display_path, line, "note",
+                                                  ("Compose value not read", "Compose values not read")))
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))

@@ -1,0 +1,130 @@
+"""Hostile input, issue 27: work and memory bounded by what the input is, counted (steps, sizes, tracemalloc
+peaks), never timed. Each test failed on the code before its fix."""
+import json
+import sys
+import tracemalloc
+
+from conftest import run_cli
+from vllmlint.engine import lint_paths
+
+
+def _calls(function, *args) -> int:
+    """How many Python frames (calls and generator steps) `function(*args)` runs: a measure of its work."""
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        count += 1
+        return None
+
+    sys.setprofile(tracer)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def _peak(function, *args) -> int:
+    """The bytes `function(*args)` allocated at its peak."""
+    tracemalloc.start()
+    try:
+        function(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+POD_WITH_REMOVED_FLAG = ('apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n'
+                         '    image: vllm/vllm-openai:v0.29.0\n    args: ["--swap-space=4"]\n')
+
+
+# --- Compose interpolation ----------------------------------------------------------------------------------
+def test_dotenv_values_doubling_each_other_are_refused_at_their_line(tmp_path):
+    from vllmlint.source.compose import read_dotenv
+
+    text = "C0=ab\n" + "".join(f"C{k}=${{C{k - 1}}}${{C{k - 1}}}\n" for k in range(1, 31))
+    assert _peak(read_dotenv, text) < 32_000_000  # 2^30 characters a variable before
+    variables, problem = read_dotenv(text)
+    assert variables is None and problem is not None and problem[0] == 20  # C19: 2^20 characters
+    (tmp_path / ".env").write_text(text)
+    (tmp_path / "compose.yaml").write_text("services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n"
+                                           "    command: \"--swap-space ${C3}\"\n")
+    result, _ = lint_paths([str(tmp_path)])
+    assert not result.internal_error
+    notes = [(n.code, n.path.endswith("/.env"), n.line) for n in result.notices if "expands past" in n.message]
+    assert notes == [("VL005", True, 20)]
+    # the refused file's variables are unknown: the flag is still found, its value not read
+    assert any(f.code == "VL102" for f in result.findings)
+
+
+def test_dotenv_values_within_the_bound_are_still_read():
+    from vllmlint.source.compose import read_dotenv
+
+    variables, problem = read_dotenv("A=x\nB=${A}-${A}\nC='${B}'\nD=\"${B}y\"\n")
+    assert problem is None and variables == {"A": "x", "B": "x-x", "C": "${B}", "D": "x-xy"}
+
+
+def test_nested_compose_defaults_are_a_note_and_the_other_files_are_reported(tmp_path):
+    value = "x"
+    for k in range(1000):
+        value = "${V%d:-%s}" % (k, value)
+    (tmp_path / "compose.yaml").write_text("services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n"
+                                           f"    command: \"--swap-space {value}\"\n")
+    (tmp_path / "other.yaml").write_text(POD_WITH_REMOVED_FLAG)
+    code, out, err = run_cli("--no-cache", "--format", "sarif", "-o", "out.sarif", "--format", "json", ".",
+                             cwd=tmp_path)
+    assert code == 1, err
+    assert "internal error" not in err and "compose.yaml:4: Compose interpolation nested deeper" in err
+    found = {(f["path"], f["code"]) for f in json.loads(out)["findings"]}
+    assert ("other.yaml", "VL102") in found and ("compose.yaml", "VL102") in found
+    assert (tmp_path / "out.sarif").exists()
+
+
+def test_nesting_within_the_bound_is_still_followed():
+    from vllmlint.source.compose import MAX_NESTING, interpolate
+
+    value = "x"
+    for k in range(MAX_NESTING):
+        value = "${V%d:-%s}" % (k, value)
+    done = interpolate(value, {})
+    assert done.text == "x" and not done.unresolved
+    done = interpolate("${A:-${B:-" + value + "}}", {})
+    assert done.unresolved and done.text == "${A:-${B:-" + value + "}}"
+
+
+def test_unknown_variables_are_interpolated_in_linear_work():
+    from vllmlint.source.compose import interpolate
+
+    small = _calls(interpolate, "${X}" * 500, {})
+    large = _calls(interpolate, "${X}" * 2000, {})
+    assert large < 5 * small  # 4x the input; quadratic before (the output length summed per variable)
+    done = interpolate("a ${X} b $Y", {})
+    assert done.text == "a ${X} b $Y" and done.unresolved_spans == [(2, 6), (9, 11)]
+
+
+def test_words_of_a_command_with_many_set_variables_take_linear_memory():
+    from vllmlint.source.compose import argv_words
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    def words(n):
+        text = "c: \"" + " ".join("--f%d ${V%d}" % (i, i) for i in range(n)) + "\"\n"
+        node = parse_documents(SourceFile("c.yaml", text))[0][0].root.get("c")
+        variables = {"V%d" % i: ("value%014d" % i, ".env") for i in range(n)}
+        return node, variables
+
+    result = argv_words(*words(3))
+    assert [w.text for w in result] == ["--f0", "value00000000000000", "--f1", "value00000000000001", "--f2",
+                                        "value00000000000002"]
+    assert result[1].notes == ["V0 from .env", "V1 from .env", "V2 from .env"] and not result[0].notes
+    # 3,000 variables: every word kept a copy of every note before (72 MB)
+    assert _peak(argv_words, *words(3000)) < 25_000_000
+
+
+def test_interpolated_text_grows_by_a_bounded_amount():
+    from vllmlint.source.compose import MAX_GROWTH, interpolate
+
+    big = ("y" * (MAX_GROWTH // 4), ".env")
+    done = interpolate("${A}" * 8, {"A": big})
+    assert done.unresolved and len(done.text) <= 32 + MAX_GROWTH
+    assert done.text.endswith("${A}") and done.text.startswith("y" * 100)
