@@ -128,3 +128,68 @@ def test_interpolated_text_grows_by_a_bounded_amount():
     done = interpolate("${A}" * 8, {"A": big})
     assert done.unresolved and len(done.text) <= 32 + MAX_GROWTH
     assert done.text.endswith("${A}") and done.text.startswith("y" * 100)
+
+
+# --- OpenShift Template parameters ---------------------------------------------------------------------------
+TEMPLATE = """apiVersion: template.openshift.io/v1
+kind: Template
+metadata: {name: t}
+parameters:
+  - name: MODEL_ID
+    value: Qwen/Qwen3-8B
+objects:
+  - apiVersion: apps/v1
+%s    kind: Deployment
+    metadata: {name: vllm}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.29.0
+              args: ["--model=${MODEL_ID}", "--swap-space=4"]
+"""
+
+
+def _distinct_nodes(root) -> int:
+    from vllmlint.source.yamlmodel import Mapping, Sequence
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Mapping):
+            stack.extend(value for _, value in node.items)
+        elif isinstance(node, Sequence):
+            stack.extend(node.items)
+    return len(seen)
+
+
+def test_template_objects_with_self_aliases_are_linted_and_the_other_files_reported(tmp_path):
+    (tmp_path / "self.yaml").write_text(TEMPLATE % "    x: &a [*a]\n    y: &b {z: *b}\n")
+    (tmp_path / "other.yaml").write_text(POD_WITH_REMOVED_FLAG)
+    code, out, err = run_cli("--no-cache", "--format", "json", ".", cwd=tmp_path)
+    assert code == 1 and "internal error" not in err, err
+    found = {(f["path"], f["code"]) for f in json.loads(out)["findings"]}
+    assert ("other.yaml", "VL102") in found and ("self.yaml", "VL102") in found
+
+
+def test_template_alias_bomb_is_copied_once_per_node():
+    from vllmlint.k8s.operators import openshift_template_objects
+    from vllmlint.source.yamlmodel import SourceFile, UnknownScalar, parse_documents
+
+    levels = "    l0: &l0 [x, x, x, x, x, x, x, x, \"${MODEL_ID}\"]\n" + "".join(
+        f"    l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 9)}]\n" for k in range(1, 9))
+    root = parse_documents(SourceFile("t.yaml", TEMPLATE % levels))[0][0].root
+    before = _distinct_nodes(root.get("objects").items[0])
+    [copied] = openshift_template_objects(root)  # 9^9 items once expanded: memory exhausted before
+    assert _distinct_nodes(copied) <= before
+    l1 = copied.get("l1")
+    assert l1.items[0] is l1.items[8] and isinstance(l1.items[0].items[8], UnknownScalar)
+    deep = "".join(f"    c{k}: &c{k} [*c{k - 1}]\n" for k in range(1, 3000))  # 3,000 chained aliases
+    root = parse_documents(SourceFile("t.yaml", TEMPLATE % ("    c0: &c0 [x]\n" + deep)))[0][0].root
+    [copied] = openshift_template_objects(root)  # RecursionError before
+    assert copied.get("c2999").items[0] is copied.get("c2998")
