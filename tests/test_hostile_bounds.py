@@ -193,3 +193,62 @@ def test_template_alias_bomb_is_copied_once_per_node():
     root = parse_documents(SourceFile("t.yaml", TEMPLATE % ("    c0: &c0 [x]\n" + deep)))[0][0].root
     [copied] = openshift_template_objects(root)  # RecursionError before
     assert copied.get("c2999").items[0] is copied.get("c2998")
+
+
+# --- model configs and GGUF headers -----------------------------------------------------------------------------
+HUGE_CONFIG = """{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+ "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+ "vocab_size": 128256, "max_position_embeddings": 8192, "torch_dtype": "bfloat16", "head_dim": %s}
+"""
+
+
+def test_a_config_json_with_a_4000_digit_dimension_reads_it_as_unknown(tmp_path):
+    from vllmlint.capacity.hfconfig import parse_json
+
+    assert parse_json(HUGE_CONFIG % ("9" * 4000), "c.json")["head_dim"] == "9" * 4000
+    assert parse_json('[1, {"a": [-%s]}, 7]' % ("9" * 30), "c.json") == [1, {"a": ["-" + "9" * 30]}, 7]
+    assert parse_json(HUGE_CONFIG % "128", "c.json")["head_dim"] == 128
+    (tmp_path / "models" / "big").mkdir(parents=True)
+    (tmp_path / "models" / "big" / "config.json").write_text(HUGE_CONFIG % ("9" * 4000))
+    (tmp_path / "pod.yaml").write_text(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n'
+        '    image: vllm/vllm-openai:v0.29.0\n    args: ["--model", "/models/big", "--tensor-parallel-size", "2"]\n'
+        '    resources: {limits: {nvidia.com/gpu: 2}}\n  nodeSelector: {node.kubernetes.io/instance-type: g6.12xlarge}\n')
+    for args in ([".", "--no-cache"], ["capacity", "."], ["capacity", "--model-config", "models/big", "--gpu", "H100"]):
+        code, out, err = run_cli(*args, cwd=tmp_path)
+        assert "internal error" not in out + err and code in (0, 1), (args, err)
+
+
+def _gguf(tensors, metadata) -> bytes:
+    import struct
+
+    def text(b):
+        return struct.pack("<Q", len(b)) + b
+
+    def kv(key, kind, payload):
+        return text(key.encode()) + struct.pack("<I", kind) + payload
+
+    pairs = [kv("general.architecture", 8, text(b"llama"))] + [kv("llama." + k, 4, struct.pack("<I", v)) for k, v in (
+        ("block_count", 32), ("embedding_length", 4096), ("feed_forward_length", 14336), ("attention.head_count", 32),
+        ("attention.head_count_kv", 8), ("context_length", 8192))] + [kv(*m) for m in metadata]
+    body = [text(name.encode()) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+            + struct.pack("<IQ", kind, 0) for name, dims, kind in tensors]
+    return b"GGUF" + struct.pack("<IQQ", 3, len(body), len(pairs)) + b"".join(pairs) + b"".join(body)
+
+
+def test_gguf_headers_with_absurd_shapes_are_one_line_errors(tmp_path):
+    import struct
+
+    embedding = ("token_embd.weight", [4096, 128256], 1)
+    cases = {"dims.gguf": _gguf([embedding, ("blk.0.attn_q.weight", [2**64 - 1] * 20, 2)], []),
+             "nested.gguf": _gguf([embedding], [("x", 9, struct.pack("<IQ", 9, 1) * 5000 + struct.pack("<IQ", 4, 0))])}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        code, out, err = run_cli("capacity", "--model-config", name, "--gpu", "H100", cwd=tmp_path)
+        assert code == 2 and "internal error" not in err and err.strip().count("\n") == 0, (name, err)
+        assert f"--model-config {name}: " in err and "not a GGUF header" in err
+    big = _gguf([embedding, ("blk.0.attn_q.weight", [2**64 - 1] * 4, 2)], [("y", 9, struct.pack("<IQ", 9, 1) * 2
+                                                                                 + struct.pack("<IQ", 4, 0))])
+    (tmp_path / "four.gguf").write_bytes(big)  # the most a tensor has (GGML_MAX_DIMS), arrays nested twice
+    code, out, err = run_cli("capacity", "--model-config", "four.gguf", "--gpu", "H100", cwd=tmp_path)
+    assert "internal error" not in err and "Traceback" not in err, err
