@@ -252,3 +252,21 @@ def test_gguf_headers_with_absurd_shapes_are_one_line_errors(tmp_path):
     (tmp_path / "four.gguf").write_bytes(big)  # the most a tensor has (GGML_MAX_DIMS), arrays nested twice
     code, out, err = run_cli("capacity", "--model-config", "four.gguf", "--gpu", "H100", cwd=tmp_path)
     assert "internal error" not in err and "Traceback" not in err, err
+
+
+# --- template text in block scalars ------------------------------------------------------------------------------
+def test_template_text_in_many_block_scalars_is_checked_in_linear_work():
+    from vllmlint.engine import _template_action
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    def work(n):
+        text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n" + "".join(
+            f"  k{i}: |\n    {{{{ .Values.x }}}}\n" for i in range(n))
+        documents = parse_documents(SourceFile("h.yaml", text))[0]
+        assert _template_action(text, documents) is None  # data, not a template
+        return _calls(_template_action, text, documents)
+
+    assert work(2000) < 5 * work(500)  # every match against every block scalar before: 16x
+    text = "a: |\n  {{ .Values.x }}\nb: '{{ .Values.y }}'\n"
+    assert _template_action(text, None) == 7
+    assert _template_action(text, parse_documents(SourceFile("t.yaml", text))[0]) == 27  # outside the block

@@ -111,10 +111,15 @@ def _template_action(text: str, documents) -> int | None:
         return matches[0].start()
     from vllmlint.source.yamlmodel import Scalar, walk
 
-    blocks = [(n.start, n.end) for d in documents for n in walk(d.root)
-              if isinstance(n, Scalar) and n.style in ("|", ">")]
+    from bisect import bisect_right
+
+    # Block scalars do not overlap: the one that may hold a match is the last starting at or before it.
+    blocks = sorted((n.start, n.end) for d in documents for n in walk(d.root)
+                    if isinstance(n, Scalar) and n.style in ("|", ">"))
+    starts = [start for start, _ in blocks]
     for match in matches:
-        if not any(start <= match.start() < end for start, end in blocks):
+        at = bisect_right(starts, match.start()) - 1
+        if at < 0 or not match.start() < blocks[at][1]:
             return match.start()
     return None
 
