@@ -25,6 +25,23 @@ def _calls(function, *args) -> int:
     return count
 
 
+def _lines(function, *args) -> int:
+    """How many Python lines `function(*args)` runs (loops included): a measure of its work."""
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        function(*args)
+    finally:
+        sys.settrace(None)
+    return count
+
+
 def _peak(function, *args) -> int:
     """The bytes `function(*args)` allocated at its peak."""
     tracemalloc.start()
@@ -270,3 +287,35 @@ def test_template_text_in_many_block_scalars_is_checked_in_linear_work():
     text = "a: |\n  {{ .Values.x }}\nb: '{{ .Values.y }}'\n"
     assert _template_action(text, None) == 7
     assert _template_action(text, parse_documents(SourceFile("t.yaml", text))[0]) == 27  # outside the block
+
+
+# --- a flag repeated thousands of times in one command -------------------------------------------------------------
+def test_a_switch_repeated_in_one_command_is_checked_in_linear_work():
+    from vllmlint.checks import vl106_invalid_flag_value as vl106
+    from vllmlint.engine import LintOptions, lint_text
+
+    def work(n, extra=""):
+        """Lines run in VL106's own module while one Pod with `n` repeats of a switch is linted."""
+        count = 0
+
+        def tracer(frame, event, arg):
+            nonlocal count
+            if frame.f_code.co_filename != vl106.__file__:
+                return None
+            count += 1
+            return tracer
+
+        text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+                "    image: vllm/vllm-openai:v0.29.0\n    args: [" + ", ".join(["--enforce-eager"] * n) + extra + "]\n")
+        sys.settrace(tracer)
+        try:
+            result = lint_text(text, "p.yaml", LintOptions(select=["VL106"]))
+        finally:
+            sys.settrace(None)
+        return count, [f.message for f in result.findings if f.code == "VL106"]
+
+    small, _ = work(300)
+    large, _ = work(1200)
+    assert large < 5 * small  # a scan of the whole command per switch before: 16x
+    _, found = work(3, ", --enable-prefix-caching, true, --model, m")
+    assert len(found) == 1 and "`true` after it is read as a stray positional" in found[0]
