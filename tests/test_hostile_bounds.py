@@ -319,3 +319,68 @@ def test_a_switch_repeated_in_one_command_is_checked_in_linear_work():
     assert large < 5 * small  # a scan of the whole command per switch before: 16x
     _, found = work(3, ", --enable-prefix-caching, true, --model, m")
     assert len(found) == 1 and "`true` after it is read as a stray positional" in found[0]
+
+
+# --- Services and workloads sharing labels ------------------------------------------------------------------------
+def _same_labels(n: int) -> str:
+    return "---\n".join(f"""kind: Deployment
+apiVersion: apps/v1
+metadata: {{name: d{i}}}
+spec:
+  template:
+    metadata: {{labels: {{a: b}}}}
+    spec: {{containers: [{{name: c, image: "vllm/vllm-openai:v0.29.0"}}]}}
+---
+kind: Service
+apiVersion: v1
+metadata: {{name: s{i}}}
+spec: {{selector: {{a: b}}, type: LoadBalancer, ports: [{{port: 8000}}]}}
+""" for i in range(n))
+
+
+def test_services_sharing_labels_with_workloads_are_matched_once_per_selector(monkeypatch):
+    from vllmlint.engine import lint_text
+    from vllmlint.k8s import objects
+
+    calls = 0
+    original = objects.PodTemplate.selected_by
+
+    def counted(self, selector):
+        nonlocal calls
+        calls += 1
+        return original(self, selector)
+
+    monkeypatch.setattr(objects.PodTemplate, "selected_by", counted)
+    n = 150
+    result = lint_text(_same_labels(n), "same.yaml")
+    assert calls <= 4 * n  # every Service against every workload before, per rule: n x n and more
+    codes = [f.code for f in result.findings]
+    assert codes.count("VL501") == n and codes.count("VL702") == n
+    readiness = next(f for f in result.findings if f.code == "VL702")
+    assert "Services s0, s1, s2, ... send traffic" in readiness.message
+
+
+def test_rules_over_services_sharing_labels_do_linear_work():
+    from vllmlint.checks import vl501_public_exposure, vl702_probe_mismatch
+    from vllmlint.engine import LintOptions, lint_text
+
+    files = {vl501_public_exposure.__file__, vl702_probe_mismatch.__file__}
+
+    def work(n):
+        count = 0
+
+        def tracer(frame, event, arg):
+            nonlocal count
+            if frame.f_code.co_filename not in files:
+                return None
+            count += 1
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            lint_text(_same_labels(n), "same.yaml", LintOptions(select=["VL501", "VL702"]))
+        finally:
+            sys.settrace(None)
+        return count
+
+    assert work(400) < 6 * work(100)  # each Service's selection walked per Service, each workload's Services: 16x
