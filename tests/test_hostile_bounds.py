@@ -384,3 +384,49 @@ def test_rules_over_services_sharing_labels_do_linear_work():
         return count
 
     assert work(400) < 6 * work(100)  # each Service's selection walked per Service, each workload's Services: 16x
+
+
+# --- Markdown with many fences ------------------------------------------------------------------------------------
+_FENCED_POD = """```yaml
+apiVersion: v1
+kind: Pod
+metadata: {name: p%d}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    args: ["--swap-space=4", "--model", "m"]
+```
+
+"""
+
+
+def test_markdown_with_many_yaml_fences_takes_memory_linear_in_its_size():
+    from vllmlint.engine import lint_text
+
+    def peak(n):
+        text = "".join(_FENCED_POD % i for i in range(n))
+        return _peak(lint_text, text, "r.md")
+
+    peak(10)  # imports and caches outside the measure
+    small, large = peak(100), peak(400)
+    assert large < 6 * small  # a copy of the whole file per fence before: 16x
+    result = lint_text("# Runbook\n\n" + _FENCED_POD % 0 + "text\n\n" + _FENCED_POD % 1, "r.md")
+    lines = sorted(f.span.line for f in result.findings if f.code == "VL102")
+    assert lines == [11, 24]  # the flag's lines in the Markdown file
+
+
+def test_a_shell_block_after_a_long_runbook_is_read_in_few_steps():
+    from vllmlint.source.shell import read_script
+
+    def steps(lines):
+        text = ("   \n" * lines) + "vllm serve m --swap-space 4\n"
+        script = _lines(read_script, text)
+        assert [w.text for w in read_script(text).commands[0].words] == ["vllm", "serve", "m", "--swap-space", "4"]
+        return script
+
+    steps(2)  # the patterns compiled outside the measure
+    assert steps(8000) < 2 * steps(100)  # a Python step per blank character before
+    words = read_script("a  b\\\n   c\n\n\n  # note\n\nd   'e  f'\n").commands
+    assert [[w.text for w in c.words] for c in words] == [["a", "b", "c"], ["d", "e  f"]]
+    assert words[1].line_comment_before == "# note"

@@ -355,6 +355,7 @@ def read_dotenv(text: str) -> tuple[dict[str, str] | None, tuple[int, str] | Non
                 return None, None
             continue  # inherited from the environment: unknown
         rest = line[match.end():]
+        value: str | None
         if rest[:1] in ("'", '"'):
             quote = rest[0]
             body = rest[1:]

@@ -362,6 +362,25 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
     return documents, error
 
 
+def parse_region(source: SourceFile, start: int, end: int) -> tuple[list[Document], YAMLSyntaxError | None]:
+    """`parse_documents` of source.text[start:end] alone (a YAML block of a Markdown file), with offsets, lines and
+    columns in the whole text, and the nodes' source `source`: blocks share their file's text instead of each
+    holding a copy of it blanked outside the block."""
+    local = SourceFile(source.path, source.text[start:end], source.display_path)
+    documents, error = parse_documents(local)
+    for document in documents:
+        document.source = source
+        for node in walk(document.root):
+            node.start += start
+            node.end += start
+            node.source = source
+    source.duplicate_keys = [(a + start, b + start, key) for a, b, key in local.duplicate_keys]
+    if error is not None:
+        error.index += start
+        error.line, error.col = source.line_col(min(error.index, len(source.text)))
+    return documents, error
+
+
 _DOCUMENT_START = lazy_compile(r"^---(?=[ \t\r\n]|$)", re.M)
 
 
