@@ -299,3 +299,14 @@ def test_mutated_fixtures_on_the_command_line(tmp_path_factory, case, fmt):
 @pytest.mark.parametrize("name", [p.relative_to(FIXTURES).as_posix() for p in FILES[:3]])
 def test_unmutated_fixtures_pass_the_same_checks(name):
     check_outputs(name, (FIXTURES / name).read_bytes())
+
+
+def test_the_work_budget_stops_a_lint_that_runs_past_it(monkeypatch):
+    """The bound is real: a budget too small for the input stops the lint with WorkExceeded."""
+    data = (FIXTURES / FILES[0].relative_to(FIXTURES)).read_bytes()
+    _lint(FILES[0].name, data)  # within the budget
+    monkeypatch.setattr(sys.modules[__name__], "WORK_BASE", 100)
+    monkeypatch.setattr(sys.modules[__name__], "WORK_PER_BYTE", 0)
+    with pytest.raises(WorkExceeded):
+        _lint(FILES[0].name, data)
+    assert sys.getprofile() is None
