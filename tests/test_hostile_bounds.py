@@ -430,3 +430,19 @@ def test_a_shell_block_after_a_long_runbook_is_read_in_few_steps():
     words = read_script("a  b\\\n   c\n\n\n  # note\n\nd   'e  f'\n").commands
     assert [[w.text for w in c.words] for c in words] == [["a", "b", "c"], ["d", "e  f"]]
     assert words[1].line_comment_before == "# note"
+
+
+_HEREDOC_BLOCK = "```bash\ncat <<'EOF' | kubectl apply -f -\n" + _FENCED_POD.split("\n", 1)[1].split("```")[0] + "EOF\n```\n"
+
+
+def test_markdown_with_many_shell_blocks_takes_memory_linear_in_its_size():
+    from vllmlint.engine import lint_text
+
+    def peak(n):
+        return _peak(lint_text, "".join(_HEREDOC_BLOCK % i for i in range(n)), "r.md")
+
+    peak(10)
+    small, large = peak(100), peak(400)
+    assert large < 6 * small  # each shell block a copy of the file up to it before: 16x
+    result = lint_text("# Run\n\n" + _HEREDOC_BLOCK % 0 + "\n```bash\nvllm serve m --swap-space 4\n```\n", "r.md")
+    assert sorted(f.span.line for f in result.findings if f.code == "VL102") == [12, 17]

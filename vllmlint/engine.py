@@ -248,14 +248,19 @@ class Linter:
         markdown = self.result.sources[shown]
         noted: set[int] = set()  # here-documents already said to be skipped (one note, not one per document)
         view = SourceFile(shown, text, shown)  # the YAML blocks' nodes: regions of the file's own text, not copies
+        shell_lines: list[int] | None = None  # the shell blocks' text has the file's lines: one index for all
         for block in fenced_blocks(text):
             if not self._markdown_block_readable(block, view, noted):
                 continue
             # Same path, same offsets: findings land on the Markdown file's own lines.
             region = (block.first_offset, block.end_offset)
             if block.language == "shell":
-                self._add_source(SourceFile(shown, block.text, shown), ".sh", error_limit=block.end_offset,
-                                 owner=markdown, region=region)
+                script = SourceFile(shown, block.text, shown)  # the text shared by the file's shell blocks
+                script.region = region
+                if shell_lines is None:
+                    shell_lines = script.line_starts
+                script._line_starts = shell_lines
+                self._add_source(script, ".sh", error_limit=block.end_offset, owner=markdown, region=region)
             else:
                 self._add_source(view, ".yaml", error_limit=block.end_offset, owner=markdown, region=region,
                                  within=region)

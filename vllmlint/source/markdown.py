@@ -1,9 +1,10 @@
 """Fenced code blocks of Markdown files, as text that keeps the Markdown file's positions.
 
-A YAML block is a region of the Markdown text itself (`Block.text` is that text, not a copy: the engine parses
-the region alone, `yamlmodel.parse_region`), so a file of thousands of fences costs what its blocks cost. A shell
-block is read as a script: a copy of the file up to the block's end with everything before the block blanked
-(newlines kept), so the shell reader reports lines and columns of the Markdown file itself.
+Each block is a region of a text with the Markdown file's own offsets, so readers report lines and columns of the
+Markdown file itself, and no block costs a copy of the file: a YAML block is a region of the Markdown text (the
+engine parses the region alone, `yamlmodel.parse_region`); the shell blocks are regions of one text shared by
+all of them, the Markdown text with console prompts and the here-documents kubectl reads (linted as YAML)
+blanked (`SourceFile.region`: each is read as a script of its own).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
 @dataclass
 class Block:
     language: str  # "yaml" or "shell"
-    text: str  # yaml: the whole file as it is (the block is [first_offset, end_offset)); shell: blanked outside
+    text: str  # the text the block is [first_offset, end_offset) of (yaml: the file's; shell: the file's shell text)
     start_line: int  # 1-based line of the opening fence
     first_offset: int  # offset of the block's first content character
     end_offset: int  # offset just past the block's content (where the closing fence starts)
@@ -65,7 +66,7 @@ def fenced_blocks(text: str) -> list[Block]:
     text up to their end, blanked before them."""
     blocks = []
     applied = applied_files(text)  # `kubectl apply -f FILE` anywhere in the document's shell blocks
-    blank: list[str] = []  # the whole text blanked, made once when a shell block needs it
+    shell_edits: list[tuple[int, int, str]] = []  # shell blocks' content as the shell reads it, where it differs
     lines = _LineCounter(text)
     for fence in fences(text):
         content_start, content_end, language = fence.content_start, fence.content_end, fence.language
@@ -74,23 +75,29 @@ def fenced_blocks(text: str) -> list[Block]:
         if language in YAML_LANGS:
             blocks.append(Block("yaml", text, lines.at(fence.opening), content_start, content_end))
         elif language in SHELL_LANGS:
-            if not blank:
-                blank.append(_BLANKED.sub(" ", text))
-            body = blank[0][:content_start] + text[content_start:content_end]
+            body = text[content_start:content_end]
             if language == "console" or language == "shell-session":
-                body = _console_commands(body, content_start, content_end)
+                body = _console_commands(body, 0, len(body))
             manifests = applied_heredocs(text, fence, applied)
-            body = _blank_regions(body, [(m.start, m.blank_end) for m in manifests])
-            blocks.append(Block("shell", body, lines.at(fence.opening), content_start, content_end))
+            body = _blank_regions(body, [(m.start - content_start, m.blank_end - content_start) for m in manifests])
+            if body != text[content_start:content_end]:
+                shell_edits.append((content_start, content_end, body))
+            blocks.append(Block("shell", text, lines.at(fence.opening), content_start, content_end))
             blocks.extend(Block("yaml", text, lines.at(start), start, end, applied=m)
                           for m in manifests for start, end in indented_documents(text, m.start, m.end))
         elif not language and kubernetes_fence(text, fence):
             blocks.extend(Block("yaml", text, lines.at(fence.opening), start, end, sniffed=True)
                           for start, end in indented_documents(text, content_start, content_end))
+    if shell_edits:  # one text for every shell block, made once
+        parts, at = [], 0
+        for start, end, body in shell_edits:
+            parts += [text[at:start], body]
+            at = end
+        shell_text = "".join(parts) + text[at:]
+        for block in blocks:
+            if block.language == "shell":
+                block.text = shell_text
     return blocks
-
-
-_BLANKED = lazy_compile(r"[^\n]")
 
 
 class _LineCounter:

@@ -35,6 +35,9 @@ class SourceFile:
         self._line_starts: list[int] | None = None
         self.duplicate_keys: list[tuple[int, int, str]] = []  # (start, end, key) of repeated mapping keys
         self.scalar_offsets: dict | None = None  # `Scalar._offsets` of this file's scalars, by what decides them
+        # The part of `text` that is this source's (a Markdown shell block, read as a script of its own from a
+        # text its file's other shell blocks share); None: all of it.
+        self.region: tuple[int, int] | None = None
 
     @property
     def line_starts(self) -> list[int]:
