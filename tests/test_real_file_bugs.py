@@ -1,0 +1,150 @@
+"""Bugs found on real files (issue 26): each pinned with the file shape that showed it."""
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.source.shell import read_script
+
+
+def codes(text, filename, select=None, version="0.29.0"):
+    result = lint_text(text, filename, LintOptions(select=select, vllm_version=version))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [(f.code, f.span.line, f.span.col, f.value) for f in result.findings if f.code.startswith("VL1")]
+
+
+# --- a documentation placeholder is a value, not two redirections ------------------------------------
+KIMI = """# Kimi-K2.5
+
+```bash
+vllm serve moonshotai/Kimi-K2.5 --port <http_port> \\
+  --tensor-parallel-size 8 \\
+  --served-model-name kimi
+```
+"""
+
+
+def test_placeholder_in_a_markdown_block_is_a_value():
+    assert codes(KIMI, "README.md") == []
+
+
+def test_placeholder_is_one_dynamic_word():
+    (command,) = read_script("vllm serve m --port <http_port> --model=<your-model>\n").commands
+    words = [(w.text, w.dynamic) for w in command.words]
+    assert words[3:] == [("--port", False), ("<http_port>", True), ("--model=<your-model>", True)]
+
+
+def test_a_real_redirection_is_still_one():
+    (command,) = read_script("vllm serve m --port 8000 < input.txt > out.log\n").commands
+    assert [w.text for w in command.words] == ["vllm", "serve", "m", "--port", "8000"]
+
+
+def test_redirect_target_after_a_line_continuation():
+    # As bash reads it: `>` writes to `log.txt` on the next line, and `--max-model-len 10` stays an argument.
+    script = read_script("vllm serve m --port 8000 > \\\n  log.txt --max-model-len 10\n")
+    (command,) = script.commands
+    assert [w.text for w in command.words] == ["vllm", "serve", "m", "--port", "8000", "--max-model-len", "10"]
+
+
+# --- argparse never takes a flag-looking word as a value ----------------------------------------------
+def test_option_followed_by_a_flag_invents_no_positional():
+    found = codes("vllm serve org/model --port --served-model-name alias\n", "serve.sh")
+    assert found == [("VL106", 1, 22, "port")]
+
+
+# --- `vllm serve serve MODEL`: the capacity rules still judge MODEL ------------------------------------
+def test_serve_serve_keeps_the_model_for_the_other_rules():
+    from vllmlint.vllm.invocation import find_invocations  # noqa: F401  (the reader the rules use)
+
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector: {node.kubernetes.io/instance-type: g5.xlarge}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    args: [serve, meta-llama/Llama-3.1-70B-Instruct]
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    result = lint_text(text, "pod.yaml", LintOptions(select=["VL601", "VL715", "VL107"]))
+    found = sorted((f.code, f.span.line) for f in result.findings)
+    assert ("VL601", 9) in found
+
+
+# --- `--model=X`: the served name is X ------------------------------------------------------------------
+SERVED = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  selector: {matchLabels: {app: llama}}
+  template:
+    metadata: {labels: {app: llama}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: ["--model=/models/llama-3.1-70b", "--port", "8000"]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: llama}
+spec:
+  selector: {app: llama}
+  ports: [{port: 8000}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: client}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: curlimages/curl:8.8.0
+        command: ["curl", "http://llama:8000/v1/completions", "-d", '{"model": "%s", "prompt": "hi"}']
+"""
+
+
+def test_inline_model_is_the_served_name():
+    def vl719(model):
+        result = lint_text(SERVED % model, "app.yaml", LintOptions(select=["VL719"]))
+        return [(f.span.line, f.value) for f in result.findings]
+
+    assert vl719("/models/llama-3.1-70b") == []
+    assert [line for line, _ in vl719("llama")] == [31]
+
+
+# --- VL715's advice fits the word it reports, and the model is still judged -----------------------------
+def pod715(args):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{node.kubernetes.io/instance-type: g5.xlarge}}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.8.3
+    args: {args}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def vl715(args, select=("VL715",)):
+    result = lint_text(pod715(args), "pod.yaml", LintOptions(select=list(select)))
+    return result.findings
+
+
+def test_keyword_word_gets_the_option_not_a_model():
+    (finding,) = vl715("[--model, Qwen/Qwen3-8B, trust_remote_code=True]")
+    assert (finding.span.line, finding.span.col) == (9, 36)
+    assert "write the option `--trust-remote-code` instead" in finding.message
+    assert "--model trust_remote_code" not in finding.message
+
+
+def test_a_shell_in_args_is_told_to_move_to_command():
+    (finding,) = vl715("[/bin/bash, -c, 'vllm serve x']")
+    assert (finding.span.line, finding.span.col) == (9, 12)
+    assert "put that list in `command`" in finding.message and "--model /bin/bash" not in finding.message
+
+
+def test_positional_model_is_still_judged_by_the_capacity_rules():
+    found = {f.code for f in vl715("[meta-llama/Llama-3.1-70B-Instruct]", select=("VL715", "VL601"))}
+    assert found == {"VL715", "VL601"}
