@@ -148,3 +148,21 @@ def test_a_shell_in_args_is_told_to_move_to_command():
 def test_positional_model_is_still_judged_by_the_capacity_rules():
     found = {f.code for f in vl715("[meta-llama/Llama-3.1-70B-Instruct]", select=("VL715", "VL601"))}
     assert found == {"VL715", "VL601"}
+
+
+# --- codes that moved: an old suppression still covers the new code, with VL008, not VL003 -------------
+def test_old_suppressions_cover_the_moved_codes():
+    cases = [
+        ("VL107", "vllm/vllm-openai:v0.9.2", "[serve, Qwen/Qwen3-8B]", "VL715"),
+        ("VL103", "vllm/vllm-openai:v0.29.0", '[Qwen/Qwen3-8B, "--quantization awq"]', "VL714"),
+        ("VL106", "vllm/vllm-openai:v0.29.0", '[Qwen/Qwen3-8B, "--quantization awq"]', "VL714"),
+    ]
+    for old, image, args, new in cases:
+        text = (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: vllm\n"
+                f"    image: {image}\n    args: {args}  # vllmlint: disable={old} -- kept from 0.1.0\n")
+        bare = lint_text(text.split("  # vllmlint")[0] + "\n", "pod.yaml", LintOptions())
+        assert new in {f.code for f in bare.findings}, (old, new)
+        result = lint_text(text, "pod.yaml", LintOptions())
+        found = {f.code for f in result.findings}
+        assert new not in found and "VL003" not in found, (old, found)
+        assert "VL008" in found or any("VL008" in n.message or n.code == "VL008" for n in result.notices), old
