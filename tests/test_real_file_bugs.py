@@ -166,3 +166,25 @@ def test_old_suppressions_cover_the_moved_codes():
         found = {f.code for f in result.findings}
         assert new not in found and "VL003" not in found, (old, found)
         assert "VL008" in found or any("VL008" in n.message or n.code == "VL008" for n in result.notices), old
+
+
+# --- VLLM_USE_V1=0 set by a script for a 0.11+ vLLM (V0 gone) -------------------------------------------
+def test_script_variables_are_judged_against_the_scripts_release():
+    text = "#!/bin/sh\nexport VLLM_USE_V1=0\npip install vllm==0.12.0\nvllm serve Qwen/Qwen3-8B\n"
+    result = lint_text(text, "serve.sh", LintOptions(select=["VL109"]))
+    assert [(f.code, f.span.line, f.span.col, f.value) for f in result.findings] == [("VL109", 2, 8, "VLLM_USE_V1")]
+
+
+def test_script_variables_stay_unjudged_without_a_known_release_or_for_docker():
+    for text in ("#!/bin/sh\nVLLM_USE_V1=0 vllm serve Qwen/Qwen3-8B\n",
+                 "#!/bin/sh\nVLLM_USE_V1=0 docker run vllm/vllm-openai:v0.12.0 --model Qwen/Qwen3-8B\n"):
+        assert lint_text(text, "serve.sh", LintOptions(select=["VL109"])).findings == []
+
+
+def test_a_container_script_export_is_judged_at_its_position():
+    text = ('apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n'
+            '    image: vllm/vllm-openai:v0.12.0\n'
+            '    command: [sh, -c, "export VLLM_USE_V1=0 VLLM_ATTENTON_BACKEND=FLASHINFER; exec vllm serve m"]\n')
+    result = lint_text(text, "pod.yaml", LintOptions(select=["VL109"]))
+    assert [(f.span.line, f.span.col, f.value) for f in result.findings] == [
+        (8, 31, "VLLM_USE_V1"), (8, 45, "VLLM_ATTENTON_BACKEND")]
