@@ -188,3 +188,18 @@ def test_a_container_script_export_is_judged_at_its_position():
     result = lint_text(text, "pod.yaml", LintOptions(select=["VL109"]))
     assert [(f.span.line, f.span.col, f.value) for f in result.findings] == [
         (8, 31, "VLLM_USE_V1"), (8, 45, "VLLM_ATTENTON_BACKEND")]
+
+
+# --- VL702's advice on a multi-node StatefulSet must not lead into VL713's deadlock -----------------------
+def test_multi_node_statefulset_readiness_advice_sets_parallel_first():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "fixtures/original/multi-node-statefulset.yaml").read_text()
+    (finding,) = lint_text(text, "sts.yaml", LintOptions(select=["VL702"])).findings
+    assert (finding.span.line, finding.span.col) == (56, 15)
+    assert "Set `podManagementPolicy: Parallel` on StatefulSet vllm-inference first" in finding.message
+    parallel = text.replace('  serviceName: "vllm-inference"\n',
+                            '  serviceName: "vllm-inference"\n  podManagementPolicy: Parallel\n', 1)
+    assert parallel != text
+    (finding,) = lint_text(parallel, "sts.yaml", LintOptions(select=["VL702"])).findings
+    assert "podManagementPolicy" not in finding.message and finding.message.endswith("readinessProbe on /health.")
