@@ -182,7 +182,11 @@ def _gpus_needed(ctx: Context, invocation: Invocation, container: Container) -> 
 
 def _finding(ctx: Context, invocation: Invocation, container: Container) -> Finding | None:
     image = container.image
-    where = image if image is not None and image.source is not None else invocation.anchor
+    where = image if image is not None and image.source is not None else None
+    if where is None and container.is_compose:
+        where = container.node.get("build")  # the image it builds: the finding stays in the Compose file
+    if where is None or where.source is None:
+        where = invocation.anchor
     raw = invocation.image.raw if invocation.image is not None else "this image"
     needed = _gpus_needed(ctx, invocation, container)
     count = needed[0] if needed is not None else 1

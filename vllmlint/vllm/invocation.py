@@ -565,6 +565,19 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
                           commands: list[ShellCommand] | None = None) -> Iterator[Invocation]:
     """The vLLM server invocations a container runs (usually zero or one). Every command it runs (exec
     form, and the commands of the shell scripts it runs) is appended to `commands` when given."""
+    built = None
+    if container.is_compose and container.node.get("build") is not None:
+        from vllmlint.vllm.dockerfile import compose_build
+
+        built = compose_build(container.pod.owner, world.sources)
+    for invocation in _container_invocations(container, world, upgrade_to, commands, built):
+        if built is not None and built.pin is not None:
+            invocation.operator_release = built.pin  # `RUN pip install vllm==X` in the Dockerfile it builds
+        yield invocation
+
+
+def _container_invocations(container: Container, world: World, upgrade_to: str | None,
+                           commands: list[ShellCommand] | None, built) -> Iterator[Invocation]:
     seen: list[ShellCommand] = commands if commands is not None else []
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
@@ -577,6 +590,14 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if composed is None:
             return  # Compose refuses the service (an unbalanced quote, an invalid `${...}`)
         command, args = composed
+        if built is not None:
+            # `build:` a Dockerfile of the run: its base image, ENTRYPOINT and CMD run unless the service's own
+            # `entrypoint` / `command` replace them.
+            image, image_note = built.image, built.note
+            if command is None and built.entry is not None:
+                command = built.entry
+            if command_node is None and args_node is None and not args:
+                args = built.cmd
     elif isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to, seen)
         return
