@@ -203,3 +203,13 @@ def test_multi_node_statefulset_readiness_advice_sets_parallel_first():
     assert parallel != text
     (finding,) = lint_text(parallel, "sts.yaml", LintOptions(select=["VL702"])).findings
     assert "podManagementPolicy" not in finding.message and finding.message.endswith("readinessProbe on /health.")
+
+
+# --- AIBrix's `-distributed` images name their upstream release --------------------------------------------
+def test_aibrix_distributed_tag_maps_to_its_release():
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: llm-engine\n"
+            "    image: aibrix-container-registry-cn-beijing.cr.volces.com/aibrix/vllm-openai:v0.6.2-distributed\n"
+            "    command: [python3, -m, vllm.entrypoints.openai.api_server, --model, m, --enable-log-requests]\n")
+    result = lint_text(text, "pod.yaml", LintOptions(select=["VL105"]))
+    assert [(f.code, f.span.line, f.span.col) for f in result.findings] == [("VL105", 8, 76)]
+    assert "0.6.2" in result.findings[0].message
