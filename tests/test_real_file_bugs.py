@@ -213,3 +213,14 @@ def test_aibrix_distributed_tag_maps_to_its_release():
     result = lint_text(text, "pod.yaml", LintOptions(select=["VL105"]))
     assert [(f.code, f.span.line, f.span.col) for f in result.findings] == [("VL105", 8, 76)]
     assert "0.6.2" in result.findings[0].message
+
+
+# --- the audited chapter: a container-level fsGroup belongs to the pod's securityContext ---------------------
+def test_container_fsgroup_is_told_to_move_to_the_pod():
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  selector: {matchLabels: {app: v}}\n"
+            "  template:\n    metadata: {labels: {app: v}}\n    spec:\n      containers:\n      - name: vllm\n"
+            "        image: vllm/vllm-openai:v0.29.0\n        securityContext:\n          runAsUser: 1000\n"
+            "          fsGroup: 1000\n")
+    (finding,) = lint_text(text, "d.yaml", LintOptions(select=["VL809"])).findings
+    assert (finding.span.line, finding.span.col) == (14, 11)
+    assert "`fsGroup` is a field of `spec.template.spec.securityContext`: move it there." in finding.message
