@@ -450,30 +450,47 @@ def test_pip_cache_is_keyed_by_runner_python_and_dependencies(action, tmp_path):
     assert outputs["dir"] and Path(outputs["dir"]).is_absolute()
 
 
+def usage_section(title: str) -> str:
+    """A section of docs/usage.md, where the README's GitHub Actions reference moved."""
+    text = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
 def readme_section(title: str) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start = text.index(f"\n## {title}\n")
     return text[start:text.index("\n## ", start + 1)]
 
 
-def test_readme_workflows_have_complete_permissions_and_lint_once():
-    section = readme_section("GitHub Actions")
+def test_documented_workflows_have_complete_permissions_and_lint_once(action):
+    section = usage_section("GitHub Actions")
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
     workflow = YAML(typ="safe").load(blocks[0])
     assert workflow["permissions"] == {"contents": "read", "security-events": "write", "actions": "read"}
-    assert workflow["jobs"]["vllmlint"]["steps"][1]["uses"].startswith("vllmlint/vllmlint@")
+    # vllmlint is not published: the action is used by path, from a copy in the user's repository
+    assert workflow["jobs"]["vllmlint"]["steps"][1]["uses"] == "./tools/vllmlint"
+    assert set(workflow["jobs"]["vllmlint"]["steps"][1]["with"]) <= set(action["inputs"])
+    front = YAML(typ="safe").load(re.findall(r"```yaml\n(.*?)```", readme_section("GitHub Actions"), re.S)[0])
+    assert front["permissions"] == workflow["permissions"]
+    assert front["jobs"]["vllmlint"]["steps"][1]["uses"] == "./tools/vllmlint"
+    assert set(front["jobs"]["vllmlint"]["steps"][1]["with"]) <= set(action["inputs"])
     by_hand = YAML(typ="safe").load(blocks[1])
     runs = [s["run"] for s in by_hand if "run" in s]
     assert sum(run.count("vllmlint --") + run.count("vllmlint check") for run in runs) == 1  # one lint
-    assert "git+https://github.com/vllmlint/vllmlint" in runs[0]  # not on PyPI yet
+    assert runs[0].startswith("pip install ./tools/vllmlint")  # from the copy: not on PyPI
+    assert "python -m vllmlint" not in "\n".join(runs)
     upload = [s for s in by_hand if s.get("uses", "").startswith("github/codeql-action/upload-sarif")]
-    assert upload[0]["uses"] == "github/codeql-action/upload-sarif@v4" and upload[0]["continue-on-error"] is True
-    assert "not published on PyPI" in section or "not on PyPI" in section
+    assert upload[0]["uses"] == "github/codeql-action/upload-sarif@8aad20d150bbac5944a9f9d289da16a4b0d87c1e"
+    assert upload[0]["continue-on-error"] is True
+    # every input the action has is documented
+    for name in action["inputs"]:
+        assert f"`{name}`" in section, name
 
 
 def test_by_hand_workflow_runs(tmp_path, workspace):
-    """The README's by-hand steps run as written (vllmlint on PATH as `vllmlint`)."""
-    by_hand = YAML(typ="safe").load(re.findall(r"```yaml\n(.*?)```", readme_section("GitHub Actions"), re.S)[1])
+    """The documented by-hand steps run as written (vllmlint on PATH as `vllmlint`)."""
+    by_hand = YAML(typ="safe").load(re.findall(r"```yaml\n(.*?)```", usage_section("GitHub Actions"), re.S)[1])
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "vllmlint").write_text(f'#!/bin/bash\nexec "{sys.executable}" -m vllmlint "$@"\n', encoding="utf-8")
