@@ -151,3 +151,40 @@ def test_pre_commit_snippets_name_hooks_that_ship():
                         shipped = hooks[hook["id"]]
                         assert hook["entry"] == shipped["entry"] and hook["types_or"] == shipped["types_or"]
                         assert hook["require_serial"] is True and hook["language"] == "system"
+
+
+def test_pre_commit_snippets_run_as_written(tmp_path):
+    """The README's pre-commit snippet (a clone's path and a commit SHA) and the usage page's `repo: local`
+    one, run by the real pre-commit in a temporary repository, report a removed flag."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import textwrap
+
+    pytest.importorskip("pre_commit")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copy(ROOT / "fixtures" / "own" / "original-deployment-with-removed-flags.yaml", repo / "deploy.yaml")
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+    def run(config: str):
+        (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(config), encoding="utf-8")
+        subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--files", "deploy.yaml"], cwd=repo,
+                              env=env, capture_output=True, text=True, timeout=600)
+
+    snippet = next(block for block in yaml_blocks(readme()) if "repos:" in block)
+    proc = run(snippet.replace("/path/to/vllmlint", str(ROOT)).replace("<commit SHA>", head.stdout.strip()))
+    assert proc.returncode == 1 and "VL102" in proc.stdout, proc.stdout + proc.stderr
+    local = next(block for block in yaml_blocks((ROOT / "docs" / "usage.md").read_text(encoding="utf-8"))
+                 if "repo: local" in block)
+    proc = run(local)
+    assert proc.returncode == 1 and "VL102" in proc.stdout, proc.stdout + proc.stderr
