@@ -588,6 +588,8 @@ def test_job_summary_counts_findings_per_rule_and_level(action, tmp_path, worksp
     for code, count in expected.items():
         assert rows[code].endswith(f" | {count} |"), rows[code]
     assert "| VL102 | removed-flag | " in summary
+    errors = [int(line.split(" | ")[2]) for line in summary.splitlines() if line.startswith("| VL")]
+    assert errors == sorted(errors, reverse=True) and errors[0] > 0  # the rules with errors first
     assert f"**{len(results)} finding(s)** in 1 file(s)" in summary and "Exit code 1" in summary
     # job-summary: false writes nothing; a clean run says so.
     assert run_summary(action, tmp_path, workspace, job_summary="false")[2] == ""
