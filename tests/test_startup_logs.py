@@ -161,10 +161,35 @@ def test_sampler_implementation_by_release():
 
     assert sampler_bytes_per_logit("0.6.4") == 38  # V0: sort of fp32 logits
     assert sampler_bytes_per_logit("0.10.1.1") == 12  # FlashInfer (the images ship it)
+    assert sampler_bytes_per_logit("0.11.0") == 12  # the last release that used it when installed
     assert sampler_bytes_per_logit("0.10.1.1", flashinfer_sampler=False) == 39  # a pip install without it
-    assert sampler_bytes_per_logit("0.12.0") == sampler_bytes_per_logit("0.20.2") == 39  # opt-in only
+    assert sampler_bytes_per_logit("0.11.1") == 39  # PR #26859: opt-in from 0.11.1 (not 0.12.0)
+    assert sampler_bytes_per_logit("0.12.0") == sampler_bytes_per_logit("0.16.0") == 39  # the sort
+    assert sampler_bytes_per_logit("0.17.0") == sampler_bytes_per_logit("0.20.2") == 14  # Triton: bf16 + 3 x fp32
+    assert sampler_bytes_per_logit("0.17.0", act_bytes=4) == 16
     assert sampler_bytes_per_logit("0.21.0") == 12  # FlashInfer by default again
+    assert sampler_bytes_per_logit("0.21.0", flashinfer_sampler=False) == 14
     assert sampler_bytes_per_logit("0.9.2", v1_engine=False) == 38  # VLLM_USE_V1=0
+
+
+def test_the_triton_sampler_reserve_is_computed_from_sms_vocabulary_and_rows():
+    from vllmlint.capacity.estimate import sampler_bytes
+    from vllmlint.capacity.specs import find_gpu
+
+    h100, l4, mi300x = find_gpu("H100-80GB"), find_gpu("L4"), find_gpu("MI300X")
+    assert (h100.sm_count, l4.sm_count, mi300x.sm_count) == (132, 58, 304)
+    vocab = 151936
+    # 0.17+: 14 bytes per logit plus one float32 row per Triton program (min(SMs, rows), rounded up to a power of
+    # two but never above the SM count): topk_topp_triton.py lines 992-1000 in 0.17.0
+    assert sampler_bytes(1024, vocab, "0.17.0", gpu=h100) == 1024 * vocab * 14 + 132 * vocab * 4
+    assert sampler_bytes(100, vocab, "0.19.0", gpu=h100) == 100 * vocab * 14 + 128 * vocab * 4
+    assert sampler_bytes(256, vocab, "0.17.0", gpu=l4) == 256 * vocab * 14 + 58 * vocab * 4
+    # below 8 rows the sort of before; before 0.17.0 the sort at any size
+    assert sampler_bytes(4, vocab, "0.17.0", gpu=h100) == 4 * vocab * 39
+    assert sampler_bytes(1024, vocab, "0.16.0", gpu=h100) == 1024 * vocab * 39
+    # 0.21+: FlashInfer on CUDA; ROCm (not is_cuda()) keeps the PyTorch-native Triton path
+    assert sampler_bytes(1024, vocab, "0.21.0", gpu=h100) == 1024 * vocab * 12
+    assert sampler_bytes(1024, vocab, "0.21.0", gpu=mi300x) == 1024 * vocab * 14 + 304 * vocab * 4
 
 
 def test_reported_tokens_count_every_layer_in_whole_blocks():

@@ -414,7 +414,9 @@ def estimate(
     total = gpu.total_bytes
     budget = int(total * utilization)
     per_token_activation = _activation_bytes_per_token(model, tp, act_bytes)
-    sampler_per_logit = sampler_bytes_per_logit(version, flashinfer_sampler, v1)
+    sampler_rows = min(num_seqs, batched_tokens)
+    sampler = sampler_bytes(sampler_rows, model.vocab_size, version, gpu=gpu, act_bytes=act_bytes,
+                            flashinfer_sampler=flashinfer_sampler, v1_engine=v1)
 
     ranks: list[RankMemory] = []
     layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
@@ -423,8 +425,7 @@ def estimate(
         weights = _rank_weights(model, layers, tp, first, last, linear_bytes, act_bytes)
         parts: dict[str, int] = {}
         forward = batched_tokens * per_token_activation
-        sampler = min(num_seqs, batched_tokens) * model.vocab_size * sampler_per_logit if last else 0
-        parts["activations"] = max(forward, sampler)  # the sampler runs after the forward pass has freed its buffers
+        parts["activations"] = max(forward, sampler if last else 0)  # the sampler runs after the forward pass has freed its buffers
         parts["non-torch"] = non_torch_bytes(tp, pp)
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
@@ -594,25 +595,79 @@ def min_capability(method: str | None, version: str | tuple[int, ...] | None) ->
 # --------------------------------------------------------------------------- reserves by release (calibration)
 
 # Which top-k/top-p sampler vLLM's dummy sampler run uses (the profile run's last allocation peak):
-#   0.8 - 0.11: FlashInfer when installed (`elif envs.VLLM_USE_FLASHINFER_SAMPLER is not False`,
-#     vllm/v1/sample/ops/topk_topp_sampler.py line 46 in 0.11.0); the official images ship it, the wheel does not
-#     depend on it (requirements/cuda.txt names flashinfer-python from 0.12.0);
-#   0.12 - 0.20: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`,
-#     line 35 in 0.12.0, the variable defaulting to None: "Users must opt in explicitly");
-#   0.21 on: FlashInfer (`VLLM_USE_FLASHINFER_SAMPLER: bool = True`, vllm/envs.py line 48 in 0.21.0).
-NATIVE_SAMPLER_RELEASES = ((0, 12, 0), (0, 21, 0))
+#   0.8 - 0.11.0: FlashInfer when installed (`elif envs.VLLM_USE_FLASHINFER_SAMPLER is not False`,
+#     vllm/v1/sample/ops/topk_topp_sampler.py line 46 in 0.11.0); the official images ship it;
+#   0.11.1 - 0.20.x: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1 (PR #26859: `if
+#     envs.VLLM_USE_FLASHINFER_SAMPLER:`, topk_topp_sampler.py line 34 in 0.11.1, line 39 in 0.17.0; the variable
+#     defaults to None, vllm/envs.py line 48: "Users must opt in explicitly");
+#   0.21 on: FlashInfer (`VLLM_USE_FLASHINFER_SAMPLER: bool = True`, vllm/envs.py line 48 in 0.21.0) on CUDA GPUs
+#     FlashInferBackend supports (compute capability 7.5 - 12.1, vllm/v1/attention/backends/flashinfer.py line 409),
+#     the PyTorch-native sampler elsewhere (topk_topp_sampler.py lines 39-72 in 0.21.0; ROCm is not `is_cuda()`).
+NATIVE_SAMPLER_RELEASES = ((0, 11, 1), (0, 21, 0))
+# The PyTorch-native apply_top_k_top_p from 0.17.0 (PR #33538): `if HAS_TRITON and logits.shape[0] >= 8: return
+# apply_top_k_top_p_triton(logits, k, p)` (topk_topp_sampler.py line 251 in 0.17.0, line 311 in 0.21.0), an in-place
+# Triton kernel instead of the sort; below 8 rows the sort of before.
+TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
+TRITON_TOP_K_TOP_P_MIN_ROWS = 8
+# What the Triton path holds per logit at its peak, from the code of 0.17.0: the logits in the model dtype
+# (compute_logits, gpu_model_runner.py _dummy_sampler_run line 5073), their float32 copy (`logits =
+# logits.to(torch.float32)`, vllm/v1/sample/sampler.py line 90), the float32 softmax and `q =
+# torch.empty_like(probs)` (random_sample, topk_topp_sampler.py line 334): model-dtype bytes + 3 x 4.
+TRITON_SAMPLER_FP32_COPIES = 3
+DEFAULT_SM_COUNT = 108  # a GPU entry without sm_count (a user's): the A100's, an assumption, not a measurement
 
 
-def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
-                            flashinfer_sampler: bool | None = None, v1_engine: bool | None = None) -> int:
-    """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary)."""
+def sampler_implementation(version: str | tuple[int, ...] | None = None, flashinfer_sampler: bool | None = None,
+                           v1_engine: bool | None = None, gpu: GPU | None = None) -> str:
+    """'v0', 'flashinfer', 'native-sort' or 'native-triton' (0.17+, for 8 rows or more): the top-k/top-p code the
+    profile run's dummy sampler goes through."""
     numbers = release_numbers(version)
     if not (uses_v1_engine(numbers) if v1_engine is None else v1_engine):
-        return SAMPLER_BYTES_PER_LOGIT_V0
+        return "v0"
     if flashinfer_sampler is None:
         start, end = NATIVE_SAMPLER_RELEASES
         flashinfer_sampler = not start <= numbers < end
-    return SAMPLER_BYTES_PER_LOGIT_V1 if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_NATIVE
+        if numbers >= end and gpu is not None:  # 0.21+: FlashInfer on CUDA GPUs of capability 7.5 - 12.1 only
+            flashinfer_sampler = gpu.architecture != "cdna3" and (7, 5) <= gpu.capability <= (12, 1)
+    if flashinfer_sampler:
+        return "flashinfer"
+    return "native-triton" if numbers >= TRITON_TOP_K_TOP_P_SINCE else "native-sort"
+
+
+def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
+                            flashinfer_sampler: bool | None = None, v1_engine: bool | None = None,
+                            act_bytes: int = 2) -> int:
+    """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary); the Triton path of 0.17+
+    also holds a buffer per SM (sampler_bytes)."""
+    kind = sampler_implementation(version, flashinfer_sampler, v1_engine)
+    if kind == "v0":
+        return SAMPLER_BYTES_PER_LOGIT_V0
+    if kind == "flashinfer":
+        return SAMPLER_BYTES_PER_LOGIT_V1
+    if kind == "native-triton":
+        return act_bytes + 4 * TRITON_SAMPLER_FP32_COPIES
+    return SAMPLER_BYTES_PER_LOGIT_NATIVE
+
+
+def sampler_bytes(rows: int, vocab: int, version: str | tuple[int, ...] | None = None, *, gpu: GPU | None = None,
+                  act_bytes: int = 2, flashinfer_sampler: bool | None = None, v1_engine: bool | None = None) -> int:
+    """The dummy sampler run's peak for `rows` sequences (min(max_num_seqs, max_num_batched_tokens)) of `vocab`
+    logits. On the 0.17+ Triton path: act_bytes + 12 bytes per logit plus the kernel's per-program buffer,
+    `logits.new_empty((min(next_power_of_2(min(num_sm, rows)), num_sm), vocab_size))` in float32
+    (vllm/v1/sample/ops/topk_topp_triton.py lines 992-1000 in 0.17.0, cached for the process, so it stays)."""
+    kind = sampler_implementation(version, flashinfer_sampler, v1_engine, gpu)
+    if kind == "native-triton" and rows < TRITON_TOP_K_TOP_P_MIN_ROWS:
+        kind = "native-sort"
+    if kind == "v0":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_V0
+    if kind == "flashinfer":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_V1
+    if kind == "native-sort":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_NATIVE
+    sms = (gpu.sm_count if gpu is not None else None) or DEFAULT_SM_COUNT
+    programs = min(sms, rows)
+    buffer_rows = min(1 << (programs - 1).bit_length(), sms)
+    return rows * vocab * (act_bytes + 4 * TRITON_SAMPLER_FP32_COPIES) + buffer_rows * vocab * 4
 
 
 def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1) -> int:

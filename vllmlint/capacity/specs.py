@@ -152,6 +152,7 @@ class GPU:
     source: str = ""
     aliases: tuple[str, ...] = ()  # other names people type (`--gpu 4090`)
     eks_accelerator_labels: tuple[str, ...] = ()  # k8s.amazonaws.com/accelerator values
+    sm_count: int | None = None  # streaming multiprocessors (AMD: compute units): vLLM's num_compute_units()
 
     @property
     def total_bytes(self) -> int:
@@ -315,6 +316,7 @@ def gpu_from_entry(entry: dict[str, Any]) -> GPU:
         source=entry.get("source", ""),
         aliases=tuple(entry.get("aliases") or ()),
         eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
+        sm_count=int(entry["sm_count"]) if entry.get("sm_count") else None,
     )
 
 
