@@ -275,3 +275,42 @@ def test_some_case_logs_the_cuda_graph_estimate():
 def test_the_cuda_graph_reserve_is_within_0_1_gib_of_the_logged_estimate(case):
     predicted = predict(case).reserve_parts_gib["CUDA graphs"]
     assert predicted == pytest.approx(case.observed["cudagraph_gib"], abs=0.1)
+
+
+# --------------------------------------------------------------------------- non-torch memory: all-reduce fusion (0.17+)
+
+
+def test_the_allreduce_fusion_workspace_follows_vllms_switch_and_flashinfers_sizes():
+    from vllmlint.capacity.estimate import allreduce_fusion_workspace_bytes as workspace
+    from vllmlint.capacity.specs import find_gpu
+
+    h100, b200, a100, mi300x = (find_gpu(name) for name in ("H100-80GB", "B200", "A100-80GB", "MI300X"))
+    two_mib = 2**21
+    # TP 2 on SM 9.0: 64 MiB of all-reduce input; buffer 2 x 64 MiB, flags one 2 MiB page, Lamport 3 x 128 MiB
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", h100) == 128 * 2**20 + two_mib + 384 * 2**20
+    # TP 4 on SM 9.0: 2 MiB of input; on SM 10.0 32 MiB
+    assert workspace(5120, 2, 4, 1, 8192, "0.17.0", h100) == 8 * 2**20 + two_mib + 24 * 2**20
+    assert workspace(5120, 2, 4, 1, 8192, "0.17.0", b200) == 4 * 32 * 2**20 + two_mib + 3 * 4 * 32 * 2**20
+    # max_num_batched_tokens caps the tokens: 512 x 5120 x 2 B = 5 MiB per peer
+    assert workspace(5120, 2, 2, 1, 512, "0.17.0", h100) == 10 * 2**20 + two_mib + 30 * 2**20
+    # off: before 0.17.0, TP 1, PP > 1, Ampere, ROCm, --enforce-eager, TP sizes FlashInfer has no entry for
+    assert workspace(5120, 2, 2, 1, 8192, "0.16.0", h100) == 0
+    assert workspace(5120, 2, 1, 1, 8192, "0.17.0", h100) == 0
+    assert workspace(5120, 2, 2, 2, 8192, "0.17.0", h100) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", a100) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", mi300x) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", h100, enforce_eager=True) == 0
+    assert workspace(5120, 2, 6, 1, 8192, "0.17.0", h100) == 0
+
+
+def test_the_non_torch_term_at_both_sides_of_0_17_0_against_the_tp2_h100_logs():
+    """0.14.1 (the 0.16 side): the logged TP 2 H100 cases keep their 0.41 GiB non-torch term and meet the target.
+    The same configuration at 0.17.0 adds the FlashInfer workspace (0.50 GiB at TP 2 on SM 9.0)."""
+    from dataclasses import replace
+
+    case = BY_ID["v1-0.14.1-qwen3-32b-h100-tp2"]
+    before = predict(case)
+    assert before.reserve_parts_gib["non-torch"] == pytest.approx(0.41, abs=0.01)
+    assert kv_within_target(case, before)
+    after = predict(replace(case, data={**case.data, "release": "0.17.0"}))
+    assert after.reserve_parts_gib["non-torch"] - before.reserve_parts_gib["non-torch"] == pytest.approx(0.502, abs=0.001)

@@ -426,7 +426,8 @@ def estimate(
         parts: dict[str, int] = {}
         forward = batched_tokens * per_token_activation
         parts["activations"] = max(forward, sampler if last else 0)  # the sampler runs after the forward pass has freed its buffers
-        parts["non-torch"] = non_torch_bytes(tp, pp)
+        parts["non-torch"] = non_torch_bytes(tp, pp) + allreduce_fusion_workspace_bytes(
+            model.hidden_size, act_bytes, tp, pp, batched_tokens, version, gpu, enforce_eager)
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
         if cudagraphs_in_budget(version) and not enforce_eager:
@@ -677,6 +678,53 @@ def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int =
     # NCCL's ring and tree buffers do not grow with every further peer).
     peers = min(max(1, tensor_parallel_size), 8) - 1
     return NON_TORCH_BYTES + TP_PEER_NON_TORCH_BYTES * peers + (PP_NON_TORCH_BYTES if pipeline_parallel_size > 1 else 0)
+
+
+# FlashInfer's fused all-reduce + RMSNorm, on by default from 0.17.0 (`enable_allreduce_rms_fusion`,
+# vllm/config/vllm.py lines 113-131 in 0.17.0, line 116 in 0.19.0: TP > 1, CUDA, FlashInfer installed, compute
+# capability 9.0 or 10.0 (the 10.x family from 0.19.0), data parallel size 1 and pipeline parallel size 1). Its pass
+# (AllReduceFusionPass, vllm/compilation/passes/fusion/allreduce_rms_fusion.py lines 715-760 in 0.17.0) creates the
+# workspace while torch.compile runs inside the profiling run, outside PyTorch's allocator: non-torch memory.
+ALLREDUCE_FUSION_SINCE = (0, 17, 0)
+# FI_ALLREDUCE_FUSION_MAX_SIZE_MB (allreduce_rms_fusion.py line 54 in 0.17.0; SM 10.3 added by 0.19.0): the largest
+# all-reduce input, in MiB, per compute capability and TP size.
+ALLREDUCE_FUSION_MAX_SIZE_MB = {(9, 0): {2: 64, 4: 2, 8: 0.5}, (10, 0): {2: 64, 4: 32, 8: 1},
+                                (10, 3): {2: 64, 4: 64, 8: 2}}
+
+
+def allreduce_fusion_workspace_bytes(hidden_size: int, act_bytes: int, tensor_parallel_size: int,
+                                     pipeline_parallel_size: int, max_num_batched_tokens: int,
+                                     version: str | tuple[int, ...] | None = None, gpu: GPU | None = None,
+                                     enforce_eager: bool = False, data_parallel_size: int = 1) -> int:
+    """The FlashInfer all-reduce fusion workspace one rank allocates during profiling (0 where vLLM does not enable
+    the fusion). vLLM passes max_token_num = min(max_size // (hidden x dtype bytes), max_num_batched_tokens)
+    (allreduce_rms_fusion.py lines 743-748 in 0.17.0); FlashInfer's TensorRT-LLM workspace
+    (trtllm_create_ipc_workspace_for_all_reduce_fusion, flashinfer/comm/trtllm_ar.py lines 570-595 in
+    flashinfer-python 0.6.4, the release 0.17.0 pins) allocates on every rank a buffer of tp x tokens x hidden x 2
+    bytes, 256 x tp 4-byte flags and three Lamport buffers of the buffer's size, each rounded up to 2 MiB."""
+    numbers = release_numbers(version)
+    tp = int(tensor_parallel_size)
+    if (numbers < ALLREDUCE_FUSION_SINCE or gpu is None or gpu.architecture == "cdna3" or enforce_eager
+            or pipeline_parallel_size != 1 or data_parallel_size != 1 or tp not in (2, 4, 8)):
+        return 0
+    capability = gpu.capability
+    if capability[0] == 10 and numbers < (0, 19, 0):
+        capability = (10, 0) if capability == (10, 0) else (0, 0)  # `is_device_capability(100)` before 0.19
+    elif capability[0] == 10 and capability not in ALLREDUCE_FUSION_MAX_SIZE_MB:
+        capability = (10, 0)
+    sizes = ALLREDUCE_FUSION_MAX_SIZE_MB.get(capability)
+    if sizes is None:
+        return 0
+    max_size = int(sizes[tp] * 2**20)
+    tokens = min(max_size // (hidden_size * act_bytes), int(max_num_batched_tokens))
+    two_mib = 1 << 21
+
+    def aligned(size: int) -> int:
+        return -(-size // two_mib) * two_mib
+
+    buffer = tp * tokens * hidden_size * 2
+    lamport = 3 * min(buffer, 2147483647 & ~(two_mib - 1))
+    return aligned(buffer) + aligned(tp * 256 * 4) + aligned(lamport)
 
 
 def hybrid_kv_cache_manager(version: str | tuple[int, ...] | None) -> bool:
