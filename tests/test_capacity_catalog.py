@@ -23,6 +23,7 @@ CATALOGS = [
     ("models.yaml", "models.schema.json"),
     ("gpus.yaml", "gpus.schema.json"),
     ("instance-types.yaml", "instance-types.schema.json"),
+    ("mig-profiles.yaml", "mig-profiles.schema.json"),
 ]
 
 

@@ -153,6 +153,8 @@ class GPU:
     aliases: tuple[str, ...] = ()  # other names people type (`--gpu 4090`)
     eks_accelerator_labels: tuple[str, ...] = ()  # k8s.amazonaws.com/accelerator values
     sm_count: int | None = None  # streaming multiprocessors (AMD: compute units): vLLM's num_compute_units()
+    mig_parent: str | None = None  # a MIG device (mig-profiles.yaml): the id of the GPU it is a slice of
+    mig_profile: str | None = None  # its profile, "1g.10gb"
 
     @property
     def total_bytes(self) -> int:
@@ -359,6 +361,56 @@ def gpu_spellings(gpu: GPU) -> tuple[str, ...]:
     return (gpu.id, *gpu.aliases, *gpu.gpu_product_labels, *gpu.gke_accelerator_labels, *gpu.eks_accelerator_labels)
 
 
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # the device plugin's mixed strategy: nvidia.com/mig-1g.10gb
+GKE_PARTITION_KEY = "cloud.google.com/gke-gpu-partition-size"  # GKE's MIG partition label: 1g.5gb
+
+
+@lru_cache(maxsize=1)
+def _mig_table() -> tuple[tuple[str, int, tuple[tuple[str, int, int, int], ...]], ...]:
+    """(parent id, compute slices of the whole GPU, ((profile, slices, memory numerator, denominator), ...))."""
+    return tuple((entry["gpu"], int(entry["of"]),
+                  tuple((p["name"], int(p["slices"]), int(p["memory_fraction"][0]), int(p["memory_fraction"][1]))
+                        for p in entry["profiles"]))
+                 for entry in _load("mig-profiles.yaml")["parents"])
+
+
+def mig_device(parent: GPU, profile: str) -> GPU | None:
+    """The MIG device `profile` ("1g.10gb") of `parent` as a GPU of its own (data/capacity/mig-profiles.yaml):
+    the parent's CUDA total x the profile's memory fraction (an upper bound, marked estimated), its SMs x
+    slices / all slices, the same compute capability. None when the parent has no such profile."""
+    import dataclasses
+
+    wanted = profile.strip().lower().removesuffix("+me").removesuffix(".me")
+    for parent_id, whole, profiles in _mig_table():
+        if parent_id != parent.id:
+            continue
+        for name, slices, numerator, denominator in profiles:
+            if name != wanted:
+                continue
+            products = tuple(f"{label}-MIG-{name}" for label in parent.gpu_product_labels)
+            return dataclasses.replace(
+                parent, id=f"{parent.id}-MIG-{name}", name=f"{parent.name}, MIG {name}",
+                cuda_total_gib=round(parent.cuda_total_gib * numerator / denominator, 2), cuda_total_estimated=True,
+                cuda_total_source=f"{parent.id}'s {parent.cuda_total_gib} GiB x {numerator}/{denominator} "
+                                  "(MIG profile memory fraction, mig-profiles.yaml): an upper bound",
+                nvidia_smi_total_mib=None, aws_gpu_memory_mib=None, marketing_memory_gb=int(name.split(".")[1][:-2]),
+                sm_count=parent.sm_count * slices // whole if parent.sm_count else None,
+                gpu_product_labels=products, gke_accelerator_labels=(), karpenter_gpu_names=(),
+                eks_accelerator_labels=(), aliases=(), mig_parent=parent.id, mig_profile=name)
+    return None
+
+
+def mig_devices(profile: str | None = None) -> list[GPU]:
+    """Every catalogued MIG device (of one profile name when given), parents in catalog order."""
+    result = []
+    for parent in gpus():
+        for parent_id, _, profiles in _mig_table():
+            if parent_id == parent.id:
+                result.extend(device for name, *_ in profiles if profile in (None, name)
+                              for device in [mig_device(parent, name)] if device is not None)
+    return result
+
+
 def find_gpu(name: str) -> GPU | None:
     """The GPU `name` names exactly, or None: its catalog id, an alias or a node-label value (gpu_spellings),
     compared by gpu_name_key ("h100-80gb", "NVIDIA-L4", "nvidia l4"), else a Karpenter instance-gpu-name value
@@ -369,6 +421,10 @@ def find_gpu(name: str) -> GPU | None:
     for gpu in gpus():
         if wanted in (gpu_name_key(s) for s in gpu_spellings(gpu)):
             return gpu
+    if "-mig-" in wanted:  # a MIG device: "A100-80GB-MIG-1g.10gb", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"
+        for device in mig_devices():
+            if wanted in (gpu_name_key(s) for s in gpu_spellings(device)):
+                return device
     # Karpenter's short names (a100, v100) are shared by two memory sizes: only unique ones resolve.
     matches: dict[str, GPU] = {}
     for gpu in gpus():  # an extra with a catalogued id comes first and wins

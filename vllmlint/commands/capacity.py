@@ -54,7 +54,8 @@ def _smallest_tp(model: ModelSpec, gpu: GPU, kwargs: dict[str, Any]) -> Estimate
 
     options = {k: v for k, v in kwargs.items() if k != "tensor_parallel_size"}
     try:
-        return smallest_tp_that_fits(model, gpu, max_tp=64, **options)
+        # a MIG slice: one process sees one MIG device (CUDA_VISIBLE_DEVICES takes one), so no TP across slices
+        return smallest_tp_that_fits(model, gpu, max_tp=1 if gpu.mig_parent else 64, **options)
     except ValueError:
         return None
 
@@ -139,7 +140,11 @@ def _text(row: dict[str, Any], color: bool = False) -> str:
         pairs.append(("smallest TP that fits", f"{smallest} ({sequences} full-length "
                       f"sequence{'' if sequences == 1 else 's'}{beyond})"))
     elif not (row["fits"] and row["kv_ok"]):
-        pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
+        if "-MIG-" in row["gpu"]:
+            pairs.append(("smallest TP that fits", "none: a MIG slice runs TP 1 only; quantize, or use a bigger"
+                          " profile or a whole GPU"))
+        else:
+            pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
     elif row["refusals"] and row["smallest_tp_that_fits"] is None:
         pairs.append(("smallest TP that fits", "none: no TP size vLLM accepts for this model fits one sequence"))
     pairs.extend(("note", note) for note in row["notes"])
