@@ -195,6 +195,7 @@ class Estimate:
     ranks: list[RankMemory]
     notes: list[str]
     kv_cache_memory_bytes_override: int | None = None
+    engine: str = "V1"  # "V0": the engine before 0.8.0, or VLLM_USE_V1=0 on 0.8 - 0.10
 
     @property
     def fits(self) -> bool:
@@ -487,6 +488,7 @@ def estimate(
         ranks=ranks,
         notes=notes,
         kv_cache_memory_bytes_override=kv_cache_memory_bytes,
+        engine="V1" if v1 else "V0",
     )
 
 

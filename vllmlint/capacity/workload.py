@@ -162,7 +162,20 @@ class Workload:
             max_num_batched_tokens=self.max_num_batched_tokens,
             max_num_seqs=self.max_num_seqs,
             enforce_eager=self.enforce_eager,
+            v1_engine=self.v1_engine,
         )
+
+    @property
+    def v1_engine(self) -> bool | None:
+        """False when the container sets VLLM_USE_V1=0 on a release that still has V0 (0.8.0 - 0.10.x), else None
+        (the release's own engine)."""
+        from vllmlint.vllm.release import release_numbers
+
+        container = self.container
+        env = container.env if container is not None else {}
+        if (env.get("VLLM_USE_V1") or "").strip() != "0" or self.release is None:
+            return None
+        return False if (0, 8, 0) <= release_numbers(self.release) < (0, 11, 0) else None
 
     def estimate(self, gpu: GPU) -> Estimate | None:
         """The estimate on one GPU, or None when the settings are not ones the estimator can size: an
