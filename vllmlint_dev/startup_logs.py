@@ -102,7 +102,7 @@ def load_cases(directory: Path | None = None) -> list[Case]:
 def case_model(case: Case) -> tuple[Any, str | None]:
     """(ModelSpec, quantization its name implies) for the case's model: its config.json copy, else the catalog."""
     from vllmlint.capacity.names import resolve_model
-    from vllmlint.capacity.specs import model_from_config_json
+    from vllmlint.capacity.hfconfig import model_from_config_json
 
     config = case.config
     if config.get("model_config"):

@@ -17,6 +17,7 @@ from vllmlint.records import dataclass, field
 
 from vllmlint.capacity.specs import (
     GPU,
+    QUANTIZED_LINEAR_BYTES,
     GiB,
     ModelSpec,
     QuantScheme,
@@ -74,23 +75,6 @@ def cudagraphs_in_budget(version: str | tuple[int, ...] | None = None) -> bool:
 
 # --------------------------------------------------------------------------- bytes per parameter
 
-# Bytes per weight of a quantized linear layer, including its scales/zero points:
-#   4-bit with group size 128 (AWQ, GPTQ, w4a16): 0.5 + fp16 scale / 128 + 4-bit zero / 128 = 0.5195
-#   GPTQ 8-bit, group 128: 1 + fp16 scale / 128 + 8-bit zero / 128 = 1.0234
-#   FP8 / INT8 with per-tensor, per-channel or 128x128 block scales: ~1.0 (scales < 0.1%)
-#   bitsandbytes NF4, blocksize 64 with 8-bit double-quantized absmax: 0.5 + 1/64 = 0.5156
-# Embeddings, lm_head, norms, biases and MoE routers stay in the activation dtype.
-QUANTIZED_LINEAR_BYTES: dict[str, float] = {
-    "awq": 0.5 + 2 / 128 + 0.5 / 128,
-    "gptq-int4": 0.5 + 2 / 128 + 0.5 / 128,
-    "int4": 0.5 + 2 / 128 + 0.5 / 128,
-    "gptq-int8": 1 + 2 / 128 + 1 / 128,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "bnb-4bit": 0.5 + 1 / 64,
-    "mxfp4": 0.5 + 1 / 32,  # 4-bit E2M1 + one E8M0 scale per 32 weights (gpt-oss)
-    "nvfp4": 0.5 + 1 / 16,  # 4-bit E2M1 + one FP8 scale per 16 weights (ModelOpt / compressed-tensors)
-}
 _QUANT_ALIASES = {
     "awq_marlin": "awq", "gptq": "gptq-int4", "gptq_marlin": "gptq-int4", "gptq-int4": "gptq-int4",
     "gptq_int4": "gptq-int4", "gptq_int8": "gptq-int8", "w4a16": "int4", "w8a8": "int8", "w8a16": "int8",
