@@ -314,3 +314,69 @@ def test_the_non_torch_term_at_both_sides_of_0_17_0_against_the_tp2_h100_logs():
     assert kv_within_target(case, before)
     after = predict(replace(case, data={**case.data, "release": "0.17.0"}))
     assert after.reserve_parts_gib["non-torch"] - before.reserve_parts_gib["non-torch"] == pytest.approx(0.502, abs=0.001)
+
+
+# --------------------------------------------------------------------------- both sides of each release boundary
+
+
+def _as_release(case, release, **config):
+    from dataclasses import replace
+
+    return replace(case, data={**case.data, "release": release, "config": {**case.config, **config}})
+
+
+def _logged_reserve(case) -> float:
+    """What the log leaves for the profile's reserve: the budget less the logged weights and KV cache."""
+    prediction = predict(case)
+    return prediction.budget_gib - case.observed["weights_gib"] - case.observed["kv_cache_gib"]
+
+
+def test_sampler_boundary_0_11_1_against_the_logs():
+    from vllmlint.capacity.estimate import sampler_implementation
+
+    assert sampler_implementation("0.11.0") == "flashinfer" and sampler_implementation("0.11.1") == "native-sort"
+    # 0.10 side: vLLM's image runs FlashInfer; the log's KV is met within 0.2 GiB, and the sort of 0.11.1 would
+    # put it about 1 GiB low (256 x 152064 logits at 39 instead of 12 bytes)
+    case = BY_ID["v1-0.10.1.1-qwen2-7b-a100-80gb-util05"]
+    assert predict(case).kv_cache_gib == pytest.approx(case.observed["kv_cache_gib"], abs=0.2)
+    as_native = predict(_as_release(case, "0.11.1"))
+    assert case.observed["kv_cache_gib"] - as_native.kv_cache_gib > 0.9
+    # 0.11.1 side: the sort (FlashInfer only on VLLM_USE_FLASHINFER_SAMPLER=1, as Unsloth's 0.11.2 runs set it:
+    # their logs print "[topk_topp_sampler.py:36] Using FlashInfer", the opt-in branch of 0.11.1's line 34).
+    # llm-d's 0.14.1 H100 log: activation peak 4.76 GiB for 1024 x 128256 logits, the sort's 39 bytes each.
+    h100 = predict(BY_ID["v1-0.14.1-llama31-8b-h100"])
+    assert h100.reserve_parts_gib["activations"] == pytest.approx(4.76, abs=0.05)
+    for case_id in ("v1-0.11.2-llama32-1b-fp8-l4-2048", "v1-0.11.2-qwen25-15b-bf16-a100-40gb-2048"):
+        assert BY_ID[case_id].config.get("flashinfer_sampler") is True
+        assert kv_within_target(BY_ID[case_id], predict(BY_ID[case_id]))
+
+
+def test_sampler_boundary_0_17_0_against_the_logs():
+    # 0.16 side (the sort): the same 1024-row log at 0.16.0 keeps its 4.76 GiB activation peak
+    case = BY_ID["v1-0.14.1-llama31-8b-h100"]
+    assert predict(_as_release(case, "0.16.0")).reserve_parts_gib["activations"] == pytest.approx(4.76, abs=0.05)
+    # 0.17 side (the Triton kernel): 1024 x 128256 x 14 B + 132 SMs x 128256 x 4 B = 1.78 GiB
+    assert predict(_as_release(case, "0.17.0")).reserve_parts_gib["activations"] == pytest.approx(1.78, abs=0.01)
+    # the 0.19.0 gpt-oss log (A100, 256 x 201088 logits) leaves 1.17 GiB for the whole reserve: the Triton
+    # estimate (0.75 + 0.13 non-torch) is within 0.3 GiB of it, the sort of 0.16 (1.87 + 0.13) 0.8 GiB over
+    gpt_oss = BY_ID["v1-0.19.0-gpt-oss-20b-a100-80gb-128k"]
+    logged = _logged_reserve(gpt_oss)
+    assert logged == pytest.approx(1.17, abs=0.02)
+    triton = sum(predict(gpt_oss).reserve_parts_gib.values())
+    sort = sum(predict(_as_release(gpt_oss, "0.16.0")).reserve_parts_gib.values())
+    assert abs(triton - logged) < 0.3 < 0.8 < sort - logged
+
+
+def test_cuda_graph_boundary_0_21_0_against_the_logs():
+    # 0.21 side: the LMCache#3430 log's "Estimated CUDA graph memory: 0.52 GiB total", and FlashInfer sampling
+    case = BY_ID["v1-0.21.0-qwen3-8b-rtx-a5000-16k"]
+    after = predict(case)
+    assert after.reserve_parts_gib["CUDA graphs"] == pytest.approx(case.observed["cudagraph_gib"], abs=0.02)
+    assert kv_within_target(case, after)
+    # 0.20 side: graphs are captured after the KV cache is sized, outside the budget; the sampler is the
+    # PyTorch-native Triton one (256 rows: 14 B per logit + the SM buffer)
+    before = predict(_as_release(case, "0.20.0"))
+    assert "CUDA graphs" not in before.reserve_parts_gib
+    # the 0.19 gpt-oss log (0.20 side) is met without any graph term
+    gpt_oss = BY_ID["v1-0.19.0-gpt-oss-20b-a100-80gb-128k"]
+    assert "CUDA graphs" not in predict(gpt_oss).reserve_parts_gib and kv_within_target(gpt_oss, predict(gpt_oss))
