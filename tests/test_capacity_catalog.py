@@ -17,7 +17,7 @@ from vllmlint.capacity import (
     resolve_model,
     split_quantization,
 )
-from vllmlint.data import knowledge_dir, rules_dir, schemas_dir
+from vllmlint.data import knowledge_dir, schemas_dir
 
 CATALOGS = [
     ("models.yaml", "models.schema.json"),

@@ -674,7 +674,7 @@ def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int =
 ALLREDUCE_FUSION_SINCE = (0, 17, 0)
 # FI_ALLREDUCE_FUSION_MAX_SIZE_MB (allreduce_rms_fusion.py line 54 in 0.17.0; SM 10.3 added by 0.19.0): the largest
 # all-reduce input, in MiB, per compute capability and TP size.
-ALLREDUCE_FUSION_MAX_SIZE_MB = {(9, 0): {2: 64, 4: 2, 8: 0.5}, (10, 0): {2: 64, 4: 32, 8: 1},
+ALLREDUCE_FUSION_MAX_SIZE_MB: dict[tuple[int, int], dict[int, float]] = {(9, 0): {2: 64, 4: 2, 8: 0.5}, (10, 0): {2: 64, 4: 32, 8: 1},
                                 (10, 3): {2: 64, 4: 64, 8: 2}}
 
 

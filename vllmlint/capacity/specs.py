@@ -418,7 +418,7 @@ def mig_device(parent: GPU, profile: str) -> GPU | None:
 
 def mig_devices(profile: str | None = None) -> list[GPU]:
     """Every catalogued MIG device (of one profile name when given), parents in catalog order."""
-    result = []
+    result: list[GPU] = []
     for parent in gpus():
         for parent_id, _, profiles in _mig_table():
             if parent_id == parent.id:

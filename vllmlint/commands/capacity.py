@@ -569,7 +569,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
     sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
 
 
-def _v1_default(version: str) -> bool:
+def _v1_default(version: str | None) -> bool:
     from vllmlint.capacity.estimate import uses_v1_engine
 
     return uses_v1_engine(version)
