@@ -105,3 +105,13 @@ def test_lmcaches_own_size_counts_per_worker(tmp_path):
 def test_a_size_known_only_at_run_time_is_silent(tmp_path):
     assert lint(tmp_path, release="0.29.0", args=", --kv-offloading-size, $(OFFLOAD)",
                 env="[{name: OFFLOAD, valueFrom: {configMapKeyRef: {name: c, key: k}}}]") == []
+
+
+def test_a_mig_slice_runs_the_same_worker(tmp_path):
+    findings = lint(tmp_path, release="0.19.0", args=", --kv-offloading-size, '64'")
+    path = tmp_path / "pod.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("nvidia.com/gpu: 1", "nvidia.com/mig-3g.40gb: 1"),
+                    encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "vllmlint", "--select", "VL705", "--format", "json", str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert codes(findings) == ["VL705"] and codes(json.loads(run.stdout)["findings"]) == ["VL705"]

@@ -116,11 +116,16 @@ def uses_v0_engine(work: Workload) -> bool:
 GPU_WORKER_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
+def _device_resource(name: str) -> str:
+    """A MIG slice (`nvidia.com/mig-1g.10gb`) runs the same CUDA worker as `nvidia.com/gpu`."""
+    return "nvidia.com/gpu" if name.startswith("nvidia.com/mig-") else name
+
+
 def ranks_in_container(work: Workload) -> int | None:
     """How many GPU workers run in this container: the model's TP x PP ranks, at most the GPUs it requests;
     None when it requests no NVIDIA or AMD GPU (TPU, Neuron and Gaudi workers were not read)."""
     request = work.gpu_resource
-    if request is None or request[1] < 1 or request[0] not in GPU_WORKER_RESOURCES:
+    if request is None or request[1] < 1 or _device_resource(request[0]) not in GPU_WORKER_RESOURCES:
         return None
     return min(work.tensor_parallel_size * work.pipeline_parallel_size, request[1])
 
@@ -207,7 +212,7 @@ def kv_offload_in_shm(work: Workload) -> bool:
     shm = _part("kv-offload").get("shm") or {}
     request = work.gpu_resource
     return (bool(shm) and kv_offload_backend(work) == shm.get("backend") and request is not None
-            and request[0] in shm.get("resources", []) and _in(shm.get("releases"), effective_release(work)))
+            and _device_resource(request[0]) in shm.get("resources", []) and _in(shm.get("releases"), effective_release(work)))
 
 
 def _kv_offload(work: Workload, ranks: int) -> HostPart | None:
