@@ -687,7 +687,9 @@ def allreduce_fusion_workspace_bytes(hidden_size: int, act_bytes: int, tensor_pa
     (allreduce_rms_fusion.py lines 743-748 in 0.17.0); FlashInfer's TensorRT-LLM workspace
     (trtllm_create_ipc_workspace_for_all_reduce_fusion, flashinfer/comm/trtllm_ar.py lines 570-595 in
     flashinfer-python 0.6.4, the release 0.17.0 pins) allocates on every rank a buffer of tp x tokens x hidden x 2
-    bytes, 256 x tp 4-byte flags and three Lamport buffers of the buffer's size, each rounded up to 2 MiB."""
+    bytes, 256 x tp 4-byte flags and three Lamport buffers of the buffer's size, each rounded up to 2 MiB. A lower
+    bound: FlashInfer allocates them as symmetric (multicast-capable) memory rounded up to the driver's recommended
+    multicast granularity, a value no source read here gives (docs/capacity.md, "Known misses")."""
     numbers = release_numbers(version)
     tp = int(tensor_parallel_size)
     if (numbers < ALLREDUCE_FUSION_SINCE or gpu is None or gpu.architecture == "cdna3" or enforce_eager
