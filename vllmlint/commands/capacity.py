@@ -460,7 +460,8 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--model", "model_name", help="Model to plan for: a Hugging Face id or a catalogued name.")
 @click.option("--model-config", type=click.Path(), help="A Hugging Face config.json, or a model folder holding one "
               "(with hf_quant_config.json), for a model that is not in the catalog.")
-@click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
+@click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4, a MIG slice such as "
+              "A100-80GB-MIG-1g.10gb...); with PATHS, assumed "
               "for workloads whose GPU the manifests do not reveal. Names resolve exactly (--list-gpus); repeat it or "
               "give a comma list (L4,A10G,H100) for one plan each.", multiple=True)
 @click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...); repeatable, comma "
