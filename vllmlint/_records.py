@@ -232,9 +232,9 @@ def _m10(_HAS, _D, _F, _set):
         return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic
+# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic
 def _m11(_HAS, _D, _F, _set):
-    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5]):
+    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5], sm_count=_D[6], mig_parent=_D[7], mig_profile=_D[8]):
         _set(self, 'id', id)
         _set(self, 'name', name)
         _set(self, 'architecture', architecture)
@@ -253,12 +253,15 @@ def _m11(_HAS, _D, _F, _set):
         _set(self, 'source', source)
         _set(self, 'aliases', aliases)
         _set(self, 'eks_accelerator_labels', eks_accelerator_labels)
+        _set(self, 'sm_count', sm_count)
+        _set(self, 'mig_parent', mig_parent)
+        _set(self, 'mig_profile', mig_profile)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,)
+            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,other.sm_count,other.mig_parent,other.mig_profile,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,))
+        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
@@ -1142,9 +1145,9 @@ def _m65(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic
+# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic
 def _m66(_HAS, _D, _F, _set):
-    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0]):
+    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1]):
         self.model = model
         self.gpu = gpu
         self.tensor_parallel_size = tensor_parallel_size
@@ -1169,9 +1172,10 @@ def _m66(_HAS, _D, _F, _set):
         self.ranks = ranks
         self.notes = notes
         self.kv_cache_memory_bytes_override = kv_cache_memory_bytes_override
+        self.engine = engine
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,)
+            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,self.engine,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,other.engine,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2128,7 +2132,7 @@ MAKERS = {
     'Fe|id:ric,bytes:ric,words:ric,where:dic': _m8,
     'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m9,
     'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m10,
-    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic': _m11,
+    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic': _m11,
     'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m12,
     'Fe|key:ric,value:ric,node:ric,encoded:ric': _m13,
     'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m14,
@@ -2183,7 +2187,7 @@ MAKERS = {
     'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m63,
     'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m64,
     'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m65,
-    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic': _m66,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m66,
     'Me|name:ric,span:ric,code:ric,used:dic': _m67,
     'Me|name:ric,start:ric,end:ric,braced:ric': _m68,
     'Me|name:ric,value:ric,token:ric': _m69,
