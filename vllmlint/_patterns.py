@@ -160,6 +160,7 @@ PATTERNS = (
     ('v(\\d+\\.\\d+\\.\\d+)(?:rc\\d+)?(?:\\.post\\d+)?(?:-[A-Za-z0-9._-]+)?', 0),
     ('v(\\d+\\.\\d+\\.\\d+)\\.self\\.post\\d+', 0),
     ('v\\d+((alpha|beta)\\d+)?', 0),
+    ('v\\d+\\.\\d+\\.\\d+-distributed', 0),
     ('v\\d+\\.\\d+\\.\\d+\\.self\\.post\\d+', 0),
     ('vault\\.habana\\.ai/gaudi-docker/[^/]+/[^/]+/habanalabs/vllm-.+', 0),
     ('vault\\.habana\\.ai/gaudi-docker/[^/]+/[^/]+/habanalabs/vllm-installer-.+', 0),
