@@ -337,6 +337,11 @@ def test_removed_flag_on_a_release_that_still_has_it_is_left_alone(tmp_path, mon
 
 
 # --- verification and writing -----------------------------------------------------------------------------
+FLOW_ENTRYPOINT_ONLY = FLOW.replace(
+    '[python3, -m, vllm.entrypoints.openai.api_server, --swap-space, "16", --model, Qwen/Qwen3-8B]',
+    '[vllm, serve, Qwen/Qwen3-8B, --swap-space, "16"]')
+
+
 def test_refuses_a_fix_that_breaks_parsing(tmp_path, monkeypatch):
     from vllmlint.checks import vl102_removed_flag
 
@@ -345,13 +350,16 @@ def test_refuses_a_fix_that_breaks_parsing(tmp_path, monkeypatch):
         return Fix([Edit(token.source.display_path, token.start, token.end, "[unclosed")], SAFE, "broken on purpose")
 
     monkeypatch.setattr(vl102_removed_flag, "_drop_fix", broken_fix)
-    before = FLOW
-    after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", before)
-    assert after == before
-    assert outcome.files == [] and outcome.applied == 0 and outcome.diff == ""
-    assert len(outcome.refused) == 1 and outcome.refused[0][0] == "pod.yaml"
-    assert "would not parse" in outcome.refused[0][1]
-    assert "VL102:--swap-space" in codes(outcome)  # the result describes the file as it stays
+    after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", FLOW)
+    # Each broken fix is skipped alone, with one line; the entrypoint fix of the same file still applies
+    # (old code: the whole file was refused).
+    assert after == FLOW_ENTRYPOINT_ONLY
+    assert outcome.files == ["pod.yaml"] and outcome.applied == 1
+    assert [path for path, _ in outcome.refused] == ["pod.yaml", "pod.yaml"]
+    assert outcome.refused[0][1].startswith("VL102 at line 9: the fixed text would not parse (line 10: YAML")
+    assert outcome.refused[1][1].startswith("VL102 at line 10: the fixed text would not parse (line 11: YAML")
+    assert all(len(reason) < 140 for _, reason in outcome.refused)
+    assert codes(outcome) == ["VL102:--swap-space", "VL102:--use-v2-block-manager"]  # the file as it is now
 
 
 def test_refuses_a_fix_that_adds_a_finding(tmp_path, monkeypatch):
@@ -363,8 +371,8 @@ def test_refuses_a_fix_that_adds_a_finding(tmp_path, monkeypatch):
 
     monkeypatch.setattr(vl102_removed_flag, "_drop_fix", pin_to_latest)
     after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", FLOW)
-    assert after == FLOW
-    assert outcome.refused and "VL201" in outcome.refused[0][1]
+    assert after == FLOW_ENTRYPOINT_ONLY  # one fix shared by the two findings: skipped once, the other applies
+    assert outcome.refused == [("pod.yaml", "VL102 at line 9: the fix would add VL201 at pod.yaml:7")]
 
 
 def test_one_refused_file_does_not_block_another(tmp_path, monkeypatch):
@@ -379,10 +387,13 @@ def test_one_refused_file_does_not_block_another(tmp_path, monkeypatch):
 
     monkeypatch.setattr(vl101_deprecated_entrypoint, "serve_fix", breaking)
     outcome = run_fixes(["."], LintOptions())
-    assert outcome.files == ["good.sh"]
+    # bad.yaml's broken entrypoint fix is skipped; its two flag fixes and good.sh's apply.
+    assert outcome.files == ["bad.yaml", "good.sh"] and outcome.applied == 3
     assert [path for path, _ in outcome.refused] == ["bad.yaml"]
+    assert outcome.refused[0][1].startswith("VL101 at line 9: the fixed text would not parse")
     assert (tmp_path / "good.sh").read_text() == "vllm serve Qwen/Qwen3-8B\n"
-    assert (tmp_path / "bad.yaml").read_text() == FLOW
+    assert (tmp_path / "bad.yaml").read_text() == FLOW.replace(', --swap-space, "16"', "").replace(
+        ", --use-v2-block-manager", "")
 
 
 def test_write_false_only_reports(tmp_path, monkeypatch):
