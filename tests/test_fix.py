@@ -641,3 +641,86 @@ def test_plain_shell_string_gets_compact_json_or_no_fix(tmp_path, monkeypatch):
     after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", flow, unsafe=True)
     assert after == flow  # `,` and `{}` would end a plain item of a flow list: no fix
     assert "VL102:--speculative-model" in codes(outcome)
+
+
+# --- each fix verified on its own (issue 24) ------------------------------------------------------------------
+def _pods(count):
+    return "---\n".join(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  containers:\n  - name: vllm\n"
+        f"    image: vllm/vllm-openai:v0.29.0\n    args: [--swap-space=4, --model, m]\n" for i in range(count))
+
+
+def _break_pods(monkeypatch, broken):
+    """VL102's fix of the Pods named in `broken` leaves an unclosed flow list; the others are real."""
+    from vllmlint.checks import vl102_removed_flag
+
+    real = vl102_removed_flag._drop_fix
+
+    def maybe_broken(invocation, option, entry):
+        token = option.token
+        line = token.source.line_col(token.start)[0]  # Pod i's args are on line 8 + 9 i
+        if f"p{(line - 8) // 9}" in broken:
+            return Fix([Edit(token.source.display_path, token.start, token.end, "[")], SAFE, "broken on purpose")
+        return real(invocation, option, entry)
+
+    monkeypatch.setattr(vl102_removed_flag, "_drop_fix", maybe_broken)
+
+
+def _count_lints(monkeypatch):
+    from vllmlint.fix import apply
+
+    calls = []
+    real = apply._lint_texts
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(apply, "_lint_texts", counted)
+    return calls
+
+
+def test_the_fixes_that_break_a_file_are_found_and_skipped_alone(tmp_path, monkeypatch):
+    _break_pods(monkeypatch, {"p3", "p17"})
+    calls = _count_lints(monkeypatch)
+    text = _pods(40)
+    after, outcome = fix_text(tmp_path, monkeypatch, "pods.yaml", text)
+    assert outcome.applied == 38 and outcome.files == ["pods.yaml"]
+    assert [reason.split(":")[0] for _, reason in outcome.refused] == ["VL102 at line 35", "VL102 at line 161"]
+    assert all("the fixed text would not parse (line" in reason for _, reason in outcome.refused)
+    assert after.count("--swap-space=4") == 2 and "name: p3}" in after.split("--swap-space=4")[0]
+    # two bisections over 40 fixes: about 2 x log2(40) lints, far fewer than one per fix
+    assert len(calls) <= 16, len(calls)
+    again = run_fixes(["pods.yaml"], LintOptions())
+    assert again.applied == 0 and len(again.refused) == 2 and (tmp_path / "pods.yaml").read_text() == after
+
+
+def test_checking_one_by_one_is_bounded(tmp_path, monkeypatch):
+    # Every fix breaks the file: after MAX_CHECKS lints the rest of the round is dropped with one line per file.
+    from vllmlint.fix.apply import MAX_CHECKS
+
+    _break_pods(monkeypatch, {f"p{i}" for i in range(200)})
+    calls = _count_lints(monkeypatch)
+    text = _pods(200)
+    after, outcome = fix_text(tmp_path, monkeypatch, "pods.yaml", text)
+    assert after == text and outcome.applied == 0
+    assert len(calls) <= MAX_CHECKS + 4, len(calls)
+    assert 2 <= len(outcome.refused) <= MAX_CHECKS // 7 + 1
+    last = outcome.refused[-1][1]
+    assert last.startswith(f"{200 - (len(outcome.refused) - 1)} fix(es) not applied: too many fixes of this run "
+                           "would add a finding or break a file to check each one")
+
+
+def test_a_fix_that_adds_a_finding_in_another_file_is_blamed_alone(tmp_path, monkeypatch):
+    # The VL301 fix of the Service makes the NetworkPolicy's VL805 appear in another file: only that fix is
+    # skipped (old code: every changed file of the run was refused with the same 580-character reason).
+    monkeypatch.chdir(tmp_path)
+    for name in ("metrics-service-monitor.yaml", "network-policy.yaml", "single-node-deployment.yaml",
+                 "speculative-decoding.sh"):
+        (tmp_path / name).write_text((FIXTURES / "original" / name).read_text())
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.refused == [("metrics-service-monitor.yaml",
+                                "VL301 at line 12: the fix would add VL805 at network-policy.yaml:10")]
+    assert outcome.files == ["single-node-deployment.yaml", "speculative-decoding.sh"] and outcome.applied == 3
+    assert (tmp_path / "metrics-service-monitor.yaml").read_text() == \
+        (FIXTURES / "original" / "metrics-service-monitor.yaml").read_text()

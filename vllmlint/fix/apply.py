@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from vllmlint.vllm.invocation import Invocation
 
 MAX_PASSES = 5
-MAX_CHECKS = 48  # verification lints spent finding the fixes to skip, per run; then a round's rest is dropped
+MAX_CHECKS = 32  # verification lints spent finding the fixes to skip, per run; then a round's rest is dropped
 BOM = "\ufeff"
 
 
@@ -209,16 +209,18 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
 
         accepted = candidates
         after, after_world, problems = attempt(accepted)
+        low = 0  # accepted[:low] verifies (the round's base text does)
         while problems and accepted:
-            if checks < len(accepted).bit_length() + 1:  # not enough left to find the next one: drop the rest
-                for shown, count in sorted(Counter(c.path for c in accepted).items()):
+            if checks < (len(accepted) - low).bit_length() + 1:
+                # Not enough checks left to find the next one: keep what verifies, drop the rest.
+                for shown, count in sorted(Counter(c.path for c in accepted[low:]).items()):
                     refused.append((shown, f"{count} fix(es) not applied: too many fixes of this run would add "
-                                           f"findings to check each one ({_first(problems, shown)})"))
-                skipped.update(f.fingerprint() for c in accepted for f in c.findings)
-                accepted = []
+                                           "a finding or break a file to check each one"))
+                skipped.update(f.fingerprint() for c in accepted[low:] for f in c.findings)
+                accepted, checks = accepted[:low], 0
                 after, after_world, problems = attempt(accepted)
                 break
-            low, high, why = 0, len(accepted), problems  # accepted[:low] verifies, accepted[:high] does not
+            high, why = len(accepted), problems  # accepted[:high] does not verify
             while high - low > 1:
                 middle = (low + high) // 2
                 checks -= 1
@@ -230,7 +232,7 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
             culprit = accepted[high - 1]
             refused.append((culprit.path, f"{culprit.label()}: {_first(why, culprit.path)}"))
             skipped.update(f.fingerprint() for f in culprit.findings)
-            accepted = accepted[:high - 1] + accepted[high:]
+            accepted = accepted[:high - 1] + accepted[high:]  # accepted[:low] is unchanged: it still verifies
             checks -= 1
             after, after_world, problems = attempt(accepted)
         by_file: dict[str, list[Edit]] = {}
@@ -242,9 +244,10 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
                 by_file.setdefault(edit.path, []).append(edit)
         for shown, edits in by_file.items():
             files[shown].regions = _compose(files[shown].regions, edits)
-        if not accepted:
+        if accepted:  # else the texts are the round's base again, and so is `result`
+            result, world = lint(options) if narrowed else (after, after_world)
+        if checks <= 0:
             break
-        result, world = lint(options) if narrowed else (after, after_world)
     return result, world, first
 
 
@@ -487,7 +490,7 @@ def _line_regions(before: str, after: str, regions: list[list[int]]) -> list[lis
             merged[-1][1], merged[-1][3] = region[1], region[3]
         else:
             merged.append(list(region))
-    widened = []
+    widened: list[list[int]] = []
     for index, (o0, o1, c0, c1) in enumerate(merged):
         if o0 > 0 and before[o0 - 1] != "\n":
             lower = merged[index - 1][1] if index else 0
