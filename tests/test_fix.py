@@ -706,9 +706,8 @@ def test_checking_one_by_one_is_bounded(tmp_path, monkeypatch):
     assert after == text and outcome.applied == 0
     assert len(calls) <= MAX_CHECKS + 4, len(calls)
     assert 2 <= len(outcome.refused) <= MAX_CHECKS // 7 + 1
-    last = outcome.refused[-1][1]
-    assert last.startswith(f"{200 - (len(outcome.refused) - 1)} fix(es) not applied: too many fixes of this run "
-                           "would add a finding or break a file to check each one")
+    assert outcome.refused[-1][1] == (f"{200 - (len(outcome.refused) - 1)} fix(es) here not applied: too many fixes "
+                                      "of this run would add a finding or break a file to check each one")
 
 
 def test_a_fix_that_adds_a_finding_in_another_file_is_blamed_alone(tmp_path, monkeypatch):
@@ -724,3 +723,32 @@ def test_a_fix_that_adds_a_finding_in_another_file_is_blamed_alone(tmp_path, mon
     assert outcome.files == ["single-node-deployment.yaml", "speculative-decoding.sh"] and outcome.applied == 3
     assert (tmp_path / "metrics-service-monitor.yaml").read_text() == \
         (FIXTURES / "original" / "metrics-service-monitor.yaml").read_text()
+
+
+def test_giving_up_is_one_line_for_the_whole_run(tmp_path, monkeypatch):
+    _break_pods(monkeypatch, {"p0"})
+    monkeypatch.chdir(tmp_path)
+    for number in range(120):
+        (tmp_path / f"pod{number:03}.yaml").write_text(_pods(1))
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.applied == 0 and 2 <= len(outcome.refused) <= 6
+    path, reason = outcome.refused[-1]
+    skipped = len(outcome.refused) - 1
+    assert reason == (f"{120 - skipped} fix(es) here and in {120 - skipped - 1} other file(s) not applied: too many "
+                      "fixes of this run would add a finding or break a file to check each one")
+
+
+def test_a_file_a_kustomization_names_is_fixed_once(tmp_path, monkeypatch):
+    # The fixed text must reach the Kustomization that names the file. Old code: it read the disk's text as
+    # well, saw two vLLM commands instead of one, and refused the fix of every base.
+    monkeypatch.chdir(tmp_path)
+    for number in range(3):
+        (tmp_path / f"b{number}").mkdir()
+        (tmp_path / f"b{number}" / "pod.yaml").write_text(_pods(1).replace("name: p0", f"name: p{number}"))
+        (tmp_path / f"b{number}" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "kustomization.yaml").write_text("resources: [b0, b1, b2]\n")
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.refused == [] and outcome.applied == 3
+    assert outcome.files == ["b0/pod.yaml", "b1/pod.yaml", "b2/pod.yaml"]
+    assert "--swap-space" not in (tmp_path / "b1" / "pod.yaml").read_text()
+    assert run_fixes(["."], LintOptions()).applied == 0

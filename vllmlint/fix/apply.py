@@ -213,9 +213,11 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
         while problems and accepted:
             if checks < (len(accepted) - low).bit_length() + 1:
                 # Not enough checks left to find the next one: keep what verifies, drop the rest.
-                for shown, count in sorted(Counter(c.path for c in accepted[low:]).items()):
-                    refused.append((shown, f"{count} fix(es) not applied: too many fixes of this run would add "
-                                           "a finding or break a file to check each one"))
+                dropped = accepted[low:]
+                others = len({c.path for c in dropped} - {dropped[0].path})
+                where = f"here and in {others} other file(s)" if others else "here"
+                refused.append((dropped[0].path, f"{len(dropped)} fix(es) {where} not applied: too many fixes of this "
+                                                 "run would add a finding or break a file to check each one"))
                 skipped.update(f.fingerprint() for c in accepted[low:] for f in c.findings)
                 accepted, checks = accepted[:low], 0
                 after, after_world, problems = attempt(accepted)
@@ -266,6 +268,9 @@ def _lint_texts(paths: list[str], options: LintOptions, overrides: dict[str, str
     for path in collect_files(paths)[0]:
         shown = display_path(path)
         if shown in overrides:
+            # Where it is on disk, as add_file records it: a Kustomization naming this file reads the
+            # fixed text, not the disk's (else the file's objects were read twice after a fix).
+            linter.real_paths.setdefault(shown, os.path.abspath(path))
             linter.add_bytes(overrides[shown].encode("utf-8"), shown, path.suffix.lower(), path.name)
         else:
             linter.add_file(path, shown)
