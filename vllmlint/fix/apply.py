@@ -708,3 +708,20 @@ def edit_problem(shown: str, before: str, after: str) -> str | None:
 
     problems = _verify(*read(before), *read(after), {shown})
     return problems.get(shown) or next(iter(problems.values()), None)
+
+
+def fixes_listing(fixes: Iterable[tuple[str, str, str]], would: bool, local: dict[str, str] | None = None) -> str:
+    """`--show-fixes`, as ruff lists them: per file (as `local` names it), how many of each fix, by rule code.
+    `fixes` are (file, code, description); `would`: not written (`--diff`)."""
+    by_file: dict[str, Counter[tuple[str, str]]] = {}
+    for shown, code, description in fixes:
+        by_file.setdefault(shown, Counter())[(code, description)] += 1
+    total = sum(sum(counts.values()) for counts in by_file.values())
+    if not total:
+        return "No fixes would be applied.\n" if would else "No fixes applied.\n"
+    lines = [f"{'Would fix' if would else 'Fixed'} {total} problem(s):"]
+    for shown in sorted(by_file, key=lambda name: (local or {}).get(name, name)):
+        lines.append(f"- {(local or {}).get(shown, shown)}:")
+        for (code, description), count in sorted(by_file[shown].items()):
+            lines.append(f"    {count} \u00d7 {code} ({description})")
+    return "\n".join(lines) + "\n"
