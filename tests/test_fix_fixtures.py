@@ -78,3 +78,40 @@ def test_diff_is_exactly_what_fix_writes(tmp_path):
     (tmp_path / "fix.diff").write_text(diff)
     subprocess.run(["patch", "-s", "-p0", "-i", str(tmp_path / "fix.diff")], cwd=patched, check=True)
     assert _tree(patched) == _tree(fixed)
+
+
+LISTING = """\
+{verb} 4 problem(s):
+- multi-node-statefulset.yaml:
+    1 \u00d7 VL101 (run `vllm serve MODEL` instead of the deprecated api_server module)
+- single-node-deployment.yaml:
+    1 \u00d7 VL101 (run `vllm serve MODEL` instead of the deprecated api_server module)
+- speculative-decoding.sh:
+    1 \u00d7 VL101 (run `vllm serve MODEL` instead of the deprecated api_server module)
+    1 \u00d7 VL102 (fold the old speculative-decoding flags into `--speculative-config`)
+"""
+
+
+def test_show_fixes_lists_them_per_file_and_rule_as_ruff_does(tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "fixtures" / "original", copy)
+    before = _tree(copy)
+    code, diff, err = run_cli("--no-cache", "--diff", "--show-fixes", ".", cwd=copy)
+    assert LISTING.format(verb="Would fix") in err and diff.startswith("--- multi-node-statefulset.yaml\n")
+    assert _tree(copy) == before
+    code, _, err = run_cli("--no-cache", "--fix", "--show-fixes", ".", cwd=copy)
+    assert LISTING.format(verb="Fixed") + "vllmlint: fixed 4 problem(s) in 3 file(s)\n" in err
+    code, _, err = run_cli("--no-cache", "--fix", "--show-fixes", ".", cwd=copy)
+    assert "No fixes applied.\nvllmlint: fixed 0 problem(s) in 0 file(s)\n" in err
+    code, _, err = run_cli("--no-cache", "--fix", ".", cwd=copy)
+    assert "problem(s):" not in err  # only when asked
+
+
+def test_show_fixes_and_diff_on_standard_input():
+    text = b"vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+    code, out, err = run_cli("--no-cache", "--fix", "--show-fixes", "--stdin-filename", "serve.sh", "-", input=text)
+    assert out == "vllm serve Qwen/Qwen3-8B\n"
+    assert "Fixed 1 problem(s):\n- serve.sh:\n    1 \u00d7 VL102 (delete the removed flag `--swap-space`)\n" in err
+    code, out, err = run_cli("--no-cache", "--diff", "--stdin-filename", "serve.sh", "-", input=text)
+    assert code == 1 and out == ("--- serve.sh\n+++ serve.sh\n@@ -1 +1 @@\n-vllm serve Qwen/Qwen3-8B --swap-space 4\n"
+                                 "+vllm serve Qwen/Qwen3-8B\n")
