@@ -93,13 +93,13 @@ def manifests(draw):
                 lines.append(f"        # note {index}")
             lines.append(f"        - {quote(word, styles[index])}")
     elif form == "flow":
-        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv, styles)) + "]")
+        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv, styles, strict=False)) + "]")
     elif form == "split":  # the entrypoint in a flow `command`, the rest in a block `args`
         size = 3 if shim else 2
-        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv[:size], styles)) + "]")
+        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv[:size], styles, strict=False)) + "]")
         if len(argv) > size:
             lines.append("        args:")
-            lines.extend(f"        - {quote(w, s)}" for w, s in zip(argv[size:], styles[size:]))
+            lines.extend(f"        - {quote(w, s)}" for w, s in zip(argv[size:], styles[size:], strict=False))
     else:
         lines += ["        command:", "        - /bin/bash", "        - -c", "        - |"]
         if comment:
