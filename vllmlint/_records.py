@@ -1649,9 +1649,9 @@ def _m97(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic
+# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic
 def _m98(_HAS, _D, _F, _set):
-    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2]):
+    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2], next_flag=_D[3]):
         self.token = token
         self.name = name
         self.value = value
@@ -1660,9 +1660,10 @@ def _m98(_HAS, _D, _F, _set):
         self.extra_values = _F[0]() if extra_values is _HAS else extra_values
         self.resolution = resolution
         self.status = status
+        self.next_flag = next_flag
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,)
+            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,self.next_flag,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,other.next_flag,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2220,7 +2221,7 @@ MAKERS = {
     'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
     'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m96,
     'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m97,
-    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic': _m98,
+    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m98,
     'Me|token:ric,strip_prefix:dic': _m99,
     'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
     'Me|variables:fic,env_files:fic': _m101,
