@@ -186,6 +186,7 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
     result, world = lint(options)
     first = result
     before, before_world = lint(everything) if narrowed else (result, world)
+    known = Counter(f.fingerprint() for f in before.findings)
     skipped: set[str] = set()  # fingerprints of the findings whose fix is skipped (stable across rounds)
     checks = MAX_CHECKS
     for _ in range(MAX_PASSES):
@@ -205,7 +206,7 @@ def _fix_rounds(files: dict[str, _File], lint: Callable[[LintOptions], tuple[Lin
                 record.text = apply_edits(base[shown], by_file[shown]) if shown in by_file else base[shown]
             after, after_world = lint(everything)
             changed = {f.shown for f in files.values() if f.text != f.original}
-            return after, after_world, _verify(before, before_world, after, after_world, changed)
+            return after, after_world, _verify(before, before_world, after, after_world, changed, known)
 
         accepted = candidates
         after, after_world, problems = attempt(accepted)
@@ -327,9 +328,10 @@ def _choose(findings: list[Finding], unsafe: bool, files: dict[str, _File], skip
 
 
 def _verify(before: LintResult, before_world: World, result: LintResult, world: World,
-            changed: set[str]) -> dict[str, str]:
+            changed: set[str], known: Counter[str] | None = None) -> dict[str, str]:
     """What makes the fixed texts worse, by file: a changed file no longer parses or runs a different
-    number of vLLM commands, or the run has a finding it did not have before (in any file)."""
+    number of vLLM commands, or the run has a finding it did not have before (in any file). `known`: the
+    fingerprints of `before`'s findings, counted (computed when not given)."""
     problems: dict[str, str] = {}
     before_errors = Counter(f.path for f in before.findings if f.code == "VL001")
     after_errors = Counter(f.path for f in result.findings if f.code == "VL001")
@@ -343,7 +345,9 @@ def _verify(before: LintResult, before_world: World, result: LintResult, world: 
         if count_before[shown] != count_after[shown]:
             problems[shown] = (f"the fixed text runs {count_after[shown]} vLLM command(s) instead of "
                                f"{count_before[shown]}")
-    new = Counter(f.fingerprint() for f in result.findings) - Counter(f.fingerprint() for f in before.findings)
+    if known is None:
+        known = Counter(f.fingerprint() for f in before.findings)
+    new = Counter(f.fingerprint() for f in result.findings) - known
     if new:
         for finding in result.findings:
             if new[finding.fingerprint()] > 0 and finding.path not in problems:
