@@ -210,11 +210,16 @@ def check_fix_properties(path, text, touchable):
     assert not [f for f in outcome.result.findings if f.code in ("VL101", "VL102")], fixed
     assert bool(fixable) == (fixed != text)
 
-    # 3. a second run changes nothing
+    # 3. the diff (--diff) is what was written: applied to the original, it gives the fixed text
+    from test_fix_linear import _apply
+
+    assert (_apply(text, outcome.diff) if outcome.diff else text) == fixed, outcome.diff
+
+    # 4. a second run changes nothing
     again = run_fixes([str(path)], LintOptions(), unsafe=True)
     assert again.applied == 0 and again.diff == "" and path.read_text() == fixed
 
-    # 4. no debris: no new blank line, no continuation left dangling into a blank line or another command
+    # 5. no debris: no new blank line, no continuation left dangling into a blank line or another command
     def blanks(t):
         return sum(1 for line in t.splitlines() if not line.strip())
 
@@ -233,7 +238,7 @@ def check_fix_properties(path, text, touchable):
             # the chain goes on into an indented continuation, not a blank line or the next command
             assert following.strip() and indentation(following) > indentation(fixed_lines[first]), fixed
 
-    # 5. lines the fixes had no reason to touch stay, unchanged and in order
+    # 6. lines the fixes had no reason to touch stay, unchanged and in order
     remaining = iter(fixed.splitlines())
     for line in text.splitlines():
         if not touchable(line):
