@@ -3,8 +3,8 @@ scripts with continuations, random removed flags (with and without values, `=` o
 deprecated entrypoint, the old speculative pair, comments and unrelated objects.
 
 For every manifest: the fixed text parses, lints without any new finding and without the findings that
-were fixed, a second run changes nothing, and every line the fixes had no reason to touch is unchanged
-and in its place."""
+were fixed, its diff applied to the original gives the written text, a second run changes nothing, and every
+line the fixes had no reason to touch is unchanged and in its place."""
 import os
 from collections import Counter
 
