@@ -871,18 +871,19 @@ def _m49(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic
+# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic
 def _m50(_HAS, _D, _F, _set):
-    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2]):
+    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2], fixes=_HAS):
         self.diff = diff
         self.applied = applied
         self.files = _F[0]() if files is _HAS else files
         self.refused = _F[1]() if refused is _HAS else refused
         self.stale = _F[2]() if stale is _HAS else stale
         self.result = result
+        self.fixes = _F[3]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,)
+            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,self.fixes,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1339,9 +1340,9 @@ def _m76(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic
+# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic
 def _m77(_HAS, _D, _F, _set):
-    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1]):
+    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1], fixes=_HAS, regions=_HAS):
         self.path = path
         self.shown = shown
         self.data = data
@@ -1349,9 +1350,11 @@ def _m77(_HAS, _D, _F, _set):
         self.bom = bom
         self.text = text
         self.applied = applied
+        self.fixes = _F[0]() if fixes is _HAS else fixes
+        self.regions = _F[1]() if regions is _HAS else regions
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,)
+            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,self.fixes,self.regions,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,other.fixes,other.regions,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1562,16 +1565,18 @@ def _m91(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|text:ric,applied:ric,result:ric,refused:dic
+# Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic
 def _m92(_HAS, _D, _F, _set):
-    def __init__(self, text, applied, result, refused=_D[0]):
+    def __init__(self, text, applied, result, refused=_D[0], diff=_D[1], fixes=_HAS):
         self.text = text
         self.applied = applied
         self.result = result
         self.refused = refused
+        self.diff = diff
+        self.fixes = _F[0]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.text,self.applied,self.result,self.refused,) == (other.text,other.applied,other.result,other.refused,)
+            return (self.text,self.applied,self.result,self.refused,self.diff,self.fixes,) == (other.text,other.applied,other.result,other.refused,other.diff,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2172,7 +2177,7 @@ MAKERS = {
     'Me|comments:fic,literal_blocks:fic,_starts:dic': _m47,
     'Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m48,
     'Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m49,
-    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic': _m50,
+    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic': _m50,
     'Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m51,
     'Me|edits:ric,safety:ric,description:ric': _m52,
     'Me|error:ric,path:ric': _m53,
@@ -2199,7 +2204,7 @@ MAKERS = {
     'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m74,
     'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m75,
     'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m76,
-    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic': _m77,
+    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m77,
     'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m78,
     'Me|program:ric,image:ric,variables:ric': _m79,
     'Me|release:ric,added:ric,resolved:ric': _m80,
@@ -2214,7 +2219,7 @@ MAKERS = {
     'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
     'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
     'Me|start:ric,end:ric,text:ric,heredoc:dic': _m91,
-    'Me|text:ric,applied:ric,result:ric,refused:dic': _m92,
+    'Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic': _m92,
     'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m93,
     'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m94,
     'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
