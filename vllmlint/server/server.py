@@ -17,21 +17,94 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from vllmlint import __version__
+from vllmlint.records import dataclass
 from vllmlint.server import features
-from vllmlint.server.positions import UTF8, UTF16, LineIndex
+from vllmlint.server.positions import UTF8, UTF16, LineIndex, offset_at
 from vllmlint.server.project import CONFIG_FILES, Project, Run
 
 log = logging.getLogger("vllmlint.server")
 DEFAULT_DEBOUNCE = 0.3  # seconds after the last change of a document before it is linted
 
 
+_UNREADABLE = object()  # a message that did not deserialize (answered already when it was a request)
+
+
+@dataclass
+class Document:
+    """An open document: the client's URI as it wrote it, the text, the version."""
+
+    uri: str
+    text: str
+    version: int | None
+
+
 class _Protocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):
+        """A request whose parameters do not validate (a position of -1 or 2**31) is answered with -32602, as
+        JSON-RPC says: pygls logs it and never answers, and the client waits forever."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            msg_id = data.get("id")
+            if "method" in data and isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+                cause = str(exc.__cause__ or exc).splitlines()[0][:200]
+                self._send_response(msg_id, None, JsonRpcInvalidParams(
+                    f"Invalid Params for {str(data.get('method'))[:100]}: {cause}").to_response_error())
+            return _UNREADABLE
+
+    def handle_message(self, message):
+        if message is _UNREADABLE:
+            return None
+        return super().handle_message(message)
+
+    @property
+    def vllmlint(self) -> VllmlintServer:
+        assert isinstance(self._server, VllmlintServer)
+        return self._server
+
+    # Open documents are kept by the server (`VllmlintServer.documents`), not in pygls's workspace: pygls applies
+    # an incremental change with a Python loop over every character before it (seconds per keystroke in a 5 MiB
+    # line) and splits lines where LSP does not (form feeds, U+2028).
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        item = params.text_document
+        self.vllmlint.documents[item.uri] = Document(item.uri, item.text, item.version)
+        yield from self._user(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        document = self.vllmlint.documents.get(params.text_document.uri)
+        if document is None:
+            return  # not open: nothing to change
+        encoding = self.vllmlint.encoding
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                text = document.text
+                start = offset_at(text, change.range.start.line, change.range.start.character, encoding)
+                end = max(start, offset_at(text, change.range.end.line, change.range.end.character, encoding))
+                document.text = "".join((text[:start], change.text, text[end:]))
+            else:
+                document.text = change.text
+        document.version = params.text_document.version
+        yield from self._user(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        self.vllmlint.documents.pop(params.text_document.uri, None)
+        yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _user(self, method: str, params):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         # pygls takes the client's first supported encoding; vllmlint takes UTF-8 whenever it is offered, else
@@ -48,6 +121,7 @@ class VllmlintServer(LanguageServer):
         super().__init__("vllmlint", __version__, protocol_cls=_Protocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.debounce = debounce
+        self.documents: dict[str, Document] = {}  # uri -> the open document
         self.projects: list[Project] = []
         self.loose: dict[str, Project] = {}  # absolute path -> the project of a file outside every folder
         self.timers: dict[str, asyncio.TimerHandle] = {}
@@ -86,7 +160,7 @@ class VllmlintServer(LanguageServer):
     def open_documents(self, project: Project) -> dict[str, str]:
         """uri -> absolute path of the open documents of `project`."""
         found = {}
-        for uri in list(self.workspace.text_documents):
+        for uri in list(self.documents):
             path = _path(uri)
             if path is not None and project.contains(path):
                 found[uri] = str(path)
@@ -96,8 +170,8 @@ class VllmlintServer(LanguageServer):
         """uri -> (absolute path, text, version) of the open documents of `project`, as they are now."""
         found = {}
         for uri, path in self.open_documents(project).items():
-            document = self.workspace.get_text_document(uri)
-            found[uri] = (path, document.source, document.version)
+            document = self.documents[uri]
+            found[uri] = (path, document.text, document.version)
         return found
 
     def overlays(self, project: Project) -> dict[str, str]:
@@ -166,7 +240,7 @@ class VllmlintServer(LanguageServer):
     def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]], changed: str | None = None) -> None:
         """Diagnostics of each open document whose diagnostics changed, with the version that was linted."""
         for uri, (path, _text, version) in snapshot.items():
-            if uri not in self.workspace.text_documents:
+            if uri not in self.documents:
                 continue  # closed while the run went on
             shown = run.shown.get(path)
             diagnostics = features.diagnostics(run, shown, self.encoding) if shown is not None else []
@@ -307,8 +381,8 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         project = ls.project_for(path)
         run = await ls.fresh(project)
         shown = run.shown.get(str(path)) if run is not None else None
-        if run is None or shown is None:
-            return None
+        if run is None or shown is None or shown not in run.result.sources:
+            return None  # (not in `sources`: skipped, over the size limit)
         index = LineIndex(features.source_text(run, shown), ls.encoding)
         start = index.offset(params.range.start.line, params.range.start.character)
         end = index.offset(params.range.end.line, params.range.end.character)
@@ -337,8 +411,8 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
             return None
         run = await ls.fresh(ls.project_for(path))
         shown = run.shown.get(str(path)) if run is not None else None
-        if run is None or shown is None:
-            return None
+        if run is None or shown is None or shown not in run.result.sources:
+            return None  # (not in `sources`: skipped, over the size limit)
         index = LineIndex(features.source_text(run, shown), ls.encoding)
         offset = index.offset(params.position.line, params.position.character)
         return features.hover(run, run.world, shown, offset, ls.encoding)
@@ -349,7 +423,10 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         if path is None:
             return None
         project = ls.project_for(path)
-        text = ls.workspace.get_text_document(params.text_document.uri).source
+        document = ls.documents.get(params.text_document.uri)
+        if document is None or project.too_large(document.text):
+            return None  # not open, or not linted (over the size limit)
+        text = document.text
         run = project.last
         world: Any = None
         shown = run.shown.get(str(path)) if run is not None else None
