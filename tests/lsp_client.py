@@ -169,4 +169,9 @@ async def session(root: Path, encodings: list[str] | None = None, watch: bool = 
             await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
             client.exit(None)
         finally:
-            await asyncio.wait_for(client.stop(), TIMEOUT)
+            try:
+                await asyncio.wait_for(client.stop(), TIMEOUT)
+            finally:
+                server = client._server
+                if server is not None and server.returncode is None:
+                    server.kill()  # a server that did not stop (a failed test) does not outlive it

@@ -30,6 +30,6 @@ def test_manifest_starts_the_server_subcommand():
     assert manifest["engines"]["vscode"] == "^1.82.0"  # what vscode-languageclient 9 requires
     settings = manifest["contributes"]["configuration"]["properties"]
     assert settings["vllmlint.path"]["default"] == "vllmlint"
-    assert settings["vllmlint.debounce"]["default"] == 300
+    assert settings["vllmlint.debounce"]["default"] == 0
     source = (EXTENSION / "extension.js").read_text(encoding="utf-8")
     assert "'server'" in source and "TransportKind.stdio" in source

@@ -9,7 +9,7 @@ import click
 @click.command("server")
 @click.option("--stdio", is_flag=True, help="Talk LSP over standard input/output (the default and only transport; "
               "accepted because editors' clients pass it).")
-@click.option("--debounce", type=click.IntRange(min=0), default=300, show_default=True,
+@click.option("--debounce", type=click.IntRange(min=0), default=0, show_default=True,
               help="Milliseconds after the last change of a document before it is linted again.")
 def command(stdio: bool, debounce: int) -> None:
     """Run the language server (for editors: VS Code, Neovim, Helix, Emacs; see docs/editors.md)."""

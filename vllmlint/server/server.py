@@ -30,7 +30,7 @@ from vllmlint.server.positions import UTF8, UTF16, LineIndex, offset_at
 from vllmlint.server.project import CONFIG_FILES, Project, Run
 
 log = logging.getLogger("vllmlint.server")
-DEFAULT_DEBOUNCE = 0.3  # seconds after the last change of a document before it is linted
+DEFAULT_DEBOUNCE = 0.0  # seconds after the last change of a document before it is linted
 
 
 _UNREADABLE = object()  # a message that did not deserialize (answered already when it was a request)
@@ -125,6 +125,7 @@ class VllmlintServer(LanguageServer):
         self.projects: list[Project] = []
         self.loose: dict[str, Project] = {}  # absolute path -> the project of a file outside every folder
         self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.pending: dict[int, set[str]] = {}  # id(project) -> documents changed since a run was queued for it
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.locks: dict[int, asyncio.Lock] = {}
         self.tasks: set[asyncio.Future] = set()
@@ -200,8 +201,14 @@ class VllmlintServer(LanguageServer):
         self.timers[uri] = loop.call_later(delay, self._fire, uri, project)
 
     def _fire(self, uri: str, project: Project) -> None:
+        """Queue a run of the project for this change: one run waits at most, whatever the number of changes
+        made while another runs (a run takes the buffers as they are when it starts)."""
         self.timers.pop(uri, None)
-        self.spawn(self.lint(project, changed=uri))
+        key = id(project)
+        queued = key in self.pending
+        self.pending.setdefault(key, set()).add(uri)
+        if not queued:
+            self.spawn(self.lint(project, queued=True))
 
     def spawn(self, coroutine) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -211,16 +218,20 @@ class VllmlintServer(LanguageServer):
     def lock(self, project: Project) -> asyncio.Lock:
         return self.locks.setdefault(id(project), asyncio.Lock())
 
-    async def lint(self, project: Project, changed: str | None = None, force: bool = False) -> Run | None:
+    async def lint(self, project: Project, queued: bool = False, force: bool = False) -> Run | None:
         """Lint `project` in the worker thread (the server keeps answering meanwhile) and publish what changed;
-        one run per project at a time. An error of ours is logged, never fatal."""
+        one run per project at a time. `queued`: the run of the changes `_fire` collected (their documents'
+        diagnostics are published even when unchanged, with the version linted). An error of ours is logged,
+        never fatal."""
         async with self.lock(project):
-            if not force and changed is None and self.is_current(project):
+            changed = self.pending.pop(id(project), set()) if queued else set()
+            if not force and not changed and self.is_current(project):
                 return project.last  # a run that finished while this one waited covered it
             for uri in self.open_documents(project):
                 timer = self.timers.pop(uri, None)
                 if timer is not None:
                     timer.cancel()  # this run covers their change
+                    changed.add(uri)
             snapshot = self.snapshot(project)
             overlays = {path: text for path, text, _ in snapshot.values()}
             try:
@@ -237,14 +248,15 @@ class VllmlintServer(LanguageServer):
             self.publish(run, snapshot, changed)
             return run
 
-    def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]], changed: str | None = None) -> None:
+    def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]],
+                changed: set[str] | None = None) -> None:
         """Diagnostics of each open document whose diagnostics changed, with the version that was linted."""
         for uri, (path, _text, version) in snapshot.items():
             if uri not in self.documents:
                 continue  # closed while the run went on
             shown = run.shown.get(path)
             diagnostics = features.diagnostics(run, shown, self.encoding) if shown is not None else []
-            if uri != changed and self.published.get(uri) == diagnostics:
+            if uri not in (changed or ()) and self.published.get(uri) == diagnostics:
                 continue
             self.published[uri] = diagnostics
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
