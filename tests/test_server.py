@@ -351,8 +351,9 @@ def test_server_without_the_extra_says_how_to_install_it():
     code = ("import sys\nsys.modules['pygls'] = None\nfrom vllmlint.cli import cli\ncli(['server'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert out.returncode == 2
-    assert out.stderr.strip() == ("vllmlint: error: `vllmlint server` needs the server extra: pip install "
-                                  "'vllmlint[server]' (pygls 2 and lsprotocol)")
+    assert out.stderr.strip() == ("vllmlint: error: `vllmlint server` needs the server extra (pygls 2 and "
+                                  "lsprotocol); vllmlint is not on PyPI: install it from a checkout or a wheel "
+                                  "built from one, pip install '/path/to/vllmlint[server]'")
 
 
 def test_changes_in_quick_succession_are_linted_once(workspace: Path):

@@ -17,8 +17,9 @@ def command(stdio: bool, debounce: int) -> None:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError:
-        click.echo("vllmlint: error: `vllmlint server` needs the server extra: pip install 'vllmlint[server]' "
-                   "(pygls 2 and lsprotocol)", err=True)
+        click.echo("vllmlint: error: `vllmlint server` needs the server extra (pygls 2 and lsprotocol); vllmlint is "
+                   "not on PyPI: install it from a checkout or a wheel built from one, "
+                   "pip install '/path/to/vllmlint[server]'", err=True)
         sys.exit(2)
     from vllmlint.server.server import main
 
