@@ -56,7 +56,7 @@ def test_a_request_whose_params_do_not_validate_is_answered_with_invalid_params(
             with pytest.raises(JsonRpcException) as caught:
                 await state.raw_request("textDocument/hover", params)
             assert caught.value.code == -32602
-            assert "textDocument/hover" in str(caught.value)
+            assert "textDocument/hover" in str(caught.value) and "$.params.position" in str(caught.value)
             # and the server goes on answering
             assert await state.hover("a.yaml", 0, 0) is None
 

@@ -54,7 +54,7 @@ class _Protocol(LanguageServerProtocol):
         except JsonRpcException as exc:
             msg_id = data.get("id")
             if "method" in data and isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
-                cause = str(exc.__cause__ or exc).splitlines()[0][:200]
+                cause = _why(exc.__cause__ or exc)
                 self._send_response(msg_id, None, JsonRpcInvalidParams(
                     f"Invalid Params for {str(data.get('method'))[:100]}: {cause}").to_response_error())
             return _UNREADABLE
@@ -275,6 +275,20 @@ class VllmlintServer(LanguageServer):
             path = run.paths.get(shown)
             return from_fs_path(path) if path else None
         return find
+
+
+def _why(error: BaseException) -> str:
+    """What did not validate, in one short line ("invalid value @ $.params.position")."""
+    try:
+        from cattrs.v import transform_error
+
+        found = "; ".join(transform_error(error))
+    except Exception:  # another kind of error, or a cattrs without `transform_error`
+        found = ""
+    if not found:
+        text = str(error)
+        found = text.splitlines()[0] if text else type(error).__name__
+    return found[:200]
 
 
 def _path(uri: str) -> Path | None:
