@@ -191,8 +191,8 @@ def test_helix_snippet_is_toml_adding_the_server_beside_each_language_own():
     assert config["language-server"]["vllmlint"] == {"command": "vllmlint", "args": ["server"]}
     languages = {entry["name"]: entry["language-servers"] for entry in config["language"]}
     # Helix's own names (its languages.toml): the language and its default server, which the list keeps
-    own = {"yaml": "yaml-language-server", "json": "vscode-json-language-server", "bash": "bash-language-server",
-           "markdown": "marksman"}
+    own = {"yaml": ["yaml-language-server"], "docker-compose": ["docker-compose-langserver", "yaml-language-server"],
+           "json": ["vscode-json-language-server"], "bash": ["bash-language-server"], "markdown": ["marksman"]}
     assert set(languages) == set(own)
     for name, servers in languages.items():
-        assert servers == [own[name], "vllmlint"], name
+        assert servers == [*own[name], "vllmlint"], name
