@@ -145,3 +145,28 @@ def test_a_folder_run_collects_dockerfiles(tmp_path):
 ])
 def test_real_shapes_do_not_crash(text):
     lint_text(text, "Dockerfile", LintOptions())
+
+
+def test_a_comment_above_an_instruction_suppresses_its_finding():
+    text = ('FROM vllm/vllm-openai:v0.29.0\n# vllmlint: disable-next-line=VL102 -- we pin 0.17 in CI first\n'
+            'CMD ["Qwen/Qwen3-8B", \\\n     "--swap-space", "4"]\n')
+    result = lint_text(text, "Dockerfile", LintOptions(select=["VL102", "VL003"]))
+    assert result.findings == [] and [f.code for f in result.suppressed] == ["VL102"]
+
+
+def test_the_language_server_lints_an_open_dockerfile(tmp_path):
+    import asyncio
+
+    pytest.importorskip("pygls")
+    from tests.lsp_client import session
+
+    text = 'FROM vllm/vllm-openai:v0.29.0\nCMD ["m", "--swap-space", "4"]\n'
+    (tmp_path / "Dockerfile").write_text(text)
+
+    async def scenario():
+        async with session(tmp_path) as s:
+            s.open("Dockerfile", text, language="dockerfile")
+            found = await s.wait_diagnostics("Dockerfile")
+            assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [("VL102", 1, 10)]
+
+    asyncio.run(scenario())

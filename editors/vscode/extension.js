@@ -10,9 +10,9 @@ const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
 let client;
 
 // The languages whose documents the server lints: YAML and JSON manifests, Compose files (VS Code's
-// `dockercompose` language when the Docker extension gives them that one), shell scripts, Markdown runbooks.
-// Not `dockerfile`: the server does not read Dockerfiles yet (add it here and to package.json when it does).
-const LANGUAGES = ['yaml', 'json', 'dockercompose', 'shellscript', 'markdown'];
+// `dockercompose` language when the Docker extension gives them that one), Dockerfiles (`dockerfile`), shell
+// scripts, Markdown runbooks.
+const LANGUAGES = ['yaml', 'json', 'dockercompose', 'dockerfile', 'shellscript', 'markdown'];
 
 // The program and its arguments come from the user's (or remote machine's) settings only: package.json
 // scopes them `machine`, and a value a workspace's .vscode/settings.json gives is ignored here too, so an

@@ -154,7 +154,7 @@ class Project:
     def lint(self, overlays: dict[str, str]) -> Run:
         """Lint the folder; `overlays`: absolute path -> the unsaved text of an open document of it."""
         from vllmlint.engine import Linter
-        from vllmlint.source.files import SCAN_SUFFIXES, display_path
+        from vllmlint.source.files import SCAN_SUFFIXES, display_path, is_dockerfile
 
         assert self.options is not None
         linter = Linter(self.options)
@@ -177,7 +177,8 @@ class Project:
                 continue
             path = Path(absolute)
             # A new, unsaved file; a script without a suffix (`#!`) as a file named on the command line would be.
-            if (path.suffix.lower() in SCAN_SUFFIXES or text.startswith("#!")) and not self.excluded(path):
+            if (path.suffix.lower() in SCAN_SUFFIXES or text.startswith("#!") or is_dockerfile(path.name)) \
+                    and not self.excluded(path):
                 shown_of[absolute] = self._add_overlay(linter, path, text)
                 run_texts[absolute] = text
         result = linter.run()

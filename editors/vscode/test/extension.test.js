@@ -55,7 +55,7 @@ function load(settings, workspace = {}) {
   }
 }
 
-test('activate starts `vllmlint server` over stdio for YAML, JSON, Compose, shell and Markdown', async () => {
+test('activate starts `vllmlint server` over stdio for YAML, JSON, Compose, Dockerfile, shell and Markdown', async () => {
   const { extension, calls } = load({ 'vllmlint.path': '/venv/bin/vllmlint', 'vllmlint.args': [], 'vllmlint.debounce': 120 });
   const context = { subscriptions: [] };
   const client = await extension.activate(context);
@@ -64,7 +64,7 @@ test('activate starts `vllmlint server` over stdio for YAML, JSON, Compose, shel
   assert.strictEqual(client.id, 'vllmlint');
   assert.deepStrictEqual(client.server.run, { command: '/venv/bin/vllmlint', args: ['server'], transport: 0 });
   assert.deepStrictEqual(client.server.debug, client.server.run);
-  assert.deepStrictEqual(client.client.documentSelector.map((s) => s.language), ['yaml', 'json', 'dockercompose', 'shellscript', 'markdown']);
+  assert.deepStrictEqual(client.client.documentSelector.map((s) => s.language), ['yaml', 'json', 'dockercompose', 'dockerfile', 'shellscript', 'markdown']);
   assert.ok(client.client.documentSelector.every((s) => s.scheme === 'file'));
   assert.deepStrictEqual(client.client.initializationOptions, { debounce: 120 });
   assert.strictEqual(calls.started, 1);
