@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_cli
-from vllmlint import cache
-from vllmlint.engine import Linter, LintOptions, lint
+from vllmlint.run import cache
+from vllmlint.engine import Linter, LintOptions
+from vllmlint.run import lint
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment

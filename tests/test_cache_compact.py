@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from vllmlint import cache
+from vllmlint.run import cache
 from vllmlint.engine import LintResult
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.fix.edits import Edit, Fix

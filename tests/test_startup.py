@@ -203,7 +203,7 @@ def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_
     for modules in (miss_modules, hit_modules):
         for unused in ("tempfile", "shutil", "random", "hashlib", "_hashlib"):
             assert unused not in modules, unused
-    from vllmlint import cache
+    from vllmlint.run import cache
 
     assert cache._digest(b"vllmlint").hexdigest() == hashlib.blake2b(b"vllmlint", digest_size=32).hexdigest()
 

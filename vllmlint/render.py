@@ -188,7 +188,7 @@ def _shown(root: Path, display_path) -> str:
 def feed_rendered(linter, rendered: Rendered) -> None:
     """Lint one folder's rendered output: Helm documents under their template files, a kustomize build under
     the kustomization file's name plus ` (rendered)`."""
-    from vllmlint.engine import split_helm_output
+    from vllmlint.source.helm import split_helm_output
 
     linter.result.notices.extend(rendered.notices)
     if any(n.level == "error" for n in rendered.notices):
