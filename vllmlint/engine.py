@@ -134,6 +134,8 @@ class Linter:
         self._shell_sources: list[SourceFile] = []
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
         self.render_mappings: list = []  # vllmlint.render.RenderedText: `--render` output -> the files as written
+        # and what moves the findings' positions by them (the feed that adds them sets it: render.feed_rendered)
+        self.map_positions: Callable[[LintResult, list], None] | None = None
         self._files_read = 0  # files read by add_file (the progress line counts them)
         # The runner's hooks: called with the number of files read after each one; and given the world and the
         # rules, the outcomes of the rules it checked elsewhere (code -> (findings, notices): other processes).
@@ -394,7 +396,7 @@ class Linter:
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
-        from vllmlint.vllm.release import workload_release
+        from vllmlint.vllm.workload_release import workload_release
         from vllmlint.vllm.invocation import mark_vendor_build
 
         world.default_release = self.options.upgrade_to or self.options.vllm_version
@@ -466,10 +468,8 @@ class Linter:
             self.result.notices.extend(outcome.notices)
         else:
             self.result.findings = findings  # sorted above
-        if self.render_mappings:  # `--render` output: positions moved to the files as written
-            from vllmlint.render import map_rendered
-
-            map_rendered(self.result, self.render_mappings)
+        if self.render_mappings and self.map_positions is not None:  # `--render` output: to the files as written
+            self.map_positions(self.result, self.render_mappings)
             self.result.findings = _dedupe(self.result.findings)
         # What the user asked not to see is gone before anything (a formatter, `--fix`) looks at the
         # result. After suppressions, so that a suppression hiding an ignored finding is still used.
@@ -554,7 +554,8 @@ def _moved_ignores(options: LintOptions) -> list[Notice]:
     if not options.ignore:
         return []  # before the imports: most runs ignore nothing
     from vllmlint.registry import all_rules, moved_ignore, select_rules
-    from vllmlint.renames import moved_notice, old_codes
+    from vllmlint.registry import moved_notice
+    from vllmlint.renames import old_codes
 
     if not old_codes():
         return []
@@ -575,7 +576,7 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
     naming the code a finding moved from still hides it (data/renamed-codes.yaml), with a VL008 note."""
     from vllmlint.config import path_matches
     from vllmlint.registry import all_rules, matches
-    from vllmlint.renames import legacy_match, moved_notice
+    from vllmlint.registry import legacy_match, moved_notice
 
     rules = all_rules()
     kept: list[Finding] = []
@@ -602,7 +603,7 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
 
 
 def apply_baseline(result: LintResult, baseline: Baseline) -> None:
-    from vllmlint.renames import moved_notice
+    from vllmlint.registry import moved_notice
 
     result.baseline_stale = baseline.stale_count(result.findings)
     moved: list[tuple[str, str]] = []

@@ -570,7 +570,8 @@ def add_operator_templates(world: World) -> None:
 
     for obj in world._deferred:
         if is_kubeai_model(obj):
-            world.templates.extend(kubeai_templates(obj, world))
+            world.templates.extend(PodTemplate(obj, spec, metadata, role)
+                                   for spec, metadata, role in kubeai_templates(obj, world))
     world._deferred = []
 
 
