@@ -9,9 +9,11 @@ depends on what the key cannot see are not cached: a kustomization (its build re
 not given), a render (`--render` runs tools), a run that hit an error, and anything that calls
 `note_external_read` (a file read outside the inputs) without it still matching on the next run.
 
-Entries are JSON (never pickle: a cache folder may sit in a checkout a pull request can write to), written to a
-temporary file and moved into place (`os.replace`), so concurrent runs never read half an entry; an entry that
-does not decode, or comes from another version of the cache, is ignored (the run lints, and rewrites it).
+Entries are JSON (never pickle: a cache folder may sit in a checkout a pull request can write to) after a line with
+their digest, written to a temporary file and moved into place (`os.replace`), so concurrent runs never read half an
+entry; an entry whose digest does not match, that does not decode, or comes from another version of the cache, is
+ignored (the run lints, and rewrites it). The cache writes only in a folder it created or marked as its own
+(CACHEDIR.TAG), and deletes only names it makes.
 The folder is `VLLMLINT_CACHE_DIR`, else the platform's user cache folder plus `vllmlint`; results live under
 its `results/`, at most MAX_ENTRIES of them (the oldest go first).
 """
@@ -23,6 +25,7 @@ import functools
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -32,7 +35,7 @@ from vllmlint.cache import ENV, cache_dir  # noqa: F401  (where the folder is: t
 if TYPE_CHECKING:
     from vllmlint.engine import Linter, LintOptions, LintResult
 
-FORMAT = "vllmlint-result-cache 3"  # 3: a source read from an input keeps no copy of its text
+FORMAT = "vllmlint-result-cache 4"  # 4: entries start with their digest (CHECK); 3: sources keep no text of inputs
 MAX_ENTRIES = 32
 
 
@@ -238,11 +241,13 @@ def shown(folder: str, how: str, key: str) -> tuple[list[tuple[int, str]], int] 
     with it."""
     entry = Path(folder) / "shown" / f"{shown_key(how)}.json"
     try:
-        raw = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"))
+        raw = json.loads(_read(entry))
         if raw.get("format") != FORMAT or raw.get("how") != how or raw.get("code") not in (0, 1) \
                 or raw.get("result") != _stamp(str(Path(folder) / "results" / f"{key}.json")):
             return None
         writes = [(int(where), text) for where, text in raw["writes"] if isinstance(text, str)]
+        for _, text in writes:
+            text.encode("utf-8")  # UnicodeEncodeError: a lone surrogate no output may carry
         return writes, raw["code"]
     except Exception:  # missing, truncated, foreign: the run is shown as usual
         return None
@@ -312,8 +317,9 @@ def rendered(fmt: str, report, pieces: Iterator[str]) -> Iterator[str]:
         yield from pieces
         return
     try:
-        kept = entry.read_text(encoding="utf-8", errors="surrogatepass")
-    except OSError:
+        kept = _read(entry)
+        kept.encode("utf-8")
+    except (OSError, ValueError):  # missing or damaged (UnicodeError is a ValueError): rendered again
         kept = None
     if kept is not None:
         yield kept
@@ -352,7 +358,7 @@ def load(entry: Path, inputs: dict[str, bytes] | None = None) -> LintResult | No
     """The result stored in `entry`, or None when there is none, it does not decode, or a file it read outside
     the inputs changed. `inputs`: the bytes of the files read this run (the texts an entry does not copy)."""
     try:
-        raw = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"), object_hook=_decode)
+        raw = json.loads(_read(entry), object_hook=_decode)
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             return None
         if any(_stamp(path) != stamp for path, stamp in raw["external"]):
@@ -373,18 +379,63 @@ def store(entry: Path, result: LintResult, external: list[tuple[str, str]] | Non
     _write(entry, text)
 
 
-def _write(entry: Path, text: str) -> None:
-    """`text` into `entry`, through a temporary file moved into place (concurrent runs never read half of it); the
-    folder keeps its MAX_ENTRIES newest entries. A cache that cannot be written is no error."""
+# Every entry starts with a line of its own: CHECK and the digest of the rest of the file. An entry whose digest does
+# not match (a truncated write, a flipped byte, an edit by anything but vllmlint) is a miss: one run lints again and
+# rewrites it; it is never trusted, so never an error of a later run.
+CHECK = "vllmlint-cache-entry "
+# Names the cache makes: 64 hexadecimal digits (a BLAKE2b digest) and its suffix. Nothing else is ever deleted.
+_OWN_NAME = re.compile(r"^[0-9a-f]{64}\.(?:json|txt)$")
+# The cache folder's mark (https://bford.info/cachedir/, as pip and ruff write it): the cache writes (and prunes)
+# only in a folder it created, or that holds this mark from an earlier run; a folder of other files is left alone.
+TAG_NAME = "CACHEDIR.TAG"
+TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+       "# This file is a cache directory tag created by vllmlint.\n"
+       "# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n")
+
+
+def _read(entry: Path) -> str:
+    """The text of an entry whose digest matches; ValueError when it does not (OSError: no entry)."""
+    raw = entry.read_bytes()
+    head, newline, body = raw.partition(b"\n")
+    if not newline or head != (CHECK + _digest(body).hexdigest()).encode():
+        raise ValueError(f"damaged cache entry: {entry.name}")
+    return body.decode("utf-8", errors="surrogatepass")
+
+
+def owned(root: Path) -> bool:
+    """Whether the cache may write in `root`: it holds vllmlint's CACHEDIR.TAG, or it is created (or found empty)
+    now and marked so. A folder of other files (`VLLMLINT_CACHE_DIR=.` in a project) is never written to."""
+    tag = root / TAG_NAME
     try:
+        if tag.is_file() and not tag.is_symlink():
+            return tag.read_text(encoding="utf-8", errors="replace") == TAG
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            return False
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(tag, flags, 0o644), "w", encoding="utf-8") as out:
+            out.write(TAG)
+        return True
+    except OSError:
+        return False
+
+
+def _write(entry: Path, text: str) -> None:
+    """`text` into `entry` (in a subfolder of the cache folder), through a temporary file moved into place
+    (concurrent runs never read half of it), after its digest line; the subfolder keeps its MAX_ENTRIES newest
+    entries. Only in a folder the cache owns (`owned`). A cache that cannot be written is no error."""
+    try:
+        if not owned(entry.parent.parent):
+            return
+        body = text.encode("utf-8", "surrogatepass")
         entry.parent.mkdir(parents=True, exist_ok=True)
         # tempfile.mkstemp's way, without importing tempfile (it brings shutil, random, bz2, lzma: ~5 ms)
         temporary = str(entry.parent / f".tmp-{os.getpid()}-{os.urandom(6).hex()}{entry.suffix}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         handle = os.open(temporary, flags, 0o600)
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
-                out.write(text)
+            with os.fdopen(handle, "wb") as out:
+                out.write((CHECK + _digest(body).hexdigest() + "\n").encode() + body)
             os.replace(temporary, entry)
         except BaseException:
             os.unlink(temporary)
@@ -395,7 +446,9 @@ def _write(entry: Path, text: str) -> None:
 
 
 def _prune(folder: Path) -> None:
-    entries = sorted([*folder.glob("*.json"), *folder.glob("*.txt")], key=lambda p: _mtime(p))
+    """The oldest entries the cache made beyond MAX_ENTRIES deleted: only names it makes (`_OWN_NAME`)."""
+    entries = sorted((p for p in folder.iterdir() if _OWN_NAME.match(p.name) and not p.is_symlink()),
+                     key=lambda p: _mtime(p))
     for old in entries[:-MAX_ENTRIES]:
         try:
             old.unlink()
@@ -472,13 +525,20 @@ def _name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+_RESULT_MODULES = frozenset({"vllmlint.finding", "vllmlint.engine", "vllmlint.fix.edits"})
+
+
 @functools.lru_cache(maxsize=None)
 def _class(name: str) -> Any:
-    """Only vllmlint's own dataclasses and enums are built from an entry."""
+    """Only vllmlint's own dataclasses and enums are built from an entry, of a module already imported (or of the
+    few modules a result holds classes of): loading an entry never imports anything else."""
     module, _, qualname = name.partition(":")
-    if not module.startswith("vllmlint.") or "." in qualname:
+    if not module.startswith("vllmlint.") or "." in qualname or not qualname.isidentifier():
         raise ValueError(f"foreign class in the cache: {name}")
-    cls = getattr(importlib.import_module(module), qualname)
+    loaded = sys.modules.get(module) or (importlib.import_module(module) if module in _RESULT_MODULES else None)
+    if loaded is None:
+        raise ValueError(f"class of a module not imported in the cache: {name}")
+    cls = getattr(loaded, qualname)
     if not (records.is_record(cls) or (isinstance(cls, type) and issubclass(cls, enum.Enum))):
         raise ValueError(f"foreign class in the cache: {name}")
     return cls
