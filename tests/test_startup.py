@@ -143,7 +143,7 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
         assert unused not in modules, unused
     # Patterns of other languages and rare inputs stay uncompiled (vllmlint.lazyre).
     for pattern in ("vllmlint.source.markdown._FENCE", "vllmlint.source.kustomize._REMOTE",
-                    "vllmlint.engine._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
+                    "vllmlint.source.helm._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
         assert pattern not in compiled, pattern
 
 

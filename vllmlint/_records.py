@@ -1420,9 +1420,9 @@ def _m82(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic
+# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic
 def _m83(_HAS, _D, _F, _set):
-    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12]):
+    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12], follow_links=_D[13]):
         self.select = select
         self.ignore = ignore
         self.severity = _F[0]() if severity is _HAS else severity
@@ -1438,9 +1438,10 @@ def _m83(_HAS, _D, _F, _set):
         self.jobs = jobs
         self.progress = progress
         self.stream = stream
+        self.follow_links = follow_links
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,)
+            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,self.follow_links,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,other.follow_links,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1481,9 +1482,9 @@ def _m86(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic
+# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
 def _m87(_HAS, _D, _F, _set):
-    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, _openshift_folders=_D[2], kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[3]):
+    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
         self.templates = _F[2]() if templates is _HAS else templates
@@ -1494,14 +1495,14 @@ def _m87(_HAS, _D, _F, _set):
         self._by_name = _F[6]() if _by_name is _HAS else _by_name
         self._template_index = _template_index
         self._object_labels = _F[7]() if _object_labels is _HAS else _object_labels
-        self._openshift_folders = _openshift_folders
         self.kubeai_settings = _F[8]() if kubeai_settings is _HAS else kubeai_settings
         self._deferred = _F[9]() if _deferred is _HAS else _deferred
         self.kustomize_patches = _F[10]() if kustomize_patches is _HAS else kustomize_patches
         self._memo = _memo
+        self._facts = _F[11]() if _facts is _HAS else _facts
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self._openshift_folders,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other._openshift_folders,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,)
+            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,self._facts,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,other._facts,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2200,11 +2201,11 @@ MAKERS = {
     'Me|release:ric,added:ric,resolved:ric': _m80,
     'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
     'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
-    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic': _m83,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic': _m83,
     'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
     'Me|source:ric,root:ric,index:ric': _m85,
     'Me|source:ric,start:ric,end:ric': _m86,
-    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic': _m87,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m87,
     'Me|start:ric,end:ric': _m88,
     'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
     'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
