@@ -43,10 +43,11 @@ class LintOptions:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # path glob -> rule selectors
     baseline: Baseline | None = None  # findings it holds are not reported (nor fixed)
     fixes: bool = True  # build the fixes of the findings shown (False: no output or --fix uses them)
+    # How the run is carried out: read by the runner (vllmlint.run), never by the engine; none changes the result.
     # One-shot process (the console script): the model built from the files lives to the end of the run, so it is
     # moved out of the cyclic GC's sight (gc.freeze) once built, and given back when the rules are done.
     freeze_gc: bool = False
-    cache_dir: str | None = None  # the result cache's folder (vllmlint.cache); None: no cache
+    cache_dir: str | None = None  # the result cache's folder (vllmlint.run.cache); None: no cache
     jobs: int | None = None  # processes for the rules (None: automatic, on large runs only); never changes the result
     progress: Progress | None = None  # a progress line (vllmlint.progress): files read, rules checked
     stream: bool = False  # no longer read: every run is linted in one piece (kept: callers still set it)
@@ -523,8 +524,7 @@ OUTSIDE_SUMMARY = ("vLLM release outside vllmlint's catalog checked against a ne
 def ordered_notices(notices: list[Notice], sources: dict[str, SourceFile]) -> list[Notice]:
     """The notes in the order of the files they are about (the order the files were given; within a file, the
     order they were made), then those about a file not given, then those about no file. A release outside the
-    catalog is noted once per run, at the first file that runs it. One order for a run in one piece and in chunks
-    (vllmlint.stream): it depends on the files only, never on which ones were read together."""
+    catalog is noted once per run, at the first file that runs it: the order depends on the files only."""
     rank = {shown: index for index, shown in enumerate(sources)}
     outside = len(rank)
     ordered = sorted(notices, key=lambda n: rank.get(n.path, outside) if n.path else outside + 1)
