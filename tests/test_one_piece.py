@@ -76,8 +76,13 @@ def test_examples_and_fixtures_alone_and_among_unrelated_files(version, filler, 
     monkeypatch.chdir(tmp_path)
     options = LintOptions(vllm_version=version)
     alone, _ = lint_paths(["m-units"], options)
+    # Unrelated files among the units' own too: in every folder of theirs, between their files in the run's order.
+    folders = [units, *(p for p in units.rglob("*") if p.is_dir())]
+    for number, folder in enumerate(folders):
+        (folder / f"k-filler-{number}.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k-filler-{number}\n  namespace: k-filler-{number}\n")
     among, _ = lint_paths(_interleaved(filler, "m-units"), options)
-    assert among.files_checked >= alone.files_checked + FILLER_FILES
+    assert among.files_checked == alone.files_checked + FILLER_FILES + len(folders)
     assert not alone.internal_error and not among.internal_error
     found_alone = _seen(alone, "m-units/")
     assert found_alone[0] or version is not None, "the comparison compares something"
