@@ -142,3 +142,14 @@ def test_the_graph_sees_function_level_imports_and_skips_type_checking():
     modules = {"vllmlint", "vllmlint.a", "vllmlint.b", "vllmlint.c", "vllmlint.d"}
     assert _imports(tree, "vllmlint.a", False, modules) == {"vllmlint.c", "vllmlint.d"}
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_world_facts_are_memoised_through_world_fact_only():
+    """Facts computed from the whole world are kept by `World.fact(compute)`, never hung off the world by attribute
+    name (five such caches did it, each its own way)."""
+    import re
+
+    pattern = re.compile(r"getattr\(world, \"_|setattr\(world,|world\.__dict__|world\._vllmlint_\w+ = ")
+    found = {str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py") if pattern.search(path.read_text("utf-8"))}
+    # TEMPORARY: capacity/ (owned by another change) still keeps four; the lead removes this allowance with them.
+    assert {p for p in found if not p.startswith("capacity/")} == set()
