@@ -160,3 +160,19 @@ def test_patch_named_by_a_kustomization_without_apiversion_is_partial_for_vl809(
     assert result.findings == []  # no `spec.selector` required of a patch
     result, _ = lint_paths([str(tmp_path / "gpu.yaml")], LintOptions(select=["VL809"]))
     assert [(f.span.line, f.code) for f in result.findings] == [(6, "VL809")]  # alone it is a whole object
+
+
+def test_a_resource_given_with_the_run_is_read_and_a_missing_one_is_not_noted(tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [deploy.yaml, missing.yaml]\n")
+    (tmp_path / "base" / "deploy.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.29.0\n    args: [--swap-space=4]\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../base]\nimages:\n"
+                                                             "- {name: vllm/vllm-openai, newTag: v0.10.0}\n")
+    result, found = _found([tmp_path], select=("VL005", "VL102"), follow_links=False)
+    assert not [n for n in result.notices if "not read" in n.message]  # the base is in the run; missing.yaml is no file
+    assert not found  # the overlay's image (0.10.0) still accepts --swap-space: the overlay was applied
+    alone, found = _found([tmp_path / "base"], select=("VL005", "VL102"), follow_links=False)
+    assert found and not [n for n in alone.notices if "not read" in n.message]

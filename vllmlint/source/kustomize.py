@@ -89,6 +89,7 @@ def apply_kustomizations(linter: Linter) -> None:
     shown_of = {path: shown for shown, path in real.items()}
 
     resolved: set[int] = set()
+    folders: set[str] = set()  # every folder that holds a file of the run (`_folders_of`, made when first asked)
 
     def resolve(kustomization: Kustomization, depth: int) -> None:
         if id(kustomization) in resolved:
@@ -117,14 +118,14 @@ def apply_kustomizations(linter: Linter) -> None:
                         resolve(child, depth + 1)
                 if child is not None and child is not kustomization:
                     kustomization.children.append(child)
-            elif _inside(path, kustomization.folder) is False and not os.path.isdir(path):
+            elif (path in shown_of or os.path.isfile(path)) and not _inside(path, kustomization.folder):
                 _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is outside the "
                       "kustomization's folder, and `kustomize build` refuses such files (load restrictions)",
                       entry, ("Kustomize resource outside its folder not read",
                               "Kustomize resources outside their folders not read"))
             elif path in shown_of:
                 kustomization.files.append(path)
-            elif not any(p.startswith(path + os.sep) for p in shown_of):
+            elif os.path.exists(path) and path not in _folders_of(shown_of, folders):
                 _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is not among the linted files "
                       "(lint a folder that holds it too, or pass --follow-links), so what this kustomization "
                       "builds from it is not checked", entry,
@@ -152,6 +153,18 @@ def apply_kustomizations(linter: Linter) -> None:
     done: set[int] = set()
     for top in tops:
         _apply(linter, top, objects_of, shown_of, done, set())
+
+
+def _folders_of(shown_of: dict[str, str], folders: set[str]) -> set[str]:
+    """Every folder (at any depth) that holds a file of the run, into `folders` the first time."""
+    if not folders:
+        for path in shown_of:
+            parent = os.path.dirname(path)
+            while parent not in folders and parent != os.path.dirname(parent):
+                folders.add(parent)
+                parent = os.path.dirname(parent)
+        folders.add("")
+    return folders
 
 
 def _kustomization_in(folder: str, shown_of: dict[str, str]) -> str | None:
