@@ -95,3 +95,22 @@ def _interleaved(filler, units: str) -> list[str]:
     """The filler's folders with the units in the middle of the run's order."""
     parts = sorted(str(p) for p in filler.iterdir())
     return parts[:len(parts) // 2] + [units] + parts[len(parts) // 2:]
+
+
+_FOLDERS = sorted(str(p.relative_to(FIXTURES)) for p in [*FIXTURES.iterdir(), *FIXTURES.glob("*/*")]
+                  if p.is_dir() and sum(1 for f in p.rglob("*") if f.is_file()) > 1)
+
+
+@pytest.mark.parametrize("folder", _FOLDERS)
+def test_each_multi_file_fixture_alone_and_among_unrelated_files(folder, filler, tmp_path, monkeypatch):
+    """Each fixture folder of several files (a Kustomize base and overlay, a Compose project, a chart...) on its own,
+    and with the 2,000 unrelated files around it and in it."""
+    shutil.copytree(FIXTURES / folder, tmp_path / "m-unit")
+    monkeypatch.chdir(tmp_path)
+    alone, _ = lint_paths(["m-unit"], LintOptions())
+    (tmp_path / "m-unit" / "k-filler.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k-filler\n  namespace: k-filler\n")
+    among, _ = lint_paths(_interleaved(filler, "m-unit"), LintOptions())
+    assert among.files_checked == alone.files_checked + FILLER_FILES + 1
+    assert _seen(among, "m-unit/") == _seen(alone, "m-unit/")
+    assert _seen(alone, "m-unit/") != ([], [])  # the comparison compares something
