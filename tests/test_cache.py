@@ -396,6 +396,11 @@ def test_the_cache_never_deletes_or_writes_among_files_it_did_not_make(tmp_path,
     names = os.listdir(own / "results")
     assert "notes.json" in names and "0" * 64 + ".yaml" in names
     assert len([n for n in names if n.endswith(".json") and n != "notes.json"]) == 3  # pruned to its newest
+    earlier = tmp_path / "earlier"  # what an earlier version wrote (no mark yet): still the cache's own
+    (earlier / "results").mkdir(parents=True)
+    (earlier / "results" / ("a" * 64 + ".json")).write_text("{}")
+    _runs(tmp_path, earlier, 1)
+    assert (earlier / "CACHEDIR.TAG").is_file() and len(os.listdir(earlier / "results")) == 2
     foreign = tmp_path / "foreign"  # another tool's cache folder (its own CACHEDIR.TAG): not vllmlint's
     foreign.mkdir()
     (foreign / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# pip\n")

@@ -403,14 +403,15 @@ def _read(entry: Path) -> str:
 
 
 def owned(root: Path) -> bool:
-    """Whether the cache may write in `root`: it holds vllmlint's CACHEDIR.TAG, or it is created (or found empty)
-    now and marked so. A folder of other files (`VLLMLINT_CACHE_DIR=.` in a project) is never written to."""
+    """Whether the cache may write in `root`: it holds vllmlint's CACHEDIR.TAG, or it is created now (or found
+    empty, or holding only what an earlier version wrote) and marked so. A folder of other files
+    (`VLLMLINT_CACHE_DIR=.` in a project, a `results/` of one's own) is never written to."""
     tag = root / TAG_NAME
     try:
         if tag.is_file() and not tag.is_symlink():
             return tag.read_text(encoding="utf-8", errors="replace") == TAG
         root.mkdir(parents=True, exist_ok=True)
-        if any(root.iterdir()):
+        if not _only_entries(root):
             return False
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         with os.fdopen(os.open(tag, flags, 0o644), "w", encoding="utf-8") as out:
@@ -418,6 +419,23 @@ def owned(root: Path) -> bool:
         return True
     except OSError:
         return False
+
+
+_SUBFOLDERS = ("results", "shown", "renders", "files")  # "files": the per-file cache of earlier versions
+
+
+def _only_entries(root: Path, most: int = 4096) -> bool:
+    """`root` holds nothing but the cache's own subfolders of names it makes (empty, or a folder an earlier version
+    wrote before it marked its folders): then it is the cache's to mark. Any other file or folder: not."""
+    seen = 0
+    for child in root.iterdir():
+        if child.name not in _SUBFOLDERS or child.is_symlink() or not child.is_dir():
+            return False
+        for entry in child.iterdir():
+            seen += 1
+            if seen > most or not (_OWN_NAME.match(entry.name) or entry.name.startswith(".tmp-")):
+                return False
+    return True
 
 
 def _write(entry: Path, text: str) -> None:
