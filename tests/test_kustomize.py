@@ -1,5 +1,6 @@
 """Kustomize folders read without running anything: resources, images, strategic-merge and JSON 6902 patches."""
 import subprocess
+from pathlib import Path
 
 from conftest import FIXTURES, run_cli
 from vllmlint.engine import LintOptions, lint_paths
@@ -85,6 +86,11 @@ def test_base_outside_the_tree_is_never_read(tmp_path):
         code, out, err = run_cli(*args, "--show-notes", str(tmp_path / "repo"))
         assert "deploy.yaml" not in out + err and "PRIVATE" not in out + err and "sk-" not in out + err, args
         assert args == ["--diff"] or "`../../elsewhere` not read" in out + err, args
+    from vllmlint.server.project import Project  # the language server's runs: the same files
+
+    run = Project(tmp_path / "repo").lint({})
+    assert sorted(Path(s).name for s in run.result.sources) == ["cm.yaml", "kustomization.yaml"]
+    assert [n for n in run.result.notices if "`../../elsewhere` not read" in n.message]
 
 
 def test_whole_folder_is_read_as_the_overlay():
