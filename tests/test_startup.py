@@ -143,7 +143,7 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
         assert unused not in modules, unused
     # Patterns of other languages and rare inputs stay uncompiled (vllmlint.lazyre).
     for pattern in ("vllmlint.source.markdown._FENCE", "vllmlint.source.kustomize._REMOTE",
-                    "vllmlint.engine._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
+                    "vllmlint.source.helm._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
         assert pattern not in compiled, pattern
 
 
@@ -203,7 +203,7 @@ def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_
     for modules in (miss_modules, hit_modules):
         for unused in ("tempfile", "shutil", "random", "hashlib", "_hashlib"):
             assert unused not in modules, unused
-    from vllmlint import cache
+    from vllmlint.run import cache
 
     assert cache._digest(b"vllmlint").hexdigest() == hashlib.blake2b(b"vllmlint", digest_size=32).hexdigest()
 

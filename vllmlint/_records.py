@@ -1427,9 +1427,9 @@ def _m82(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic
+# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic
 def _m83(_HAS, _D, _F, _set):
-    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12]):
+    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12], follow_links=_D[13]):
         self.select = select
         self.ignore = ignore
         self.severity = _F[0]() if severity is _HAS else severity
@@ -1445,9 +1445,10 @@ def _m83(_HAS, _D, _F, _set):
         self.jobs = jobs
         self.progress = progress
         self.stream = stream
+        self.follow_links = follow_links
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,)
+            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,self.follow_links,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,other.follow_links,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1488,9 +1489,9 @@ def _m86(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic
+# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
 def _m87(_HAS, _D, _F, _set):
-    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, _openshift_folders=_D[2], kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[3]):
+    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
         self.templates = _F[2]() if templates is _HAS else templates
@@ -1501,14 +1502,14 @@ def _m87(_HAS, _D, _F, _set):
         self._by_name = _F[6]() if _by_name is _HAS else _by_name
         self._template_index = _template_index
         self._object_labels = _F[7]() if _object_labels is _HAS else _object_labels
-        self._openshift_folders = _openshift_folders
         self.kubeai_settings = _F[8]() if kubeai_settings is _HAS else kubeai_settings
         self._deferred = _F[9]() if _deferred is _HAS else _deferred
         self.kustomize_patches = _F[10]() if kustomize_patches is _HAS else kustomize_patches
         self._memo = _memo
+        self._facts = _F[11]() if _facts is _HAS else _facts
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self._openshift_folders,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other._openshift_folders,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,)
+            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,self._facts,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,other._facts,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1695,8 +1696,20 @@ def _m100(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|variables:fic,env_files:fic
+# Me|uri:ric,text:ric,version:ric
 def _m101(_HAS, _D, _F, _set):
+    def __init__(self, uri, text, version):
+        self.uri = uri
+        self.text = text
+        self.version = version
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.uri,self.text,self.version,) == (other.uri,other.text,other.version,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|variables:fic,env_files:fic
+def _m102(_HAS, _D, _F, _set):
     def __init__(self, variables=_HAS, env_files=_HAS):
         self.variables = _F[0]() if variables is _HAS else variables
         self.env_files = _F[1]() if env_files is _HAS else env_files
@@ -1707,7 +1720,7 @@ def _m101(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
-def _m102(_HAS, _D, _F, _set):
+def _m103(_HAS, _D, _F, _set):
     def __init__(self, words, line_comment_before=_D[0], start=_D[1], end=_D[2], heredoc=_D[3]):
         self.words = words
         self.line_comment_before = line_comment_before
@@ -1721,7 +1734,7 @@ def _m102(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|world:ric,rule:ric,severity:ric,fix_errors:fic
-def _m103(_HAS, _D, _F, _set):
+def _m104(_HAS, _D, _F, _set):
     def __init__(self, world, rule, severity, fix_errors=_HAS):
         self.world = world
         self.rule = rule
@@ -1734,7 +1747,7 @@ def _m103(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri
-def _m104(_HAS, _D, _F, _set):
+def _m105(_HAS, _D, _F, _set):
     def __init__(self, config, external, series_query, matches, as_name, metrics_query):
         self.config = config
         self.external = external
@@ -1745,7 +1758,7 @@ def _m104(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|container_port:ri,host_ip:ri,node:ri
-def _m105(_HAS, _D, _F, _set):
+def _m106(_HAS, _D, _F, _set):
     def __init__(self, container_port, host_ip, node):
         self.container_port = container_port
         self.host_ip = host_ip
@@ -1753,13 +1766,13 @@ def _m105(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|fields:fi
-def _m106(_HAS, _D, _F, _set):
+def _m107(_HAS, _D, _F, _set):
     def __init__(self, fields=_HAS):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
-def _m107(_HAS, _D, _F, _set):
+def _m108(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
         self.kind = kind
         self.api_version = api_version
@@ -1772,7 +1785,7 @@ def _m107(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,api_version:ri,node:ri
-def _m108(_HAS, _D, _F, _set):
+def _m109(_HAS, _D, _F, _set):
     def __init__(self, kind, name, api_version, node):
         self.kind = kind
         self.name = name
@@ -1781,7 +1794,7 @@ def _m108(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,namespace:ri,node:ri
-def _m109(_HAS, _D, _F, _set):
+def _m110(_HAS, _D, _F, _set):
     def __init__(self, kind, name, namespace, node):
         self.kind = kind
         self.name = name
@@ -1790,7 +1803,7 @@ def _m109(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri
-def _m110(_HAS, _D, _F, _set):
+def _m111(_HAS, _D, _F, _set):
     def __init__(self, kind, name, prefix, optional, node):
         self.kind = kind
         self.name = name
@@ -1800,7 +1813,7 @@ def _m110(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi
-def _m111(_HAS, _D, _F, _set):
+def _m112(_HAS, _D, _F, _set):
     def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
         self.kind = kind
         self.node = node
@@ -1816,7 +1829,7 @@ def _m111(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,owner:ri,members:fi,size:di
-def _m112(_HAS, _D, _F, _set):
+def _m113(_HAS, _D, _F, _set):
     def __init__(self, kind, owner, members=_HAS, size=_D[0]):
         self.kind = kind
         self.owner = owner
@@ -1825,7 +1838,7 @@ def _m112(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|match_labels:fi,match_expressions:fi,node:di,valid:di
-def _m113(_HAS, _D, _F, _set):
+def _m114(_HAS, _D, _F, _set):
     def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
         self.match_labels = _F[0]() if match_labels is _HAS else match_labels
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
@@ -1834,7 +1847,7 @@ def _m113(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
-def _m114(_HAS, _D, _F, _set):
+def _m115(_HAS, _D, _F, _set):
     def __init__(self, name, args, parents=_HAS, block=_D[0]):
         self.name = name
         self.args = args
@@ -1843,7 +1856,7 @@ def _m114(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di
-def _m115(_HAS, _D, _F, _set):
+def _m116(_HAS, _D, _F, _set):
     def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
         self.name = name
         self.mount_path = mount_path
@@ -1853,7 +1866,7 @@ def _m115(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,kind:ri,source:ri
-def _m116(_HAS, _D, _F, _set):
+def _m117(_HAS, _D, _F, _set):
     def __init__(self, name, node, kind, source):
         self.name = name
         self.node = node
@@ -1862,7 +1875,7 @@ def _m116(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,value:ri
-def _m117(_HAS, _D, _F, _set):
+def _m118(_HAS, _D, _F, _set):
     def __init__(self, name, node, value):
         self.name = name
         self.node = node
@@ -1870,7 +1883,7 @@ def _m117(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,number:ri,protocol:ri,node:ri
-def _m118(_HAS, _D, _F, _set):
+def _m119(_HAS, _D, _F, _set):
     def __init__(self, name, number, protocol, node):
         self.name = name
         self.number = number
@@ -1879,7 +1892,7 @@ def _m118(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di
-def _m119(_HAS, _D, _F, _set):
+def _m120(_HAS, _D, _F, _set):
     def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
         self.name = name
         self.port = port
@@ -1890,7 +1903,7 @@ def _m119(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di
-def _m120(_HAS, _D, _F, _set):
+def _m121(_HAS, _D, _F, _set):
     def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1902,13 +1915,13 @@ def _m120(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node:ri
-def _m121(_HAS, _D, _F, _set):
+def _m122(_HAS, _D, _F, _set):
     def __init__(self, node):
         self.node = node
     return {'__init__': __init__}
 
 # M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di
-def _m122(_HAS, _D, _F, _set):
+def _m123(_HAS, _D, _F, _set):
     def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
         self.node = node
         self.pod_selector = pod_selector
@@ -1919,7 +1932,7 @@ def _m122(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di
-def _m123(_HAS, _D, _F, _set):
+def _m124(_HAS, _D, _F, _set):
     def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
         self.node_selector = _F[0]() if node_selector is _HAS else node_selector
         self.terms = _F[1]() if terms is _HAS else terms
@@ -1928,7 +1941,7 @@ def _m123(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri
-def _m124(_HAS, _D, _F, _set):
+def _m125(_HAS, _D, _F, _set):
     def __init__(self, obj, kind, spec, endpoints, scope):
         self.obj = obj
         self.kind = kind
@@ -1938,7 +1951,7 @@ def _m124(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,labels:ri,requirements:ri,taints:ri
-def _m125(_HAS, _D, _F, _set):
+def _m126(_HAS, _D, _F, _set):
     def __init__(self, obj, labels, requirements, taints):
         self.obj = obj
         self.labels = labels
@@ -1947,7 +1960,7 @@ def _m125(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,paths:fi,hosts:fi,parents:fi
-def _m126(_HAS, _D, _F, _set):
+def _m127(_HAS, _D, _F, _set):
     def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
         self.obj = obj
         self.paths = _F[0]() if paths is _HAS else paths
@@ -1956,7 +1969,7 @@ def _m126(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi
-def _m127(_HAS, _D, _F, _set):
+def _m128(_HAS, _D, _F, _set):
     def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
         self.obj = obj
         self.pod_selector = pod_selector
@@ -1967,14 +1980,14 @@ def _m127(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|owner:ri,placement:ri
-def _m128(_HAS, _D, _F, _set):
+def _m129(_HAS, _D, _F, _set):
     def __init__(self, owner, placement):
         self.owner = owner
         self.placement = placement
     return {'__init__': __init__}
 
 # M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di
-def _m129(_HAS, _D, _F, _set):
+def _m130(_HAS, _D, _F, _set):
     def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
         self.owner = owner
         self.spec = spec
@@ -1986,7 +1999,7 @@ def _m129(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,match:ri,node:ri,backends:ri,rewritten:di
-def _m130(_HAS, _D, _F, _set):
+def _m131(_HAS, _D, _F, _set):
     def __init__(self, path, match, node, backends, rewritten=_D[0]):
         self.path = path
         self.match = match
@@ -1996,7 +2009,7 @@ def _m130(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,mount:ri,volume:ri
-def _m131(_HAS, _D, _F, _set):
+def _m132(_HAS, _D, _F, _set):
     def __init__(self, path, mount, volume):
         self.path = path
         self.mount = mount
@@ -2004,7 +2017,7 @@ def _m131(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
-def _m132(_HAS, _D, _F, _set):
+def _m133(_HAS, _D, _F, _set):
     def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
         self.path = path
         self.why = why
@@ -2016,7 +2029,7 @@ def _m132(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|pod:ri,node:ri,name:ri,init:di,_memo:di
-def _m133(_HAS, _D, _F, _set):
+def _m134(_HAS, _D, _F, _set):
     def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
         self.pod = pod
         self.node = node
@@ -2026,7 +2039,7 @@ def _m133(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri
-def _m134(_HAS, _D, _F, _set):
+def _m135(_HAS, _D, _F, _set):
     def __init__(self, policy, direction, node, peers, ports):
         self.policy = policy
         self.direction = direction
@@ -2036,7 +2049,7 @@ def _m134(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|protocol:ri,port:ri,end_port:ri,node:ri
-def _m135(_HAS, _D, _F, _set):
+def _m136(_HAS, _D, _F, _set):
     def __init__(self, protocol, port, end_port, node):
         self.protocol = protocol
         self.port = port
@@ -2045,21 +2058,21 @@ def _m135(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|requests:fi,limits:fi
-def _m136(_HAS, _D, _F, _set):
+def _m137(_HAS, _D, _F, _set):
     def __init__(self, requests=_HAS, limits=_HAS):
         self.requests = _F[0]() if requests is _HAS else requests
         self.limits = _F[1]() if limits is _HAS else limits
     return {'__init__': __init__}
 
 # M|requirements:ri,node:di
-def _m137(_HAS, _D, _F, _set):
+def _m138(_HAS, _D, _F, _set):
     def __init__(self, requirements, node=_D[0]):
         self.requirements = requirements
         self.node = node
     return {'__init__': __init__}
 
 # M|role:ri,template:ri,container:ri,invocation:ri
-def _m138(_HAS, _D, _F, _set):
+def _m139(_HAS, _D, _F, _set):
     def __init__(self, role, template, container, invocation):
         self.role = role
         self.template = template
@@ -2068,7 +2081,7 @@ def _m138(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|service:ri,namespace:ri,port:ri,node:ri,kind:di
-def _m139(_HAS, _D, _F, _set):
+def _m140(_HAS, _D, _F, _set):
     def __init__(self, service, namespace, port, node, kind=_D[0]):
         self.service = service
         self.namespace = namespace
@@ -2078,7 +2091,7 @@ def _m139(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi
-def _m140(_HAS, _D, _F, _set):
+def _m141(_HAS, _D, _F, _set):
     def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
         self.source = source
         self.root = root
@@ -2089,7 +2102,7 @@ def _m140(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|text:ri,start:ri,end:ri
-def _m141(_HAS, _D, _F, _set):
+def _m142(_HAS, _D, _F, _set):
     def __init__(self, text, start, end):
         self.text = text
         self.start = start
@@ -2097,7 +2110,7 @@ def _m141(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,max_surge:di,max_unavailable:di,partition:di
-def _m142(_HAS, _D, _F, _set):
+def _m143(_HAS, _D, _F, _set):
     def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
         self.type = type
         self.max_surge = max_surge
@@ -2106,7 +2119,7 @@ def _m142(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di
-def _m143(_HAS, _D, _F, _set):
+def _m144(_HAS, _D, _F, _set):
     def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
         self.type = type
         self.metric = metric
@@ -2119,7 +2132,7 @@ def _m143(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|value:ri,node:di,level:di
-def _m144(_HAS, _D, _F, _set):
+def _m145(_HAS, _D, _F, _set):
     def __init__(self, value, node=_D[0], level=_D[1]):
         self.value = value
         self.node = node
@@ -2210,11 +2223,11 @@ MAKERS = {
     'Me|release:ric,added:ric,resolved:ric': _m80,
     'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
     'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
-    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic': _m83,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic': _m83,
     'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
     'Me|source:ric,root:ric,index:ric': _m85,
     'Me|source:ric,start:ric,end:ric': _m86,
-    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic': _m87,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m87,
     'Me|start:ric,end:ric': _m88,
     'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
     'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
@@ -2228,48 +2241,49 @@ MAKERS = {
     'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m98,
     'Me|token:ric,strip_prefix:dic': _m99,
     'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
-    'Me|variables:fic,env_files:fic': _m101,
-    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m102,
-    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m103,
-    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m104,
-    'M|container_port:ri,host_ip:ri,node:ri': _m105,
-    'M|fields:fi': _m106,
-    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m107,
-    'M|kind:ri,name:ri,api_version:ri,node:ri': _m108,
-    'M|kind:ri,name:ri,namespace:ri,node:ri': _m109,
-    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m110,
-    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m111,
-    'M|kind:ri,owner:ri,members:fi,size:di': _m112,
-    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m113,
-    'M|name:ri,args:ri,parents:fi,block:di': _m114,
-    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m115,
-    'M|name:ri,node:ri,kind:ri,source:ri': _m116,
-    'M|name:ri,node:ri,value:ri': _m117,
-    'M|name:ri,number:ri,protocol:ri,node:ri': _m118,
-    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m119,
-    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m120,
-    'M|node:ri': _m121,
-    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m122,
-    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m123,
-    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m124,
-    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m125,
-    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m126,
-    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m127,
-    'M|owner:ri,placement:ri': _m128,
-    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m129,
-    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m130,
-    'M|path:ri,mount:ri,volume:ri': _m131,
-    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m132,
-    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m133,
-    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m134,
-    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m135,
-    'M|requests:fi,limits:fi': _m136,
-    'M|requirements:ri,node:di': _m137,
-    'M|role:ri,template:ri,container:ri,invocation:ri': _m138,
-    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m139,
-    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m140,
-    'M|text:ri,start:ri,end:ri': _m141,
-    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m142,
-    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m143,
-    'M|value:ri,node:di,level:di': _m144,
+    'Me|uri:ric,text:ric,version:ric': _m101,
+    'Me|variables:fic,env_files:fic': _m102,
+    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m103,
+    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m104,
+    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m105,
+    'M|container_port:ri,host_ip:ri,node:ri': _m106,
+    'M|fields:fi': _m107,
+    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m108,
+    'M|kind:ri,name:ri,api_version:ri,node:ri': _m109,
+    'M|kind:ri,name:ri,namespace:ri,node:ri': _m110,
+    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m111,
+    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m112,
+    'M|kind:ri,owner:ri,members:fi,size:di': _m113,
+    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m114,
+    'M|name:ri,args:ri,parents:fi,block:di': _m115,
+    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m116,
+    'M|name:ri,node:ri,kind:ri,source:ri': _m117,
+    'M|name:ri,node:ri,value:ri': _m118,
+    'M|name:ri,number:ri,protocol:ri,node:ri': _m119,
+    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m120,
+    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m121,
+    'M|node:ri': _m122,
+    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m123,
+    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m124,
+    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m125,
+    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m126,
+    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m127,
+    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m128,
+    'M|owner:ri,placement:ri': _m129,
+    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m130,
+    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m131,
+    'M|path:ri,mount:ri,volume:ri': _m132,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m133,
+    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m134,
+    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m135,
+    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m136,
+    'M|requests:fi,limits:fi': _m137,
+    'M|requirements:ri,node:di': _m138,
+    'M|role:ri,template:ri,container:ri,invocation:ri': _m139,
+    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m140,
+    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m141,
+    'M|text:ri,start:ri,end:ri': _m142,
+    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m143,
+    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m144,
+    'M|value:ri,node:di,level:di': _m145,
 }

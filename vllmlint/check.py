@@ -166,7 +166,8 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
     check_command's, from click's parsing or check_options.parse_check_argv; `format_order` is the command-line
     order of --format/--output-format/--output (`_targets`)."""
     from vllmlint.config import Config, ConfigError, find_config, load_config
-    from vllmlint.engine import Linter, LintOptions, lint
+    from vllmlint.engine import Linter, LintOptions
+    from vllmlint.run import lint
     from vllmlint.registry import all_rules, unknown_selectors
     from vllmlint.source.files import CHART_FILE, TooLarge, collect, read_stream
 
@@ -405,7 +406,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
             if not (fmt == "text" and nothing):
                 pieces = render_pieces(fmt, report)
                 if options.cache_dir is not None and fmt == "text":  # the text of a cached result, kept with it
-                    from vllmlint.cache import rendered as kept_text
+                    from vllmlint.run.cache import rendered as kept_text
 
                     pieces = kept_text(fmt, report, pieces)
                 for piece in pieces:
@@ -468,7 +469,7 @@ class _Shown:
     @classmethod
     def prepare(cls, feed, options, collection, fail_on, require_workloads) -> _Shown | None:
         """None when the run cannot be kept; exits when it was kept before (writing it again)."""
-        from vllmlint import cache
+        from vllmlint.run import cache
 
         key = cache.result_key(feed, options)
         if key is None:
@@ -494,7 +495,7 @@ class _Shown:
         return replay
 
     def keep(self, code: int) -> None:
-        from vllmlint import cache
+        from vllmlint.run import cache
 
         cache.keep_shown(self.folder, self.key, self.result_key, self.writes, code)
 
@@ -519,7 +520,7 @@ def _run_options(options, no_cache: bool, jobs: int | None) -> None:
     """The cache (off with --no-cache or VLLMLINT_NO_CACHE=1, and under --render: it runs tools) and the processes
     of a run."""
     if not no_cache and os.environ.get("VLLMLINT_NO_CACHE", "") in ("", "0"):
-        from vllmlint.cache import cache_dir
+        from vllmlint.run.cache import cache_dir
 
         options.cache_dir = str(cache_dir())
     options.jobs = 0 if jobs is None else jobs  # 0: automatic (2 or more processes on large runs only)
@@ -603,7 +604,7 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
                local: dict[str, str] | None = None, quiet: bool = False, show_fixes: bool = False) -> NoReturn:
     """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
     save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
-    from vllmlint.engine import split_helm_output
+    from vllmlint.source.helm import split_helm_output
     from vllmlint.fix.apply import fix_text, fixes_listing
     from vllmlint.formatters import Report, render
     from vllmlint.source.files import read_text

@@ -142,7 +142,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
     for directive in directives:
         outcome.problems.extend(_problems(directive, require_reason, active, meta=True))
     outcome.problems.sort(key=lambda f: f.sort_key)
-    from vllmlint.renames import moved_notice
+    from vllmlint.registry import moved_notice
 
     outcome.notices = [moved_notice(old, new, path, line) for path, line, old, new in moved]
     outcome.suppressed.sort(key=lambda f: f.sort_key)
