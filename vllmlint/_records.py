@@ -1026,8 +1026,43 @@ def _m59(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
+# Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic
 def _m60(_HAS, _D, _F, _set):
+    def __init__(self, index, from_instruction, image, name, parent=_D[0], entrypoint=_D[1], cmd=_D[2], env=_HAS, shell=_HAS, instructions=_HAS, entrypoint_set_here=_D[3]):
+        self.index = index
+        self.from_instruction = from_instruction
+        self.image = image
+        self.name = name
+        self.parent = parent
+        self.entrypoint = entrypoint
+        self.cmd = cmd
+        self.env = _F[0]() if env is _HAS else env
+        self.shell = _F[1]() if shell is _HAS else shell
+        self.instructions = _F[2]() if instructions is _HAS else instructions
+        self.entrypoint_set_here = entrypoint_set_here
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.index,self.from_instruction,self.image,self.name,self.parent,self.entrypoint,self.cmd,self.env,self.shell,self.instructions,self.entrypoint_set_here,) == (other.index,other.from_instruction,other.image,other.name,other.parent,other.entrypoint,other.cmd,other.env,other.shell,other.instructions,other.entrypoint_set_here,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic
+def _m61(_HAS, _D, _F, _set):
+    def __init__(self, instruction, exec_form, words=_HAS, shell=_HAS, script=_D[0], script_offsets=_HAS):
+        self.instruction = instruction
+        self.exec_form = exec_form
+        self.words = _F[0]() if words is _HAS else words
+        self.shell = _F[1]() if shell is _HAS else shell
+        self.script = script
+        self.script_offsets = _F[2]() if script_offsets is _HAS else script_offsets
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.instruction,self.exec_form,self.words,self.shell,self.script,self.script_offsets,) == (other.instruction,other.exec_form,other.words,other.shell,other.script,other.script_offsets,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
+def _m62(_HAS, _D, _F, _set):
     def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], unknown=_HAS, options=_HAS, landings=_D[18], gpu_resource=_D[19], config_match=_D[20]):
         self.invocation = invocation
         self.model_token = model_token
@@ -1060,7 +1095,7 @@ def _m60(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|invocation:ric,names:ric,adapters:fic,port:dic
-def _m61(_HAS, _D, _F, _set):
+def _m63(_HAS, _D, _F, _set):
     def __init__(self, invocation, names, adapters=_HAS, port=_D[0]):
         self.invocation = invocation
         self.names = names
@@ -1073,7 +1108,7 @@ def _m61(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic
-def _m62(_HAS, _D, _F, _set):
+def _m64(_HAS, _D, _F, _set):
     def __init__(self, invocation, token, option=_D[0], is_value=_D[1], is_model=_D[2], spec=_D[3]):
         self.invocation = invocation
         self.token = token
@@ -1088,7 +1123,7 @@ def _m62(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|kept:fic,suppressed:fic,problems:fic,notices:fic
-def _m63(_HAS, _D, _F, _set):
+def _m65(_HAS, _D, _F, _set):
     def __init__(self, kept=_HAS, suppressed=_HAS, problems=_HAS, notices=_HAS):
         self.kept = _F[0]() if kept is _HAS else kept
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1100,8 +1135,23 @@ def _m63(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic
+def _m66(_HAS, _D, _F, _set):
+    def __init__(self, keyword, start, end, args_start, args=_D[0], offsets=_HAS):
+        self.keyword = keyword
+        self.start = start
+        self.end = end
+        self.args_start = args_start
+        self.args = args
+        self.offsets = _F[0]() if offsets is _HAS else offsets
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.keyword,self.start,self.end,self.args_start,self.args,self.offsets,) == (other.keyword,other.start,other.end,other.args_start,other.args,other.offsets,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
-def _m64(_HAS, _D, _F, _set):
+def _m67(_HAS, _D, _F, _set):
     def __init__(self, kind, entry, tokens, container, via, image=_D[0], release=_D[1], release_origin=_D[2], assumed=_D[3], beyond_catalog=_D[4], options=_HAS, positionals=_HAS, script=_D[5], owner=_D[6], operator_release=_D[7], image_note=_D[8], launched=_D[9], fork=_D[10], plugin_values=_HAS, entrypoint_assumed=_D[11], _option_index=_D[12]):
         self.kind = kind
         self.entry = entry
@@ -1131,7 +1181,7 @@ def _m64(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic
-def _m65(_HAS, _D, _F, _set):
+def _m68(_HAS, _D, _F, _set):
     def __init__(self, language, text, start_line, first_offset, end_offset, sniffed=_D[0], applied=_D[1]):
         self.language = language
         self.text = text
@@ -1147,7 +1197,7 @@ def _m65(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic
-def _m66(_HAS, _D, _F, _set):
+def _m69(_HAS, _D, _F, _set):
     def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1]):
         self.model = model
         self.gpu = gpu
@@ -1181,7 +1231,7 @@ def _m66(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,span:ric,code:ric,used:dic
-def _m67(_HAS, _D, _F, _set):
+def _m70(_HAS, _D, _F, _set):
     def __init__(self, name, span, code, used=_D[0]):
         self.name = name
         self.span = span
@@ -1194,7 +1244,7 @@ def _m67(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,start:ric,end:ric,braced:ric
-def _m68(_HAS, _D, _F, _set):
+def _m71(_HAS, _D, _F, _set):
     def __init__(self, name, start, end, braced):
         self.name = name
         self.start = start
@@ -1206,8 +1256,21 @@ def _m68(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|name:ric,value:ric,name_word:ric,value_word:ric
+def _m72(_HAS, _D, _F, _set):
+    def __init__(self, name, value, name_word, value_word):
+        self.name = name
+        self.value = value
+        self.name_word = name_word
+        self.value_word = value_word
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name,self.value,self.name_word,self.value_word,) == (other.name,other.value,other.name_word,other.value_word,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|name:ric,value:ric,token:ric
-def _m69(_HAS, _D, _F, _set):
+def _m73(_HAS, _D, _F, _set):
     def __init__(self, name, value, token):
         self.name = name
         self.value = value
@@ -1219,7 +1282,7 @@ def _m69(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,value:ric,token:ric,container:ric,via:ric
-def _m70(_HAS, _D, _F, _set):
+def _m74(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, container, via):
         self.name = name
         self.value = value
@@ -1233,7 +1296,7 @@ def _m70(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic
-def _m71(_HAS, _D, _F, _set):
+def _m75(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, origin=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1248,7 +1311,7 @@ def _m71(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic
-def _m72(_HAS, _D, _F, _set):
+def _m76(_HAS, _D, _F, _set):
     def __init__(self, namespace, what, target=_D[0], unresolved=_D[1], local=_D[2], script=_D[3], models=_D[4]):
         self.namespace = namespace
         self.what = what
@@ -1264,7 +1327,7 @@ def _m72(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|node:ric,path:ric,source:ric,variables:ric,required:dic
-def _m73(_HAS, _D, _F, _set):
+def _m77(_HAS, _D, _F, _set):
     def __init__(self, node, path, source, variables, required=_D[0]):
         self.node = node
         self.path = path
@@ -1278,7 +1341,7 @@ def _m73(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric
-def _m74(_HAS, _D, _F, _set):
+def _m78(_HAS, _D, _F, _set):
     def __init__(self, opening, content_start, content_end, closing, language):
         self.opening = opening
         self.content_start = content_start
@@ -1292,7 +1355,7 @@ def _m74(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic
-def _m75(_HAS, _D, _F, _set):
+def _m79(_HAS, _D, _F, _set):
     def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], vllm_version=_D[8], require_suppression_reason=_D[9], max_file_size=_D[10], baseline=_D[11], models=_HAS, gpus=_HAS, hf_cache=_D[12], online=_D[13]):
         self.path = path
         self.select = select
@@ -1323,7 +1386,7 @@ def _m75(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic
-def _m76(_HAS, _D, _F, _set):
+def _m80(_HAS, _D, _F, _set):
     def __init__(self, path, scope, span, text, entries, reason, lines=_D[0], obj=_D[1], malformed=_D[2]):
         self.path = path
         self.scope = scope
@@ -1341,7 +1404,7 @@ def _m76(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic
-def _m77(_HAS, _D, _F, _set):
+def _m81(_HAS, _D, _F, _set):
     def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1], fixes=_HAS, regions=_HAS):
         self.path = path
         self.shown = shown
@@ -1359,7 +1422,7 @@ def _m77(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic
-def _m78(_HAS, _D, _F, _set):
+def _m82(_HAS, _D, _F, _set):
     def __init__(self, pp_rank, layers, weights_bytes, reserve_bytes, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, reserve_parts=_HAS):
         self.pp_rank = pp_rank
         self.layers = layers
@@ -1376,7 +1439,7 @@ def _m78(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|program:ric,image:ric,variables:ric
-def _m79(_HAS, _D, _F, _set):
+def _m83(_HAS, _D, _F, _set):
     def __init__(self, program, image, variables):
         self.program = program
         self.image = image
@@ -1388,7 +1451,7 @@ def _m79(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|release:ric,added:ric,resolved:ric
-def _m80(_HAS, _D, _F, _set):
+def _m84(_HAS, _D, _F, _set):
     def __init__(self, release, added, resolved):
         self.release = release
         self.added = added
@@ -1400,7 +1463,7 @@ def _m80(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic
-def _m81(_HAS, _D, _F, _set):
+def _m85(_HAS, _D, _F, _set):
     def __init__(self, result, world, texts=_HAS, shown=_HAS, paths=_HAS):
         self.result = result
         self.world = world
@@ -1414,7 +1477,7 @@ def _m81(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic
-def _m82(_HAS, _D, _F, _set):
+def _m86(_HAS, _D, _F, _set):
     def __init__(self, root, shown_root, tool=_D[0], output=_D[1], notices=_HAS):
         self.root = root
         self.shown_root = shown_root
@@ -1428,7 +1491,7 @@ def _m82(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic
-def _m83(_HAS, _D, _F, _set):
+def _m87(_HAS, _D, _F, _set):
     def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12], follow_links=_D[13]):
         self.select = select
         self.ignore = ignore
@@ -1453,7 +1516,7 @@ def _m83(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|shown:ric,text:ric,tool:ric,segments:fic
-def _m84(_HAS, _D, _F, _set):
+def _m88(_HAS, _D, _F, _set):
     def __init__(self, shown, text, tool, segments=_HAS):
         self.shown = shown
         self.text = text
@@ -1466,7 +1529,7 @@ def _m84(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|source:ric,root:ric,index:ric
-def _m85(_HAS, _D, _F, _set):
+def _m89(_HAS, _D, _F, _set):
     def __init__(self, source, root, index):
         self.source = source
         self.root = root
@@ -1478,7 +1541,7 @@ def _m85(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|source:ric,start:ric,end:ric
-def _m86(_HAS, _D, _F, _set):
+def _m90(_HAS, _D, _F, _set):
     def __init__(self, source, start, end):
         self.source = source
         self.start = start
@@ -1490,7 +1553,7 @@ def _m86(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
-def _m87(_HAS, _D, _F, _set):
+def _m91(_HAS, _D, _F, _set):
     def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
@@ -1513,8 +1576,21 @@ def _m87(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|stages:fic,global_args:fic,instructions:fic,escape:dic
+def _m92(_HAS, _D, _F, _set):
+    def __init__(self, stages=_HAS, global_args=_HAS, instructions=_HAS, escape=_D[0]):
+        self.stages = _F[0]() if stages is _HAS else stages
+        self.global_args = _F[1]() if global_args is _HAS else global_args
+        self.instructions = _F[2]() if instructions is _HAS else instructions
+        self.escape = escape
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.stages,self.global_args,self.instructions,self.escape,) == (other.stages,other.global_args,other.instructions,other.escape,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|start:ric,end:ric
-def _m88(_HAS, _D, _F, _set):
+def _m93(_HAS, _D, _F, _set):
     def __init__(self, start, end):
         self.start = start
         self.end = end
@@ -1525,7 +1601,7 @@ def _m88(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric
-def _m89(_HAS, _D, _F, _set):
+def _m94(_HAS, _D, _F, _set):
     def __init__(self, start, end, blank_end, expanded, delimiter, operator):
         self.start = start
         self.end = end
@@ -1540,7 +1616,7 @@ def _m89(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,path:ric,text:ric,region:dic
-def _m90(_HAS, _D, _F, _set):
+def _m95(_HAS, _D, _F, _set):
     def __init__(self, start, end, path, text, region=_D[0]):
         self.start = start
         self.end = end
@@ -1554,7 +1630,7 @@ def _m90(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,text:ric,heredoc:dic
-def _m91(_HAS, _D, _F, _set):
+def _m96(_HAS, _D, _F, _set):
     def __init__(self, start, end, text, heredoc=_D[0]):
         self.start = start
         self.end = end
@@ -1567,7 +1643,7 @@ def _m91(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic
-def _m92(_HAS, _D, _F, _set):
+def _m97(_HAS, _D, _F, _set):
     def __init__(self, text, applied, result, refused=_D[0], diff=_D[1], fixes=_HAS):
         self.text = text
         self.applied = applied
@@ -1582,7 +1658,7 @@ def _m92(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic
-def _m93(_HAS, _D, _F, _set):
+def _m98(_HAS, _D, _F, _set):
     def __init__(self, text, begin, end, chars, quoted=_D[0]):
         self.text = text
         self.begin = begin
@@ -1596,7 +1672,7 @@ def _m93(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic
-def _m94(_HAS, _D, _F, _set):
+def _m99(_HAS, _D, _F, _set):
     def __init__(self, text, source, start=_D[0], end=_D[1], dynamic=_D[2], node=_D[3]):
         self.text = text
         self.source = source
@@ -1611,7 +1687,7 @@ def _m94(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,start:ric,end:ric,dynamic:dic
-def _m95(_HAS, _D, _F, _set):
+def _m100(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, dynamic=_D[0]):
         self.text = text
         self.start = start
@@ -1624,7 +1700,7 @@ def _m95(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic
-def _m96(_HAS, _D, _F, _set):
+def _m101(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, node, dynamic, notes=_HAS):
         self.text = text
         self.start = start
@@ -1639,7 +1715,7 @@ def _m96(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic
-def _m97(_HAS, _D, _F, _set):
+def _m102(_HAS, _D, _F, _set):
     def __init__(self, text, starts, ends, unresolved=_D[0], invalid=_D[1], notes=_HAS, unresolved_spans=_HAS):
         self.text = text
         self.starts = starts
@@ -1655,7 +1731,7 @@ def _m97(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic
-def _m98(_HAS, _D, _F, _set):
+def _m103(_HAS, _D, _F, _set):
     def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2], next_flag=_D[3]):
         self.token = token
         self.name = name
@@ -1673,7 +1749,7 @@ def _m98(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|token:ric,strip_prefix:dic
-def _m99(_HAS, _D, _F, _set):
+def _m104(_HAS, _D, _F, _set):
     def __init__(self, token, strip_prefix=_D[0]):
         self.token = token
         self.strip_prefix = strip_prefix
@@ -1684,7 +1760,7 @@ def _m99(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|tokens:ric,container:ric,via:ric,script:dic
-def _m100(_HAS, _D, _F, _set):
+def _m105(_HAS, _D, _F, _set):
     def __init__(self, tokens, container, via, script=_D[0]):
         self.tokens = tokens
         self.container = container
@@ -1697,7 +1773,7 @@ def _m100(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|uri:ric,text:ric,version:ric
-def _m101(_HAS, _D, _F, _set):
+def _m106(_HAS, _D, _F, _set):
     def __init__(self, uri, text, version):
         self.uri = uri
         self.text = text
@@ -1709,7 +1785,7 @@ def _m101(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|variables:fic,env_files:fic
-def _m102(_HAS, _D, _F, _set):
+def _m107(_HAS, _D, _F, _set):
     def __init__(self, variables=_HAS, env_files=_HAS):
         self.variables = _F[0]() if variables is _HAS else variables
         self.env_files = _F[1]() if env_files is _HAS else env_files
@@ -1720,7 +1796,7 @@ def _m102(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
-def _m103(_HAS, _D, _F, _set):
+def _m108(_HAS, _D, _F, _set):
     def __init__(self, words, line_comment_before=_D[0], start=_D[1], end=_D[2], heredoc=_D[3]):
         self.words = words
         self.line_comment_before = line_comment_before
@@ -1734,7 +1810,7 @@ def _m103(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|world:ric,rule:ric,severity:ric,fix_errors:fic
-def _m104(_HAS, _D, _F, _set):
+def _m109(_HAS, _D, _F, _set):
     def __init__(self, world, rule, severity, fix_errors=_HAS):
         self.world = world
         self.rule = rule
@@ -1747,7 +1823,7 @@ def _m104(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri
-def _m105(_HAS, _D, _F, _set):
+def _m110(_HAS, _D, _F, _set):
     def __init__(self, config, external, series_query, matches, as_name, metrics_query):
         self.config = config
         self.external = external
@@ -1758,7 +1834,7 @@ def _m105(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|container_port:ri,host_ip:ri,node:ri
-def _m106(_HAS, _D, _F, _set):
+def _m111(_HAS, _D, _F, _set):
     def __init__(self, container_port, host_ip, node):
         self.container_port = container_port
         self.host_ip = host_ip
@@ -1766,13 +1842,13 @@ def _m106(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|fields:fi
-def _m107(_HAS, _D, _F, _set):
+def _m112(_HAS, _D, _F, _set):
     def __init__(self, fields=_HAS):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
-def _m108(_HAS, _D, _F, _set):
+def _m113(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
         self.kind = kind
         self.api_version = api_version
@@ -1785,7 +1861,7 @@ def _m108(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,api_version:ri,node:ri
-def _m109(_HAS, _D, _F, _set):
+def _m114(_HAS, _D, _F, _set):
     def __init__(self, kind, name, api_version, node):
         self.kind = kind
         self.name = name
@@ -1794,7 +1870,7 @@ def _m109(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,namespace:ri,node:ri
-def _m110(_HAS, _D, _F, _set):
+def _m115(_HAS, _D, _F, _set):
     def __init__(self, kind, name, namespace, node):
         self.kind = kind
         self.name = name
@@ -1803,7 +1879,7 @@ def _m110(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri
-def _m111(_HAS, _D, _F, _set):
+def _m116(_HAS, _D, _F, _set):
     def __init__(self, kind, name, prefix, optional, node):
         self.kind = kind
         self.name = name
@@ -1813,7 +1889,7 @@ def _m111(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi
-def _m112(_HAS, _D, _F, _set):
+def _m117(_HAS, _D, _F, _set):
     def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
         self.kind = kind
         self.node = node
@@ -1829,7 +1905,7 @@ def _m112(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,owner:ri,members:fi,size:di
-def _m113(_HAS, _D, _F, _set):
+def _m118(_HAS, _D, _F, _set):
     def __init__(self, kind, owner, members=_HAS, size=_D[0]):
         self.kind = kind
         self.owner = owner
@@ -1838,7 +1914,7 @@ def _m113(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|match_labels:fi,match_expressions:fi,node:di,valid:di
-def _m114(_HAS, _D, _F, _set):
+def _m119(_HAS, _D, _F, _set):
     def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
         self.match_labels = _F[0]() if match_labels is _HAS else match_labels
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
@@ -1847,7 +1923,7 @@ def _m114(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
-def _m115(_HAS, _D, _F, _set):
+def _m120(_HAS, _D, _F, _set):
     def __init__(self, name, args, parents=_HAS, block=_D[0]):
         self.name = name
         self.args = args
@@ -1856,7 +1932,7 @@ def _m115(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di
-def _m116(_HAS, _D, _F, _set):
+def _m121(_HAS, _D, _F, _set):
     def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
         self.name = name
         self.mount_path = mount_path
@@ -1866,7 +1942,7 @@ def _m116(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,kind:ri,source:ri
-def _m117(_HAS, _D, _F, _set):
+def _m122(_HAS, _D, _F, _set):
     def __init__(self, name, node, kind, source):
         self.name = name
         self.node = node
@@ -1875,7 +1951,7 @@ def _m117(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,value:ri
-def _m118(_HAS, _D, _F, _set):
+def _m123(_HAS, _D, _F, _set):
     def __init__(self, name, node, value):
         self.name = name
         self.node = node
@@ -1883,7 +1959,7 @@ def _m118(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,number:ri,protocol:ri,node:ri
-def _m119(_HAS, _D, _F, _set):
+def _m124(_HAS, _D, _F, _set):
     def __init__(self, name, number, protocol, node):
         self.name = name
         self.number = number
@@ -1892,7 +1968,7 @@ def _m119(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di
-def _m120(_HAS, _D, _F, _set):
+def _m125(_HAS, _D, _F, _set):
     def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
         self.name = name
         self.port = port
@@ -1903,7 +1979,7 @@ def _m120(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di
-def _m121(_HAS, _D, _F, _set):
+def _m126(_HAS, _D, _F, _set):
     def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1915,13 +1991,13 @@ def _m121(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node:ri
-def _m122(_HAS, _D, _F, _set):
+def _m127(_HAS, _D, _F, _set):
     def __init__(self, node):
         self.node = node
     return {'__init__': __init__}
 
 # M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di
-def _m123(_HAS, _D, _F, _set):
+def _m128(_HAS, _D, _F, _set):
     def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
         self.node = node
         self.pod_selector = pod_selector
@@ -1932,7 +2008,7 @@ def _m123(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di
-def _m124(_HAS, _D, _F, _set):
+def _m129(_HAS, _D, _F, _set):
     def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
         self.node_selector = _F[0]() if node_selector is _HAS else node_selector
         self.terms = _F[1]() if terms is _HAS else terms
@@ -1941,7 +2017,7 @@ def _m124(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri
-def _m125(_HAS, _D, _F, _set):
+def _m130(_HAS, _D, _F, _set):
     def __init__(self, obj, kind, spec, endpoints, scope):
         self.obj = obj
         self.kind = kind
@@ -1951,7 +2027,7 @@ def _m125(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,labels:ri,requirements:ri,taints:ri
-def _m126(_HAS, _D, _F, _set):
+def _m131(_HAS, _D, _F, _set):
     def __init__(self, obj, labels, requirements, taints):
         self.obj = obj
         self.labels = labels
@@ -1960,7 +2036,7 @@ def _m126(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,paths:fi,hosts:fi,parents:fi
-def _m127(_HAS, _D, _F, _set):
+def _m132(_HAS, _D, _F, _set):
     def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
         self.obj = obj
         self.paths = _F[0]() if paths is _HAS else paths
@@ -1969,7 +2045,7 @@ def _m127(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi
-def _m128(_HAS, _D, _F, _set):
+def _m133(_HAS, _D, _F, _set):
     def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
         self.obj = obj
         self.pod_selector = pod_selector
@@ -1980,14 +2056,14 @@ def _m128(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|owner:ri,placement:ri
-def _m129(_HAS, _D, _F, _set):
+def _m134(_HAS, _D, _F, _set):
     def __init__(self, owner, placement):
         self.owner = owner
         self.placement = placement
     return {'__init__': __init__}
 
 # M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di
-def _m130(_HAS, _D, _F, _set):
+def _m135(_HAS, _D, _F, _set):
     def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
         self.owner = owner
         self.spec = spec
@@ -1999,7 +2075,7 @@ def _m130(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,match:ri,node:ri,backends:ri,rewritten:di
-def _m131(_HAS, _D, _F, _set):
+def _m136(_HAS, _D, _F, _set):
     def __init__(self, path, match, node, backends, rewritten=_D[0]):
         self.path = path
         self.match = match
@@ -2009,7 +2085,7 @@ def _m131(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,mount:ri,volume:ri
-def _m132(_HAS, _D, _F, _set):
+def _m137(_HAS, _D, _F, _set):
     def __init__(self, path, mount, volume):
         self.path = path
         self.mount = mount
@@ -2017,7 +2093,7 @@ def _m132(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
-def _m133(_HAS, _D, _F, _set):
+def _m138(_HAS, _D, _F, _set):
     def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
         self.path = path
         self.why = why
@@ -2029,7 +2105,7 @@ def _m133(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|pod:ri,node:ri,name:ri,init:di,_memo:di
-def _m134(_HAS, _D, _F, _set):
+def _m139(_HAS, _D, _F, _set):
     def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
         self.pod = pod
         self.node = node
@@ -2039,7 +2115,7 @@ def _m134(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri
-def _m135(_HAS, _D, _F, _set):
+def _m140(_HAS, _D, _F, _set):
     def __init__(self, policy, direction, node, peers, ports):
         self.policy = policy
         self.direction = direction
@@ -2049,7 +2125,7 @@ def _m135(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|protocol:ri,port:ri,end_port:ri,node:ri
-def _m136(_HAS, _D, _F, _set):
+def _m141(_HAS, _D, _F, _set):
     def __init__(self, protocol, port, end_port, node):
         self.protocol = protocol
         self.port = port
@@ -2058,21 +2134,21 @@ def _m136(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|requests:fi,limits:fi
-def _m137(_HAS, _D, _F, _set):
+def _m142(_HAS, _D, _F, _set):
     def __init__(self, requests=_HAS, limits=_HAS):
         self.requests = _F[0]() if requests is _HAS else requests
         self.limits = _F[1]() if limits is _HAS else limits
     return {'__init__': __init__}
 
 # M|requirements:ri,node:di
-def _m138(_HAS, _D, _F, _set):
+def _m143(_HAS, _D, _F, _set):
     def __init__(self, requirements, node=_D[0]):
         self.requirements = requirements
         self.node = node
     return {'__init__': __init__}
 
 # M|role:ri,template:ri,container:ri,invocation:ri
-def _m139(_HAS, _D, _F, _set):
+def _m144(_HAS, _D, _F, _set):
     def __init__(self, role, template, container, invocation):
         self.role = role
         self.template = template
@@ -2081,7 +2157,7 @@ def _m139(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|service:ri,namespace:ri,port:ri,node:ri,kind:di
-def _m140(_HAS, _D, _F, _set):
+def _m145(_HAS, _D, _F, _set):
     def __init__(self, service, namespace, port, node, kind=_D[0]):
         self.service = service
         self.namespace = namespace
@@ -2091,7 +2167,7 @@ def _m140(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi
-def _m141(_HAS, _D, _F, _set):
+def _m146(_HAS, _D, _F, _set):
     def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
         self.source = source
         self.root = root
@@ -2102,7 +2178,7 @@ def _m141(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|text:ri,start:ri,end:ri
-def _m142(_HAS, _D, _F, _set):
+def _m147(_HAS, _D, _F, _set):
     def __init__(self, text, start, end):
         self.text = text
         self.start = start
@@ -2110,7 +2186,7 @@ def _m142(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,max_surge:di,max_unavailable:di,partition:di
-def _m143(_HAS, _D, _F, _set):
+def _m148(_HAS, _D, _F, _set):
     def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
         self.type = type
         self.max_surge = max_surge
@@ -2119,7 +2195,7 @@ def _m143(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di
-def _m144(_HAS, _D, _F, _set):
+def _m149(_HAS, _D, _F, _set):
     def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
         self.type = type
         self.metric = metric
@@ -2132,7 +2208,7 @@ def _m144(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|value:ri,node:di,level:di
-def _m145(_HAS, _D, _F, _set):
+def _m150(_HAS, _D, _F, _set):
     def __init__(self, value, node=_D[0], level=_D[1]):
         self.value = value
         self.node = node
@@ -2200,90 +2276,95 @@ MAKERS = {
     'Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m57,
     'Me|fingerprints:fic,entries:fic': _m58,
     'Me|hf_cache:dic,online:dic': _m59,
-    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m60,
-    'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m61,
-    'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m62,
-    'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m63,
-    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m64,
-    'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m65,
-    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m66,
-    'Me|name:ric,span:ric,code:ric,used:dic': _m67,
-    'Me|name:ric,start:ric,end:ric,braced:ric': _m68,
-    'Me|name:ric,value:ric,token:ric': _m69,
-    'Me|name:ric,value:ric,token:ric,container:ric,via:ric': _m70,
-    'Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m71,
-    'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m72,
-    'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m73,
-    'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m74,
-    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m75,
-    'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m76,
-    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m77,
-    'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m78,
-    'Me|program:ric,image:ric,variables:ric': _m79,
-    'Me|release:ric,added:ric,resolved:ric': _m80,
-    'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
-    'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
-    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic': _m83,
-    'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
-    'Me|source:ric,root:ric,index:ric': _m85,
-    'Me|source:ric,start:ric,end:ric': _m86,
-    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m87,
-    'Me|start:ric,end:ric': _m88,
-    'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
-    'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
-    'Me|start:ric,end:ric,text:ric,heredoc:dic': _m91,
-    'Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic': _m92,
-    'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m93,
-    'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m94,
-    'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
-    'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m96,
-    'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m97,
-    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m98,
-    'Me|token:ric,strip_prefix:dic': _m99,
-    'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
-    'Me|uri:ric,text:ric,version:ric': _m101,
-    'Me|variables:fic,env_files:fic': _m102,
-    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m103,
-    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m104,
-    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m105,
-    'M|container_port:ri,host_ip:ri,node:ri': _m106,
-    'M|fields:fi': _m107,
-    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m108,
-    'M|kind:ri,name:ri,api_version:ri,node:ri': _m109,
-    'M|kind:ri,name:ri,namespace:ri,node:ri': _m110,
-    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m111,
-    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m112,
-    'M|kind:ri,owner:ri,members:fi,size:di': _m113,
-    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m114,
-    'M|name:ri,args:ri,parents:fi,block:di': _m115,
-    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m116,
-    'M|name:ri,node:ri,kind:ri,source:ri': _m117,
-    'M|name:ri,node:ri,value:ri': _m118,
-    'M|name:ri,number:ri,protocol:ri,node:ri': _m119,
-    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m120,
-    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m121,
-    'M|node:ri': _m122,
-    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m123,
-    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m124,
-    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m125,
-    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m126,
-    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m127,
-    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m128,
-    'M|owner:ri,placement:ri': _m129,
-    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m130,
-    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m131,
-    'M|path:ri,mount:ri,volume:ri': _m132,
-    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m133,
-    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m134,
-    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m135,
-    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m136,
-    'M|requests:fi,limits:fi': _m137,
-    'M|requirements:ri,node:di': _m138,
-    'M|role:ri,template:ri,container:ri,invocation:ri': _m139,
-    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m140,
-    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m141,
-    'M|text:ri,start:ri,end:ri': _m142,
-    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m143,
-    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m144,
-    'M|value:ri,node:di,level:di': _m145,
+    'Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic': _m60,
+    'Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic': _m61,
+    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m62,
+    'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m63,
+    'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m64,
+    'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m65,
+    'Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic': _m66,
+    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m67,
+    'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m68,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m69,
+    'Me|name:ric,span:ric,code:ric,used:dic': _m70,
+    'Me|name:ric,start:ric,end:ric,braced:ric': _m71,
+    'Me|name:ric,value:ric,name_word:ric,value_word:ric': _m72,
+    'Me|name:ric,value:ric,token:ric': _m73,
+    'Me|name:ric,value:ric,token:ric,container:ric,via:ric': _m74,
+    'Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m75,
+    'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m76,
+    'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m77,
+    'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m78,
+    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m79,
+    'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m80,
+    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m81,
+    'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m82,
+    'Me|program:ric,image:ric,variables:ric': _m83,
+    'Me|release:ric,added:ric,resolved:ric': _m84,
+    'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m85,
+    'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m86,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic': _m87,
+    'Me|shown:ric,text:ric,tool:ric,segments:fic': _m88,
+    'Me|source:ric,root:ric,index:ric': _m89,
+    'Me|source:ric,start:ric,end:ric': _m90,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m91,
+    'Me|stages:fic,global_args:fic,instructions:fic,escape:dic': _m92,
+    'Me|start:ric,end:ric': _m93,
+    'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m94,
+    'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m95,
+    'Me|start:ric,end:ric,text:ric,heredoc:dic': _m96,
+    'Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic': _m97,
+    'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m98,
+    'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m99,
+    'Me|text:ric,start:ric,end:ric,dynamic:dic': _m100,
+    'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m101,
+    'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m102,
+    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m103,
+    'Me|token:ric,strip_prefix:dic': _m104,
+    'Me|tokens:ric,container:ric,via:ric,script:dic': _m105,
+    'Me|uri:ric,text:ric,version:ric': _m106,
+    'Me|variables:fic,env_files:fic': _m107,
+    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m108,
+    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m109,
+    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m110,
+    'M|container_port:ri,host_ip:ri,node:ri': _m111,
+    'M|fields:fi': _m112,
+    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m113,
+    'M|kind:ri,name:ri,api_version:ri,node:ri': _m114,
+    'M|kind:ri,name:ri,namespace:ri,node:ri': _m115,
+    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m116,
+    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m117,
+    'M|kind:ri,owner:ri,members:fi,size:di': _m118,
+    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m119,
+    'M|name:ri,args:ri,parents:fi,block:di': _m120,
+    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m121,
+    'M|name:ri,node:ri,kind:ri,source:ri': _m122,
+    'M|name:ri,node:ri,value:ri': _m123,
+    'M|name:ri,number:ri,protocol:ri,node:ri': _m124,
+    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m125,
+    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m126,
+    'M|node:ri': _m127,
+    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m128,
+    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m129,
+    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m130,
+    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m131,
+    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m132,
+    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m133,
+    'M|owner:ri,placement:ri': _m134,
+    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m135,
+    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m136,
+    'M|path:ri,mount:ri,volume:ri': _m137,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m138,
+    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m139,
+    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m140,
+    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m141,
+    'M|requests:fi,limits:fi': _m142,
+    'M|requirements:ri,node:di': _m143,
+    'M|role:ri,template:ri,container:ri,invocation:ri': _m144,
+    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m145,
+    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m146,
+    'M|text:ri,start:ri,end:ri': _m147,
+    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m148,
+    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m149,
+    'M|value:ri,node:di,level:di': _m150,
 }

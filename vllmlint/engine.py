@@ -402,15 +402,21 @@ class Linter:
 
             apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
             bind_projects(world)
-        world.invocations = find_invocations(world, self.options.upgrade_to)
+        builds = None
+        if self._dockerfile_sources and world.of_kind("ComposeService"):
+            from vllmlint.vllm.dockerfile import compose_build
+
+            found = ((id(o), compose_build(o, world.sources)) for o in world.of_kind("ComposeService"))
+            builds = {key: built for key, built in found if built is not None}
+        world.invocations = find_invocations(world, self.options.upgrade_to, builds)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
         if self._dockerfile_sources:  # the Dockerfile reader is imported only for Dockerfiles
-            from vllmlint.vllm.dockerfile import compose_build, dockerfile_invocations
+            from vllmlint.vllm.dockerfile import dockerfile_invocations
 
             # A Dockerfile a Compose service of the run builds is judged as that service runs it (its build args,
             # its `command`), not a second time on its own.
-            built = {b.path for b in (compose_build(o, world.sources) for o in world.of_kind("ComposeService")) if b}
+            built = {b.path for b in (builds or {}).values()}
             for source in self._dockerfile_sources:
                 if source.display_path not in built:
                     world.invocations.extend(dockerfile_invocations(source, world.shell_commands))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from vllmlint.records import dataclass, field
 
 MAX_INSTRUCTIONS = 20_000  # a larger file is not a Dockerfile anyone builds: read no further
 

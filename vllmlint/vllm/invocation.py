@@ -562,14 +562,12 @@ def _mounted_script(container: Container, path: str, world: World) -> Scalar | N
 
 
 def container_invocations(container: Container, world: World, upgrade_to: str | None = None,
-                          commands: list[ShellCommand] | None = None) -> Iterator[Invocation]:
+                          commands: list[ShellCommand] | None = None, builds: dict | None = None
+                          ) -> Iterator[Invocation]:
     """The vLLM server invocations a container runs (usually zero or one). Every command it runs (exec
     form, and the commands of the shell scripts it runs) is appended to `commands` when given."""
-    built = None
-    if container.is_compose and container.node.get("build") is not None:
-        from vllmlint.vllm.dockerfile import compose_build
-
-        built = compose_build(container.pod.owner, world.sources)
+    # `build:` of a Compose service: what the engine read of that Dockerfile (vllm.dockerfile.compose_build).
+    built = builds.get(id(container.pod.owner)) if builds and container.is_compose else None
     for invocation in _container_invocations(container, world, upgrade_to, commands, built):
         if built is not None and built.pin is not None:
             invocation.operator_release = built.pin  # `RUN pip install vllm==X` in the Dockerfile it builds
@@ -721,16 +719,17 @@ def script_invocations(source: SourceFile, commands: list[ShellCommand] | None =
 _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
 
 
-def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
+def find_invocations(world: World, upgrade_to: str | None = None, builds: dict | None = None) -> list[Invocation]:
     """The vLLM invocations of every container; sets `world.shell_commands` to the commands they run,
-    then those of the ConfigMap scripts no container was seen running (a head started from a script)."""
+    then those of the ConfigMap scripts no container was seen running (a head started from a script).
+    `builds`: id of a Compose service -> the image its `build:` makes from a Dockerfile of the run."""
     from vllmlint.k8s.objects import add_operator_templates
 
     add_operator_templates(world)
     result: list[Invocation] = []
     commands: list[ShellCommand] = []
     for container in world.containers:
-        result.extend(container_invocations(container, world, upgrade_to, commands))
+        result.extend(container_invocations(container, world, upgrade_to, commands, builds))
     read = {id(command.script) for command in commands if command.script is not None}
     for config_map in world.of_kind("ConfigMap"):
         data = config_map.node.get("data")
