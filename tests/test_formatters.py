@@ -168,11 +168,11 @@ def test_multiline_span_underlines_to_the_end_of_its_first_line():
 
 def test_zero_width_span_gets_one_caret_and_missing_sources_get_no_excerpt():
     source = SourceFile("z.yaml", "key: value\n")
-    point = Finding("VL101", Severity.INFO, "m", "z.yaml", Span.point(1, 11, 10))
-    elsewhere = Finding("VL101", Severity.INFO, "m", "gone.yaml", Span.point(3, 1))
+    point = Finding("VL101", Severity.WARNING, "m", "z.yaml", Span.point(1, 11, 10))
+    elsewhere = Finding("VL101", Severity.WARNING, "m", "gone.yaml", Span.point(3, 1))
     lines = render("text", Report(findings=[point, elsewhere], sources={"z.yaml": source})).splitlines()
     assert lines[1:3] == [" 1 | key: value", "   |           ^"]
-    assert lines[4:6] == ["gone.yaml:3:1: VL101 [info] m (deprecated-entrypoint)", ""]
+    assert lines[4:6] == ["gone.yaml:3:1: VL101 [warning] m (deprecated-entrypoint)", ""]
 
 
 def test_summary_counts_severities_files_and_checked_files():

@@ -944,9 +944,9 @@ def _m55(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
+# Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic,concise:dic,below_min_level:dic
 def _m56(_HAS, _D, _F, _set):
-    def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, rules=_HAS, sources=_HAS, files_checked=_D[0], color=_D[1], show_suppressed=_D[2], statistics=_D[3], quiet=_D[4], sarif_category=_D[5], failed=_D[6], errors=_HAS, tool_version=_D[7], local_paths=_HAS, summary=_D[8], unsafe_fixes=_D[9], fail_on=_D[10], show_notes=_D[11], workloads=_D[12], invocations=_D[13], objects=_D[14], skipped=_HAS):
+    def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, rules=_HAS, sources=_HAS, files_checked=_D[0], color=_D[1], show_suppressed=_D[2], statistics=_D[3], quiet=_D[4], sarif_category=_D[5], failed=_D[6], errors=_HAS, tool_version=_D[7], local_paths=_HAS, summary=_D[8], unsafe_fixes=_D[9], fail_on=_D[10], show_notes=_D[11], workloads=_D[12], invocations=_D[13], objects=_D[14], skipped=_HAS, concise=_D[15], below_min_level=_D[16]):
         self.findings = _F[0]() if findings is _HAS else findings
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
         self.notices = _F[2]() if notices is _HAS else notices
@@ -970,9 +970,11 @@ def _m56(_HAS, _D, _F, _set):
         self.invocations = invocations
         self.objects = objects
         self.skipped = _F[7]() if skipped is _HAS else skipped
+        self.concise = concise
+        self.below_min_level = below_min_level
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,) == (other.findings,other.suppressed,other.notices,other.rules,other.sources,other.files_checked,other.color,other.show_suppressed,other.statistics,other.quiet,other.sarif_category,other.failed,other.errors,other.tool_version,other.local_paths,other.summary,other.unsafe_fixes,other.fail_on,other.show_notes,other.workloads,other.invocations,other.objects,other.skipped,)
+            return (self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,self.concise,self.below_min_level,) == (other.findings,other.suppressed,other.notices,other.rules,other.sources,other.files_checked,other.color,other.show_suppressed,other.statistics,other.quiet,other.sarif_category,other.failed,other.errors,other.tool_version,other.local_paths,other.summary,other.unsafe_fixes,other.fail_on,other.show_notes,other.workloads,other.invocations,other.objects,other.skipped,other.concise,other.below_min_level,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2173,7 +2175,7 @@ MAKERS = {
     'Me|error:ric,path:ric': _m53,
     'Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic': _m54,
     'Me|files:ric,flux:ric': _m55,
-    'Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m56,
+    'Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic,concise:dic,below_min_level:dic': _m56,
     'Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m57,
     'Me|fingerprints:fic,entries:fic': _m58,
     'Me|hf_cache:dic,online:dic': _m59,

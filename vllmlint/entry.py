@@ -1,8 +1,6 @@
-"""The console script and `python -m vllmlint`: the common command line (`vllmlint [check] PATH... [OPTIONS]`, the
-pre-commit case) runs the check without importing click; anything else goes to click's command line (cli.py).
-
-check_options.parse_check_argv decides: it answers only where it reads the command line exactly as click would,
-so errors, help and the other commands are click's, unchanged. click costs a fifth of a one-file run.
+"""The console script and `python -m vllmlint`: the lint command line (`vllmlint [check] [PATH...] [OPTIONS]`, also
+`vllmlint --help`) is read by check_options.parse and run without importing click, which costs a fifth of a
+one-file run; the other commands go to click's command line (cli.py), whose `check` calls the same parser.
 """
 from __future__ import annotations
 
@@ -17,20 +15,48 @@ GC_THRESHOLD = (100_000, 50, 100)
 
 
 def main() -> None:
-    """The console script: `check` on its own when the command line is one the fast parser is sure of, else click."""
+    """The console script: the lint command line on its own, anything else through click."""
     import gc
 
     gc.set_threshold(*GC_THRESHOLD)  # before the imports too: the modules' code, functions and classes live on
-    from vllmlint.check_options import parse_check_argv
-
-    parsed = parse_check_argv(sys.argv[1:])
-    if parsed is None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["check"]:
+        argv = argv[1:]
+    elif _for_click(argv):
         from vllmlint.cli import main as click_main
 
         click_main()
         return
-    params, order = parsed
-    run_guarded(lambda: _run_check(params, order))
+    elif argv[:1] in (["-h"], ["--help"]):
+        argv = argv[:1]
+    run_guarded(lambda: _run_check(argv))
+
+
+def _for_click(argv: list[str]) -> bool:
+    """Whether the command line is another command's (or `--version`, a typo of a command, shell completion)."""
+    from vllmlint.check_options import COMMANDS, looks_like_a_command
+
+    if any(key.startswith("_") and key.endswith("_COMPLETE") and value for key, value in os.environ.items()):
+        return True  # click answers shell completion
+    if not argv:
+        return False
+    first = argv[0]
+    return first in ("-V", "--version") or first in COMMANDS or (first[:1] != "-" and looks_like_a_command(first))
+
+
+def lint_command_line(argv: list[str]) -> None:
+    """`vllmlint check ARGV`: parsed by check_options.parse (its help, its usage errors), then run."""
+    from vllmlint.check import echo, run_check, usage_error
+    from vllmlint.check_options import UsageError, help_text, parse
+
+    try:
+        args = parse(argv)
+    except UsageError as exc:
+        usage_error(str(exc))
+    if args is None:
+        echo(help_text(group=True), nl=False)
+        return
+    run_check(args)
 
 
 def run_guarded(function) -> None:
@@ -60,14 +86,14 @@ def run_guarded(function) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _run_check(params: dict, order: list[str]) -> None:
+def _run_check(argv: list[str]) -> None:
     """`check` with click's parameters, ended as click's standalone `main` ends a command: an interrupt (or end of
     input) prints a blank line and `Aborted!` and exits 1; a closed pipe exits 1 and silences later flushes."""
-    from vllmlint.check import echo, run_check
+    from vllmlint.check import echo
 
     try:
         try:
-            run_check(**params, format_order=order)
+            lint_command_line(argv)
         except (EOFError, KeyboardInterrupt):
             echo("", err=True)
             echo("Aborted!", err=True)
