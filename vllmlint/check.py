@@ -65,10 +65,14 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 
 
 def _use_color(choice: str, stream) -> bool:
+    """--color always/never; else NO_COLOR (set and not empty) turns colour off, FORCE_COLOR (set and not empty)
+    turns it on where it is not a terminal (CI logs), and a terminal gets it."""
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return hasattr(stream, "isatty") and stream.isatty()
 
 
