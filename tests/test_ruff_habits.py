@@ -98,3 +98,15 @@ def test_info_findings_take_one_line_in_text(tmp_path):
     assert infos
     for i in infos:  # followed by another finding or a blank line, never an excerpt or a help line
         assert lines[i + 1] == "" or FINDING.match(lines[i + 1])
+
+
+def test_min_level_from_the_configuration_and_the_command_line_wins(tmp_path):
+    tree(tmp_path)
+    (tmp_path / ".vllmlint.yaml").write_text("min-level: error\n")
+    _, out, _ = run_cli("k8s", cwd=tmp_path)
+    assert set(FINDING.findall(out)) == {"error"} and "below --min-level not shown" in out
+    _, out, _ = run_cli("--min-level", "info", "k8s", cwd=tmp_path)
+    assert "info" in FINDING.findall(out)
+    (tmp_path / ".vllmlint.yaml").write_text("min-level: loud\n")
+    code, _, err = run_cli("k8s", cwd=tmp_path)
+    assert code == 2 and "min-level" in err
