@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import click
 
-from vllmlint import __version__
 from vllmlint.check import echo, usage_error
 from vllmlint.check_options import COMMANDS, _did_you_mean, help_text, looks_like_a_command
 from vllmlint.entry import lint_command_line, run_guarded
@@ -19,6 +18,15 @@ LAZY_COMMANDS = {
     "capacity": "vllmlint.commands.capacity:command",
     "server": "vllmlint.server.command:command",  # the language server: pygls is imported only when it runs
 }
+
+
+def _print_version(ctx, _param, value) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from vllmlint.version import version
+
+    click.echo(f"vllmlint, version {version()}")
+    ctx.exit()
 
 
 class DefaultGroup(click.Group):
@@ -53,7 +61,8 @@ class DefaultGroup(click.Group):
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
              help="Lint vLLM deployments: " + COMMANDS["check"])
-@click.version_option(__version__, "-V", "--version", prog_name="vllmlint")
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version (and the commit it was built from) and exit.")
 def cli():
     """Lint vLLM deployments."""
 
