@@ -90,7 +90,8 @@ def test_help_lists_every_option_and_every_command():
             assert option in text, option
     for command in COMMANDS:
         assert f"  {command} " in text
-    assert "--format, --output-format [text|json|sarif|github|junit|concise|full]" in text
+    assert "--format [text|json|sarif|github|junit|concise|full]" in text
+    assert "--output-format [text|json|sarif|github|junit|concise|full]" in text
     assert "--render / --no-render" in text
 
 

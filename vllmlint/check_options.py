@@ -249,12 +249,15 @@ def help_text(group: bool = True, width: int | None = None) -> str:
     width = min(width or shutil.get_terminal_size((80, 24)).columns, 100) - 2
     rows: list[tuple[str, str]] = []
     for param in CHECK_PARAMS:
-        names = ", ".join(sorted(param.options, key=lambda o: (o.startswith("--"), o)))
+        longs = [o for o in param.options if o.startswith("--")]
+        names = ", ".join([o for o in param.options if not o.startswith("--")] + longs[:1])
+        value = ""
         if param.kind == "switch":
             names += " / --no-" + param.options[0][2:]
         elif param.kind in ("value", "multi"):
-            names += " [" + "|".join(param.choices) + "]" if param.choices else " " + param.metavar
-        rows.append((names, param.help))
+            value = " [" + "|".join(param.choices) + "]" if param.choices else " " + param.metavar
+        rows.append((names + value, param.help))
+        rows += [(alias + value, f"Same as {longs[0]}.") for alias in longs[1:]]  # --output-format: ruff's name
     rows.append(("-h, --help", "Show this message and exit."))
     if group:
         rows.append(("-V, --version", "Show the version and exit."))
