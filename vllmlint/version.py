@@ -5,13 +5,16 @@ editable install, `python -m vllmlint` in a clone), or recorded in a wheel built
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from vllmlint import __version__
 
 COMMIT_FILE = "commit.txt"  # under vllmlint/_data/ in a wheel
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _is_sha(text: str) -> bool:
+    """A full SHA-1 or SHA-256 object name, as git writes it (no regular expression: nothing compiled at import)."""
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def version() -> str:
@@ -26,7 +29,7 @@ def recorded_commit(package: Path) -> str | None:
         text = (package / "_data" / COMMIT_FILE).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return text if _SHA.fullmatch(text) else None
+    return text if _is_sha(text) else None
 
 
 def checkout_commit(root: Path) -> str | None:
@@ -40,7 +43,7 @@ def checkout_commit(root: Path) -> str | None:
             return None
         head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
         if not head.startswith("ref:"):
-            return head if _SHA.fullmatch(head) else None  # a detached HEAD
+            return head if _is_sha(head) else None  # a detached HEAD
         ref = head[4:].strip()
         common = gitdir
         if (gitdir / "commondir").is_file():  # a worktree: its refs are the main repository's
@@ -48,12 +51,12 @@ def checkout_commit(root: Path) -> str | None:
         for base in (gitdir, common):
             if (base / ref).is_file():
                 sha = (base / ref).read_text(encoding="utf-8").strip()
-                return sha if _SHA.fullmatch(sha) else None
+                return sha if _is_sha(sha) else None
         packed = common / "packed-refs"
         if packed.is_file():
             for line in packed.read_text(encoding="utf-8").splitlines():
                 sha, _, name = line.partition(" ")
-                if name == ref and _SHA.fullmatch(sha):
+                if name == ref and _is_sha(sha):
                     return sha
     except (OSError, UnicodeDecodeError):
         return None
