@@ -62,7 +62,7 @@ def test_the_default_hook_sees_the_deployment_when_only_the_hpa_is_committed(rep
     assert code == 1, out
     assert "k8s/hpa.yaml:15:13: VL401" in out  # cross-file: read from the Deployment, which is not staged
     assert "k8s/deployment.yaml:" not in out  # context only: its own findings are not this commit's
-    assert "in 1 file (1 file checked" in out
+    assert "in 1 file (1 file checked)." in out  # the context's workloads are not counted as this commit's
 
 
 def test_the_whole_repository_hook_reports_every_file(repo, tmp_path):

@@ -485,7 +485,9 @@ def present(plan: Plan, ran: Ran) -> int:
                         show_suppressed=args.show_suppressed, failed=bool(missing or result.internal_error),
                         errors=[f"{path}: no such file or directory" for path in missing],
                         local_paths=local if text else {}, unsafe_fixes=args.unsafe_fixes, fail_on=plan.threshold,
-                        show_notes=args.show_notes, workloads=result.workloads, invocations=result.invocations,
+                        show_notes=args.show_notes, invocations=result.invocations,
+                        # --context: the engine counted the context's workloads too; the summary names the files
+                        workloads=None if plan.context_files else result.workloads,
                         objects=result.objects, skipped=result.skipped_counts(),
                         below_min_level=len(result.findings) - len(shown))
         # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
