@@ -207,3 +207,18 @@ def test_a_bug_of_ours_on_the_fast_path_is_one_line_and_exit_2(tree, monkeypatch
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert err.startswith("vllmlint: internal error: RuntimeError: simulated bug") and "Traceback" not in err
+
+
+def test_the_command_line_modules_import_in_one_direction():
+    """entry (the console script) -> cli (click) -> check (the command's body) -> check_options (the declaration),
+    counting imports inside functions too: no module of the command line imports one above it (issue 23 named a
+    cli/entry circle)."""
+    import ast
+
+    order = ["entry", "cli", "check", "check_options"]
+    for rank, name in enumerate(order):
+        tree = ast.parse((ROOT / "vllmlint" / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        above = {f"vllmlint.{other}" for other in order[:rank]}
+        assert not imported & above, (name, imported & above)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import click
 
-from vllmlint.check import echo, usage_error
+from vllmlint.check import echo, lint_command_line, run_guarded, usage_error
 from vllmlint.check_options import COMMANDS, _did_you_mean, help_text, looks_like_a_command
-from vllmlint.entry import lint_command_line, run_guarded
 
 # Subcommands that live in their own modules, imported only when used (start-up time matters).
 LAZY_COMMANDS = {

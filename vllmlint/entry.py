@@ -7,18 +7,16 @@ from __future__ import annotations
 import os
 import sys
 
-# The cyclic GC runs a generation-0 pass every 700 new container objects by default; a run builds hundreds of
-# thousands of YAML nodes that all live to the end, so those passes find nothing. A larger threshold for this
-# one-shot process: 1,000 files of bench/bench.py's corpus 4.16 s -> 2.87 s, peak memory 139 -> 146 MB
-# (measured 2026-12-01). Only the console script sets it; the library leaves the embedding process alone.
-GC_THRESHOLD = (100_000, 50, 100)
+from vllmlint.check import GC_THRESHOLD, lint_command_line, run_guarded
+
+__all__ = ["GC_THRESHOLD", "lint_command_line", "main", "run_guarded"]
 
 
 def main() -> None:
     """The console script: the lint command line on its own, anything else through click."""
     import gc
 
-    gc.set_threshold(*GC_THRESHOLD)  # before the imports too: the modules' code, functions and classes live on
+    gc.set_threshold(*GC_THRESHOLD)  # before the run's imports: the modules' code, functions and classes live on
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         argv = argv[1:]
@@ -42,48 +40,6 @@ def _for_click(argv: list[str]) -> bool:
         return False
     first = argv[0]
     return first in ("-V", "--version") or first in COMMANDS or (first[:1] != "-" and looks_like_a_command(first))
-
-
-def lint_command_line(argv: list[str]) -> None:
-    """`vllmlint check ARGV`: parsed by check_options.parse (its help, its usage errors), then run."""
-    from vllmlint.check import echo, run_check, usage_error
-    from vllmlint.check_options import UsageError, help_text, parse
-
-    try:
-        args = parse(argv)
-    except UsageError as exc:
-        usage_error(str(exc))
-    if args is None:
-        echo(help_text(group=True), nl=False)
-        return
-    run_check(args)
-
-
-def run_guarded(function) -> None:
-    """Run `function` as the console script runs a command: a bug of ours is one line and exit 2, never a
-    traceback read as "findings"."""
-    import atexit
-    import gc
-
-    from vllmlint.check import EXIT_ERROR, echo
-
-    gc.set_threshold(*GC_THRESHOLD)
-    # At exit the interpreter collects garbage over every object still alive: the whole model and result of the
-    # run (the engine gives them back to the GC when the rules are done), a fifth of a 1,000-file run for nothing.
-    # Frozen, they are left to the process's end (atexit runs before that collection).
-    atexit.register(gc.freeze)
-    try:
-        function()
-    except Exception as exc:  # click handles usage errors and exits itself; anything else is our bug
-        import traceback
-
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
-        echo(f"vllmlint: internal error: {type(exc).__name__}: {exc} ({where}); please report it, with the "
-             "input if you can (VLLMLINT_DEBUG=1 shows the traceback)", err=True)
-        if os.environ.get("VLLMLINT_DEBUG"):
-            traceback.print_exc()
-        sys.exit(EXIT_ERROR)
 
 
 def _run_check(argv: list[str]) -> None:
