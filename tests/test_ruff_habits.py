@@ -110,3 +110,16 @@ def test_min_level_from_the_configuration_and_the_command_line_wins(tmp_path):
     (tmp_path / ".vllmlint.yaml").write_text("min-level: loud\n")
     code, _, err = run_cli("k8s", cwd=tmp_path)
     assert code == 2 and "min-level" in err
+
+
+def test_a_cached_run_shown_again_follows_a_changed_min_level(tmp_path):
+    """The result cache writes a run's output again when nothing changed: a configuration's min-level is part of
+    how it is shown."""
+    tree(tmp_path)
+    env = {"VLLMLINT_NO_CACHE": "", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache")}
+    (tmp_path / ".vllmlint.yaml").write_text("min-level: info\n")
+    first = run_cli("k8s", cwd=tmp_path, env=env)
+    assert run_cli("k8s", cwd=tmp_path, env=env) == first  # shown again
+    (tmp_path / ".vllmlint.yaml").write_text("min-level: error\n")
+    code, out, _ = run_cli("k8s", cwd=tmp_path, env=env)
+    assert set(FINDING.findall(out)) == {"error"} and "below --min-level not shown" in out

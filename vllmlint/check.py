@@ -415,7 +415,8 @@ def run(plan: Plan) -> Ran:
         ran.result, ran.stale = _run_fixes(plan)
     else:
         if _replayable(options, plan.targets, plan.baseline, args.write_baseline_path, options.upgrade_to):
-            ran.replay = _Shown.prepare(plan.feed, options, collection, plan.fail_on, plan.require_workloads)
+            ran.replay = _Shown.prepare(plan.feed, options, collection, plan.fail_on, plan.require_workloads,
+                                        plan.min_level)
         ran.result = lint(plan.feed, options)
         if options.progress is not None:
             options.progress.close()
@@ -608,7 +609,7 @@ class _Shown:
         self.writes: list[tuple[int, str]] = []
 
     @classmethod
-    def prepare(cls, feed, options, collection, fail_on, require_workloads) -> _Shown | None:
+    def prepare(cls, feed, options, collection, fail_on, require_workloads, min_level=None) -> _Shown | None:
         """None when the run cannot be kept; exits when it was kept before (writing it again)."""
         from vllmlint import cache
 
@@ -618,7 +619,7 @@ class _Shown:
         streams = [(getattr(s, "encoding", None), getattr(s, "errors", None), _is_terminal(s))
                    for s in (sys.stdout, sys.stderr)]
         environment = {name: os.environ.get(name) for name in _SHOWN_ENVIRONMENT}
-        how = repr((key, sys.argv[1:], os.getcwd(), streams, environment, fail_on, require_workloads,
+        how = repr((key, sys.argv[1:], os.getcwd(), streams, environment, fail_on, require_workloads, min_level,
                     [(n.code, n.message, n.path, n.line, n.level) for n in collection.notices],
                     collection.missing, collection.failed, "click" in sys.modules))
         kept = cache.shown(options.cache_dir, how, key)
