@@ -85,3 +85,5 @@ def test_context_keeps_suppressions_and_notes_of_the_reported_files_only(tmp_pat
     assert alone[0] == 0  # without its context the HPA's target is unknown and the rule says nothing
     code, _, err = run_cli("--context", ".", "--fix", "hpa.yaml", cwd=tmp_path)
     assert code == 2 and "--context" in err
+    code, _, err = run_cli("--context", "nowhere", "hpa.yaml", cwd=tmp_path)
+    assert code == 2 and err == "vllmlint: error: --context nowhere: no such file or directory\n"

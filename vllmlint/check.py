@@ -334,6 +334,8 @@ def resolve(args) -> Plan:
         reported = {os.path.abspath(f) for f in collection.files}
         context = collect(list(args.context), exclude=exclude, respect_gitignore=config.respect_gitignore,
                           follow_links=follow_links)
+        if context.missing:
+            usage_error(f"--context {context.missing[0]}: no such file or directory")
         plan.context_files = [f for f in context.files if os.path.abspath(f) not in reported]
     from vllmlint.capacity.hfconfig import online_problem, set_sources
 
