@@ -257,32 +257,14 @@ class Plan:
 def resolve(args) -> Plan:
     """The run's `Plan` from the command line and the configuration file; exits 2 on a usage error. Reads standard
     input when `-` is given."""
-    from vllmlint.config import Config, ConfigError, find_config, load_config
     from vllmlint.engine import LintOptions
     from vllmlint.registry import all_rules, unknown_selectors
-    from vllmlint.source.files import CHART_FILE, TooLarge, collect, read_stream
+    from vllmlint.source.files import CHART_FILE, collect
 
     paths = args.paths
-    targets = _targets(args.formats, args.outputs, list(args.format_order))
-    given = list(args.formats)
-    if args.statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
-        targets = [("text", output) for _, output in targets]
-    if args.show_diff and (any(fmt not in _TEXT_FORMATS for fmt in given) or len(targets) > 1):
-        usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
-                     "the diff to FILE)")
-    if args.statistics and any(fmt not in (*_TEXT_FORMATS, "json") for fmt in given):
-        usage_error("--statistics counts findings in text or json only: drop --format, or use --format json")
-    try:
-        if args.no_config:
-            config = Config()
-        elif args.config_path:
-            config = load_config(Path(args.config_path))
-        else:
-            found = find_config(Path.cwd())
-            config = load_config(found) if found else Config()
-    except ConfigError as exc:
-        usage_error(str(exc))
-    plan = Plan(args, config, targets)
+    config = _config(args)
+    plan = Plan(args, config, _reports(args))
+    targets = plan.targets
     selected, ignored = config.selection(_split(args.select), _split(args.ignore), _split(args.extend_select),
                                          _split(args.extend_ignore))
     bad = unknown_selectors((selected or []) + (ignored or []))
@@ -307,20 +289,7 @@ def resolve(args) -> Plan:
     collection = collect([p for p in paths if p != "-"], exclude=exclude,
                          respect_gitignore=config.respect_gitignore, follow_links=follow_links)
     plan.collection = collection
-    baseline_path = args.baseline_path or (str(config.baseline) if config.baseline and not args.write_baseline_path
-                                           else None)
-    if baseline_path and not args.write_baseline_path:  # the baseline being written records every finding
-        from vllmlint.baseline import BaselineError, load_baseline
-
-        try:
-            plan.baseline = load_baseline(Path(baseline_path))
-        except BaselineError as exc:
-            usage_error(str(exc))
-        # Entries of files outside the linted paths cannot match: they are not stale, only out of this run's view.
-        roots = [_display_name(p) for p in paths if p != "-"]
-        if "-" in paths:
-            roots.append(_display_name(args.stdin_filename) if args.stdin_filename else "-")
-        plan.baseline = plan.baseline.within(roots)
+    plan.baseline = _baseline(args, config)
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
                           severity=config.severity, max_file_size=config.file_size_limit(args.max_file_size),
                           require_suppression_reason=require_reason, upgrade_to=upgrade_to,
@@ -359,15 +328,73 @@ def resolve(args) -> Plan:
     # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
     plan.stdin_shown = _display_name(args.stdin_filename) if args.stdin_filename else None
     if "-" in paths and not args.show_files:
-        try:
-            # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
-            plan.stdin = read_stream(sys.stdin.buffer, options.max_file_size)
-        except TooLarge as exc:
-            plan.stdin, plan.stdin_too_large = b"", True
-            if args.apply_fixes and not args.show_diff and not upgrade_to:
-                _echo_unfixed_stdin(exc.head, _local_name(args.stdin_filename) if args.stdin_filename else "-",
-                                    options.max_file_size)
+        _read_stdin(plan)
     return plan
+
+
+def _reports(args) -> list[tuple[str, str | None]]:
+    """(format, file or None) per report (`_targets`), checked against --diff and --statistics."""
+    targets = _targets(args.formats, args.outputs, list(args.format_order))
+    given = list(args.formats)
+    if args.statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
+        targets = [("text", output) for _, output in targets]
+    if args.show_diff and (any(fmt not in _TEXT_FORMATS for fmt in given) or len(targets) > 1):
+        usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
+                    "the diff to FILE)")
+    if args.statistics and any(fmt not in (*_TEXT_FORMATS, "json") for fmt in given):
+        usage_error("--statistics counts findings in text or json only: drop --format, or use --format json")
+    return targets
+
+
+def _config(args):
+    """The configuration: none (--no-config), the file given (--config), else the nearest one, else defaults."""
+    from vllmlint.config import Config, ConfigError, find_config, load_config
+
+    try:
+        if args.no_config:
+            return Config()
+        if args.config_path:
+            return load_config(Path(args.config_path))
+        found = find_config(Path.cwd())
+        return load_config(found) if found else Config()
+    except ConfigError as exc:
+        usage_error(str(exc))
+
+
+def _baseline(args, config) -> Baseline | None:
+    """The baseline to hide known findings with (--baseline, else the configuration's), limited to the entries of
+    files under the linted paths; None when writing one (it records every finding)."""
+    if args.write_baseline_path:
+        return None
+    path = args.baseline_path or (str(config.baseline) if config.baseline else None)
+    if not path:
+        return None
+    from vllmlint.baseline import BaselineError, load_baseline
+
+    try:
+        baseline = load_baseline(Path(path))
+    except BaselineError as exc:
+        usage_error(str(exc))
+    # Entries of files outside the linted paths cannot match: they are not stale, only out of this run's view.
+    roots = [_display_name(p) for p in args.paths if p != "-"]
+    if "-" in args.paths:
+        roots.append(_display_name(args.stdin_filename) if args.stdin_filename else "-")
+    return baseline.within(roots)
+
+
+def _read_stdin(plan: Plan) -> None:
+    """Standard input, up to --max-file-size (`--fix -` over it prints the input unchanged and exits)."""
+    from vllmlint.source.files import TooLarge, read_stream
+
+    args, options = plan.args, plan.options
+    try:
+        # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
+        plan.stdin = read_stream(sys.stdin.buffer, options.max_file_size)
+    except TooLarge as exc:
+        plan.stdin, plan.stdin_too_large = b"", True
+        if args.apply_fixes and not args.show_diff and not options.upgrade_to:
+            _echo_unfixed_stdin(exc.head, _local_name(args.stdin_filename) if args.stdin_filename else "-",
+                                options.max_file_size)
 
 
 def _release(value: str | None, option: str, example: str) -> str | None:
