@@ -222,3 +222,14 @@ def test_the_command_line_modules_import_in_one_direction():
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         above = {f"vllmlint.{other}" for other in order[:rank]}
         assert not imported & above, (name, imported & above)
+
+
+def test_shell_completion_offers_the_declared_options():
+    from click.shell_completion import ShellComplete
+
+    complete = ShellComplete(cli, {}, "vllmlint", "_VLLMLINT_COMPLETE")
+    for args in ([], ["check"], ["a.yaml"]):
+        offered = [item.value for item in complete.get_completions(args, "--min")]
+        assert offered == ["--min-level"], args
+    assert "--no-render" in [item.value for item in complete.get_completions(["check"], "--no-r")]
+    assert [item.type for item in complete.get_completions(["check"], "fix")] == ["file"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from vllmlint.check import echo, lint_command_line, run_guarded, usage_error
-from vllmlint.check_options import COMMANDS, _did_you_mean, help_text, looks_like_a_command
+from vllmlint.check_options import CHECK_PARAMS, COMMANDS, _did_you_mean, help_text, looks_like_a_command
 
 # Subcommands that live in their own modules, imported only when used (start-up time matters).
 LAZY_COMMANDS = {
@@ -72,6 +72,16 @@ class _Unparsed(click.Command):
     def parse_args(self, ctx, args):
         ctx.params["argv"] = list(args)
         return []
+
+    def shell_complete(self, ctx, incomplete):
+        """Shell completion: the options of the declaration (click parses none of them), else file names."""
+        from click.shell_completion import CompletionItem
+
+        if not incomplete.startswith("-"):
+            return [CompletionItem(incomplete, type="file")]
+        options = [(option, param.help) for param in CHECK_PARAMS for option in param.options]
+        options += [("--no-" + p.options[0][2:], p.help) for p in CHECK_PARAMS if p.kind == "switch"]
+        return [CompletionItem(option, help=text) for option, text in options if option.startswith(incomplete)]
 
 
 @cli.command("check", cls=_Unparsed, add_help_option=False)
