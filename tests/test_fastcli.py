@@ -72,6 +72,7 @@ def test_switches_take_a_no_form_and_true_or_false(tree, option):
 
 @pytest.mark.parametrize("argv, message", [
     (["--frobnicate", "a.yaml"], "no such option --frobnicate"), (["--quiet=1"], "--quiet takes no value"),
+    (["-q=1"], "-q takes no value"),
     (["--format"], "--format needs a value"), (["--format", "bogus"], "--format 'bogus': use one of text"),
     (["--jobs", "0"], "-j 0: must be at least 1".replace("-j", "--jobs")), (["-j", "x"], "-j 'x': not a whole number"),
     (["--max-file-size", "nan"], "must be at least 0"), (["-o", "folder"], "-o folder: is a folder"),

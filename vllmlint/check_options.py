@@ -202,7 +202,7 @@ def parse(argv: list[str]) -> Args | None:
             has_value = "=" if value else ""
             if value and option in table and table[option][1] is None:
                 value = value.removeprefix("=")
-            elif value:
+            elif value and not value.startswith("="):  # `-q=1` stays whole: a flag takes no value
                 rest.insert(0, "-" + value)
                 has_value, value = "", ""
         if option not in table:
