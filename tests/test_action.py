@@ -534,6 +534,11 @@ def test_render_input_renders_charts_only_when_set(action, tmp_path, workspace):
 
     _, out, err, _ = lint(paths="chart", select="VL102")
     assert not log.exists() and "vllmlint --render" in out + err  # not rendered: the run says how to
+    # `render: false` is passed on (`--no-render`): it beats a configuration file's `render: true`
+    config = tmp_path / "vllmlint.yaml"
+    config.write_text("render: true\n", encoding="utf-8")
+    _, out, err, _ = lint(paths="chart", select="VL102", render="false", config=str(config))
+    assert not log.exists() and "vllmlint --render" in out + err
     _, out, err, outputs = lint(paths="chart", select="VL102", render="true", helm_values="prod.yaml")
     assert outputs["exit-code"] == "1", err
     assert log.read_text(encoding="utf-8").split()[2:] == ["--values", str(workspace / "prod.yaml")]

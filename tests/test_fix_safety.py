@@ -264,7 +264,7 @@ def test_diff_to_a_terminal_shows_escape_sequences_instead_of_obeying_them(tmp_p
 
 
 def test_terminal_safe_keeps_tabs_newlines_and_crlf():
-    from vllmlint.cli import terminal_safe
+    from vllmlint.check import terminal_safe
 
     assert terminal_safe("a\tb\r\nc\n") == "a\tb\r\nc\n"
     assert terminal_safe("\x1b[31mred\x9b\x7f\x00") == "\\x1b[31mred\\x9b\\x7f\\x00"

@@ -100,7 +100,7 @@ def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
 
 
 def test_a_large_report_is_written_a_piece_at_a_time():
-    from vllmlint.cli import write_in_pieces
+    from vllmlint.check import write_in_pieces
 
     class Stream:
         def __init__(self):

@@ -33,6 +33,7 @@ class Config:
     require_workloads: bool = False  # exit 1 when nothing vLLM or Kubernetes was found in what was given
     render: bool = False  # run `helm template` / `kustomize build` on charts and kustomizations (opt-in)
     fail_on: str | None = None
+    min_level: str | None = None  # the least severe finding shown (`--min-level`); the exit code follows fail-on
     vllm_version: str | None = None
     require_suppression_reason: bool = True
     max_file_size: float | None = None
@@ -219,6 +220,7 @@ def _plainly_valid(data) -> bool:
         "online": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
+        "min-level": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
         "max-file-size": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
         "baseline": lambda v: isinstance(v, str) and bool(v),
@@ -311,6 +313,7 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.hf_cache = data.get("hf-cache", False)
     config.online = data.get("online", False)
     config.fail_on = data.get("fail-on")
+    config.min_level = data.get("min-level")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)
     config.max_file_size = data.get("max-file-size")

@@ -261,6 +261,8 @@ def summary_line(report: Report) -> str:
     hidden = ""
     if report.suppressed and not report.show_suppressed:
         hidden = f"; {len(report.suppressed)} suppressed not shown"
+    if report.below_min_level:
+        hidden += f"; {report.below_min_level} below --min-level not shown"
     if not report.findings:
         if report.failed:  # never "passed" on a run that exits 2
             return f"No problems found, but the run had errors ({checked}{hidden})."
@@ -343,6 +345,7 @@ def _lines(report: Report) -> Iterator[str]:
         if not report.quiet and counted:
             yield ""
     else:
+        compact = False  # the last line was an info finding's one line (a blank line ends a run of them)
         for finding in shown:
             fixable = is_fixable(finding, report.unsafe_fixes)
             if report.quiet:  # one line per finding, the whole message: what grep and editors read
@@ -353,14 +356,25 @@ def _lines(report: Report) -> Iterator[str]:
             if split is None:
                 split = splits[finding.message] = split_message(finding.message)
             head, help_text = split
-            yield finding_line(finding, rule_name(rules, finding.code), paint,
-                               report.local_paths.get(finding.path), head, fixable)
+            line = finding_line(finding, rule_name(rules, finding.code), paint, report.local_paths.get(finding.path),
+                                head, fixable)
+            if report.concise or finding.severity < Severity.WARNING:
+                # concise: every finding on one line; full: info findings on one line (`explain CODE` tells more)
+                yield line
+                compact = not report.concise
+                continue
+            if compact:
+                yield ""
+                compact = False
+            yield line
             shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint, masks, laid)
             yield from shown_excerpt
             if help_text:
                 # `=` under the excerpt's `|`, as rustc and ruff print their notes
                 gutter = " " * (len(str(finding.span.line)) + 2) if shown_excerpt else "  "
                 yield f"{gutter}{paint(_HELP_COLOR, '= help:')} {_visible(help_text)}"
+            yield ""
+        if compact or (report.concise and shown):
             yield ""
     if not report.quiet and report.summary:
         yield from summary_lines(report)
