@@ -239,6 +239,41 @@ def read_limited(path: Path, limit: int) -> bytes:
         return read_stream(handle, limit)
 
 
+SMALL_FILE_LIMIT = 4 * 1024 * 1024  # ignore files, git config files, vllmlint's own configuration files
+
+
+class NotRegular(OSError):
+    """Not a regular file: a FIFO, a device, a socket or a folder (what `read_regular` refuses to read)."""
+
+
+def read_regular(path: str | Path, limit: int, truncate: bool = False) -> bytes:
+    """The bytes of a regular file named by something the linted tree controls (a configuration file, the names
+    it gives, `.git/index`): opened without blocking (O_NONBLOCK: a FIFO never waits for a writer), refused
+    unless fstat says it is a regular file (no device, no FIFO), and never more than `limit` bytes: over it,
+    TooLarge, or the first `limit` bytes with `truncate`. A procfs file that would block (`/proc/kmsg`) fails
+    with EAGAIN. OSError (NotRegular for a file that is not regular) when it cannot be read."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(descriptor, "rb", buffering=0) as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file")
+        if info.st_size > limit and not truncate:
+            raise TooLarge(info.st_size)
+        chunks, size = [], 0
+        while size <= limit:  # procfs files say 0 bytes and have more; a file may grow while it is read
+            chunk = handle.read(min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        if not truncate:
+            raise TooLarge(None)
+        data = data[:limit]
+    return data
+
+
 def read_stream(stream: BinaryIO, limit: int) -> bytes:
     """At most `limit` bytes of a stream (0: all of it); TooLarge when there is more."""
     if not limit:
@@ -355,14 +390,7 @@ class _GitIgnore:
 def _read_lines(path: str) -> list[str] | None:
     """A regular file's lines; None for anything else (a config file may name a FIFO or a device)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with open(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            data = handle.read(4 * 1024 * 1024)  # an ignore file of megabytes is not an ignore file
+        data = read_regular(path, SMALL_FILE_LIMIT, truncate=True)  # an ignore file of megabytes is not one
     except OSError:
         return None
     return data.decode("utf-8", errors="replace").splitlines()
@@ -556,13 +584,15 @@ class _Repository:
         return self._decide(parts, is_dir)
 
 
+INDEX_LIMIT = 256 * 1024 * 1024  # a git index of a million paths is about 100 MiB
+
+
 def _tracked_paths(git_dir: str, common: str) -> frozenset[str]:
     """The paths in `.git/index` (versions 2 to 4; gitformat-index(5)). An index that cannot be read
     means nothing is known to be tracked."""
-    try:
-        with open(os.path.join(git_dir, "index"), "rb") as handle:
-            data = handle.read()
-    except OSError:
+    try:  # a FIFO or a link to /dev/zero in place of the index (an archive, a copied workspace) is not read
+        data = read_regular(os.path.join(git_dir, "index"), INDEX_LIMIT)
+    except (OSError, TooLarge):
         return frozenset()
     try:
         return frozenset(_index_entries(data, _hash_size(common)))

@@ -1,0 +1,187 @@
+"""Issue 27: the linted tree does not decide what vllmlint may do. Its configuration cannot switch on what runs
+programs, reaches the network or reads outside the tree; what it names is read only when it is a regular file in
+the tree; `python -m vllmlint` in it imports none of its modules; its file names start no output line with `::`;
+its globs cannot make matching exponential. Each test failed before its fix."""
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DEPLOYMENT, ROOT, run_cli
+from vllmlint.config import ConfigError, POWERFUL_KEYS, load_config, load_settings
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / ".git").mkdir()
+    (tree / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    monkeypatch.chdir(tree)
+    monkeypatch.delenv("VLLMLINT_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    return tree
+
+
+# --- 1. repo-config-enables-render-and-follow-links --------------------------------------------------
+def test_the_trees_configuration_cannot_switch_on_powerful_keys(repo):
+    (repo / ".vllmlint.yaml").write_text("render: true\nfollow-links: true\nonline: true\nhf-cache: true\n"
+                                         "fail-on: error\n")
+    config = load_settings(["."])
+    assert (config.render, config.follow_links, config.online, config.hf_cache) == (False, False, False, False)
+    assert config.fail_on == "error"  # the rest of the file applies
+    assert config.refused == [f"{key}: true" for key in POWERFUL_KEYS]
+    assert config.refusal_note() == ("note: .vllmlint.yaml asks for render: true, follow-links: true, online: true, "
+                                     "hf-cache: true; ignored: only the command line or your own config can turn "
+                                     "them on")
+    # the same through the loader the CLI and the language server call today, and for pyproject.toml
+    assert load_config(repo / ".vllmlint.yaml").render is False
+    (repo / ".vllmlint.yaml").unlink()
+    (repo / "pyproject.toml").write_text("[tool.vllmlint]\nrender = true\n")
+    config = load_settings(["."])
+    assert config.render is False and config.refused == ["render: true"]
+    # a file in a subfolder of the linted path, or of the repository around it, is the tree's too
+    (repo / "sub").mkdir()
+    (repo / "sub" / "c.yaml").write_text("follow-links: true\n")
+    assert load_settings(["sub"], config_path="sub/c.yaml").follow_links is False
+    assert load_config(repo / "sub" / "c.yaml", ["sub"]).follow_links is False
+    # turning them off is always allowed, and a file that asks for nothing gets no note
+    (repo / "sub" / "c.yaml").write_text("render: false\n")
+    assert load_settings(["."], config_path="sub/c.yaml").refusal_note() is None
+
+
+def test_the_users_own_configuration_can_switch_them_on(repo, tmp_path, monkeypatch):
+    (repo / ".vllmlint.yaml").write_text("render: true\nfail-on: error\n")
+    mine = tmp_path / "xdg" / "vllmlint" / "config.yaml"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("render: true\nfollow-links: true\nfail-on: info\n")
+    config = load_settings(["."])
+    assert config.render is True and config.follow_links is True and config.fail_on == "error"
+    assert config.refused == ["render: true"]  # asked for, refused, then granted by the user's file
+    monkeypatch.setenv("VLLMLINT_CONFIG", str(tmp_path / "other.yaml"))
+    (tmp_path / "other.yaml").write_text("online: false\nhf-cache: true\n")
+    config = load_settings(["."])
+    assert (config.render, config.hf_cache) == (False, True)
+    # --config outside the tree is the user's own; VLLMLINT_CONFIG naming a file of the tree is not
+    assert load_settings(["."], config_path=mine).follow_links is True
+    monkeypatch.setenv("VLLMLINT_CONFIG", str(repo / ".vllmlint.yaml"))
+    assert load_settings(["."]).render is False
+    assert load_settings(["."], no_config=True).render is False
+
+
+def test_a_config_link_leaving_the_tree_is_not_read(repo, tmp_path):
+    (tmp_path / "secret").write_text("Name: x\n")
+    (repo / ".vllmlint.yaml").symlink_to(tmp_path / "secret")
+    with pytest.raises(ConfigError, match="a link to a file outside the linted tree"):
+        load_settings(["."])
+
+
+def test_cli_does_not_follow_links_out_of_the_tree_for_its_config(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "credentials").write_text("[default]\naws_access_key_id = AKIAFAKE\n")
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / ".git").mkdir()
+    (tree / "notes.yaml").symlink_to(outside / "credentials")
+    (tree / ".vllmlint.yaml").write_text("follow-links: true\n")
+    code, out, err = run_cli("--no-cache", ".", cwd=tree)
+    assert "AKIA" not in out + err and "symbolic link to outside the linted paths" in err
+
+
+# --- 2. config-paths-block-or-exhaust-memory ---------------------------------------------------------
+@pytest.mark.parametrize("named", ["/dev/zero", "/proc/self/pagemap", "/proc/self/status", "FIFO", "OUTSIDE"])
+@pytest.mark.parametrize("key", ["baseline", "extend"])
+def test_named_files_must_be_regular_files_in_the_tree(repo, tmp_path, key, named):
+    if named == "FIFO":
+        os.mkfifo(repo / "pipe.json")
+        named = "pipe.json"
+    elif named == "OUTSIDE":
+        (tmp_path / "outside.yaml").write_text("select: [VL102]\n")
+        named = str(tmp_path / "outside.yaml")
+    (repo / ".vllmlint.yaml").write_text(f"{key}: {named}\nfail-on: error\n")
+    config = load_settings(["."])  # returns: no hang, no MemoryError, no OSError
+    assert config.fail_on == "error" and config.baseline is None and config.select is None
+    assert len(config.errors) == 1 and f"`{key}`: {named}: " in config.errors[0], config.errors
+    assert "\n" not in config.errors[0]
+
+
+def test_named_files_in_the_tree_are_read(repo):
+    (repo / "ci").mkdir()
+    (repo / "ci" / "base.yaml").write_text("select: [VL102]\nbaseline: b.json\n")
+    (repo / "ci" / "b.json").write_text('{"version": 1, "findings": []}')
+    (repo / ".vllmlint.yaml").write_text("extend: ci/base.yaml\n")
+    config = load_settings(["."])
+    assert config.errors == [] and config.select == ["VL102"] and config.baseline == repo / "ci" / "b.json"
+    (repo / "ci" / "b.json").write_bytes(b" " * (64 * 1024 * 1024 + 1))  # the size cap
+    assert "over 64 MiB" in load_settings(["."]).errors[0]
+
+
+def test_a_fifo_config_or_index_never_blocks(repo):
+    os.mkfifo(repo / "pyproject.toml")  # find_config reads pyproject.toml to look for [tool.vllmlint]
+    assert load_settings(["."]).path is None
+    os.mkfifo(repo / ".vllmlint.yaml")  # is_file() is False for a FIFO: not a config file at all
+    assert load_settings(["."]).path is None
+    (repo / ".vllmlint.yaml").unlink()
+    from vllmlint.source.files import _tracked_paths
+
+    os.mkfifo(repo / ".git" / "index")
+    assert _tracked_paths(str(repo / ".git"), str(repo / ".git")) == frozenset()
+    (repo / ".git" / "index").unlink()
+    (repo / ".git" / "index").symlink_to("/dev/zero")
+    assert _tracked_paths(str(repo / ".git"), str(repo / ".git")) == frozenset()
+
+
+def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path):
+    from vllmlint.source.files import NotRegular, TooLarge, read_regular
+
+    with pytest.raises(NotRegular):
+        read_regular("/dev/zero", 100)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(NotRegular):
+        read_regular(tmp_path / "fifo", 100)
+    (tmp_path / "f").write_bytes(b"x" * 101)
+    with pytest.raises(TooLarge):
+        read_regular(tmp_path / "f", 100)
+    assert read_regular(tmp_path / "f", 100, truncate=True) == b"x" * 100
+    assert read_regular(tmp_path / "f", 101) == b"x" * 101
+
+
+# --- 6. config-values-internal-errors ----------------------------------------------------------------
+@pytest.mark.parametrize("value", [".inf", ".nan", "1e400", "-.inf", "2e6"])
+def test_max_file_size_out_of_range_is_a_config_error(repo, value):
+    (repo / ".vllmlint.yaml").write_text(f"max-file-size: {value}\n")
+    with pytest.raises(ConfigError, match=r"\.vllmlint\.yaml:1: `max-file-size`: "):
+        load_settings(["."])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_max_file_size_out_of_range_in_pyproject(repo, value):
+    (repo / "pyproject.toml").write_text(f"[tool.vllmlint]\nmax-file-size = {value}\n")
+    with pytest.raises(ConfigError, match="max-file-size"):
+        load_settings(["."])
+
+
+def test_max_file_size_from_the_command_line_is_checked():
+    from vllmlint.config import Config
+
+    for value in (float("inf"), float("nan"), 1e300):
+        with pytest.raises(ConfigError, match="--max-file-size"):
+            Config().file_size_limit(value)
+    assert Config().file_size_limit(0) == 0 and Config().file_size_limit(None) == 10 * 1024 * 1024
+
+
+def test_deeply_nested_toml_is_a_config_error(repo):
+    (repo / "pyproject.toml").write_text("[tool.vllmlint]\nexclude = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_settings(["."])
+
+
+def test_config_value_errors_through_the_cli(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    (tmp_path / ".vllmlint.yaml").write_text("max-file-size: .inf\n")
+    code, _, err = run_cli("--no-cache", ".", cwd=tmp_path)
+    assert code == 2 and "internal error" not in err and "`max-file-size`" in err and len(err.splitlines()) == 1
