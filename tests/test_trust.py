@@ -185,3 +185,22 @@ def test_config_value_errors_through_the_cli(tmp_path):
     (tmp_path / ".vllmlint.yaml").write_text("max-file-size: .inf\n")
     code, _, err = run_cli("--no-cache", ".", cwd=tmp_path)
     assert code == 2 and "internal error" not in err and "`max-file-size`" in err and len(err.splitlines()) == 1
+
+
+# --- 3. python-m-runs-tree-code ----------------------------------------------------------------------
+def test_python_m_imports_no_module_of_the_current_folder(tmp_path):
+    """`python -m vllmlint` started in the linted tree: the tree's json.py, re.py, yaml.py, click.py... (modules
+    vllmlint imports after start-up) are never imported. (runpy's own imports, before vllmlint runs, are out of
+    any package's reach: docs/security.md says to use the console script or `python -P`.)"""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.replace("v0.29.0", "latest"))
+    names = ("json", "re", "yaml", "click", "difflib", "hashlib", "pathlib", "vllmlint_helpers", "typing", "enum")
+    for name in names:
+        (tmp_path / f"{name}.py").write_text(f"open({str(tmp_path / ('ran-' + name))!r}, 'w').write('x')\n")
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("GITHUB_ACTIONS", None)
+    for args in (["check", "--format", "sarif", "--output", "out.sarif", "."], ["--no-cache", "."], ["rules"]):
+        proc = subprocess.run([sys.executable, "-m", "vllmlint", *args], cwd=tmp_path, capture_output=True, env=env,
+                              timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr.decode()
+        assert sorted(p.name for p in tmp_path.glob("ran-*")) == [], args
+    assert "VL201" in (tmp_path / "out.sarif").read_text()  # the lint itself ran
