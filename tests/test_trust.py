@@ -204,3 +204,30 @@ def test_python_m_imports_no_module_of_the_current_folder(tmp_path):
         assert proc.returncode in (0, 1), proc.stderr.decode()
         assert sorted(p.name for p in tmp_path.glob("ran-*")) == [], args
     assert "VL201" in (tmp_path / "out.sarif").read_text()  # the lint itself ran
+
+
+# --- 4. filename-starts-text-line-with-workflow-command ----------------------------------------------
+_POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.29.0\n    args: [\"--swap-space=4\", \"--x\\n::stop-commands::tok\"]\n")
+
+
+@pytest.mark.parametrize("args", [[], ["-q"], ["--statistics"], ["--show-notes"], ["--show-suppressed"],
+                                  ["--diff"], ["--format", "github"], ["--format", "github", "--show-notes"]])
+def test_no_output_line_of_the_tree_starts_with_a_workflow_command(tmp_path, args):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "::stop-commands::pwn.yaml").write_text(_POD)
+    (tmp_path / "::warning::broken.yaml").symlink_to(tmp_path / "absent")  # a notice naming the file
+    code, out, err = run_cli("--no-cache", "--color", "never", *args, ".", cwd=tmp_path)
+    assert code in (0, 1), err
+    assert "pwn.yaml" in out + err or "--statistics" in args
+    for line in (out + err).splitlines():
+        if line.startswith("::"):  # the github format's own commands, the tree's text escaped inside them
+            assert args[:2] == ["--format", "github"] and line.split(" ", 1)[0] in ("::error", "::warning", "::notice")
+            assert "::stop-commands::pwn" not in line and "::warning::broken" not in line  # file= escaped
+    assert "./::stop-commands::pwn.yaml:" in out or "github" in args or "--statistics" in args or "--diff" in args
+
+
+def test_line_start_path():
+    from vllmlint.formatters.text import line_start_path
+
+    assert line_start_path("::a.yaml") == "./::a.yaml" and line_start_path("a::b.yaml") == "a::b.yaml"
