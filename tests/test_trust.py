@@ -231,3 +231,45 @@ def test_line_start_path():
     from vllmlint.formatters.text import line_start_path
 
     assert line_start_path("::a.yaml") == "./::a.yaml" and line_start_path("a::b.yaml") == "a::b.yaml"
+
+
+# --- 5. template-comment-hides-file ------------------------------------------------------------------
+def test_a_template_looking_comment_does_not_hide_a_manifest(tmp_path):
+    bad = DEPLOYMENT.replace("v0.29.0", "latest")
+    (tmp_path / "deploy.yaml").write_text(bad + "# rendered from {{ .Values.image }}\n")
+    (tmp_path / "inline.yaml").write_text(bad.replace("kind: Deployment", "kind: Deployment  # {{- if .Values.x }}"))
+    code, out, err = run_cli("--no-cache", "--select", "VL201", ".", cwd=tmp_path)
+    assert code == 1 and "deploy.yaml:" in out and "inline.yaml:" in out and "template" not in err, out + err
+
+
+def test_template_actions_in_structure_or_quoted_values_still_make_a_template():
+    import re
+
+    from vllmlint.engine import _HELM
+    from vllmlint.source.comments import template_action
+    from vllmlint.source.yamlmodel import SourceFile, parse_documents
+
+    def action(text):
+        documents, error = parse_documents(SourceFile("t.yaml", text))
+        return template_action(text, documents if error is None else None, _HELM)
+
+    assert action("a: 1\n# {{ .Values.x }}\nb: '#'  # {{ .Release.Name }}\n") is None
+    assert action("a: |\n  {{ .Values.x }}\n") is None  # a block scalar's text
+    assert action('a: "{{ .Values.x }}"  # {{ .Values.y }}\n') == 4  # a quoted value: a chart's value
+    assert action("a: 'x # {{ .Values.x }}'\n") == 8  # a `#` inside a quoted scalar starts no comment
+    assert action("{{- if .Values.x }}\na: 1\n{{- end }}\n") == 0  # does not parse: any action
+    # linear: 20,000 actions in comments and block scalars are one pass
+    text = "".join(f"k{i}: |\n  {{{{ .Values.v }}}}\n# {{{{ .Values.w }}}}\n" for i in range(20_000))
+    calls = 0
+    original = re.Pattern.finditer
+
+    documents, _ = parse_documents(SourceFile("t.yaml", text))
+
+    class Counting:
+        def finditer(self, text):
+            nonlocal calls
+            for match in original(_HELM, text):
+                calls += 1
+                yield match
+
+    assert template_action(text, documents, Counting()) is None and calls == 40_000

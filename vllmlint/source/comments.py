@@ -128,3 +128,43 @@ def _after_error_heuristic(text: str, pos: int, start: int) -> bool:
         elif ch == "#" and (i == line_start or text[i - 1] in " \t"):
             return True
     return False
+
+
+def template_action(text: str, documents: list[Document] | None, pattern) -> int | None:
+    """Offset of the first template action (a match of `pattern`) that makes `text` a template, or None.
+    `documents`: the parse of a file that parses (None: it does not, and any action counts). In a file that
+    parses, an action in a comment (`# rendered from {{ .Values.image }}`) or in a block scalar (an alert
+    template in a ConfigMap) is text, not template structure. One in a quoted scalar still makes a template:
+    `"--max-model-len", "{{ .Values.maxLen }}"` is a chart's value, and linting it would report it as invalid. Each action costs a bisection and a look at
+    its own line: linear in the file, whatever the number of actions and block scalars."""
+    matches = pattern.finditer(text)
+    first = next(matches, None)
+    if first is None:
+        return None
+    if documents is None:
+        return first.start()
+    spans = _scalar_spans(documents)
+    starts = [s for s, _, _ in spans]
+    blocks = [(s, e) for s, e, style in spans if style in ("|", ">")]
+    block_starts = [s for s, _ in blocks]
+    for match in (first, *matches):
+        pos = match.start()
+        i = bisect_right(block_starts, pos) - 1
+        if i >= 0 and pos < blocks[i][1]:
+            continue
+        if _in_comment(text, pos, spans, starts):
+            continue
+        return pos
+    return None
+
+
+def _in_comment(text: str, pos: int, spans: list[tuple[int, int, str]], starts: list[int]) -> bool:
+    """A `#` that starts a comment comes before `pos` on its line."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    hash_at = text.find("#", line_start, pos)
+    while hash_at != -1:
+        if _starts_comment(text, hash_at, 0, spans, starts, len(text) + 1):
+            return True
+        hash_at = text.find("#", hash_at + 1, pos)
+    return False
+
