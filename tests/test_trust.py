@@ -3,13 +3,12 @@ programs, reaches the network or reads outside the tree; what it names is read o
 the tree; `python -m vllmlint` in it imports none of its modules; its file names start no output line with `::`;
 its globs cannot make matching exponential. Each test failed before its fix."""
 import os
-import stat
 import subprocess
 import sys
 
 import pytest
 
-from conftest import DEPLOYMENT, ROOT, run_cli
+from conftest import DEPLOYMENT, run_cli
 from vllmlint.config import ConfigError, POWERFUL_KEYS, load_config, load_settings
 
 
@@ -273,3 +272,75 @@ def test_template_actions_in_structure_or_quoted_values_still_make_a_template():
                 yield match
 
     assert template_action(text, documents, Counting()) is None and calls == 40_000
+
+
+# --- 7. glob-pattern-catastrophic-backtracking -------------------------------------------------------
+class _Counting:
+    """Counts the work of a wildmatch run: component matches, and regex calls inside them (each one is a search
+    of a fixed-length chunk, linear in the name)."""
+
+    def __init__(self, monkeypatch):
+        from vllmlint.source import wildmatch
+
+        self.components = self.regex_calls = 0
+        original = wildmatch.Component.match
+        counter = self
+
+        class Chunk:
+            def __init__(self, regex):
+                self.regex = regex
+
+            def __getattr__(self, name):
+                method = getattr(self.regex, name)
+
+                def call(*args):
+                    counter.regex_calls += 1
+                    return method(*args)
+                return call
+
+        def match(component, name):
+            counter.components += 1
+            component.chunks = [c if isinstance(c, Chunk) else Chunk(c) for c in component.chunks]
+            return original(component, name)
+
+        monkeypatch.setattr(wildmatch.Component, "match", match)
+
+
+def test_many_stars_are_matched_in_bounded_work(monkeypatch):
+    from vllmlint.config import path_matches
+    from vllmlint.source.wildmatch import Glob, IgnoreRules
+
+    count = _Counting(monkeypatch)
+    long = "a" * 200
+    star_pattern = "*a" * 30 + "*b"
+    assert not Glob(star_pattern).match(long)
+    assert Glob(star_pattern).match(long + "b")
+    assert count.components == 2 and count.regex_calls <= 2 * 32  # one search per chunk, not one per way to split
+    count.components = count.regex_calls = 0
+    path = "/".join(["a"] * 300) + "/c.yaml"
+    deep = "**/a/" * 20 + "b.yaml"
+    assert not Glob(deep).match(path)
+    assert Glob("**/a/**/a/**/c.yaml").match(path)
+    assert count.components <= 2 * 301 * 41  # components x pattern components, not exponential
+    count.components = 0
+    assert not path_matches(star_pattern, f"{long}/deploy.yaml") and not path_matches(deep, path)
+    assert path_matches(star_pattern, f"{long}b/deploy.yaml")  # a folder matched: everything below it
+    rules = IgnoreRules([star_pattern, "!" + deep])
+    assert rules.decide(long, True) is None and rules.decide(long + "b", True) is True
+    assert count.components <= 4 * 301 * 41
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), [
+    ("*.yaml", "a/b.yaml", True), ("b.yaml", "a/b.yaml", True), ("a/*.yaml", "a/b.yaml", True),
+    ("a/*.yaml", "x/a/b.yaml", False), ("/a/*.yaml", "a/b.yaml", True), ("k8s/", "k8s/x/y.yaml", True),
+    ("k8s", "k8s/x.yaml", True), ("**/gen/*.yaml", "a/b/gen/x.yaml", True), ("a/**/b.yaml", "a/b.yaml", True),
+    ("a/**/b.yaml", "a/x/y/b.yaml", True), ("a/**", "a/x.yaml", True), ("a/**", "a", False),
+    ("a?.yaml", "ab.yaml", True), ("a?.yaml", "a/.yaml", False), ("[ab].yaml", "b.yaml", True),
+    ("[!ab].yaml", "b.yaml", False), ("a*b", "a/b", False), ("a**b", "a/x/b", False), ("a**b", "axxb", True),
+    ("\\*.yaml", "*.yaml", True), ("\\*.yaml", "a.yaml", False), ("[a", "[a", False), ("a\\", "a\\", False),
+    ("**", "a/b/c", True), ("*", "a/b/c.yaml", True),
+])
+def test_config_globs_keep_their_meaning(pattern, path, expected):
+    from vllmlint.config import path_matches
+
+    assert path_matches(pattern, path) is expected
