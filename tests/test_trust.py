@@ -344,3 +344,27 @@ def test_config_globs_keep_their_meaning(pattern, path, expected):
     from vllmlint.config import path_matches
 
     assert path_matches(pattern, path) is expected
+
+
+def test_the_users_own_configuration_through_the_cli(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pod.yaml").write_text(DEPLOYMENT)
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / ".git").mkdir()
+    (tree / "pod.yaml").symlink_to(outside / "pod.yaml")
+    xdg = tmp_path / "xdg"
+    (xdg / "vllmlint").mkdir(parents=True)
+    (xdg / "vllmlint" / "config.yaml").write_text("follow-links: true\n")
+    env = {"XDG_CONFIG_HOME": str(xdg)}
+    code, out, err = run_cli("--no-cache", ".", cwd=tree, env=env)  # no project configuration: the user's
+    assert code == 1 and "pod.yaml:12:49" in out, err
+    (tree / ".vllmlint.yaml").write_text("follow-links: false\nfail-on: error\n")  # the tree can turn it off
+    code, out, err = run_cli("--no-cache", ".", cwd=tree, env=env)
+    assert code == 0 and "symbolic link to outside the linted paths" in err
+    (tree / ".vllmlint.yaml").write_text("fail-on: error\n")  # and the rest of its settings apply over the user's
+    code, out, err = run_cli("--no-cache", ".", cwd=tree, env=env)
+    assert code == 1 and "pod.yaml:12:49" in out
+    code, out, err = run_cli("--no-cache", "--no-config", ".", cwd=tree, env=env)
+    assert code == 0 and "pod.yaml:12:49" not in out

@@ -104,8 +104,9 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest config file from `start` upwards, stopping at the repository root."""
+def find_config(start: Path, user: bool = True) -> Path | None:
+    """The nearest config file from `start` upwards, stopping at the repository root; when there is none, the
+    user's own (`user_config_path`) unless `user` is False."""
     current = start.resolve()
     while True:
         for name in CONFIG_NAMES:
@@ -115,7 +116,7 @@ def find_config(start: Path) -> Path | None:
         if pyproject.is_file() and b"[tool.vllmlint" in _read_bytes(pyproject, quiet=True):
             return pyproject
         if (current / ".git").exists() or current.parent == current:
-            return None
+            return user_config_path() if user else None
         current = current.parent
 
 
@@ -135,37 +136,29 @@ def user_config_path() -> Path | None:
 
 def load_settings(paths: Iterable[str | Path], config_path: str | Path | None = None,
                   no_config: bool = False) -> Config:
-    """The configuration of a run over `paths`: `--config` or the file found from the current folder, over the
-    user's own configuration (`user_config_path`), whose settings the first's keys replace. With `no_config`,
-    none. ConfigError (one line) for a file that cannot be used."""
+    """The configuration of a run over `paths`: `--config FILE`, else the file found from the current folder,
+    else the user's own; with `no_config`, none. ConfigError (one line) for a file that cannot be used."""
     if no_config:
         return Config()
-    tree = _tree_roots(paths)
     found = Path(config_path) if config_path else find_config(Path.cwd())
-    user = user_config_path()
-    if user is not None and found is not None and os.path.realpath(user) == os.path.realpath(found):
-        user = None
-    if user is not None and _in_tree(str(user), tree):
-        user = None  # `VLLMLINT_CONFIG` naming a file of the tree is the tree's file
-    if found is None:
-        return load_config(user, trusted=True) if user is not None else Config()
-    if user is None:
-        return load_config(found, paths)
-    mine, my_locate, my_extends, _ = _load_chain(user, [], tree, trusted=True)
-    data, locate, extends, notes = _load_chain(found, [], tree)
-    merged, merged_locate = _merge(mine, my_locate, data, locate)
-    config = _to_config(merged, found, merged_locate)
-    config.extends = extends + [user] + my_extends
-    _note(config, notes)
-    return config
+    return load_config(found, paths) if found is not None else Config()
 
 
 def load_config(path: Path, tree: Iterable[str | Path] | None = None, *, trusted: bool = False) -> Config:
-    """The settings of `path` and of the files it extends. `tree`: the linted paths (the current folder when
-    None); a file under them, under the current folder or in their git repositories is the tree's own (see the
-    module's docstring), unless `trusted` (the user's own configuration, named outside the tree)."""
+    """The settings of `path` and of the files it extends, over those of the user's own configuration
+    (`user_config_path`, when it is another file, outside the tree). `tree`: the linted paths (the current
+    folder when None); a file under them, under the current folder or in their git repositories is the tree's
+    own (see the module's docstring), unless `trusted`."""
     roots = _tree_roots(tree if tree is not None else ())
+    user = user_config_path()
+    if user is not None and (os.path.realpath(user) == os.path.realpath(path) or _in_tree(str(user), roots)):
+        user = None  # the file itself; or `VLLMLINT_CONFIG` naming a file of the tree, which is the tree's
     data, locate, extends, notes = _load_chain(path, [], roots, trusted=trusted)
+    if user is not None:
+        mine, my_locate, my_extends, my_notes = _load_chain(user, [], roots, trusted=True)
+        data, locate = _merge(mine, my_locate, data, locate)
+        extends = [*extends, user, *my_extends]
+        notes["errors"] += my_notes["errors"]
     config = _to_config(data, path, locate)
     config.extends = extends
     _note(config, notes)
