@@ -368,3 +368,20 @@ def test_the_users_own_configuration_through_the_cli(tmp_path):
     assert code == 1 and "pod.yaml:12:49" in out
     code, out, err = run_cli("--no-cache", "--no-config", ".", cwd=tree, env=env)
     assert code == 0 and "pod.yaml:12:49" not in out
+
+
+def test_run_from_home_or_a_home_kept_in_git_the_users_config_stays_the_users(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)  # dotfiles in git
+    (home / ".config" / "vllmlint").mkdir(parents=True)
+    (home / ".config" / "vllmlint" / "config.yaml").write_text("render: true\n")
+    (home / "project").mkdir()
+    (home / "project" / ".git").mkdir()
+    (home / "project" / ".vllmlint.yaml").write_text("follow-links: true\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("VLLMLINT_CONFIG", raising=False)
+    for cwd, paths in ((home, ["project"]), (home / "project", ["."]), (tmp_path, [str(home / "project")])):
+        monkeypatch.chdir(cwd)
+        config = load_settings(paths, config_path=home / "project" / ".vllmlint.yaml")
+        assert (config.render, config.follow_links, config.refused) == (True, False, ["follow-links: true"]), cwd

@@ -173,15 +173,26 @@ def _note(config: Config, notes: dict) -> None:
 
 def _tree_roots(paths: Iterable[str | Path]) -> list[str]:
     """The folders that make the linted tree: the linted paths and the current folder, each as given and with
-    its links resolved, and the git work tree each is in (found by its `.git`, git is not run)."""
+    its links resolved, and the git work tree each is in (found by its `.git`, git is not run). The current
+    folder and the work trees count only below the home folder (or elsewhere): run from `~` or `/`, or in a home
+    kept in git, the whole home is not the tree, and the user's own configuration stays the user's."""
     from vllmlint.source.files import git_toplevel
 
+    home = os.path.realpath(os.path.expanduser("~"))
+
+    def above_home(folder: str) -> bool:
+        real = os.path.realpath(folder)
+        return real == home or home.startswith(real.rstrip(os.sep) + os.sep)
+
     roots: list[str] = []
-    for item in [*paths, os.getcwd()]:
+    for item, given in [*((p, True) for p in paths), (os.getcwd(), False)]:
         for form in (os.path.abspath(item), os.path.realpath(item)):
             folder = form if os.path.isdir(form) else os.path.dirname(form)
             top = git_toplevel(folder)
-            for root in (form, top, os.path.realpath(top) if top else None):
+            candidates = [form if given or not above_home(form) else None]
+            if top and not above_home(top):
+                candidates += [top, os.path.realpath(top)]
+            for root in candidates:
                 if root and root not in roots:
                     roots.append(root)
     return roots
