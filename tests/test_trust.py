@@ -385,3 +385,12 @@ def test_run_from_home_or_a_home_kept_in_git_the_users_config_stays_the_users(tm
         monkeypatch.chdir(cwd)
         config = load_settings(paths, config_path=home / "project" / ".vllmlint.yaml")
         assert (config.render, config.follow_links, config.refused) == (True, False, ["follow-links: true"]), cwd
+
+
+def test_python_m_with_interpreter_options_is_guarded_too(tmp_path):
+    (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('x')\n")
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    for prefix in (["-W", "ignore", "-X", "utf8", "-m", "vllmlint"], ["-mvllmlint"], ["-m", "vllmlint.cli"]):
+        proc = subprocess.run([sys.executable, *prefix, "--no-cache", "--format", "json", "."], cwd=tmp_path,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 0 and not (tmp_path / "ran").exists(), (prefix, proc.stderr.decode())

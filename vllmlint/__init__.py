@@ -13,6 +13,8 @@ def _forget_the_current_folder() -> None:
     `python -I` never add the entry (docs/security.md)."""
     if _sys.argv[:1] != ["-m"] or getattr(_sys.flags, "safe_path", False) or not _sys.path:
         return
+    if _module_run() not in ("vllmlint", "vllmlint.__main__", "vllmlint.cli"):
+        return  # another program's `-m`, importing vllmlint: its sys.path is its own business
     import os  # imported at start-up already: no file of the current folder can stand in for it
 
     first = _sys.path[0]
@@ -23,6 +25,22 @@ def _forget_the_current_folder() -> None:
             del _sys.path[0]
     except OSError:  # the current folder was removed: nothing can be imported from it
         pass
+
+
+def _module_run() -> str | None:
+    """The module `python -m MODULE` names, from the interpreter's own command line (sys.orig_argv)."""
+    words = getattr(_sys, "orig_argv", [])
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word == "-m":
+            return words[index + 1] if index + 1 < len(words) else None
+        if word.startswith("-m"):
+            return word[2:]
+        if word == "-c" or not word.startswith("-"):
+            return None
+        index += 2 if word in ("-W", "-X", "--check-hash-based-pycs") else 1  # options with a value
+    return None
 
 
 _forget_the_current_folder()
