@@ -91,15 +91,17 @@ def test_cli_does_not_follow_links_out_of_the_tree_for_its_config(tmp_path):
 
 
 # --- 2. config-paths-block-or-exhaust-memory ---------------------------------------------------------
-@pytest.mark.parametrize("named", ["/dev/zero", "/proc/self/pagemap", "/proc/self/status", "FIFO", "OUTSIDE"])
+@pytest.mark.parametrize("named", ["/dev/zero", "/proc/self/pagemap", "/proc/self/status", "FIFO", "OUTSIDE",
+                                   "LINK"])
 @pytest.mark.parametrize("key", ["baseline", "extend"])
 def test_named_files_must_be_regular_files_in_the_tree(repo, tmp_path, key, named):
     if named == "FIFO":
         os.mkfifo(repo / "pipe.json")
         named = "pipe.json"
-    elif named == "OUTSIDE":
+    elif named in ("OUTSIDE", "LINK"):
         (tmp_path / "outside.yaml").write_text("select: [VL102]\n")
-        named = str(tmp_path / "outside.yaml")
+        (repo / "link.yaml").symlink_to(tmp_path / "outside.yaml")  # in the tree, leading out of it
+        named = "link.yaml" if named == "LINK" else str(tmp_path / "outside.yaml")
     (repo / ".vllmlint.yaml").write_text(f"{key}: {named}\nfail-on: error\n")
     config = load_settings(["."])  # returns: no hang, no MemoryError, no OSError
     assert config.fail_on == "error" and config.baseline is None and config.select is None

@@ -242,7 +242,9 @@ def _named_file(path: Path, key: str, name: str, locate, roots: list[str], trust
     where = f"{locate([key])}: `{key}`: {name}"
     if not os.path.exists(path):
         return None  # the usual error: `extend` below, a baseline when it is loaded
-    if not trusted and not _in_tree(str(path), roots):
+    from vllmlint.source.files import _within
+
+    if not trusted and not _within(os.path.realpath(path), roots):  # a link in the tree to outside is outside
         return f"{where}: outside the linted tree; a configuration in the tree can only name files in it"
     try:
         _read_bytes(path, limit)
