@@ -396,3 +396,43 @@ def test_python_m_with_interpreter_options_is_guarded_too(tmp_path):
         proc = subprocess.run([sys.executable, *prefix, "--no-cache", "--format", "json", "."], cwd=tmp_path,
                               capture_output=True, timeout=120)
         assert proc.returncode == 0 and not (tmp_path / "ran").exists(), (prefix, proc.stderr.decode())
+
+
+# --- suppressions in Markdown: HTML comments and fences in linear time -------------------------------
+class _ScanCounting(str):
+    """A text whose `find` counts the characters it looks at."""
+
+    scanned = 0
+
+    def find(self, sub, start=0, end=None):
+        found = str.find(self, sub, start, end)
+        stop = (len(self) if end is None else end) if found == -1 else found + len(sub)
+        type(self).scanned += max(0, stop - start)
+        return found
+
+
+def test_html_comments_are_found_as_the_regex_finds_them_in_one_pass():
+    import random
+    import re
+
+    from vllmlint.suppressions import html_comments
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        text = "".join(rng.choice(["<!--", "-->", "-", ">", "<", "!", "a", "\n"]) for _ in range(rng.randint(0, 14)))
+        expected = [(m.start(), m.start(1), m.end(1), m.end()) for m in re.finditer(r"<!--(.*?)-->", text, re.S)]
+        assert list(html_comments(text)) == expected, text
+    text = _ScanCounting("<!--" * 100_000 + "vllmlint")
+    assert list(html_comments(text)) == [] and _ScanCounting.scanned <= 2 * len(text)
+
+
+def test_many_unclosed_comments_in_markdown(tmp_path):
+    """100,000 unclosed `<!--` before the directives (the regex scanned to the end of the file from each): the
+    run ends, and the directives apply as before."""
+    pod = DEPLOYMENT.replace("v0.29.0", "latest")
+    block = f"<!-- vllmlint: disable=VL201 -- demo -->\n```yaml\n{pod}```\n"
+    (tmp_path / "a.md").write_text("<!--" * 100_000 + "\n" + block * 5 + f"```yaml\n{pod}```\n")
+    code, out, err = run_cli("--no-cache", "--select", "VL201", "-q", "a.md", cwd=tmp_path)
+    # the first `<!--` opens a comment that ends with the first directive's `-->` (as in HTML): that directive is
+    # swallowed; the next four apply; the last block has none
+    assert code == 1 and out.count("VL201") == 2 and "a.md:14:16" in out, out + err
