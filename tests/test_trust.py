@@ -436,3 +436,30 @@ def test_many_unclosed_comments_in_markdown(tmp_path):
     # the first `<!--` opens a comment that ends with the first directive's `-->` (as in HTML): that directive is
     # swallowed; the next four apply; the last block has none
     assert code == 1 and out.count("VL201") == 2 and "a.md:14:16" in out, out + err
+
+
+class _IndexCounting(str):
+    reads = 0
+
+    def __getitem__(self, key):
+        type(self).reads += 1
+        return str.__getitem__(self, key)
+
+
+def test_comments_after_a_syntax_error_are_found_in_one_pass_per_line():
+    import random
+
+    from vllmlint.source.comments import _AfterError, _after_error_heuristic
+
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice(["#", " ", "'", '"', "a", "\n", "[", ":"]) for _ in range(rng.randint(1, 16)))
+        start = rng.randint(0, len(text) - 1)
+        scanner = _AfterError(text, start)
+        for pos in range(start, len(text)):
+            if text[pos] == "#":
+                assert scanner(pos) == _after_error_heuristic(text, pos, start), (text, start, pos)
+    line = _IndexCounting('key: "open ' + " #" * 50_000 + "\n")
+    scanner = _AfterError(line, 0)
+    assert not any(scanner(pos) for pos in range(len(line)) if str.__getitem__(line, pos) == "#")
+    assert _IndexCounting.reads <= 3 * len(line)

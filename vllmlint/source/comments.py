@@ -77,8 +77,9 @@ def record_parse(source: SourceFile, documents: list[Document], error_index: int
     index.literal_blocks.sort()
     pos = text.find("#", start, end)
     last_end = -1
+    after_error = _AfterError(text, start)
     while pos != -1:
-        if pos >= last_end and _starts_comment(text, pos, start, spans, starts, parsed_until):
+        if pos >= last_end and _starts_comment(text, pos, start, spans, starts, parsed_until, after_error):
             stop = text.find("\n", pos, end)
             stop = end if stop == -1 else stop
             last_end = stop - 1 if stop > pos and text[stop - 1] == "\r" else stop
@@ -105,13 +106,46 @@ def _scalar_spans(documents: list[Document]) -> list[tuple[int, int, str]]:
 
 
 def _starts_comment(text: str, pos: int, start: int, spans: list[tuple[int, int, str]], starts: list[int],
-                    parsed_until: int) -> bool:
+                    parsed_until: int, after_error: _AfterError | None = None) -> bool:
     if pos > start and text[pos - 1] not in " \t\r\n":
         return False  # `a#b`: part of a token
     if pos >= parsed_until:
-        return _after_error_heuristic(text, pos, start)
+        return after_error(pos) if after_error is not None else _after_error_heuristic(text, pos, start)
     i = bisect_right(starts, pos) - 1
     return not (i >= 0 and pos < spans[i][1])
+
+
+class _AfterError:
+    """`_after_error_heuristic` for `#` positions asked in increasing order: each line is scanned once, from
+    where the last question stopped (a long line with a quote left open and many `#` was scanned from its
+    start for each)."""
+
+    def __init__(self, text: str, start: int):
+        self.text, self.start = text, start
+        self.line_start = self.next = start
+        self.quote: str | None = None
+        self.found = False
+
+    def __call__(self, pos: int) -> bool:
+        text = self.text
+        if pos < self.next:
+            return _after_error_heuristic(text, pos, self.start)
+        newline = text.rfind("\n", self.next, pos)
+        if newline != -1:  # a line of its own: start again there
+            self.line_start = self.next = newline + 1
+            self.quote, self.found = None, False
+        line_start, quote = self.line_start, self.quote
+        for i in range(self.next, pos + 1):
+            ch = text[i]
+            if quote:
+                if ch == quote:
+                    quote = None
+            elif ch in "'\"" and (i == line_start or text[i - 1] in " \t[{,:-"):
+                quote = ch
+            elif ch == "#" and (i == line_start or text[i - 1] in " \t"):
+                self.found = True
+        self.quote, self.next = quote, pos + 1
+        return self.found
 
 
 def _after_error_heuristic(text: str, pos: int, start: int) -> bool:
