@@ -131,7 +131,7 @@ def user_config_path() -> Path | None:
         return Path(named)
     home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     path = Path(home) / "vllmlint" / "config.yaml"
-    return path if path.is_file() else None
+    return path if os.path.isfile(path) else None  # a folder that cannot be searched: no configuration
 
 
 def load_settings(paths: Iterable[str | Path], config_path: str | Path | None = None,
