@@ -463,3 +463,25 @@ def test_comments_after_a_syntax_error_are_found_in_one_pass_per_line():
     scanner = _AfterError(line, 0)
     assert not any(scanner(pos) for pos in range(len(line)) if str.__getitem__(line, pos) == "#")
     assert _IndexCounting.reads <= 3 * len(line)
+
+
+@pytest.mark.parametrize("text", ['"a\\n::stop-commands::tok": 1\n', 'select: ["VL1\\n::warning::x"]\n',
+                                  'severity: {"VL1\\n::warning::x": error}\n', 'vllm-version: "1\\n::warning::x"\n',
+                                  'baseline: "x\\n::warning::y"\n', 'extend: "x\\r\\n::warning::y"\n'])
+def test_config_messages_quoting_the_tree_stay_one_line(tmp_path, text):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    (tmp_path / ".vllmlint.yaml").write_text(text)
+    code, out, err = run_cli("--no-cache", ".", cwd=tmp_path)
+    assert not any(line.startswith("::") for line in (out + err).splitlines()), err
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        try:
+            config = load_settings(["."])
+        except ConfigError as exc:
+            assert "\n" not in str(exc) and "\r" not in str(exc)
+        else:
+            assert len(config.errors) == 1 and "\n" not in config.errors[0] and "\r" not in config.errors[0]
+    finally:
+        os.chdir(here)

@@ -28,7 +28,19 @@ BASELINE_LIMIT = 64 * 1024 * 1024  # bytes of a baseline a configuration file ma
 
 
 class ConfigError(Exception):
-    """A one-line, user-facing problem with a configuration file."""
+    """A one-line, user-facing problem with a configuration file. Its text quotes the tree's keys and values:
+    control characters are written as escapes (`\\n`), so that it stays one line and no line of the tree's text
+    starts with `::` (a GitHub workflow command)."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters (line breaks included) written as `\\xNN` escapes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
 
 
 @dataclass
@@ -65,8 +77,8 @@ class Config:
             return None
         files = ", ".join(dict.fromkeys(_shown(p) for p in self.refused_by))
         which = "it" if len(self.refused) == 1 else "them"
-        return (f"note: {files} asks for {', '.join(self.refused)}; ignored: only the command line or your own "
-                f"config can turn {which} on")
+        return one_line(f"note: {files} asks for {', '.join(self.refused)}; ignored: only the command line or your "
+                        f"own config can turn {which} on")
 
     def selection(self, select: list[str] | None = None, ignore: list[str] | None = None,
                   extend_select: list[str] | None = None,
@@ -240,6 +252,8 @@ def _named_file(path: Path, key: str, name: str, locate, roots: list[str], trust
     """Why the file `key` names (`path`) cannot be used, or None: a file the tree's configuration names must be
     in the tree; any file must be a regular file, readable without blocking, under the size cap."""
     where = f"{locate([key])}: `{key}`: {name}"
+    if not name.isprintable():  # a line break in a file name would end up alone at the start of a line
+        return f"{where}: a file name with control characters"
     if not os.path.exists(path):
         return None  # the usual error: `extend` below, a baseline when it is loaded
     from vllmlint.source.files import _within
@@ -277,7 +291,7 @@ def _load_chain(path: Path, seen: list[Path], roots: list[str], trusted: bool = 
         baseline = path.parent / data["baseline"]
         problem = _named_file(baseline, "baseline", data["baseline"], locate, roots, mine, BASELINE_LIMIT)
         if problem:
-            notes["errors"].append(f"{problem}; no baseline used")
+            notes["errors"].append(one_line(f"{problem}; no baseline used"))
             del data["baseline"]
         else:
             data["baseline"] = str(baseline)
@@ -293,7 +307,7 @@ def _load_chain(path: Path, seen: list[Path], roots: list[str], trusted: bool = 
         raise ConfigError(f"{locate(['extend'])}: `extend`: more than {MAX_EXTEND_DEPTH} files extend each other")
     problem = _named_file(base_path, "extend", base_name, locate, roots, mine)
     if problem:
-        notes["errors"].append(f"{problem}; its settings were not used")
+        notes["errors"].append(one_line(f"{problem}; its settings were not used"))
         return data, locate, [], notes
     if not base_path.is_file():
         raise ConfigError(f"{locate(['extend'])}: `extend`: {base_path}: no such configuration file")
