@@ -302,11 +302,17 @@ class IgnoreRules:
     def decide(self, relative: str, is_dir: bool) -> bool | None:
         """True: the last pattern matching `relative` (a path below the file's folder) ignores it; False: it is a
         negation; None: no pattern matches."""
-        name = relative.rpartition("/")[2]
+        names = relative.encode("utf-8", "surrogateescape").split(b"/")
+        last = names[-1:]
         for rule in reversed(self.rules):
-            if rule.dir_only and not is_dir:
+            if (rule.dir_only and not is_dir) or rule.glob.malformed:
                 continue
-            if rule.glob.match(name if rule.basename else relative):
+            parts = rule.glob.parts
+            if rule.basename:
+                matched = parts[0].match(last[0]) if len(parts) == 1 and parts[0] is not DSTAR else match_parts(parts, last)
+            else:
+                matched = match_parts(parts, names)
+            if matched:
                 return not rule.negated
         return None
 
