@@ -169,8 +169,8 @@ def test_diff_is_coloured_on_a_terminal_unless_no_color(tmp_path):
 
 # --- configuration: README's example and the schema ---------------------------------------------------------
 def _readme_config_example() -> str:
-    section = (ROOT / "README.md").read_text().split("\n## Configuration\n", 1)[1]
-    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    page = (ROOT / "docs" / "configuration.md").read_text()  # the reference moved out of README.md
+    return page.split("```yaml\n", 1)[1].split("```", 1)[0]
 
 
 def test_readme_config_example_is_valid_against_the_schema_and_loads(tmp_path):
@@ -205,8 +205,8 @@ def test_the_config_schema_is_schemastore_ready():
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     for name, definition in schema["$defs"].items():
         assert definition.get("description"), name
-    readme = (ROOT / "README.md").read_text()
-    assert f"# yaml-language-server: $schema={schema['$id']}" in readme
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    assert f"# yaml-language-server: $schema={schema['$id']}" in page
 
 
 # --- pre-commit: the whole-repository hook is documented as shipped ------------------------------------------

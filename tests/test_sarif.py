@@ -192,7 +192,7 @@ def test_results_point_at_their_rule_place_and_fingerprint(busy_report):
     assert run["columnKind"] == "unicodeCodePoints"
     results = run["results"]
     assert len(results) == len(busy_report.findings) + len(busy_report.suppressed)
-    for result, finding in zip(results, busy_report.findings + busy_report.suppressed):
+    for result, finding in zip(results, busy_report.findings + busy_report.suppressed, strict=True):
         assert result["ruleId"] == finding.code
         assert rules[result["ruleIndex"]]["id"] == finding.code
         assert result["level"] == {"VL101": "warning", "VL902": "error", "VL903": "note"}[finding.code]

@@ -6,6 +6,7 @@ benchmark's corpus: the wheel build compiles them ahead of time (vllmlint/bundle
 # ruff: noqa
 
 PATTERNS = (
+    ('#\\s*([A-Za-z]+)\\s*=\\s*(\\S+)\\s*$', 0),
     ('(?:.*/)?aibrix/vllm-mock', 0),
     ('(?:.*/)?neuron/.*vllm.*|.*-vllm[0-9.]*-neuron.*', 0),
     ('(?:.*/)?rayproject/ray-llm', 0),
@@ -47,6 +48,8 @@ PATTERNS = (
     ('.*-rocm(?:[-_.].*)?', 0),
     ('.*-ubuntu2404(?:[-_].*)?', 0),
     ('<!--(.*?)-->', 16),
+    ('<<(-?)([\\"\']?)([A-Za-z_][A-Za-z0-9_]*)\\2', 0),
+    ('<[A-Za-z_][A-Za-z0-9_.:/-]*>(?=[\\s;&|)]|$)', 0),
     ('>=\\s*([0-9][0-9.]*)', 0),
     ('[ \\t]*=[ \\t]*(?P<rules>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[ \\t]*,[ \\t]*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)*)', 0),
     ('[*/+^%]|(?<![eE])-', 0),
@@ -74,6 +77,7 @@ PATTERNS = (
     ('[a-z]+|\\d+(?:\\.\\d+)*', 0),
     ('[\ud800-\udfff]', 0),
     ('\\"(?:[^\\"\\\\]|\\\\.)*\\"|\'(?:[^\'\\\\]|\\\\.)*\'|`[^`]*`', 0),
+    ('\\$(?:\\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+])([^}]*))?\\}|([A-Za-z_][A-Za-z0-9_]*))', 0),
     ('\\$(?:\\{([A-Za-z_][A-Za-z0-9_]*)\\}|([A-Za-z_][A-Za-z0-9_]*))', 0),
     ('\\$[A-Za-z_{(0-9@*#?$!-]|`', 0),
     ('\\$\\$|\\$\\(([A-Za-z_][A-Za-z0-9_.-]*)\\)', 0),
@@ -156,6 +160,7 @@ PATTERNS = (
     ('v(\\d+\\.\\d+\\.\\d+)(?:rc\\d+)?(?:\\.post\\d+)?(?:-[A-Za-z0-9._-]+)?', 0),
     ('v(\\d+\\.\\d+\\.\\d+)\\.self\\.post\\d+', 0),
     ('v\\d+((alpha|beta)\\d+)?', 0),
+    ('v\\d+\\.\\d+\\.\\d+-distributed', 0),
     ('v\\d+\\.\\d+\\.\\d+\\.self\\.post\\d+', 0),
     ('vault\\.habana\\.ai/gaudi-docker/[^/]+/[^/]+/habanalabs/vllm-.+', 0),
     ('vault\\.habana\\.ai/gaudi-docker/[^/]+/[^/]+/habanalabs/vllm-installer-.+', 0),

@@ -232,9 +232,9 @@ def _m10(_HAS, _D, _F, _set):
         return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic
+# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic
 def _m11(_HAS, _D, _F, _set):
-    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5]):
+    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5], sm_count=_D[6], mig_parent=_D[7], mig_profile=_D[8]):
         _set(self, 'id', id)
         _set(self, 'name', name)
         _set(self, 'architecture', architecture)
@@ -253,12 +253,15 @@ def _m11(_HAS, _D, _F, _set):
         _set(self, 'source', source)
         _set(self, 'aliases', aliases)
         _set(self, 'eks_accelerator_labels', eks_accelerator_labels)
+        _set(self, 'sm_count', sm_count)
+        _set(self, 'mig_parent', mig_parent)
+        _set(self, 'mig_profile', mig_profile)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,)
+            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,other.sm_count,other.mig_parent,other.mig_profile,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,))
+        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
@@ -868,18 +871,19 @@ def _m49(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic
+# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic
 def _m50(_HAS, _D, _F, _set):
-    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2]):
+    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2], fixes=_HAS):
         self.diff = diff
         self.applied = applied
         self.files = _F[0]() if files is _HAS else files
         self.refused = _F[1]() if refused is _HAS else refused
         self.stale = _F[2]() if stale is _HAS else stale
         self.result = result
+        self.fixes = _F[3]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,)
+            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,self.fixes,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1142,9 +1146,9 @@ def _m65(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic
+# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic
 def _m66(_HAS, _D, _F, _set):
-    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0]):
+    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1]):
         self.model = model
         self.gpu = gpu
         self.tensor_parallel_size = tensor_parallel_size
@@ -1169,9 +1173,10 @@ def _m66(_HAS, _D, _F, _set):
         self.ranks = ranks
         self.notes = notes
         self.kv_cache_memory_bytes_override = kv_cache_memory_bytes_override
+        self.engine = engine
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,)
+            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,self.engine,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,other.engine,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1338,9 +1343,9 @@ def _m76(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic
+# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic
 def _m77(_HAS, _D, _F, _set):
-    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1]):
+    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1], fixes=_HAS, regions=_HAS):
         self.path = path
         self.shown = shown
         self.data = data
@@ -1348,9 +1353,11 @@ def _m77(_HAS, _D, _F, _set):
         self.bom = bom
         self.text = text
         self.applied = applied
+        self.fixes = _F[0]() if fixes is _HAS else fixes
+        self.regions = _F[1]() if regions is _HAS else regions
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,)
+            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,self.fixes,self.regions,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,other.fixes,other.regions,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1561,16 +1568,18 @@ def _m91(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|text:ric,applied:ric,result:ric,refused:dic
+# Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic
 def _m92(_HAS, _D, _F, _set):
-    def __init__(self, text, applied, result, refused=_D[0]):
+    def __init__(self, text, applied, result, refused=_D[0], diff=_D[1], fixes=_HAS):
         self.text = text
         self.applied = applied
         self.result = result
         self.refused = refused
+        self.diff = diff
+        self.fixes = _F[0]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.text,self.applied,self.result,self.refused,) == (other.text,other.applied,other.result,other.refused,)
+            return (self.text,self.applied,self.result,self.refused,self.diff,self.fixes,) == (other.text,other.applied,other.result,other.refused,other.diff,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1647,9 +1656,9 @@ def _m97(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic
+# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic
 def _m98(_HAS, _D, _F, _set):
-    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2]):
+    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2], next_flag=_D[3]):
         self.token = token
         self.name = name
         self.value = value
@@ -1658,9 +1667,10 @@ def _m98(_HAS, _D, _F, _set):
         self.extra_values = _F[0]() if extra_values is _HAS else extra_values
         self.resolution = resolution
         self.status = status
+        self.next_flag = next_flag
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,)
+            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,self.next_flag,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,other.next_flag,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2131,7 +2141,7 @@ MAKERS = {
     'Fe|id:ric,bytes:ric,words:ric,where:dic': _m8,
     'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m9,
     'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m10,
-    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic': _m11,
+    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic': _m11,
     'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m12,
     'Fe|key:ric,value:ric,node:ric,encoded:ric': _m13,
     'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m14,
@@ -2170,7 +2180,7 @@ MAKERS = {
     'Me|comments:fic,literal_blocks:fic,_starts:dic': _m47,
     'Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m48,
     'Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m49,
-    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic': _m50,
+    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic': _m50,
     'Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m51,
     'Me|edits:ric,safety:ric,description:ric': _m52,
     'Me|error:ric,path:ric': _m53,
@@ -2186,7 +2196,7 @@ MAKERS = {
     'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m63,
     'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m64,
     'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m65,
-    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic': _m66,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m66,
     'Me|name:ric,span:ric,code:ric,used:dic': _m67,
     'Me|name:ric,start:ric,end:ric,braced:ric': _m68,
     'Me|name:ric,value:ric,token:ric': _m69,
@@ -2197,7 +2207,7 @@ MAKERS = {
     'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m74,
     'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic,refused:fic,refused_by:fic,errors:fic': _m75,
     'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m76,
-    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic': _m77,
+    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m77,
     'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m78,
     'Me|program:ric,image:ric,variables:ric': _m79,
     'Me|release:ric,added:ric,resolved:ric': _m80,
@@ -2212,13 +2222,13 @@ MAKERS = {
     'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
     'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
     'Me|start:ric,end:ric,text:ric,heredoc:dic': _m91,
-    'Me|text:ric,applied:ric,result:ric,refused:dic': _m92,
+    'Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic': _m92,
     'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m93,
     'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m94,
     'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
     'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m96,
     'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m97,
-    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic': _m98,
+    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m98,
     'Me|token:ric,strip_prefix:dic': _m99,
     'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
     'Me|variables:fic,env_files:fic': _m101,

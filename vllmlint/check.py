@@ -161,7 +161,7 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
               stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
               show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
               apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values,
-              hf_cache=None, online=None, no_cache=False, jobs=None, format_order=()) -> NoReturn:
+              hf_cache=None, online=None, no_cache=False, jobs=None, format_order=(), show_fixes=False) -> NoReturn:
     """`vllmlint check`: lint PATHS (files, folders, or - for standard input) and exit. The parameters are
     check_command's, from click's parsing or check_options.parse_check_argv; `format_order` is the command-line
     order of --format/--output-format/--output (`_targets`)."""
@@ -302,13 +302,14 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
 
     if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
         _fix_stdin(stdin, stdin_shown, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
-                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename), quiet=quiet)
+                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename), quiet=quiet,
+                   show_fixes=show_fixes)
     if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
         _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
     stale = False
     replay: _Shown | None = None  # the output kept to be written again (`_Shown`)
     if apply_fixes or show_diff:
-        from vllmlint.fix.apply import run_fixes
+        from vllmlint.fix.apply import fixes_listing, run_fixes
 
         # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
         outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
@@ -316,6 +317,8 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
         local = _local_paths(files, stdin_filename)
         for shown, reason in outcome.refused:
             echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
+        if show_fixes:
+            echo(fixes_listing(outcome.fixes, show_diff, local), err=True, nl=False)
         if show_diff:
             # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
             # as escapes instead of obeying them.
@@ -597,11 +600,11 @@ def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
 
 def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
                output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto",
-               local: dict[str, str] | None = None, quiet: bool = False) -> NoReturn:
+               local: dict[str, str] | None = None, quiet: bool = False, show_fixes: bool = False) -> NoReturn:
     """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
     save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
     from vllmlint.engine import split_helm_output
-    from vllmlint.fix.apply import fix_text, unified_diff
+    from vllmlint.fix.apply import fix_text, fixes_listing
     from vllmlint.formatters import Report, render
     from vllmlint.source.files import read_text
 
@@ -620,7 +623,9 @@ def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, 
     if outcome.refused:
         echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {outcome.refused}", err=True)
     result = outcome.result
-    fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
+    if show_fixes:
+        echo(fixes_listing([(shown, code, why) for code, why in outcome.fixes], show_diff, local), err=True, nl=False)
+    fixed = outcome.diff if show_diff else outcome.text  # the diff built from the edits: linear in their number
     out = _open_output(output) if show_diff and output else sys.stdout  # `--diff -o FILE -`: the diff there
     try:
         fixed = terminal_safe(fixed) if _is_terminal(out) else fixed

@@ -62,6 +62,7 @@ CHECK_PARAMS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--fix", "apply_fixes"), dict(is_flag=True, help="Apply safe fixes in place, then report what remains.")),
     (("--diff", "show_diff"), dict(is_flag=True, help="Print the fixes as a unified diff; change no file.")),
     (("--unsafe-fixes",), dict(is_flag=True, help="Also apply fixes that change behaviour (see `explain`).")),
+    (("--show-fixes",), dict(is_flag=True, help="With --fix or --diff, list the fixes per file and rule (on stderr).")),
     (("--follow-links",), dict(is_flag=True, default=None,
      help="Follow symbolic links that lead out of the given paths (never written by --fix).")),
     (("--require-workloads",), dict(is_flag=True, default=None,

@@ -20,6 +20,7 @@ from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
 from vllmlint.source.comments import MARKER, record_parse
 from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: the engine's API)
+    is_dockerfile,
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
     is_kustomization, read_limited, read_text, sniff_suffix, too_large_message)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
@@ -135,6 +136,7 @@ class Linter:
         self.world = World()
         self._errors: list[Finding] = []
         self._shell_sources: list[SourceFile] = []
+        self._dockerfile_sources: list[SourceFile] = []
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
         self.render_mappings: list = []  # vllmlint.render.RenderedText: `--render` output -> the files as written
         self._files_read = 0  # files read by add_file (the progress line counts them)
@@ -225,6 +227,9 @@ class Linter:
         self.result.sources[shown] = source
         if suffix in MARKDOWN_SUFFIXES:
             self._add_markdown(text, shown)
+            return
+        if is_dockerfile(name or Path(shown).name):
+            self._dockerfile_sources.append(source)
             return
         if (name or Path(shown).name) == ".env" or suffix == ".env":  # files.is_env_file
             return  # a Compose `.env` / `env_file`: read by vllmlint.source.compose for the services beside it
@@ -382,10 +387,14 @@ class Linter:
             image = f" (image {invocation.image.raw}{fork})" if invocation.image is not None else ""
             message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
                        "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
+        elif invocation.via == "dockerfile":  # vllm.dockerfile.VIA_DOCKERFILE
+            image = f" (FROM {invocation.image.raw})" if invocation.image is not None else ""
+            message = (f"vLLM release unknown for this image{image}; assuming vLLM {version}: pin the base image's "
+                       "tag or `RUN pip install vllm==X`, or pass --vllm-version")
         else:
             message = (f"vLLM release unknown for this script; assuming vLLM {version}: pass --vllm-version "
                        "(or set `vllm-version` in .vllmlint.yaml)")
-        noun = "workload" if owner is not None else "script"
+        noun = "workload" if owner is not None else "image" if invocation.via == "dockerfile" else "script"
         summary = (f"{noun} assumes vLLM {version} (release unknown)", f"{noun}s assume vLLM {version} (release unknown)")
         self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note", summary))
 
@@ -428,6 +437,15 @@ class Linter:
         world.invocations = find_invocations(world, self.options.upgrade_to)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
+        if self._dockerfile_sources:  # the Dockerfile reader is imported only for Dockerfiles
+            from vllmlint.vllm.dockerfile import compose_build, dockerfile_invocations
+
+            # A Dockerfile a Compose service of the run builds is judged as that service runs it (its build args,
+            # its `command`), not a second time on its own.
+            built = {b.path for b in (compose_build(o, world.sources) for o in world.of_kind("ComposeService")) if b}
+            for source in self._dockerfile_sources:
+                if source.display_path not in built:
+                    world.invocations.extend(dockerfile_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
         from vllmlint.vllm.release import workload_release
         from vllmlint.vllm.invocation import mark_vendor_build

@@ -308,6 +308,12 @@ def comment_directives(source: SourceFile) -> list[Directive]:
         return _markdown_directives(source)
     if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
         return _script_directives(source, 0, len(text))
+    from vllmlint.source.files import is_dockerfile
+
+    if is_dockerfile(path.rsplit("/", 1)[-1]):
+        # A Dockerfile's comments are whole lines, as a script's: `# vllmlint: disable-next-line=...` above an
+        # instruction covers it with its continuation lines (a comment after an instruction is not one to Docker).
+        return _script_directives(source, 0, len(text))
     return _yaml_directives(source, 0, len(text))
 
 

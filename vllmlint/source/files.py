@@ -36,6 +36,15 @@ YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 SHELL_SUFFIXES = {".sh", ".bash"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES | MARKDOWN_SUFFIXES
+
+
+def is_dockerfile(name: str) -> bool:
+    """`Dockerfile`, `Containerfile`, `*.Dockerfile`, `Dockerfile.*` (vllmlint.source.dockerfile reads them)."""
+    lower = name.lower()
+    if lower in ("dockerfile", "containerfile") or lower.endswith((".dockerfile", ".containerfile")):
+        return True
+    # `Dockerfile.gpu`, `Containerfile.rocm`; not `Dockerfile.md` or `Dockerfile.yaml`, which are what they end in.
+    return lower.startswith(("dockerfile.", "containerfile.")) and os.path.splitext(lower)[1] not in SCAN_SUFFIXES
 SKIPPED_FOLDERS = ("node_modules", "__pycache__")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # what `kustomize build` reads
 CHART_FILE = "Chart.yaml"  # a Helm chart's folder (vllmlint.render)
@@ -181,7 +190,7 @@ def _scan(top: Path, found: Collection, seen: dict[str, int], roots: list[str], 
             name = entry.name
             if name.startswith(".") and name != ".env":
                 continue
-            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES or is_env_file(name)
+            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES or is_env_file(name) or is_dockerfile(name)
             try:
                 if entry.is_symlink():
                     real = os.path.realpath(entry.path)
