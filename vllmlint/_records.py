@@ -1698,8 +1698,20 @@ def _m100(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|variables:fic,env_files:fic
+# Me|uri:ric,text:ric,version:ric
 def _m101(_HAS, _D, _F, _set):
+    def __init__(self, uri, text, version):
+        self.uri = uri
+        self.text = text
+        self.version = version
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.uri,self.text,self.version,) == (other.uri,other.text,other.version,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|variables:fic,env_files:fic
+def _m102(_HAS, _D, _F, _set):
     def __init__(self, variables=_HAS, env_files=_HAS):
         self.variables = _F[0]() if variables is _HAS else variables
         self.env_files = _F[1]() if env_files is _HAS else env_files
@@ -1710,7 +1722,7 @@ def _m101(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
-def _m102(_HAS, _D, _F, _set):
+def _m103(_HAS, _D, _F, _set):
     def __init__(self, words, line_comment_before=_D[0], start=_D[1], end=_D[2], heredoc=_D[3]):
         self.words = words
         self.line_comment_before = line_comment_before
@@ -1724,7 +1736,7 @@ def _m102(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|world:ric,rule:ric,severity:ric,fix_errors:fic
-def _m103(_HAS, _D, _F, _set):
+def _m104(_HAS, _D, _F, _set):
     def __init__(self, world, rule, severity, fix_errors=_HAS):
         self.world = world
         self.rule = rule
@@ -1737,7 +1749,7 @@ def _m103(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri
-def _m104(_HAS, _D, _F, _set):
+def _m105(_HAS, _D, _F, _set):
     def __init__(self, config, external, series_query, matches, as_name, metrics_query):
         self.config = config
         self.external = external
@@ -1748,7 +1760,7 @@ def _m104(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|container_port:ri,host_ip:ri,node:ri
-def _m105(_HAS, _D, _F, _set):
+def _m106(_HAS, _D, _F, _set):
     def __init__(self, container_port, host_ip, node):
         self.container_port = container_port
         self.host_ip = host_ip
@@ -1756,13 +1768,13 @@ def _m105(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|fields:fi
-def _m106(_HAS, _D, _F, _set):
+def _m107(_HAS, _D, _F, _set):
     def __init__(self, fields=_HAS):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
-def _m107(_HAS, _D, _F, _set):
+def _m108(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
         self.kind = kind
         self.api_version = api_version
@@ -1775,7 +1787,7 @@ def _m107(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,api_version:ri,node:ri
-def _m108(_HAS, _D, _F, _set):
+def _m109(_HAS, _D, _F, _set):
     def __init__(self, kind, name, api_version, node):
         self.kind = kind
         self.name = name
@@ -1784,7 +1796,7 @@ def _m108(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,namespace:ri,node:ri
-def _m109(_HAS, _D, _F, _set):
+def _m110(_HAS, _D, _F, _set):
     def __init__(self, kind, name, namespace, node):
         self.kind = kind
         self.name = name
@@ -1793,7 +1805,7 @@ def _m109(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri
-def _m110(_HAS, _D, _F, _set):
+def _m111(_HAS, _D, _F, _set):
     def __init__(self, kind, name, prefix, optional, node):
         self.kind = kind
         self.name = name
@@ -1803,7 +1815,7 @@ def _m110(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi
-def _m111(_HAS, _D, _F, _set):
+def _m112(_HAS, _D, _F, _set):
     def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
         self.kind = kind
         self.node = node
@@ -1819,7 +1831,7 @@ def _m111(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,owner:ri,members:fi,size:di
-def _m112(_HAS, _D, _F, _set):
+def _m113(_HAS, _D, _F, _set):
     def __init__(self, kind, owner, members=_HAS, size=_D[0]):
         self.kind = kind
         self.owner = owner
@@ -1828,7 +1840,7 @@ def _m112(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|match_labels:fi,match_expressions:fi,node:di,valid:di
-def _m113(_HAS, _D, _F, _set):
+def _m114(_HAS, _D, _F, _set):
     def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
         self.match_labels = _F[0]() if match_labels is _HAS else match_labels
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
@@ -1837,7 +1849,7 @@ def _m113(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
-def _m114(_HAS, _D, _F, _set):
+def _m115(_HAS, _D, _F, _set):
     def __init__(self, name, args, parents=_HAS, block=_D[0]):
         self.name = name
         self.args = args
@@ -1846,7 +1858,7 @@ def _m114(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di
-def _m115(_HAS, _D, _F, _set):
+def _m116(_HAS, _D, _F, _set):
     def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
         self.name = name
         self.mount_path = mount_path
@@ -1856,7 +1868,7 @@ def _m115(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,kind:ri,source:ri
-def _m116(_HAS, _D, _F, _set):
+def _m117(_HAS, _D, _F, _set):
     def __init__(self, name, node, kind, source):
         self.name = name
         self.node = node
@@ -1865,7 +1877,7 @@ def _m116(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,value:ri
-def _m117(_HAS, _D, _F, _set):
+def _m118(_HAS, _D, _F, _set):
     def __init__(self, name, node, value):
         self.name = name
         self.node = node
@@ -1873,7 +1885,7 @@ def _m117(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,number:ri,protocol:ri,node:ri
-def _m118(_HAS, _D, _F, _set):
+def _m119(_HAS, _D, _F, _set):
     def __init__(self, name, number, protocol, node):
         self.name = name
         self.number = number
@@ -1882,7 +1894,7 @@ def _m118(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di
-def _m119(_HAS, _D, _F, _set):
+def _m120(_HAS, _D, _F, _set):
     def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
         self.name = name
         self.port = port
@@ -1893,7 +1905,7 @@ def _m119(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di
-def _m120(_HAS, _D, _F, _set):
+def _m121(_HAS, _D, _F, _set):
     def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1905,13 +1917,13 @@ def _m120(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node:ri
-def _m121(_HAS, _D, _F, _set):
+def _m122(_HAS, _D, _F, _set):
     def __init__(self, node):
         self.node = node
     return {'__init__': __init__}
 
 # M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di
-def _m122(_HAS, _D, _F, _set):
+def _m123(_HAS, _D, _F, _set):
     def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
         self.node = node
         self.pod_selector = pod_selector
@@ -1922,7 +1934,7 @@ def _m122(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di
-def _m123(_HAS, _D, _F, _set):
+def _m124(_HAS, _D, _F, _set):
     def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
         self.node_selector = _F[0]() if node_selector is _HAS else node_selector
         self.terms = _F[1]() if terms is _HAS else terms
@@ -1931,7 +1943,7 @@ def _m123(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri
-def _m124(_HAS, _D, _F, _set):
+def _m125(_HAS, _D, _F, _set):
     def __init__(self, obj, kind, spec, endpoints, scope):
         self.obj = obj
         self.kind = kind
@@ -1941,7 +1953,7 @@ def _m124(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,labels:ri,requirements:ri,taints:ri
-def _m125(_HAS, _D, _F, _set):
+def _m126(_HAS, _D, _F, _set):
     def __init__(self, obj, labels, requirements, taints):
         self.obj = obj
         self.labels = labels
@@ -1950,7 +1962,7 @@ def _m125(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,paths:fi,hosts:fi,parents:fi
-def _m126(_HAS, _D, _F, _set):
+def _m127(_HAS, _D, _F, _set):
     def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
         self.obj = obj
         self.paths = _F[0]() if paths is _HAS else paths
@@ -1959,7 +1971,7 @@ def _m126(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi
-def _m127(_HAS, _D, _F, _set):
+def _m128(_HAS, _D, _F, _set):
     def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
         self.obj = obj
         self.pod_selector = pod_selector
@@ -1970,14 +1982,14 @@ def _m127(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|owner:ri,placement:ri
-def _m128(_HAS, _D, _F, _set):
+def _m129(_HAS, _D, _F, _set):
     def __init__(self, owner, placement):
         self.owner = owner
         self.placement = placement
     return {'__init__': __init__}
 
 # M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di
-def _m129(_HAS, _D, _F, _set):
+def _m130(_HAS, _D, _F, _set):
     def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
         self.owner = owner
         self.spec = spec
@@ -1989,7 +2001,7 @@ def _m129(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,match:ri,node:ri,backends:ri,rewritten:di
-def _m130(_HAS, _D, _F, _set):
+def _m131(_HAS, _D, _F, _set):
     def __init__(self, path, match, node, backends, rewritten=_D[0]):
         self.path = path
         self.match = match
@@ -1999,7 +2011,7 @@ def _m130(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,mount:ri,volume:ri
-def _m131(_HAS, _D, _F, _set):
+def _m132(_HAS, _D, _F, _set):
     def __init__(self, path, mount, volume):
         self.path = path
         self.mount = mount
@@ -2007,7 +2019,7 @@ def _m131(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
-def _m132(_HAS, _D, _F, _set):
+def _m133(_HAS, _D, _F, _set):
     def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
         self.path = path
         self.why = why
@@ -2019,7 +2031,7 @@ def _m132(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|pod:ri,node:ri,name:ri,init:di,_memo:di
-def _m133(_HAS, _D, _F, _set):
+def _m134(_HAS, _D, _F, _set):
     def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
         self.pod = pod
         self.node = node
@@ -2029,7 +2041,7 @@ def _m133(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri
-def _m134(_HAS, _D, _F, _set):
+def _m135(_HAS, _D, _F, _set):
     def __init__(self, policy, direction, node, peers, ports):
         self.policy = policy
         self.direction = direction
@@ -2039,7 +2051,7 @@ def _m134(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|protocol:ri,port:ri,end_port:ri,node:ri
-def _m135(_HAS, _D, _F, _set):
+def _m136(_HAS, _D, _F, _set):
     def __init__(self, protocol, port, end_port, node):
         self.protocol = protocol
         self.port = port
@@ -2048,21 +2060,21 @@ def _m135(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|requests:fi,limits:fi
-def _m136(_HAS, _D, _F, _set):
+def _m137(_HAS, _D, _F, _set):
     def __init__(self, requests=_HAS, limits=_HAS):
         self.requests = _F[0]() if requests is _HAS else requests
         self.limits = _F[1]() if limits is _HAS else limits
     return {'__init__': __init__}
 
 # M|requirements:ri,node:di
-def _m137(_HAS, _D, _F, _set):
+def _m138(_HAS, _D, _F, _set):
     def __init__(self, requirements, node=_D[0]):
         self.requirements = requirements
         self.node = node
     return {'__init__': __init__}
 
 # M|role:ri,template:ri,container:ri,invocation:ri
-def _m138(_HAS, _D, _F, _set):
+def _m139(_HAS, _D, _F, _set):
     def __init__(self, role, template, container, invocation):
         self.role = role
         self.template = template
@@ -2071,7 +2083,7 @@ def _m138(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|service:ri,namespace:ri,port:ri,node:ri,kind:di
-def _m139(_HAS, _D, _F, _set):
+def _m140(_HAS, _D, _F, _set):
     def __init__(self, service, namespace, port, node, kind=_D[0]):
         self.service = service
         self.namespace = namespace
@@ -2081,7 +2093,7 @@ def _m139(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi
-def _m140(_HAS, _D, _F, _set):
+def _m141(_HAS, _D, _F, _set):
     def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
         self.source = source
         self.root = root
@@ -2092,7 +2104,7 @@ def _m140(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|text:ri,start:ri,end:ri
-def _m141(_HAS, _D, _F, _set):
+def _m142(_HAS, _D, _F, _set):
     def __init__(self, text, start, end):
         self.text = text
         self.start = start
@@ -2100,7 +2112,7 @@ def _m141(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,max_surge:di,max_unavailable:di,partition:di
-def _m142(_HAS, _D, _F, _set):
+def _m143(_HAS, _D, _F, _set):
     def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
         self.type = type
         self.max_surge = max_surge
@@ -2109,7 +2121,7 @@ def _m142(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di
-def _m143(_HAS, _D, _F, _set):
+def _m144(_HAS, _D, _F, _set):
     def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
         self.type = type
         self.metric = metric
@@ -2122,7 +2134,7 @@ def _m143(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|value:ri,node:di,level:di
-def _m144(_HAS, _D, _F, _set):
+def _m145(_HAS, _D, _F, _set):
     def __init__(self, value, node=_D[0], level=_D[1]):
         self.value = value
         self.node = node
@@ -2231,48 +2243,49 @@ MAKERS = {
     'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m98,
     'Me|token:ric,strip_prefix:dic': _m99,
     'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
-    'Me|variables:fic,env_files:fic': _m101,
-    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m102,
-    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m103,
-    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m104,
-    'M|container_port:ri,host_ip:ri,node:ri': _m105,
-    'M|fields:fi': _m106,
-    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m107,
-    'M|kind:ri,name:ri,api_version:ri,node:ri': _m108,
-    'M|kind:ri,name:ri,namespace:ri,node:ri': _m109,
-    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m110,
-    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m111,
-    'M|kind:ri,owner:ri,members:fi,size:di': _m112,
-    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m113,
-    'M|name:ri,args:ri,parents:fi,block:di': _m114,
-    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m115,
-    'M|name:ri,node:ri,kind:ri,source:ri': _m116,
-    'M|name:ri,node:ri,value:ri': _m117,
-    'M|name:ri,number:ri,protocol:ri,node:ri': _m118,
-    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m119,
-    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m120,
-    'M|node:ri': _m121,
-    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m122,
-    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m123,
-    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m124,
-    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m125,
-    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m126,
-    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m127,
-    'M|owner:ri,placement:ri': _m128,
-    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m129,
-    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m130,
-    'M|path:ri,mount:ri,volume:ri': _m131,
-    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m132,
-    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m133,
-    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m134,
-    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m135,
-    'M|requests:fi,limits:fi': _m136,
-    'M|requirements:ri,node:di': _m137,
-    'M|role:ri,template:ri,container:ri,invocation:ri': _m138,
-    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m139,
-    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m140,
-    'M|text:ri,start:ri,end:ri': _m141,
-    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m142,
-    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m143,
-    'M|value:ri,node:di,level:di': _m144,
+    'Me|uri:ric,text:ric,version:ric': _m101,
+    'Me|variables:fic,env_files:fic': _m102,
+    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m103,
+    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m104,
+    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m105,
+    'M|container_port:ri,host_ip:ri,node:ri': _m106,
+    'M|fields:fi': _m107,
+    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m108,
+    'M|kind:ri,name:ri,api_version:ri,node:ri': _m109,
+    'M|kind:ri,name:ri,namespace:ri,node:ri': _m110,
+    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m111,
+    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m112,
+    'M|kind:ri,owner:ri,members:fi,size:di': _m113,
+    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m114,
+    'M|name:ri,args:ri,parents:fi,block:di': _m115,
+    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m116,
+    'M|name:ri,node:ri,kind:ri,source:ri': _m117,
+    'M|name:ri,node:ri,value:ri': _m118,
+    'M|name:ri,number:ri,protocol:ri,node:ri': _m119,
+    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m120,
+    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m121,
+    'M|node:ri': _m122,
+    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m123,
+    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m124,
+    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m125,
+    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m126,
+    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m127,
+    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m128,
+    'M|owner:ri,placement:ri': _m129,
+    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m130,
+    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m131,
+    'M|path:ri,mount:ri,volume:ri': _m132,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m133,
+    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m134,
+    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m135,
+    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m136,
+    'M|requests:fi,limits:fi': _m137,
+    'M|requirements:ri,node:di': _m138,
+    'M|role:ri,template:ri,container:ri,invocation:ri': _m139,
+    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m140,
+    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m141,
+    'M|text:ri,start:ri,end:ri': _m142,
+    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m143,
+    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m144,
+    'M|value:ri,node:di,level:di': _m145,
 }
