@@ -67,14 +67,17 @@ def test_no_online_beats_the_configuration(tmp_path):
     pytest.importorskip("vllmlint.capacity.hfconfig")
     from vllmlint.capacity.hfconfig import online_problem
 
-    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    config = tmp_path / "config.yaml"
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir(), home.mkdir()
+    (tree / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    # The user's own configuration, outside the linted tree (a file of the tree cannot turn these on at all).
+    config = home / "config.yaml"
     config.write_text("online: true\nhf-cache: true\n", encoding="utf-8")
     if online_problem():  # huggingface_hub absent: the configuration's `online: true` is a usage error...
-        code, _, err = run_cli("--config", config, "cm.yaml", cwd=tmp_path)
+        code, _, err = run_cli("--config", config, "cm.yaml", cwd=tree)
         assert code == 2 and "--online needs huggingface_hub" in err
     for off in (["--no-online"], ["--online=false", "--no-hf-cache"]):  # ...which the command line turns off
-        code, _, err = run_cli("--config", config, *off, "cm.yaml", cwd=tmp_path)
+        code, _, err = run_cli("--config", config, *off, "cm.yaml", cwd=tree)
         assert code == 0 and "huggingface_hub" not in err, off
 
 

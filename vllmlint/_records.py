@@ -1356,9 +1356,9 @@ def _m_c241d67ce749(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic
-def _m_8d3e09fcaa9f(_HAS, _D, _F, _set):
-    def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], min_level=_D[8], vllm_version=_D[9], require_suppression_reason=_D[10], max_file_size=_D[11], baseline=_D[12], models=_HAS, gpus=_HAS, hf_cache=_D[13], online=_D[14]):
+# Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic,refused:fic,refused_by:fic,errors:fic
+def _m_52c2245410d6(_HAS, _D, _F, _set):
+    def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], min_level=_D[8], vllm_version=_D[9], require_suppression_reason=_D[10], max_file_size=_D[11], baseline=_D[12], models=_HAS, gpus=_HAS, hf_cache=_D[13], online=_D[14], refused=_HAS, refused_by=_HAS, errors=_HAS):
         self.path = path
         self.select = select
         self.ignore = ignore
@@ -1382,9 +1382,12 @@ def _m_8d3e09fcaa9f(_HAS, _D, _F, _set):
         self.gpus = _F[7]() if gpus is _HAS else gpus
         self.hf_cache = hf_cache
         self.online = online
+        self.refused = _F[8]() if refused is _HAS else refused
+        self.refused_by = _F[9]() if refused_by is _HAS else refused_by
+        self.errors = _F[10]() if errors is _HAS else errors
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.min_level,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,) == (other.path,other.select,other.ignore,other.extend_select,other.extend_ignore,other.extends,other.severity,other.per_file_ignores,other.exclude,other.respect_gitignore,other.follow_links,other.require_workloads,other.render,other.fail_on,other.min_level,other.vllm_version,other.require_suppression_reason,other.max_file_size,other.baseline,other.models,other.gpus,other.hf_cache,other.online,)
+            return (self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.min_level,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,self.refused,self.refused_by,self.errors,) == (other.path,other.select,other.ignore,other.extend_select,other.extend_ignore,other.extends,other.severity,other.per_file_ignores,other.exclude,other.respect_gitignore,other.follow_links,other.require_workloads,other.render,other.fail_on,other.min_level,other.vllm_version,other.require_suppression_reason,other.max_file_size,other.baseline,other.models,other.gpus,other.hf_cache,other.online,other.refused,other.refused_by,other.errors,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2298,7 +2301,7 @@ MAKERS = {
     'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m_03266c40065a,
     'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m_561e95ba336d,
     'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m_c241d67ce749,
-    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m_8d3e09fcaa9f,
+    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic,refused:fic,refused_by:fic,errors:fic': _m_52c2245410d6,
     'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m_c3c35a7f0949,
     'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m_4b36eed5fd7c,
     'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m_97917a67c553,

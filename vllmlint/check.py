@@ -290,8 +290,14 @@ def resolve(args) -> Plan:
                          respect_gitignore=config.respect_gitignore, follow_links=follow_links)
     plan.collection = collection
     plan.baseline = _baseline(args, config)
+    from vllmlint.config import ConfigError
+
+    try:
+        max_file_size = config.file_size_limit(args.max_file_size)
+    except ConfigError as exc:  # `--max-file-size inf`, `nan`, `1e400`
+        usage_error(str(exc))
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                          severity=config.severity, max_file_size=config.file_size_limit(args.max_file_size),
+                          severity=config.severity, max_file_size=max_file_size, follow_links=bool(follow_links),
                           require_suppression_reason=require_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=plan.baseline,
                           fixes=_uses_fixes(targets, plan.fixing, bool(args.write_baseline_path)))
@@ -347,17 +353,20 @@ def _reports(args) -> list[tuple[str, str | None]]:
 
 def _config(args):
     """The configuration: none (--no-config), the file given (--config), else the nearest one, else defaults."""
-    from vllmlint.config import Config, ConfigError, find_config, load_config
+    from vllmlint.config import ConfigError, load_settings
 
     try:
-        if args.no_config:
-            return Config()
-        if args.config_path:
-            return load_config(Path(args.config_path))
-        found = find_config(Path.cwd())
-        return load_config(found) if found else Config()
+        # The linted paths decide which configuration files are the tree's own (they cannot switch on what runs
+        # programs, reaches the network or reads outside the tree: vllmlint.config).
+        config = load_settings([p for p in args.paths if p != "-"], args.config_path, args.no_config)
     except ConfigError as exc:
         usage_error(str(exc))
+    note = config.refusal_note()
+    if note and not args.quiet:
+        echo(f"vllmlint: {note}", err=True)
+    for error in config.errors:  # a `baseline:`/`extend:` that is no regular file of the tree: one line each
+        echo(f"vllmlint: error: {error}", err=True)
+    return config
 
 
 def _baseline(args, config) -> Baseline | None:
@@ -410,10 +419,12 @@ def _release(value: str | None, option: str, example: str) -> str | None:
 def _show_files(plan: Plan) -> int:
     """--show-files: the files a run would lint, one a line; the exit code."""
     args, collection = plan.args, plan.collection
+    from vllmlint.formatters.text import line_start_path  # never `::` first: GitHub would read a command
+
     for linted in collection.files:
-        echo(terminal_safe(_local_name(linted)))
+        echo(terminal_safe(line_start_path(_local_name(linted))))
     if "-" in args.paths:
-        echo(terminal_safe(_local_name(args.stdin_filename) if args.stdin_filename else "-"))
+        echo(terminal_safe(line_start_path(_local_name(args.stdin_filename)) if args.stdin_filename else "-"))
     for absent in collection.missing:
         echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
     return EXIT_ERROR if collection.missing or collection.failed else EXIT_CLEAN

@@ -103,20 +103,13 @@ SKIP_NOT_TEXT = "not text"
 
 def _template_action(text: str, documents) -> int | None:
     """Offset of the first Helm/Go template action that makes this file a template, or None. Actions
-    inside block scalars of a file that parses are data (an alert template in a ConfigMap, a doc string)."""
-    matches = list(_HELM.finditer(text))
-    if not matches:
+    inside block scalars or comments of a file that parses are data (an alert template in a ConfigMap, a doc
+    string, `# rendered from {{ .Values.image }}`)."""
+    if "{{" not in text:
         return None
-    if documents is None:
-        return matches[0].start()
-    from vllmlint.source.yamlmodel import Scalar, walk
+    from vllmlint.source.comments import template_action
 
-    blocks = [(n.start, n.end) for d in documents for n in walk(d.root)
-              if isinstance(n, Scalar) and n.style in ("|", ">")]
-    for match in matches:
-        if not any(start <= match.start() < end for start, end in blocks):
-            return match.start()
-    return None
+    return template_action(text, documents, _HELM)  # comments and block scalars are text, not structure
 
 
 class Linter:

@@ -142,6 +142,12 @@ def excerpt(finding: Finding, source, paint=None, masks=None, lines=None) -> lis
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
+def line_start_path(path: str) -> str:
+    """A path that starts a line of output: `./` before one starting with `::`, which GitHub Actions would read
+    as a workflow command (`::stop-commands::x.yaml` would switch off every later annotation)."""
+    return "./" + path if path.startswith("::") else path
+
+
 def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None,
                  fixable: bool = False) -> str:
     """`path:line:col: CODE [severity] message (rule-name)`, `[severity] [*]` when `fixable` (as ruff marks
@@ -149,7 +155,7 @@ def finding_line(finding: Finding, name: str, paint=None, path: str | None = Non
     message (the short first line) when given."""
     paint = paint or _Paint(False)
     span = finding.span
-    where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
+    where = paint(_BOLD, f"{line_start_path(_visible(path or finding.path))}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
     mark = " " + paint(_FIX_COLOR, "[*]") if fixable else ""
     suffix = f" ({name})" if name else ""

@@ -80,7 +80,7 @@ class Project:
         self.config_error = None
         try:
             found = find_config(self.root)
-            config = load_config(found) if found else Config()
+            config = load_config(found, [self.root]) if found else Config()  # the workspace is the tree
             options = options_from_config(config)
         except ConfigError as exc:
             self.config_error = str(exc)
