@@ -30,9 +30,15 @@ class CompiledDataHook(BuildHookInterface):
         try:
             from vllmlint import bundle as module_bundle
             from vllmlint.data import MARSHALLED, compile_rules_data, lazy_paths, marshal_folder, pack, split_compiled
+            from vllmlint.version import COMMIT_FILE, checkout_commit
         finally:
             sys.path.pop(0)
         folder = Path(tempfile.mkdtemp(prefix="vllmlint-build-"))
+        # The commit built from, for `vllmlint --version` (vllmlint/version.py): none from an sdist.
+        commit = checkout_commit(root)
+        if commit:
+            (folder / COMMIT_FILE).write_text(commit + "\n", encoding="ascii")
+            build_data["force_include"][str(folder / COMMIT_FILE)] = f"vllmlint/_data/{COMMIT_FILE}"
         # The rules' documentation apart: a run reads the rest at every start, the documentation seldom.
         for name, part in zip(("compiled-data.json", "compiled-docs.json"), split_compiled(compile_rules_data(root))):
             (folder / name).write_text(json.dumps(part, sort_keys=True), encoding="utf-8")

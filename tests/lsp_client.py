@@ -97,6 +97,19 @@ class Session:
         return [a for a in result or [] if isinstance(a, types.CodeAction)]
 
 
+    async def raw_request(self, method: str, params) -> object:
+        """A request sent as the JSON given (not checked against LSP's types, as a hostile or buggy client may
+        send it): its result, or the server's error raised as pygls's JsonRpcException."""
+        from concurrent.futures import Future
+
+        protocol = self.client.protocol
+        msg_id = f"raw-{len(protocol._request_futures)}-{id(params)}"
+        future: Future = Future()
+        protocol._request_futures[msg_id] = future
+        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await asyncio.wait_for(asyncio.wrap_future(future), TIMEOUT)
+
+
 def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str = "utf-16") -> str:
     """The text with LSP edits applied (positions in `encoding`), as an editor applies them."""
     from vllmlint.server.positions import LineIndex
@@ -111,7 +124,8 @@ def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str = "ut
 
 @contextlib.asynccontextmanager
 async def session(root: Path, encodings: list[str] | None = None, watch: bool = True,
-                  debounce: int = 30) -> AsyncIterator[Session]:
+                  debounce: int | None = 30) -> AsyncIterator[Session]:
+    """`debounce` None: the server's default (no `--debounce`)."""
     client = LanguageClient("vllmlint-tests", "1")
     state = Session(client, root)
 
@@ -134,8 +148,8 @@ async def session(root: Path, encodings: list[str] | None = None, watch: bool = 
         state.messages.append(params.message)
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    await client.start_io(sys.executable, "-m", "vllmlint", "server", "--stdio", "--debounce", str(debounce),
-                          cwd=str(root), env=env)
+    options = ["--debounce", str(debounce)] if debounce is not None else []
+    await client.start_io(sys.executable, "-m", "vllmlint", "server", "--stdio", *options, cwd=str(root), env=env)
     capabilities = types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings is not None else None,
         workspace=types.WorkspaceClientCapabilities(
@@ -155,4 +169,9 @@ async def session(root: Path, encodings: list[str] | None = None, watch: bool = 
             await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
             client.exit(None)
         finally:
-            await asyncio.wait_for(client.stop(), TIMEOUT)
+            try:
+                await asyncio.wait_for(client.stop(), TIMEOUT)
+            finally:
+                server = client._server
+                if server is not None and server.returncode is None:
+                    server.kill()  # a server that did not stop (a failed test) does not outlive it

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_cli
-from vllmlint import cache
-from vllmlint.engine import Linter, LintOptions, lint
+from vllmlint.run import cache
+from vllmlint.engine import Linter, LintOptions
+from vllmlint.run import lint
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -39,9 +40,20 @@ spec:
 """
 
 
-# Every fixture but the kustomizations (never cached: see test_a_kustomization_is_never_cached).
-FILES = sorted(str(p.relative_to(FIXTURES.parent)) for p in FIXTURES.rglob("*")
-               if p.is_file() and "kustomize" not in p.parts and p.suffix in (".yaml", ".yml", ".sh", ".md", ".json"))
+# A few fixtures of every kind the engine reads, with findings and notes (the machinery is tested on small trees:
+# the long runs are the benchmark's).
+FILES = ["fixtures/original/hpa.yaml", "fixtures/original/single-node-deployment.yaml",
+         "fixtures/original/metrics-service-monitor.yaml", "fixtures/original/speculative-decoding.sh",
+         "fixtures/own/runbook-kubectl-heredoc.md", "fixtures/own/manifest.json"]
+TWO = FILES[:2]
+SMALL = ["hpa.yaml", "single-node-deployment.yaml", "speculative-decoding.sh"]
+
+
+def small_tree(tree: Path) -> None:
+    """A copy of three of fixtures/original (a tree of its own, for tests that edit it)."""
+    tree.mkdir()
+    for name in SMALL:
+        shutil.copy(FIXTURES / "original" / name, tree / name)
 
 
 def cached(tmp_path: Path, *args, cwd=None, env=None):
@@ -65,7 +77,7 @@ def test_a_cached_run_prints_what_an_uncached_run_prints(tmp_path, fmt):
 
 
 def test_the_second_run_replays_without_linting(tmp_path, monkeypatch):
-    options = LintOptions(cache_dir=str(tmp_path))
+    options = LintOptions(cache_dir=str(tmp_path / "cache"))
 
     def feed(linter):
         linter.add_file(FIXTURES / "original" / "hpa.yaml")
@@ -73,7 +85,7 @@ def test_the_second_run_replays_without_linting(tmp_path, monkeypatch):
 
     first = lint(feed, options)
     assert first.findings
-    monkeypatch.setattr(Linter, "run", lambda self: pytest.fail("linted again although nothing changed"))
+    monkeypatch.setattr(Linter, "build", lambda self: pytest.fail("linted again although nothing changed"))
     second = lint(feed, options)
     assert [(f.code, f.path, f.span, f.message, f.severity) for f in second.findings] == \
            [(f.code, f.path, f.span, f.message, f.severity) for f in first.findings]
@@ -100,9 +112,9 @@ def test_an_entry_keeps_no_copy_of_the_files_it_read(tmp_path, monkeypatch):
 
     first = lint(feed, options)
     (entry,) = entries(tmp_path)
-    kept = entry.read_text(encoding="utf-8")
+    kept = cache._read(entry)
     assert "scaleTargetRef" not in kept and "# from stdin" in kept
-    monkeypatch.setattr(Linter, "run", lambda self: pytest.fail("linted again although nothing changed"))
+    monkeypatch.setattr(Linter, "build", lambda self: pytest.fail("linted again although nothing changed"))
     second = lint(feed, options)
     assert {shown: s.text for shown, s in second.sources.items()} == \
         {shown: s.text for shown, s in first.sources.items()}
@@ -147,20 +159,20 @@ def test_options_are_part_of_the_key(tmp_path):
                                      json.dumps({"format": cache.FORMAT, "external": [], "result": {
                                          "findings": [{"__dc__": "os:system", "f": {}}]}})])
 def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path, garbage):
-    expected = run_cli("fixtures/original")
-    cached(tmp_path, "fixtures/original")
+    expected = run_cli(*TWO)
+    cached(tmp_path, *TWO)
     [entry] = entries(tmp_path)
     entry.write_text(garbage)
-    assert cached(tmp_path, "fixtures/original") == expected
-    assert json.loads(entry.read_text())["format"] == cache.FORMAT
+    assert cached(tmp_path, *TWO) == expected
+    assert json.loads(cache._read(entry))["format"] == cache.FORMAT
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path):
-    expected = run_cli("fixtures/original")
-    assert cached(tmp_path, "--no-cache", "fixtures/original") == expected
+    expected = run_cli(*TWO)
+    assert cached(tmp_path, "--no-cache", *TWO) == expected
     assert not (tmp_path / "cache").exists()
     env = {"VLLMLINT_NO_CACHE": "1", "VLLMLINT_CACHE_DIR": str(tmp_path / "cache")}
-    assert run_cli("fixtures/original", env=env) == expected
+    assert run_cli(*TWO, env=env) == expected
     assert not (tmp_path / "cache").exists()
 
 
@@ -178,15 +190,15 @@ def test_a_file_read_outside_the_inputs_invalidates_the_entry(tmp_path, monkeypa
     outside = tmp_path / "config.json"
     outside.write_text("{}")
     runs = []
-    real_run = Linter.run
+    real_build = Linter.build
 
-    def run(self):
+    def build(self):
         runs.append(1)
         cache.note_external_read(outside)
-        return real_run(self)
+        return real_build(self)
 
-    monkeypatch.setattr(Linter, "run", run)
-    options = LintOptions(cache_dir=str(tmp_path))
+    monkeypatch.setattr(Linter, "build", build)
+    options = LintOptions(cache_dir=str(tmp_path / "cache"))
 
     def feed(linter):
         linter.add_file(FIXTURES / "original" / "hpa.yaml")
@@ -235,7 +247,7 @@ def test_cache_dir(monkeypatch, tmp_path):
 
 def test_upgrade_to_lints_the_inputs_twice_through_the_cache(tmp_path):
     """--upgrade-to compares two runs over the same inputs: both see every file, cached or not."""
-    args = ("--format", "json", "--upgrade-to", "0.31.0", "fixtures/original", "fixtures/audited")
+    args = ("--format", "json", "--upgrade-to", "0.31.0", *FILES)
     expected = run_cli(*args)
     assert json.loads(expected[1])["findings"]
     assert cached(tmp_path, *args) == expected
@@ -250,11 +262,12 @@ def test_models_sized_from_this_machine_or_the_hub_are_never_cached(tmp_path, mo
     fake = types.ModuleType("vllmlint.capacity.hfconfig")
     fake.sources = lambda: types.SimpleNamespace(**{"hf_cache": False, "online": False, **chosen})
     monkeypatch.setitem(sys.modules, "vllmlint.capacity.hfconfig", fake)
-    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
-    assert not (tmp_path / "results").exists()
+    options = LintOptions(cache_dir=str(tmp_path / "cache"))
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), options)
+    assert entries(tmp_path) == []
     fake.sources = lambda: types.SimpleNamespace(hf_cache=False, online=False)
-    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), LintOptions(cache_dir=str(tmp_path)))
-    assert len(list((tmp_path / "results").glob("*.json"))) == 1
+    lint(lambda linter: linter.add_file(FIXTURES / "original" / "hpa.yaml"), options)
+    assert len(entries(tmp_path)) == 1
 
 
 def renders(tmp_path: Path) -> list[Path]:
@@ -265,8 +278,8 @@ def test_the_text_of_a_cached_result_is_kept_for_the_same_settings(tmp_path):
     uncached = run_cli(*FILES)
     assert cached(tmp_path, *FILES) == uncached  # linted: the result and its text are kept
     [kept] = renders(tmp_path)
-    assert kept.read_text(encoding="utf-8") in uncached[1]
-    kept.write_text("KEPT TEXT\n", encoding="utf-8")  # what a re-run writes, proven by a marker
+    assert cache._read(kept) in uncached[1]
+    cache._write(kept, "KEPT TEXT\n")  # what a re-run writes, proven by a marker
     for whole in shown_entries(tmp_path):
         whole.unlink()  # the run's whole output, kept too (below): this one shows the kept text
     code, out, err = cached(tmp_path, *FILES)
@@ -293,7 +306,7 @@ def test_a_large_text_is_not_kept(tmp_path, monkeypatch):
     assert list(cache.rendered("text", report, iter(["a" * 20]))) == ["a" * 20]
     assert renders(tmp_path) == []
     assert list(cache.rendered("text", report, iter(["short"]))) == ["short"]
-    assert [p.read_text() for p in renders(tmp_path)] == ["short"]
+    assert [cache._read(p) for p in renders(tmp_path)] == ["short"]
 
 
 def shown_entries(tmp_path: Path) -> list[Path]:
@@ -306,7 +319,7 @@ def test_a_cached_run_is_shown_again_as_it_was_shown(tmp_path, args):
     """Standard output, standard error and the exit code of a cached text run, written again from the kept
     output (vllmlint.check._Shown), are those of a run without the cache."""
     tree = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "original", tree)
+    small_tree(tree)
     command = ["--color", "never", *args, str(tree), str(tmp_path / "missing.yaml")] if args == ("--exit-zero",) \
         else [*args, str(tree)] if "--color" in args else ["--color", "never", *args, str(tree)]
     uncached = run_cli(*command)
@@ -319,24 +332,24 @@ def test_the_kept_output_is_written_without_reading_the_result(tmp_path):
     """A re-run writes the kept output (proven by a marker put in it), while its result entry is the one it
     showed; a result entry rewritten (here: damaged) takes the kept output with it: linted and shown again."""
     tree = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "original", tree)
+    small_tree(tree)
     first = cached(tmp_path, "--color", "never", str(tree))
     (whole,) = shown_entries(tmp_path)
-    kept = json.loads(whole.read_text(encoding="utf-8"))
+    kept = json.loads(cache._read(whole))
     kept["writes"] = [[0, "KEPT OUTPUT\n"]]
-    whole.write_text(json.dumps(kept), encoding="utf-8")
+    cache._write(whole, json.dumps(kept))
     assert cached(tmp_path, "--color", "never", str(tree)) == (first[0], "KEPT OUTPUT\n", "")
     (entry,) = entries(tmp_path)
     entry.write_text("not json", encoding="utf-8")
     assert cached(tmp_path, "--color", "never", str(tree)) == first
-    assert json.loads(entry.read_text(encoding="utf-8"))["format"] == cache.FORMAT  # linted, and kept again
+    assert json.loads(cache._read(entry))["format"] == cache.FORMAT  # linted, and kept again
 
 
 def test_what_changes_the_output_is_not_shown_from_another_run(tmp_path):
     """An edit, another current folder, another terminal setting, a new collection notice or configuration:
     each is shown as a run without the cache shows it."""
     tree = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "original", tree)
+    small_tree(tree)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     command = ["--color", "never", str(tree)]
@@ -352,3 +365,96 @@ def test_what_changes_the_output_is_not_shown_from_another_run(tmp_path):
     hpa.write_text(hpa.read_text(encoding="utf-8").replace("averageUtilization: 70", "averageUtilization: 71"),
                    encoding="utf-8")
     assert cached(tmp_path, *command) == run_cli(*command)
+
+
+# --- issue 27: nothing lost, nothing faked ----------------------------------------------------------------------
+def _runs(tmp_path: Path, folder: Path, count: int) -> None:
+    for number in range(count):
+        path = tmp_path / f"in{number}.yaml"
+        path.write_text(DEPLOYMENT.replace("name: vllm,", f"name: vllm-{number},"))
+        lint(lambda linter, path=path: linter.add_file(path), LintOptions(cache_dir=str(folder)))
+
+
+def test_the_cache_never_deletes_or_writes_among_files_it_did_not_make(tmp_path, monkeypatch):
+    """`cache-prune-deletes-user-files`: a folder of the user's own (a `results/` of 40 files) pointed at as the
+    cache folder: nothing of it is deleted, nothing written in it. A folder the cache made keeps its newest
+    entries and deletes only names it makes."""
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    project = tmp_path / "project"
+    (project / "results").mkdir(parents=True)
+    for number in range(40):
+        (project / "results" / f"run-{number}.json").write_text(f'{{"experiment": {number}}}')
+    _runs(tmp_path, project, 5)
+    assert sorted(os.listdir(project)) == ["results"]
+    assert len(os.listdir(project / "results")) == 40
+    own = tmp_path / "own"
+    _runs(tmp_path, own, 1)
+    assert (own / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (own / "results" / "notes.json").write_text("{}")  # a file of the user's, put in the cache's folder
+    (own / "results" / ("0" * 64 + ".yaml")).write_text("{}")  # a name the cache never makes
+    _runs(tmp_path, own, 5)
+    names = os.listdir(own / "results")
+    assert "notes.json" in names and "0" * 64 + ".yaml" in names
+    assert len([n for n in names if n.endswith(".json") and n != "notes.json"]) == 3  # pruned to its newest
+    earlier = tmp_path / "earlier"  # what an earlier version wrote (no mark yet): still the cache's own
+    (earlier / "results").mkdir(parents=True)
+    (earlier / "results" / ("a" * 64 + ".json")).write_text("{}")
+    _runs(tmp_path, earlier, 1)
+    assert (earlier / "CACHEDIR.TAG").is_file() and len(os.listdir(earlier / "results")) == 2
+    foreign = tmp_path / "foreign"  # another tool's cache folder (its own CACHEDIR.TAG): not vllmlint's
+    foreign.mkdir()
+    (foreign / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# pip\n")
+    _runs(tmp_path, foreign, 1)
+    assert os.listdir(foreign) == ["CACHEDIR.TAG"]
+
+
+def _damage_summary(entry: Path) -> None:
+    """The repro's damage: a notice's summary made an object, the JSON still valid (the digest line kept)."""
+    head, _, body = entry.read_text(encoding="utf-8").partition("\n")
+    data = json.loads(body)
+    notice = next(n for n in data["result"]["notices"] if isinstance(n.get("f", {}).get("summary"), dict))
+    notice["f"]["summary"] = {"__tuple__": [{}]}
+    entry.write_text(head + "\n" + json.dumps(data), encoding="utf-8")
+
+
+def test_a_damaged_entry_that_still_parses_costs_one_lint_never_an_error(tmp_path):
+    """`damaged-cache-entry-fails-every-run`: entries carry a digest; one that does not match is a miss."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "deploy.yaml").write_text(DEPLOYMENT.replace("vllm/vllm-openai:v0.29.0", "vllm/vllm-openai:latest")
+                                      .replace("command: [vllm, serve, Qwen/Qwen3-0.6B]",
+                                               "command: [vllm, serve, Qwen/Qwen3-0.6B, --swap-space=4]"))
+    expected = run_cli("--format", "json", str(tree))
+    assert expected[0] == 1
+    assert cached(tmp_path, "--format", "json", str(tree)) == expected
+    (entry,) = entries(tmp_path)
+    _damage_summary(entry)
+    assert cached(tmp_path, "--format", "json", str(tree)) == expected  # linted again, and rewritten
+    assert cached(tmp_path, "--format", "json", str(tree)) == expected
+    json.loads(cache._read(entry))  # whole again
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one flipped bit
+    entry.write_bytes(bytes(data))
+    assert cached(tmp_path, "--format", "json", str(tree)) == expected
+    # The kept text output (shown/): a lone surrogate put in it is never written out.
+    text = run_cli(str(tree))
+    cached(tmp_path, str(tree))
+    assert cached(tmp_path, str(tree)) == text
+    (whole,) = shown_entries(tmp_path)
+    whole.write_text(whole.read_text(encoding="utf-8").replace("VL102", "VL102\\ud800", 1), encoding="utf-8")
+    assert cached(tmp_path, str(tree)) == text
+    cache._write(whole, cache._read(whole).replace("VL102", "VL102\\ud800", 1))  # even with a matching digest
+    assert cached(tmp_path, str(tree)) == text
+
+
+def test_an_entry_never_imports_a_module(tmp_path):
+    """A class named in an entry is one of a module already imported (or of the result's own few): naming
+    `vllmlint.__main__` (which runs the command line when imported) is refused, not imported."""
+    import sys
+
+    sys.modules.pop("vllmlint.__main__", None)
+    for name in ("vllmlint.__main__:X", "vllmlint.server.server:Server", "os:system", "vllmlint.finding:Finding.x"):
+        with pytest.raises(ValueError):
+            cache._class(name)
+    assert "vllmlint.__main__" not in sys.modules
+    assert cache._class("vllmlint.finding:Notice").__name__ == "Notice"

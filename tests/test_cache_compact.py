@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from vllmlint import cache
+from vllmlint.run import cache
 from vllmlint.engine import LintResult
 from vllmlint.finding import Finding, Notice, Severity, Span, Subject
 from vllmlint.fix.edits import Edit, Fix
@@ -35,7 +35,7 @@ def test_findings_come_back_equal(tmp_path):
                         rules=[all_rules()["VL101"]], files_checked=3, workloads=1, objects=2)
     entry = tmp_path / "results" / "k.json"
     cache.store(entry, result)
-    stored = json.loads(entry.read_text(encoding="utf-8", errors="surrogatepass"))["result"]
+    stored = json.loads(cache._read(entry))["result"]
     assert stored["__findings__"]["strings"].count("deprecated. Use vllm serve.") == 1  # a message stored once
     assert len(stored["__findings__"]["subjects"]) == 2  # the shared subject once, and the empty one
     assert stored["findings"][0][12] == ["safe", "use vllm serve", [["a.yaml", 3, 9, "vllm serve"],
@@ -51,10 +51,10 @@ def test_findings_come_back_equal(tmp_path):
 
 
 def test_an_entry_whose_rows_do_not_fit_is_ignored(tmp_path):
-    entry = tmp_path / "k.json"
+    entry = tmp_path / "results" / "k.json"
     result = LintResult(findings=_findings()[:1])
     cache.store(entry, result)
-    data = json.loads(entry.read_text())
+    data = json.loads(cache._read(entry))
     data["result"]["findings"][0] = data["result"]["findings"][0][:5]  # a row cut short
-    entry.write_text(json.dumps(data))
+    cache._write(entry, json.dumps(data))  # with its digest: what the rows hold is checked too
     assert cache.load(entry) is None

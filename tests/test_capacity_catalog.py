@@ -17,12 +17,13 @@ from vllmlint.capacity import (
     resolve_model,
     split_quantization,
 )
-from vllmlint.data import knowledge_dir, rules_dir, schemas_dir
+from vllmlint.data import knowledge_dir, schemas_dir
 
 CATALOGS = [
     ("models.yaml", "models.schema.json"),
     ("gpus.yaml", "gpus.schema.json"),
     ("instance-types.yaml", "instance-types.schema.json"),
+    ("mig-profiles.yaml", "mig-profiles.schema.json"),
 ]
 
 

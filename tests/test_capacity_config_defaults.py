@@ -6,7 +6,7 @@ import json
 import jsonschema
 
 from vllmlint.capacity.hfconfig import config_defaults
-from vllmlint.capacity.specs import model_from_config_json
+from vllmlint.capacity.hfconfig import model_from_config_json
 from vllmlint.data import knowledge_dir, load_yaml_data, schemas_dir
 from vllmlint_dev.models_catalog import entry, stored
 

@@ -25,7 +25,8 @@ from vllmlint.capacity.hfconfig import (
     read_model_path,
     set_sources,
 )
-from vllmlint.capacity.specs import layer_params, model_from_config_json, state_bytes_per_sequence
+from vllmlint.capacity.hfconfig import model_from_config_json
+from vllmlint.capacity.specs import layer_params, state_bytes_per_sequence
 from vllmlint.capacity.workload import workloads
 from vllmlint.engine import Linter
 

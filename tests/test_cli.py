@@ -53,9 +53,12 @@ def test_only_missing_paths_do_not_claim_all_checks_passed(tmp_path):
     assert code == 2 and out == "" and "nope.yaml: no such file or directory" in err
 
 
-def test_no_paths_is_a_usage_error():
-    code, _, err = run_cli()
-    assert code == 2 and "no paths given" in err
+def test_bare_vllmlint_lints_the_current_folder_as_ruff_does(tmp_path):
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "bad.yaml").write_text(DEPLOYMENT)
+    code, out, _ = run_cli(cwd=tmp_path)
+    assert code == 1 and out.startswith("deploy/bad.yaml:12:49: VL102")
+    assert run_cli("-q", cwd=tmp_path)[:2] == (code, run_cli("-q", ".", cwd=tmp_path)[1])
 
 
 def test_stdin_with_filename(tmp_path):
@@ -244,6 +247,8 @@ def test_the_console_script_raises_the_gc_threshold_for_its_one_shot_run(monkeyp
     monkeypatch.setattr(cli_module, "cli", lambda: None)
     try:
         cli_module.main()
-        assert gc.get_threshold() == cli_module.GC_THRESHOLD
+        from vllmlint.entry import GC_THRESHOLD
+
+        assert gc.get_threshold() == GC_THRESHOLD
     finally:
         gc.set_threshold(*before)

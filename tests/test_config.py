@@ -154,6 +154,7 @@ def test_extend_select_adds_to_the_default_rules_and_extend_ignore_to_ignore(tmp
 
 
 def test_extend_reads_a_shared_config_and_overrides_it(tmp_path):
+    (tmp_path / ".git").mkdir()  # one repository: a file of it may extend another of it
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "base.yaml").write_text("ignore: [VL201]\nfail-on: error\nseverity: {VL102: warning}\n"

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import DEPLOYMENT, run_cli
 from vllmlint.baseline import load_baseline, write_baseline
-from vllmlint.engine import Linter, LintOptions, lint, lint_text
+from vllmlint.engine import Linter, LintOptions, lint_text
+from vllmlint.run import lint
 from vllmlint.fix.apply import run_fixes
 
 IGNORE_VL102 = 'per-file-ignores:\n  "deploy.yaml": [VL102]\n'

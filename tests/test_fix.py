@@ -337,6 +337,11 @@ def test_removed_flag_on_a_release_that_still_has_it_is_left_alone(tmp_path, mon
 
 
 # --- verification and writing -----------------------------------------------------------------------------
+FLOW_ENTRYPOINT_ONLY = FLOW.replace(
+    '[python3, -m, vllm.entrypoints.openai.api_server, --swap-space, "16", --model, Qwen/Qwen3-8B]',
+    '[vllm, serve, Qwen/Qwen3-8B, --swap-space, "16"]')
+
+
 def test_refuses_a_fix_that_breaks_parsing(tmp_path, monkeypatch):
     from vllmlint.checks import vl102_removed_flag
 
@@ -345,13 +350,16 @@ def test_refuses_a_fix_that_breaks_parsing(tmp_path, monkeypatch):
         return Fix([Edit(token.source.display_path, token.start, token.end, "[unclosed")], SAFE, "broken on purpose")
 
     monkeypatch.setattr(vl102_removed_flag, "_drop_fix", broken_fix)
-    before = FLOW
-    after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", before)
-    assert after == before
-    assert outcome.files == [] and outcome.applied == 0 and outcome.diff == ""
-    assert len(outcome.refused) == 1 and outcome.refused[0][0] == "pod.yaml"
-    assert "would not parse" in outcome.refused[0][1]
-    assert "VL102:--swap-space" in codes(outcome)  # the result describes the file as it stays
+    after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", FLOW)
+    # Each broken fix is skipped alone, with one line; the entrypoint fix of the same file still applies
+    # (old code: the whole file was refused).
+    assert after == FLOW_ENTRYPOINT_ONLY
+    assert outcome.files == ["pod.yaml"] and outcome.applied == 1
+    assert [path for path, _ in outcome.refused] == ["pod.yaml", "pod.yaml"]
+    assert outcome.refused[0][1].startswith("VL102 at line 9: the fixed text would not parse (line 10: YAML")
+    assert outcome.refused[1][1].startswith("VL102 at line 10: the fixed text would not parse (line 11: YAML")
+    assert all(len(reason) < 140 for _, reason in outcome.refused)
+    assert codes(outcome) == ["VL102:--swap-space", "VL102:--use-v2-block-manager"]  # the file as it is now
 
 
 def test_refuses_a_fix_that_adds_a_finding(tmp_path, monkeypatch):
@@ -363,8 +371,8 @@ def test_refuses_a_fix_that_adds_a_finding(tmp_path, monkeypatch):
 
     monkeypatch.setattr(vl102_removed_flag, "_drop_fix", pin_to_latest)
     after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", FLOW)
-    assert after == FLOW
-    assert outcome.refused and "VL201" in outcome.refused[0][1]
+    assert after == FLOW_ENTRYPOINT_ONLY  # one fix shared by the two findings: skipped once, the other applies
+    assert outcome.refused == [("pod.yaml", "VL102 at line 9: the fix would add VL201 at pod.yaml:7")]
 
 
 def test_one_refused_file_does_not_block_another(tmp_path, monkeypatch):
@@ -379,10 +387,13 @@ def test_one_refused_file_does_not_block_another(tmp_path, monkeypatch):
 
     monkeypatch.setattr(vl101_deprecated_entrypoint, "serve_fix", breaking)
     outcome = run_fixes(["."], LintOptions())
-    assert outcome.files == ["good.sh"]
+    # bad.yaml's broken entrypoint fix is skipped; its two flag fixes and good.sh's apply.
+    assert outcome.files == ["bad.yaml", "good.sh"] and outcome.applied == 3
     assert [path for path, _ in outcome.refused] == ["bad.yaml"]
+    assert outcome.refused[0][1].startswith("VL101 at line 9: the fixed text would not parse")
     assert (tmp_path / "good.sh").read_text() == "vllm serve Qwen/Qwen3-8B\n"
-    assert (tmp_path / "bad.yaml").read_text() == FLOW
+    assert (tmp_path / "bad.yaml").read_text() == FLOW.replace(', --swap-space, "16"', "").replace(
+        ", --use-v2-block-manager", "")
 
 
 def test_write_false_only_reports(tmp_path, monkeypatch):
@@ -630,3 +641,114 @@ def test_plain_shell_string_gets_compact_json_or_no_fix(tmp_path, monkeypatch):
     after, outcome = fix_text(tmp_path, monkeypatch, "pod.yaml", flow, unsafe=True)
     assert after == flow  # `,` and `{}` would end a plain item of a flow list: no fix
     assert "VL102:--speculative-model" in codes(outcome)
+
+
+# --- each fix verified on its own (issue 24) ------------------------------------------------------------------
+def _pods(count):
+    return "---\n".join(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  containers:\n  - name: vllm\n"
+        f"    image: vllm/vllm-openai:v0.29.0\n    args: [--swap-space=4, --model, m]\n" for i in range(count))
+
+
+def _break_pods(monkeypatch, broken):
+    """VL102's fix of the Pods named in `broken` leaves an unclosed flow list; the others are real."""
+    from vllmlint.checks import vl102_removed_flag
+
+    real = vl102_removed_flag._drop_fix
+
+    def maybe_broken(invocation, option, entry):
+        token = option.token
+        line = token.source.line_col(token.start)[0]  # Pod i's args are on line 8 + 9 i
+        if f"p{(line - 8) // 9}" in broken:
+            return Fix([Edit(token.source.display_path, token.start, token.end, "[")], SAFE, "broken on purpose")
+        return real(invocation, option, entry)
+
+    monkeypatch.setattr(vl102_removed_flag, "_drop_fix", maybe_broken)
+
+
+def _count_lints(monkeypatch):
+    from vllmlint.fix import apply
+
+    calls = []
+    real = apply._lint_texts
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(apply, "_lint_texts", counted)
+    return calls
+
+
+def test_the_fixes_that_break_a_file_are_found_and_skipped_alone(tmp_path, monkeypatch):
+    _break_pods(monkeypatch, {"p3", "p17"})
+    calls = _count_lints(monkeypatch)
+    text = _pods(40)
+    after, outcome = fix_text(tmp_path, monkeypatch, "pods.yaml", text)
+    assert outcome.applied == 38 and outcome.files == ["pods.yaml"]
+    assert [reason.split(":")[0] for _, reason in outcome.refused] == ["VL102 at line 35", "VL102 at line 161"]
+    assert all("the fixed text would not parse (line" in reason for _, reason in outcome.refused)
+    assert after.count("--swap-space=4") == 2 and "name: p3}" in after.split("--swap-space=4")[0]
+    # two bisections over 40 fixes: about 2 x log2(40) lints, far fewer than one per fix
+    assert len(calls) <= 16, len(calls)
+    again = run_fixes(["pods.yaml"], LintOptions())
+    assert again.applied == 0 and len(again.refused) == 2 and (tmp_path / "pods.yaml").read_text() == after
+
+
+def test_checking_one_by_one_is_bounded(tmp_path, monkeypatch):
+    # Every fix breaks the file: after MAX_CHECKS lints the rest of the round is dropped with one line per file.
+    from vllmlint.fix.apply import MAX_CHECKS
+
+    _break_pods(monkeypatch, {f"p{i}" for i in range(200)})
+    calls = _count_lints(monkeypatch)
+    text = _pods(200)
+    after, outcome = fix_text(tmp_path, monkeypatch, "pods.yaml", text)
+    assert after == text and outcome.applied == 0
+    assert len(calls) <= MAX_CHECKS + 4, len(calls)
+    assert 2 <= len(outcome.refused) <= MAX_CHECKS // 7 + 1
+    assert outcome.refused[-1][1] == (f"{200 - (len(outcome.refused) - 1)} fix(es) here not applied: too many fixes "
+                                      "of this run would add a finding or break a file to check each one")
+
+
+def test_a_fix_that_adds_a_finding_in_another_file_is_blamed_alone(tmp_path, monkeypatch):
+    # The VL301 fix of the Service makes the NetworkPolicy's VL805 appear in another file: only that fix is
+    # skipped (old code: every changed file of the run was refused with the same 580-character reason).
+    monkeypatch.chdir(tmp_path)
+    for name in ("metrics-service-monitor.yaml", "network-policy.yaml", "single-node-deployment.yaml",
+                 "speculative-decoding.sh"):
+        (tmp_path / name).write_text((FIXTURES / "original" / name).read_text())
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.refused == [("metrics-service-monitor.yaml",
+                                "VL301 at line 12: the fix would add VL805 at network-policy.yaml:10")]
+    assert outcome.files == ["single-node-deployment.yaml", "speculative-decoding.sh"] and outcome.applied == 3
+    assert (tmp_path / "metrics-service-monitor.yaml").read_text() == \
+        (FIXTURES / "original" / "metrics-service-monitor.yaml").read_text()
+
+
+def test_giving_up_is_one_line_for_the_whole_run(tmp_path, monkeypatch):
+    _break_pods(monkeypatch, {"p0"})
+    monkeypatch.chdir(tmp_path)
+    for number in range(120):
+        (tmp_path / f"pod{number:03}.yaml").write_text(_pods(1))
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.applied == 0 and 2 <= len(outcome.refused) <= 6
+    path, reason = outcome.refused[-1]
+    skipped = len(outcome.refused) - 1
+    assert reason == (f"{120 - skipped} fix(es) here and in {120 - skipped - 1} other file(s) not applied: too many "
+                      "fixes of this run would add a finding or break a file to check each one")
+
+
+def test_a_file_a_kustomization_names_is_fixed_once(tmp_path, monkeypatch):
+    # The fixed text must reach the Kustomization that names the file. Old code: it read the disk's text as
+    # well, saw two vLLM commands instead of one, and refused the fix of every base.
+    monkeypatch.chdir(tmp_path)
+    for number in range(3):
+        (tmp_path / f"b{number}").mkdir()
+        (tmp_path / f"b{number}" / "pod.yaml").write_text(_pods(1).replace("name: p0", f"name: p{number}"))
+        (tmp_path / f"b{number}" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "kustomization.yaml").write_text("resources: [b0, b1, b2]\n")
+    outcome = run_fixes(["."], LintOptions())
+    assert outcome.refused == [] and outcome.applied == 3
+    assert outcome.files == ["b0/pod.yaml", "b1/pod.yaml", "b2/pod.yaml"]
+    assert "--swap-space" not in (tmp_path / "b1" / "pod.yaml").read_text()
+    assert run_fixes(["."], LintOptions()).applied == 0

@@ -3,8 +3,8 @@ scripts with continuations, random removed flags (with and without values, `=` o
 deprecated entrypoint, the old speculative pair, comments and unrelated objects.
 
 For every manifest: the fixed text parses, lints without any new finding and without the findings that
-were fixed, a second run changes nothing, and every line the fixes had no reason to touch is unchanged
-and in its place."""
+were fixed, its diff applied to the original gives the written text, a second run changes nothing, and every
+line the fixes had no reason to touch is unchanged and in its place."""
 import os
 from collections import Counter
 
@@ -93,13 +93,13 @@ def manifests(draw):
                 lines.append(f"        # note {index}")
             lines.append(f"        - {quote(word, styles[index])}")
     elif form == "flow":
-        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv, styles)) + "]")
+        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv, styles, strict=False)) + "]")
     elif form == "split":  # the entrypoint in a flow `command`, the rest in a block `args`
         size = 3 if shim else 2
-        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv[:size], styles)) + "]")
+        lines.append("        command: [" + ", ".join(quote(w, s) for w, s in zip(argv[:size], styles, strict=False)) + "]")
         if len(argv) > size:
             lines.append("        args:")
-            lines.extend(f"        - {quote(w, s)}" for w, s in zip(argv[size:], styles[size:]))
+            lines.extend(f"        - {quote(w, s)}" for w, s in zip(argv[size:], styles[size:], strict=False))
     else:
         lines += ["        command:", "        - /bin/bash", "        - -c", "        - |"]
         if comment:
@@ -210,11 +210,16 @@ def check_fix_properties(path, text, touchable):
     assert not [f for f in outcome.result.findings if f.code in ("VL101", "VL102")], fixed
     assert bool(fixable) == (fixed != text)
 
-    # 3. a second run changes nothing
+    # 3. the diff (--diff) is what was written: applied to the original, it gives the fixed text
+    from test_fix_linear import _apply
+
+    assert (_apply(text, outcome.diff) if outcome.diff else text) == fixed, outcome.diff
+
+    # 4. a second run changes nothing
     again = run_fixes([str(path)], LintOptions(), unsafe=True)
     assert again.applied == 0 and again.diff == "" and path.read_text() == fixed
 
-    # 4. no debris: no new blank line, no continuation left dangling into a blank line or another command
+    # 5. no debris: no new blank line, no continuation left dangling into a blank line or another command
     def blanks(t):
         return sum(1 for line in t.splitlines() if not line.strip())
 
@@ -233,7 +238,7 @@ def check_fix_properties(path, text, touchable):
             # the chain goes on into an indented continuation, not a blank line or the next command
             assert following.strip() and indentation(following) > indentation(fixed_lines[first]), fixed
 
-    # 5. lines the fixes had no reason to touch stay, unchanged and in order
+    # 6. lines the fixes had no reason to touch stay, unchanged and in order
     remaining = iter(fixed.splitlines())
     for line in text.splitlines():
         if not touchable(line):

@@ -83,15 +83,51 @@ def test_an_owner_that_cannot_be_kept_means_an_in_place_write(script, monkeypatc
 
 
 # --- links ------------------------------------------------------------------------------------------------------
-def test_a_hard_linked_file_stays_linked(script, tmp_path):
+HARD_LINKS = ("the file has 2 hard links (another name may be outside the linted paths): left as it is")
+
+
+def test_a_hard_linked_file_is_left_alone(script, tmp_path):
+    # Issue 27 (fix-through-hard-link-writes-outside): the other name may be outside the linted paths,
+    # where nothing may be written. Old code: rewritten in place, so elsewhere.txt changed too.
     other = tmp_path / "elsewhere.txt"
     os.link(script, other)
-    inode = script.stat().st_ino
     outcome = run_fixes(["serve.sh"], LintOptions())
-    # Old code: the rename gave serve.sh a new inode; elsewhere.txt kept the old text.
-    assert outcome.applied == 1 and outcome.files == ["serve.sh"]
-    assert script.read_text() == AFTER and other.read_text() == AFTER
-    assert script.stat().st_ino == inode == other.stat().st_ino and script.stat().st_nlink == 2
+    assert outcome.applied == 0 and outcome.files == [] and outcome.diff == ""
+    assert outcome.refused == [("serve.sh", HARD_LINKS)]
+    assert script.read_text() == BEFORE and other.read_text() == BEFORE and script.stat().st_nlink == 2
+    assert [(f.code, f.value) for f in outcome.result.findings] == [("VL102", "--swap-space")]
+    # --diff shows what --fix writes: nothing for that file, and the same one line
+    shown = run_fixes(["serve.sh"], LintOptions(), write=False)
+    assert shown.diff == "" and shown.refused == [("serve.sh", HARD_LINKS)]
+
+
+def test_a_hard_link_to_a_file_outside_the_tree_is_never_written(tmp_path):
+    # The reproducer of issue 27, through the command line: tree/linked.yaml is outside/shared.yaml.
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+           "    image: vllm/vllm-openai:v0.29.0\n    args: [\"--swap-space=4\", \"--model\", \"m\"]\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "outside" / "shared.yaml").write_text(pod)
+    os.link(tmp_path / "outside" / "shared.yaml", tmp_path / "tree" / "linked.yaml")
+    (tmp_path / "tree" / "own.yaml").write_text(pod.replace("name: p}", "name: q}"))
+    code, out, err = run_cli("--no-cache", "--fix", ".", cwd=tmp_path / "tree")
+    assert (tmp_path / "outside" / "shared.yaml").read_text() == pod
+    assert f"vllmlint: warning: linked.yaml: fix not applied: {HARD_LINKS}\n" in err
+    assert "fixed 1 problem(s) in 1 file(s)" in err  # the tree's own file is fixed
+    assert "--swap-space" not in (tmp_path / "tree" / "own.yaml").read_text()
+    assert code == 1 and "linked.yaml:8:12: VL102" in out
+
+
+def test_a_file_in_a_linked_folder_outside_the_paths_is_not_written(tmp_path, monkeypatch):
+    # A regular file whose folder is a link that leaves the given paths: its real path decides.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "serve.sh").write_text(BEFORE)
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "sub").symlink_to(tmp_path / "outside")
+    assert apply._write_refusal("tree/sub/serve.sh", apply._write_roots(["tree"])) == (
+        "reached through a symbolic link to outside the linted paths: vllmlint does not write it")
+    assert apply._write_refusal("outside/serve.sh", apply._write_roots(["outside"])) is None
 
 
 def test_a_symlink_is_refused_with_a_note_on_the_command_line(tmp_path):
@@ -228,7 +264,7 @@ def test_diff_to_a_terminal_shows_escape_sequences_instead_of_obeying_them(tmp_p
 
 
 def test_terminal_safe_keeps_tabs_newlines_and_crlf():
-    from vllmlint.cli import terminal_safe
+    from vllmlint.check import terminal_safe
 
     assert terminal_safe("a\tb\r\nc\n") == "a\tb\r\nc\n"
     assert terminal_safe("\x1b[31mred\x9b\x7f\x00") == "\\x1b[31mred\\x9b\\x7f\\x00"

@@ -168,11 +168,11 @@ def test_multiline_span_underlines_to_the_end_of_its_first_line():
 
 def test_zero_width_span_gets_one_caret_and_missing_sources_get_no_excerpt():
     source = SourceFile("z.yaml", "key: value\n")
-    point = Finding("VL101", Severity.INFO, "m", "z.yaml", Span.point(1, 11, 10))
-    elsewhere = Finding("VL101", Severity.INFO, "m", "gone.yaml", Span.point(3, 1))
+    point = Finding("VL101", Severity.WARNING, "m", "z.yaml", Span.point(1, 11, 10))
+    elsewhere = Finding("VL101", Severity.WARNING, "m", "gone.yaml", Span.point(3, 1))
     lines = render("text", Report(findings=[point, elsewhere], sources={"z.yaml": source})).splitlines()
     assert lines[1:3] == [" 1 | key: value", "   |           ^"]
-    assert lines[4:6] == ["gone.yaml:3:1: VL101 [info] m (deprecated-entrypoint)", ""]
+    assert lines[4:6] == ["gone.yaml:3:1: VL101 [warning] m (deprecated-entrypoint)", ""]
 
 
 def test_summary_counts_severities_files_and_checked_files():
@@ -364,7 +364,7 @@ def test_unknown_format_is_rejected():
         render("xml", Report())
 
 
-def test_text_json_and_github_do_not_import_sarif_om():
+def test_no_format_imports_sarif_om():
     root = Path(vllmlint.__file__).resolve().parent.parent
     code = ("import sys\n"
             "from vllmlint.formatters import Report, render\n"
@@ -372,7 +372,7 @@ def test_text_json_and_github_do_not_import_sarif_om():
             "    render(fmt, Report())\n"
             "assert 'sarif_om' not in sys.modules and 'jsonschema' not in sys.modules, sorted(sys.modules)\n"
             "render('sarif', Report())\n"
-            "assert 'sarif_om' in sys.modules\n")
+            "assert 'sarif_om' not in sys.modules, 'the SARIF formatter writes plain JSON data'\n")
     env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

@@ -95,3 +95,49 @@ def test_core_excludes_file_naming_a_fifo_is_not_opened(tmp_path):
         handle.write(f"[core]\n\texcludesFile = {tmp_path / 'fifo'}\n")
     code, out, _ = run_cli(".", cwd=repo, env=_env(home))  # would block forever opening the FIFO
     assert code == 1 and "secret.yaml:12:49" in out
+
+
+ATOMS = ["a", "b", "ab", "*", "?", "[ab]", "[!a]", "**", "/", "[a-b]", "\\*", "x", ".", "[]a]", "[^b]", "[[:alpha:]]"]
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+@pytest.mark.parametrize("seed", range(3))
+def test_random_patterns_ignore_what_git_ignores(tmp_path, monkeypatch, seed):
+    """vllmlint's own wildmatch (issue 27: no backtracking regex) against `git check-ignore` on random patterns of
+    stars, `**`, classes, ranges, escapes, negations and trailing slashes, at several depths."""
+    import random
+
+    from vllmlint.source import files
+
+    rng = random.Random(seed)
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for trial in range(15):
+        repo = tmp_path / f"r{trial}"
+        subprocess.run([GIT, "init", "-q", str(repo)], check=True, env=_env(home))
+        paths = set()
+        for _ in range(12):
+            parts = ["".join(rng.choice("abx.") for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(1, 3))]
+            parts = [part if part.strip(".") else part + "z" for part in parts]
+            path = "/".join(parts) + ".yaml"
+            if not (repo / path).exists():
+                try:
+                    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+                    (repo / path).write_text("")
+                    paths.add(path)
+                except OSError:  # a file where a folder is wanted
+                    pass
+        patterns = []
+        for _ in range(rng.randint(1, 3)):
+            pattern = "".join(rng.choice(ATOMS) for _ in range(rng.randint(1, 6)))
+            patterns.append(("!" if rng.random() < 0.2 else "") + pattern + ("/" if rng.random() < 0.15 else ""))
+        (repo / ".gitignore").write_text("\n".join(patterns) + "\n")
+        paths = sorted(paths)
+        proc = subprocess.run([GIT, "check-ignore", "--no-index", "--stdin"], cwd=repo, input="\n".join(paths),
+                              capture_output=True, text=True, env=_env(home))
+        assert proc.returncode in (0, 1), proc.stderr
+        files._TOPLEVEL_CACHE.clear()
+        ignore = files._GitIgnore()
+        mine = {p for p in paths if ignore.ignored(repo / p)}
+        assert mine == set(proc.stdout.split()), patterns

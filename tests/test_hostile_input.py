@@ -572,8 +572,11 @@ def test_follow_links_from_the_configuration(tmp_path):
     (tree / "pod.yaml").symlink_to(outside / "pod.yaml")
     code, out, err = run_cli(".", cwd=tree)
     assert code == 0 and "skipped: symbolic link to outside the linted paths" in err
-    (tree / ".vllmlint.yaml").write_text("follow-links: true\n")
+    (tree / ".vllmlint.yaml").write_text("follow-links: true\n")  # the tree's own: refused (issue 27)
     code, out, err = run_cli(".", cwd=tree)
+    assert code == 0 and "skipped: symbolic link to outside the linted paths" in err
+    (tmp_path / "mine.yaml").write_text("follow-links: true\n")  # the user's, outside the tree
+    code, out, err = run_cli("--config", tmp_path / "mine.yaml", ".", cwd=tree)
     assert code == 1 and "pod.yaml:12:49" in out and "skipped" not in err
     code, out, err = run_cli("--no-config", "--follow-links", ".", cwd=tree)
     assert code == 1 and "pod.yaml:12:49" in out

@@ -158,7 +158,7 @@ def test_vl101_builds_its_fix_only_for_findings_shown_when_the_output_uses_fixes
 
 
 def test_only_reports_that_show_fixes_ask_for_them():
-    from vllmlint.cli import _uses_fixes
+    from vllmlint.check import _uses_fixes
 
     assert _uses_fixes([("text", None)], False, False)
     assert _uses_fixes([("github", None), ("sarif", "out.sarif")], False, False)

@@ -63,8 +63,9 @@ def _mappings_alive() -> int:
 def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
     import gc
 
-    from vllmlint import engine
-    from vllmlint.engine import LintOptions, lint
+    from vllmlint.engine import LintOptions
+    from vllmlint.run import lint
+    from vllmlint.run import runner as engine
 
     (tmp_path / "d.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
@@ -99,7 +100,7 @@ def test_a_one_shot_run_gives_its_model_back_before_the_output(tmp_path):
 
 
 def test_a_large_report_is_written_a_piece_at_a_time():
-    from vllmlint.cli import write_in_pieces
+    from vllmlint.check import write_in_pieces
 
     class Stream:
         def __init__(self):

@@ -340,4 +340,9 @@ def test_pre_commit_ships_a_whole_repository_hook(tmp_path):
     (tmp_path / "deploy.yaml").write_text((ROOT / "fixtures/original/single-node-deployment.yaml").read_text())
     code, out, _ = run_cli(*repo["args"], "--select", "VL401", "-q", cwd=tmp_path)
     assert code == 1 and out.startswith("hpa.yaml:15:13: VL401")
-    assert run_cli("hpa.yaml", "--select", "VL401", "-q", cwd=tmp_path)[1] == ""  # what the per-file hook sees
+    # The default hook: its entry's options and the staged file; the rest of the tree is context
+    words = hooks["vllmlint"]["entry"].split()
+    assert words[:1] == ["vllmlint"] and "--context" in words
+    code, out, _ = run_cli(*words[1:], "--select", "VL401", "-q", "hpa.yaml", cwd=tmp_path)
+    assert code == 1 and out.startswith("hpa.yaml:15:13: VL401")
+    assert run_cli("hpa.yaml", "--select", "VL401", "-q", cwd=tmp_path)[1] == ""  # the file alone: no context

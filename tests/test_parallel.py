@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from conftest import FIXTURES, bench_module, run_cli
-from vllmlint import engine
-from vllmlint.engine import LintOptions, lint_paths
+from vllmlint.engine import LintOptions
+from vllmlint.run import lint_paths, processes as engine
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked on Linux only")
 

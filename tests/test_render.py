@@ -60,9 +60,17 @@ def test_render_runs_helm_and_maps_findings_to_the_template(tmp_path):
 
 
 def test_render_config_key(tmp_path):
-    log, env = _setup(tmp_path)
-    (tmp_path / ".vllmlint.yaml").write_text("render: true\n")
-    code, out, _ = run_cli("--select", "VL102", "--format", "json", "chart", cwd=tmp_path, env=env)
+    """`render: true` in the user's own configuration (outside the linted tree) runs helm; in the tree's, never
+    (issue 27: the linted tree does not decide what runs)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    log, env = _setup(repo)
+    (repo / ".vllmlint.yaml").write_text("render: true\n")
+    code, out, _ = run_cli("--select", "VL102", "--format", "json", "chart", cwd=repo, env=env)
+    assert not log.exists() and _findings(out) == []
+    (tmp_path / "mine.yaml").write_text("render: true\n")
+    code, out, _ = run_cli("--config", tmp_path / "mine.yaml", "--select", "VL102", "--format", "json", "chart",
+                           cwd=repo, env=env)
     assert code == 1 and _findings(out) == [("chart/templates/deployment.yaml", 1, 1, "VL102", "error")]
     assert log.exists()
 

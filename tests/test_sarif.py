@@ -4,7 +4,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from jsonschema import Draft7Validator, validators
@@ -15,6 +18,8 @@ from vllmlint.finding import Finding, Notice, Severity, Subject
 from vllmlint.formatters import Report, render
 from vllmlint.formatters.rule_docs import help_text
 from vllmlint.source.yamlmodel import SourceFile
+
+from conftest import ROOT
 
 POD = """\
 # owner: team-zebra-1729
@@ -159,13 +164,15 @@ def test_every_registry_rule_makes_a_complete_descriptor(schema):
                                                       "info": "note"}[rule.severity.label]
         assert 0 < len(d["properties"]["tags"]) <= 10
         assert d["properties"]["precision"] == rule.precision
-        if rule.security_severity is None:
+        if rule.security_severity is None or rule.severity < Severity.WARNING:  # never on a note's descriptor
             assert "security-severity" not in d["properties"]
         else:
             assert float(d["properties"]["security-severity"]) == pytest.approx(rule.security_severity)
 
 
 def test_security_severity_only_on_security_rules_as_a_numeric_string(busy_report):
+    busy_report.rules[2] = dataclasses.replace(busy_report.rules[2], severity=Severity.WARNING)
+    busy_report.findings[2] = dataclasses.replace(busy_report.findings[2], severity=Severity.WARNING)
     descriptors = {d["id"]: d for d in sarif(busy_report)["runs"][0]["tool"]["driver"]["rules"]}
     security = descriptors["VL903"]["properties"]
     assert isinstance(security["security-severity"], str)
@@ -192,7 +199,7 @@ def test_results_point_at_their_rule_place_and_fingerprint(busy_report):
     assert run["columnKind"] == "unicodeCodePoints"
     results = run["results"]
     assert len(results) == len(busy_report.findings) + len(busy_report.suppressed)
-    for result, finding in zip(results, busy_report.findings + busy_report.suppressed):
+    for result, finding in zip(results, busy_report.findings + busy_report.suppressed, strict=True):
         assert result["ruleId"] == finding.code
         assert rules[result["ruleIndex"]]["id"] == finding.code
         assert result["level"] == {"VL101": "warning", "VL902": "error", "VL903": "note"}[finding.code]
@@ -303,19 +310,108 @@ def test_output_is_deterministic(busy_report):
     assert render("sarif", busy_report) == render("sarif", busy_report)
 
 
-def test_serializer_uses_sarif_names_drops_defaults_and_flattens_property_bags():
-    import sarif_om as om
+# The SARIF object each property holds, by the property's name (and the parent's, where a name means two things).
+_SARIF_CLASS = {"runs": "Run", "tool": "Tool", "driver": "ToolComponent", "rules": "ReportingDescriptor",
+                "notifications": "ReportingDescriptor", "defaultConfiguration": "ReportingConfiguration",
+                "fullDescription": "MultiformatMessageString", "shortDescription": "MultiformatMessageString",
+                "help": "MultiformatMessageString", "properties": "PropertyBag",
+                "relationships": "ReportingDescriptorRelationship", "target": "ReportingDescriptorReference",
+                "descriptor": "ReportingDescriptorReference", "automationDetails": "RunAutomationDetails",
+                "invocations": "Invocation", "toolExecutionNotifications": "Notification", "message": "Message",
+                "description": "Message", "locations": "Location", "physicalLocation": "PhysicalLocation",
+                "artifactLocation": "ArtifactLocation", "region": "Region", "deletedRegion": "Region",
+                "results": "Result", "fixes": "Fix", "artifactChanges": "ArtifactChange",
+                "replacements": "Replacement", "insertedContent": "ArtifactContent", "suppressions": "Suppression"}
 
-    from vllmlint.formatters.sarif import property_bag, to_sarif_json
 
-    region = om.Region(start_line=3)
-    assert to_sarif_json(region) == {"startLine": 3}  # charOffset/byteOffset default -1 dropped
-    result = om.Result(message=om.Message(text="m."), rule_id="VL1", rule_index=0, level="warning",
-                       properties=property_bag(tags=["a"], **{"security-severity": "9.0"}))
-    assert to_sarif_json(result) == {"message": {"text": "m."}, "level": "warning", "ruleId": "VL1",
-                                     "ruleIndex": 0, "properties": {"tags": ["a"], "security-severity": "9.0"}}
-    assert to_sarif_json(om.Run(tool=om.Tool(driver=om.ToolComponent(name="t")), results=[])) == {
-        "tool": {"driver": {"name": "t"}}, "results": []}
+def _written_as_sarif_om_writes(node, cls_name: str, om, attr, seen: set) -> None:
+    """Each object's properties in sarif-om's order (its attrs fields), none equal to the field's default."""
+    cls = getattr(om, cls_name)
+    fields = {f.metadata["schema_property_name"]: f for f in attr.fields(cls)}
+    seen.add(cls_name)
+    if cls_name != "PropertyBag":
+        order = list(fields)
+        keys = list(node)
+        assert all(key in fields for key in keys), (cls_name, keys)
+        assert keys == sorted(keys, key=order.index), (cls_name, keys)
+        for key, value in node.items():
+            default = fields[key].default
+            default = default.factory() if isinstance(default, type(attr.Factory(list))) else default
+            assert key == "level" or value != default, (cls_name, key)  # `level`: kept although SARIF's default
+    for key, value in node.items():
+        child = _SARIF_CLASS.get(key)
+        if key == "description" and cls_name == "ArtifactLocation":
+            child = "Message"
+        if child is None or cls_name == "PropertyBag":
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            _written_as_sarif_om_writes(item, child, om, attr, seen)
+
+
+def test_the_log_is_written_as_sarif_om_would_write_it_without_importing_it(busy_report):
+    """The formatter builds plain JSON data (importing sarif-om cost as much as the rest of a one-file run), in the
+    order and with the defaults left out that sarif-om's serialisation had, so the output did not change."""
+    attr = pytest.importorskip("attr")
+    om = pytest.importorskip("sarif_om")
+    seen: set = set()
+    source = SourceFile("a.yaml", POD)
+    rule = registry.rule("VL501")
+    lowered = [finding_at(source, "name: vllm", code="VL501", severity=Severity.INFO, message="Internal LB.")]
+    for report in (busy_report, Report(findings=lowered, rules=[rule], errors=["x: gone"], failed=True,
+                                       sarif_category="ci")):
+        log = sarif(report)
+        assert list(log) == ["$schema", "version", "runs"]
+        for run in log["runs"]:
+            _written_as_sarif_om_writes(run, "Run", om, attr, seen)
+    fixed = subprocess_sarif(ROOT / "fixtures")
+    for run in fixed["runs"]:
+        _written_as_sarif_om_writes(run, "Run", om, attr, seen)
+    assert {"Suppression", "Fix", "Replacement", "ReportingDescriptorRelationship", "RunAutomationDetails",
+            "Notification", "Region"} <= seen  # every kind of object the formatter writes was checked
+    code = ("import sys\nfrom vllmlint.formatters import Report, render\nrender('sarif', Report())\n"
+            "assert 'sarif_om' not in sys.modules and 'attr' not in sys.modules\n")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def subprocess_sarif(*paths) -> dict:
+    done = subprocess.run([sys.executable, "-m", "vllmlint", "--format", "sarif", *map(str, paths)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "VLLMLINT_NO_CACHE": "1"})
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_no_note_of_the_fixtures_carries_a_security_severity_and_the_log_is_valid(schema):
+    """Issue 24: VL810 (info, 4.0) made its 41 notes Medium code-scanning alerts. GitHub reads security-severity
+    from the result's descriptor: no `note` result may point at one that has it, and the log stays valid."""
+    log = subprocess_sarif(ROOT / "fixtures")
+    assert schema_errors(schema, log) == []
+    run = log["runs"][0]
+    descriptors = run["tool"]["driver"]["rules"]
+    notes = [r for r in run["results"] if r["level"] == "note"]
+    assert len(notes) > 50
+    assert [r["ruleId"] for r in notes if "security-severity" in descriptors[r["ruleIndex"]]["properties"]] == []
+    alerts = [r for r in run["results"] if "security-severity" in descriptors[r["ruleIndex"]]["properties"]]
+    assert alerts and all(r["level"] in ("warning", "error") for r in alerts)
+    for r in run["results"]:  # GitHub's requirements: each result's rule resolves, with its id
+        assert descriptors[r["ruleIndex"]]["id"] == r["ruleId"]
+        assert r["partialFingerprints"]["vllmlint/v1"]
+
+
+def test_an_info_security_rule_raised_to_warning_gets_a_descriptor_with_its_security_severity(schema):
+    rule = registry.rule("VL810")
+    assert rule.severity == Severity.INFO and rule.security_severity is not None
+    source = SourceFile("a.yaml", POD)
+    findings = [finding_at(source, "image", code="VL810", severity=Severity.INFO, message="Hardening."),
+                finding_at(source, "name: vllm", code="VL810", severity=Severity.WARNING, message="Raised.")]
+    log = sarif(Report(findings=findings, rules=[rule], files_checked=1))
+    assert schema_errors(schema, log) == []
+    run = log["runs"][0]
+    main, raised = run["tool"]["driver"]["rules"]
+    assert (main["id"], raised["id"]) == ("VL810", "VL810/warning")
+    assert "security-severity" not in main["properties"] and "security" in main["properties"]["tags"]
+    assert float(raised["properties"]["security-severity"]) == rule.security_severity
+    assert raised["defaultConfiguration"]["level"] == "warning"
+    assert [(r["ruleId"], r["level"]) for r in run["results"]] == [("VL810", "note"), ("VL810/warning", "warning")]
 
 
 def test_github_limits_results_per_run_and_description_lengths():

@@ -351,8 +351,9 @@ def test_server_without_the_extra_says_how_to_install_it():
     code = ("import sys\nsys.modules['pygls'] = None\nfrom vllmlint.cli import cli\ncli(['server'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert out.returncode == 2
-    assert out.stderr.strip() == ("vllmlint: error: `vllmlint server` needs the server extra: pip install "
-                                  "'vllmlint[server]' (pygls 2 and lsprotocol)")
+    assert out.stderr.strip() == ("vllmlint: error: `vllmlint server` needs the server extra (pygls 2 and "
+                                  "lsprotocol); vllmlint is not on PyPI: install it from a checkout or a wheel "
+                                  "built from one, pip install '/path/to/vllmlint[server]'")
 
 
 def test_changes_in_quick_succession_are_linted_once(workspace: Path):
@@ -370,6 +371,57 @@ def test_changes_in_quick_succession_are_linted_once(workspace: Path):
             assert s.published[s.uri("deploy.yaml")] == count + 1
             # hpa.yaml is not open: nothing is published for it.
             assert s.uri("hpa.yaml") not in s.published
+
+    run(scenario())
+
+
+def test_changes_made_while_a_run_goes_on_are_linted_together_after_it():
+    """Without a debounce (the default) a change is linted at once, but one run at a time: the changes that
+    arrive meanwhile wait as one run, not one run each."""
+    from types import SimpleNamespace
+
+    from vllmlint.server.server import VllmlintServer
+
+    class Folder:
+        runs = 0
+
+        def lint(self, overlays):
+            Folder.runs += 1
+            return SimpleNamespace(result=SimpleNamespace(notices=[]))
+
+        def contains(self, path):
+            return True
+
+    async def scenario():
+        server = VllmlintServer(0)
+        folder = Folder()
+        lock = server.lock(folder)  # type: ignore[arg-type]
+        await lock.acquire()  # a run goes on
+        for n in range(30):
+            server._fire(f"file:///w/doc-{n % 3}.yaml", folder)  # type: ignore[arg-type]
+        assert len(server.tasks) == 1 and server.pending[id(folder)] == {f"file:///w/doc-{n}.yaml" for n in range(3)}
+        lock.release()
+        await asyncio.gather(*server.tasks)
+        assert Folder.runs == 1 and not server.pending
+        server._fire("file:///w/doc-0.yaml", folder)  # type: ignore[arg-type]  # idle again: at once
+        await asyncio.gather(*server.tasks)
+        assert Folder.runs == 2
+
+    run(scenario())
+
+
+def test_the_last_of_many_quick_changes_is_what_the_diagnostics_say(workspace: Path):
+    async def scenario():
+        async with session(workspace, debounce=0) as s:
+            s.open("deploy.yaml")
+            await s.wait_diagnostics("deploy.yaml")
+            for n in range(30):
+                s.replace("deploy.yaml", DEPLOY.replace("--swap-space=16", f"--swap-space={n}"))
+                await asyncio.sleep(0.005)
+            s.replace("deploy.yaml", DEPLOY.replace(', "--swap-space=16"', ""))
+            await s.wait_diagnostics("deploy.yaml", predicate=lambda d: "VL102" not in _codes(d))
+            await asyncio.sleep(0.5)  # nothing older is published after it
+            assert "VL102" not in _codes(s.diagnostics[s.uri("deploy.yaml")])
 
     run(scenario())
 

@@ -133,9 +133,9 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
     _git_repository(tmp_path, {"deploy.yaml": DEPLOYMENT}, "*.pyc\nbuild/\n")
     out, modules, compiled = _probe(tmp_path, "deploy.yaml")
     assert "deploy.yaml:12:49: VL102" in out  # it did lint
-    # A tracked file needs no ignore pattern (pathspec); near misses (difflib), shell quoting of a fix (shlex)
+    # A tracked file needs no ignore pattern (vllmlint.source.wildmatch); near misses (difflib), shell quoting of a fix (shlex)
     # and wide characters (unicodedata) are not needed to print its findings.
-    for unused in ("pathspec", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile",
+    for unused in ("vllmlint.source.wildmatch", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile",
                    "encodings.utf_8_sig"):
         assert unused not in modules, unused
     # Nor the readers of other inputs: Compose, Markdown, nginx; nor the renamed codes when nothing is ignored.
@@ -143,14 +143,14 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
         assert unused not in modules, unused
     # Patterns of other languages and rare inputs stay uncompiled (vllmlint.lazyre).
     for pattern in ("vllmlint.source.markdown._FENCE", "vllmlint.source.kustomize._REMOTE",
-                    "vllmlint.engine._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
+                    "vllmlint.source.helm._HELM_SOURCE", "vllmlint.suppressions._BODY", "vllmlint.source.compose._EXPORT", "vllmlint.vllm.release._WHEEL"):
         assert pattern not in compiled, pattern
 
 
 def test_the_runs_that_need_those_modules_and_patterns_still_get_them(tmp_path):
     from conftest import DEPLOYMENT
 
-    # An untracked file that .git/info/exclude ignores, beside a tracked one: pathspec judges the untracked one.
+    # An untracked file that .git/info/exclude ignores, beside a tracked one: wildmatch judges the untracked one.
     _git_repository(tmp_path, {"deploy.yaml": DEPLOYMENT}, "# only comments\n")
     (tmp_path / ".git" / "info" / "exclude").write_text("# git's own\nbuild/\n", encoding="utf-8")
     (tmp_path / "build").mkdir()
@@ -158,7 +158,7 @@ def test_the_runs_that_need_those_modules_and_patterns_still_get_them(tmp_path):
     typo = DEPLOYMENT.replace('--swap-space, "4"', "--enable-prefx-caching")
     (tmp_path / "notes.md").write_text(f"# Notes\n\n```yaml\n{typo}```\n", encoding="utf-8")
     out, modules, compiled = _probe(tmp_path, ".")
-    assert "deploy.yaml:12:49: VL102" in out and "copy.yaml" not in out and "pathspec" in modules
+    assert "deploy.yaml:12:49: VL102" in out and "copy.yaml" not in out and "vllmlint.source.wildmatch" in modules
     # The Markdown fence and the misspelt flag (a did-you-mean) in notes.md.
     assert "notes.md:" in out and "`--enable-prefix-caching`" in out and "difflib" in modules
     assert "vllmlint.source.markdown._FENCE" in compiled
@@ -203,7 +203,7 @@ def test_a_cached_one_file_run_writes_and_replays_its_entry_without_tempfile_or_
     for modules in (miss_modules, hit_modules):
         for unused in ("tempfile", "shutil", "random", "hashlib", "_hashlib"):
             assert unused not in modules, unused
-    from vllmlint import cache
+    from vllmlint.run import cache
 
     assert cache._digest(b"vllmlint").hexdigest() == hashlib.blake2b(b"vllmlint", digest_size=32).hexdigest()
 

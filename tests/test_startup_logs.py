@@ -161,10 +161,35 @@ def test_sampler_implementation_by_release():
 
     assert sampler_bytes_per_logit("0.6.4") == 38  # V0: sort of fp32 logits
     assert sampler_bytes_per_logit("0.10.1.1") == 12  # FlashInfer (the images ship it)
+    assert sampler_bytes_per_logit("0.11.0") == 12  # the last release that used it when installed
     assert sampler_bytes_per_logit("0.10.1.1", flashinfer_sampler=False) == 39  # a pip install without it
-    assert sampler_bytes_per_logit("0.12.0") == sampler_bytes_per_logit("0.20.2") == 39  # opt-in only
+    assert sampler_bytes_per_logit("0.11.1") == 39  # PR #26859: opt-in from 0.11.1 (not 0.12.0)
+    assert sampler_bytes_per_logit("0.12.0") == sampler_bytes_per_logit("0.16.0") == 39  # the sort
+    assert sampler_bytes_per_logit("0.17.0") == sampler_bytes_per_logit("0.20.2") == 14  # Triton: bf16 + 3 x fp32
+    assert sampler_bytes_per_logit("0.17.0", act_bytes=4) == 16
     assert sampler_bytes_per_logit("0.21.0") == 12  # FlashInfer by default again
+    assert sampler_bytes_per_logit("0.21.0", flashinfer_sampler=False) == 14
     assert sampler_bytes_per_logit("0.9.2", v1_engine=False) == 38  # VLLM_USE_V1=0
+
+
+def test_the_triton_sampler_reserve_is_computed_from_sms_vocabulary_and_rows():
+    from vllmlint.capacity.estimate import sampler_bytes
+    from vllmlint.capacity.specs import find_gpu
+
+    h100, l4, mi300x = find_gpu("H100-80GB"), find_gpu("L4"), find_gpu("MI300X")
+    assert (h100.sm_count, l4.sm_count, mi300x.sm_count) == (132, 58, 304)
+    vocab = 151936
+    # 0.17+: 14 bytes per logit plus one float32 row per Triton program (min(SMs, rows), rounded up to a power of
+    # two but never above the SM count): topk_topp_triton.py lines 992-1000 in 0.17.0
+    assert sampler_bytes(1024, vocab, "0.17.0", gpu=h100) == 1024 * vocab * 14 + 132 * vocab * 4
+    assert sampler_bytes(100, vocab, "0.19.0", gpu=h100) == 100 * vocab * 14 + 128 * vocab * 4
+    assert sampler_bytes(256, vocab, "0.17.0", gpu=l4) == 256 * vocab * 14 + 58 * vocab * 4
+    # below 8 rows the sort of before; before 0.17.0 the sort at any size
+    assert sampler_bytes(4, vocab, "0.17.0", gpu=h100) == 4 * vocab * 39
+    assert sampler_bytes(1024, vocab, "0.16.0", gpu=h100) == 1024 * vocab * 39
+    # 0.21+: FlashInfer on CUDA; ROCm (not is_cuda()) keeps the PyTorch-native Triton path
+    assert sampler_bytes(1024, vocab, "0.21.0", gpu=h100) == 1024 * vocab * 12
+    assert sampler_bytes(1024, vocab, "0.21.0", gpu=mi300x) == 1024 * vocab * 14 + 304 * vocab * 4
 
 
 def test_reported_tokens_count_every_layer_in_whole_blocks():
@@ -250,3 +275,108 @@ def test_some_case_logs_the_cuda_graph_estimate():
 def test_the_cuda_graph_reserve_is_within_0_1_gib_of_the_logged_estimate(case):
     predicted = predict(case).reserve_parts_gib["CUDA graphs"]
     assert predicted == pytest.approx(case.observed["cudagraph_gib"], abs=0.1)
+
+
+# --------------------------------------------------------------------------- non-torch memory: all-reduce fusion (0.17+)
+
+
+def test_the_allreduce_fusion_workspace_follows_vllms_switch_and_flashinfers_sizes():
+    from vllmlint.capacity.estimate import allreduce_fusion_workspace_bytes as workspace
+    from vllmlint.capacity.specs import find_gpu
+
+    h100, b200, a100, mi300x = (find_gpu(name) for name in ("H100-80GB", "B200", "A100-80GB", "MI300X"))
+    two_mib = 2**21
+    # TP 2 on SM 9.0: 64 MiB of all-reduce input; buffer 2 x 64 MiB, flags one 2 MiB page, Lamport 3 x 128 MiB
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", h100) == 128 * 2**20 + two_mib + 384 * 2**20
+    # TP 4 on SM 9.0: 2 MiB of input; on SM 10.0 32 MiB
+    assert workspace(5120, 2, 4, 1, 8192, "0.17.0", h100) == 8 * 2**20 + two_mib + 24 * 2**20
+    assert workspace(5120, 2, 4, 1, 8192, "0.17.0", b200) == 4 * 32 * 2**20 + two_mib + 3 * 4 * 32 * 2**20
+    # max_num_batched_tokens caps the tokens: 512 x 5120 x 2 B = 5 MiB per peer
+    assert workspace(5120, 2, 2, 1, 512, "0.17.0", h100) == 10 * 2**20 + two_mib + 30 * 2**20
+    # off: before 0.17.0, TP 1, PP > 1, Ampere, ROCm, --enforce-eager, TP sizes FlashInfer has no entry for
+    assert workspace(5120, 2, 2, 1, 8192, "0.16.0", h100) == 0
+    assert workspace(5120, 2, 1, 1, 8192, "0.17.0", h100) == 0
+    assert workspace(5120, 2, 2, 2, 8192, "0.17.0", h100) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", a100) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", mi300x) == 0
+    assert workspace(5120, 2, 2, 1, 8192, "0.17.0", h100, enforce_eager=True) == 0
+    assert workspace(5120, 2, 6, 1, 8192, "0.17.0", h100) == 0
+
+
+def test_the_non_torch_term_at_both_sides_of_0_17_0_against_the_tp2_h100_logs():
+    """0.14.1 (the 0.16 side): the logged TP 2 H100 cases keep their 0.41 GiB non-torch term and meet the target.
+    The same configuration at 0.17.0 adds the FlashInfer workspace (0.50 GiB at TP 2 on SM 9.0)."""
+    from dataclasses import replace
+
+    case = BY_ID["v1-0.14.1-qwen3-32b-h100-tp2"]
+    before = predict(case)
+    assert before.reserve_parts_gib["non-torch"] == pytest.approx(0.41, abs=0.01)
+    assert kv_within_target(case, before)
+    after = predict(replace(case, data={**case.data, "release": "0.17.0"}))
+    assert after.reserve_parts_gib["non-torch"] - before.reserve_parts_gib["non-torch"] == pytest.approx(0.502, abs=0.001)
+
+
+# --------------------------------------------------------------------------- both sides of each release boundary
+
+
+def _as_release(case, release, **config):
+    from dataclasses import replace
+
+    return replace(case, data={**case.data, "release": release, "config": {**case.config, **config}})
+
+
+def _logged_reserve(case) -> float:
+    """What the log leaves for the profile's reserve: the budget less the logged weights and KV cache."""
+    prediction = predict(case)
+    return prediction.budget_gib - case.observed["weights_gib"] - case.observed["kv_cache_gib"]
+
+
+def test_sampler_boundary_0_11_1_against_the_logs():
+    from vllmlint.capacity.estimate import sampler_implementation
+
+    assert sampler_implementation("0.11.0") == "flashinfer" and sampler_implementation("0.11.1") == "native-sort"
+    # 0.10 side: vLLM's image runs FlashInfer; the log's KV is met within 0.2 GiB, and the sort of 0.11.1 would
+    # put it about 1 GiB low (256 x 152064 logits at 39 instead of 12 bytes)
+    case = BY_ID["v1-0.10.1.1-qwen2-7b-a100-80gb-util05"]
+    assert predict(case).kv_cache_gib == pytest.approx(case.observed["kv_cache_gib"], abs=0.2)
+    as_native = predict(_as_release(case, "0.11.1"))
+    assert case.observed["kv_cache_gib"] - as_native.kv_cache_gib > 0.9
+    # 0.11.1 side: the sort (FlashInfer only on VLLM_USE_FLASHINFER_SAMPLER=1, as Unsloth's 0.11.2 runs set it:
+    # their logs print "[topk_topp_sampler.py:36] Using FlashInfer", the opt-in branch of 0.11.1's line 34).
+    # llm-d's 0.14.1 H100 log: activation peak 4.76 GiB for 1024 x 128256 logits, the sort's 39 bytes each.
+    h100 = predict(BY_ID["v1-0.14.1-llama31-8b-h100"])
+    assert h100.reserve_parts_gib["activations"] == pytest.approx(4.76, abs=0.05)
+    for case_id in ("v1-0.11.2-llama32-1b-fp8-l4-2048", "v1-0.11.2-qwen25-15b-bf16-a100-40gb-2048"):
+        assert BY_ID[case_id].config.get("flashinfer_sampler") is True
+        assert kv_within_target(BY_ID[case_id], predict(BY_ID[case_id]))
+
+
+def test_sampler_boundary_0_17_0_against_the_logs():
+    # 0.16 side (the sort): the same 1024-row log at 0.16.0 keeps its 4.76 GiB activation peak
+    case = BY_ID["v1-0.14.1-llama31-8b-h100"]
+    assert predict(_as_release(case, "0.16.0")).reserve_parts_gib["activations"] == pytest.approx(4.76, abs=0.05)
+    # 0.17 side (the Triton kernel): 1024 x 128256 x 14 B + 132 SMs x 128256 x 4 B = 1.78 GiB
+    assert predict(_as_release(case, "0.17.0")).reserve_parts_gib["activations"] == pytest.approx(1.78, abs=0.01)
+    # the 0.19.0 gpt-oss log (A100, 256 x 201088 logits) leaves 1.17 GiB for the whole reserve: the Triton
+    # estimate (0.75 + 0.13 non-torch) is within 0.3 GiB of it, the sort of 0.16 (1.87 + 0.13) 0.8 GiB over
+    gpt_oss = BY_ID["v1-0.19.0-gpt-oss-20b-a100-80gb-128k"]
+    logged = _logged_reserve(gpt_oss)
+    assert logged == pytest.approx(1.17, abs=0.02)
+    triton = sum(predict(gpt_oss).reserve_parts_gib.values())
+    sort = sum(predict(_as_release(gpt_oss, "0.16.0")).reserve_parts_gib.values())
+    assert abs(triton - logged) < 0.3 < 0.8 < sort - logged
+
+
+def test_cuda_graph_boundary_0_21_0_against_the_logs():
+    # 0.21 side: the LMCache#3430 log's "Estimated CUDA graph memory: 0.52 GiB total", and FlashInfer sampling
+    case = BY_ID["v1-0.21.0-qwen3-8b-rtx-a5000-16k"]
+    after = predict(case)
+    assert after.reserve_parts_gib["CUDA graphs"] == pytest.approx(case.observed["cudagraph_gib"], abs=0.02)
+    assert kv_within_target(case, after)
+    # 0.20 side: graphs are captured after the KV cache is sized, outside the budget; the sampler is the
+    # PyTorch-native Triton one (256 rows: 14 B per logit + the SM buffer)
+    before = predict(_as_release(case, "0.20.0"))
+    assert "CUDA graphs" not in before.reserve_parts_gib
+    # the 0.19 gpt-oss log (0.20 side) is met without any graph term
+    gpt_oss = BY_ID["v1-0.19.0-gpt-oss-20b-a100-80gb-128k"]
+    assert "CUDA graphs" not in predict(gpt_oss).reserve_parts_gib and kv_within_target(gpt_oss, predict(gpt_oss))

@@ -236,9 +236,45 @@ def test_a_true_value_on_an_annotation_that_wants_internal_is_not_internal():
 def test_distributed_port_named_in_the_message():
     text = app(service_type="NodePort", target="29500").replace(
         "[{containerPort: 8000, name: http}]", "[{containerPort: 8000, name: http}, {containerPort: 29500}]")
+    # Only the distributed port is exposed: one finding, at that port, about that port (not `--api-key`).
     (finding,) = lint(text)
-    assert (finding.span.line, finding.span.col, finding.severity) == (19, 9, WARN)
-    assert "distributed port 29500" in finding.message
+    assert (finding.span.line, finding.span.col, finding.severity) == (21, 30, WARN)
+    assert "distributed port 29500" in finding.message and "--api-key" not in finding.message
+
+
+LB_BOTH = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: vllm}
+spec:
+  serviceName: vllm
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [Qwen/Qwen3-8B]
+        ports: [{containerPort: 8000}, {containerPort: 29500}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: both}
+spec:
+  type: LoadBalancer%s
+  selector: {app: vllm}
+  ports:
+  - {name: http, port: 8000}
+  - {name: dist, port: 29500}
+"""
+
+
+def test_the_distributed_port_is_its_own_finding():
+    found = [(f.span.line, f.span.col, f.value) for f in lint(LB_BOTH % "")]
+    assert found == [(20, 9, "LoadBalancer"), (24, 24, "distributed:29500")]
+    # A suppression of the API finding (on `type:`) leaves the open rendezvous port reported.
+    found = [(f.span.line, f.value) for f in lint(LB_BOTH % "  # vllmlint: disable=VL501 -- behind our gateway")]
+    assert found == [(24, "distributed:29500")]
 
 
 # --- catches: KubeRay's head Service ------------------------------------------------------------------------

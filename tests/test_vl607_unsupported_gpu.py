@@ -123,7 +123,8 @@ def test_auto_bf16_config_json_silent(tmp_path, torch_dtype):
 
 
 def test_checkpoint_dtype_is_per_repository():
-    from vllmlint.capacity.specs import checkpoint_torch_dtype, model_from_config_json
+    from vllmlint.capacity.hfconfig import model_from_config_json
+    from vllmlint.capacity.specs import checkpoint_torch_dtype
 
     llama = resolve_model("meta-llama/Llama-3.2-1B-Instruct").model
     assert checkpoint_torch_dtype(llama, "meta-llama/Llama-3.2-1B-Instruct", False) == "bfloat16"

@@ -12,7 +12,7 @@ from vllmlint.vllm import catalog
 from vllmlint.vllm.unsafe import entries
 
 ROOT = Path(__file__).resolve().parent.parent
-W, I = Severity.WARNING, Severity.INFO
+W, INFO = Severity.WARNING, Severity.INFO
 
 
 def lint(text, filename="example.yaml"):
@@ -54,10 +54,10 @@ def found(text):
      "vllm/vllm-openai:v0.6.2", (9, 59, W, '" 1 "', "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
     # the same with an API key: info
     ('[{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: "1"}]', "[m, --enable-lora, --api-key, $(KEY)]",
-     "vllm/vllm-openai:v0.29.0", (9, 59, I, '"1"', "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
+     "vllm/vllm-openai:v0.29.0", (9, 59, INFO, '"1"', "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
     ('[{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: "1"}, {name: VLLM_API_KEY, valueFrom: {secretKeyRef: '
      '{name: k, key: k}}}]', "[m, --enable-lora]", "vllm/vllm-openai:v0.29.0",
-     (9, 59, I, '"1"', "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
+     (9, 59, INFO, '"1"', "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
     # dev mode: always a warning, --api-key does not cover the dev endpoints
     ('[{name: VLLM_SERVER_DEV_MODE, value: "1"}]', "[m, --api-key, k]", "vllm/vllm-openai:v0.29.0",
      (9, 47, W, '"1"', "server-dev-mode:VLLM_SERVER_DEV_MODE")),
@@ -65,9 +65,9 @@ def found(text):
      (9, 47, W, '"2"', "server-dev-mode:VLLM_SERVER_DEV_MODE")),
     # info
     ('[{name: VLLM_ALLOW_INSECURE_SERIALIZATION, value: "1"}]', "[m]", "vllm/vllm-openai:v0.29.0",
-     (9, 60, I, '"1"', "insecure-serialization:VLLM_ALLOW_INSECURE_SERIALIZATION")),
+     (9, 60, INFO, '"1"', "insecure-serialization:VLLM_ALLOW_INSECURE_SERIALIZATION")),
     ('[{name: PYTHONHTTPSVERIFY, value: "0"}]', "[m]", "vllm/vllm-openai:v0.29.0",
-     (9, 44, I, '"0"', "python-https-verify:PYTHONHTTPSVERIFY")),
+     (9, 44, INFO, '"0"', "python-https-verify:PYTHONHTTPSVERIFY")),
 ])
 def test_catches_variables(env, args, image, expected):
     assert found(pod(env, args, image)) == [expected]
@@ -84,11 +84,11 @@ def test_catches_variables(env, args, image, expected):
     ("[m, --trust-request-mm-kwargs]", "vllm/vllm-openai:v0.31.0",
      (8, 15, W, "--trust-request-mm-kwargs", "trust-request-mm-kwargs:0.31.0")),
     ("[m, --trust-request-mm-kwargs, --api-key, k]", "vllm/vllm-openai:v0.33.0",
-     (8, 15, I, "--trust-request-mm-kwargs", "trust-request-mm-kwargs:0.33.0")),
+     (8, 15, INFO, "--trust-request-mm-kwargs", "trust-request-mm-kwargs:0.33.0")),
     ("[--model, m, --enable-log-requests]", "vllm/vllm-openai:v0.10.1.1",
-     (8, 24, I, "--enable-log-requests", "log-requests:0.10.1.1")),
+     (8, 24, INFO, "--enable-log-requests", "log-requests:0.10.1.1")),
     ("[m, --enable-log-requests, --enable-log-outputs]", "vllm/vllm-openai:v0.29.0",
-     (8, 38, I, "--enable-log-outputs", "log-outputs:0.29.0")),
+     (8, 38, INFO, "--enable-log-outputs", "log-outputs:0.29.0")),
 ])
 def test_catches_flags(args, image, expected):
     assert found(pod("[]", args, image)) == [expected]
@@ -96,7 +96,7 @@ def test_catches_flags(args, image, expected):
 
 def test_log_requests_from_0_11_1_only_with_debug_logging():
     text = pod('[{name: VLLM_LOGGING_LEVEL, value: debug}]', "[m, --enable-log-requests]")
-    assert found(text) == [(8, 15, I, "--enable-log-requests", "log-requests:0.29.0")]
+    assert found(text) == [(8, 15, INFO, "--enable-log-requests", "log-requests:0.29.0")]
     assert "at DEBUG" in lint(text)[0].message
     assert found(pod('[{name: VLLM_LOGGING_LEVEL, value: INFO}]', "[m, --enable-log-requests]")) == []
 
@@ -251,9 +251,9 @@ def qwen_takes_images(monkeypatch):
 
 @pytest.mark.parametrize("args, image, expected", [
     ("[Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:v0.29.0",
-     [(8, 12, I, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
+     [(8, 12, INFO, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
     ("[--model, Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:v0.11.0",
-     [(8, 21, I, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
+     [(8, 21, INFO, "Qwen/Qwen2.5-7B-Instruct", "media-domains-unrestricted:Qwen/Qwen2.5-7B-Instruct")]),
     # given (any value), a --config file, a release without the flag, a text-only model
     ("[Qwen/Qwen2.5-7B-Instruct, --allowed-media-domains, upload.example.com]", "vllm/vllm-openai:v0.29.0", []),
     ("[Qwen/Qwen2.5-7B-Instruct, --config, /etc/vllm/config.yaml]", "vllm/vllm-openai:v0.29.0", []),
@@ -276,7 +276,7 @@ def test_script_and_markdown_command_lines():
     script = "#!/bin/sh\nexec vllm serve Qwen/Qwen3-8B --allowed-local-media-path / --port 8000\n"
     assert [(f.span.line, f.span.col, f.severity) for f in lint(script, "serve.sh")] == [(2, 31, W)]
     markdown = "# Run\n\n```bash\nvllm serve Qwen/Qwen3-8B --enable-log-outputs --enable-log-requests\n```\n"
-    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "README.md")] == [(4, 26, I)]
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "README.md")] == [(4, 26, INFO)]
 
 
 # --- variables exported by a script before the server starts ------------------------------------------------
@@ -287,17 +287,17 @@ def test_markdown_export_before_vllm_serve():
     # Markdown documents a command rather than deploys it: info (vLLM's own LoRA pages do exactly this).
     findings = lint(markdown, "README.md")
     assert [(f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
-        (4, 8, I, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
+        (4, 8, INFO, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
     assert "(exported by the script)" in findings[0].message
     markdown = "```bash\nvllm serve Qwen/Qwen3-8B --allowed-local-media-path /\n```\n"
-    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "docs/run.md")] == [(2, 26, I)]
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "docs/run.md")] == [(2, 26, INFO)]
     manifest = "```yaml\n" + pod('[{name: VLLM_SERVER_DEV_MODE, value: "1"}]') + "```\n"
-    assert [(f.span.line, f.span.col, f.severity) for f in lint(manifest, "RUNBOOK.markdown")] == [(10, 47, I)]
+    assert [(f.span.line, f.span.col, f.severity) for f in lint(manifest, "RUNBOOK.markdown")] == [(10, 47, INFO)]
 
 
 @pytest.mark.parametrize("script, expected", [
     ("#!/bin/sh\nexport VLLM_SERVER_DEV_MODE=1\nexec vllm serve m\n", [(2, 8, W)]),
-    ("#!/bin/sh\nexport VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 VLLM_API_KEY=abc\nvllm serve m --enable-lora\n", [(2, 8, I)]),
+    ("#!/bin/sh\nexport VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 VLLM_API_KEY=abc\nvllm serve m --enable-lora\n", [(2, 8, INFO)]),
     # after the server, dynamic, off: nothing
     ("#!/bin/sh\nvllm serve m &\nexport VLLM_SERVER_DEV_MODE=1\n", []),
     ("#!/bin/sh\nexport VLLM_SERVER_DEV_MODE=$DEV\nvllm serve m\n", []),

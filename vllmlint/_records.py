@@ -7,7 +7,7 @@ One function per shape of record class of the package: it returns the class's `_
 # mypy: ignore-errors
 
 # Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic
-def _m0(_HAS, _D, _F, _set):
+def _m_07568e7822c5(_HAS, _D, _F, _set):
     def __init__(self, accelerator, user, passwd, home_writable, passwd_complete, source, workdir=_D[0]):
         _set(self, 'accelerator', accelerator)
         _set(self, 'user', user)
@@ -25,7 +25,7 @@ def _m0(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|any:ric,names:ric,explicit:ric
-def _m1(_HAS, _D, _F, _set):
+def _m_d731a27545c3(_HAS, _D, _F, _set):
     def __init__(self, any, names, explicit):
         _set(self, 'any', any)
         _set(self, 'names', names)
@@ -39,7 +39,7 @@ def _m1(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|candidate:ric,origin:ric,deciding:di
-def _m2(_HAS, _D, _F, _set):
+def _m_599296fea284(_HAS, _D, _F, _set):
     def __init__(self, candidate, origin, deciding=_D[0]):
         _set(self, 'candidate', candidate)
         _set(self, 'origin', origin)
@@ -53,7 +53,7 @@ def _m2(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic
-def _m3(_HAS, _D, _F, _set):
+def _m_477ed843ca05(_HAS, _D, _F, _set):
     def __init__(self, config, origin, tokenizer_config=_D[0], generation_config=_D[1], hf_quant_config=_D[2]):
         _set(self, 'config', config)
         _set(self, 'origin', origin)
@@ -69,7 +69,7 @@ def _m3(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic
-def _m4(_HAS, _D, _F, _set):
+def _m_e7873703d64a(_HAS, _D, _F, _set):
     def __init__(self, first, endpoints=_D[0], logs=_D[1], requires_env=_D[2], source=_D[3]):
         _set(self, 'first', first)
         _set(self, 'endpoints', endpoints)
@@ -85,7 +85,7 @@ def _m4(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric
-def _m5(_HAS, _D, _F, _set):
+def _m_50b61c1745bc(_HAS, _D, _F, _set):
     def __init__(self, first, last, transformers, last_built, config_registry, source):
         _set(self, 'first', first)
         _set(self, 'last', last)
@@ -102,7 +102,7 @@ def _m5(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric
-def _m6(_HAS, _D, _F, _set):
+def _m_a8c47cdde38e(_HAS, _D, _F, _set):
     def __init__(self, flag, target, last_release, first_release, status):
         _set(self, 'flag', flag)
         _set(self, 'target', target)
@@ -118,7 +118,7 @@ def _m6(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|gpu:ric,gpu_count:dic,instance_type:dic
-def _m7(_HAS, _D, _F, _set):
+def _m_ce3990847042(_HAS, _D, _F, _set):
     def __init__(self, gpu, gpu_count=_D[0], instance_type=_D[1]):
         _set(self, 'gpu', gpu)
         _set(self, 'gpu_count', gpu_count)
@@ -132,7 +132,7 @@ def _m7(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,bytes:ric,words:ric,where:dic
-def _m8(_HAS, _D, _F, _set):
+def _m_e422e727be51(_HAS, _D, _F, _set):
     def __init__(self, id, bytes, words, where=_D[0]):
         _set(self, 'id', id)
         _set(self, 'bytes', bytes)
@@ -147,7 +147,7 @@ def _m8(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic
-def _m9(_HAS, _D, _F, _set):
+def _m_4ea27e5bea00(_HAS, _D, _F, _set):
     def __init__(self, id, env, flag, enabled, values, broad_paths, first, last, severity, api_key_severity, requires_flags, spans, problem, instead, sources=_D[0], modalities=_D[1]):
         _set(self, 'id', id)
         _set(self, 'env', env)
@@ -174,7 +174,7 @@ def _m9(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic
-def _m10(_HAS, _D, _F, _set):
+def _m_e4b58215cc85(_HAS, _D, _F, _set):
     def __init__(self, id, family, architecture, parameters, num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size, tie_word_embeddings, max_position_embeddings, torch_dtype=_D[0], aliases=_D[1], torch_dtype_given=_D[2], attention_kind=_D[3], qkv_bias=_D[4], qk_norm=_D[5], sliding_window=_D[6], sliding_window_layers=_D[7], q_lora_rank=_D[8], kv_lora_rank=_D[9], qk_nope_head_dim=_D[10], qk_rope_head_dim=_D[11], v_head_dim=_D[12], num_experts=_D[13], experts_per_token=_D[14], moe_intermediate_size=_D[15], shared_experts=_D[16], first_dense_layers=_D[17], router_bias=_D[18], norms_per_layer=_D[19], checkpoint_quantization=_D[20], source=_D[21], parameters_estimated=_D[22], has_chat_template=_D[23], quantization=_D[24], modalities=_D[25], gated=_D[26], needs_trust_remote_code=_D[27], layer_types=_D[28], mlp_types=_D[29], shared_expert_intermediate_size=_D[30], attention_output_gate=_D[31], linear_attention=_D[32], vision_parameters=_D[33], quant_scheme=_D[34]):
         _set(self, 'id', id)
         _set(self, 'family', family)
@@ -232,9 +232,9 @@ def _m10(_HAS, _D, _F, _set):
         return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic
-def _m11(_HAS, _D, _F, _set):
-    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5]):
+# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic
+def _m_39b073556a1e(_HAS, _D, _F, _set):
+    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5], sm_count=_D[6], mig_parent=_D[7], mig_profile=_D[8]):
         _set(self, 'id', id)
         _set(self, 'name', name)
         _set(self, 'architecture', architecture)
@@ -253,16 +253,19 @@ def _m11(_HAS, _D, _F, _set):
         _set(self, 'source', source)
         _set(self, 'aliases', aliases)
         _set(self, 'eks_accelerator_labels', eks_accelerator_labels)
+        _set(self, 'sm_count', sm_count)
+        _set(self, 'mig_parent', mig_parent)
+        _set(self, 'mig_profile', mig_profile)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,)
+            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,other.sm_count,other.mig_parent,other.mig_profile,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,))
+        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
-def _m12(_HAS, _D, _F, _set):
+def _m_9e15223cb86f(_HAS, _D, _F, _set):
     def __init__(self, id, name, written, locations, moved_by, releases, source):
         _set(self, 'id', id)
         _set(self, 'name', name)
@@ -280,7 +283,7 @@ def _m12(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|key:ric,value:ric,node:ric,encoded:ric
-def _m13(_HAS, _D, _F, _set):
+def _m_17eb30d6b11e(_HAS, _D, _F, _set):
     def __init__(self, key, value, node, encoded):
         _set(self, 'key', key)
         _set(self, 'value', value)
@@ -295,7 +298,7 @@ def _m13(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:dic,namespace:dic,name:dic,container:dic
-def _m14(_HAS, _D, _F, _set):
+def _m_9da584e2d03d(_HAS, _D, _F, _set):
     def __init__(self, kind=_D[0], namespace=_D[1], name=_D[2], container=_D[3]):
         _set(self, 'kind', kind)
         _set(self, 'namespace', namespace)
@@ -310,7 +313,7 @@ def _m14(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic
-def _m15(_HAS, _D, _F, _set):
+def _m_debb5dd216b3(_HAS, _D, _F, _set):
     def __init__(self, kind, conv_kernel, num_k_heads=_D[0], num_v_heads=_D[1], head_k_dim=_D[2], head_v_dim=_D[3], intermediate_size=_D[4], state_size=_D[5], n_groups=_D[6], dt_rank=_D[7], inner_norms=_D[8]):
         _set(self, 'kind', kind)
         _set(self, 'conv_kernel', conv_kernel)
@@ -332,7 +335,7 @@ def _m15(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic
-def _m16(_HAS, _D, _F, _set):
+def _m_4be6e01b14f5(_HAS, _D, _F, _set):
     def __init__(self, kind, group, targets, endpoints_field, namespace_selector, cluster_wide=_D[0]):
         _set(self, 'kind', kind)
         _set(self, 'group', group)
@@ -349,7 +352,7 @@ def _m16(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,reason:dic,format:dic
-def _m17(_HAS, _D, _F, _set):
+def _m_f65950bd52d0(_HAS, _D, _F, _set):
     def __init__(self, kind, reason=_D[0], format=_D[1]):
         _set(self, 'kind', kind)
         _set(self, 'reason', reason)
@@ -363,7 +366,7 @@ def _m17(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,requirement:dic,taint:dic
-def _m18(_HAS, _D, _F, _set):
+def _m_82aeef18b937(_HAS, _D, _F, _set):
     def __init__(self, kind, requirement=_D[0], taint=_D[1]):
         _set(self, 'kind', kind)
         _set(self, 'requirement', requirement)
@@ -377,7 +380,7 @@ def _m18(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic
-def _m19(_HAS, _D, _F, _set):
+def _m_f90e25e216c0(_HAS, _D, _F, _set):
     def __init__(self, kind, spelling, last_release=_D[0], first_release=_D[1], removed_in=_D[2], hint=_D[3], candidates=_D[4], absorbed_by=_D[5]):
         _set(self, 'kind', kind)
         _set(self, 'spelling', spelling)
@@ -396,7 +399,7 @@ def _m19(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|linear:ric,other:ric,attention:dic,experts:dic,shared:dic
-def _m20(_HAS, _D, _F, _set):
+def _m_8cd42f3af785(_HAS, _D, _F, _set):
     def __init__(self, linear, other, attention=_D[0], experts=_D[1], shared=_D[2]):
         _set(self, 'linear', linear)
         _set(self, 'other', other)
@@ -412,7 +415,7 @@ def _m20(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|metadata:ric,tensors:ric
-def _m21(_HAS, _D, _F, _set):
+def _m_d590a7b9ef02(_HAS, _D, _F, _set):
     def __init__(self, metadata, tensors):
         _set(self, 'metadata', metadata)
         _set(self, 'tensors', tensors)
@@ -425,7 +428,7 @@ def _m21(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic
-def _m22(_HAS, _D, _F, _set):
+def _m_dc02ad14b291(_HAS, _D, _F, _set):
     def __init__(self, method, key, linear_bytes, bits=_D[0], group_size=_D[1], zero_point=_D[2], unquantized=_D[3], description=_D[4], embedding_bytes=_D[5]):
         _set(self, 'method', method)
         _set(self, 'key', key)
@@ -445,7 +448,7 @@ def _m22(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|model:ric,how:ric,quantization:dic
-def _m23(_HAS, _D, _F, _set):
+def _m_a0b0a08f4894(_HAS, _D, _F, _set):
     def __init__(self, model, how, quantization=_D[0]):
         _set(self, 'model', model)
         _set(self, 'how', how)
@@ -459,7 +462,7 @@ def _m23(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|name:ric,first:ric,last:ric,sources:ric
-def _m24(_HAS, _D, _F, _set):
+def _m_8d9e12f5ada4(_HAS, _D, _F, _set):
     def __init__(self, name, first, last, sources):
         _set(self, 'name', name)
         _set(self, 'first', first)
@@ -474,7 +477,7 @@ def _m24(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic
-def _m25(_HAS, _D, _F, _set):
+def _m_961c0c1bf0c1(_HAS, _D, _F, _set):
     def __init__(self, name, flags, takes_value, type, nargs=_D[0], choices=_D[1], choices_enforced=_D[2], known_values=_D[3], choices_unknown=_D[4], known_values_source=_D[5], default=_D[6], json=_D[7], json_keys=_D[8], json_key_values=_HAS, deprecated=_D[9], deprecation=_D[10], help=_D[11], positional=_D[12], minimum=_D[13], exclusive_minimum=_D[14], maximum=_D[15], exclusive_maximum=_D[16], json_parser=_D[17]):
         _set(self, 'name', name)
         _set(self, 'flags', flags)
@@ -508,7 +511,7 @@ def _m25(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric
-def _m26(_HAS, _D, _F, _set):
+def _m_d621e3e5f73d(_HAS, _D, _F, _set):
     def __init__(self, name, pattern, prefix, min_entropy):
         _set(self, 'name', name)
         _set(self, 'pattern', pattern)
@@ -523,7 +526,7 @@ def _m26(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic
-def _m27(_HAS, _D, _F, _set):
+def _m_7b8503278dd2(_HAS, _D, _F, _set):
     def __init__(self, name, reader, source, first=_D[0], last=_D[1], ib_transport=_D[2], renamed_to=_D[3], renamed_in=_D[4], deprecated=_D[5], removed=_D[6]):
         _set(self, 'name', name)
         _set(self, 'reader', reader)
@@ -544,7 +547,7 @@ def _m27(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|path:ric,start:ric,end:ric,replacement:ric
-def _m28(_HAS, _D, _F, _set):
+def _m_de44f4df3228(_HAS, _D, _F, _set):
     def __init__(self, path, start, end, replacement):
         _set(self, 'path', path)
         _set(self, 'start', start)
@@ -559,7 +562,7 @@ def _m28(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric
-def _m29(_HAS, _D, _F, _set):
+def _m_420bbf933518(_HAS, _D, _F, _set):
     def __init__(self, raw, registry, repository, tag, digest):
         _set(self, 'raw', raw)
         _set(self, 'registry', registry)
@@ -575,7 +578,7 @@ def _m29(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|release:ric,fork:ric,plugin_values:ric,source:ric
-def _m30(_HAS, _D, _F, _set):
+def _m_42786460d69f(_HAS, _D, _F, _set):
     def __init__(self, release, fork, plugin_values, source):
         _set(self, 'release', release)
         _set(self, 'fork', fork)
@@ -590,7 +593,7 @@ def _m30(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|start:ric,end:ric
-def _m31(_HAS, _D, _F, _set):
+def _m_75269f94542a(_HAS, _D, _F, _set):
     def __init__(self, start, end):
         _set(self, 'start', start)
         _set(self, 'end', end)
@@ -603,7 +606,7 @@ def _m31(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric
-def _m32(_HAS, _D, _F, _set):
+def _m_db3b80404959(_HAS, _D, _F, _set):
     def __init__(self, start, end, line, col, end_line, end_col):
         _set(self, 'start', start)
         _set(self, 'end', end)
@@ -620,7 +623,7 @@ def _m32(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic
-def _m33(_HAS, _D, _F, _set):
+def _m_af32b040a750(_HAS, _D, _F, _set):
     def __init__(self, token, kind, option=_D[0], spelling=_D[1], value=_D[2], implied_value=_D[3], candidates=_D[4], json_path=_D[5], normalized=_D[6]):
         _set(self, 'token', token)
         _set(self, 'kind', kind)
@@ -640,7 +643,7 @@ def _m33(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic
-def _m34(_HAS, _D, _F, _set):
+def _m_4f0fff53f77f(_HAS, _D, _F, _set):
     def __init__(self, type, provider, family, gpu, gpu_count, vcpus=_D[0], memory_gib=_D[1], source=_D[2]):
         _set(self, 'type', type)
         _set(self, 'provider', provider)
@@ -659,7 +662,7 @@ def _m34(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic
-def _m35(_HAS, _D, _F, _set):
+def _m_0726ca89e21e(_HAS, _D, _F, _set):
     def __init__(self, value, model_type, remote_config, transformers_since=_D[0], vllm_since=_D[1], architecture_since=_D[2], source=_D[3]):
         _set(self, 'value', value)
         _set(self, 'model_type', model_type)
@@ -677,7 +680,7 @@ def _m35(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|value:ric,source:ric,also:dic,model_type:dic
-def _m36(_HAS, _D, _F, _set):
+def _m_c7aa245baca7(_HAS, _D, _F, _set):
     def __init__(self, value, source, also=_D[0], model_type=_D[1]):
         _set(self, 'value', value)
         _set(self, 'source', source)
@@ -692,7 +695,7 @@ def _m36(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|weights:ric,startup:ric,load:ric,capture:ric
-def _m37(_HAS, _D, _F, _set):
+def _m_2fbc3114fd7c(_HAS, _D, _F, _set):
     def __init__(self, weights, startup, load, capture):
         _set(self, 'weights', weights)
         _set(self, 'startup', startup)
@@ -707,7 +710,7 @@ def _m37(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # F|key:ri,operator:ri,value:ri,effect:ri,node:ri
-def _m38(_HAS, _D, _F, _set):
+def _m_a84b12adbcf7(_HAS, _D, _F, _set):
     def __init__(self, key, operator, value, effect, node):
         _set(self, 'key', key)
         _set(self, 'operator', operator)
@@ -717,7 +720,7 @@ def _m38(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # F|key:ri,operator:ri,values:di,node:di,key_node:di
-def _m39(_HAS, _D, _F, _set):
+def _m_da6b783478e1(_HAS, _D, _F, _set):
     def __init__(self, key, operator, values=_D[0], node=_D[1], key_node=_D[2]):
         _set(self, 'key', key)
         _set(self, 'operator', operator)
@@ -727,7 +730,7 @@ def _m39(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # F|key:ri,value:ri,effect:ri,node:ri
-def _m40(_HAS, _D, _F, _set):
+def _m_aa5959476bd2(_HAS, _D, _F, _set):
     def __init__(self, key, value, effect, node):
         _set(self, 'key', key)
         _set(self, 'value', value)
@@ -736,7 +739,7 @@ def _m40(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # F|node:ri,everything:ri,parsed:ri
-def _m41(_HAS, _D, _F, _set):
+def _m_8820427292e6(_HAS, _D, _F, _set):
     def __init__(self, node, everything, parsed):
         _set(self, 'node', node)
         _set(self, 'everything', everything)
@@ -744,7 +747,7 @@ def _m41(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # F|template:ri,port:ri,source:ri,node:ri,what:ri
-def _m42(_HAS, _D, _F, _set):
+def _m_f1cb51b7d829(_HAS, _D, _F, _set):
     def __init__(self, template, port, source, node, what):
         _set(self, 'template', template)
         _set(self, 'port', port)
@@ -754,7 +757,7 @@ def _m42(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic
-def _m43(_HAS, _D, _F, _set):
+def _m_e355a4fb1593(_HAS, _D, _F, _set):
     def __init__(self, code, message, path=_D[0], line=_D[1], level=_D[2], summary=_D[3]):
         self.code = code
         self.message = message
@@ -769,7 +772,7 @@ def _m43(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic
-def _m44(_HAS, _D, _F, _set):
+def _m_577d8a2a9ed3(_HAS, _D, _F, _set):
     def __init__(self, code, name, severity, summary, path, enabled=_D[0], kind=_D[1], tags=_HAS, precision=_D[2], security_severity=_D[3], fix=_D[4], data=_D[5]):
         self.code = code
         self.name = name
@@ -790,7 +793,7 @@ def _m44(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic
-def _m45(_HAS, _D, _F, _set):
+def _m_a09f8bf3cbc8(_HAS, _D, _F, _set):
     def __init__(self, code, severity, message, path, span, subject=_HAS, value=_D[0], fix=_D[1], suppressed_by=_D[2], redact=_D[3]):
         self.code = code
         self.severity = severity
@@ -809,7 +812,7 @@ def _m45(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic
-def _m46(_HAS, _D, _F, _set):
+def _m_d6937e182322(_HAS, _D, _F, _set):
     def __init__(self, commands=_HAS, comments=_HAS, continuations=_HAS, heredocs=_HAS, assignments=_HAS):
         self.commands = _F[0]() if commands is _HAS else commands
         self.comments = _F[1]() if comments is _HAS else comments
@@ -823,7 +826,7 @@ def _m46(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|comments:fic,literal_blocks:fic,_starts:dic
-def _m47(_HAS, _D, _F, _set):
+def _m_a0e03631300b(_HAS, _D, _F, _set):
     def __init__(self, comments=_HAS, literal_blocks=_HAS, _starts=_D[0]):
         self.comments = _F[0]() if comments is _HAS else comments
         self.literal_blocks = _F[1]() if literal_blocks is _HAS else literal_blocks
@@ -835,7 +838,7 @@ def _m47(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric
-def _m48(_HAS, _D, _F, _set):
+def _m_ed433f92d42d(_HAS, _D, _F, _set):
     def __init__(self, credential_words, expanded_by_reader, loader_variables, loader_tokens, template_names):
         self.credential_words = credential_words
         self.expanded_by_reader = expanded_by_reader
@@ -849,7 +852,7 @@ def _m48(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic
-def _m49(_HAS, _D, _F, _set):
+def _m_8647abce8aa8(_HAS, _D, _F, _set):
     def __init__(self, delimiter, quoted, strip_tabs, operator, start=_D[0], end=_D[1], closed=_D[2], consumer=_HAS, writes_file=_D[3], piped=_D[4], output_file=_D[5]):
         self.delimiter = delimiter
         self.quoted = quoted
@@ -868,23 +871,24 @@ def _m49(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic
-def _m50(_HAS, _D, _F, _set):
-    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2]):
+# Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic
+def _m_7f6db7ef4672(_HAS, _D, _F, _set):
+    def __init__(self, diff=_D[0], applied=_D[1], files=_HAS, refused=_HAS, stale=_HAS, result=_D[2], fixes=_HAS):
         self.diff = diff
         self.applied = applied
         self.files = _F[0]() if files is _HAS else files
         self.refused = _F[1]() if refused is _HAS else refused
         self.stale = _F[2]() if stale is _HAS else stale
         self.result = result
+        self.fixes = _F[3]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,)
+            return (self.diff,self.applied,self.files,self.refused,self.stale,self.result,self.fixes,) == (other.diff,other.applied,other.files,other.refused,other.stale,other.result,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric
-def _m51(_HAS, _D, _F, _set):
+def _m_65906d5ed8dd(_HAS, _D, _F, _set):
     def __init__(self, documents, error, duplicate_keys, error_at):
         self.documents = documents
         self.error = error
@@ -897,7 +901,7 @@ def _m51(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|edits:ric,safety:ric,description:ric
-def _m52(_HAS, _D, _F, _set):
+def _m_d91de8b50d00(_HAS, _D, _F, _set):
     def __init__(self, edits, safety, description):
         self.edits = edits
         self.safety = safety
@@ -909,7 +913,7 @@ def _m52(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|error:ric,path:ric
-def _m53(_HAS, _D, _F, _set):
+def _m_7d7c2f8f6df5(_HAS, _D, _F, _set):
     def __init__(self, error, path):
         self.error = error
         self.path = path
@@ -920,7 +924,7 @@ def _m53(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic
-def _m54(_HAS, _D, _F, _set):
+def _m_17800c53c06b(_HAS, _D, _F, _set):
     def __init__(self, files=_HAS, missing=_HAS, notices=_HAS, outside=_HAS, failed=_D[0]):
         self.files = _F[0]() if files is _HAS else files
         self.missing = _F[1]() if missing is _HAS else missing
@@ -934,7 +938,7 @@ def _m54(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|files:ric,flux:ric
-def _m55(_HAS, _D, _F, _set):
+def _m_307efe2ee406(_HAS, _D, _F, _set):
     def __init__(self, files, flux):
         self.files = files
         self.flux = flux
@@ -944,9 +948,9 @@ def _m55(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
-def _m56(_HAS, _D, _F, _set):
-    def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, rules=_HAS, sources=_HAS, files_checked=_D[0], color=_D[1], show_suppressed=_D[2], statistics=_D[3], quiet=_D[4], sarif_category=_D[5], failed=_D[6], errors=_HAS, tool_version=_D[7], local_paths=_HAS, summary=_D[8], unsafe_fixes=_D[9], fail_on=_D[10], show_notes=_D[11], workloads=_D[12], invocations=_D[13], objects=_D[14], skipped=_HAS):
+# Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic,concise:dic,below_min_level:dic
+def _m_5059b77abaf2(_HAS, _D, _F, _set):
+    def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, rules=_HAS, sources=_HAS, files_checked=_D[0], color=_D[1], show_suppressed=_D[2], statistics=_D[3], quiet=_D[4], sarif_category=_D[5], failed=_D[6], errors=_HAS, tool_version=_D[7], local_paths=_HAS, summary=_D[8], unsafe_fixes=_D[9], fail_on=_D[10], show_notes=_D[11], workloads=_D[12], invocations=_D[13], objects=_D[14], skipped=_HAS, concise=_D[15], below_min_level=_D[16]):
         self.findings = _F[0]() if findings is _HAS else findings
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
         self.notices = _F[2]() if notices is _HAS else notices
@@ -970,14 +974,16 @@ def _m56(_HAS, _D, _F, _set):
         self.invocations = invocations
         self.objects = objects
         self.skipped = _F[7]() if skipped is _HAS else skipped
+        self.concise = concise
+        self.below_min_level = below_min_level
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,) == (other.findings,other.suppressed,other.notices,other.rules,other.sources,other.files_checked,other.color,other.show_suppressed,other.statistics,other.quiet,other.sarif_category,other.failed,other.errors,other.tool_version,other.local_paths,other.summary,other.unsafe_fixes,other.fail_on,other.show_notes,other.workloads,other.invocations,other.objects,other.skipped,)
+            return (self.findings,self.suppressed,self.notices,self.rules,self.sources,self.files_checked,self.color,self.show_suppressed,self.statistics,self.quiet,self.sarif_category,self.failed,self.errors,self.tool_version,self.local_paths,self.summary,self.unsafe_fixes,self.fail_on,self.show_notes,self.workloads,self.invocations,self.objects,self.skipped,self.concise,self.below_min_level,) == (other.findings,other.suppressed,other.notices,other.rules,other.sources,other.files_checked,other.color,other.show_suppressed,other.statistics,other.quiet,other.sarif_category,other.failed,other.errors,other.tool_version,other.local_paths,other.summary,other.unsafe_fixes,other.fail_on,other.show_notes,other.workloads,other.invocations,other.objects,other.skipped,other.concise,other.below_min_level,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic
-def _m57(_HAS, _D, _F, _set):
+def _m_88558f114621(_HAS, _D, _F, _set):
     def __init__(self, findings=_HAS, suppressed=_HAS, notices=_HAS, sources=_HAS, rules=_HAS, files_checked=_D[0], internal_error=_D[1], ignored=_HAS, known=_HAS, baseline_stale=_D[2], upgrade=_D[3], workloads=_D[4], invocations=_D[5], objects=_D[6], skipped=_HAS):
         self.findings = _F[0]() if findings is _HAS else findings
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1001,7 +1007,7 @@ def _m57(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|fingerprints:fic,entries:fic
-def _m58(_HAS, _D, _F, _set):
+def _m_c37c240e3869(_HAS, _D, _F, _set):
     def __init__(self, fingerprints=_HAS, entries=_HAS):
         self.fingerprints = _F[0]() if fingerprints is _HAS else fingerprints
         self.entries = _F[1]() if entries is _HAS else entries
@@ -1012,7 +1018,7 @@ def _m58(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|hf_cache:dic,online:dic
-def _m59(_HAS, _D, _F, _set):
+def _m_4f07c1207d9a(_HAS, _D, _F, _set):
     def __init__(self, hf_cache=_D[0], online=_D[1]):
         self.hf_cache = hf_cache
         self.online = online
@@ -1022,8 +1028,43 @@ def _m59(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic
+def _m_042045cdc1c8(_HAS, _D, _F, _set):
+    def __init__(self, index, from_instruction, image, name, parent=_D[0], entrypoint=_D[1], cmd=_D[2], env=_HAS, shell=_HAS, instructions=_HAS, entrypoint_set_here=_D[3]):
+        self.index = index
+        self.from_instruction = from_instruction
+        self.image = image
+        self.name = name
+        self.parent = parent
+        self.entrypoint = entrypoint
+        self.cmd = cmd
+        self.env = _F[0]() if env is _HAS else env
+        self.shell = _F[1]() if shell is _HAS else shell
+        self.instructions = _F[2]() if instructions is _HAS else instructions
+        self.entrypoint_set_here = entrypoint_set_here
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.index,self.from_instruction,self.image,self.name,self.parent,self.entrypoint,self.cmd,self.env,self.shell,self.instructions,self.entrypoint_set_here,) == (other.index,other.from_instruction,other.image,other.name,other.parent,other.entrypoint,other.cmd,other.env,other.shell,other.instructions,other.entrypoint_set_here,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic
+def _m_98592794dea6(_HAS, _D, _F, _set):
+    def __init__(self, instruction, exec_form, words=_HAS, shell=_HAS, script=_D[0], script_offsets=_HAS):
+        self.instruction = instruction
+        self.exec_form = exec_form
+        self.words = _F[0]() if words is _HAS else words
+        self.shell = _F[1]() if shell is _HAS else shell
+        self.script = script
+        self.script_offsets = _F[2]() if script_offsets is _HAS else script_offsets
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.instruction,self.exec_form,self.words,self.shell,self.script,self.script_offsets,) == (other.instruction,other.exec_form,other.words,other.shell,other.script,other.script_offsets,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
-def _m60(_HAS, _D, _F, _set):
+def _m_74316cd0a49c(_HAS, _D, _F, _set):
     def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], unknown=_HAS, options=_HAS, landings=_D[18], gpu_resource=_D[19], config_match=_D[20]):
         self.invocation = invocation
         self.model_token = model_token
@@ -1056,7 +1097,7 @@ def _m60(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|invocation:ric,names:ric,adapters:fic,port:dic
-def _m61(_HAS, _D, _F, _set):
+def _m_fb4b95fdbe6b(_HAS, _D, _F, _set):
     def __init__(self, invocation, names, adapters=_HAS, port=_D[0]):
         self.invocation = invocation
         self.names = names
@@ -1069,7 +1110,7 @@ def _m61(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic
-def _m62(_HAS, _D, _F, _set):
+def _m_64e6c2515f66(_HAS, _D, _F, _set):
     def __init__(self, invocation, token, option=_D[0], is_value=_D[1], is_model=_D[2], spec=_D[3]):
         self.invocation = invocation
         self.token = token
@@ -1084,7 +1125,7 @@ def _m62(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|kept:fic,suppressed:fic,problems:fic,notices:fic
-def _m63(_HAS, _D, _F, _set):
+def _m_fdc58c76d261(_HAS, _D, _F, _set):
     def __init__(self, kept=_HAS, suppressed=_HAS, problems=_HAS, notices=_HAS):
         self.kept = _F[0]() if kept is _HAS else kept
         self.suppressed = _F[1]() if suppressed is _HAS else suppressed
@@ -1096,8 +1137,23 @@ def _m63(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic
+def _m_b26c3f3841e9(_HAS, _D, _F, _set):
+    def __init__(self, keyword, start, end, args_start, args=_D[0], offsets=_HAS):
+        self.keyword = keyword
+        self.start = start
+        self.end = end
+        self.args_start = args_start
+        self.args = args
+        self.offsets = _F[0]() if offsets is _HAS else offsets
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.keyword,self.start,self.end,self.args_start,self.args,self.offsets,) == (other.keyword,other.start,other.end,other.args_start,other.args,other.offsets,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
-def _m64(_HAS, _D, _F, _set):
+def _m_7339474cbd6a(_HAS, _D, _F, _set):
     def __init__(self, kind, entry, tokens, container, via, image=_D[0], release=_D[1], release_origin=_D[2], assumed=_D[3], beyond_catalog=_D[4], options=_HAS, positionals=_HAS, script=_D[5], owner=_D[6], operator_release=_D[7], image_note=_D[8], launched=_D[9], fork=_D[10], plugin_values=_HAS, entrypoint_assumed=_D[11], _option_index=_D[12]):
         self.kind = kind
         self.entry = entry
@@ -1127,7 +1183,7 @@ def _m64(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic
-def _m65(_HAS, _D, _F, _set):
+def _m_396de6d59068(_HAS, _D, _F, _set):
     def __init__(self, language, text, start_line, first_offset, end_offset, sniffed=_D[0], applied=_D[1]):
         self.language = language
         self.text = text
@@ -1142,9 +1198,9 @@ def _m65(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic
-def _m66(_HAS, _D, _F, _set):
-    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0]):
+# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic
+def _m_9c1d22472280(_HAS, _D, _F, _set):
+    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1]):
         self.model = model
         self.gpu = gpu
         self.tensor_parallel_size = tensor_parallel_size
@@ -1169,14 +1225,15 @@ def _m66(_HAS, _D, _F, _set):
         self.ranks = ranks
         self.notes = notes
         self.kv_cache_memory_bytes_override = kv_cache_memory_bytes_override
+        self.engine = engine
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,)
+            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,self.engine,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,other.engine,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,span:ric,code:ric,used:dic
-def _m67(_HAS, _D, _F, _set):
+def _m_7321b1dcf056(_HAS, _D, _F, _set):
     def __init__(self, name, span, code, used=_D[0]):
         self.name = name
         self.span = span
@@ -1189,7 +1246,7 @@ def _m67(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,start:ric,end:ric,braced:ric
-def _m68(_HAS, _D, _F, _set):
+def _m_1a764dcb61a6(_HAS, _D, _F, _set):
     def __init__(self, name, start, end, braced):
         self.name = name
         self.start = start
@@ -1201,8 +1258,21 @@ def _m68(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|name:ric,value:ric,name_word:ric,value_word:ric
+def _m_461280e53e18(_HAS, _D, _F, _set):
+    def __init__(self, name, value, name_word, value_word):
+        self.name = name
+        self.value = value
+        self.name_word = name_word
+        self.value_word = value_word
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name,self.value,self.name_word,self.value_word,) == (other.name,other.value,other.name_word,other.value_word,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|name:ric,value:ric,token:ric
-def _m69(_HAS, _D, _F, _set):
+def _m_4a342b0ee166(_HAS, _D, _F, _set):
     def __init__(self, name, value, token):
         self.name = name
         self.value = value
@@ -1214,7 +1284,7 @@ def _m69(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,value:ric,token:ric,container:ric,via:ric
-def _m70(_HAS, _D, _F, _set):
+def _m_54acdb04cbc8(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, container, via):
         self.name = name
         self.value = value
@@ -1228,7 +1298,7 @@ def _m70(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic
-def _m71(_HAS, _D, _F, _set):
+def _m_be22e1b7b627(_HAS, _D, _F, _set):
     def __init__(self, name, value, token, origin=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1243,7 +1313,7 @@ def _m71(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic
-def _m72(_HAS, _D, _F, _set):
+def _m_03266c40065a(_HAS, _D, _F, _set):
     def __init__(self, namespace, what, target=_D[0], unresolved=_D[1], local=_D[2], script=_D[3], models=_D[4]):
         self.namespace = namespace
         self.what = what
@@ -1259,7 +1329,7 @@ def _m72(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|node:ric,path:ric,source:ric,variables:ric,required:dic
-def _m73(_HAS, _D, _F, _set):
+def _m_561e95ba336d(_HAS, _D, _F, _set):
     def __init__(self, node, path, source, variables, required=_D[0]):
         self.node = node
         self.path = path
@@ -1273,7 +1343,7 @@ def _m73(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric
-def _m74(_HAS, _D, _F, _set):
+def _m_c241d67ce749(_HAS, _D, _F, _set):
     def __init__(self, opening, content_start, content_end, closing, language):
         self.opening = opening
         self.content_start = content_start
@@ -1286,9 +1356,9 @@ def _m74(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic
-def _m75(_HAS, _D, _F, _set):
-    def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], vllm_version=_D[8], require_suppression_reason=_D[9], max_file_size=_D[10], baseline=_D[11], models=_HAS, gpus=_HAS, hf_cache=_D[12], online=_D[13]):
+# Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic,refused:fic,refused_by:fic,errors:fic
+def _m_52c2245410d6(_HAS, _D, _F, _set):
+    def __init__(self, path=_D[0], select=_D[1], ignore=_D[2], extend_select=_HAS, extend_ignore=_HAS, extends=_HAS, severity=_HAS, per_file_ignores=_HAS, exclude=_HAS, respect_gitignore=_D[3], follow_links=_D[4], require_workloads=_D[5], render=_D[6], fail_on=_D[7], min_level=_D[8], vllm_version=_D[9], require_suppression_reason=_D[10], max_file_size=_D[11], baseline=_D[12], models=_HAS, gpus=_HAS, hf_cache=_D[13], online=_D[14], refused=_HAS, refused_by=_HAS, errors=_HAS):
         self.path = path
         self.select = select
         self.ignore = ignore
@@ -1303,6 +1373,7 @@ def _m75(_HAS, _D, _F, _set):
         self.require_workloads = require_workloads
         self.render = render
         self.fail_on = fail_on
+        self.min_level = min_level
         self.vllm_version = vllm_version
         self.require_suppression_reason = require_suppression_reason
         self.max_file_size = max_file_size
@@ -1311,14 +1382,17 @@ def _m75(_HAS, _D, _F, _set):
         self.gpus = _F[7]() if gpus is _HAS else gpus
         self.hf_cache = hf_cache
         self.online = online
+        self.refused = _F[8]() if refused is _HAS else refused
+        self.refused_by = _F[9]() if refused_by is _HAS else refused_by
+        self.errors = _F[10]() if errors is _HAS else errors
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,) == (other.path,other.select,other.ignore,other.extend_select,other.extend_ignore,other.extends,other.severity,other.per_file_ignores,other.exclude,other.respect_gitignore,other.follow_links,other.require_workloads,other.render,other.fail_on,other.vllm_version,other.require_suppression_reason,other.max_file_size,other.baseline,other.models,other.gpus,other.hf_cache,other.online,)
+            return (self.path,self.select,self.ignore,self.extend_select,self.extend_ignore,self.extends,self.severity,self.per_file_ignores,self.exclude,self.respect_gitignore,self.follow_links,self.require_workloads,self.render,self.fail_on,self.min_level,self.vllm_version,self.require_suppression_reason,self.max_file_size,self.baseline,self.models,self.gpus,self.hf_cache,self.online,self.refused,self.refused_by,self.errors,) == (other.path,other.select,other.ignore,other.extend_select,other.extend_ignore,other.extends,other.severity,other.per_file_ignores,other.exclude,other.respect_gitignore,other.follow_links,other.require_workloads,other.render,other.fail_on,other.min_level,other.vllm_version,other.require_suppression_reason,other.max_file_size,other.baseline,other.models,other.gpus,other.hf_cache,other.online,other.refused,other.refused_by,other.errors,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic
-def _m76(_HAS, _D, _F, _set):
+def _m_c3c35a7f0949(_HAS, _D, _F, _set):
     def __init__(self, path, scope, span, text, entries, reason, lines=_D[0], obj=_D[1], malformed=_D[2]):
         self.path = path
         self.scope = scope
@@ -1335,9 +1409,9 @@ def _m76(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic
-def _m77(_HAS, _D, _F, _set):
-    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1]):
+# Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic
+def _m_4b36eed5fd7c(_HAS, _D, _F, _set):
+    def __init__(self, path, shown, data, original, bom, text=_D[0], applied=_D[1], fixes=_HAS, regions=_HAS):
         self.path = path
         self.shown = shown
         self.data = data
@@ -1345,14 +1419,16 @@ def _m77(_HAS, _D, _F, _set):
         self.bom = bom
         self.text = text
         self.applied = applied
+        self.fixes = _F[0]() if fixes is _HAS else fixes
+        self.regions = _F[1]() if regions is _HAS else regions
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,)
+            return (self.path,self.shown,self.data,self.original,self.bom,self.text,self.applied,self.fixes,self.regions,) == (other.path,other.shown,other.data,other.original,other.bom,other.text,other.applied,other.fixes,other.regions,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic
-def _m78(_HAS, _D, _F, _set):
+def _m_97917a67c553(_HAS, _D, _F, _set):
     def __init__(self, pp_rank, layers, weights_bytes, reserve_bytes, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, reserve_parts=_HAS):
         self.pp_rank = pp_rank
         self.layers = layers
@@ -1369,7 +1445,7 @@ def _m78(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|program:ric,image:ric,variables:ric
-def _m79(_HAS, _D, _F, _set):
+def _m_d8d1da37661a(_HAS, _D, _F, _set):
     def __init__(self, program, image, variables):
         self.program = program
         self.image = image
@@ -1381,7 +1457,7 @@ def _m79(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|release:ric,added:ric,resolved:ric
-def _m80(_HAS, _D, _F, _set):
+def _m_ad7d12144bf8(_HAS, _D, _F, _set):
     def __init__(self, release, added, resolved):
         self.release = release
         self.added = added
@@ -1393,7 +1469,7 @@ def _m80(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic
-def _m81(_HAS, _D, _F, _set):
+def _m_4b3b4a0b8a8c(_HAS, _D, _F, _set):
     def __init__(self, result, world, texts=_HAS, shown=_HAS, paths=_HAS):
         self.result = result
         self.world = world
@@ -1407,7 +1483,7 @@ def _m81(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic
-def _m82(_HAS, _D, _F, _set):
+def _m_cbaceaa268cb(_HAS, _D, _F, _set):
     def __init__(self, root, shown_root, tool=_D[0], output=_D[1], notices=_HAS):
         self.root = root
         self.shown_root = shown_root
@@ -1420,9 +1496,9 @@ def _m82(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic
-def _m83(_HAS, _D, _F, _set):
-    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12]):
+# Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic
+def _m_567ee1fb0d3e(_HAS, _D, _F, _set):
+    def __init__(self, select=_D[0], ignore=_D[1], severity=_HAS, vllm_version=_D[2], max_file_size=_D[3], upgrade_to=_D[4], require_suppression_reason=_D[5], per_file_ignores=_HAS, baseline=_D[6], fixes=_D[7], freeze_gc=_D[8], cache_dir=_D[9], jobs=_D[10], progress=_D[11], stream=_D[12], follow_links=_D[13]):
         self.select = select
         self.ignore = ignore
         self.severity = _F[0]() if severity is _HAS else severity
@@ -1438,14 +1514,15 @@ def _m83(_HAS, _D, _F, _set):
         self.jobs = jobs
         self.progress = progress
         self.stream = stream
+        self.follow_links = follow_links
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,)
+            return (self.select,self.ignore,self.severity,self.vllm_version,self.max_file_size,self.upgrade_to,self.require_suppression_reason,self.per_file_ignores,self.baseline,self.fixes,self.freeze_gc,self.cache_dir,self.jobs,self.progress,self.stream,self.follow_links,) == (other.select,other.ignore,other.severity,other.vllm_version,other.max_file_size,other.upgrade_to,other.require_suppression_reason,other.per_file_ignores,other.baseline,other.fixes,other.freeze_gc,other.cache_dir,other.jobs,other.progress,other.stream,other.follow_links,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|shown:ric,text:ric,tool:ric,segments:fic
-def _m84(_HAS, _D, _F, _set):
+def _m_fa156a337fef(_HAS, _D, _F, _set):
     def __init__(self, shown, text, tool, segments=_HAS):
         self.shown = shown
         self.text = text
@@ -1458,7 +1535,7 @@ def _m84(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|source:ric,root:ric,index:ric
-def _m85(_HAS, _D, _F, _set):
+def _m_0a5c9fd82d7a(_HAS, _D, _F, _set):
     def __init__(self, source, root, index):
         self.source = source
         self.root = root
@@ -1470,7 +1547,7 @@ def _m85(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|source:ric,start:ric,end:ric
-def _m86(_HAS, _D, _F, _set):
+def _m_c5306d606b32(_HAS, _D, _F, _set):
     def __init__(self, source, start, end):
         self.source = source
         self.start = start
@@ -1481,9 +1558,9 @@ def _m86(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic
-def _m87(_HAS, _D, _F, _set):
-    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, _openshift_folders=_D[2], kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[3]):
+# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
+def _m_6b594820be48(_HAS, _D, _F, _set):
+    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
         self.templates = _F[2]() if templates is _HAS else templates
@@ -1494,19 +1571,32 @@ def _m87(_HAS, _D, _F, _set):
         self._by_name = _F[6]() if _by_name is _HAS else _by_name
         self._template_index = _template_index
         self._object_labels = _F[7]() if _object_labels is _HAS else _object_labels
-        self._openshift_folders = _openshift_folders
         self.kubeai_settings = _F[8]() if kubeai_settings is _HAS else kubeai_settings
         self._deferred = _F[9]() if _deferred is _HAS else _deferred
         self.kustomize_patches = _F[10]() if kustomize_patches is _HAS else kustomize_patches
         self._memo = _memo
+        self._facts = _F[11]() if _facts is _HAS else _facts
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self._openshift_folders,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other._openshift_folders,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,)
+            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,self._facts,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,other._facts,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
+# Me|stages:fic,global_args:fic,instructions:fic,escape:dic
+def _m_ae12d923d8c6(_HAS, _D, _F, _set):
+    def __init__(self, stages=_HAS, global_args=_HAS, instructions=_HAS, escape=_D[0]):
+        self.stages = _F[0]() if stages is _HAS else stages
+        self.global_args = _F[1]() if global_args is _HAS else global_args
+        self.instructions = _F[2]() if instructions is _HAS else instructions
+        self.escape = escape
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.stages,self.global_args,self.instructions,self.escape,) == (other.stages,other.global_args,other.instructions,other.escape,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric
-def _m88(_HAS, _D, _F, _set):
+def _m_0a6cc56c1476(_HAS, _D, _F, _set):
     def __init__(self, start, end):
         self.start = start
         self.end = end
@@ -1517,7 +1607,7 @@ def _m88(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric
-def _m89(_HAS, _D, _F, _set):
+def _m_af8837f641f5(_HAS, _D, _F, _set):
     def __init__(self, start, end, blank_end, expanded, delimiter, operator):
         self.start = start
         self.end = end
@@ -1532,7 +1622,7 @@ def _m89(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,path:ric,text:ric,region:dic
-def _m90(_HAS, _D, _F, _set):
+def _m_678301472768(_HAS, _D, _F, _set):
     def __init__(self, start, end, path, text, region=_D[0]):
         self.start = start
         self.end = end
@@ -1546,7 +1636,7 @@ def _m90(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|start:ric,end:ric,text:ric,heredoc:dic
-def _m91(_HAS, _D, _F, _set):
+def _m_e14ebb9d1cde(_HAS, _D, _F, _set):
     def __init__(self, start, end, text, heredoc=_D[0]):
         self.start = start
         self.end = end
@@ -1558,21 +1648,23 @@ def _m91(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|text:ric,applied:ric,result:ric,refused:dic
-def _m92(_HAS, _D, _F, _set):
-    def __init__(self, text, applied, result, refused=_D[0]):
+# Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic
+def _m_47ca7d3836e9(_HAS, _D, _F, _set):
+    def __init__(self, text, applied, result, refused=_D[0], diff=_D[1], fixes=_HAS):
         self.text = text
         self.applied = applied
         self.result = result
         self.refused = refused
+        self.diff = diff
+        self.fixes = _F[0]() if fixes is _HAS else fixes
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.text,self.applied,self.result,self.refused,) == (other.text,other.applied,other.result,other.refused,)
+            return (self.text,self.applied,self.result,self.refused,self.diff,self.fixes,) == (other.text,other.applied,other.result,other.refused,other.diff,other.fixes,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic
-def _m93(_HAS, _D, _F, _set):
+def _m_03aa6dc12ed4(_HAS, _D, _F, _set):
     def __init__(self, text, begin, end, chars, quoted=_D[0]):
         self.text = text
         self.begin = begin
@@ -1586,7 +1678,7 @@ def _m93(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic
-def _m94(_HAS, _D, _F, _set):
+def _m_4b0629c7c1d5(_HAS, _D, _F, _set):
     def __init__(self, text, source, start=_D[0], end=_D[1], dynamic=_D[2], node=_D[3]):
         self.text = text
         self.source = source
@@ -1601,7 +1693,7 @@ def _m94(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,start:ric,end:ric,dynamic:dic
-def _m95(_HAS, _D, _F, _set):
+def _m_0b4a4ca38a69(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, dynamic=_D[0]):
         self.text = text
         self.start = start
@@ -1614,7 +1706,7 @@ def _m95(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic
-def _m96(_HAS, _D, _F, _set):
+def _m_417ca8726d6d(_HAS, _D, _F, _set):
     def __init__(self, text, start, end, node, dynamic, notes=_HAS):
         self.text = text
         self.start = start
@@ -1629,7 +1721,7 @@ def _m96(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic
-def _m97(_HAS, _D, _F, _set):
+def _m_f16c4e8ba0c3(_HAS, _D, _F, _set):
     def __init__(self, text, starts, ends, unresolved=_D[0], invalid=_D[1], notes=_HAS, unresolved_spans=_HAS):
         self.text = text
         self.starts = starts
@@ -1644,9 +1736,9 @@ def _m97(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic
-def _m98(_HAS, _D, _F, _set):
-    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2]):
+# Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic
+def _m_e1a8d1033293(_HAS, _D, _F, _set):
+    def __init__(self, token, name, value, value_token, inline=_D[0], extra_values=_HAS, resolution=_D[1], status=_D[2], next_flag=_D[3]):
         self.token = token
         self.name = name
         self.value = value
@@ -1655,14 +1747,15 @@ def _m98(_HAS, _D, _F, _set):
         self.extra_values = _F[0]() if extra_values is _HAS else extra_values
         self.resolution = resolution
         self.status = status
+        self.next_flag = next_flag
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,)
+            return (self.token,self.name,self.value,self.value_token,self.inline,self.extra_values,self.resolution,self.status,self.next_flag,) == (other.token,other.name,other.value,other.value_token,other.inline,other.extra_values,other.resolution,other.status,other.next_flag,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|token:ric,strip_prefix:dic
-def _m99(_HAS, _D, _F, _set):
+def _m_ac7673bd6c35(_HAS, _D, _F, _set):
     def __init__(self, token, strip_prefix=_D[0]):
         self.token = token
         self.strip_prefix = strip_prefix
@@ -1673,7 +1766,7 @@ def _m99(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|tokens:ric,container:ric,via:ric,script:dic
-def _m100(_HAS, _D, _F, _set):
+def _m_7270466659a6(_HAS, _D, _F, _set):
     def __init__(self, tokens, container, via, script=_D[0]):
         self.tokens = tokens
         self.container = container
@@ -1685,8 +1778,20 @@ def _m100(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
+# Me|uri:ric,text:ric,version:ric
+def _m_0a1a0b2e1fd8(_HAS, _D, _F, _set):
+    def __init__(self, uri, text, version):
+        self.uri = uri
+        self.text = text
+        self.version = version
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.uri,self.text,self.version,) == (other.uri,other.text,other.version,)
+        return NotImplemented
+    return {'__init__': __init__, '__eq__': __eq__}
+
 # Me|variables:fic,env_files:fic
-def _m101(_HAS, _D, _F, _set):
+def _m_33fb39c04305(_HAS, _D, _F, _set):
     def __init__(self, variables=_HAS, env_files=_HAS):
         self.variables = _F[0]() if variables is _HAS else variables
         self.env_files = _F[1]() if env_files is _HAS else env_files
@@ -1697,7 +1802,7 @@ def _m101(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic
-def _m102(_HAS, _D, _F, _set):
+def _m_c015e6481e18(_HAS, _D, _F, _set):
     def __init__(self, words, line_comment_before=_D[0], start=_D[1], end=_D[2], heredoc=_D[3]):
         self.words = words
         self.line_comment_before = line_comment_before
@@ -1711,7 +1816,7 @@ def _m102(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # Me|world:ric,rule:ric,severity:ric,fix_errors:fic
-def _m103(_HAS, _D, _F, _set):
+def _m_c56fd7703fb3(_HAS, _D, _F, _set):
     def __init__(self, world, rule, severity, fix_errors=_HAS):
         self.world = world
         self.rule = rule
@@ -1724,7 +1829,7 @@ def _m103(_HAS, _D, _F, _set):
     return {'__init__': __init__, '__eq__': __eq__}
 
 # M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri
-def _m104(_HAS, _D, _F, _set):
+def _m_e24df1af4654(_HAS, _D, _F, _set):
     def __init__(self, config, external, series_query, matches, as_name, metrics_query):
         self.config = config
         self.external = external
@@ -1735,7 +1840,7 @@ def _m104(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|container_port:ri,host_ip:ri,node:ri
-def _m105(_HAS, _D, _F, _set):
+def _m_6347ebc7b5df(_HAS, _D, _F, _set):
     def __init__(self, container_port, host_ip, node):
         self.container_port = container_port
         self.host_ip = host_ip
@@ -1743,13 +1848,13 @@ def _m105(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|fields:fi
-def _m106(_HAS, _D, _F, _set):
+def _m_92bedfc256ef(_HAS, _D, _F, _set):
     def __init__(self, fields=_HAS):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
-def _m107(_HAS, _D, _F, _set):
+def _m_0cfde726c783(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
         self.kind = kind
         self.api_version = api_version
@@ -1762,7 +1867,7 @@ def _m107(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,api_version:ri,node:ri
-def _m108(_HAS, _D, _F, _set):
+def _m_0955b783a0f7(_HAS, _D, _F, _set):
     def __init__(self, kind, name, api_version, node):
         self.kind = kind
         self.name = name
@@ -1771,7 +1876,7 @@ def _m108(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,namespace:ri,node:ri
-def _m109(_HAS, _D, _F, _set):
+def _m_f7b49df127bb(_HAS, _D, _F, _set):
     def __init__(self, kind, name, namespace, node):
         self.kind = kind
         self.name = name
@@ -1780,7 +1885,7 @@ def _m109(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri
-def _m110(_HAS, _D, _F, _set):
+def _m_0dea0f54bd63(_HAS, _D, _F, _set):
     def __init__(self, kind, name, prefix, optional, node):
         self.kind = kind
         self.name = name
@@ -1790,7 +1895,7 @@ def _m110(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi
-def _m111(_HAS, _D, _F, _set):
+def _m_476ff93e1556(_HAS, _D, _F, _set):
     def __init__(self, kind, node, handler, handler_node, port, port_node, path=_D[0], scheme=_D[1], headers=_HAS, command=_HAS, timings=_HAS):
         self.kind = kind
         self.node = node
@@ -1806,7 +1911,7 @@ def _m111(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|kind:ri,owner:ri,members:fi,size:di
-def _m112(_HAS, _D, _F, _set):
+def _m_b8b19300a60a(_HAS, _D, _F, _set):
     def __init__(self, kind, owner, members=_HAS, size=_D[0]):
         self.kind = kind
         self.owner = owner
@@ -1815,7 +1920,7 @@ def _m112(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|match_labels:fi,match_expressions:fi,node:di,valid:di
-def _m113(_HAS, _D, _F, _set):
+def _m_074d9d7972c8(_HAS, _D, _F, _set):
     def __init__(self, match_labels=_HAS, match_expressions=_HAS, node=_D[0], valid=_D[1]):
         self.match_labels = _F[0]() if match_labels is _HAS else match_labels
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
@@ -1824,7 +1929,7 @@ def _m113(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
-def _m114(_HAS, _D, _F, _set):
+def _m_ac9081a11e27(_HAS, _D, _F, _set):
     def __init__(self, name, args, parents=_HAS, block=_D[0]):
         self.name = name
         self.args = args
@@ -1833,7 +1938,7 @@ def _m114(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di
-def _m115(_HAS, _D, _F, _set):
+def _m_685b8c6259f0(_HAS, _D, _F, _set):
     def __init__(self, name, mount_path, node, sub_path=_D[0], read_only=_D[1]):
         self.name = name
         self.mount_path = mount_path
@@ -1843,7 +1948,7 @@ def _m115(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,kind:ri,source:ri
-def _m116(_HAS, _D, _F, _set):
+def _m_eacb226e6a5b(_HAS, _D, _F, _set):
     def __init__(self, name, node, kind, source):
         self.name = name
         self.node = node
@@ -1852,7 +1957,7 @@ def _m116(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,node:ri,value:ri
-def _m117(_HAS, _D, _F, _set):
+def _m_a3fe9b7f7d4b(_HAS, _D, _F, _set):
     def __init__(self, name, node, value):
         self.name = name
         self.node = node
@@ -1860,7 +1965,7 @@ def _m117(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,number:ri,protocol:ri,node:ri
-def _m118(_HAS, _D, _F, _set):
+def _m_6643b8e25796(_HAS, _D, _F, _set):
     def __init__(self, name, number, protocol, node):
         self.name = name
         self.number = number
@@ -1869,7 +1974,7 @@ def _m118(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di
-def _m119(_HAS, _D, _F, _set):
+def _m_9fa86bf5de94(_HAS, _D, _F, _set):
     def __init__(self, name, port, target, node, node_port=_D[0], protocol=_D[1]):
         self.name = name
         self.port = port
@@ -1880,7 +1985,7 @@ def _m119(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di
-def _m120(_HAS, _D, _F, _set):
+def _m_fb86ebb17548(_HAS, _D, _F, _set):
     def __init__(self, name, value, origin, node, source=_D[0], ref_name=_D[1], ref_key=_D[2]):
         self.name = name
         self.value = value
@@ -1892,13 +1997,13 @@ def _m120(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node:ri
-def _m121(_HAS, _D, _F, _set):
+def _m_812c3842979a(_HAS, _D, _F, _set):
     def __init__(self, node):
         self.node = node
     return {'__init__': __init__}
 
 # M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di
-def _m122(_HAS, _D, _F, _set):
+def _m_041374c92349(_HAS, _D, _F, _set):
     def __init__(self, node, pod_selector, namespace_selector, cidr=_D[0], excepts=_D[1], readable=_D[2]):
         self.node = node
         self.pod_selector = pod_selector
@@ -1909,7 +2014,7 @@ def _m122(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di
-def _m123(_HAS, _D, _F, _set):
+def _m_74f5ffbe6c3e(_HAS, _D, _F, _set):
     def __init__(self, node_selector=_HAS, terms=_HAS, tolerations=_HAS, node_selector_node=_D[0]):
         self.node_selector = _F[0]() if node_selector is _HAS else node_selector
         self.terms = _F[1]() if terms is _HAS else terms
@@ -1918,7 +2023,7 @@ def _m123(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri
-def _m124(_HAS, _D, _F, _set):
+def _m_05472fdfbfe7(_HAS, _D, _F, _set):
     def __init__(self, obj, kind, spec, endpoints, scope):
         self.obj = obj
         self.kind = kind
@@ -1928,7 +2033,7 @@ def _m124(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,labels:ri,requirements:ri,taints:ri
-def _m125(_HAS, _D, _F, _set):
+def _m_ece790eaf6b0(_HAS, _D, _F, _set):
     def __init__(self, obj, labels, requirements, taints):
         self.obj = obj
         self.labels = labels
@@ -1937,7 +2042,7 @@ def _m125(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,paths:fi,hosts:fi,parents:fi
-def _m126(_HAS, _D, _F, _set):
+def _m_52ee4f3d8833(_HAS, _D, _F, _set):
     def __init__(self, obj, paths=_HAS, hosts=_HAS, parents=_HAS):
         self.obj = obj
         self.paths = _F[0]() if paths is _HAS else paths
@@ -1946,7 +2051,7 @@ def _m126(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi
-def _m127(_HAS, _D, _F, _set):
+def _m_54f75813bb76(_HAS, _D, _F, _set):
     def __init__(self, obj, pod_selector, types, types_given, ingress=_HAS, egress=_HAS):
         self.obj = obj
         self.pod_selector = pod_selector
@@ -1957,14 +2062,14 @@ def _m127(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|owner:ri,placement:ri
-def _m128(_HAS, _D, _F, _set):
+def _m_aca6c757ddfc(_HAS, _D, _F, _set):
     def __init__(self, owner, placement):
         self.owner = owner
         self.placement = placement
     return {'__init__': __init__}
 
 # M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di
-def _m129(_HAS, _D, _F, _set):
+def _m_232c4e1df036(_HAS, _D, _F, _set):
     def __init__(self, owner, spec, metadata, role=_D[0], _containers=_D[1], _labels=_D[2], _volumes=_D[3]):
         self.owner = owner
         self.spec = spec
@@ -1976,7 +2081,7 @@ def _m129(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,match:ri,node:ri,backends:ri,rewritten:di
-def _m130(_HAS, _D, _F, _set):
+def _m_d3de81537bfc(_HAS, _D, _F, _set):
     def __init__(self, path, match, node, backends, rewritten=_D[0]):
         self.path = path
         self.match = match
@@ -1986,7 +2091,7 @@ def _m130(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,mount:ri,volume:ri
-def _m131(_HAS, _D, _F, _set):
+def _m_d3c04ca923fb(_HAS, _D, _F, _set):
     def __init__(self, path, mount, volume):
         self.path = path
         self.mount = mount
@@ -1994,7 +2099,7 @@ def _m131(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
-def _m132(_HAS, _D, _F, _set):
+def _m_dc9bc1697669(_HAS, _D, _F, _set):
     def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
         self.path = path
         self.why = why
@@ -2006,7 +2111,7 @@ def _m132(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|pod:ri,node:ri,name:ri,init:di,_memo:di
-def _m133(_HAS, _D, _F, _set):
+def _m_d1c8e15e4617(_HAS, _D, _F, _set):
     def __init__(self, pod, node, name, init=_D[0], _memo=_D[1]):
         self.pod = pod
         self.node = node
@@ -2016,7 +2121,7 @@ def _m133(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri
-def _m134(_HAS, _D, _F, _set):
+def _m_0ca4c89ebe85(_HAS, _D, _F, _set):
     def __init__(self, policy, direction, node, peers, ports):
         self.policy = policy
         self.direction = direction
@@ -2026,7 +2131,7 @@ def _m134(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|protocol:ri,port:ri,end_port:ri,node:ri
-def _m135(_HAS, _D, _F, _set):
+def _m_3bbb75320bfb(_HAS, _D, _F, _set):
     def __init__(self, protocol, port, end_port, node):
         self.protocol = protocol
         self.port = port
@@ -2035,21 +2140,21 @@ def _m135(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|requests:fi,limits:fi
-def _m136(_HAS, _D, _F, _set):
+def _m_566a61ee8584(_HAS, _D, _F, _set):
     def __init__(self, requests=_HAS, limits=_HAS):
         self.requests = _F[0]() if requests is _HAS else requests
         self.limits = _F[1]() if limits is _HAS else limits
     return {'__init__': __init__}
 
 # M|requirements:ri,node:di
-def _m137(_HAS, _D, _F, _set):
+def _m_28c2cea4d3c1(_HAS, _D, _F, _set):
     def __init__(self, requirements, node=_D[0]):
         self.requirements = requirements
         self.node = node
     return {'__init__': __init__}
 
 # M|role:ri,template:ri,container:ri,invocation:ri
-def _m138(_HAS, _D, _F, _set):
+def _m_056b785e4d2f(_HAS, _D, _F, _set):
     def __init__(self, role, template, container, invocation):
         self.role = role
         self.template = template
@@ -2058,7 +2163,7 @@ def _m138(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|service:ri,namespace:ri,port:ri,node:ri,kind:di
-def _m139(_HAS, _D, _F, _set):
+def _m_904d9e8e4f59(_HAS, _D, _F, _set):
     def __init__(self, service, namespace, port, node, kind=_D[0]):
         self.service = service
         self.namespace = namespace
@@ -2068,7 +2173,7 @@ def _m139(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi
-def _m140(_HAS, _D, _F, _set):
+def _m_1d12f3a32014(_HAS, _D, _F, _set):
     def __init__(self, source, root, folder, files=_HAS, children=_HAS, roots=_HAS):
         self.source = source
         self.root = root
@@ -2079,7 +2184,7 @@ def _m140(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|text:ri,start:ri,end:ri
-def _m141(_HAS, _D, _F, _set):
+def _m_82de9054c00b(_HAS, _D, _F, _set):
     def __init__(self, text, start, end):
         self.text = text
         self.start = start
@@ -2087,7 +2192,7 @@ def _m141(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,max_surge:di,max_unavailable:di,partition:di
-def _m142(_HAS, _D, _F, _set):
+def _m_4cfc71763155(_HAS, _D, _F, _set):
     def __init__(self, type, max_surge=_D[0], max_unavailable=_D[1], partition=_D[2]):
         self.type = type
         self.max_surge = max_surge
@@ -2096,7 +2201,7 @@ def _m142(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di
-def _m143(_HAS, _D, _F, _set):
+def _m_3b5c0080cf73(_HAS, _D, _F, _set):
     def __init__(self, type, metric, target_type, target, node, name_node=_D[0], target_node=_D[1], container=_D[2]):
         self.type = type
         self.metric = metric
@@ -2109,7 +2214,7 @@ def _m143(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 # M|value:ri,node:di,level:di
-def _m144(_HAS, _D, _F, _set):
+def _m_dca55ebdbad8(_HAS, _D, _F, _set):
     def __init__(self, value, node=_D[0], level=_D[1]):
         self.value = value
         self.node = node
@@ -2117,149 +2222,155 @@ def _m144(_HAS, _D, _F, _set):
     return {'__init__': __init__}
 
 MAKERS = {
-    'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m0,
-    'Fe|any:ric,names:ric,explicit:ric': _m1,
-    'Fe|candidate:ric,origin:ric,deciding:di': _m2,
-    'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m3,
-    'Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m4,
-    'Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m5,
-    'Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric': _m6,
-    'Fe|gpu:ric,gpu_count:dic,instance_type:dic': _m7,
-    'Fe|id:ric,bytes:ric,words:ric,where:dic': _m8,
-    'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m9,
-    'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m10,
-    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic': _m11,
-    'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m12,
-    'Fe|key:ric,value:ric,node:ric,encoded:ric': _m13,
-    'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m14,
-    'Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic': _m15,
-    'Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic': _m16,
-    'Fe|kind:ric,reason:dic,format:dic': _m17,
-    'Fe|kind:ric,requirement:dic,taint:dic': _m18,
-    'Fe|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic': _m19,
-    'Fe|linear:ric,other:ric,attention:dic,experts:dic,shared:dic': _m20,
-    'Fe|metadata:ric,tensors:ric': _m21,
-    'Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic': _m22,
-    'Fe|model:ric,how:ric,quantization:dic': _m23,
-    'Fe|name:ric,first:ric,last:ric,sources:ric': _m24,
-    'Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m25,
-    'Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m26,
-    'Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic': _m27,
-    'Fe|path:ric,start:ric,end:ric,replacement:ric': _m28,
-    'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m29,
-    'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m30,
-    'Fe|start:ric,end:ric': _m31,
-    'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m32,
-    'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m33,
-    'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m34,
-    'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m35,
-    'Fe|value:ric,source:ric,also:dic,model_type:dic': _m36,
-    'Fe|weights:ric,startup:ric,load:ric,capture:ric': _m37,
-    'F|key:ri,operator:ri,value:ri,effect:ri,node:ri': _m38,
-    'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m39,
-    'F|key:ri,value:ri,effect:ri,node:ri': _m40,
-    'F|node:ri,everything:ri,parsed:ri': _m41,
-    'F|template:ri,port:ri,source:ri,node:ri,what:ri': _m42,
-    'Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m43,
-    'Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m44,
-    'Me|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic': _m45,
-    'Me|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic': _m46,
-    'Me|comments:fic,literal_blocks:fic,_starts:dic': _m47,
-    'Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m48,
-    'Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m49,
-    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic': _m50,
-    'Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m51,
-    'Me|edits:ric,safety:ric,description:ric': _m52,
-    'Me|error:ric,path:ric': _m53,
-    'Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic': _m54,
-    'Me|files:ric,flux:ric': _m55,
-    'Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m56,
-    'Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m57,
-    'Me|fingerprints:fic,entries:fic': _m58,
-    'Me|hf_cache:dic,online:dic': _m59,
-    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m60,
-    'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m61,
-    'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m62,
-    'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m63,
-    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m64,
-    'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m65,
-    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic': _m66,
-    'Me|name:ric,span:ric,code:ric,used:dic': _m67,
-    'Me|name:ric,start:ric,end:ric,braced:ric': _m68,
-    'Me|name:ric,value:ric,token:ric': _m69,
-    'Me|name:ric,value:ric,token:ric,container:ric,via:ric': _m70,
-    'Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m71,
-    'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m72,
-    'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m73,
-    'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m74,
-    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic': _m75,
-    'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m76,
-    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic': _m77,
-    'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m78,
-    'Me|program:ric,image:ric,variables:ric': _m79,
-    'Me|release:ric,added:ric,resolved:ric': _m80,
-    'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m81,
-    'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m82,
-    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic': _m83,
-    'Me|shown:ric,text:ric,tool:ric,segments:fic': _m84,
-    'Me|source:ric,root:ric,index:ric': _m85,
-    'Me|source:ric,start:ric,end:ric': _m86,
-    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,_openshift_folders:dic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic': _m87,
-    'Me|start:ric,end:ric': _m88,
-    'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m89,
-    'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m90,
-    'Me|start:ric,end:ric,text:ric,heredoc:dic': _m91,
-    'Me|text:ric,applied:ric,result:ric,refused:dic': _m92,
-    'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m93,
-    'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m94,
-    'Me|text:ric,start:ric,end:ric,dynamic:dic': _m95,
-    'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m96,
-    'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m97,
-    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic': _m98,
-    'Me|token:ric,strip_prefix:dic': _m99,
-    'Me|tokens:ric,container:ric,via:ric,script:dic': _m100,
-    'Me|variables:fic,env_files:fic': _m101,
-    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m102,
-    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m103,
-    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m104,
-    'M|container_port:ri,host_ip:ri,node:ri': _m105,
-    'M|fields:fi': _m106,
-    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m107,
-    'M|kind:ri,name:ri,api_version:ri,node:ri': _m108,
-    'M|kind:ri,name:ri,namespace:ri,node:ri': _m109,
-    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m110,
-    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m111,
-    'M|kind:ri,owner:ri,members:fi,size:di': _m112,
-    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m113,
-    'M|name:ri,args:ri,parents:fi,block:di': _m114,
-    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m115,
-    'M|name:ri,node:ri,kind:ri,source:ri': _m116,
-    'M|name:ri,node:ri,value:ri': _m117,
-    'M|name:ri,number:ri,protocol:ri,node:ri': _m118,
-    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m119,
-    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m120,
-    'M|node:ri': _m121,
-    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m122,
-    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m123,
-    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m124,
-    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m125,
-    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m126,
-    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m127,
-    'M|owner:ri,placement:ri': _m128,
-    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m129,
-    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m130,
-    'M|path:ri,mount:ri,volume:ri': _m131,
-    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m132,
-    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m133,
-    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m134,
-    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m135,
-    'M|requests:fi,limits:fi': _m136,
-    'M|requirements:ri,node:di': _m137,
-    'M|role:ri,template:ri,container:ri,invocation:ri': _m138,
-    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m139,
-    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m140,
-    'M|text:ri,start:ri,end:ri': _m141,
-    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m142,
-    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m143,
-    'M|value:ri,node:di,level:di': _m144,
+    'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m_07568e7822c5,
+    'Fe|any:ric,names:ric,explicit:ric': _m_d731a27545c3,
+    'Fe|candidate:ric,origin:ric,deciding:di': _m_599296fea284,
+    'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m_477ed843ca05,
+    'Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m_e7873703d64a,
+    'Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m_50b61c1745bc,
+    'Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric': _m_a8c47cdde38e,
+    'Fe|gpu:ric,gpu_count:dic,instance_type:dic': _m_ce3990847042,
+    'Fe|id:ric,bytes:ric,words:ric,where:dic': _m_e422e727be51,
+    'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m_4ea27e5bea00,
+    'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m_e4b58215cc85,
+    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic': _m_39b073556a1e,
+    'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m_9e15223cb86f,
+    'Fe|key:ric,value:ric,node:ric,encoded:ric': _m_17eb30d6b11e,
+    'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m_9da584e2d03d,
+    'Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic': _m_debb5dd216b3,
+    'Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic': _m_4be6e01b14f5,
+    'Fe|kind:ric,reason:dic,format:dic': _m_f65950bd52d0,
+    'Fe|kind:ric,requirement:dic,taint:dic': _m_82aeef18b937,
+    'Fe|kind:ric,spelling:ric,last_release:dic,first_release:dic,removed_in:dic,hint:dic,candidates:dic,absorbed_by:dic': _m_f90e25e216c0,
+    'Fe|linear:ric,other:ric,attention:dic,experts:dic,shared:dic': _m_8cd42f3af785,
+    'Fe|metadata:ric,tensors:ric': _m_d590a7b9ef02,
+    'Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic': _m_dc02ad14b291,
+    'Fe|model:ric,how:ric,quantization:dic': _m_a0b0a08f4894,
+    'Fe|name:ric,first:ric,last:ric,sources:ric': _m_8d9e12f5ada4,
+    'Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m_961c0c1bf0c1,
+    'Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m_d621e3e5f73d,
+    'Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic': _m_7b8503278dd2,
+    'Fe|path:ric,start:ric,end:ric,replacement:ric': _m_de44f4df3228,
+    'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
+    'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
+    'Fe|start:ric,end:ric': _m_75269f94542a,
+    'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
+    'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
+    'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m_4f0fff53f77f,
+    'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m_0726ca89e21e,
+    'Fe|value:ric,source:ric,also:dic,model_type:dic': _m_c7aa245baca7,
+    'Fe|weights:ric,startup:ric,load:ric,capture:ric': _m_2fbc3114fd7c,
+    'F|key:ri,operator:ri,value:ri,effect:ri,node:ri': _m_a84b12adbcf7,
+    'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m_da6b783478e1,
+    'F|key:ri,value:ri,effect:ri,node:ri': _m_aa5959476bd2,
+    'F|node:ri,everything:ri,parsed:ri': _m_8820427292e6,
+    'F|template:ri,port:ri,source:ri,node:ri,what:ri': _m_f1cb51b7d829,
+    'Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m_e355a4fb1593,
+    'Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m_577d8a2a9ed3,
+    'Me|code:ric,severity:ric,message:ric,path:ric,span:ric,subject:fic,value:dic,fix:dic,suppressed_by:dic,redact:dic': _m_a09f8bf3cbc8,
+    'Me|commands:fic,comments:fic,continuations:fic,heredocs:fic,assignments:fic': _m_d6937e182322,
+    'Me|comments:fic,literal_blocks:fic,_starts:dic': _m_a0e03631300b,
+    'Me|credential_words:ric,expanded_by_reader:ric,loader_variables:ric,loader_tokens:ric,template_names:ric': _m_ed433f92d42d,
+    'Me|delimiter:ric,quoted:ric,strip_tabs:ric,operator:ric,start:dic,end:dic,closed:dic,consumer:fic,writes_file:dic,piped:dic,output_file:dic': _m_8647abce8aa8,
+    'Me|diff:dic,applied:dic,files:fic,refused:fic,stale:fic,result:dic,fixes:fic': _m_7f6db7ef4672,
+    'Me|documents:ric,error:ric,duplicate_keys:ric,error_at:ric': _m_65906d5ed8dd,
+    'Me|edits:ric,safety:ric,description:ric': _m_d91de8b50d00,
+    'Me|error:ric,path:ric': _m_7d7c2f8f6df5,
+    'Me|files:fic,missing:fic,notices:fic,outside:fic,failed:dic': _m_17800c53c06b,
+    'Me|files:ric,flux:ric': _m_307efe2ee406,
+    'Me|findings:fic,suppressed:fic,notices:fic,rules:fic,sources:fic,files_checked:dic,color:dic,show_suppressed:dic,statistics:dic,quiet:dic,sarif_category:dic,failed:dic,errors:fic,tool_version:dic,local_paths:fic,summary:dic,unsafe_fixes:dic,fail_on:dic,show_notes:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic,concise:dic,below_min_level:dic': _m_5059b77abaf2,
+    'Me|findings:fic,suppressed:fic,notices:fic,sources:fic,rules:fic,files_checked:dic,internal_error:dic,ignored:fic,known:fic,baseline_stale:dic,upgrade:dic,workloads:dic,invocations:dic,objects:dic,skipped:fic': _m_88558f114621,
+    'Me|fingerprints:fic,entries:fic': _m_c37c240e3869,
+    'Me|hf_cache:dic,online:dic': _m_4f07c1207d9a,
+    'Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic': _m_042045cdc1c8,
+    'Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic': _m_98592794dea6,
+    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m_74316cd0a49c,
+    'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m_fb4b95fdbe6b,
+    'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m_64e6c2515f66,
+    'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m_fdc58c76d261,
+    'Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic': _m_b26c3f3841e9,
+    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m_7339474cbd6a,
+    'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m_396de6d59068,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m_9c1d22472280,
+    'Me|name:ric,span:ric,code:ric,used:dic': _m_7321b1dcf056,
+    'Me|name:ric,start:ric,end:ric,braced:ric': _m_1a764dcb61a6,
+    'Me|name:ric,value:ric,name_word:ric,value_word:ric': _m_461280e53e18,
+    'Me|name:ric,value:ric,token:ric': _m_4a342b0ee166,
+    'Me|name:ric,value:ric,token:ric,container:ric,via:ric': _m_54acdb04cbc8,
+    'Me|name:ric,value:ric,token:ric,origin:dic,ref_name:dic,ref_key:dic': _m_be22e1b7b627,
+    'Me|namespace:ric,what:ric,target:dic,unresolved:dic,local:dic,script:dic,models:dic': _m_03266c40065a,
+    'Me|node:ric,path:ric,source:ric,variables:ric,required:dic': _m_561e95ba336d,
+    'Me|opening:ric,content_start:ric,content_end:ric,closing:ric,language:ric': _m_c241d67ce749,
+    'Me|path:dic,select:dic,ignore:dic,extend_select:fic,extend_ignore:fic,extends:fic,severity:fic,per_file_ignores:fic,exclude:fic,respect_gitignore:dic,follow_links:dic,require_workloads:dic,render:dic,fail_on:dic,min_level:dic,vllm_version:dic,require_suppression_reason:dic,max_file_size:dic,baseline:dic,models:fic,gpus:fic,hf_cache:dic,online:dic,refused:fic,refused_by:fic,errors:fic': _m_52c2245410d6,
+    'Me|path:ric,scope:ric,span:ric,text:ric,entries:ric,reason:ric,lines:dic,obj:dic,malformed:dic': _m_c3c35a7f0949,
+    'Me|path:ric,shown:ric,data:ric,original:ric,bom:ric,text:dic,applied:dic,fixes:fic,regions:fic': _m_4b36eed5fd7c,
+    'Me|pp_rank:ric,layers:ric,weights_bytes:ric,reserve_bytes:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,reserve_parts:fic': _m_97917a67c553,
+    'Me|program:ric,image:ric,variables:ric': _m_d8d1da37661a,
+    'Me|release:ric,added:ric,resolved:ric': _m_ad7d12144bf8,
+    'Me|result:ric,world:ric,texts:fic,shown:fic,paths:fic': _m_4b3b4a0b8a8c,
+    'Me|root:ric,shown_root:ric,tool:dic,output:dic,notices:fic': _m_cbaceaa268cb,
+    'Me|select:dic,ignore:dic,severity:fic,vllm_version:dic,max_file_size:dic,upgrade_to:dic,require_suppression_reason:dic,per_file_ignores:fic,baseline:dic,fixes:dic,freeze_gc:dic,cache_dir:dic,jobs:dic,progress:dic,stream:dic,follow_links:dic': _m_567ee1fb0d3e,
+    'Me|shown:ric,text:ric,tool:ric,segments:fic': _m_fa156a337fef,
+    'Me|source:ric,root:ric,index:ric': _m_0a5c9fd82d7a,
+    'Me|source:ric,start:ric,end:ric': _m_c5306d606b32,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m_6b594820be48,
+    'Me|stages:fic,global_args:fic,instructions:fic,escape:dic': _m_ae12d923d8c6,
+    'Me|start:ric,end:ric': _m_0a6cc56c1476,
+    'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m_af8837f641f5,
+    'Me|start:ric,end:ric,path:ric,text:ric,region:dic': _m_678301472768,
+    'Me|start:ric,end:ric,text:ric,heredoc:dic': _m_e14ebb9d1cde,
+    'Me|text:ric,applied:ric,result:ric,refused:dic,diff:dic,fixes:fic': _m_47ca7d3836e9,
+    'Me|text:ric,begin:ric,end:ric,chars:ric,quoted:dic': _m_03aa6dc12ed4,
+    'Me|text:ric,source:ric,start:dic,end:dic,dynamic:dic,node:dic': _m_4b0629c7c1d5,
+    'Me|text:ric,start:ric,end:ric,dynamic:dic': _m_0b4a4ca38a69,
+    'Me|text:ric,start:ric,end:ric,node:ric,dynamic:ric,notes:fic': _m_417ca8726d6d,
+    'Me|text:ric,starts:ric,ends:ric,unresolved:dic,invalid:dic,notes:fic,unresolved_spans:fic': _m_f16c4e8ba0c3,
+    'Me|token:ric,name:ric,value:ric,value_token:ric,inline:dic,extra_values:fic,resolution:dic,status:dic,next_flag:dic': _m_e1a8d1033293,
+    'Me|token:ric,strip_prefix:dic': _m_ac7673bd6c35,
+    'Me|tokens:ric,container:ric,via:ric,script:dic': _m_7270466659a6,
+    'Me|uri:ric,text:ric,version:ric': _m_0a1a0b2e1fd8,
+    'Me|variables:fic,env_files:fic': _m_33fb39c04305,
+    'Me|words:ric,line_comment_before:dic,start:dic,end:dic,heredoc:dic': _m_c015e6481e18,
+    'Me|world:ric,rule:ric,severity:ric,fix_errors:fic': _m_c56fd7703fb3,
+    'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m_e24df1af4654,
+    'M|container_port:ri,host_ip:ri,node:ri': _m_6347ebc7b5df,
+    'M|fields:fi': _m_92bedfc256ef,
+    'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m_0cfde726c783,
+    'M|kind:ri,name:ri,api_version:ri,node:ri': _m_0955b783a0f7,
+    'M|kind:ri,name:ri,namespace:ri,node:ri': _m_f7b49df127bb,
+    'M|kind:ri,name:ri,prefix:ri,optional:ri,node:ri': _m_0dea0f54bd63,
+    'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m_476ff93e1556,
+    'M|kind:ri,owner:ri,members:fi,size:di': _m_b8b19300a60a,
+    'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m_074d9d7972c8,
+    'M|name:ri,args:ri,parents:fi,block:di': _m_ac9081a11e27,
+    'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m_685b8c6259f0,
+    'M|name:ri,node:ri,kind:ri,source:ri': _m_eacb226e6a5b,
+    'M|name:ri,node:ri,value:ri': _m_a3fe9b7f7d4b,
+    'M|name:ri,number:ri,protocol:ri,node:ri': _m_6643b8e25796,
+    'M|name:ri,port:ri,target:ri,node:ri,node_port:di,protocol:di': _m_9fa86bf5de94,
+    'M|name:ri,value:ri,origin:ri,node:ri,source:di,ref_name:di,ref_key:di': _m_fb86ebb17548,
+    'M|node:ri': _m_812c3842979a,
+    'M|node:ri,pod_selector:ri,namespace_selector:ri,cidr:di,excepts:di,readable:di': _m_041374c92349,
+    'M|node_selector:fi,terms:fi,tolerations:fi,node_selector_node:di': _m_74f5ffbe6c3e,
+    'M|obj:ri,kind:ri,spec:ri,endpoints:ri,scope:ri': _m_05472fdfbfe7,
+    'M|obj:ri,labels:ri,requirements:ri,taints:ri': _m_ece790eaf6b0,
+    'M|obj:ri,paths:fi,hosts:fi,parents:fi': _m_52ee4f3d8833,
+    'M|obj:ri,pod_selector:ri,types:ri,types_given:ri,ingress:fi,egress:fi': _m_54f75813bb76,
+    'M|owner:ri,placement:ri': _m_aca6c757ddfc,
+    'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m_232c4e1df036,
+    'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m_d3de81537bfc,
+    'M|path:ri,mount:ri,volume:ri': _m_d3c04ca923fb,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m_dc9bc1697669,
+    'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m_d1c8e15e4617,
+    'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m_0ca4c89ebe85,
+    'M|protocol:ri,port:ri,end_port:ri,node:ri': _m_3bbb75320bfb,
+    'M|requests:fi,limits:fi': _m_566a61ee8584,
+    'M|requirements:ri,node:di': _m_28c2cea4d3c1,
+    'M|role:ri,template:ri,container:ri,invocation:ri': _m_056b785e4d2f,
+    'M|service:ri,namespace:ri,port:ri,node:ri,kind:di': _m_904d9e8e4f59,
+    'M|source:ri,root:ri,folder:ri,files:fi,children:fi,roots:fi': _m_1d12f3a32014,
+    'M|text:ri,start:ri,end:ri': _m_82de9054c00b,
+    'M|type:ri,max_surge:di,max_unavailable:di,partition:di': _m_4cfc71763155,
+    'M|type:ri,metric:ri,target_type:ri,target:ri,node:ri,name_node:di,target_node:di,container:di': _m_3b5c0080cf73,
+    'M|value:ri,node:di,level:di': _m_dca55ebdbad8,
 }

@@ -53,6 +53,20 @@ class Baseline:
                 moved.append((old, finding.code))
         return new, known
 
+    def within(self, roots: list[str]) -> Baseline:
+        """The entries of files at or under `roots` (display paths of the linted paths; "." is the whole
+        repository): a run over `k8s/` cannot match, nor call stale, the entries of files elsewhere."""
+        if any(root in (".", "") for root in roots):
+            return self
+        inside = Baseline()
+        for entry in self.entries:
+            path = entry.get("path")
+            if not isinstance(path, str) or any(path == root or path.startswith(root.rstrip("/") + "/")
+                                                 for root in roots):
+                inside.fingerprints[entry["fingerprint"]] += 1
+                inside.entries.append(entry)
+        return inside
+
     def stale_count(self, findings: list[Finding]) -> int:
         """Baseline entries that no finding matches any more (fixed problems: rewrite the baseline)."""
         prints = Counter(f.fingerprint() for f in findings)

@@ -10,14 +10,60 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
+from vllmlint.check_options import _did_you_mean
 from vllmlint.finding import Severity
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+# The cyclic GC runs a generation-0 pass every 700 new container objects by default; a run builds hundreds of
+# thousands of YAML nodes that all live to the end, so those passes find nothing. A larger threshold for this
+# one-shot process: 1,000 files of bench/bench.py's corpus 4.16 s -> 2.87 s, peak memory 139 -> 146 MB
+# (measured 2026-12-01). Only the console script sets it; the library leaves the embedding process alone.
+GC_THRESHOLD = (100_000, 50, 100)
+
+
+def lint_command_line(argv: list[str]) -> None:
+    """`vllmlint check ARGV`: parsed by check_options.parse (its help, its usage errors), then run."""
+    from vllmlint.check_options import UsageError, help_text, parse
+
+    try:
+        args = parse(argv)
+    except UsageError as exc:
+        usage_error(str(exc))
+    if args is None:
+        echo(help_text(group=True), nl=False)
+        return
+    run_check(args)
+
+
+def run_guarded(function) -> None:
+    """Run `function` as the console script runs a command: a bug of ours is one line and exit 2, never a
+    traceback read as "findings"."""
+    import atexit
+    import gc
+
+    gc.set_threshold(*GC_THRESHOLD)
+    # At exit the interpreter collects garbage over every object still alive: the whole model and result of the
+    # run (the engine gives them back to the GC when the rules are done), a fifth of a 1,000-file run for nothing.
+    # Frozen, they are left to the process's end (atexit runs before that collection).
+    atexit.register(gc.freeze)
+    try:
+        function()
+    except Exception as exc:  # click handles usage errors and exits itself; anything else is our bug
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+        echo(f"vllmlint: internal error: {type(exc).__name__}: {exc} ({where}); please report it, with the "
+             "input if you can (VLLMLINT_DEBUG=1 shows the traceback)", err=True)
+        if os.environ.get("VLLMLINT_DEBUG"):
+            traceback.print_exc()
+        sys.exit(EXIT_ERROR)
 
 
 def echo(message: str, err: bool = False, nl: bool = True) -> None:
@@ -64,14 +110,18 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 
 
 def _use_color(choice: str, stream) -> bool:
+    """--color always/never; else NO_COLOR (set and not empty) turns colour off, FORCE_COLOR (set and not empty)
+    turns it on where it is not a terminal (CI logs), and a terminal gets it."""
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def _usage_error(message: str) -> NoReturn:
+def usage_error(message: str) -> NoReturn:
     echo(f"vllmlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
@@ -149,260 +199,394 @@ def _local_diff(diff: str, local: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fail_on, select, ignore,
-              extend_select, extend_ignore, exclude, vllm_version, config_path, no_config,
-              stdin_filename, color, quiet, show_notes, statistics, sarif_category, max_file_size, upgrade_to,
-              show_suppressed, require_suppression_reason, baseline_path, write_baseline_path,
-              apply_fixes, show_diff, unsafe_fixes, follow_links, require_workloads, render, helm_values,
-              hf_cache=None, online=None, no_cache=False, jobs=None, format_order=()) -> NoReturn:
-    """`vllmlint check`: lint PATHS (files, folders, or - for standard input) and exit. The parameters are
-    check_command's, from click's parsing or check_options.parse_check_argv; `format_order` is the command-line
-    order of --format/--output-format/--output (`_targets`)."""
-    from vllmlint.config import Config, ConfigError, find_config, load_config
-    from vllmlint.engine import Linter, LintOptions, lint
+def run_check(args) -> NoReturn:
+    """`vllmlint check`: lint the paths and exit. `args`: check_options.parse's `Args`. Three steps: `resolve`
+    the command line and the configuration into a `Plan` (every usage error), `run` the linter (or the fixes),
+    `present` the result (the reports, the notes, the exit code)."""
+    plan = resolve(args)
+    if args.show_files:
+        sys.exit(_show_files(plan))
+    sys.exit(present(plan, run(plan)))
+
+
+class Plan:
+    """What a run does, every option resolved (command line over configuration over defaults)."""
+
+    def __init__(self, args, config, targets: list[tuple[str, str | None]]):
+        self.args, self.config, self.targets = args, config, targets
+        self.fail_on = args.fail_on or config.fail_on or "warning"
+        self.threshold = Severity.parse(self.fail_on)
+        min_level = args.min_level or getattr(config, "min_level", None)
+        self.min_level = Severity.parse(min_level) if min_level else None
+        self.require_workloads = config.require_workloads if args.require_workloads is None else args.require_workloads
+        self.fixing = bool(args.apply_fixes or args.show_diff)
+        self.baseline: Baseline | None = None
+        self.options: Any = None  # engine.LintOptions
+        self.collection: Any = None  # source.files.Collection of the paths (the files reported on)
+        self.context_files: list = []  # --context: files read as context only
+        self.to_lint: list = []
+        self.rendered: list = []
+        self.render_notices: list = []
+        self.stdin: bytes | None = None
+        self.stdin_too_large = False
+        self.stdin_shown: str | None = None
+
+    @property
+    def files(self) -> list:
+        return self.collection.files
+
+    def feed(self, linter) -> None:
+        """The engine's input: the files (and the context), the rendered output, standard input."""
+        for path in self.to_lint:
+            linter.add_file(path)
+        for path in self.context_files:
+            linter.add_file(path)
+        linter.result.notices.extend(self.render_notices)
+        for folder in self.rendered:
+            from vllmlint.render import feed_rendered
+
+            feed_rendered(linter, folder)
+        if self.stdin_too_large:
+            linter.skip_too_large(self.stdin_shown or "-", None)
+        elif self.stdin is not None:
+            linter.add_stdin(self.stdin, self.stdin_shown)
+
+
+def resolve(args) -> Plan:
+    """The run's `Plan` from the command line and the configuration file; exits 2 on a usage error. Reads standard
+    input when `-` is given."""
+    from vllmlint.engine import LintOptions
     from vllmlint.registry import all_rules, unknown_selectors
-    from vllmlint.source.files import CHART_FILE, TooLarge, collect, read_stream
+    from vllmlint.source.files import CHART_FILE, collect
 
-    if not paths:
-        _usage_error("no paths given: try `vllmlint manifests/`, or `-` to read standard input")
-    if formats and output_formats:
-        _usage_error("give --format or its alias --output-format, not both")
-    targets = _targets(formats or output_formats, outputs,
-                       list(format_order))
-    given = [fmt for fmt in formats or output_formats]
-    if statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
-        targets = [("text", output) for _, output in targets]
-    if show_diff and (any(fmt != "text" for fmt in given) or len(targets) > 1):
-        _usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
-                     "the diff to FILE)")
-    if statistics and any(fmt not in ("text", "json") for fmt in given):
-        _usage_error("--statistics counts findings in text or json only: drop --format, or use --format json")
-    try:
-        if no_config:
-            config = Config()
-        elif config_path:
-            config = load_config(Path(config_path))
-        else:
-            found = find_config(Path.cwd())
-            config = load_config(found) if found else Config()
-    except ConfigError as exc:
-        _usage_error(str(exc))
-    selected, ignored = config.selection(_split(select), _split(ignore), _split(extend_select), _split(extend_ignore))
+    paths = args.paths
+    config = _config(args)
+    plan = Plan(args, config, _reports(args))
+    targets = plan.targets
+    selected, ignored = config.selection(_split(args.select), _split(args.ignore), _split(args.extend_select),
+                                         _split(args.extend_ignore))
     bad = unknown_selectors((selected or []) + (ignored or []))
     if bad:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
-        _usage_error(f"unknown rule `{bad[0]}`{_did_you_mean(bad[0], names)}: see `vllmlint rules`")
-    vllm_version = vllm_version or config.vllm_version
-    if vllm_version:
-        from vllmlint.vllm.release import is_version
-
-        if not is_version(vllm_version):
-            _usage_error(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
-        vllm_version = vllm_version.strip().lstrip("v")
-    fail_on = fail_on or config.fail_on or "warning"
+        usage_error(f"unknown rule `{bad[0]}`{_did_you_mean(bad[0], names)}: see `vllmlint rules`")
+    vllm_version = _release(args.vllm_version or config.vllm_version, "--vllm-version", "0.29.0")
+    upgrade_to = _release(args.upgrade_to, "--upgrade-to", "0.31.0")
     if config.models or config.gpus:
         from vllmlint.capacity import register_extra
 
         register_extra(models=config.models, gpus=config.gpus)
+    require_reason = args.require_suppression_reason
+    if require_reason is None:
+        require_reason = config.require_suppression_reason
+    if args.context and (plan.fixing or "-" in paths or upgrade_to):
+        usage_error("--context reports on PATHS with the folder as context: it cannot be combined with --fix, "
+                     "--diff, `-` or --upgrade-to")
+    render = config.render if args.render is None else args.render
+    follow_links = config.follow_links if args.follow_links is None else args.follow_links
+    exclude = list(config.exclude) + list(args.exclude)
+    collection = collect([p for p in paths if p != "-"], exclude=exclude,
+                         respect_gitignore=config.respect_gitignore, follow_links=follow_links)
+    plan.collection = collection
+    plan.baseline = _baseline(args, config)
+    from vllmlint.config import ConfigError
 
-    if upgrade_to:
-        from vllmlint.vllm.release import is_version
-
-        if not is_version(upgrade_to):
-            _usage_error(f"--upgrade-to {upgrade_to!r} is not a release number such as 0.31.0")
-        upgrade_to = upgrade_to.strip().lstrip("v")
-    if require_suppression_reason is None:
-        require_suppression_reason = config.require_suppression_reason
-    if require_workloads is None:
-        require_workloads = config.require_workloads
-    baseline: Baseline | None = None
-    baseline_path = baseline_path or (str(config.baseline) if config.baseline and not write_baseline_path else None)
-    if baseline_path:
-        from vllmlint.baseline import BaselineError, load_baseline
-
-        try:
-            baseline = load_baseline(Path(baseline_path))
-        except BaselineError as exc:
-            _usage_error(str(exc))
-    if write_baseline_path:
-        baseline = None  # the baseline being written records every finding
+    try:
+        max_file_size = config.file_size_limit(args.max_file_size)
+    except ConfigError as exc:  # `--max-file-size inf`, `nan`, `1e400`
+        usage_error(str(exc))
     options = LintOptions(select=selected, ignore=ignored, vllm_version=vllm_version,
-                          severity=config.severity, max_file_size=config.file_size_limit(max_file_size),
-                          require_suppression_reason=require_suppression_reason, upgrade_to=upgrade_to,
-                          per_file_ignores=dict(config.per_file_ignores), baseline=baseline,
-                          fixes=_uses_fixes(targets, apply_fixes or show_diff, bool(write_baseline_path)))
+                          severity=config.severity, max_file_size=max_file_size, follow_links=bool(follow_links),
+                          require_suppression_reason=require_reason, upgrade_to=upgrade_to,
+                          per_file_ignores=dict(config.per_file_ignores), baseline=plan.baseline,
+                          fixes=_uses_fixes(targets, plan.fixing, bool(args.write_baseline_path)))
     options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
-    options.stream = True  # large runs in chunks (vllmlint.stream): same result, a bounded model
-    _run_options(options, no_cache or bool(render), jobs)
-    collection = collect([p for p in paths if p != "-"], exclude=list(config.exclude) + list(exclude),
-                         respect_gitignore=config.respect_gitignore,
-                         follow_links=follow_links if follow_links is not None else config.follow_links)
-    files, missing = collection.files, collection.missing
-    if render is None:
-        render = config.render
+    _run_options(options, args.no_cache or bool(render), args.jobs)
+    plan.options = options
+    if args.context:
+        reported = {os.path.abspath(f) for f in collection.files}
+        context = collect(list(args.context), exclude=exclude, respect_gitignore=config.respect_gitignore,
+                          follow_links=follow_links)
+        if context.missing:
+            usage_error(f"--context {context.missing[0]}: no such file or directory")
+        plan.context_files = [f for f in context.files if os.path.abspath(f) not in reported]
     from vllmlint.capacity.hfconfig import online_problem, set_sources
 
-    online = config.online if online is None else online
+    online = config.online if args.online is None else args.online
     if online and online_problem():
-        _usage_error(str(online_problem()))
-    set_sources(hf_cache=config.hf_cache if hf_cache is None else hf_cache, online=online)
-    if render and (apply_fixes or show_diff):
-        _usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
-    to_lint, rendered, render_notices = files, [], []  # type: ignore[var-annotated]  # render's types, unimported
+        usage_error(str(online_problem()))
+    set_sources(hf_cache=config.hf_cache if args.hf_cache is None else args.hf_cache, online=online)
+    if render and plan.fixing:
+        usage_error("--render lints rendered output, which --fix and --diff cannot edit: drop --render to fix")
+    plan.to_lint = collection.files
     # Without --render, the renderer's module has work only for a chart (its notice).
-    if not show_files and (render or any(f.name == CHART_FILE for f in files)):
+    if not args.show_files and (render or any(f.name == CHART_FILE for f in collection.files)):
         from vllmlint.render import prepare
 
-        to_lint, rendered, render_notices = prepare(files, render, list(helm_values))
-    if not (show_files or apply_fixes or show_diff):
+        plan.to_lint, plan.rendered, plan.render_notices = prepare(collection.files, render, list(args.helm_values))
+    if not (args.show_files or plan.fixing):
         from vllmlint.progress import for_run
 
-        options.progress = for_run(len(to_lint), quiet, sys.stderr)  # erased before anything else is printed
+        options.progress = for_run(len(plan.to_lint), args.quiet, sys.stderr)  # erased before anything is printed
     # --stdin-filename names the text as a path on the command line would: repository-relative in
     # findings, per-file-ignores and fingerprints, relative to the current folder in text output.
-    stdin_shown = _display_name(stdin_filename) if stdin_filename else None
-    if show_files:
-        for linted in files:
-            echo(terminal_safe(_local_name(linted)))
-        if "-" in paths:
-            echo(terminal_safe(_local_name(stdin_filename) if stdin_filename else "-"))
-        for absent in missing:
-            echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
-        sys.exit(EXIT_ERROR if missing or collection.failed else EXIT_CLEAN)
-    stdin, stdin_too_large = None, False
-    if "-" in paths:
-        try:
-            # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
-            stdin = read_stream(sys.stdin.buffer, options.max_file_size)
-        except TooLarge as exc:
-            stdin, stdin_too_large = b"", True
-            if apply_fixes and not show_diff and not upgrade_to:
-                _echo_unfixed_stdin(exc.head, _local_name(stdin_filename) if stdin_filename else "-",
-                                    options.max_file_size)
+    plan.stdin_shown = _display_name(args.stdin_filename) if args.stdin_filename else None
+    if "-" in paths and not args.show_files:
+        _read_stdin(plan)
+    return plan
 
-    def feed(linter: Linter) -> None:
-        for path in to_lint:
-            linter.add_file(path)
-        linter.result.notices.extend(render_notices)
-        for folder in rendered:
-            from vllmlint.render import feed_rendered
 
-            feed_rendered(linter, folder)
-        if stdin_too_large:
-            linter.skip_too_large(stdin_shown or "-", None)
-        elif stdin is not None:
-            linter.add_stdin(stdin, stdin_shown)
+def _reports(args) -> list[tuple[str, str | None]]:
+    """(format, file or None) per report (`_targets`), checked against --diff and --statistics."""
+    targets = _targets(args.formats, args.outputs, list(args.format_order))
+    given = list(args.formats)
+    if args.statistics and not given and targets[0][0] == "github":  # the GITHUB_ACTIONS default: counts are text
+        targets = [("text", output) for _, output in targets]
+    if args.show_diff and (any(fmt not in _TEXT_FORMATS for fmt in given) or len(targets) > 1):
+        usage_error("--diff prints a unified diff, in no other format: drop --format (`--diff -o FILE` writes "
+                    "the diff to FILE)")
+    if args.statistics and any(fmt not in (*_TEXT_FORMATS, "json") for fmt in given):
+        usage_error("--statistics counts findings in text or json only: drop --format, or use --format json")
+    return targets
 
-    if (apply_fixes or show_diff) and stdin is not None and not upgrade_to:
-        _fix_stdin(stdin, stdin_shown, options, paths, unsafe_fixes, show_diff, targets[0][0], targets[0][1],
-                   Severity.parse(fail_on), exit_zero, color, local=_local_paths([], stdin_filename), quiet=quiet)
-    if (apply_fixes or show_diff) and (stdin is not None or upgrade_to):
-        _usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
-    stale = False
-    replay: _Shown | None = None  # the output kept to be written again (`_Shown`)
-    if apply_fixes or show_diff:
-        from vllmlint.fix.apply import run_fixes
 
-        # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
-        outcome = run_fixes([str(f) for f in files], options, unsafe=unsafe_fixes, write=not show_diff,
-                            roots=[p for p in paths if p != "-"], outside=collection.outside)
-        local = _local_paths(files, stdin_filename)
-        for shown, reason in outcome.refused:
-            echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
-        if show_diff:
-            # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
-            # as escapes instead of obeying them.
-            diff = _local_diff(outcome.diff, _local_paths(files))
-            diff_stream = _open_output(targets[0][1]) if targets[0][1] else sys.stdout
-            try:
-                diff = terminal_safe(diff) if _is_terminal(diff_stream) else diff
-                diff_stream.write(color_diff(diff) if _use_color(color, diff_stream) else diff)
-            finally:
-                if diff_stream is not sys.stdout:
-                    diff_stream.close()
-            if not quiet:
-                echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
-            sys.exit(EXIT_ERROR if missing or collection.failed
-                     else (EXIT_FINDINGS if outcome.applied and not exit_zero else EXIT_CLEAN))
-        if not quiet:  # -q hides notes
-            echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
-        assert outcome.result is not None  # run_fixes always lints
-        result = outcome.result
-        stale = bool(outcome.stale)
+def _config(args):
+    """The configuration: none (--no-config), the file given (--config), else the nearest one, else defaults."""
+    from vllmlint.config import ConfigError, load_settings
+
+    try:
+        # The linted paths decide which configuration files are the tree's own (they cannot switch on what runs
+        # programs, reaches the network or reads outside the tree: vllmlint.config).
+        config = load_settings([p for p in args.paths if p != "-"], args.config_path, args.no_config)
+    except ConfigError as exc:
+        usage_error(str(exc))
+    note = config.refusal_note()
+    if note and not args.quiet:
+        echo(f"vllmlint: {note}", err=True)
+    for error in config.errors:  # a `baseline:`/`extend:` that is no regular file of the tree: one line each
+        echo(f"vllmlint: error: {error}", err=True)
+    return config
+
+
+def _baseline(args, config) -> Baseline | None:
+    """The baseline to hide known findings with (--baseline, else the configuration's), limited to the entries of
+    files under the linted paths; None when writing one (it records every finding)."""
+    if args.write_baseline_path:
+        return None
+    path = args.baseline_path or (str(config.baseline) if config.baseline else None)
+    if not path:
+        return None
+    from vllmlint.baseline import BaselineError, load_baseline
+
+    try:
+        baseline = load_baseline(Path(path))
+    except BaselineError as exc:
+        usage_error(str(exc))
+    # Entries of files outside the linted paths cannot match: they are not stale, only out of this run's view.
+    roots = [_display_name(p) for p in args.paths if p != "-"]
+    if "-" in args.paths:
+        roots.append(_display_name(args.stdin_filename) if args.stdin_filename else "-")
+    return baseline.within(roots)
+
+
+def _read_stdin(plan: Plan) -> None:
+    """Standard input, up to --max-file-size (`--fix -` over it prints the input unchanged and exits)."""
+    from vllmlint.source.files import TooLarge, read_stream
+
+    args, options = plan.args, plan.options
+    try:
+        # sys.stdin.buffer: what click.get_binary_stream returns, which click 8.5 deprecates
+        plan.stdin = read_stream(sys.stdin.buffer, options.max_file_size)
+    except TooLarge as exc:
+        plan.stdin, plan.stdin_too_large = b"", True
+        if args.apply_fixes and not args.show_diff and not options.upgrade_to:
+            _echo_unfixed_stdin(exc.head, _local_name(args.stdin_filename) if args.stdin_filename else "-",
+                                options.max_file_size)
+
+
+def _release(value: str | None, option: str, example: str) -> str | None:
+    """A release number as given (`v0.10.1` -> `0.10.1`); exits 2 when it is not one."""
+    if not value:
+        return value
+    from vllmlint.vllm.release import is_version
+
+    if not is_version(value):
+        usage_error(f"{option} {value!r} is not a release number such as {example}")
+    return value.strip().lstrip("v")
+
+
+def _show_files(plan: Plan) -> int:
+    """--show-files: the files a run would lint, one a line; the exit code."""
+    args, collection = plan.args, plan.collection
+    from vllmlint.formatters.text import line_start_path  # never `::` first: GitHub would read a command
+
+    for linted in collection.files:
+        echo(terminal_safe(line_start_path(_local_name(linted))))
+    if "-" in args.paths:
+        echo(terminal_safe(line_start_path(_local_name(args.stdin_filename)) if args.stdin_filename else "-"))
+    for absent in collection.missing:
+        echo(f"vllmlint: error: {absent}: no such file or directory", err=True)
+    return EXIT_ERROR if collection.missing or collection.failed else EXIT_CLEAN
+
+
+class Ran:
+    """What `run` gives `present`: the result, whether --fix met a file that changed, the output kept to replay."""
+
+    def __init__(self, result, stale: bool = False, replay: _Shown | None = None):
+        self.result, self.stale, self.replay = result, stale, replay
+
+
+def run(plan: Plan) -> Ran:
+    """Lint (or fix) as planned. --diff, --fix of standard input and --write-baseline end here (they exit)."""
+    from vllmlint.engine import selected_notices
+    from vllmlint.run import lint
+
+    args, options, collection = plan.args, plan.options, plan.collection
+    assert options is not None and collection is not None
+    if plan.fixing and plan.stdin is not None and not options.upgrade_to:
+        _fix_stdin(plan.stdin, plan.stdin_shown, options, args.paths, args.unsafe_fixes, args.show_diff,
+                   plan.targets[0][0], plan.targets[0][1], plan.threshold, args.exit_zero, args.color,
+                   local=_local_paths([], args.stdin_filename), quiet=args.quiet, show_fixes=args.show_fixes)
+    if plan.fixing and (plan.stdin is not None or options.upgrade_to):
+        usage_error("--fix and --diff edit files: they cannot be combined with `-` or --upgrade-to")
+    ran = Ran(None)
+    if plan.fixing:
+        ran.result, ran.stale = _run_fixes(plan)
     else:
-        if _replayable(options, targets, baseline, write_baseline_path, upgrade_to):
-            replay = _Shown.prepare(feed, options, collection, fail_on, require_workloads)
-        result = lint(feed, options)
+        if _replayable(options, plan.targets, plan.baseline, args.write_baseline_path, options.upgrade_to):
+            ran.replay = _Shown.prepare(plan.feed, options, collection, plan.fail_on, plan.require_workloads,
+                                        plan.min_level)
+        ran.result = lint(plan.feed, options)
         if options.progress is not None:
             options.progress.close()
-    if result.upgrade is not None and not quiet:
+    result = ran.result
+    if plan.context_files:
+        _only_reported(plan, result)
+    if result.upgrade is not None and not args.quiet:
         echo(f"vllmlint: note: --upgrade-to {result.upgrade.release}: {result.upgrade.added} new finding(s), "
-                   f"{result.upgrade.resolved} that the upgrade resolves", err=True)
-    from vllmlint.engine import selected_notices
-
+             f"{result.upgrade.resolved} that the upgrade resolves", err=True)
     # Broken links, folders that cannot be listed: selected like the engine's notices (`--ignore VL005`).
     result.notices[:0] = selected_notices(collection.notices, result.rules)
     result.internal_error = result.internal_error or collection.failed
+    if args.write_baseline_path:
+        sys.exit(_write_baseline(plan, result))
+    return ran
 
-    if write_baseline_path:
-        from vllmlint.baseline import write_baseline
 
-        folder = os.path.dirname(write_baseline_path)
-        try:  # its folder created, as --output's; a path that cannot be written is one line, exit 2
-            if folder:
-                os.makedirs(folder, exist_ok=True)
-            count = write_baseline(Path(write_baseline_path), result.findings)
-        except OSError as exc:
-            _usage_error(f"--write-baseline {write_baseline_path}: {exc.strerror or exc}")
-        echo(f"vllmlint: wrote {count} finding(s) to the baseline {write_baseline_path}", err=True)
-        sys.exit(EXIT_ERROR if missing or result.internal_error else EXIT_CLEAN)
-    if baseline is not None and not quiet:
-        stale_entries = result.baseline_stale
-        echo(f"vllmlint: note: {len(result.known)} finding(s) in the baseline not shown"
-                   + (f"; {stale_entries} baseline entr{'y no longer matches' if stale_entries == 1 else 'ies no longer match'}"
-                      if stale_entries else ""), err=True)
+def _run_fixes(plan: Plan):
+    """--fix and --diff: (the result after the fixes, whether a file changed meanwhile); --diff exits."""
+    from vllmlint.fix.apply import fixes_listing, run_fixes
 
-    threshold = Severity.parse(fail_on)
-    from vllmlint.formatters import Report, render, render_pieces
+    args, files = plan.args, plan.files
+    # Never through a link that leaves the given paths (--follow-links lints them, no fix writes them).
+    outcome = run_fixes([str(f) for f in files], plan.options, unsafe=args.unsafe_fixes, write=not args.show_diff,
+                        roots=[p for p in args.paths if p != "-"], outside=plan.collection.outside)
+    local = _local_paths(files, args.stdin_filename)
+    for shown, reason in outcome.refused:
+        echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {reason}", err=True)
+    if args.show_fixes:
+        echo(fixes_listing(outcome.fixes, args.show_diff, local), err=True, nl=False)
+    if args.show_diff:
+        # Raw when piped, so that `patch` applies it; a terminal sees the file's control characters
+        # as escapes instead of obeying them.
+        diff = _local_diff(outcome.diff, _local_paths(files))
+        output = plan.targets[0][1]
+        diff_stream = _open_output(output) if output else sys.stdout
+        try:
+            diff = terminal_safe(diff) if _is_terminal(diff_stream) else diff
+            diff_stream.write(color_diff(diff) if _use_color(args.color, diff_stream) else diff)
+        finally:
+            if diff_stream is not sys.stdout:
+                diff_stream.close()
+        if not args.quiet:
+            echo(f"vllmlint: {outcome.applied} fix(es) available in {len(outcome.files)} file(s)", err=True)
+        sys.exit(EXIT_ERROR if plan.collection.missing or plan.collection.failed
+                 else (EXIT_FINDINGS if outcome.applied and not args.exit_zero else EXIT_CLEAN))
+    if not args.quiet:  # -q hides notes
+        echo(f"vllmlint: fixed {outcome.applied} problem(s) in {len(outcome.files)} file(s)", err=True)
+    assert outcome.result is not None  # run_fixes always lints
+    return outcome.result, bool(outcome.stale)
+
+
+def _only_reported(plan: Plan, result) -> None:
+    """--context: keep what concerns the files given (findings, suppressed findings, notices, counts); the
+    context's files were read so that cross-file rules see them, not to be reported on."""
+    reported = {_display_name(f) for f in plan.files}
+    if plan.stdin_shown:
+        reported.add(plan.stdin_shown)
+    result.findings = [f for f in result.findings if f.path in reported]
+    result.suppressed = [f for f in result.suppressed if f.path in reported]
+    result.known = [f for f in result.known if f.path in reported]
+    result.notices = [n for n in result.notices if not n.path or n.path in reported]
+    result.skipped = {path: why for path, why in result.skipped.items() if path in reported}
+    result.files_checked = len(plan.to_lint) + len(plan.rendered)
+
+
+def _write_baseline(plan: Plan, result) -> int:
+    from vllmlint.baseline import write_baseline
+
+    path = plan.args.write_baseline_path
+    folder = os.path.dirname(path)
+    try:  # its folder created, as --output's; a path that cannot be written is one line, exit 2
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        count = write_baseline(Path(path), result.findings)
+    except OSError as exc:
+        usage_error(f"--write-baseline {path}: {exc.strerror or exc}")
+    echo(f"vllmlint: wrote {count} finding(s) to the baseline {path}", err=True)
+    return EXIT_ERROR if plan.collection.missing or result.internal_error else EXIT_CLEAN
+
+
+def present(plan: Plan, ran: Ran) -> int:
+    """Write the reports, then the notes and the summary (stderr); the exit code."""
+    from vllmlint.formatters import Report, render_pieces
     from vllmlint.formatters.text import nothing_checked_line, notice_lines, summary_lines
 
-    local = _local_paths(files, stdin_filename)
-    notes = notice_lines(result.notices, local, show_notes=show_notes, quiet=quiet)
+    args, result, replay, missing = plan.args, ran.result, ran.replay, plan.collection.missing
+    if plan.baseline is not None and not args.quiet:
+        stale_entries = result.baseline_stale
+        echo(f"vllmlint: note: {len(result.known)} finding(s) in the baseline not shown"
+             + (f"; {stale_entries} baseline entr{'y no longer matches' if stale_entries == 1 else 'ies no longer match'}"
+                if stale_entries else ""), err=True)
+    local = _local_paths(plan.files, args.stdin_filename)
+    notes = notice_lines(result.notices, local, show_notes=args.show_notes, quiet=args.quiet)
     nothing = missing and result.files_checked == 0  # no "All checks passed" for nothing
     # Nothing vLLM or Kubernetes in what was given (an empty folder, a chart's templates, a file over the size
     # limit, unrelated YAML): one line on stderr says what was not checked, instead of a summary that reads as a
     # pass. Exit 0 (pre-commit passes unrelated YAML files by name), 1 with --require-workloads.
     unchecked = None if nothing else nothing_checked_line(
         Report(files_checked=result.files_checked, workloads=result.workloads, invocations=result.invocations,
-               objects=result.objects, skipped=result.skipped_counts()), "error" if require_workloads else "warning")
+               objects=result.objects, skipped=result.skipped_counts()),
+        "error" if plan.require_workloads else "warning")
+    shown = result.findings
+    if plan.min_level is not None:
+        shown = [f for f in shown if f.severity >= plan.min_level]
     notes_printed = False
-    for fmt, output in targets:
+    for fmt, output in plan.targets:
         stream = _open_output(output) if output else sys.stdout
-        report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
+        text = fmt in _TEXT_FORMATS
+        report = Report(findings=shown, suppressed=result.suppressed, notices=result.notices,
                         rules=result.rules, sources=result.sources, files_checked=result.files_checked,
-                        color=_use_color(color, stream) and fmt == "text", quiet=quiet, statistics=statistics,
-                        sarif_category=sarif_category, show_suppressed=show_suppressed,
-                        failed=bool(missing or result.internal_error),
+                        color=text and _use_color(args.color, stream), quiet=args.quiet,
+                        statistics=args.statistics, sarif_category=args.sarif_category,
+                        show_suppressed=args.show_suppressed, failed=bool(missing or result.internal_error),
                         errors=[f"{path}: no such file or directory" for path in missing],
-                        local_paths=local if fmt == "text" else {}, unsafe_fixes=unsafe_fixes, fail_on=threshold,
-                        show_notes=show_notes, workloads=result.workloads, invocations=result.invocations,
-                        objects=result.objects, skipped=result.skipped_counts())
+                        local_paths=local if text else {}, unsafe_fixes=args.unsafe_fixes, fail_on=plan.threshold,
+                        show_notes=args.show_notes, invocations=result.invocations,
+                        # --context: the engine counted the context's workloads too; the summary names the files
+                        workloads=None if plan.context_files else result.workloads,
+                        objects=result.objects, skipped=result.skipped_counts(),
+                        below_min_level=len(result.findings) - len(shown))
         # Text on the terminal: findings, then the notes (stderr), then the summary line, so that the
         # summary is what the user reads last.
-        summary_after_notes = fmt == "text" and not output and not quiet
+        summary_after_notes = text and not output and not args.quiet
         report.summary = not summary_after_notes
         try:
-            if not (fmt == "text" and nothing):
+            if not (text and nothing):
                 pieces = render_pieces(fmt, report)
-                if options.cache_dir is not None and fmt == "text":  # the text of a cached result, kept with it
-                    from vllmlint.cache import rendered as kept_text
+                if plan.options.cache_dir is not None and fmt == "text":  # the text of a cached result, kept with it
+                    from vllmlint.run.cache import rendered as kept_text
 
                     pieces = kept_text(fmt, report, pieces)
                 for piece in pieces:
@@ -424,23 +608,27 @@ def run_check(paths, formats, output_formats, outputs, exit_zero, show_files, fa
     if not notes_printed:
         for line in notes:
             _echo_err(replay, line)
-    if unchecked is not None and (not result.findings or require_workloads):
+    if unchecked is not None and (not result.findings or plan.require_workloads):
         _echo_err(replay, unchecked)
     for path in missing:
         _echo_err(replay, f"vllmlint: error: {path}: no such file or directory")
     if missing or result.internal_error:
-        sys.exit(EXIT_ERROR)
-    if exit_zero:
+        return EXIT_ERROR
+    if args.exit_zero:
         code = EXIT_CLEAN
-    elif stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
+    elif ran.stale:  # a file changed while --fix ran: its fixes were not written, which is not a clean run
         code = EXIT_FINDINGS
-    elif require_workloads and result.understood_nothing:
+    elif plan.require_workloads and result.understood_nothing:
         code = EXIT_FINDINGS
-    else:
-        code = EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_CLEAN
+    else:  # every finding counts, also those under --min-level (a display threshold)
+        code = EXIT_FINDINGS if any(f.severity >= plan.threshold for f in result.findings) else EXIT_CLEAN
     if replay is not None:
         replay.keep(code)
-    sys.exit(code)
+    return code
+
+
+# The text format's names: `text` (= `full`, excerpts and help) and `concise` (one line per finding).
+_TEXT_FORMATS = ("text", "full", "concise")
 
 
 # --- a cached run's output, shown again --------------------------------------------------------------------
@@ -463,9 +651,9 @@ class _Shown:
         self.writes: list[tuple[int, str]] = []
 
     @classmethod
-    def prepare(cls, feed, options, collection, fail_on, require_workloads) -> _Shown | None:
+    def prepare(cls, feed, options, collection, fail_on, require_workloads, min_level=None) -> _Shown | None:
         """None when the run cannot be kept; exits when it was kept before (writing it again)."""
-        from vllmlint import cache
+        from vllmlint.run import cache
 
         key = cache.result_key(feed, options)
         if key is None:
@@ -473,7 +661,7 @@ class _Shown:
         streams = [(getattr(s, "encoding", None), getattr(s, "errors", None), _is_terminal(s))
                    for s in (sys.stdout, sys.stderr)]
         environment = {name: os.environ.get(name) for name in _SHOWN_ENVIRONMENT}
-        how = repr((key, sys.argv[1:], os.getcwd(), streams, environment, fail_on, require_workloads,
+        how = repr((key, sys.argv[1:], os.getcwd(), streams, environment, fail_on, require_workloads, min_level,
                     [(n.code, n.message, n.path, n.line, n.level) for n in collection.notices],
                     collection.missing, collection.failed, "click" in sys.modules))
         kept = cache.shown(options.cache_dir, how, key)
@@ -491,7 +679,7 @@ class _Shown:
         return replay
 
     def keep(self, code: int) -> None:
-        from vllmlint import cache
+        from vllmlint.run import cache
 
         cache.keep_shown(self.folder, self.key, self.result_key, self.writes, code)
 
@@ -516,7 +704,7 @@ def _run_options(options, no_cache: bool, jobs: int | None) -> None:
     """The cache (off with --no-cache or VLLMLINT_NO_CACHE=1, and under --render: it runs tools) and the processes
     of a run."""
     if not no_cache and os.environ.get("VLLMLINT_NO_CACHE", "") in ("", "0"):
-        from vllmlint.cache import cache_dir
+        from vllmlint.run.cache import cache_dir
 
         options.cache_dir = str(cache_dir())
     options.jobs = 0 if jobs is None else jobs  # 0: automatic (2 or more processes on large runs only)
@@ -530,12 +718,12 @@ def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],
     order (`-o r.json --format json`). Without `--format`: text, or `github` when run by GitHub Actions
     (GITHUB_ACTIONS=true), as ruff does."""
     default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    fmts = list(formats) or [default]
+    fmts = [("text" if fmt == "full" else fmt) for fmt in formats] or [default]
     outs: list[str | None] = list(outputs)
     if len(fmts) == 1 and len(outs) <= 1:
         return [(fmts[0], outs[0] if outs else None)]
     if not formats:
-        _usage_error(f"{len(outs)} --output and no --format: give each --output the --format it writes "
+        usage_error(f"{len(outs)} --output and no --format: give each --output the --format it writes "
                      "(`--format json --output r.json`)")
     if order is None or len(order) != len(fmts) + len(outs):
         order = ["formats"] * len(fmts) + ["outputs"] * len(outs)  # called without the command line
@@ -545,12 +733,12 @@ def _targets(formats: tuple[str, ...], outputs: tuple[str, ...],
         if name == "outputs":
             output = next(next_output)
             if not targets or targets[-1][1] is not None:
-                _usage_error(f"--output {output} follows no --format of its own: write `--format X --output FILE`")
+                usage_error(f"--output {output} follows no --format of its own: write `--format X --output FILE`")
             targets[-1][1] = output
         else:
             targets.append([next(next_format), None])
     if sum(1 for _, output in targets if output is None) > 1:
-        _usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
+        usage_error(f"{len(fmts)} --format and {len(outs)} --output: give each --format its --output "
                      "(one format may go to standard output)")
     return [(fmt, output) for fmt, output in targets]
 
@@ -575,7 +763,7 @@ def _open_output(path: str) -> IO[str]:
             os.makedirs(folder, exist_ok=True)
         return open(path, "w", encoding="utf-8")
     except OSError as exc:
-        _usage_error(f"--output {path}: {exc.strerror or exc}")
+        usage_error(f"--output {path}: {exc.strerror or exc}")
 
 
 def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
@@ -597,30 +785,32 @@ def _echo_unfixed_stdin(head: bytes, shown: str, limit: int) -> NoReturn:
 
 def _fix_stdin(data: bytes, filename: str | None, options, paths, unsafe: bool, show_diff: bool, fmt: str,
                output: str | None, threshold: Severity, exit_zero: bool = False, color: str = "auto",
-               local: dict[str, str] | None = None, quiet: bool = False) -> NoReturn:
+               local: dict[str, str] | None = None, quiet: bool = False, show_fixes: bool = False) -> NoReturn:
     """`vllmlint --fix --stdin-filename x.yaml -`: the fixed text on stdout (for editors that fix on
     save), the findings that remain on stderr (or --output); `--diff -` prints the diff instead."""
-    from vllmlint.engine import split_helm_output
-    from vllmlint.fix.apply import fix_text, unified_diff
+    from vllmlint.source.helm import split_helm_output
+    from vllmlint.fix.apply import fix_text, fixes_listing
     from vllmlint.formatters import Report, render
     from vllmlint.source.files import read_text
 
     if len(paths) > 1:
-        _usage_error("--fix on standard input (`-`) fixes that one text: give no other path")
+        usage_error("--fix on standard input (`-`) fixes that one text: give no other path")
     text, problem = read_text(data)
     if text is None or problem:
-        _usage_error(f"--fix on standard input: {problem or 'not text'}")
+        usage_error(f"--fix on standard input: {problem or 'not text'}")
     if data.startswith(b"\xef\xbb\xbf"):  # read_text drops a byte-order mark; fix_text keeps one it sees
         text = "\ufeff" + text
     if split_helm_output(text):
-        _usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
+        usage_error("--fix on standard input fixes one file, not `helm template` output: fix the chart's sources")
     shown = filename or "-"
     local = local or {}
     outcome = fix_text(text, shown, options, unsafe=unsafe)
     if outcome.refused:
         echo(f"vllmlint: warning: {local.get(shown, shown)}: fix not applied: {outcome.refused}", err=True)
     result = outcome.result
-    fixed = unified_diff(text, outcome.text, shown) if show_diff else outcome.text
+    if show_fixes:
+        echo(fixes_listing([(shown, code, why) for code, why in outcome.fixes], show_diff, local), err=True, nl=False)
+    fixed = outcome.diff if show_diff else outcome.text  # the diff built from the edits: linear in their number
     out = _open_output(output) if show_diff and output else sys.stdout  # `--diff -o FILE -`: the diff there
     try:
         fixed = terminal_safe(fixed) if _is_terminal(out) else fixed

@@ -1,4 +1,6 @@
-"""Command line: `vllmlint PATH...` lints; `vllmlint rules`, `vllmlint explain CODE` document the rules.
+"""click's command line: the subcommands (`rules`, `explain`, `flag`, `capacity`, `server`) and `check`, whose
+arguments go unparsed to check_options.parse, the one parser of the lint command line (entry.py calls it without
+click for the common case).
 
 Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage error or internal error.
 """
@@ -6,19 +8,8 @@ from __future__ import annotations
 
 import click
 
-from vllmlint import __version__
-from vllmlint.check import (EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, _did_you_mean, _display_name, _echo_unfixed_stdin,
-                            _fix_stdin, _is_terminal, _local_diff, _local_name, _local_paths, _open_output, _run_options,
-                            _split, _targets, _use_color, _usage_error, _uses_fixes, color_diff, echo, run_check,
-                            terminal_safe, write_in_pieces)
-from vllmlint.check_options import CHECK_PARAMS, PAIRED, _looks_like_a_command
-from vllmlint.entry import GC_THRESHOLD, run_guarded
-
-__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "_display_name", "_echo_unfixed_stdin", "_fix_stdin",
-           "_is_terminal", "_local_diff", "_local_name", "_local_paths", "_open_output", "_run_options", "_split",
-           "_targets", "_use_color", "_uses_fixes", "GC_THRESHOLD", "check_command", "cli", "color_diff", "echo", "main", "run_check",
-           "terminal_safe", "write_in_pieces"]  # the helpers moved to vllmlint.check, still importable from here
-
+from vllmlint.check import echo, lint_command_line, run_guarded, usage_error
+from vllmlint.check_options import CHECK_PARAMS, COMMANDS, _did_you_mean, help_text, looks_like_a_command
 
 # Subcommands that live in their own modules, imported only when used (start-up time matters).
 LAZY_COMMANDS = {
@@ -28,17 +19,30 @@ LAZY_COMMANDS = {
 }
 
 
+def _print_version(ctx, _param, value) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from vllmlint.version import version
+
+    click.echo(f"vllmlint, version {version()}")
+    ctx.exit()
+
+
 class DefaultGroup(click.Group):
-    """`vllmlint PATH...` runs `check`; a first word that names a subcommand runs that instead."""
+    """`vllmlint PATH...` (or nothing: `.`) runs `check`; a first word that names a subcommand runs that instead;
+    `--help` lists the lint options and the commands (check_options.help_text)."""
 
     def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version", "-V")):
-            if args and _looks_like_a_command(args[0]):
+        if args and args[0] in ("-h", "--help"):
+            echo(help_text(group=True), nl=False)
+            ctx.exit(0)
+        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("-V", "--version")):
+            if args and looks_like_a_command(args[0]):
                 commands = self.list_commands(ctx)
                 hint = _did_you_mean(args[0], commands)
                 if hint:  # `vllmlint chek`: a typo of a subcommand, not a path that does not exist
-                    _usage_error(f"`{args[0]}` is neither a command nor a file or folder{hint}: commands are "
-                                 f"{', '.join(commands)}; paths are linted (`vllmlint check PATH`)")
+                    usage_error(f"`{args[0]}` is neither a command nor a file or folder{hint}: commands are "
+                                f"{', '.join(commands)}; paths are linted (`vllmlint check PATH`)")
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -54,55 +58,36 @@ class DefaultGroup(click.Group):
         return self.commands.get(name)
 
 
-@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="vllmlint")
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             help="Lint vLLM deployments: " + COMMANDS["check"])
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version (and the commit it was built from) and exit.")
 def cli():
-    """Lint vLLM deployments: Kubernetes manifests, Compose files and shell scripts that start vLLM.
-
-    Run `vllmlint PATH...` (same as `vllmlint check PATH...`). Exit codes: 0 clean, 1 findings at or
-    above --fail-on, 2 usage or internal error.
-    """
+    """Lint vLLM deployments."""
 
 
-class _CheckCommand(click.Command):
-    """Records the command-line order of --format/--output-format and --output (click keeps one list per
-    option), so that each --output pairs with the --format before it."""
-
-    _PAIRED = PAIRED
+class _Unparsed(click.Command):
+    """`check`: its arguments as given, for check_options.parse (click reads none of them, `--` included)."""
 
     def parse_args(self, ctx, args):
-        try:
-            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
-        except click.UsageError:
-            order = []  # super() reports it
-        ctx.meta["vllmlint.format_order"] = [p.name for p in order if getattr(p, "name", None) in self._PAIRED]
-        return super().parse_args(ctx, args)
+        ctx.params["argv"] = list(args)
+        return []
+
+    def shell_complete(self, ctx, incomplete):
+        """Shell completion: the options of the declaration (click parses none of them), else file names."""
+        from click.shell_completion import CompletionItem
+
+        if not incomplete.startswith("-"):
+            return [CompletionItem(incomplete, type="file")]
+        options = [(option, param.help) for param in CHECK_PARAMS for option in param.options]
+        options += [("--no-" + p.options[0][2:], p.help) for p in CHECK_PARAMS if p.kind == "switch"]
+        return [CompletionItem(option, help=text) for option, text in options if option.startswith(incomplete)]
 
 
-def _click_type(kind):
-    """click's type for a `type` of check_options.CHECK_PARAMS."""
-    if kind[0] == "choice":
-        return click.Choice(kind[1])
-    if kind[0] == "path":
-        return click.Path() if kind[1] else click.Path(dir_okay=False)
-    return click.FloatRange(min=kind[1]) if kind[0] == "float" else click.IntRange(min=kind[1])
-
-
-def _check_params(function):
-    """click's argument and options of `check`, from check_options.CHECK_PARAMS (the fast path reads it too)."""
-    for declarations, spec in reversed(CHECK_PARAMS):
-        spec = dict(spec)
-        if "type" in spec:
-            spec["type"] = _click_type(spec["type"])
-        function = (click.argument if spec.get("nargs") == -1 else click.option)(*declarations, **spec)(function)
-    return function
-
-
-@cli.command("check", cls=_CheckCommand)
-@_check_params
-def check_command(**params):
-    """Lint PATHS (files, folders, or - for standard input)."""
-    run_check(**params, format_order=click.get_current_context().meta.get("vllmlint.format_order", []))
+@cli.command("check", cls=_Unparsed, add_help_option=False)
+def check_command(argv):
+    """Lint PATHS (files, folders, or - for standard input) [default: .]."""
+    lint_command_line(argv)
 
 
 @cli.command("rules")
@@ -118,6 +103,7 @@ def rules_command(fmt):
         click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.label, "fix": r.fix,
                                 "enabled": r.enabled, "kind": r.kind, "summary": r.summary} for r in rules], indent=2))
         return
+    click.echo(f"{'CODE':5s}  {'NAME':32s} {'SEVERITY':8s} {'FIX':10s} SUMMARY")
     for r in rules:
         fix = {"safe": "fix", "unsafe": "fix*"}.get(r.fix, "")
         flags = fix + ("" if r.enabled else " (off)")
@@ -128,20 +114,20 @@ def rules_command(fmt):
 @click.argument("rule")
 def explain_command(rule):
     """Print a rule's documentation (by code or name)."""
+    from vllmlint.formatters.rule_docs import help_text as rule_help
     from vllmlint.registry import all_rules
     from vllmlint.registry import rule as find_rule
-    from vllmlint.formatters.rule_docs import help_text
 
     try:
         found = find_rule(rule)
     except KeyError:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
-        _usage_error(f"unknown rule `{rule}`{_did_you_mean(rule, names)}: see `vllmlint rules`")
-    click.echo(help_text(found), nl=False)
+        usage_error(f"unknown rule `{rule}`{_did_you_mean(rule, names)}: see `vllmlint rules`")
+    click.echo(rule_help(found), nl=False)
 
 
 def main():
-    """click's command line, as the console script runs it (entry.py sends it what the fast path does not take)."""
+    """click's command line, as the console script runs it (entry.py sends it what is not the lint command)."""
     run_guarded(lambda: cli())
 
 

@@ -1,9 +1,18 @@
 """Configuration: `.vllmlint.yaml` (or `[tool.vllmlint]` in pyproject.toml) in the current folder or a parent,
 up to the repository root. Validated against `schemas/config.schema.json`; a mistake is a usage error that
-names the file, the line (YAML) or key path (TOML), and the key, with a did-you-mean."""
+names the file, the line (YAML) or key path (TOML), and the key, with a did-you-mean.
+
+Trust (docs/security.md): a configuration file inside the linted tree (under a linted path, the current folder,
+or their git repositories) is part of what is linted, so it cannot switch on what runs programs, reaches the
+network or reads outside the tree (`POWERFUL_KEYS`): those keys are refused (`Config.refused`) and only the
+command line, the environment or the user's own configuration (`user_config_path`) can turn them on. What it
+names (`extend`, `baseline`) must be a regular file inside the tree, read without blocking and with a size cap;
+anything else is dropped with a one-line error (`Config.errors`) and the run goes on."""
 from __future__ import annotations
 
-import re
+import math
+import os
+from typing import Iterable
 from vllmlint.records import dataclass, field
 from pathlib import Path
 
@@ -11,10 +20,27 @@ from vllmlint.data import schemas_dir
 from vllmlint.lazyre import lazy_compile
 
 CONFIG_NAMES = (".vllmlint.yaml", ".vllmlint.yml")
+# Keys that run programs (`render`: helm, kustomize), reach the network (`online`) or read outside the tree
+# (`follow-links`, `hf-cache`): a configuration inside the linted tree may turn them off, never on.
+POWERFUL_KEYS = ("render", "follow-links", "online", "hf-cache")
+MAX_FILE_SIZE_MIB = 1024 * 1024  # `max-file-size` above 1 TiB is a mistake (and .inf or .nan cannot be a size)
+BASELINE_LIMIT = 64 * 1024 * 1024  # bytes of a baseline a configuration file may name
 
 
 class ConfigError(Exception):
-    """A one-line, user-facing problem with a configuration file."""
+    """A one-line, user-facing problem with a configuration file. Its text quotes the tree's keys and values:
+    control characters are written as escapes (`\\n`), so that it stays one line and no line of the tree's text
+    starts with `::` (a GitHub workflow command)."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters (line breaks included) written as `\\xNN` escapes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
 
 
 @dataclass
@@ -33,6 +59,7 @@ class Config:
     require_workloads: bool = False  # exit 1 when nothing vLLM or Kubernetes was found in what was given
     render: bool = False  # run `helm template` / `kustomize build` on charts and kustomizations (opt-in)
     fail_on: str | None = None
+    min_level: str | None = None  # the least severe finding shown (`--min-level`); the exit code follows fail-on
     vllm_version: str | None = None
     require_suppression_reason: bool = True
     max_file_size: float | None = None
@@ -41,6 +68,18 @@ class Config:
     gpus: list[dict] = field(default_factory=list)
     hf_cache: bool = False  # size models from this machine's Hugging Face cache (opt-in: machine-dependent)
     online: bool = False  # fetch models' config.json from the Hugging Face Hub (opt-in: network)
+    refused: list[str] = field(default_factory=list)  # `POWERFUL_KEYS` the linted tree's configuration asked for
+    refused_by: list[Path] = field(default_factory=list)  # the files that asked for them
+    errors: list[str] = field(default_factory=list)  # one-line errors: an `extend`/`baseline` dropped, the run goes on
+
+    def refusal_note(self) -> str | None:
+        """The one line to print (on standard error) when the tree's configuration asked for `POWERFUL_KEYS`."""
+        if not self.refused:
+            return None
+        files = ", ".join(dict.fromkeys(_shown(p) for p in self.refused_by))
+        which = "it" if len(self.refused) == 1 else "them"
+        return one_line(f"note: {files} asks for {', '.join(self.refused)}; ignored: only the command line or your "
+                        f"own config can turn {which} on")
 
     def selection(self, select: list[str] | None = None, ignore: list[str] | None = None,
                   extend_select: list[str] | None = None,
@@ -60,32 +99,142 @@ class Config:
     def file_size_limit(self, mib: float | None = None) -> int:
         """--max-file-size (MiB, the command line's first) in bytes; 10 MiB unless set, 0 for no limit."""
         size = mib if mib is not None else (self.max_file_size if self.max_file_size is not None else 10)
+        if not _size_ok(size):
+            raise ConfigError(f"--max-file-size {size}: give a number of MiB from 0 to {MAX_FILE_SIZE_MIB} "
+                              "(0: no limit)")
         return int(size * 1024 * 1024)
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest config file from `start` upwards, stopping at the repository root."""
+def _size_ok(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and 0 <= value <= MAX_FILE_SIZE_MIB)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def find_config(start: Path, user: bool = True) -> Path | None:
+    """The nearest config file from `start` upwards, stopping at the repository root; when there is none, the
+    user's own (`user_config_path`) unless `user` is False."""
     current = start.resolve()
     while True:
         for name in CONFIG_NAMES:
             if (current / name).is_file():
                 return current / name
         pyproject = current / "pyproject.toml"
-        if pyproject.is_file() and "[tool.vllmlint" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        if pyproject.is_file() and b"[tool.vllmlint" in _read_bytes(pyproject, quiet=True):
             return pyproject
         if (current / ".git").exists() or current.parent == current:
-            return None
+            return user_config_path() if user else None
         current = current.parent
 
 
 MAX_EXTEND_DEPTH = 10  # `extend` chains longer than this are a mistake (or a cycle through links)
 
 
-def load_config(path: Path) -> Config:
-    data, locate, extends = _load_chain(path, [])
+def user_config_path() -> Path | None:
+    """The user's own configuration, outside every linted tree: `$VLLMLINT_CONFIG` when set, else
+    `$XDG_CONFIG_HOME/vllmlint/config.yaml` (`~/.config/vllmlint/config.yaml`) when it exists."""
+    named = os.environ.get("VLLMLINT_CONFIG")
+    if named:
+        return Path(named)
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(home) / "vllmlint" / "config.yaml"
+    return path if os.path.isfile(path) else None  # a folder that cannot be searched: no configuration
+
+
+def load_settings(paths: Iterable[str | Path], config_path: str | Path | None = None,
+                  no_config: bool = False) -> Config:
+    """The configuration of a run over `paths`: `--config FILE`, else the file found from the current folder,
+    else the user's own; with `no_config`, none. ConfigError (one line) for a file that cannot be used."""
+    if no_config:
+        return Config()
+    found = Path(config_path) if config_path else find_config(Path.cwd())
+    return load_config(found, paths) if found is not None else Config()
+
+
+def load_config(path: Path, tree: Iterable[str | Path] | None = None, *, trusted: bool = False) -> Config:
+    """The settings of `path` and of the files it extends, over those of the user's own configuration
+    (`user_config_path`, when it is another file, outside the tree). `tree`: the linted paths (the current
+    folder when None); a file under them, under the current folder or in their git repositories is the tree's
+    own (see the module's docstring), unless `trusted`."""
+    roots = _tree_roots(tree if tree is not None else ())
+    user = user_config_path()
+    if user is not None and (os.path.realpath(user) == os.path.realpath(path) or _in_tree(str(user), roots)):
+        user = None  # the file itself; or `VLLMLINT_CONFIG` naming a file of the tree, which is the tree's
+    data, locate, extends, notes = _load_chain(path, [], roots, trusted=trusted)
+    if user is not None:
+        mine, my_locate, my_extends, my_notes = _load_chain(user, [], roots, trusted=True)
+        data, locate = _merge(mine, my_locate, data, locate)
+        extends = [*extends, user, *my_extends]
+        notes["errors"] += my_notes["errors"]
     config = _to_config(data, path, locate)
     config.extends = extends
+    _note(config, notes)
     return config
+
+
+def _note(config: Config, notes: dict) -> None:
+    config.refused = notes["refused"]
+    config.refused_by = notes["refused_by"]
+    config.errors = notes["errors"]
+
+
+def _tree_roots(paths: Iterable[str | Path]) -> list[str]:
+    """The folders that make the linted tree: the linted paths and the current folder, each as given and with
+    its links resolved, and the git work tree each is in (found by its `.git`, git is not run). The current
+    folder and the work trees count only below the home folder (or elsewhere): run from `~` or `/`, or in a home
+    kept in git, the whole home is not the tree, and the user's own configuration stays the user's."""
+    from vllmlint.source.files import git_toplevel
+
+    home = os.path.realpath(os.path.expanduser("~"))
+
+    def above_home(folder: str) -> bool:
+        real = os.path.realpath(folder)
+        return real == home or home.startswith(real.rstrip(os.sep) + os.sep)
+
+    roots: list[str] = []
+    for item, given in [*((p, True) for p in paths), (os.getcwd(), False)]:
+        for form in (os.path.abspath(item), os.path.realpath(item)):
+            folder = form if os.path.isdir(form) else os.path.dirname(form)
+            top = git_toplevel(folder)
+            candidates = [form if given or not above_home(form) else None]
+            if top and not above_home(top):
+                candidates += [top, os.path.realpath(top)]
+            for root in candidates:
+                if root and root not in roots:
+                    roots.append(root)
+    return roots
+
+
+def _in_tree(path: str, roots: list[str]) -> bool:
+    """The file, as named or with its links resolved, is in the tree."""
+    from vllmlint.source.files import _within
+
+    return _within(os.path.abspath(path), roots) or _within(os.path.realpath(path), roots)
+
+
+def _read_bytes(path: Path, limit: int | None = None, quiet: bool = False) -> bytes:
+    """A configuration file's bytes: a regular file only, opened without blocking, at most `limit` bytes
+    (`SMALL_FILE_LIMIT`). ConfigError otherwise; b"" when `quiet`."""
+    from vllmlint.source.files import SMALL_FILE_LIMIT, NotRegular, TooLarge, read_regular
+
+    limit = limit or SMALL_FILE_LIMIT
+    try:
+        return read_regular(path, limit)
+    except NotRegular:
+        problem = "not a regular file"
+    except TooLarge:
+        problem = f"over {limit // (1024 * 1024)} MiB"
+    except OSError as exc:
+        problem = f"cannot read it: {exc.strerror or exc}"
+    if quiet:
+        return b""
+    raise ConfigError(f"{path}: {problem}")
 
 
 def _load_one(path: Path):
@@ -99,17 +248,57 @@ def _load_one(path: Path):
     return data, locate
 
 
-def _load_chain(path: Path, seen: list[Path]):
+def _named_file(path: Path, key: str, name: str, locate, roots: list[str], trusted: bool,
+                limit: int | None = None) -> str | None:
+    """Why the file `key` names (`path`) cannot be used, or None: a file the tree's configuration names must be
+    in the tree; any file must be a regular file, readable without blocking, under the size cap."""
+    where = f"{locate([key])}: `{key}`: {name}"
+    if not name.isprintable():  # a line break in a file name would end up alone at the start of a line
+        return f"{where}: a file name with control characters"
+    if not os.path.exists(path):
+        return None  # the usual error: `extend` below, a baseline when it is loaded
+    from vllmlint.source.files import _within
+
+    if not trusted and not _within(os.path.realpath(path), roots):  # a link in the tree to outside is outside
+        return f"{where}: outside the linted tree; a configuration in the tree can only name files in it"
+    try:
+        _read_bytes(path, limit)
+    except ConfigError as exc:
+        return f"{where}: {str(exc).partition(': ')[2]}"
+    return None
+
+
+def _load_chain(path: Path, seen: list[Path], roots: list[str], trusted: bool = False):
     """The file's settings over those of the file its `extend` names (relative to it), recursively:
     keys of the nearer file win; `severity` and `per-file-ignores` merge key by key; `extend-select`,
-    `extend-ignore`, `models` and `gpus` add up. A `baseline` stays relative to the file that names it."""
+    `extend-ignore`, `models` and `gpus` add up. A `baseline` stays relative to the file that names it.
+    A file in the tree (`roots`) and not `trusted` loses its `POWERFUL_KEYS` set to true, and what it names
+    must be in the tree: the fourth value says what was refused and dropped."""
+    notes: dict = {"refused": [], "refused_by": [], "errors": []}
+    if not trusted and seen == [] and _in_tree(str(path), roots) and not _in_tree(os.path.realpath(path), roots):
+        raise ConfigError(f"{path}: a link to a file outside the linted tree; not read")
     data, locate = _load_one(path)
     data = dict(data)
+    # The first file is trusted when the caller says so (the user's own), any file when it is outside the tree.
+    mine = trusted or not _in_tree(str(path), roots)
+    if not mine:
+        for key in POWERFUL_KEYS:
+            if data.get(key) is True:
+                del data[key]
+                notes["refused"].append(f"{key}: true")
+                if path not in notes["refused_by"]:
+                    notes["refused_by"].append(path)
     if data.get("baseline"):
-        data["baseline"] = str(path.parent / data["baseline"])
+        baseline = path.parent / data["baseline"]
+        problem = _named_file(baseline, "baseline", data["baseline"], locate, roots, mine, BASELINE_LIMIT)
+        if problem:
+            notes["errors"].append(one_line(f"{problem}; no baseline used"))
+            del data["baseline"]
+        else:
+            data["baseline"] = str(baseline)
     base_name = data.pop("extend", None)
     if base_name is None:
-        return data, locate, []
+        return data, locate, [], notes
     base_path = (path.parent / base_name)
     resolved = base_path.resolve()
     chain = [*seen, path.resolve()]
@@ -117,9 +306,21 @@ def _load_chain(path: Path, seen: list[Path]):
         raise ConfigError(f"{locate(['extend'])}: `extend`: {base_name} extends back to this file (a cycle)")
     if len(chain) > MAX_EXTEND_DEPTH:
         raise ConfigError(f"{locate(['extend'])}: `extend`: more than {MAX_EXTEND_DEPTH} files extend each other")
+    problem = _named_file(base_path, "extend", base_name, locate, roots, mine)
+    if problem:
+        notes["errors"].append(one_line(f"{problem}; its settings were not used"))
+        return data, locate, [], notes
     if not base_path.is_file():
         raise ConfigError(f"{locate(['extend'])}: `extend`: {base_path}: no such configuration file")
-    base, base_locate, extends = _load_chain(base_path, chain)
+    base, base_locate, extends, base_notes = _load_chain(base_path, chain, roots)
+    for key, value in base_notes.items():
+        notes[key] += [v for v in value if v not in notes[key]]
+    merged, merged_locate = _merge(base, base_locate, data, locate)
+    return merged, merged_locate, [base_path, *extends], notes
+
+
+def _merge(base: dict, base_locate, data: dict, locate):
+    """`data` (a nearer file's settings) over `base`'s, and where each key now comes from."""
     merged = dict(base)
     for key, value in data.items():
         if key in ("severity", "per-file-ignores") and isinstance(base.get(key), dict):
@@ -134,13 +335,17 @@ def _load_chain(path: Path, seen: list[Path]):
     def merged_locate(keys: list) -> str:
         return locate(keys) if keys and keys[0] in data else base_locate(keys)
 
-    return merged, merged_locate, [base_path, *extends]
+    return merged, merged_locate
 
 
 def _read_yaml(path: Path):
     from vllmlint.source.yamlmodel import Mapping, Node, Sequence, SourceFile, parse_documents, to_python
 
-    source = SourceFile(str(path), path.read_text(encoding="utf-8"))
+    try:
+        text = _read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    source = SourceFile(str(path), text)
     documents, error = parse_documents(source)
     if error is not None:
         raise ConfigError(f"{path}:{error.line}:{error.col}: invalid YAML: {error.message}")
@@ -181,9 +386,13 @@ def _read_pyproject(path: Path):
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_bytes(path).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     section = data.get("tool", {}).get("vllmlint", {})
 
     def locate(keys: list) -> str:
@@ -219,8 +428,9 @@ def _plainly_valid(data) -> bool:
         "online": lambda v: isinstance(v, bool),
         "require-suppression-reason": lambda v: isinstance(v, bool),
         "fail-on": lambda v: v in _SEVERITIES,
+        "min-level": lambda v: v in _SEVERITIES,
         "vllm-version": lambda v: isinstance(v, str) and bool(_VERSION.match(v)),
-        "max-file-size": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+        "max-file-size": _size_ok,
         "baseline": lambda v: isinstance(v, str) and bool(v),
         "models": lambda v: v == [],
         "gpus": lambda v: v == [],
@@ -311,9 +521,13 @@ def _to_config(data: dict, path: Path, locate) -> Config:
     config.hf_cache = data.get("hf-cache", False)
     config.online = data.get("online", False)
     config.fail_on = data.get("fail-on")
+    config.min_level = data.get("min-level")
     config.vllm_version = str(data["vllm-version"]).lstrip("v") if data.get("vllm-version") else None
     config.require_suppression_reason = data.get("require-suppression-reason", True)
     config.max_file_size = data.get("max-file-size")
+    if config.max_file_size is not None and not _size_ok(config.max_file_size):  # .inf, .nan (the schema cannot say)
+        raise ConfigError(f"{locate(['max-file-size'])}: `max-file-size`: {config.max_file_size!r} is not valid here: "
+                          f"a number of MiB from 0 to {MAX_FILE_SIZE_MIB} (0: no limit)")
     if data.get("baseline"):  # already relative to the file that named it (`_load_chain`)
         config.baseline = Path(data["baseline"])
     config.models = list(data.get("models") or [])
@@ -354,33 +568,11 @@ def _did_you_mean(word: str) -> str:
 
 
 # --- globs ----------------------------------------------------------------------------------------
-def glob_to_regex(pattern: str) -> re.Pattern:
-    """Gitignore-style globs on forward-slash paths: `*` within a folder, `**` across folders, a pattern
-    without a slash matches a name at any depth, a trailing slash matches everything below a folder."""
-    pattern = pattern.strip()
-    anchored = "/" in pattern.rstrip("/")
-    if pattern.endswith("/"):
-        pattern += "**"
-    pattern = pattern.lstrip("/")
-    out = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        out.append({"*": "[^/]*", "?": "[^/]"}.get(ch, re.escape(ch)))
-        i += 1
-    body = "".join(out)
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{body}(?:/.*)?$")
-
-
 def path_matches(pattern: str, path: str) -> bool:
+    """Gitignore-style globs on forward-slash paths (`vllmlint.source.wildmatch.path_glob`): `*` within a folder,
+    `**` across folders, a pattern without a slash matches a name at any depth, a trailing slash matches
+    everything below a folder. Polynomial time whatever the pattern (`*a*a*a*a*b` included)."""
+    from vllmlint.source.wildmatch import path_glob
+
     path = path.replace("\\", "/")
-    return glob_to_regex(pattern).match(path[2:] if path.startswith("./") else path) is not None
+    return path_glob(pattern).match(path[2:] if path.startswith("./") else path)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections import Counter
-from vllmlint.records import replace
 from vllmlint.records import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -20,10 +18,11 @@ from vllmlint.k8s.objects import World
 from vllmlint.registry import Rule, select_rules
 from vllmlint.source.comments import MARKER, record_parse
 from vllmlint.source.files import (  # noqa: F401  (collect_files, git_ignored: the engine's API)
+    is_dockerfile,
     MARKDOWN_SUFFIXES, SCAN_SUFFIXES, SHELL_SUFFIXES, YAML_SUFFIXES, TooLarge, collect_files, display_path, git_ignored,
     is_kustomization, read_limited, read_text, sniff_suffix, too_large_message)
+from vllmlint.source.helm import split_helm_output  # noqa: F401  (a reader; also the engine's API)
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
-from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
 _HELM = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\b|template\b|if\b|"
                    r"else\b|range\b|with\b|define\b|toYaml\b|tpl\b|end\b|/\*)")
-_HELM_SOURCE = lazy_compile(r"^# Source: (\S.*)$", re.M)
 
 
 @dataclass
@@ -46,15 +44,17 @@ class LintOptions:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # path glob -> rule selectors
     baseline: Baseline | None = None  # findings it holds are not reported (nor fixed)
     fixes: bool = True  # build the fixes of the findings shown (False: no output or --fix uses them)
+    # How the run is carried out: read by the runner (vllmlint.run), never by the engine; none changes the result.
     # One-shot process (the console script): the model built from the files lives to the end of the run, so it is
     # moved out of the cyclic GC's sight (gc.freeze) once built, and given back when the rules are done.
     freeze_gc: bool = False
-    cache_dir: str | None = None  # the result cache's folder (vllmlint.cache); None: no cache
+    cache_dir: str | None = None  # the result cache's folder (vllmlint.run.cache); None: no cache
     jobs: int | None = None  # processes for the rules (None: automatic, on large runs only); never changes the result
     progress: Progress | None = None  # a progress line (vllmlint.progress): files read, rules checked
-    # Large runs in chunks of files (vllmlint.stream): the files added are read when the run starts, and a run of
-    # stream.STREAM_MIN_FILES files or more never holds every file's model at once. Never changes the result.
-    stream: bool = False
+    stream: bool = False  # no longer read: every run is linted in one piece (kept: callers still set it)
+    # --follow-links: the runner adds the local resources of the run's Kustomizations the paths did not hold
+    # (vllmlint.run.runner); without it each is noted, not read, as a symbolic link out of the paths is
+    follow_links: bool = False
 
 
 @dataclass
@@ -103,89 +103,48 @@ SKIP_NOT_TEXT = "not text"
 
 def _template_action(text: str, documents) -> int | None:
     """Offset of the first Helm/Go template action that makes this file a template, or None. Actions
-    inside block scalars of a file that parses are data (an alert template in a ConfigMap, a doc string)."""
-    matches = list(_HELM.finditer(text))
-    if not matches:
+    inside block scalars or comments of a file that parses are data (an alert template in a ConfigMap, a doc
+    string, `# rendered from {{ .Values.image }}`)."""
+    if "{{" not in text:
         return None
-    if documents is None:
-        return matches[0].start()
-    from vllmlint.source.yamlmodel import Scalar, walk
+    from vllmlint.source.comments import template_action
 
-    from bisect import bisect_right
-
-    # Block scalars do not overlap: the one that may hold a match is the last starting at or before it.
-    blocks = sorted((n.start, n.end) for d in documents for n in walk(d.root)
-                    if isinstance(n, Scalar) and n.style in ("|", ">"))
-    starts = [start for start, _ in blocks]
-    for match in matches:
-        at = bisect_right(starts, match.start()) - 1
-        if at < 0 or not match.start() < blocks[at][1]:
-            return match.start()
-    return None
-
-
-def split_helm_output(text: str, unlabelled: str = "-") -> list[tuple[str, str]] | None:
-    """`helm template` output: (source file, document text) per document, or None if not Helm output."""
-    if not _HELM_SOURCE.search(text):
-        return None
-    chunks = re.split(r"^---[ \t]*$", text, flags=re.M)
-    by_source: dict[str, list[str]] = {}
-    for chunk in chunks:
-        match = _HELM_SOURCE.search(chunk)
-        if chunk.strip():
-            # One template may render several documents: they stay one multi-document file. Documents
-            # without a `# Source:` (hand-written ones piped in with the chart) keep the stdin name.
-            source = match.group(1).strip() if match else unlabelled
-            by_source.setdefault(source, []).append(chunk.strip("\n") + "\n")
-    return [(source, "---\n".join(parts)) for source, parts in by_source.items()] or None
+    return template_action(text, documents, _HELM)  # comments and block scalars are text, not structure
 
 
 class Linter:
+    """One run's inputs turned into a result: files are read as they are added, `build` makes the world of all of
+    them, `check` runs the rules and finishes the result. How the run is carried out (which files, processes, the
+    cache, the garbage collector) is the runner's (vllmlint.run): it sets the hooks below."""
+
+    # Parsed YAML kept between runs by a long-lived caller (the language server, `vllmlint.server.project`):
+    # an object with `parse(source) -> (documents, error)`, None to parse every time.
+    parse_cache = None
+
     def __init__(self, options: LintOptions | None = None):
         self.options = options or LintOptions()
         self.result = LintResult()
         self.world = World()
         self._errors: list[Finding] = []
         self._shell_sources: list[SourceFile] = []
+        self._dockerfile_sources: list[SourceFile] = []
         self.real_paths: dict[str, str] = {}  # display path -> absolute path on disk (vllmlint.source.kustomize)
         self.render_mappings: list = []  # vllmlint.render.RenderedText: `--render` output -> the files as written
+        # and what moves the findings' positions by them (the feed that adds them sets it: render.feed_rendered)
+        self.map_positions: Callable[[LintResult, list], None] | None = None
         self._files_read = 0  # files read by add_file (the progress line counts them)
-        self._deferred: list[tuple[Path | None, str]] = []  # files added, read when the run starts (options.stream)
-        self._held: dict[str, tuple[bytes, str, str]] = {}  # deferred files whose bytes were given (add_file_bytes)
+        # The runner's hooks: called with the number of files read after each one; and given the world and the
+        # rules, the outcomes of the rules it checked elsewhere (code -> (findings, notices): other processes).
+        self.on_read: Callable[[int], None] | None = None
+        self.checker: Callable[[World, list[Rule], LintOptions], dict[str, RuleOutcome]] | None = None
 
     # inputs
     def add_file(self, path: Path, shown: str | None = None) -> None:
-        shown = shown or display_path(path)
-        self.real_paths.setdefault(shown, os.path.abspath(path))
-        if self.options.stream:
-            self._deferred.append((path, shown))
-            return
-        self.read_file(path, shown)
+        self.read_file(path, shown or display_path(path))
 
-    def add_file_bytes(self, data: bytes, shown: str, suffix: str, name: str, defer: bool = True) -> None:
-        """The bytes of a file `read_file` read (or the result cache replays): deferred like a file (options.stream)."""
-        if defer and self.options.stream:
-            self._deferred.append((None, shown))
-            self._held[shown] = (data, suffix, name)
-            return
+    def add_file_bytes(self, data: bytes, shown: str, suffix: str, name: str) -> None:
+        """The bytes of a file `read_file` read (or the result cache replays)."""
         self.add_bytes(data, shown, suffix, name)
-
-    def _read_deferred(self) -> None:
-        """The files added so far read now, in the order added (before any other input: the order is the run's)."""
-        deferred, self._deferred = self._deferred, []
-        for path, shown in deferred:
-            self.read_entry(path, shown, self)
-
-    def read_entry(self, path: Path | None, shown: str, added: Linter) -> None:
-        """A file `added` deferred: read from disk, or from the bytes it holds (path None)."""
-        if path is not None:
-            self.read_file(path, shown)
-            return
-        data, suffix, name = added._held[shown]
-        if shown in added.real_paths:
-            self.real_paths.setdefault(shown, added.real_paths[shown])
-        self.add_bytes(data, shown, suffix, name)
-        self._after_read()
 
     def read_file(self, path: Path, shown: str) -> None:
         self.real_paths.setdefault(shown, os.path.abspath(path))
@@ -199,27 +158,23 @@ class Linter:
             self.result.notices.append(Notice("VL001", f"cannot read file: {exc.strerror or exc}", shown, 0, "error"))
             self.result.internal_error = True
             return
-        self.add_file_bytes(data, shown, path.suffix.lower(), path.name, defer=False)
+        self.add_file_bytes(data, shown, path.suffix.lower(), path.name)
         self._after_read()
 
     def _after_read(self) -> None:
         self._files_read += 1
-        if self.options.freeze_gc and self._files_read % FREEZE_EVERY == 0:
-            _freeze_gc()
+        if self.on_read is not None:
+            self.on_read(self._files_read)
         if self.options.progress is not None:
             self.options.progress.files(self._files_read)
 
     def skip_too_large(self, shown: str, size: int | None) -> None:
         """A file (size in bytes) or a stream (size None) over --max-file-size: a VL005 notice, not linted."""
-        if self._deferred:
-            self._read_deferred()
         self.result.notices.append(Notice("VL005", too_large_message(size, self.options.max_file_size), shown, 0,
                                           "warning"))
         self.result.skipped.setdefault(shown, SKIP_TOO_LARGE)
 
     def add_bytes(self, data: bytes, shown: str, suffix: str = ".yaml", name: str = "") -> None:
-        if self._deferred:
-            self._read_deferred()
         self.result.files_checked += 1
         text, problem = read_text(data)
         source = SourceFile(shown, text if text is not None else "", shown)
@@ -231,12 +186,13 @@ class Linter:
         self.add_text(text, shown, suffix, name)
 
     def add_text(self, text: str, shown: str, suffix: str = ".yaml", name: str = "") -> None:
-        if self._deferred:
-            self._read_deferred()
         source = SourceFile(shown, text, shown)
         self.result.sources[shown] = source
         if suffix in MARKDOWN_SUFFIXES:
             self._add_markdown(text, shown)
+            return
+        if is_dockerfile(name or Path(shown).name):
+            self._dockerfile_sources.append(source)
             return
         if (name or Path(shown).name) == ".env" or suffix == ".env":  # files.is_env_file
             return  # a Compose `.env` / `env_file`: read by vllmlint.source.compose for the services beside it
@@ -354,8 +310,6 @@ class Linter:
             self._error(source, message, error.line, error.col, error.index)
 
     def add_stdin(self, data: bytes, filename: str | None) -> None:
-        if self._deferred:
-            self._read_deferred()
         text, problem = read_text(data)
         shown = filename or "-"
         if problem or text is None:
@@ -419,10 +373,14 @@ class Linter:
             image = f" (image {invocation.image.raw}{fork})" if invocation.image is not None else ""
             message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
                        "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
+        elif invocation.via == "dockerfile":  # vllm.dockerfile.VIA_DOCKERFILE
+            image = f" (FROM {invocation.image.raw})" if invocation.image is not None else ""
+            message = (f"vLLM release unknown for this image{image}; assuming vLLM {version}: pin the base image's "
+                       "tag or `RUN pip install vllm==X`, or pass --vllm-version")
         else:
             message = (f"vLLM release unknown for this script; assuming vLLM {version}: pass --vllm-version "
                        "(or set `vllm-version` in .vllmlint.yaml)")
-        noun = "workload" if owner is not None else "script"
+        noun = "workload" if owner is not None else "image" if invocation.via == "dockerfile" else "script"
         summary = (f"{noun} assumes vLLM {version} (release unknown)", f"{noun}s assume vLLM {version} (release unknown)")
         self.result.notices.append(Notice("VL006", message, where.source.display_path, line, "note", summary))
 
@@ -464,11 +422,26 @@ class Linter:
             for source, line, message in bind_projects(world):  # what the Compose reader refused
                 self.result.notices.append(Notice("VL005", message, source.display_path, line, "note",
                                                   ("Compose value not read", "Compose values not read")))
-        world.invocations = find_invocations(world, self.options.upgrade_to)
+        builds = None
+        if self._dockerfile_sources and world.of_kind("ComposeService"):
+            from vllmlint.vllm.dockerfile import compose_build
+
+            found = ((id(o), compose_build(o, world.sources)) for o in world.of_kind("ComposeService"))
+            builds = {key: built for key, built in found if built is not None}
+        world.invocations = find_invocations(world, self.options.upgrade_to, builds)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
+        if self._dockerfile_sources:  # the Dockerfile reader is imported only for Dockerfiles
+            from vllmlint.vllm.dockerfile import dockerfile_invocations
+
+            # A Dockerfile a Compose service of the run builds is judged as that service runs it (its build args,
+            # its `command`), not a second time on its own.
+            built = {b.path for b in (builds or {}).values()}
+            for source in self._dockerfile_sources:
+                if source.display_path not in built:
+                    world.invocations.extend(dockerfile_invocations(source, world.shell_commands))
         from vllmlint.vllm.flags import resolve_invocation
-        from vllmlint.vllm.release import workload_release
+        from vllmlint.vllm.workload_release import workload_release
         from vllmlint.vllm.invocation import mark_vendor_build
 
         world.default_release = self.options.upgrade_to or self.options.vllm_version
@@ -498,35 +471,20 @@ class Linter:
         self.result.objects = len(world.objects)
 
     def run(self) -> LintResult:
-        if self._deferred:
-            if len(self._deferred) >= stream_sizes()[0]:  # below, the module is not even imported
-                from vllmlint import stream
+        """The result of everything added: the world built, the rules checked, the result finished."""
+        return self.check(self.build())
 
-                if stream.streamable(self, self._deferred):
-                    result = stream.run(self, self._deferred)
-                    if result is not None:
-                        return result
-            self._read_deferred()
-        world = self.build()
-        if self.options.freeze_gc:
-            import gc
-
-            gc.freeze()
-            try:
-                return self._run(world)
-            finally:
-                gc.unfreeze()  # the model is garbage once the result is rendered: the GC may take it back
-        return self._run(world)
-
-    def _run(self, world: World) -> LintResult:
+    def check(self, world: World) -> LintResult:
+        """The rules checked on `world` (from `build`), and the result finished."""
         self._count_understood(world)
         rules = with_syntax_errors(select_rules(self.options.select, self.options.ignore), self.options)
         self.result.rules = rules
         self.result.notices.extend(_moved_ignores(self.options))
         findings: list[Finding] = []
-        elsewhere = _checks_in_processes(world, rules, self.options)  # code -> outcome (large runs, --jobs)
+        # code -> outcome of the rules the runner checked elsewhere (large runs, --jobs: other processes)
+        elsewhere = self.checker(world, rules, self.options) if self.checker is not None else {}
         for rule in rules:
-            severity = Severity.parse(self.options.severity.get(rule.code, rule.severity.label))
+            severity = rule_severity(rule, self.options)
             if rule.code == "VL001":
                 for error in self._errors:
                     error.severity = severity
@@ -534,7 +492,7 @@ class Linter:
                 continue
             if rule.kind != "result":
                 continue
-            found, notices = elsewhere.pop(rule.code) if rule.code in elsewhere else _check_rule(world, rule, severity)
+            found, notices = elsewhere.pop(rule.code) if rule.code in elsewhere else check_rule(world, rule, severity)
             findings.extend(found)
             self.result.notices.extend(notices)
             self.result.internal_error = self.result.internal_error or bool(notices)
@@ -555,10 +513,8 @@ class Linter:
             self.result.notices.extend(outcome.notices)
         else:
             self.result.findings = findings  # sorted above
-        if self.render_mappings:  # `--render` output: positions moved to the files as written
-            from vllmlint.render import map_rendered
-
-            map_rendered(self.result, self.render_mappings)
+        if self.render_mappings and self.map_positions is not None:  # `--render` output: to the files as written
+            self.map_positions(self.result, self.render_mappings)
             self.result.findings = _dedupe(self.result.findings)
         # What the user asked not to see is gone before anything (a formatter, `--fix`) looks at the
         # result. After suppressions, so that a suppression hiding an ignored finding is still used.
@@ -567,14 +523,10 @@ class Linter:
                                                                        self.options.per_file_ignores,
                                                                        self.result.notices)
         if self.options.baseline is not None:
-            _apply_baseline(self.result, self.options.baseline)
+            apply_baseline(self.result, self.options.baseline)
         resolve_fixes(self.result, self.options.fixes)
         self.result.notices = ordered_notices(selected_notices(self.result.notices, rules), self.result.sources)
         return self.result
-
-    # Parsed YAML kept between runs by a long-lived caller (the language server, `vllmlint.server.project`):
-    # an object with `parse(source) -> (documents, error)`, None to parse every time.
-    parse_cache = None
 
     def _parse(self, source: SourceFile):
         cache = self.parse_cache
@@ -616,8 +568,7 @@ OUTSIDE_SUMMARY = ("vLLM release outside vllmlint's catalog checked against a ne
 def ordered_notices(notices: list[Notice], sources: dict[str, SourceFile]) -> list[Notice]:
     """The notes in the order of the files they are about (the order the files were given; within a file, the
     order they were made), then those about a file not given, then those about no file. A release outside the
-    catalog is noted once per run, at the first file that runs it. One order for a run in one piece and in chunks
-    (vllmlint.stream): it depends on the files only, never on which ones were read together."""
+    catalog is noted once per run, at the first file that runs it: the order depends on the files only."""
     rank = {shown: index for index, shown in enumerate(sources)}
     outside = len(rank)
     ordered = sorted(notices, key=lambda n: rank.get(n.path, outside) if n.path else outside + 1)
@@ -647,7 +598,8 @@ def _moved_ignores(options: LintOptions) -> list[Notice]:
     if not options.ignore:
         return []  # before the imports: most runs ignore nothing
     from vllmlint.registry import all_rules, moved_ignore, select_rules
-    from vllmlint.renames import moved_notice, old_codes
+    from vllmlint.registry import moved_notice
+    from vllmlint.renames import old_codes
 
     if not old_codes():
         return []
@@ -668,7 +620,7 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
     naming the code a finding moved from still hides it (data/renamed-codes.yaml), with a VL008 note."""
     from vllmlint.config import path_matches
     from vllmlint.registry import all_rules, matches
-    from vllmlint.renames import legacy_match, moved_notice
+    from vllmlint.registry import legacy_match, moved_notice
 
     rules = all_rules()
     kept: list[Finding] = []
@@ -694,8 +646,8 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
     return kept, ignored
 
 
-def _apply_baseline(result: LintResult, baseline: Baseline) -> None:
-    from vllmlint.renames import moved_notice
+def apply_baseline(result: LintResult, baseline: Baseline) -> None:
+    from vllmlint.registry import moved_notice
 
     result.baseline_stale = baseline.stale_count(result.findings)
     moved: list[tuple[str, str]] = []
@@ -703,28 +655,11 @@ def _apply_baseline(result: LintResult, baseline: Baseline) -> None:
     result.notices.extend(moved_notice(old, new) for old, new in moved)
 
 
-# adds the run's inputs (files, standard input) to a fresh Linter. `Linter`, not "Linter": a string becomes a
-# ForwardRef, whose compile() sets up the compiler's AST types at every start (9 M instructions, measured).
-Feed = Callable[[Linter], None]
-
-
-def lint(feed: Feed, options: LintOptions) -> LintResult:
-    """The whole result of a run, as the command line shows it: the rules, suppressions, per-file
-    ignores and the baseline; with `options.upgrade_to`, only the findings that moving every workload
-    to that release adds (two runs over the same inputs, compared by fingerprint)."""
-    def run(with_options: LintOptions) -> LintResult:
-        linter = Linter(with_options)
-        feed(linter)
-        return linter.run()
-
-    if options.cache_dir is not None:
-        from vllmlint.cache import cached_lint
-
-        return cached_lint(feed, options)
-    if not options.upgrade_to:
-        return _model_released(run(options), options)
-    today = run(replace(options, upgrade_to=None, baseline=None))
-    after = run(replace(options, baseline=None))
+def upgrade_result(today: LintResult, after: LintResult, options: LintOptions) -> LintResult:
+    """`--upgrade-to`: of `after` (the inputs checked as if every workload ran `options.upgrade_to`, without the
+    baseline), only the findings that `today` (the same inputs as they are, without the baseline) lacks, compared
+    by fingerprint; then the baseline."""
+    assert options.upgrade_to is not None
     before = Counter(f.fingerprint() for f in today.findings)
     added = []
     for finding in after.findings:
@@ -738,7 +673,7 @@ def lint(feed: Feed, options: LintOptions) -> LintResult:
     after.findings = added
     after.upgrade = UpgradeSummary(options.upgrade_to, len(added), sum(before.values()))
     if options.baseline is not None:
-        _apply_baseline(after, options.baseline)
+        apply_baseline(after, options.baseline)
         # Stale means no finding of the upgraded run matches the entry any more, not only the added ones.
         after.baseline_stale = options.baseline.stale_count(everything_after)
     return after
@@ -756,6 +691,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 
 
 def lint_paths(paths: list[str], options: LintOptions | None = None) -> tuple[LintResult, list[str]]:
+    """The files under `paths` linted in this process (the library's simplest call; the runner's `lint` adds the
+    result cache, processes and the garbage collector's policy), and the paths that do not exist."""
     linter = Linter(options)
     files, missing = collect_files(paths)
     for path in files:
@@ -800,22 +737,6 @@ def resolve_fixes(result: LintResult, needed: bool = True) -> None:
                                              f"fix: {failure}", "", 0, "error"))
 
 
-# From this many files the console script lints in chunks of CHUNK_FILES (vllmlint.stream). Measured with
-# bench/bench.py's corpus (2026-12-02, 10,000 files, in-process, no fixes): 23.3-24.5 s of CPU and 184 MiB at the
-# peak in chunks, against 23.6 s and 581 MiB in one piece; 1,000 files: 2.87 s and 71 MiB against 3.00 s and 98 MiB.
-STREAM_MIN_FILES = 1000
-CHUNK_FILES = 256
-STREAM_SIZES_ENV = "VLLMLINT_STREAM_SIZES"  # "MIN:CHUNK" instead of the two above (tests, benchmarks)
-
-
-def stream_sizes() -> tuple[int, int]:
-    given = os.environ.get(STREAM_SIZES_ENV, "")
-    least, _, chunk = given.partition(":")
-    if least.isdigit() and chunk.isdigit() and int(chunk) > 0:
-        return int(least), int(chunk)
-    return STREAM_MIN_FILES, CHUNK_FILES
-
-
 def _may_suppress(sources: dict[str, SourceFile], world: World) -> bool:
     """Whether a file of the run holds the word every suppression directive holds (a comment or an annotation:
     `source.comments.MARKER`); without it the suppressions module is not even imported."""
@@ -828,24 +749,10 @@ def _may_suppress(sources: dict[str, SourceFile], world: World) -> bool:
     return False
 
 
-FREEZE_EVERY = 64  # files: 1,000 files of the bench corpus peak at 152 MB RSS
-
-
-def _freeze_gc() -> None:
-    """The models of the files read so far moved out of the cyclic GC's sight (gc.freeze): a large run allocates
-    millions of nodes that all live to the end, and the collector's passes over them found nothing. Reading a file
-    leaves no garbage cycle to collect first (ruamel's compose_all made a class and a self-referring loader per
-    file: `yamlmodel._composed` does not), so no collection walks them either (one before each freeze cost about
-    0.1 s of a 1,000-file run, and finds nothing now: RSS is the same with or without it)."""
-    import gc
-
-    gc.freeze()
-
-
 RuleOutcome = tuple[list[Finding], list[Notice]]  # a rule's findings, and its internal errors (exit 2)
 
 
-def _check_rule(world: World, rule: Rule, severity: Severity) -> RuleOutcome:
+def check_rule(world: World, rule: Rule, severity: Severity) -> RuleOutcome:
     """Run one rule: its findings (those yielded before a crash of the rule too) and the notices of its bugs."""
     from vllmlint.checks import Context
 
@@ -867,144 +774,7 @@ def _check_rule(world: World, rule: Rule, severity: Severity) -> RuleOutcome:
                              "", 0, "error") for failure in context.fix_errors]
 
 
-# Below this many files, `jobs=0` (automatic: the console script's default) checks in one process. Measured on
-# 1,000 files of bench/bench.py's corpus (2026-12-01, a loaded 2-core machine, CPU seconds): the rules take 2.43 s
-# in one process; with two, this process's share took 1.17 s and the copy's about 1.4 s (rules no longer share
-# what they compute lazily: +11% CPU), plus a fork of ~10 ms. At 200 files the rules take ~0.5 s, where the
-# second core starts to win back more than the copy costs.
-PARALLEL_MIN_FILES = 200
-MAX_AUTO_JOBS = 4
-
-
-def parallel_jobs(options: LintOptions, files: int) -> int:
-    """How many processes check the rules of a run of `files` files: `options.jobs` (0: automatic; None: one,
-    the library's default, so that an embedding process is never forked behind its back)."""
-    if options.jobs is None or options.jobs == 1 or (options.jobs == 0 and files < PARALLEL_MIN_FILES):
-        return 1
-    import threading  # only here: a one-file run never forks
-
-    if not hasattr(os, "fork") or sys.platform != "linux" or threading.active_count() > 1:
-        return 1  # forking is safe only in a single-threaded process on Linux (macOS frameworks are not)
-    if options.jobs == 0:
-        # Cores other programs keep busy are no help: on a loaded machine a copy costs more than it saves (the
-        # bench measured --jobs 2 at 0.82x on 1,000 files with a load of 4 on 2 cores).
-        idle = (os.cpu_count() or 1) - int(os.getloadavg()[0] if hasattr(os, "getloadavg") else 0)
-        return max(1, min(idle, MAX_AUTO_JOBS))
-    return options.jobs
-
-
-def _checks_in_processes(world: World, rules: list[Rule], options: LintOptions) -> dict[str, RuleOutcome]:
-    """The outcomes of `rules`, checked by this process and forked copies of it on the model already built
-    (nothing is read or parsed twice; the copies run no code of the linted tree, only the rules). Each process
-    takes the next rule not yet taken (a counter in shared memory), so a slow rule does not leave the others
-    idle. The result is the same as one process's: the caller merges the outcomes back in rule order, and checks
-    itself any rule a copy that failed did not report."""
-    jobs = parallel_jobs(options, len(world.sources))
-    checked = [r for r in rules if r.kind == "result" and r.code != "VL001"]
-    if jobs < 2 or len(checked) < 2:
-        return {}
-    import pickle
-
-    take = _rule_counter()
-    if take is None:
-        return {}
-
-    def work(progress: Progress | None = None) -> dict[str, RuleOutcome]:
-        outcomes: dict[str, RuleOutcome] = {}
-        number = take()
-        while number < len(checked):
-            rule = checked[number]
-            outcome = _check_rule(world, rule, _severity(rule, options))
-            outcomes[rule.code] = _fixes_built(outcome, options.fixes) if progress is None else outcome
-            if progress is not None:
-                progress.rules(number + 1, len(checked))
-            number = take()
-        return outcomes
-
-    children: list[tuple[int, int]] = []
-    for _ in range(jobs - 1):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the copy: check what it takes, send the outcomes, leave without running anything else
-            code = 0
-            try:
-                os.close(read)
-                outcomes = work()
-                with os.fdopen(write, "wb") as out:
-                    pickle.dump(outcomes, out, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write)
-        children.append((pid, read))
-    done = work(options.progress)
-    for pid, read in children:
-        try:
-            with os.fdopen(read, "rb") as stream:
-                done.update(pickle.load(stream))
-        except Exception:  # noqa: S110  (the copy died: the caller checks its rules here)
-            pass
-        finally:
-            os.waitpid(pid, 0)
-    return done
-
-
-def _rule_counter() -> Callable[[], int] | None:
-    """The number of the next rule to check, shared by the processes (a counter in shared memory); None where
-    shared memory is not available (no /dev/shm in some containers): the run stays in one process."""
-    try:
-        import multiprocessing
-
-        counter = multiprocessing.get_context("fork").Value("i", 0)
-    except Exception:
-        return None
-
-    def take() -> int:
-        with counter.get_lock():
-            number = counter.value
-            counter.value = number + 1
-        return number
-
-    return take
-
-
-def _severity(rule: Rule, options: LintOptions) -> Severity:
+def rule_severity(rule: Rule, options: LintOptions) -> Severity:
     return Severity.parse(options.severity.get(rule.code, rule.severity.label))
 
 
-def _fixes_built(outcome: RuleOutcome, needed: bool) -> RuleOutcome:
-    """A forked copy's outcome with its pending fixes (`Context.lazy_fix`) built, or dropped when the run uses no
-    fixes: a pending fix holds the model it reads, which must not cross the pipe. The copy builds them for every
-    finding (it does not know which ones the user is shown); the fixes are the same as the serial run's."""
-    from vllmlint.checks import PendingFix
-
-    findings, notices = outcome
-    notices = list(notices)
-    for finding in findings:
-        if isinstance(finding.fix, PendingFix):
-            finding.fix, failure = finding.fix.build() if needed else (None, None)
-            if failure is not None:
-                notices.append(Notice(finding.code, f"internal error in rule {finding.code} building a fix: {failure}",
-                                      "", 0, "error"))
-    return findings, notices
-
-
-# Files: from this many, a one-shot run collects its model before the output. Measured on bench/bench.py's corpus
-# (2026-12-01, wheel): the collection takes 0.38 s of a 3 s run at 1,000 files and 3.1 s of a 28 s run at 10,000
-# (11%), and lowers the peak by 7 MiB and 115 MiB (721 -> 606 MiB). The console script freezes the GC at exit, so
-# without it the model is never walked at all: below this size the CPU time is worth more than the memory.
-RELEASE_MIN_FILES = 20_000
-
-
-def _model_released(result: LintResult, options: LintOptions) -> LintResult:
-    """The result, with the model of the run given back first in a one-shot process (`freeze_gc`, the console
-    script) of RELEASE_MIN_FILES files or more: the model (nodes, objects, invocations) is garbage once the rules
-    are done, but its objects are in cycles (a container and its pod) that only the cyclic GC frees, and none runs
-    before the output is rendered. Collected now, the output is rendered in the model's memory instead of on top
-    of it, at the price of one pass over every object (about 11% of the run: see RELEASE_MIN_FILES)."""
-    if options.freeze_gc and result.files_checked >= RELEASE_MIN_FILES:
-        import gc
-
-        gc.collect()
-    return result

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from vllmlint.data import load_rule_metadata, load_yaml_data, rules_dir
-from vllmlint.finding import Severity
+from vllmlint.finding import Notice, NoticeLevel, Severity
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 RULE_MODULE = re.compile(r"^(vl\d+)_\w+\.py$")  # `vl101_deprecated_entrypoint.py`; other names are helpers
@@ -180,8 +180,6 @@ def select_rules(select: list[str] | None = None, ignore: list[str] | None = Non
 
 def moved_ignore(ignore: list[str], candidate: Rule) -> str | None:
     """The old code in `ignore` that still covers `candidate`, a rule split out of it; None if none."""
-    from vllmlint.renames import legacy_match
-
     return legacy_match(ignore, candidate)
 
 
@@ -189,3 +187,30 @@ def unknown_selectors(selectors: list[str]) -> list[str]:
     """Selectors that match no rule, for a usage error."""
     rules = list(all_rules().values())
     return [s for s in selectors if not any(matches(s, r) for r in rules)]
+
+
+def legacy_match(selectors: list[str], candidate: Rule) -> str | None:
+    """The old code a selector names when it covers `candidate` only through the move: None when a
+    selector matches `candidate` itself, or none matches an old code."""
+    from vllmlint.renames import covering
+
+    olds = covering(candidate.code)
+    if not olds or any(matches(s, candidate) for s in selectors):
+        return None
+    rules = all_rules()
+    for old in olds:
+        rule = rules.get(old)
+        if rule is not None and any(matches(s, rule) for s in selectors):
+            return old
+    return None
+
+
+def moved_notice(old: str, new: str, path: str = "", line: int = 0) -> Notice:
+    from vllmlint.renames import MOVED
+
+    rule = all_rules().get(new)
+    name = f" {rule.name}" if rule is not None else ""
+    return Notice(MOVED, f"{old} suppressions cover {new}{name} for this release only: write {new}", path, line,
+                  NoticeLevel.NOTE,
+                  summary=(f"{old} suppression covers {new} for this release only (write {new})",
+                           f"{old} suppressions cover {new} for this release only (write {new})"))

@@ -188,7 +188,7 @@ def _shown(root: Path, display_path) -> str:
 def feed_rendered(linter, rendered: Rendered) -> None:
     """Lint one folder's rendered output: Helm documents under their template files, a kustomize build under
     the kustomization file's name plus ` (rendered)`."""
-    from vllmlint.engine import split_helm_output
+    from vllmlint.source.helm import split_helm_output
 
     linter.result.notices.extend(rendered.notices)
     if any(n.level == "error" for n in rendered.notices):
@@ -204,6 +204,7 @@ def feed_rendered(linter, rendered: Rendered) -> None:
             mapping = helm_mapping(chunk, shown, source, rendered) if source != fallback else None
             if mapping is not None:
                 linter.render_mappings.append(mapping)
+                linter.map_positions = map_rendered
         return
     name = next((n for n in KUSTOMIZATION_FILES if (rendered.root / n).exists()), KUSTOMIZATION_FILES[0])
     linter.result.files_checked += 1
@@ -211,6 +212,7 @@ def feed_rendered(linter, rendered: Rendered) -> None:
     linter.add_text(rendered.output, shown, ".yaml")
     tool = "kubectl kustomize" if rendered.tool == "kubectl" else "kustomize build"
     linter.render_mappings.append(kustomize_mapping(rendered.output, shown, rendered.root, tool))
+    linter.map_positions = map_rendered
 
 
 # --- rendered positions mapped back to the files as written --------------------------------------------------

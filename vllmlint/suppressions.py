@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from vllmlint import records
 import re
+from bisect import bisect_left, bisect_right
 from vllmlint.records import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -42,7 +43,6 @@ _NAME = r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*"
 _DIRECTIVE = lazy_compile(r"vllmlint:[ \t]*(?P<kind>disable-next-line|disable-file|disable)\b")
 _BODY = lazy_compile(r"[ \t]*=[ \t]*(?P<rules>" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)")
 _NAME_AT = lazy_compile(_NAME)
-_HTML_COMMENT = lazy_compile(r"<!--(.*?)-->", re.S)
 
 
 @dataclass
@@ -142,7 +142,7 @@ def apply_suppressions(findings: list[Finding], sources: dict[str, SourceFile], 
     for directive in directives:
         outcome.problems.extend(_problems(directive, require_reason, active, meta=True))
     outcome.problems.sort(key=lambda f: f.sort_key)
-    from vllmlint.renames import moved_notice
+    from vllmlint.registry import moved_notice
 
     outcome.notices = [moved_notice(old, new, path, line) for path, line, old, new in moved]
     outcome.suppressed.sort(key=lambda f: f.sort_key)
@@ -308,6 +308,12 @@ def comment_directives(source: SourceFile) -> list[Directive]:
         return _markdown_directives(source)
     if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
         return _script_directives(source, 0, len(text))
+    from vllmlint.source.files import is_dockerfile
+
+    if is_dockerfile(path.rsplit("/", 1)[-1]):
+        # A Dockerfile's comments are whole lines, as a script's: `# vllmlint: disable-next-line=...` above an
+        # instruction covers it with its continuation lines (a comment after an instruction is not one to Docker).
+        return _script_directives(source, 0, len(text))
     return _yaml_directives(source, 0, len(text))
 
 
@@ -445,34 +451,62 @@ def _markdown_directives(source: SourceFile) -> list[Directive]:
             directives.extend(_script_directives(source, fence.content_start, fence.content_end))
         elif not fence.language and kubernetes_fence(text, fence):  # an unlabelled fence read as a manifest
             directives.extend(_yaml_directives(source, fence.content_start, fence.content_end))
-    for comment in _HTML_COMMENT.finditer(text):
-        if any(fence.opening <= comment.start() < fence.closing for fence in blocks):
+    ordered = sorted(blocks, key=lambda fence: fence.opening)
+    openings = [fence.opening for fence in ordered]
+    for start, body_start, body_end, end in html_comments(text):
+        i = bisect_right(openings, start) - 1
+        if i >= 0 and start < ordered[i].closing:
             continue  # inside a code block: text, not a Markdown comment
-        line_start = text.rfind("\n", 0, comment.start()) + 1
-        if text[line_start:comment.start()].strip():
+        if not _at_line_start(text, start):
             continue  # not at the start of a line: inline text (often `code`), not an HTML comment block
-        at = text.find("vllmlint:", comment.start(1), comment.end(1))
-        if at == -1 or text[comment.start(1):at].strip():
+        at = text.find("vllmlint:", body_start, body_end)
+        if at == -1 or text[body_start:at].strip():
             continue
-        directive = parse_directive(source, at, comment.end(1), comment.start(), source.display_path)
+        directive = parse_directive(source, at, body_end, start, source.display_path)
         if directive is None:
             continue
-        directive.span = source.span(comment.start(), comment.end())
+        directive.span = source.span(start, end)
         if directive.scope != "file":
             directive.scope = "block"
-            directive.lines = _next_block(source, comment.end(), blocks)
+            directive.lines = _next_block(source, end, ordered, openings)
         directives.append(directive)
     return directives
 
 
-def _next_block(source: SourceFile, after: int, blocks: list[Fence]) -> tuple[int, int] | None:
-    """Lines of the fenced block right below `after` (only blank lines between), fences included."""
-    for fence in blocks:
-        if fence.opening >= after:
-            if source.text[after:fence.opening].strip():
-                return None
-            return source.line_col(fence.opening)[0], source.line_col(max(fence.closing - 1, fence.opening))[0]
-    return None
+_NOT_BLANK = lazy_compile(r"\S")
+
+
+def _at_line_start(text: str, pos: int) -> bool:
+    """Only blanks between the start of its line and `pos` (looking back over those blanks only)."""
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\r\f\v":
+        i -= 1
+    return i < 0 or text[i] == "\n"
+
+
+def html_comments(text: str) -> Iterator[tuple[int, int, int, int]]:
+    """(start, body start, body end, end) of each `<!-- ... -->`, as `re.finditer("<!--(.*?)-->", re.S)` finds
+    them, in one pass: once no `-->` follows an opening, none follows a later one (the regex scanned to the end
+    of the text again for each of 100,000 unclosed `<!--`)."""
+    pos = text.find("<!--")
+    while pos != -1:
+        close = text.find("-->", pos + 4)
+        if close == -1:
+            return
+        yield pos, pos + 4, close, close + 3
+        pos = text.find("<!--", close + 3)
+
+
+def _next_block(source: SourceFile, after: int, ordered: list[Fence], openings: list[int]) -> tuple[int, int] | None:
+    """Lines of the fenced block right below `after` (only blank lines between), fences included. `ordered`: the
+    blocks by opening offset, `openings` those offsets."""
+    i = bisect_left(openings, after)
+    if i == len(ordered):
+        return None
+    fence = ordered[i]
+    if _NOT_BLANK.search(source.text, after, fence.opening):  # stops at the first character: linear in all
+        return None
+    return source.line_col(fence.opening)[0], source.line_col(max(fence.closing - 1, fence.opening))[0]
 
 
 # annotations --------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ config.json, the fields of that config.json that sizing reads (`config`, copied 
 `parameters` with `parameters_source` (model card or safetensors total), and optionally `family`, `aliases`,
 `gated` (true for repositories with an access form on their page), `has_chat_template` ({value, source}) and
 `verified` (the copy of the config.json the stored fields were compared with: repository, path, commit). The entries are built by the same code that
-reads a config.json at lint time (vllmlint.capacity.specs.model_from_config_json), so the catalog and a
+reads a config.json at lint time (vllmlint.capacity.hfconfig.model_from_config_json), so the catalog and a
 checkpoint's own config cannot disagree.
 
     python -m vllmlint_dev.models_catalog            # print the generated entries
@@ -57,7 +57,7 @@ def _flow(value: Any) -> str:
 
 def entry(item: dict[str, Any]) -> dict[str, Any]:
     """One models.yaml entry (a dict in the file's key order) from a stored checkpoint."""
-    from vllmlint.capacity.specs import model_from_config_json
+    from vllmlint.capacity.hfconfig import model_from_config_json
 
     config = item["config"]
     model = model_from_config_json(config, item["id"])

@@ -5,8 +5,8 @@
 
 It imports every module of the package (in this process: run it as a program, not from a process that
 defined other record classes) and writes one maker per distinct shape of record class, with the source
-`vllmlint.records.source` gives for it. The output is deterministic (shapes sorted), which makes `--check`
-work. A stale file never changes behaviour: a shape it lacks is compiled when its class is defined.
+`vllmlint.records.source` gives for it. The output is deterministic (shapes sorted, each maker named by a hash
+of its shape, so a new class adds lines and renumbers nothing), which makes `--check` work. A stale file never changes behaviour: a shape it lacks is compiled when its class is defined.
 """
 from __future__ import annotations
 
@@ -38,11 +38,19 @@ def package_shapes() -> list[str]:
     return records.shapes()
 
 
+def maker_name(shape: str) -> str:
+    """A name that depends on the shape alone (not on its place among the others): adding or removing one
+    class adds or removes its own maker and its MAKERS line, and leaves every other line of the file as it was."""
+    import hashlib
+
+    return "_m_" + hashlib.sha256(shape.encode("utf-8")).hexdigest()[:12]
+
+
 def generate(shapes: list[str]) -> str:
     parts = [HEADER]
     names = {}
-    for number, shape in enumerate(shapes):
-        names[shape] = f"_m{number}"
+    for shape in shapes:
+        names[shape] = maker_name(shape)
         parts.append(f"\n# {shape}\n{records.source(shape, names[shape])}")
     parts.append("\nMAKERS = {\n" + "".join(f"    {shape!r}: {name},\n" for shape, name in names.items()) + "}\n")
     return "".join(parts)

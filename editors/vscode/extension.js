@@ -1,5 +1,6 @@
-// vllmlint for VS Code: starts `vllmlint server` (the language server of `pip install 'vllmlint[server]'`)
-// over stdio with vscode-languageclient. Everything vllmlint says comes from the server; this file only
+// vllmlint for VS Code: starts `vllmlint server` (the language server; vllmlint is not on PyPI: install it
+// from a checkout or a wheel built from one, `pip install '/path/to/vllmlint[server]'`) over stdio with
+// vscode-languageclient. Everything vllmlint says comes from the server; this file only
 // starts and stops it.
 'use strict';
 
@@ -8,12 +9,25 @@ const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
 
 let client;
 
-// The languages whose documents the server lints (YAML and JSON manifests, shell scripts, Markdown runbooks).
-const LANGUAGES = ['yaml', 'json', 'shellscript', 'markdown'];
+// The languages whose documents the server lints: YAML and JSON manifests, Compose files (VS Code's
+// `dockercompose` language when the Docker extension gives them that one), Dockerfiles (`dockerfile`), shell
+// scripts, Markdown runbooks.
+const LANGUAGES = ['yaml', 'json', 'dockercompose', 'dockerfile', 'shellscript', 'markdown'];
+
+// The program and its arguments come from the user's (or remote machine's) settings only: package.json
+// scopes them `machine`, and a value a workspace's .vscode/settings.json gives is ignored here too, so an
+// opened repository cannot choose what VS Code runs.
+function machineSetting(config, key) {
+  if (typeof config.inspect !== 'function') {
+    return config.get(key);
+  }
+  const inspected = config.inspect(key) || {};
+  return inspected.globalValue !== undefined ? inspected.globalValue : inspected.defaultValue;
+}
 
 function serverOptions(config) {
-  const command = config.get('path') || 'vllmlint';
-  const args = [...(config.get('args') || []), 'server'];
+  const command = machineSetting(config, 'path') || 'vllmlint';
+  const args = [...(machineSetting(config, 'args') || []), 'server'];
   // TransportKind.stdio: the client adds `--stdio`, which `vllmlint server` accepts.
   const executable = { command, args, transport: TransportKind.stdio };
   return { run: executable, debug: executable };

@@ -18,10 +18,10 @@ from vllmlint.capacity.specs import (
     gpus,
     clear_extra,
     instance_types,
-    model_from_config_json,
     models,
     register_extra,
 )
+from vllmlint.capacity.hfconfig import model_from_config_json
 from vllmlint.capacity.estimate import (
     Estimate,
     default_gpu_memory_utilization,

@@ -17,6 +17,7 @@ from vllmlint.records import dataclass, field
 
 from vllmlint.capacity.specs import (
     GPU,
+    QUANTIZED_LINEAR_BYTES,
     GiB,
     ModelSpec,
     QuantScheme,
@@ -74,23 +75,6 @@ def cudagraphs_in_budget(version: str | tuple[int, ...] | None = None) -> bool:
 
 # --------------------------------------------------------------------------- bytes per parameter
 
-# Bytes per weight of a quantized linear layer, including its scales/zero points:
-#   4-bit with group size 128 (AWQ, GPTQ, w4a16): 0.5 + fp16 scale / 128 + 4-bit zero / 128 = 0.5195
-#   GPTQ 8-bit, group 128: 1 + fp16 scale / 128 + 8-bit zero / 128 = 1.0234
-#   FP8 / INT8 with per-tensor, per-channel or 128x128 block scales: ~1.0 (scales < 0.1%)
-#   bitsandbytes NF4, blocksize 64 with 8-bit double-quantized absmax: 0.5 + 1/64 = 0.5156
-# Embeddings, lm_head, norms, biases and MoE routers stay in the activation dtype.
-QUANTIZED_LINEAR_BYTES: dict[str, float] = {
-    "awq": 0.5 + 2 / 128 + 0.5 / 128,
-    "gptq-int4": 0.5 + 2 / 128 + 0.5 / 128,
-    "int4": 0.5 + 2 / 128 + 0.5 / 128,
-    "gptq-int8": 1 + 2 / 128 + 1 / 128,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "bnb-4bit": 0.5 + 1 / 64,
-    "mxfp4": 0.5 + 1 / 32,  # 4-bit E2M1 + one E8M0 scale per 32 weights (gpt-oss)
-    "nvfp4": 0.5 + 1 / 16,  # 4-bit E2M1 + one FP8 scale per 16 weights (ModelOpt / compressed-tensors)
-}
 _QUANT_ALIASES = {
     "awq_marlin": "awq", "gptq": "gptq-int4", "gptq_marlin": "gptq-int4", "gptq-int4": "gptq-int4",
     "gptq_int4": "gptq-int4", "gptq_int8": "gptq-int8", "w4a16": "int4", "w8a8": "int8", "w8a16": "int8",
@@ -195,6 +179,7 @@ class Estimate:
     ranks: list[RankMemory]
     notes: list[str]
     kv_cache_memory_bytes_override: int | None = None
+    engine: str = "V1"  # "V0": the engine before 0.8.0, or VLLM_USE_V1=0 on 0.8 - 0.10
 
     @property
     def fits(self) -> bool:
@@ -414,7 +399,9 @@ def estimate(
     total = gpu.total_bytes
     budget = int(total * utilization)
     per_token_activation = _activation_bytes_per_token(model, tp, act_bytes)
-    sampler_per_logit = sampler_bytes_per_logit(version, flashinfer_sampler, v1)
+    sampler_rows = min(num_seqs, batched_tokens)
+    sampler = sampler_bytes(sampler_rows, model.vocab_size, version, gpu=gpu, act_bytes=act_bytes,
+                            flashinfer_sampler=flashinfer_sampler, v1_engine=v1)
 
     ranks: list[RankMemory] = []
     layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
@@ -423,9 +410,9 @@ def estimate(
         weights = _rank_weights(model, layers, tp, first, last, linear_bytes, act_bytes)
         parts: dict[str, int] = {}
         forward = batched_tokens * per_token_activation
-        sampler = min(num_seqs, batched_tokens) * model.vocab_size * sampler_per_logit if last else 0
-        parts["activations"] = max(forward, sampler)  # the sampler runs after the forward pass has freed its buffers
-        parts["non-torch"] = non_torch_bytes(tp, pp)
+        parts["activations"] = max(forward, sampler if last else 0)  # the sampler runs after the forward pass has freed its buffers
+        parts["non-torch"] = non_torch_bytes(tp, pp) + allreduce_fusion_workspace_bytes(
+            model.hidden_size, act_bytes, tp, pp, batched_tokens, version, gpu, enforce_eager)
         if version < (0, 6, 5):
             parts["CUDA context"] = CUDA_CONTEXT_BYTES
         if cudagraphs_in_budget(version) and not enforce_eager:
@@ -485,6 +472,7 @@ def estimate(
         ranks=ranks,
         notes=notes,
         kv_cache_memory_bytes_override=kv_cache_memory_bytes,
+        engine="V1" if v1 else "V0",
     )
 
 
@@ -594,25 +582,79 @@ def min_capability(method: str | None, version: str | tuple[int, ...] | None) ->
 # --------------------------------------------------------------------------- reserves by release (calibration)
 
 # Which top-k/top-p sampler vLLM's dummy sampler run uses (the profile run's last allocation peak):
-#   0.8 - 0.11: FlashInfer when installed (`elif envs.VLLM_USE_FLASHINFER_SAMPLER is not False`,
-#     vllm/v1/sample/ops/topk_topp_sampler.py line 46 in 0.11.0); the official images ship it, the wheel does not
-#     depend on it (requirements/cuda.txt names flashinfer-python from 0.12.0);
-#   0.12 - 0.20: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`,
-#     line 35 in 0.12.0, the variable defaulting to None: "Users must opt in explicitly");
-#   0.21 on: FlashInfer (`VLLM_USE_FLASHINFER_SAMPLER: bool = True`, vllm/envs.py line 48 in 0.21.0).
-NATIVE_SAMPLER_RELEASES = ((0, 12, 0), (0, 21, 0))
+#   0.8 - 0.11.0: FlashInfer when installed (`elif envs.VLLM_USE_FLASHINFER_SAMPLER is not False`,
+#     vllm/v1/sample/ops/topk_topp_sampler.py line 46 in 0.11.0); the official images ship it;
+#   0.11.1 - 0.20.x: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1 (PR #26859: `if
+#     envs.VLLM_USE_FLASHINFER_SAMPLER:`, topk_topp_sampler.py line 34 in 0.11.1, line 39 in 0.17.0; the variable
+#     defaults to None, vllm/envs.py line 48: "Users must opt in explicitly");
+#   0.21 on: FlashInfer (`VLLM_USE_FLASHINFER_SAMPLER: bool = True`, vllm/envs.py line 48 in 0.21.0) on CUDA GPUs
+#     FlashInferBackend supports (compute capability 7.5 - 12.1, vllm/v1/attention/backends/flashinfer.py line 409),
+#     the PyTorch-native sampler elsewhere (topk_topp_sampler.py lines 39-72 in 0.21.0; ROCm is not `is_cuda()`).
+NATIVE_SAMPLER_RELEASES = ((0, 11, 1), (0, 21, 0))
+# The PyTorch-native apply_top_k_top_p from 0.17.0 (PR #33538): `if HAS_TRITON and logits.shape[0] >= 8: return
+# apply_top_k_top_p_triton(logits, k, p)` (topk_topp_sampler.py line 251 in 0.17.0, line 311 in 0.21.0), an in-place
+# Triton kernel instead of the sort; below 8 rows the sort of before.
+TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
+TRITON_TOP_K_TOP_P_MIN_ROWS = 8
+# What the Triton path holds per logit at its peak, from the code of 0.17.0: the logits in the model dtype
+# (compute_logits, gpu_model_runner.py _dummy_sampler_run line 5073), their float32 copy (`logits =
+# logits.to(torch.float32)`, vllm/v1/sample/sampler.py line 90), the float32 softmax and `q =
+# torch.empty_like(probs)` (random_sample, topk_topp_sampler.py line 334): model-dtype bytes + 3 x 4.
+TRITON_SAMPLER_FP32_COPIES = 3
+DEFAULT_SM_COUNT = 108  # a GPU entry without sm_count (a user's): the A100's, an assumption, not a measurement
 
 
-def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
-                            flashinfer_sampler: bool | None = None, v1_engine: bool | None = None) -> int:
-    """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary)."""
+def sampler_implementation(version: str | tuple[int, ...] | None = None, flashinfer_sampler: bool | None = None,
+                           v1_engine: bool | None = None, gpu: GPU | None = None) -> str:
+    """'v0', 'flashinfer', 'native-sort' or 'native-triton' (0.17+, for 8 rows or more): the top-k/top-p code the
+    profile run's dummy sampler goes through."""
     numbers = release_numbers(version)
     if not (uses_v1_engine(numbers) if v1_engine is None else v1_engine):
-        return SAMPLER_BYTES_PER_LOGIT_V0
+        return "v0"
     if flashinfer_sampler is None:
         start, end = NATIVE_SAMPLER_RELEASES
         flashinfer_sampler = not start <= numbers < end
-    return SAMPLER_BYTES_PER_LOGIT_V1 if flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT_NATIVE
+        if numbers >= end and gpu is not None:  # 0.21+: FlashInfer on CUDA GPUs of capability 7.5 - 12.1 only
+            flashinfer_sampler = gpu.architecture != "cdna3" and (7, 5) <= gpu.capability <= (12, 1)
+    if flashinfer_sampler:
+        return "flashinfer"
+    return "native-triton" if numbers >= TRITON_TOP_K_TOP_P_SINCE else "native-sort"
+
+
+def sampler_bytes_per_logit(version: str | tuple[int, ...] | None = None,
+                            flashinfer_sampler: bool | None = None, v1_engine: bool | None = None,
+                            act_bytes: int = 2) -> int:
+    """Bytes the profile run's dummy sampler holds per logit (max_num_seqs x vocabulary); the Triton path of 0.17+
+    also holds a buffer per SM (sampler_bytes)."""
+    kind = sampler_implementation(version, flashinfer_sampler, v1_engine)
+    if kind == "v0":
+        return SAMPLER_BYTES_PER_LOGIT_V0
+    if kind == "flashinfer":
+        return SAMPLER_BYTES_PER_LOGIT_V1
+    if kind == "native-triton":
+        return act_bytes + 4 * TRITON_SAMPLER_FP32_COPIES
+    return SAMPLER_BYTES_PER_LOGIT_NATIVE
+
+
+def sampler_bytes(rows: int, vocab: int, version: str | tuple[int, ...] | None = None, *, gpu: GPU | None = None,
+                  act_bytes: int = 2, flashinfer_sampler: bool | None = None, v1_engine: bool | None = None) -> int:
+    """The dummy sampler run's peak for `rows` sequences (min(max_num_seqs, max_num_batched_tokens)) of `vocab`
+    logits. On the 0.17+ Triton path: act_bytes + 12 bytes per logit plus the kernel's per-program buffer,
+    `logits.new_empty((min(next_power_of_2(min(num_sm, rows)), num_sm), vocab_size))` in float32
+    (vllm/v1/sample/ops/topk_topp_triton.py lines 992-1000 in 0.17.0, cached for the process, so it stays)."""
+    kind = sampler_implementation(version, flashinfer_sampler, v1_engine, gpu)
+    if kind == "native-triton" and rows < TRITON_TOP_K_TOP_P_MIN_ROWS:
+        kind = "native-sort"
+    if kind == "v0":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_V0
+    if kind == "flashinfer":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_V1
+    if kind == "native-sort":
+        return rows * vocab * SAMPLER_BYTES_PER_LOGIT_NATIVE
+    sms = (gpu.sm_count if gpu is not None else None) or DEFAULT_SM_COUNT
+    programs = min(sms, rows)
+    buffer_rows = min(1 << (programs - 1).bit_length(), sms)
+    return rows * vocab * (act_bytes + 4 * TRITON_SAMPLER_FP32_COPIES) + buffer_rows * vocab * 4
 
 
 def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1) -> int:
@@ -622,6 +664,55 @@ def non_torch_bytes(tensor_parallel_size: int = 1, pipeline_parallel_size: int =
     # NCCL's ring and tree buffers do not grow with every further peer).
     peers = min(max(1, tensor_parallel_size), 8) - 1
     return NON_TORCH_BYTES + TP_PEER_NON_TORCH_BYTES * peers + (PP_NON_TORCH_BYTES if pipeline_parallel_size > 1 else 0)
+
+
+# FlashInfer's fused all-reduce + RMSNorm, on by default from 0.17.0 (`enable_allreduce_rms_fusion`,
+# vllm/config/vllm.py lines 113-131 in 0.17.0, line 116 in 0.19.0: TP > 1, CUDA, FlashInfer installed, compute
+# capability 9.0 or 10.0 (the 10.x family from 0.19.0), data parallel size 1 and pipeline parallel size 1). Its pass
+# (AllReduceFusionPass, vllm/compilation/passes/fusion/allreduce_rms_fusion.py lines 715-760 in 0.17.0) creates the
+# workspace while torch.compile runs inside the profiling run, outside PyTorch's allocator: non-torch memory.
+ALLREDUCE_FUSION_SINCE = (0, 17, 0)
+# FI_ALLREDUCE_FUSION_MAX_SIZE_MB (allreduce_rms_fusion.py line 54 in 0.17.0; SM 10.3 added by 0.19.0): the largest
+# all-reduce input, in MiB, per compute capability and TP size.
+ALLREDUCE_FUSION_MAX_SIZE_MB: dict[tuple[int, int], dict[int, float]] = {(9, 0): {2: 64, 4: 2, 8: 0.5}, (10, 0): {2: 64, 4: 32, 8: 1},
+                                (10, 3): {2: 64, 4: 64, 8: 2}}
+
+
+def allreduce_fusion_workspace_bytes(hidden_size: int, act_bytes: int, tensor_parallel_size: int,
+                                     pipeline_parallel_size: int, max_num_batched_tokens: int,
+                                     version: str | tuple[int, ...] | None = None, gpu: GPU | None = None,
+                                     enforce_eager: bool = False, data_parallel_size: int = 1) -> int:
+    """The FlashInfer all-reduce fusion workspace one rank allocates during profiling (0 where vLLM does not enable
+    the fusion). vLLM passes max_token_num = min(max_size // (hidden x dtype bytes), max_num_batched_tokens)
+    (allreduce_rms_fusion.py lines 743-748 in 0.17.0); FlashInfer's TensorRT-LLM workspace
+    (trtllm_create_ipc_workspace_for_all_reduce_fusion, flashinfer/comm/trtllm_ar.py lines 570-595 in
+    flashinfer-python 0.6.4, the release 0.17.0 pins) allocates on every rank a buffer of tp x tokens x hidden x 2
+    bytes, 256 x tp 4-byte flags and three Lamport buffers of the buffer's size, each rounded up to 2 MiB. A lower
+    bound: FlashInfer allocates them as symmetric (multicast-capable) memory rounded up to the driver's recommended
+    multicast granularity, a value no source read here gives (docs/capacity.md, "Known misses")."""
+    numbers = release_numbers(version)
+    tp = int(tensor_parallel_size)
+    if (numbers < ALLREDUCE_FUSION_SINCE or gpu is None or gpu.architecture == "cdna3" or enforce_eager
+            or pipeline_parallel_size != 1 or data_parallel_size != 1 or tp not in (2, 4, 8)):
+        return 0
+    capability = gpu.capability
+    if capability[0] == 10 and numbers < (0, 19, 0):
+        capability = (10, 0) if capability == (10, 0) else (0, 0)  # `is_device_capability(100)` before 0.19
+    elif capability[0] == 10 and capability not in ALLREDUCE_FUSION_MAX_SIZE_MB:
+        capability = (10, 0)
+    sizes = ALLREDUCE_FUSION_MAX_SIZE_MB.get(capability)
+    if sizes is None:
+        return 0
+    max_size = int(sizes[tp] * 2**20)
+    tokens = min(max_size // (hidden_size * act_bytes), int(max_num_batched_tokens))
+    two_mib = 1 << 21
+
+    def aligned(size: int) -> int:
+        return -(-size // two_mib) * two_mib
+
+    buffer = tp * tokens * hidden_size * 2
+    lamport = 3 * min(buffer, 2147483647 & ~(two_mib - 1))
+    return aligned(buffer) + aligned(tp * 256 * 4) + aligned(lamport)
 
 
 def hybrid_kv_cache_manager(version: str | tuple[int, ...] | None) -> bool:

@@ -13,7 +13,7 @@ The files read are config.json, tokenizer_config.json, generation_config.json an
 (ModelOpt checkpoints); JSON is parsed by the linter's one YAML/JSON reader (vllmlint.source.yamlmodel).
 What they say about sizing is read here: the checkpoint's quantization per module (`quant_scheme`), the
 per-layer structure of interleaved and hybrid models (`layer_pattern`, `linear_attention_of`) and the vision
-tower (`vision_parameters`); `specs.model_from_config_json` assembles the ModelSpec.
+tower (`vision_parameters`); `model_from_config_json` assembles the ModelSpec.
 """
 from __future__ import annotations
 
@@ -25,7 +25,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from vllmlint.capacity.specs import LinearAttention, ModelFact, ModelSpec, QuantScheme
+from vllmlint.capacity.specs import (
+    MAX_CONFIG_LAYERS,
+    QUANTIZED_LINEAR_BYTES,
+    LinearAttention,
+    ModelFact,
+    ModelSpec,
+    QuantScheme,
+    _DTYPES,
+    _quant_method,
+    _with_parameters,
+)
 from vllmlint.records import dataclass
 from vllmlint.lazyre import lazy_compile
 
@@ -308,8 +318,6 @@ def resolve_opt_in(name: str) -> Match | None:
 def spec_from_files(files: ModelFiles, model_id: str) -> ModelSpec | None:
     """The ModelSpec of a checkpoint's files: config.json (with hf_quant_config.json for ModelOpt checkpoints),
     and the chat-template fact of tokenizer_config.json."""
-    from vllmlint.capacity.specs import model_from_config_json
-
     model = model_from_config_json(files.config, model_id, hf_quant_config=files.hf_quant_config)
     if model is None:
         return None
@@ -685,8 +693,6 @@ def linear_weight_bytes(model: ModelSpec, quant: str | None, act_bytes: int) -> 
     """Bytes per linear weight: the checkpoint's own scheme (per module: partial quantization keeps the
     modules its ignore list names in the activation dtype) when the quantization in effect is the
     checkpoint's, else one size for every linear layer."""
-    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES
-
     scheme = model.quant_scheme
     if quant is not None and scheme is not None and quant == scheme.key and scheme.linear_bytes is not None:
         return scheme
@@ -789,8 +795,6 @@ def spec_from_gguf(info: GGUFInfo, model_id: str, origin: str = "GGUF header") -
     average, and the embedding and output tensors at their own size. None when the metadata lacks the sizes."""
     from math import prod
 
-    from vllmlint.capacity.specs import model_from_config_json
-
     meta = info.metadata
     arch = str(meta.get("general.architecture") or "")
 
@@ -878,3 +882,149 @@ def _config_defaults_table() -> dict[str, dict[str, Any]]:
 
     data = load_yaml_data(knowledge_dir() / "capacity" / "config-defaults.yaml")
     return {entry["model_type"]: entry for entry in data["model_types"]}
+
+
+# --------------------------------------------------------------------------- a config.json as a ModelSpec
+
+
+def model_from_config_json(config: dict[str, Any], model_id: str = "local/config.json",
+                           hf_quant_config: dict[str, Any] | None = None) -> ModelSpec | None:
+    """A ModelSpec from a Hugging Face config.json dict, or None when the fields needed are missing.
+
+    Multimodal configs keep the language model under text_config; its fields win, and the vision tower
+    (vision_config) is counted in `vision_parameters`.  Interleaved and hybrid layer structures, MoE layer
+    patterns and the checkpoint's own quantization per module are read by the functions of this module.
+    `parameters` is our own count (count_parameters), flagged by parameters_estimated=True.
+    """
+    if not isinstance(config, dict):
+        return None
+    text = config.get("text_config")
+    # Keys the file leaves out take the config class's defaults, as transformers gives them to vLLM.
+    merged = {**config_defaults(config), **config, **(text if isinstance(text, dict) else {})}
+
+    def integer(*keys: str) -> int | None:
+        for key in keys:
+            value = merged.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return None
+
+    layers = integer("num_hidden_layers", "n_layer", "num_layers")
+    hidden = integer("hidden_size", "n_embd", "d_model")
+    heads = integer("num_attention_heads", "n_head")
+    vocab = integer("vocab_size", "padded_vocab_size")
+    if not (layers and hidden and heads and vocab):
+        return None
+    if layers > MAX_CONFIG_LAYERS:
+        return None  # no model has that many layers: per-layer arithmetic on it would never end
+    model_type = str(merged.get("model_type") or "")
+    intermediate = integer("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
+    if model_type.startswith("llama4"):
+        # Llama-4: intermediate_size is each expert's width, intermediate_size_mlp the dense layers'
+        # (llama4.py:352); the shared expert is intermediate_size wide.
+        intermediate = integer("intermediate_size_mlp") or intermediate
+    kv_heads = integer("num_key_value_heads", "multi_query_group_num") or heads
+    head_dim = integer("head_dim") or hidden // heads
+    max_len = integer("max_position_embeddings", "n_positions", "seq_length") or 2048
+    dtype = _DTYPES.get(str(merged.get("torch_dtype") or merged.get("dtype") or "bfloat16"), "bfloat16")
+    # What vLLM reads for `--dtype auto`: the text config's torch_dtype (0.8.5 vllm/config.py line 2891,
+    # `getattr(config.get_text_config(), "torch_dtype", None)`; None means float32). The `dtype` key of newer
+    # transformers releases is not counted: older images' transformers do not read it.
+    own = text if isinstance(text, dict) else config
+    dtype_given = str(own.get("torch_dtype")) in _DTYPES
+
+    kv_lora = integer("kv_lora_rank")
+    attention_kind = "mla" if kv_lora else ("mha" if kv_heads == heads else "gqa")
+    qk_nope = integer("qk_nope_head_dim")
+    qk_rope = integer("qk_rope_head_dim")
+    if attention_kind == "mla" and qk_nope and qk_rope:
+        head_dim = qk_nope + qk_rope
+
+    window = integer("sliding_window")
+    window_layers = "none"
+    layer_types = merged.get("layer_types")
+    pattern = layer_pattern(merged, layers)
+    if model_type.startswith("llama4") and integer("attention_chunk_size"):
+        window = integer("attention_chunk_size")  # chunked local attention bounds the cache like a window
+    if merged.get("use_sliding_window") is False:
+        window = None  # Qwen2 configs carry a sliding_window value that is switched off
+    elif window and pattern and any(kind in ("sliding", "chunked") for kind in pattern):
+        window_layers = "pattern"
+    elif window and isinstance(layer_types, list) and layer_types:
+        sliding = [i for i, kind in enumerate(layer_types) if "sliding" in str(kind)]
+        if len(sliding) == len(layer_types):
+            window_layers = "all"
+        elif sliding == list(range(0, len(layer_types), 2)):
+            window_layers = "even"
+        elif not sliding:
+            window = None
+        else:
+            window_layers = "even"  # other patterns (Gemma 3's 5:1) are approximated, see docs/capacity.md
+    elif window and model_type.startswith("gemma2"):
+        window_layers = "even"
+    elif window:
+        window_layers = "all"
+    if window and window >= max_len:
+        window = None  # a window as long as the context bounds nothing
+        window_layers = "none"
+    if window is None and pattern:
+        # no window: sliding/chunked layers hold full length like the others
+        pattern = tuple("full" if kind in ("sliding", "chunked") else kind for kind in pattern)
+        if all(kind == "full" for kind in pattern):
+            pattern = ()
+
+    experts = integer("num_local_experts", "num_experts", "n_routed_experts") or 0
+    moe_intermediate = integer("moe_intermediate_size") or (integer("intermediate_size") or intermediate if experts else 0)
+    shared_width = integer("shared_expert_intermediate_size") or 0
+    shared_experts = integer("n_shared_experts") or (1 if shared_width or (experts and model_type.startswith("llama4")) else 0)
+    quant = merged.get("quantization_config")
+    if not isinstance(quant, dict) and isinstance(hf_quant_config, dict):
+        quant = {"quant_method": "modelopt"}
+
+    model = ModelSpec(
+        id=model_id,
+        family=model_type or "unknown",
+        architecture=str((merged.get("architectures") or ["unknown"])[0]),
+        parameters=0,
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        vocab_size=vocab,
+        tie_word_embeddings=bool(merged.get("tie_word_embeddings", model_type.startswith("gemma"))),
+        max_position_embeddings=max_len,
+        torch_dtype=dtype,
+        torch_dtype_given=dtype_given,
+        attention_kind=attention_kind,
+        qkv_bias=bool(merged.get("attention_bias", model_type.startswith("qwen2"))),
+        qk_norm=model_type.startswith(("qwen3", "gemma3")),
+        sliding_window=window if window_layers != "none" else None,
+        sliding_window_layers=window_layers if window else "none",
+        q_lora_rank=integer("q_lora_rank"),
+        kv_lora_rank=kv_lora,
+        qk_nope_head_dim=qk_nope,
+        qk_rope_head_dim=qk_rope,
+        v_head_dim=integer("v_head_dim"),
+        num_experts=experts,
+        experts_per_token=integer("num_experts_per_tok") or 0,
+        moe_intermediate_size=moe_intermediate,
+        shared_experts=shared_experts if experts else 0,
+        first_dense_layers=integer("first_k_dense_replace") or 0,
+        router_bias=str(merged.get("topk_method", "")) == "noaux_tc",
+        norms_per_layer=4 if model_type.startswith(("gemma2", "gemma3")) else 2,
+        source="config.json",
+        parameters_estimated=True,
+        quantization=ModelFact(_quant_method(quant), "config.json quantization_config.quant_method"),
+        layer_types=pattern,
+        mlp_types=mlp_pattern(merged, layers) if experts else (),
+        shared_expert_intermediate_size=shared_width,
+        attention_output_gate=model_type.startswith("qwen3_next") or bool(merged.get("attn_output_gate")),
+        linear_attention=linear_attention_of(merged, hidden) if pattern else None,
+        vision_parameters=vision_parameters(config, hidden),
+    )
+    scheme = quant_scheme(config, hf_quant_config, model)
+    if scheme is not None:
+        model = replace(model, quant_scheme=scheme, checkpoint_quantization=scheme.key or scheme.method)
+    return _with_parameters(model)

@@ -116,11 +116,16 @@ def uses_v0_engine(work: Workload) -> bool:
 GPU_WORKER_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
+def _device_resource(name: str) -> str:
+    """A MIG slice (`nvidia.com/mig-1g.10gb`) runs the same CUDA worker as `nvidia.com/gpu`."""
+    return "nvidia.com/gpu" if name.startswith("nvidia.com/mig-") else name
+
+
 def ranks_in_container(work: Workload) -> int | None:
     """How many GPU workers run in this container: the model's TP x PP ranks, at most the GPUs it requests;
     None when it requests no NVIDIA or AMD GPU (TPU, Neuron and Gaudi workers were not read)."""
     request = work.gpu_resource
-    if request is None or request[1] < 1 or request[0] not in GPU_WORKER_RESOURCES:
+    if request is None or request[1] < 1 or _device_resource(request[0]) not in GPU_WORKER_RESOURCES:
         return None
     return min(work.tensor_parallel_size * work.pipeline_parallel_size, request[1])
 
@@ -170,6 +175,79 @@ def _offload(work: Workload, ranks: int) -> HostPart | None:
     return HostPart("cpu-offload", size, f"{_gib(size)} of weights offloaded to pinned CPU memory "
                     f"(--cpu-offload-gb {option.value}{per}, at most each rank's share of the weights)",
                     option.value_token or option.token)
+
+
+def kv_offload_backend(work: Workload) -> str | None:
+    """The KV offloading backend `--kv-offloading-size` turns on in this release ("native", "lmcache"), or None
+    (no size given, a value known only at run time, a release before 0.11.1, before 0.14.0 without
+    --kv-offloading-backend)."""
+    part = _part("kv-offload")
+    option = work.options.get(part.get("flag", "--kv-offloading-size"))
+    if option is None or not option.value_known or not _float(option.value):
+        return None
+    release = effective_release(work)
+    if not _in(part.get("releases"), release):
+        return None
+    chosen = work.options.get(part.get("backend_flag", "--kv-offloading-backend"))
+    if chosen is not None:
+        return chosen.value.strip().lower() if chosen.value_known and chosen.value else None
+    return next((d["value"] for d in part.get("default_backend", []) if _in(d.get("releases"), release)), None)
+
+
+def kv_offload_bytes(work: Workload, ranks: int | None = None) -> int | None:
+    """This pod's share of the `--kv-offloading-size` buffer (GiB over all TP x PP ranks), or None."""
+    backend = kv_offload_backend(work)
+    if backend not in ("native", "lmcache"):
+        return None
+    ranks = ranks_in_container(work) if ranks is None else ranks
+    if not ranks:
+        return None
+    option = work.options[_part("kv-offload").get("flag", "--kv-offloading-size")]
+    total = int((_float(option.value) or 0) * GiB)
+    return total * ranks // max(work.tensor_parallel_size * work.pipeline_parallel_size, 1)
+
+
+def kv_offload_in_shm(work: Workload) -> bool:
+    """Whether the offload buffer is a /dev/shm mapping (the native backend on CUDA GPUs from 0.27.0)."""
+    shm = _part("kv-offload").get("shm") or {}
+    request = work.gpu_resource
+    return (bool(shm) and kv_offload_backend(work) == shm.get("backend") and request is not None
+            and _device_resource(request[0]) in shm.get("resources", []) and _in(shm.get("releases"), effective_release(work)))
+
+
+def _kv_offload(work: Workload, ranks: int) -> HostPart | None:
+    size = kv_offload_bytes(work, ranks)
+    if not size:
+        return None
+    option = work.options["--kv-offloading-size"]
+    backend = kv_offload_backend(work)
+    share = "" if ranks >= work.tensor_parallel_size * work.pipeline_parallel_size else \
+        f", this pod's {ranks} of {work.tensor_parallel_size * work.pipeline_parallel_size} ranks"
+    where = "a /dev/shm mapping" if kv_offload_in_shm(work) else "pinned memory"
+    return HostPart("kv-offload", size, f"{_gib(size)} of CPU KV-cache offload buffer (--kv-offloading-size "
+                    f"{option.value}: GiB over all TP x PP ranks{share}; {backend} backend, {where})",
+                    option.value_token or option.token)
+
+
+def _lmcache_local_cpu(work: Workload, ranks: int) -> HostPart | None:
+    if kv_offload_backend(work) == "lmcache":
+        return None  # the flag sets LMCache's size itself (counted by _kv_offload)
+    container = work.container
+    env = container.env if container is not None else {}
+    name = _part("lmcache-local-cpu").get("env", "LMCACHE_MAX_LOCAL_CPU_SIZE")
+    transfer = work.options.get("--kv-transfer-config")
+    if (name not in env or transfer is None or not transfer.value_known
+            or "lmcache" not in (transfer.value or "").lower()
+            or (env.get("LMCACHE_LOCAL_CPU") or "true").strip().lower() in ("false", "0", "no")):
+        return None
+    gib = _float(env[name])
+    if not gib:
+        return None
+    size = int(gib * GiB) * ranks
+    per = f" x {ranks} workers" if ranks > 1 else ""
+    node = container.env_node(name) if container is not None else None
+    return HostPart("lmcache-local-cpu", size, f"{_gib(size)} of LMCache's pinned CPU cache ({name}={env[name]} "
+                    f"GiB per worker{per})", node)
 
 
 def _cpu_weights(work: Workload) -> HostPart | None:
@@ -230,9 +308,9 @@ def host_memory(work: Workload) -> list[HostPart]:
         ranks = ranks_in_container(work)
         if ranks is None:
             return []
-        parts = [_swap(work, ranks), _offload(work, ranks)]
+        parts = [_swap(work, ranks), _offload(work, ranks), _kv_offload(work, ranks), _lmcache_local_cpu(work, ranks)]
     return [p for p in parts if p is not None and p.bytes > 0]
 
 
 __all__ = ["HostPart", "host_memory", "host_memory_data", "is_cpu_image", "uses_v0_engine", "ranks_in_container",
-           "workload_image"]
+           "workload_image", "kv_offload_backend", "kv_offload_bytes", "kv_offload_in_shm"]

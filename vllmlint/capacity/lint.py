@@ -105,6 +105,20 @@ def knobs_for_weights(work: Workload, placement: Landing, plan: Estimate, need_k
     kwargs = work.estimate_kwargs()
     tp_now = kwargs.pop("tensor_parallel_size")
     helps = []
+    if gpu.mig_parent:  # one process sees one MIG device: no TP across slices, only a bigger slice or a whole GPU
+        from vllmlint.capacity.specs import find_gpu, mig_devices
+
+        for device in mig_devices():
+            if device.mig_parent == gpu.mig_parent and device.cuda_total_gib > gpu.cuda_total_gib:
+                bigger = estimate(model, device, tensor_parallel_size=tp_now, **kwargs)
+                if bigger.ok if need_kv else bigger.fits:
+                    helps.append(f"the MIG profile nvidia.com/mig-{device.mig_profile} would fit")
+                    break
+        else:
+            whole = find_gpu(gpu.mig_parent)
+            if whole is not None:
+                helps.append(f"a whole {whole.id} (no MIG slice of it fits)")
+        return "; ".join(helps + ["a GPU with more memory"])
     tp = tp_now * 2
     while tp <= 64:
         try:

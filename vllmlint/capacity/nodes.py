@@ -10,7 +10,7 @@ import re
 from vllmlint.records import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union
 
-from vllmlint.capacity.specs import GPU, InstanceType, gpus, instance_types
+from vllmlint.capacity.specs import GKE_PARTITION_KEY, GPU, InstanceType, gpus, instance_types, mig_device, mig_devices
 from vllmlint.k8s.selectors import IN, Requirement
 
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
@@ -117,10 +117,34 @@ def _known_values(requirement: Requirement) -> bool:
         return True
     else:
         known = set()
-        for gpu in gpus():
+        for gpu in _gpu_pool([requirement]):
             labels, _ = _gpu_label(gpu, requirement.key)
             known.update(label.lower() for label in labels or ())
     return bool(wanted & known)
+
+
+def _gpu_pool(requirements: list[Requirement]) -> list[GPU]:
+    """The GPUs to match node labels against: MIG devices too when a product label names one (the single
+    strategy's `NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`), so that an open NotIn or Exists does not list every slice."""
+    mig = any(r.key == GPU_PRODUCT_KEY and r.operator == IN and any("-mig-" in v.lower() for v in r.values)
+              for r in requirements)
+    return [*gpus(), *mig_devices()] if mig else list(gpus())
+
+
+def _partitioned(candidates: list[Candidate], requirements: list[Requirement]) -> list[Candidate]:
+    """GKE's MIG nodes (`cloud.google.com/gke-gpu-partition-size In [1g.10gb]`): each candidate's GPU as the
+    slices the label allows; a GPU without such a profile cannot be such a node."""
+    partitions = [r for r in requirements if r.key == GKE_PARTITION_KEY and r.operator == IN]
+    if not partitions:
+        return candidates
+    allowed = set.intersection(*({v.lower() for v in r.values} for r in partitions))
+    result = []
+    for candidate in candidates:
+        for profile in sorted(allowed):
+            device = mig_device(candidate.gpu, profile)
+            if device is not None:
+                result.append(Candidate(device, candidate.gpu_count, candidate.instance_type))
+    return result
 
 
 def gpus_for_node_constraints(
@@ -136,7 +160,8 @@ def gpus_for_node_constraints(
     (gpu_count None).  None when no hardware label is constrained, or an `In` names only values the
     catalogs do not know.
     """
-    relevant = [r for r in _requirements(node_selector, requirements) if r.key in _INSTANCE_KEYS + _GPU_KEYS]
+    every = _requirements(node_selector, requirements)
+    relevant = [r for r in every if r.key in _INSTANCE_KEYS + _GPU_KEYS]
     if not relevant or all(r.key in _SHAPE_KEYS for r in relevant):
         return None  # nothing names hardware (a size or category alone spans CPU and GPU instances)
     if not all(_known_values(r) for r in relevant):
@@ -150,12 +175,12 @@ def gpus_for_node_constraints(
         return True
 
     if any(r.key in _INSTANCE_KEYS for r in relevant):
-        return [
+        return _partitioned([
             Candidate(instance.gpu, instance.gpu_count, instance.type)
             for instance in instance_types().values()
             if keep(_instance_label, instance)
-        ]
-    return [Candidate(gpu) for gpu in gpus() if keep(_gpu_label, gpu)]
+        ], every)
+    return _partitioned([Candidate(gpu) for gpu in _gpu_pool(relevant) if keep(_gpu_label, gpu)], every)
 
 
 __all__ = ["Candidate", "gpus_for_node_constraints"]

@@ -152,6 +152,9 @@ class GPU:
     source: str = ""
     aliases: tuple[str, ...] = ()  # other names people type (`--gpu 4090`)
     eks_accelerator_labels: tuple[str, ...] = ()  # k8s.amazonaws.com/accelerator values
+    sm_count: int | None = None  # streaming multiprocessors (AMD: compute units): vLLM's num_compute_units()
+    mig_parent: str | None = None  # a MIG device (mig-profiles.yaml): the id of the GPU it is a slice of
+    mig_profile: str | None = None  # its profile, "1g.10gb"
 
     @property
     def total_bytes(self) -> int:
@@ -245,6 +248,24 @@ def model_from_entry(entry: dict[str, Any]) -> ModelSpec:
     )
 
 
+# Bytes per weight of a quantized linear layer, including its scales/zero points:
+#   4-bit with group size 128 (AWQ, GPTQ, w4a16): 0.5 + fp16 scale / 128 + 4-bit zero / 128 = 0.5195
+#   GPTQ 8-bit, group 128: 1 + fp16 scale / 128 + 8-bit zero / 128 = 1.0234
+#   FP8 / INT8 with per-tensor, per-channel or 128x128 block scales: ~1.0 (scales < 0.1%)
+#   bitsandbytes NF4, blocksize 64 with 8-bit double-quantized absmax: 0.5 + 1/64 = 0.5156
+# Embeddings, lm_head, norms, biases and MoE routers stay in the activation dtype.
+QUANTIZED_LINEAR_BYTES: dict[str, float] = {
+    "awq": 0.5 + 2 / 128 + 0.5 / 128,
+    "gptq-int4": 0.5 + 2 / 128 + 0.5 / 128,
+    "int4": 0.5 + 2 / 128 + 0.5 / 128,
+    "gptq-int8": 1 + 2 / 128 + 1 / 128,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "bnb-4bit": 0.5 + 1 / 64,
+    "mxfp4": 0.5 + 1 / 32,  # 4-bit E2M1 + one E8M0 scale per 32 weights (gpt-oss)
+    "nvfp4": 0.5 + 1 / 16,  # 4-bit E2M1 + one FP8 scale per 16 weights (ModelOpt / compressed-tensors)
+}
+
 def _entry_quant_scheme(entry: dict[str, Any]) -> QuantScheme | None:
     """A catalog entry's partial quantization: `checkpoint_quantization` with the parts listed in
     `checkpoint_unquantized` kept in the activation dtype (gpt-oss: MXFP4 experts, bf16 attention)."""
@@ -252,8 +273,6 @@ def _entry_quant_scheme(entry: dict[str, Any]) -> QuantScheme | None:
     method = entry.get("checkpoint_quantization")
     if not parts or not method:
         return None
-    from vllmlint.capacity.estimate import QUANTIZED_LINEAR_BYTES
-
     return QuantScheme(method=method, key=method, linear_bytes=QUANTIZED_LINEAR_BYTES.get(method),
                        unquantized=frozenset((part, -1) for part in parts),
                        description=f"{method}, {', '.join(parts)} unquantized")
@@ -315,6 +334,7 @@ def gpu_from_entry(entry: dict[str, Any]) -> GPU:
         source=entry.get("source", ""),
         aliases=tuple(entry.get("aliases") or ()),
         eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
+        sm_count=int(entry["sm_count"]) if entry.get("sm_count") else None,
     )
 
 
@@ -357,6 +377,56 @@ def gpu_spellings(gpu: GPU) -> tuple[str, ...]:
     return (gpu.id, *gpu.aliases, *gpu.gpu_product_labels, *gpu.gke_accelerator_labels, *gpu.eks_accelerator_labels)
 
 
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # the device plugin's mixed strategy: nvidia.com/mig-1g.10gb
+GKE_PARTITION_KEY = "cloud.google.com/gke-gpu-partition-size"  # GKE's MIG partition label: 1g.5gb
+
+
+@lru_cache(maxsize=1)
+def _mig_table() -> tuple[tuple[str, int, tuple[tuple[str, int, int, int], ...]], ...]:
+    """(parent id, compute slices of the whole GPU, ((profile, slices, memory numerator, denominator), ...))."""
+    return tuple((entry["gpu"], int(entry["of"]),
+                  tuple((p["name"], int(p["slices"]), int(p["memory_fraction"][0]), int(p["memory_fraction"][1]))
+                        for p in entry["profiles"]))
+                 for entry in _load("mig-profiles.yaml")["parents"])
+
+
+def mig_device(parent: GPU, profile: str) -> GPU | None:
+    """The MIG device `profile` ("1g.10gb") of `parent` as a GPU of its own (data/capacity/mig-profiles.yaml):
+    the parent's CUDA total x the profile's memory fraction (an upper bound, marked estimated), its SMs x
+    slices / all slices, the same compute capability. None when the parent has no such profile."""
+    import dataclasses
+
+    wanted = profile.strip().lower().removesuffix("+me").removesuffix(".me")
+    for parent_id, whole, profiles in _mig_table():
+        if parent_id != parent.id:
+            continue
+        for name, slices, numerator, denominator in profiles:
+            if name != wanted:
+                continue
+            products = tuple(f"{label}-MIG-{name}" for label in parent.gpu_product_labels)
+            return dataclasses.replace(
+                parent, id=f"{parent.id}-MIG-{name}", name=f"{parent.name}, MIG {name}",
+                cuda_total_gib=round(parent.cuda_total_gib * numerator / denominator, 2), cuda_total_estimated=True,
+                cuda_total_source=f"{parent.id}'s {parent.cuda_total_gib} GiB x {numerator}/{denominator} "
+                                  "(MIG profile memory fraction, mig-profiles.yaml): an upper bound",
+                nvidia_smi_total_mib=None, aws_gpu_memory_mib=None, marketing_memory_gb=int(name.split(".")[1][:-2]),
+                sm_count=parent.sm_count * slices // whole if parent.sm_count else None,
+                gpu_product_labels=products, gke_accelerator_labels=(), karpenter_gpu_names=(),
+                eks_accelerator_labels=(), aliases=(), mig_parent=parent.id, mig_profile=name)
+    return None
+
+
+def mig_devices(profile: str | None = None) -> list[GPU]:
+    """Every catalogued MIG device (of one profile name when given), parents in catalog order."""
+    result: list[GPU] = []
+    for parent in gpus():
+        for parent_id, _, profiles in _mig_table():
+            if parent_id == parent.id:
+                result.extend(device for name, *_ in profiles if profile in (None, name)
+                              for device in [mig_device(parent, name)] if device is not None)
+    return result
+
+
 def find_gpu(name: str) -> GPU | None:
     """The GPU `name` names exactly, or None: its catalog id, an alias or a node-label value (gpu_spellings),
     compared by gpu_name_key ("h100-80gb", "NVIDIA-L4", "nvidia l4"), else a Karpenter instance-gpu-name value
@@ -367,6 +437,10 @@ def find_gpu(name: str) -> GPU | None:
     for gpu in gpus():
         if wanted in (gpu_name_key(s) for s in gpu_spellings(gpu)):
             return gpu
+    if "-mig-" in wanted:  # a MIG device: "A100-80GB-MIG-1g.10gb", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"
+        for device in mig_devices():
+            if wanted in (gpu_name_key(s) for s in gpu_spellings(device)):
+                return device
     # Karpenter's short names (a100, v100) are shared by two memory sizes: only unique ones resolve.
     matches: dict[str, GPU] = {}
     for gpu in gpus():  # an extra with a catalogued id comes first and wins
@@ -492,150 +566,6 @@ MAX_CONFIG_LAYERS = 4096  # the deepest published checkpoints have a few hundred
 _DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32", "float": "float32"}
 
 
-def model_from_config_json(config: dict[str, Any], model_id: str = "local/config.json",
-                           hf_quant_config: dict[str, Any] | None = None) -> ModelSpec | None:
-    """A ModelSpec from a Hugging Face config.json dict, or None when the fields needed are missing.
-
-    Multimodal configs keep the language model under text_config; its fields win, and the vision tower
-    (vision_config) is counted in `vision_parameters`.  Interleaved and hybrid layer structures, MoE layer
-    patterns and the checkpoint's own quantization per module are read by vllmlint.capacity.hfconfig.
-    `parameters` is our own count (count_parameters), flagged by parameters_estimated=True.
-    """
-    if not isinstance(config, dict):
-        return None
-    from vllmlint.capacity import hfconfig
-    text = config.get("text_config")
-    # Keys the file leaves out take the config class's defaults, as transformers gives them to vLLM.
-    merged = {**hfconfig.config_defaults(config), **config, **(text if isinstance(text, dict) else {})}
-
-    def integer(*keys: str) -> int | None:
-        for key in keys:
-            value = merged.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-        return None
-
-    layers = integer("num_hidden_layers", "n_layer", "num_layers")
-    hidden = integer("hidden_size", "n_embd", "d_model")
-    heads = integer("num_attention_heads", "n_head")
-    vocab = integer("vocab_size", "padded_vocab_size")
-    if not (layers and hidden and heads and vocab):
-        return None
-    if layers > MAX_CONFIG_LAYERS:
-        return None  # no model has that many layers: per-layer arithmetic on it would never end
-    model_type = str(merged.get("model_type") or "")
-    intermediate = integer("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
-    if model_type.startswith("llama4"):
-        # Llama-4: intermediate_size is each expert's width, intermediate_size_mlp the dense layers'
-        # (llama4.py:352); the shared expert is intermediate_size wide.
-        intermediate = integer("intermediate_size_mlp") or intermediate
-    kv_heads = integer("num_key_value_heads", "multi_query_group_num") or heads
-    head_dim = integer("head_dim") or hidden // heads
-    max_len = integer("max_position_embeddings", "n_positions", "seq_length") or 2048
-    dtype = _DTYPES.get(str(merged.get("torch_dtype") or merged.get("dtype") or "bfloat16"), "bfloat16")
-    # What vLLM reads for `--dtype auto`: the text config's torch_dtype (0.8.5 vllm/config.py line 2891,
-    # `getattr(config.get_text_config(), "torch_dtype", None)`; None means float32). The `dtype` key of newer
-    # transformers releases is not counted: older images' transformers do not read it.
-    own = text if isinstance(text, dict) else config
-    dtype_given = str(own.get("torch_dtype")) in _DTYPES
-
-    kv_lora = integer("kv_lora_rank")
-    attention_kind = "mla" if kv_lora else ("mha" if kv_heads == heads else "gqa")
-    qk_nope = integer("qk_nope_head_dim")
-    qk_rope = integer("qk_rope_head_dim")
-    if attention_kind == "mla" and qk_nope and qk_rope:
-        head_dim = qk_nope + qk_rope
-
-    window = integer("sliding_window")
-    window_layers = "none"
-    layer_types = merged.get("layer_types")
-    pattern = hfconfig.layer_pattern(merged, layers)
-    if model_type.startswith("llama4") and integer("attention_chunk_size"):
-        window = integer("attention_chunk_size")  # chunked local attention bounds the cache like a window
-    if merged.get("use_sliding_window") is False:
-        window = None  # Qwen2 configs carry a sliding_window value that is switched off
-    elif window and pattern and any(kind in ("sliding", "chunked") for kind in pattern):
-        window_layers = "pattern"
-    elif window and isinstance(layer_types, list) and layer_types:
-        sliding = [i for i, kind in enumerate(layer_types) if "sliding" in str(kind)]
-        if len(sliding) == len(layer_types):
-            window_layers = "all"
-        elif sliding == list(range(0, len(layer_types), 2)):
-            window_layers = "even"
-        elif not sliding:
-            window = None
-        else:
-            window_layers = "even"  # other patterns (Gemma 3's 5:1) are approximated, see docs/capacity.md
-    elif window and model_type.startswith("gemma2"):
-        window_layers = "even"
-    elif window:
-        window_layers = "all"
-    if window and window >= max_len:
-        window = None  # a window as long as the context bounds nothing
-        window_layers = "none"
-    if window is None and pattern:
-        # no window: sliding/chunked layers hold full length like the others
-        pattern = tuple("full" if kind in ("sliding", "chunked") else kind for kind in pattern)
-        if all(kind == "full" for kind in pattern):
-            pattern = ()
-
-    experts = integer("num_local_experts", "num_experts", "n_routed_experts") or 0
-    moe_intermediate = integer("moe_intermediate_size") or (integer("intermediate_size") or intermediate if experts else 0)
-    shared_width = integer("shared_expert_intermediate_size") or 0
-    shared_experts = integer("n_shared_experts") or (1 if shared_width or (experts and model_type.startswith("llama4")) else 0)
-    quant = merged.get("quantization_config")
-    if not isinstance(quant, dict) and isinstance(hf_quant_config, dict):
-        quant = {"quant_method": "modelopt"}
-
-    model = ModelSpec(
-        id=model_id,
-        family=model_type or "unknown",
-        architecture=str((merged.get("architectures") or ["unknown"])[0]),
-        parameters=0,
-        num_hidden_layers=layers,
-        hidden_size=hidden,
-        intermediate_size=intermediate,
-        num_attention_heads=heads,
-        num_key_value_heads=kv_heads,
-        head_dim=head_dim,
-        vocab_size=vocab,
-        tie_word_embeddings=bool(merged.get("tie_word_embeddings", model_type.startswith("gemma"))),
-        max_position_embeddings=max_len,
-        torch_dtype=dtype,
-        torch_dtype_given=dtype_given,
-        attention_kind=attention_kind,
-        qkv_bias=bool(merged.get("attention_bias", model_type.startswith("qwen2"))),
-        qk_norm=model_type.startswith(("qwen3", "gemma3")),
-        sliding_window=window if window_layers != "none" else None,
-        sliding_window_layers=window_layers if window else "none",
-        q_lora_rank=integer("q_lora_rank"),
-        kv_lora_rank=kv_lora,
-        qk_nope_head_dim=qk_nope,
-        qk_rope_head_dim=qk_rope,
-        v_head_dim=integer("v_head_dim"),
-        num_experts=experts,
-        experts_per_token=integer("num_experts_per_tok") or 0,
-        moe_intermediate_size=moe_intermediate,
-        shared_experts=shared_experts if experts else 0,
-        first_dense_layers=integer("first_k_dense_replace") or 0,
-        router_bias=str(merged.get("topk_method", "")) == "noaux_tc",
-        norms_per_layer=4 if model_type.startswith(("gemma2", "gemma3")) else 2,
-        source="config.json",
-        parameters_estimated=True,
-        quantization=ModelFact(_quant_method(quant), "config.json quantization_config.quant_method"),
-        layer_types=pattern,
-        mlp_types=hfconfig.mlp_pattern(merged, layers) if experts else (),
-        shared_expert_intermediate_size=shared_width,
-        attention_output_gate=model_type.startswith("qwen3_next") or bool(merged.get("attn_output_gate")),
-        linear_attention=hfconfig.linear_attention_of(merged, hidden) if pattern else None,
-        vision_parameters=hfconfig.vision_parameters(config, hidden),
-    )
-    scheme = hfconfig.quant_scheme(config, hf_quant_config, model)
-    if scheme is not None:
-        model = replace(model, quant_scheme=scheme, checkpoint_quantization=scheme.key or scheme.method)
-    return _with_parameters(model)
-
-
 def _with_parameters(model: ModelSpec) -> ModelSpec:
     return replace(model, parameters=count_parameters(model))
 
@@ -727,7 +657,7 @@ def remote_code_facts(entry: dict[str, Any]) -> RemoteCodeFacts | None:
 __all__ = [
     "GiB", "MiB", "ModelSpec", "ModelFact", "repository_fact", "GPU", "InstanceType", "LayerParams", "models", "gpus", "instance_types",
     "find_gpu", "gpu_name_key", "gpu_spellings", "register_extra", "clear_extra", "gpu_from_entry", "layer_params", "kv_heads_per_rank",
-    "count_parameters", "model_from_config_json",
+    "count_parameters", "QUANTIZED_LINEAR_BYTES",
     "model_from_entry", "RemoteCodeFacts", "remote_code_facts",
 ]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from vllmlint.capacity.names import Match, _is_local_path, resolve_model
 from vllmlint.capacity.nodes import Candidate, gpus_for_node_constraints
-from vllmlint.capacity.specs import GPU, GiB, ModelSpec
+from vllmlint.capacity.specs import GPU, MIG_RESOURCE_PREFIX, GiB, ModelSpec
 from vllmlint.k8s.placement import NodePool, Toleration, node_pool, tolerated
 from vllmlint.k8s.quantity import LIMIT, quantity_int
 from vllmlint.k8s.selectors import DOES_NOT_EXIST, NOT_IN, Requirement
@@ -162,7 +162,20 @@ class Workload:
             max_num_batched_tokens=self.max_num_batched_tokens,
             max_num_seqs=self.max_num_seqs,
             enforce_eager=self.enforce_eager,
+            v1_engine=self.v1_engine,
         )
+
+    @property
+    def v1_engine(self) -> bool | None:
+        """False when the container sets VLLM_USE_V1=0 on a release that still has V0 (0.8.0 - 0.10.x), else None
+        (the release's own engine)."""
+        from vllmlint.vllm.release import release_numbers
+
+        container = self.container
+        env = container.env if container is not None else {}
+        if (env.get("VLLM_USE_V1") or "").strip() != "0" or self.release is None:
+            return None
+        return False if (0, 8, 0) <= release_numbers(self.release) < (0, 11, 0) else None
 
     def estimate(self, gpu: GPU) -> Estimate | None:
         """The estimate on one GPU, or None when the settings are not ones the estimator can size: an
@@ -303,6 +316,8 @@ def workloads(world: World) -> list[Workload]:
         if container is not None:
             work.gpu_resource = requested_accelerator(container)
             work.landings = landings(container.pod, world)
+            if work.gpu_resource is not None and work.gpu_resource[0].startswith(MIG_RESOURCE_PREFIX):
+                work.landings = mig_landings(work.landings, work.gpu_resource[0])
         elif invocation.owner is not None:  # an operator's resource: the pod its controller builds requests them
             from vllmlint.vllm.invocation import operator_gpu, operator_pod
 
@@ -360,13 +375,30 @@ def requested_accelerator(container: Container) -> tuple[str, int, Node] | None:
         return compose_gpu_request(container)
     resources = container.resources
     for section in (resources.limits, resources.requests):
-        for name in ACCELERATOR_RESOURCES:
+        names = [*ACCELERATOR_RESOURCES, *(name for name in section if name.startswith(MIG_RESOURCE_PREFIX))]
+        for name in names:
             value = section.get(name)
             if value is not None:
                 count = quantity_int(value.node)
                 if count is not None:
                     return name, count, value.node
     return None
+
+
+def mig_landings(found: list[Landing] | None, resource: str) -> list[Landing] | None:
+    """Where a pod requesting the MIG device `nvidia.com/mig-<profile>` lands: each landing's GPU as that slice
+    (a GPU without the profile cannot host it); with no GPU known, every catalogued GPU that has the profile.
+    None when no catalogued GPU has it (an unknown profile: never a guess)."""
+    from vllmlint.capacity.specs import mig_device, mig_devices
+
+    profile = resource[len(MIG_RESOURCE_PREFIX):]
+    if found:
+        sliced = [Landing(Candidate(device, landing.candidate.gpu_count, landing.candidate.instance_type),
+                          landing.origin, landing.deciding)
+                  for landing in found for device in [mig_device(landing.candidate.gpu, profile)] if device is not None]
+        return sliced or None
+    devices = mig_devices(profile)
+    return [Landing(Candidate(device), f"the resource {resource}") for device in devices] or None
 
 
 # --- where a pod lands ----------------------------------------------------------------------------

@@ -63,6 +63,8 @@ class Context:
         if source is None:
             return None  # a synthetic token (an image's entrypoint) has no place in any file
         span: Span = source.span(where.start, where.end)
+        if fix is not None and _is_dockerfile(source.path):
+            fix = None  # the fix edits write YAML and shell text: none is built for a Dockerfile's words
         if not (message.isascii() and value.isascii()):
             # A check may quote what it decoded itself (VL106 reads JSON flag values, where `"\ud83e"` is
             # a lone surrogate): no encoding can write one, so JSON, SARIF and fingerprints would fail.
@@ -71,6 +73,12 @@ class Context:
 
         return Finding(self.rule.code, severity or self.severity, intern(message), source.display_path, span,
                        subject_of(about), value, fix)  # type: ignore[arg-type]  # a PendingFix until resolved
+
+
+def _is_dockerfile(path: str) -> bool:
+    from vllmlint.source.files import is_dockerfile
+
+    return is_dockerfile(path.replace("\\", "/").rsplit("/", 1)[-1])
 
 
 def subject_of(about: About) -> Subject:
@@ -89,7 +97,7 @@ def subject_of(about: About) -> Subject:
 def describe_workload(invocation: Invocation) -> str:
     container = invocation.container
     if container is None and invocation.owner is None:
-        return "this script"
+        return "this image" if invocation.via == "dockerfile" else "this script"  # vllm.dockerfile.VIA_DOCKERFILE
     owner = container.pod.owner if container is not None else invocation.owner
     name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
     fork = getattr(invocation, "fork", None)

@@ -157,6 +157,12 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 continue
             if value_of(option) != option.value:
                 continue  # `-O3`: the level is part of the flag (argparse-side, vLLM rewrites it to a number)
+            if option.value is None and option.next_flag is not None:
+                if known.nargs not in ("?", "*"):  # argparse leaves a following flag alone for nargs="?"
+                    yield ctx.finding(option.token, f"`{option.name}` expects a value but is followed by the flag "
+                                      f"`{option.next_flag}`: argparse exits with \"expected one argument\".",
+                                      about=invocation, value=known.name)
+                continue
             if option.value is None:
                 if known.nargs not in ("?", "*") and option.resolution is not None \
                         and option.resolution.value is None:

@@ -58,41 +58,78 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if container is None or id(container) in seen:
             continue
         seen.add(id(container))
-        release_catalog = invocation.catalog
-        version = invocation.release or release_catalog.version
-        label = version_label(invocation)
         for name, value in container.env.items():
-            if not name.startswith("VLLM_") or name in allowed:
-                continue
-            where = _where(container, name)
-            if name in release_catalog.env:
-                problem = _bad_value(release_catalog.env[name], value) if value is not None and "$" not in value else None
-                if problem:
-                    yield ctx.finding(where, f"`{name}={value}`: {problem}. Give a valid value.", about=container,
-                                      value=f"{name}={value}", severity=min(ctx.severity, Severity.WARNING))
-                continue
-            row = every.get(name)
-            if row is not None:
-                if catalog.compare_versions(row["last"], version) < 0:
-                    why = f"vLLM read it from {row['first']} to {row['last']}; {label} ignores it"
-                else:
-                    why = f"vLLM reads it only from {row['first']} on; {label} ignores it"
-                yield ctx.finding(where, f"`{name}` has no effect: {why}. Delete it (or upgrade, if it was meant "
-                                  "for a newer release).", about=container, value=name,
-                                  severity=min(ctx.severity, Severity.INFO))
-                continue
-            if id(release_catalog) not in reads:
-                reads[id(release_catalog)] = sorted(n for n in release_catalog.env if n.startswith("VLLM_"))
-            import difflib  # here, not at start-up: only a near miss needs it
-            near = difflib.get_close_matches(name, reads[id(release_catalog)], n=1, cutoff=0.85)
-            if near:
-                yield ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
-                                  f"{label} reads? As written it is silently ignored.", about=container,
-                                  value=name, severity=min(ctx.severity, Severity.WARNING))
-                continue
-            stale = difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.85)
-            if stale and stale[0].startswith("VLLM_"):
-                yield ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale[0]}`, which "
-                                  f"{label} does not read either (vLLM {every[stale[0]]['first']} to "
-                                  f"{every[stale[0]]['last']}). Delete it.", about=container, value=name,
-                                  severity=min(ctx.severity, Severity.INFO))
+            if name.startswith("VLLM_") and name not in allowed:
+                yield _judge(ctx, invocation, name, value, _where(container, name), container, every, reads)
+    yield from _script_variables(ctx, allowed, every, reads)
+
+
+def _script_variables(ctx: Context, allowed: set[str], every: dict, reads: dict[int, list[str]]
+                      ) -> Iterator[Finding | None]:
+    """`VLLM_USE_V1=0 vllm serve ...`, `export VLLM_...=...` in a script: judged against the release the script's
+    own vLLM runs, when it says which (an image tag, a pinned install); silent when the release is assumed."""
+    if not any(invocation.container is None or invocation.script is not None for invocation in ctx.world.invocations):
+        return
+    from vllmlint.vllm.invocation import script_assignments
+
+    runs: dict[int, list] = {}  # the script's source file (standalone) or container -> its invocations
+    for invocation in ctx.world.invocations:
+        if invocation.launched is not None:
+            continue  # `docker run`: the script's variables set the docker client's environment, not vLLM's
+        if invocation.container is None:
+            source = invocation.anchor.source
+            runs.setdefault(id(source), []).append(invocation)
+        elif invocation.script is not None:
+            runs.setdefault(id(invocation.container), []).append(invocation)
+    for assignment in script_assignments(ctx.world, ("VLLM_",)):
+        name = assignment.name
+        if not name.startswith("VLLM_") or name in allowed:
+            continue
+        key = id(assignment.container) if assignment.container is not None else id(assignment.token.source)
+        invocations = runs.get(key, [])
+        releases = {invocation.release for invocation in invocations}
+        if len(releases) != 1 or None in releases or any(i.assumed for i in invocations):
+            continue  # no vLLM in that script, several releases, or one only assumed: not judged
+        if assignment.container is not None and name in assignment.container.env:
+            continue  # the container's own env already names it (judged above)
+        value = None if assignment.token.dynamic else assignment.value
+        yield _judge(ctx, invocations[0], name, value, assignment.token, assignment.container or invocations[0],
+                     every, reads)
+
+
+def _judge(ctx: Context, invocation, name: str, value: str | None, where, about, every: dict,
+           reads: dict[int, list[str]]) -> Finding | None:
+    """The finding for one `VLLM_*` variable the invocation's vLLM sees, or None."""
+    release_catalog = invocation.catalog
+    version = invocation.release or release_catalog.version
+    label = version_label(invocation)
+    if name in release_catalog.env:
+        problem = _bad_value(release_catalog.env[name], value) if value is not None and "$" not in value else None
+        if problem:
+            return ctx.finding(where, f"`{name}={value}`: {problem}. Give a valid value.", about=about,
+                               value=f"{name}={value}", severity=min(ctx.severity, Severity.WARNING))
+        return None
+    row = every.get(name)
+    if row is not None:
+        if catalog.compare_versions(row["last"], version) < 0:
+            why = f"vLLM read it from {row['first']} to {row['last']}; {label} ignores it"
+        else:
+            why = f"vLLM reads it only from {row['first']} on; {label} ignores it"
+        return ctx.finding(where, f"`{name}` has no effect: {why}. Delete it (or upgrade, if it was meant "
+                           "for a newer release).", about=about, value=name,
+                           severity=min(ctx.severity, Severity.INFO))
+    if id(release_catalog) not in reads:
+        reads[id(release_catalog)] = sorted(n for n in release_catalog.env if n.startswith("VLLM_"))
+    import difflib  # here, not at start-up: only a near miss needs it
+    near = difflib.get_close_matches(name, reads[id(release_catalog)], n=1, cutoff=0.85)
+    if near:
+        return ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
+                           f"{label} reads? As written it is silently ignored.", about=about,
+                           value=name, severity=min(ctx.severity, Severity.WARNING))
+    stale = difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.85)
+    if stale and stale[0].startswith("VLLM_"):
+        return ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale[0]}`, which "
+                           f"{label} does not read either (vLLM {every[stale[0]]['first']} to "
+                           f"{every[stale[0]]['last']}). Delete it.", about=about, value=name,
+                           severity=min(ctx.severity, Severity.INFO))
+    return None

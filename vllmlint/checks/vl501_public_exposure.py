@@ -26,7 +26,7 @@ from vllmlint.finding import Severity
 from vllmlint.k8s.objects import K8sObject, PodTemplate, World, namespaces_compatible, string_map
 from vllmlint.k8s.routes import (ANY, EXACT, PREFIX, REGEX, Backend, Route, RoutePath, compose_published_ports,
                                  exposure_facts, inference_pool_port, istio_host_service, routes)
-from vllmlint.k8s.services import resolve_port, service_ports, service_selector
+from vllmlint.k8s.services import ServicePort, resolve_port, service_ports, service_selector
 from vllmlint.k8s.selectors import label_selector
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, scalar_str
 from vllmlint.vllm.endpoints import api_key_set, guarded, guarded_prefixes, post_only, served
@@ -84,23 +84,25 @@ def _restricted(annotations: dict[str, str], spec: Mapping | None, facts: dict) 
     return None
 
 
-def _distributed_ports(service: K8sObject, templates: list[PodTemplate], facts: dict) -> list[str]:
+def _distributed_ports(service: K8sObject, templates: list[PodTemplate], facts: dict) -> list[tuple[ServicePort, str]]:
+    """The Service's ports that reach one of vLLM's distributed ports (torch.distributed, Ray...), with what
+    each one is: `29500 (torch.distributed)`."""
     known = {int(p["port"]): str(p["what"]) for p in facts.get("distributed_ports") or []}
-    found = []
+    found: list[tuple[ServicePort, str]] = []
     for port in service_ports(service):
         for template in templates:
             number, _ = resolve_port(template, port.target)
             if number in known:
-                found.append(f"{number} ({known[number]})")
+                found.append((port, f"{number} ({known[number]})"))
                 break
-    return list(dict.fromkeys(found))
+    return found
 
 
 def _services(ctx: Context, vllm_templates: dict) -> Iterator:
     # Services that select the same pods (N LoadBalancers sharing labels with N workloads) share what is worked
     # out from those pods: one pass over them per distinct selection and ports, not one per Service.
     by_selection: dict[tuple[int, ...], tuple[list, str | None]] = {}
-    distributed_by: dict[tuple, list[str]] = {}
+    distributed_by: dict[tuple, list[tuple[int, str]]] = {}
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if not isinstance(spec, Mapping):
@@ -119,24 +121,35 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
             continue
         facts = exposure_facts()  # read only when needed: most runs have no exposed Service
         guards = _prefixes_text(release)
-        ports_key = (ids, tuple(port.target for port in service_ports(service)))
-        if ports_key not in distributed_by:
-            distributed_by[ports_key] = _distributed_ports(service, selected, facts)
-        distributed = distributed_by[ports_key]
-        extra = (f" It also exposes vLLM's distributed port {', '.join(distributed)}, which runs no "
-                 "authentication at all and must stay on an isolated network." if distributed else "")
+        ports = service_ports(service)
+        ports_key = (ids, tuple(port.target for port in ports))
+        if ports_key not in distributed_by:  # by position: the same targets reach the same pods' ports
+            found = _distributed_ports(service, selected, facts)
+            distributed_by[ports_key] = [(next(i for i, p in enumerate(ports) if p.node is port.node), what)
+                                         for port, what in found]
+        distributed = [(ports[i], what) for i, what in distributed_by[ports_key]]
+        reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
         restricted = _service_restricted(service, facts)
-        if restricted and kind == "LoadBalancer":
+        lowered = restricted is not None and kind == "LoadBalancer"
+        for port, what in distributed:
+            # Its own finding, at the port: a suppression of the API finding must not hide an open rendezvous.
+            where = f"a LoadBalancer that is {restricted}" if lowered else f"{reach} ({kind})"
+            yield ctx.finding(port.port_node or port.node, f"Service {service.name} exposes vLLM's distributed port "
+                              f"{what} on {where}: it runs no authentication at all. Serve it from a headless "
+                              "ClusterIP Service on an isolated network.", about=service,
+                              value=f"distributed:{what.split()[0]}", severity=Severity.INFO if lowered else None)
+        if distributed and len(distributed) == len(service_ports(service)):
+            continue  # only distributed ports: the API is not exposed by this Service
+        if lowered:
             yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM through a restricted "
                               f"{kind}. It is {restricted}: keep an authenticated gateway in front, since `--api-key` "
                               "guards only "
-                              f"{guards}.{extra}", about=service, value=kind, severity=Severity.INFO)
+                              f"{guards}.", about=service, value=kind, severity=Severity.INFO)
             continue
-        reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
         yield ctx.finding(spec.get("type") or spec, f"Service {service.name} exposes vLLM on {reach} ({kind}): vLLM has no "
                           f"authentication by default and `--api-key` guards only {guards} (not `/metrics`, "
                           "`/health`, `/invocations`): use a ClusterIP Service behind an authenticated gateway or "
-                          f"Ingress.{extra}", about=service, value=kind)
+                          "Ingress.", about=service, value=kind)
 
 
 def _ray_head_services(ctx: Context, vllm_templates: dict) -> Iterator:

@@ -1,5 +1,9 @@
-"""VL608: tensor or pipeline parallelism without a memory-backed /dev/shm."""
+"""VL608: tensor or pipeline parallelism, or a CPU KV-cache offload kept in /dev/shm, without a memory-backed
+/dev/shm large enough."""
+from vllmlint.capacity.host_memory import kv_offload_bytes, kv_offload_in_shm
 from vllmlint.capacity.lint import capacity_workloads
+from vllmlint.capacity.workload import gib1
+from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.checks import Context
 
@@ -21,10 +25,56 @@ def _disk_backed_shm(container) -> bool:
     return any(m.mount_path == "/dev/shm" for m in container.volume_mounts)
 
 
+def _shm_bytes(template, container) -> int | None:
+    """The size of the container's /dev/shm when a memory-backed emptyDir with a sizeLimit is mounted there;
+    None when it is the node's (hostIPC), unbounded by the manifest, or not memory-backed."""
+    memory = {v.name: v for v in template.volumes if v.medium == "Memory"}
+    for mount in container.volume_mounts:
+        volume = memory.get(mount.name) if mount.mount_path == "/dev/shm" else None
+        if volume is not None and volume.size_limit_node is not None:
+            return quantity_int(volume.size_limit_node)
+    return None
+
+
+def _offload_in_shm(ctx: Context, work, container):
+    """vLLM 0.27+'s native CPU KV offload maps its whole buffer in /dev/shm (SharedOffloadRegion)."""
+    if not kv_offload_in_shm(work):
+        return
+    size = kv_offload_bytes(work)
+    if not size:
+        return
+    template = container.pod
+    where = work.option_token("--kv-offloading-size") or work.invocation.anchor
+    if _shm_provided(template, container):
+        if container.is_compose:
+            return
+        host_ipc = template.spec.get("hostIPC")
+        if isinstance(host_ipc, Scalar) and host_ipc.value is True:
+            return  # the node's /dev/shm: its size is not in the manifest
+        limit = _shm_bytes(template, container)
+        if limit is None or limit >= size:
+            return
+        have = f"its memory-backed /dev/shm is capped at {gib1(limit)} (the emptyDir's sizeLimit)"
+    else:
+        have = ("its /dev/shm is mounted from a volume that is not memory-backed"
+                if not container.is_compose and _disk_backed_shm(container)
+                else "it has only the runtime's default 64 MB /dev/shm")
+    yield ctx.finding(where, f"vLLM {work.release or 'of this image'} keeps the {gib1(size)} CPU KV-cache offload "
+                      f"buffer (--kv-offloading-size, native backend) in /dev/shm (/dev/shm/vllm_offload_<id>.mmap), "
+                      f"but {have}: start-up fails with a bus error or no space left on device when the ranks fill "
+                      f"the mapping. Fix: mount an `emptyDir: {{medium: Memory, sizeLimit: "
+                      f"{-(-size // 2**30) + 1}Gi}}` at /dev/shm and raise the memory limit by as much (tmpfs pages "
+                      "count against it), or lower --kv-offloading-size.",
+                      about=work.invocation, value=f"shm-offload:{size}")
+
+
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
         container = work.container
-        if container is None or work.world_size <= 1:
+        if container is None:
+            continue
+        yield from _offload_in_shm(ctx, work, container)
+        if work.world_size <= 1:
             continue
         requested = work.gpu_resource
         if requested is not None and isinstance(requested[1], int) and requested[1] <= 1:

@@ -264,6 +264,17 @@ def _folder(source) -> str | None:
     return posixpath.dirname(source.path.replace("\\", "/")) if source is not None else None
 
 
+def _ordered_multi_node(ctx, owner) -> bool:
+    """A StatefulSet whose pods form one multi-node vLLM server and that keeps `podManagementPolicy:
+    OrderedReady` (the default)."""
+    from vllmlint.source.yamlmodel import scalar_str
+    from vllmlint.vllm.groups import group_of
+
+    spec = owner.spec
+    policy = scalar_str(spec.get("podManagementPolicy")) if spec is not None else None
+    return (policy or "OrderedReady") == "OrderedReady" and group_of(ctx.world, owner) is not None
+
+
 def _no_readiness(ctx, container, selecting: tuple[list, ...], several_folders: bool, summaries: dict):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
@@ -279,12 +290,20 @@ def _no_readiness(ctx, container, selecting: tuple[list, ...], several_folders: 
     names = ", ".join(unique[:3]) + (", ..." if len(unique) > 3 else "")
     word = "Service" if len(unique) == 1 else "Services"
     name = container.node.get("name") or container.node
+    advice = "Add a readinessProbe on /health."
+    owner = template.owner
+    if owner is not None and owner.kind == "StatefulSet" and _ordered_multi_node(ctx, owner):
+        # A probe on the API of a multi-node server under OrderedReady never passes: pod 0's API opens only once
+        # pod 1 joins, and pod 1 is created only once pod 0 is Ready (multinode-network, VL713).
+        advice = (f"Set `podManagementPolicy: Parallel` on StatefulSet {owner.name} first (this multi-node server "
+                  "opens its API only once every pod has joined, and OrderedReady creates pod 1 only once pod 0 is "
+                  "Ready), then add a readinessProbe on /health.")
     yield ctx.finding(name, "This vLLM container has no readiness probe (and no startup probe), yet "
                       f"{'a Service sends' if len(unique) == 1 else 'Services send'} it traffic. "
                       f"{word} {names} send{'s' if len(unique) == 1 else ''} traffic to it: the pod counts as ready "
                       "as soon as the "
                       "container starts, so requests reach it while the model is still loading and get connection "
-                      "errors. Add a readinessProbe on /health.",
+                      f"errors. {advice}",
                       about=container, value=f"no-readiness:{first}",
                       severity=min(ctx.severity, Severity.INFO))
 

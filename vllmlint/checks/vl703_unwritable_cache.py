@@ -342,7 +342,7 @@ def _finding(ctx: Context, invocation: Invocation, container: Container, anchor:
         why = "`readOnlyRootFilesystem: true` and no writable volume is mounted there"
     else:
         why = f"the container runs as uid {uid}, whose HOME is `{home}`, which that uid cannot write, and no volume is mounted there"
-    when = {"hub-download": f"vLLM downloads `{invocation.model.text if invocation.model else 'the model'}` into it at start-up",
+    when = {"hub-download": f"vLLM downloads `{invocation.model_name or 'the model'}` into it at start-up",
             "compile": "vLLM creates its torch.compile cache (torch_compile_cache/) there at start-up" + (
                 "" if severity >= Severity.WARNING else
                 " when it runs the V1 engine (this release falls back to V0, which does not compile, when "
@@ -408,7 +408,7 @@ def _prepopulated_finding(ctx: Context, invocation: Invocation, container: Conta
     from the cache, is downloaded into it, which fails (huggingface_hub 0.36.0 file_download.py lines
     1064-1066, 1109-1111 and 1124-1130; _snapshot_download.py lines 293-300)."""
     backing = container.backing(directory)
-    model = invocation.model.text if invocation.model else "the model"
+    model = invocation.model_name or "the model"
     moved = f"the default under {via}, moved by {cache.moved_by}" if via == "HOME" else f"set by {via}"
     message = (f"`{directory}` ({cache.name}, {moved}) is read-only: {_read_only_volume_words(backing)}, "
                f"so it is taken as a cache filled beforehand. vLLM reads `{model}` from it while it holds the "

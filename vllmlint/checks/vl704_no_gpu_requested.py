@@ -20,9 +20,9 @@ from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, workloa
 from vllmlint.checks import Context
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import Container, World
-from vllmlint.source.yamlmodel import Mapping, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
 from vllmlint.vllm.images import image_builds
-from vllmlint.vllm.invocation import Invocation
+from vllmlint.vllm.invocation import Invocation, Token
 
 # Kinds whose pod resources are filled in from elsewhere: a ServingRuntime's from the InferenceService that
 # uses it, an LLMInferenceService's from its LLMInferenceServiceConfig presets.
@@ -187,7 +187,11 @@ def _gpus_needed(ctx: Context, invocation: Invocation, container: Container) -> 
 
 def _finding(ctx: Context, invocation: Invocation, container: Container) -> Finding | None:
     image = container.image
-    where = image if image is not None and image.source is not None else invocation.anchor
+    where: Node | Token | None = image if image is not None and image.source is not None else None
+    if where is None and container.is_compose:
+        where = container.node.get("build")  # the image it builds: the finding stays in the Compose file
+    if where is None or where.source is None:
+        where = invocation.anchor
     raw = invocation.image.raw if invocation.image is not None else "this image"
     needed = _gpus_needed(ctx, invocation, container)
     count = needed[0] if needed is not None else 1

@@ -7,6 +7,7 @@ accepts an optional `model_tag` that only `vllm serve` reads, so the server star
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
@@ -38,6 +39,28 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 
 
 
+# `trust_remote_code=True`: an engine keyword argument written as a word (as VL103 reads it).
+_KEYWORD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
+# Programs an author means to run when they write them first in `args` (the entrypoint receives them instead).
+_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "python", "python3", "env", "vllm", "exec"})
+
+
+def _keyword_instead(invocation: Invocation, text: str) -> str:
+    """The option to write for `name=value`, as the release's parser spells it."""
+    match = _KEYWORD.match(text)
+    assert match is not None
+    name, value = match.group(1).replace("_", "-"), match.group(2)
+    spec = invocation.catalog.option("--" + name)
+    if spec is None:
+        return "drop it: it is a keyword argument, not a command-line option"
+    flag = spec.canonical_flag
+    if not spec.takes_value:
+        if value.strip().lower() in ("true", "1", "yes", "on"):
+            return f"write the option `{flag}` instead"
+        return f"drop it (`{flag}` is off by default)"
+    return f"write the option instead: `{flag} {value}`" if value else f"write the option `{flag}` with its value"
+
+
 def _switch_value(invocation: Invocation, token: Token) -> bool:
     """`--enable-chunked-prefill false`: the word after a switch (VL106 reports it as a stray value)."""
     tokens = invocation.tokens
@@ -57,10 +80,21 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
     if serve:
         what = f"`{first.text}` (args written for an image whose entrypoint is `vllm serve`)"
         instead = "pass the model as `--model MODEL` without `serve`"
+    elif _KEYWORD.match(first.text):
+        what = f"the word `{first.text}`"
+        instead = _keyword_instead(invocation, first.text)
+    elif first.text.rsplit("/", 1)[-1] in _PROGRAMS:
+        what = f"the program `{first.text}`"
+        instead = (f"`args` are handed to the image's entrypoint `{runs}`; to run `{first.text}`, put that list in "
+                   "`command` instead")
+    elif models:
+        what = f"the positional word `{first.text}`"
+        instead = "drop it (`--model` already names the model)"
     else:
         what = f"the positional model `{first.text}`"
         instead = f"pass `--model {first.text}`"
-    instead += ", or use an image whose entrypoint is `vllm serve` (vllm/vllm-openai 0.11.1 and later)"
+    if not _KEYWORD.match(first.text) and first.text.rsplit("/", 1)[-1] not in _PROGRAMS:
+        instead += ", or use an image whose entrypoint is `vllm serve` (vllm/vllm-openai 0.11.1 and later)"
     tokens = invocation.tokens
     release = invocation.release or invocation.catalog.version
     if version_key(release) >= version_key(_SERVE_MODEL_RAISES_FROM) and tokens and tokens[0] is first \

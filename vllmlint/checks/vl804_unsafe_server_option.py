@@ -153,7 +153,7 @@ def _declared_media(invocation: Invocation) -> tuple[str, tuple[str, ...]] | Non
             continue
         media = tuple(kind for kind, count in _MEDIA_LIMIT.findall(option.value) if int(count) > 0)
         if media:
-            model = invocation.model.text if invocation.model is not None else "the model"
+            model = invocation.model_name or "the model"
             return model, tuple(dict.fromkeys(media))
     return None
 

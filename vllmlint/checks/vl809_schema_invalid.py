@@ -166,12 +166,16 @@ def _elsewhere(obj: K8sObject, path: tuple, key: str, defs: dict) -> str:
     """Where `key` is a field, near `path` (the mapping it was found in): below it, or below its parent."""
     if not path and key in sch.object_meta_fields():
         return f"Move it under `metadata` (`metadata.{key}`)."
-    for up in range(0, min(len(path), 2) + 1):
+    for up in range(0, min(len(path), 4) + 1):
         base = path[:len(path) - up]
         here = _schema_at(obj, base, defs)
         if here is None:
             continue
         found = sch.find_field(here, key, defs)
+        if up > 2:
+            # Further up (a container's `securityContext.fsGroup` belongs to the pod's), only a field one mapping
+            # below: a deeper match elsewhere in the pod is a guess, not a place.
+            found = [p for p in found if len(p) <= 2]
         if found:
             places = [".".join(([_dotted(base)] if base else []) + p[:-1]) for p in found]
             return f"`{key}` is a field of {' and '.join(f'`{p}`' for p in places)}: move it there."

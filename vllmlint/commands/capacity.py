@@ -54,7 +54,8 @@ def _smallest_tp(model: ModelSpec, gpu: GPU, kwargs: dict[str, Any]) -> Estimate
 
     options = {k: v for k, v in kwargs.items() if k != "tensor_parallel_size"}
     try:
-        return smallest_tp_that_fits(model, gpu, max_tp=64, **options)
+        # a MIG slice: one process sees one MIG device (CUDA_VISIBLE_DEVICES takes one), so no TP across slices
+        return smallest_tp_that_fits(model, gpu, max_tp=1 if gpu.mig_parent else 64, **options)
     except ValueError:
         return None
 
@@ -80,6 +81,7 @@ def _row(plan: Estimate, *, model_how: str, gpu_origin: str, instance_type: str 
         "gpu_origin": gpu_origin,
         "vllm_version": ".".join(map(str, plan.vllm_version)),
         "vllm_version_origin": release_origin,
+        "engine": plan.engine,
         "gpu_memory_utilization": plan.gpu_memory_utilization,
         "gpu_total_gib": _gib(plan.total_bytes),
         "budget_gib": _gib(plan.budget_bytes),
@@ -116,7 +118,8 @@ def _text(row: dict[str, Any], color: bool = False) -> str:
         ("dtype", row["dtype"]),
         ("parallel", f"TP {row['tensor_parallel_size']} x PP {row['pipeline_parallel_size']}"),
         ("GPU", f"{gpu}, from {row['gpu_origin']}"),
-        ("vLLM", f"{row['vllm_version']} ({row['vllm_version_origin']})"),
+        ("vLLM", f"{row['vllm_version']} ({row['vllm_version_origin']})"
+                 + (", V0 engine (VLLM_USE_V1=0)" if row["engine"] == "V0" and _v1_default(row["vllm_version"]) else "")),
         ("budget per GPU", f"{row['budget_gib']:.2f} GiB = {row['gpu_memory_utilization']:g} x "
                            f"{row['gpu_total_gib']:.2f} GiB"),
         ("weights per GPU", f"{row['weights_gib']:.2f} GiB"),
@@ -139,7 +142,11 @@ def _text(row: dict[str, Any], color: bool = False) -> str:
         pairs.append(("smallest TP that fits", f"{smallest} ({sequences} full-length "
                       f"sequence{'' if sequences == 1 else 's'}{beyond})"))
     elif not (row["fits"] and row["kv_ok"]):
-        pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
+        if "-MIG-" in row["gpu"]:
+            pairs.append(("smallest TP that fits", "none: a MIG slice runs TP 1 only; quantize, or use a bigger"
+                          " profile or a whole GPU"))
+        else:
+            pairs.append(("smallest TP that fits", "none up to 64 on this GPU: quantize, or use a bigger GPU"))
     elif row["refusals"] and row["smallest_tp_that_fits"] is None:
         pairs.append(("smallest TP that fits", "none: no TP size vLLM accepts for this model fits one sequence"))
     pairs.extend(("note", note) for note in row["notes"])
@@ -453,7 +460,8 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--model", "model_name", help="Model to plan for: a Hugging Face id or a catalogued name.")
 @click.option("--model-config", type=click.Path(), help="A Hugging Face config.json, or a model folder holding one "
               "(with hf_quant_config.json), for a model that is not in the catalog.")
-@click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4...); with PATHS, assumed "
+@click.option("--gpu", "gpu_name", help="GPU to plan for (H100, L4, A100-40GB, nvidia-l4, a MIG slice such as "
+              "A100-80GB-MIG-1g.10gb...); with PATHS, assumed "
               "for workloads whose GPU the manifests do not reveal. Names resolve exactly (--list-gpus); repeat it or "
               "give a comma list (L4,A10G,H100) for one plan each.", multiple=True)
 @click.option("--instance-type", help="Instance type to plan for (p5.48xlarge, g6.12xlarge, ...); repeatable, comma "
@@ -473,6 +481,9 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--max-num-seqs", type=click.IntRange(min=1))
 @click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
 @click.option("--enforce-eager", is_flag=True)
+@click.option("--engine", type=click.Choice(["v0", "v1"]), help="The engine of a 0.8 - 0.10 release: v0 plans as "
+              "with VLLM_USE_V1=0 (the V0 sampler and profile batch, swap space) [default: the release's, V1 from 0.8.0; "
+              "V0 only before].")
 @click.option("--vllm-version", help="vLLM release whose behaviour to assume [default: the newest known for "
               "plans; each workload's own release for PATHS].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -492,7 +503,7 @@ def _catalog_listing(which: str, fmt: str) -> str:
 def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
             allow_long_max_model_len, color, no_color, list_models, list_gpus,
             dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,
-            fmt, config_path, no_config, hf_cache=None, online=None):
+            fmt, config_path, no_config, hf_cache=None, online=None, engine=None):
     """Will this model fit these GPUs? Estimate vLLM's memory plan for the workloads in PATHS, or for
     --model/--model-config on --gpu/--instance-type."""
     from vllmlint.capacity import find_gpu, register_extra
@@ -516,6 +527,7 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
             _fail(f"--vllm-version {vllm_version!r} is not a release number such as 0.29.0")
         vllm_version = vllm_version.strip().lstrip("v")
 
+    v1_engine = _engine_choice(engine, vllm_version, bool(paths))
     use_color = _use_color("never" if no_color else color)
     if paths:
         fallback = None
@@ -538,6 +550,8 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
                       vllm_version=vllm_version, max_model_len=length, dtype=dtype, quantization=quantization,
                       kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=max_num_batched_tokens, enforce_eager=enforce_eager)
+        if v1_engine is not None:
+            kwargs["v1_engine"] = v1_engine
         release_origin = "--vllm-version" if vllm_version else "assumed: the newest known release"
         rows = _plan_rows(model_name, model_config, gpu_name, instance_type, kwargs, release_origin, tps,
                           allow_long_max_model_len)
@@ -554,6 +568,35 @@ def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, ma
         for line in skipped:
             click.echo(f"vllmlint capacity: note: {line}", err=True)
     sys.exit(EXIT_FITS if all(row["starts"] for row in rows) else EXIT_DOES_NOT_FIT)
+
+
+def _v1_default(version: str | None) -> bool:
+    from vllmlint.capacity.estimate import uses_v1_engine
+
+    return uses_v1_engine(version)
+
+
+# V1 is the default engine from 0.8.0 (VLLM_USE_V1 defaults to "1": vllm/envs.py line 531 in 0.8.5); V0 can be
+# chosen with VLLM_USE_V1=0 up to 0.10.x and is gone in 0.11.0 (data/host-memory.yaml, `engine`).
+V0_LAST_MINOR = (0, 10)
+
+
+def _engine_choice(engine: str | None, version: str | None, with_paths: bool) -> bool | None:
+    """--engine as estimate()'s v1_engine (None: the release's own); a usage error where vLLM has no such engine."""
+    if engine is None:
+        return None
+    if with_paths:
+        _fail("--engine plans without manifests: with PATHS, each workload's VLLM_USE_V1 is read")
+    from vllmlint.vllm.release import release_numbers
+
+    numbers = release_numbers(version)
+    if engine == "v0" and numbers[:2] > V0_LAST_MINOR:
+        _fail(f"--engine v0: vLLM {'.'.join(map(str, numbers))} has no V0 engine (removed in 0.11.0); give "
+              "--vllm-version 0.10.2 or older")
+    if engine == "v1" and not _v1_default(version):
+        _fail(f"--engine v1: vLLM {'.'.join(map(str, numbers))} predates the V1 engine as a choice vllmlint "
+              "models (the default from 0.8.0)")
+    return engine == "v1"
 
 
 def _load_config(config_path: str | None, no_config: bool, register_extra: Callable[..., None],

@@ -153,13 +153,27 @@ _BLOCK_ITEM_PREFIX = re.compile(r"^[ \t]*-[ \t]+$")
 _REST_OF_LINE = re.compile(r"^[ \t]*(#.*)?\r?$")
 
 
-def delete_sequence_items(seq: Sequence, indices: list[int]) -> list[Edit] | None:
-    """Edits deleting the items at `indices`: whole lines in a block list, `item, ` in a flow list."""
+def _one_text(seq: Sequence, known: dict[int, bool] | None = None) -> bool:
+    """Whether every item of `seq` is written in its file (not a list merged from several files, as a Kustomize
+    JSON 6902 patch makes): then it is one text to edit. `known` keeps the answer by sequence: an editor asks
+    once per fix, and a list of 10,000 fixable flags made the scan quadratic."""
+    if known is None:
+        return all(item.source is seq.source for item in seq.items)
+    answer = known.get(id(seq))
+    if answer is None:
+        answer = known[id(seq)] = all(item.source is seq.source for item in seq.items)
+    return answer
+
+
+def delete_sequence_items(seq: Sequence, indices: list[int], known: dict[int, bool] | None = None
+                          ) -> list[Edit] | None:
+    """Edits deleting the items at `indices`: whole lines in a block list, `item, ` in a flow list. `known`:
+    see `_one_text` (the sequences must outlive it: an editor's, kept with its invocation)."""
     indices = sorted(set(indices))
     if not indices:
         return []
     items = seq.items
-    if any(item.source is not seq.source for item in items):
+    if not _one_text(seq, known):
         return None  # a list merged from several files (a Kustomize JSON 6902 patch): not one text to edit
     path, text = seq.source.display_path, seq.source.text
     if _is_flow_sequence(seq):
@@ -197,11 +211,12 @@ def _runs(indices: list[int]) -> list[list[int]]:
     return runs
 
 
-def insert_sequence_items_after(seq: Sequence, index: int, rendered: list[str]) -> Edit | None:
+def insert_sequence_items_after(seq: Sequence, index: int, rendered: list[str],
+                                known: dict[int, bool] | None = None) -> Edit | None:
     """An edit adding items (already written as YAML) right after item `index`: `, x` in a flow list,
-    a new `- x` line per item in a block list."""
+    a new `- x` line per item in a block list (`known`: see `_one_text`)."""
     item = seq.items[index]
-    if any(other.source is not seq.source for other in seq.items):
+    if not _one_text(seq, known):
         return None  # a list merged from several files (a Kustomize JSON 6902 patch): not one text to edit
     path, text = seq.source.display_path, seq.source.text
     if _is_flow_sequence(seq):
@@ -240,6 +255,7 @@ class ArgvEditor:
         self.mode: str | None = None
         self.scalar: Scalar | None = None
         self._items: dict[int, tuple[Sequence, int]] | None = None
+        self._one_text: dict[int, bool] = {}  # `_one_text` of the container's lists, by id
         if not tokens or tokens[0].source is None:
             return
         self.source: SourceFile = tokens[0].source
@@ -367,7 +383,7 @@ class ArgvEditor:
                 by_seq.setdefault(id(seq), (seq, []))[1].append(index)
             edits: list[Edit] = []
             for seq, indices in by_seq.values():
-                part = delete_sequence_items(seq, indices)
+                part = delete_sequence_items(seq, indices, self._one_text)
                 if part is None:
                     return None
                 edits.extend(part)
@@ -445,7 +461,7 @@ class ArgvEditor:
                 edits.append(Edit(self.path, item.start, item.end, text))
             if len(rendered) > len(located):
                 seq_last, index = located[-1]
-                insert = insert_sequence_items_after(seq_last, index, rendered[len(located):])
+                insert = insert_sequence_items_after(seq_last, index, rendered[len(located):], self._one_text)
                 if insert is None:
                     return None
                 edits.append(insert)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from vllmlint.source.yamlmodel import SourceFile
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
-_MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github", "junit": "junit"}
+_MODULES = {"text": "text", "concise": "text", "json": "json_format", "sarif": "sarif", "github": "github", "junit": "junit"}
 
 
 @dataclass
@@ -57,6 +57,8 @@ class Report:
     invocations: int = 0  # vLLM server command lines
     objects: int = 0  # Kubernetes objects and Compose services
     skipped: dict[str, int] = field(default_factory=dict)  # why files were not read -> how many
+    concise: bool = False  # text: one line per finding (`--output-format concise`), then the summary
+    below_min_level: int = 0  # findings not shown, under --min-level (the text summary counts them)
 
 
 def understood_nothing(report: Report) -> bool:
@@ -85,6 +87,8 @@ def notice_kinds(notices: list[Notice]) -> list[tuple[tuple[str, str] | None, li
 def render(fmt: str, report: Report) -> str:
     """The report in format `fmt` (one of FORMATS)."""
     module_name = _MODULES.get(fmt)
+    if fmt == "concise":
+        report.concise = True
     if module_name is None:
         raise ValueError(f"unknown output format {fmt!r}: use one of {', '.join(FORMATS)}")
     return import_module(f"{__name__}.{module_name}").render(report)
@@ -93,9 +97,10 @@ def render(fmt: str, report: Report) -> str:
 def render_pieces(fmt: str, report: Report) -> Iterator[str]:
     """`render(fmt, report)` in pieces to write one after the other: the text format's come line by line, so a
     large report is never in memory whole; the others are one piece."""
-    if fmt == "text":
+    if fmt in ("text", "concise"):
         from vllmlint.formatters.text import render_pieces as text_pieces
 
+        report.concise = report.concise or fmt == "concise"
         yield from text_pieces(report)
         return
     yield render(fmt, report)

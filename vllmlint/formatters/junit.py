@@ -61,8 +61,11 @@ def _testcase(suite: ET.Element, finding: Finding, name: str) -> ET.Element:
 
 
 def _failure_body(finding: Finding, rules: dict[str, Rule]) -> str:
-    where = f"{finding.path}:{finding.span.line}:{finding.span.col}" if finding.span.line >= 1 else finding.path
-    lines = [f"{where}: {finding.code} [{finding.severity.label}] {sentence(finding.message)}"]
+    from vllmlint.formatters.text import _visible  # a line break of the tree's text must not start a line (`::`)
+
+    path = _visible(finding.path)
+    where = f"{path}:{finding.span.line}:{finding.span.col}" if finding.span.line >= 1 else path
+    lines = [f"{where}: {finding.code} [{finding.severity.label}] {_visible(sentence(finding.message))}"]
     rule = rules.get(finding.code)
     if rule is not None:
         lines.append(f"{rule.code} {rule.name}: {rule.summary.strip()}")

@@ -142,6 +142,12 @@ def excerpt(finding: Finding, source, paint=None, masks=None, lines=None) -> lis
     return [f"{gutter} {shown}".rstrip(), f"{blank_gutter} {' ' * left}{caret}"]
 
 
+def line_start_path(path: str) -> str:
+    """A path that starts a line of output: `./` before one starting with `::`, which GitHub Actions would read
+    as a workflow command (`::stop-commands::x.yaml` would switch off every later annotation)."""
+    return "./" + path if path.startswith("::") else path
+
+
 def finding_line(finding: Finding, name: str, paint=None, path: str | None = None, message: str | None = None,
                  fixable: bool = False) -> str:
     """`path:line:col: CODE [severity] message (rule-name)`, `[severity] [*]` when `fixable` (as ruff marks
@@ -149,7 +155,7 @@ def finding_line(finding: Finding, name: str, paint=None, path: str | None = Non
     message (the short first line) when given."""
     paint = paint or _Paint(False)
     span = finding.span
-    where = paint(_BOLD, f"{_visible(path or finding.path)}:{span.line}:{span.col}:")
+    where = paint(_BOLD, f"{line_start_path(_visible(path or finding.path))}:{span.line}:{span.col}:")
     code = paint(_SEVERITY_COLOR[finding.severity], finding.code)
     mark = " " + paint(_FIX_COLOR, "[*]") if fixable else ""
     suffix = f" ({name})" if name else ""
@@ -261,6 +267,8 @@ def summary_line(report: Report) -> str:
     hidden = ""
     if report.suppressed and not report.show_suppressed:
         hidden = f"; {len(report.suppressed)} suppressed not shown"
+    if report.below_min_level:
+        hidden += f"; {report.below_min_level} below --min-level not shown"
     if not report.findings:
         if report.failed:  # never "passed" on a run that exits 2
             return f"No problems found, but the run had errors ({checked}{hidden})."
@@ -343,6 +351,7 @@ def _lines(report: Report) -> Iterator[str]:
         if not report.quiet and counted:
             yield ""
     else:
+        compact = False  # the last line was an info finding's one line (a blank line ends a run of them)
         for finding in shown:
             fixable = is_fixable(finding, report.unsafe_fixes)
             if report.quiet:  # one line per finding, the whole message: what grep and editors read
@@ -353,14 +362,25 @@ def _lines(report: Report) -> Iterator[str]:
             if split is None:
                 split = splits[finding.message] = split_message(finding.message)
             head, help_text = split
-            yield finding_line(finding, rule_name(rules, finding.code), paint,
-                               report.local_paths.get(finding.path), head, fixable)
+            line = finding_line(finding, rule_name(rules, finding.code), paint, report.local_paths.get(finding.path),
+                                head, fixable)
+            if report.concise or finding.severity < Severity.WARNING:
+                # concise: every finding on one line; full: info findings on one line (`explain CODE` tells more)
+                yield line
+                compact = not report.concise
+                continue
+            if compact:
+                yield ""
+                compact = False
+            yield line
             shown_excerpt = excerpt(finding, report.sources.get(finding.path), paint, masks, laid)
             yield from shown_excerpt
             if help_text:
                 # `=` under the excerpt's `|`, as rustc and ruff print their notes
                 gutter = " " * (len(str(finding.span.line)) + 2) if shown_excerpt else "  "
                 yield f"{gutter}{paint(_HELP_COLOR, '= help:')} {_visible(help_text)}"
+            yield ""
+        if compact or (report.concise and shown):
             yield ""
     if not report.quiet and report.summary:
         yield from summary_lines(report)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 from vllmlint.records import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 from vllmlint.k8s import pod as _pod
 from vllmlint.k8s.placement import Placement, placement
@@ -387,6 +387,9 @@ def namespaces_compatible(a: str, b: str) -> bool:
 
 
 # --- the world -------------------------------------------------------------------------------------
+T = TypeVar("T")
+
+
 @dataclass
 class World:
     sources: list[SourceFile] = field(default_factory=list)
@@ -404,7 +407,6 @@ class World:
     _by_name: dict = field(default_factory=dict, repr=False)
     _template_index: tuple | None = field(default=None, repr=False)
     _object_labels: dict = field(default_factory=dict, repr=False)
-    _openshift_folders: set[str] | None = field(default=None, repr=False)  # targets_openshift()
     # Operator settings documents of the run (KubeAI's values / system.yaml), and the objects whose pods are
     # built from them once every file is read (`add_operator_templates`).
     kubeai_settings: list = field(default_factory=list, repr=False)
@@ -412,6 +414,17 @@ class World:
     kustomize_patches: set[str] = field(default_factory=set, repr=False)  # patch files (display paths) of the
     # run's Kustomizations: partial objects (vllmlint.source.kustomize)
     _memo: dict | None = field(default=None, repr=False)  # lookups rules repeat, once sealed (`seal`)
+    _facts: dict = field(default_factory=dict, repr=False)  # `fact`: computed facts of the whole world
+
+    def fact(self, compute: Callable[[World], T]) -> T:
+        """`compute(self)`, computed once per world: the one memo of facts derived from every file (a rule's
+        table of multi-node groups, of capacity workloads...). The function is the fact's name: two modules never
+        share a key by accident, and nothing is hung off the world by attribute name. Ask once the world holds
+        what the fact reads (every file read: rules run on the sealed world)."""
+        facts = self._facts
+        if compute not in facts:
+            facts[compute] = compute(self)
+        return facts[compute]
 
     def add_document(self, document: Document) -> None:
         _remember_operator_settings(self, document)
@@ -578,7 +591,8 @@ def add_operator_templates(world: World) -> None:
 
     for obj in world._deferred:
         if is_kubeai_model(obj):
-            world.templates.extend(kubeai_templates(obj, world))
+            world.templates.extend(PodTemplate(obj, spec, metadata, role)
+                                   for spec, metadata, role in kubeai_templates(obj, world))
     world._deferred = []
 
 
@@ -657,11 +671,12 @@ def targets_openshift(world: World, near: K8sObject | None = None) -> bool:
     uid from the namespace's range and fills in other security settings the manifest does not show. With `near`,
     only the objects of that object's folder count: one OpenShift manifest in a repository of examples does not
     make every other folder's workload an OpenShift one."""
-    folders = world._openshift_folders
-    if folders is None:
-        folders = world._openshift_folders = {_folder(obj.source.path) for obj in world.objects
-                                              if _openshift_marked(obj)}
+    folders = world.fact(_openshift_folders)
     return bool(folders) if near is None else _folder(near.source.path) in folders
+
+
+def _openshift_folders(world: World) -> set[str]:
+    return {_folder(obj.source.path) for obj in world.objects if _openshift_marked(obj)}
 
 
 def _openshift_marked(obj: K8sObject) -> bool:

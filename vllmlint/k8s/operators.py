@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, UnknownScalar, path_at, scalar_str
 
 if TYPE_CHECKING:
-    from vllmlint.k8s.objects import K8sObject, PodTemplate, World
+    from vllmlint.k8s.objects import K8sObject, World
 
 
 @lru_cache(maxsize=1)
@@ -121,10 +121,9 @@ def _multiplied(node: Node, multiple: int, anchor: Node) -> Node | None:
     return _scalar(text, anchor)
 
 
-def kubeai_templates(obj: K8sObject, world: World) -> list[PodTemplate]:
-    """The vLLM pod KubeAI's model controller builds for a `Model` with `engine: VLLM` (engine_vllm.go)."""
-    from vllmlint.k8s.objects import PodTemplate
-
+def kubeai_templates(obj: K8sObject, world: World) -> list[tuple[Mapping, Mapping, str]]:
+    """The vLLM pod KubeAI's model controller builds for a `Model` with `engine: VLLM` (engine_vllm.go): its
+    (pod spec, metadata, role), for `k8s.objects` to make the PodTemplate of."""
     spec = obj.spec
     table = kubeai_table()
     if spec is None or scalar_str(spec.get("engine")) != table.get("engine"):
@@ -200,8 +199,7 @@ def kubeai_templates(obj: K8sObject, world: World) -> list[PodTemplate]:
     pod_spec = synthetic(pod, engine)
     metadata = synthetic({"labels": labels}, engine)
     assert isinstance(pod_spec, Mapping) and isinstance(metadata, Mapping)
-    template = PodTemplate(obj, pod_spec, metadata, "server")
-    return [template]
+    return [(pod_spec, metadata, "server")]
 
 
 def kubeai_prefix(obj: K8sObject) -> tuple[list[str], list[tuple[str, str | None]]] | None:

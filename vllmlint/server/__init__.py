@@ -1,6 +1,6 @@
 """vllmlint's language server (`vllmlint server`): diagnostics, fixes, suppressions, hover and completion in
 the editor, with the cross-file world of the workspace folder. Needs the `server` extra
-(`pip install 'vllmlint[server]'`: pygls 2 and lsprotocol); nothing else of vllmlint imports this package.
+(pygls 2 and lsprotocol: `pip install '/path/to/vllmlint[server]'` from a checkout or a wheel built from one); nothing else of vllmlint imports this package.
 
 - `positions`: offsets to LSP positions in the negotiated encoding (no pygls)
 - `parse_cache`: parsed YAML kept between runs (no pygls)

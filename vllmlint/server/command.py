@@ -9,7 +9,7 @@ import click
 @click.command("server")
 @click.option("--stdio", is_flag=True, help="Talk LSP over standard input/output (the default and only transport; "
               "accepted because editors' clients pass it).")
-@click.option("--debounce", type=click.IntRange(min=0), default=300, show_default=True,
+@click.option("--debounce", type=click.IntRange(min=0), default=0, show_default=True,
               help="Milliseconds after the last change of a document before it is linted again.")
 def command(stdio: bool, debounce: int) -> None:
     """Run the language server (for editors: VS Code, Neovim, Helix, Emacs; see docs/editors.md)."""
@@ -17,8 +17,9 @@ def command(stdio: bool, debounce: int) -> None:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError:
-        click.echo("vllmlint: error: `vllmlint server` needs the server extra: pip install 'vllmlint[server]' "
-                   "(pygls 2 and lsprotocol)", err=True)
+        click.echo("vllmlint: error: `vllmlint server` needs the server extra (pygls 2 and lsprotocol); vllmlint is "
+                   "not on PyPI: install it from a checkout or a wheel built from one, "
+                   "pip install '/path/to/vllmlint[server]'", err=True)
         sys.exit(2)
     from vllmlint.server.server import main
 

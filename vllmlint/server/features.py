@@ -186,6 +186,10 @@ def _kind(shown: str, text: str) -> str:
         return "markdown"
     if suffix in ("sh", "bash") or (suffix not in ("yaml", "yml", "json") and text.startswith("#!")):
         return "shell"
+    from vllmlint.source.files import is_dockerfile
+
+    if is_dockerfile(shown.rsplit("/", 1)[-1]):
+        return "shell"  # whole-line `#` comments, instructions read as commands
     return "json" if suffix == "json" else "yaml"
 
 

@@ -14,13 +14,82 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _units(char: str, encoding: str) -> int:
-    code = ord(char)
+def units(segment: str, encoding: str) -> int:
+    """Code units of `segment` in the encoding (one C-level pass: no loop per character in Python)."""
+    if encoding == UTF32 or segment.isascii():
+        return len(segment)
     if encoding == UTF16:
-        return 2 if code > 0xFFFF else 1
-    if encoding == UTF8:
-        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
-    return 1
+        return len(segment.encode("utf-16-le", "surrogatepass")) // 2
+    return len(segment.encode("utf-8", "surrogatepass"))
+
+
+def code_points(segment: str, count: int, encoding: str) -> int:
+    """How many code points of `segment` its first `count` code units hold (all of it when it is shorter). A
+    position inside a character (between the halves of a surrogate pair, inside a UTF-8 sequence) is before it."""
+    count = max(count, 0)
+    if encoding == UTF32 or segment.isascii():
+        return min(count, len(segment))
+    segment = segment[:count]  # a code point is at least one code unit
+    if encoding == UTF16:
+        decoded = segment.encode("utf-16-le", "surrogatepass")[:2 * count].decode("utf-16-le", "surrogatepass")
+        fit = len(decoded)
+        if fit and "\ud800" <= decoded[-1] <= "\udbff" and segment[fit - 1] > "\uffff":
+            fit -= 1  # the count ends between the halves of a pair: before that character
+        return fit
+    data = segment.encode("utf-8", "surrogatepass")[:count]
+    lead = len(data)
+    while lead > 0 and data[lead - 1] & 0xC0 == 0x80:  # back to the last sequence's first byte
+        lead -= 1
+    if lead > 0 and data[lead - 1] >= 0xC0:
+        first = data[lead - 1]
+        size = 2 if first < 0xE0 else 3 if first < 0xF0 else 4
+        if len(data) - (lead - 1) < size:
+            data = data[:lead - 1]  # cut inside that character: before it
+    return len(data.decode("utf-8", "surrogatepass"))
+
+
+def line_start(text: str, line: int) -> int | None:
+    """The offset where line `line` starts, or None past the last line. Breaks are counted with `str.count` over
+    chunks, then found by the regex in one chunk only: C-level work, not one Python step per line or per
+    character, whatever the length of the text or of its lines."""
+    if line < 0:
+        return None
+    start, seen, size = 0, 0, len(text)
+    while line > seen:
+        if start >= size:
+            return None
+        stop = min(start + _CHUNK, size)
+        if stop < size and text[stop - 1] == "\r" and text[stop] == "\n":
+            stop += 1  # keep a CRLF in one chunk
+        breaks = text.count("\n", start, stop) + text.count("\r", start, stop) - text.count("\r\n", start, stop)
+        if seen + breaks < line:
+            seen, start = seen + breaks, stop
+            continue
+        for match in _BREAK.finditer(text, start, stop):
+            seen += 1
+            if seen == line:
+                start = match.end()
+                break
+    return start
+
+
+_CHUNK = 1 << 16
+
+
+def offset_at(text: str, line: int, character: int, encoding: str) -> int:
+    """The offset of an LSP position in `text` without indexing every line (an incremental change of an open
+    document); past the end of its line is the end of the line, past the last line the end of the text. The
+    work is bounded by the position: its line is found by counting, and only `character` code points of it
+    are read."""
+    start = line_start(text, line)
+    if start is None:
+        return 0 if line < 0 else len(text)
+    stop = min(start + max(character, 0), len(text))
+    for separator in ("\n", "\r"):
+        found = text.find(separator, start, stop)
+        if found >= 0:
+            stop = found
+    return start + code_points(text[start:stop], character, encoding)
 
 
 def choose_encoding(offered: list[str] | None) -> str:
@@ -36,6 +105,7 @@ class LineIndex:
         self.text = text
         self.encoding = encoding
         self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        self.ascii = text.isascii()
 
     def _line_end(self, line: int) -> int:
         """Offset where line `line`'s content ends (before its line break)."""
@@ -49,9 +119,9 @@ class LineIndex:
         offset = max(0, min(offset, len(self.text)))
         line = bisect_right(self.starts, offset) - 1
         start = self.starts[line]
-        if self.encoding == UTF32:
+        if self.ascii or self.encoding == UTF32:
             return line, offset - start
-        return line, sum(_units(c, self.encoding) for c in self.text[start:offset])
+        return line, units(self.text[start:offset], self.encoding)
 
     def offset(self, line: int, character: int) -> int:
         """The offset of an LSP position; past the end of its line is the end of the line (as LSP says)."""
@@ -60,14 +130,9 @@ class LineIndex:
         if line >= len(self.starts):
             return len(self.text)
         start, end = self.starts[line], self._line_end(line)
-        if self.encoding == UTF32:
+        if self.ascii:
             return min(start + max(character, 0), end)
-        counted = 0
-        for index in range(start, end):
-            if counted >= character:
-                return index
-            counted += _units(self.text[index], self.encoding)
-        return end
+        return start + code_points(self.text[start:min(end, start + max(character, 0))], character, self.encoding)
 
     def line_text(self, line: int) -> str:
         if not 0 <= line < len(self.starts):

@@ -80,7 +80,7 @@ class Project:
         self.config_error = None
         try:
             found = find_config(self.root)
-            config = load_config(found) if found else Config()
+            config = load_config(found, [self.root]) if found else Config()  # the workspace is the tree
             options = options_from_config(config)
         except ConfigError as exc:
             self.config_error = str(exc)
@@ -154,7 +154,7 @@ class Project:
     def lint(self, overlays: dict[str, str]) -> Run:
         """Lint the folder; `overlays`: absolute path -> the unsaved text of an open document of it."""
         from vllmlint.engine import Linter
-        from vllmlint.source.files import SCAN_SUFFIXES, display_path
+        from vllmlint.source.files import SCAN_SUFFIXES, display_path, is_dockerfile
 
         assert self.options is not None
         linter = Linter(self.options)
@@ -177,7 +177,8 @@ class Project:
                 continue
             path = Path(absolute)
             # A new, unsaved file; a script without a suffix (`#!`) as a file named on the command line would be.
-            if (path.suffix.lower() in SCAN_SUFFIXES or text.startswith("#!")) and not self.excluded(path):
+            if (path.suffix.lower() in SCAN_SUFFIXES or text.startswith("#!") or is_dockerfile(path.name)) \
+                    and not self.excluded(path):
                 shown_of[absolute] = self._add_overlay(linter, path, text)
                 run_texts[absolute] = text
         result = linter.run()
@@ -186,12 +187,28 @@ class Project:
         self.last = run
         return run
 
-    @staticmethod
-    def _add_overlay(linter, path: Path, text: str) -> str:
-        """An open document: its buffer, read as the file would be (`--stdin-filename`)."""
+    def too_large(self, text: str) -> int | None:
+        """The size in bytes (UTF-8) of an open document over the configuration's `max-file-size` (the limit
+        `vllmlint` applies to files), else None."""
+        limit = self.options.max_file_size if self.options is not None else 0
+        if not limit or len(text) * 4 <= limit:
+            return None  # no limit, or within it whatever the characters (at most 4 bytes each)
+        if len(text) > limit:
+            return len(text)  # over it in characters alone (the exact size would encode all of it)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        return size if size > limit else None
+
+    def _add_overlay(self, linter, path: Path, text: str) -> str:
+        """An open document: its buffer, read as the file would be (`--stdin-filename`); one over the size limit
+        is skipped with the notice a file over it gets (VL005)."""
         from vllmlint.source.files import display_path
 
         shown = display_path(path)
+        size = self.too_large(text)
+        if size is not None:
+            linter.real_paths[shown] = str(path)
+            linter.skip_too_large(shown, size)
+            return shown
         linter.real_paths[shown] = str(path)
         linter.result.files_checked += 1
         if text.startswith("\ufeff"):

@@ -17,21 +17,94 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from vllmlint import __version__
+from vllmlint.records import dataclass
 from vllmlint.server import features
-from vllmlint.server.positions import UTF8, UTF16, LineIndex
+from vllmlint.server.positions import UTF8, UTF16, LineIndex, offset_at
 from vllmlint.server.project import CONFIG_FILES, Project, Run
 
 log = logging.getLogger("vllmlint.server")
-DEFAULT_DEBOUNCE = 0.3  # seconds after the last change of a document before it is linted
+DEFAULT_DEBOUNCE = 0.0  # seconds after the last change of a document before it is linted
+
+
+_UNREADABLE = object()  # a message that did not deserialize (answered already when it was a request)
+
+
+@dataclass
+class Document:
+    """An open document: the client's URI as it wrote it, the text, the version."""
+
+    uri: str
+    text: str
+    version: int | None
 
 
 class _Protocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):
+        """A request whose parameters do not validate (a position of -1 or 2**31) is answered with -32602, as
+        JSON-RPC says: pygls logs it and never answers, and the client waits forever."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            msg_id = data.get("id")
+            if "method" in data and isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+                cause = _why(exc.__cause__ or exc)
+                self._send_response(msg_id, None, JsonRpcInvalidParams(
+                    f"Invalid Params for {str(data.get('method'))[:100]}: {cause}").to_response_error())
+            return _UNREADABLE
+
+    def handle_message(self, message):
+        if message is _UNREADABLE:
+            return None
+        return super().handle_message(message)
+
+    @property
+    def vllmlint(self) -> VllmlintServer:
+        assert isinstance(self._server, VllmlintServer)
+        return self._server
+
+    # Open documents are kept by the server (`VllmlintServer.documents`), not in pygls's workspace: pygls applies
+    # an incremental change with a Python loop over every character before it (seconds per keystroke in a 5 MiB
+    # line) and splits lines where LSP does not (form feeds, U+2028).
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        item = params.text_document
+        self.vllmlint.documents[item.uri] = Document(item.uri, item.text, item.version)
+        yield from self._user(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        document = self.vllmlint.documents.get(params.text_document.uri)
+        if document is None:
+            return  # not open: nothing to change
+        encoding = self.vllmlint.encoding
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                text = document.text
+                start = offset_at(text, change.range.start.line, change.range.start.character, encoding)
+                end = max(start, offset_at(text, change.range.end.line, change.range.end.character, encoding))
+                document.text = "".join((text[:start], change.text, text[end:]))
+            else:
+                document.text = change.text
+        document.version = params.text_document.version
+        yield from self._user(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        self.vllmlint.documents.pop(params.text_document.uri, None)
+        yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _user(self, method: str, params):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         # pygls takes the client's first supported encoding; vllmlint takes UTF-8 whenever it is offered, else
@@ -48,9 +121,11 @@ class VllmlintServer(LanguageServer):
         super().__init__("vllmlint", __version__, protocol_cls=_Protocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.debounce = debounce
+        self.documents: dict[str, Document] = {}  # uri -> the open document
         self.projects: list[Project] = []
         self.loose: dict[str, Project] = {}  # absolute path -> the project of a file outside every folder
         self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.pending: dict[int, set[str]] = {}  # id(project) -> documents changed since a run was queued for it
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.locks: dict[int, asyncio.Lock] = {}
         self.tasks: set[asyncio.Future] = set()
@@ -86,7 +161,7 @@ class VllmlintServer(LanguageServer):
     def open_documents(self, project: Project) -> dict[str, str]:
         """uri -> absolute path of the open documents of `project`."""
         found = {}
-        for uri in list(self.workspace.text_documents):
+        for uri in list(self.documents):
             path = _path(uri)
             if path is not None and project.contains(path):
                 found[uri] = str(path)
@@ -96,8 +171,8 @@ class VllmlintServer(LanguageServer):
         """uri -> (absolute path, text, version) of the open documents of `project`, as they are now."""
         found = {}
         for uri, path in self.open_documents(project).items():
-            document = self.workspace.get_text_document(uri)
-            found[uri] = (path, document.source, document.version)
+            document = self.documents[uri]
+            found[uri] = (path, document.text, document.version)
         return found
 
     def overlays(self, project: Project) -> dict[str, str]:
@@ -126,8 +201,14 @@ class VllmlintServer(LanguageServer):
         self.timers[uri] = loop.call_later(delay, self._fire, uri, project)
 
     def _fire(self, uri: str, project: Project) -> None:
+        """Queue a run of the project for this change: one run waits at most, whatever the number of changes
+        made while another runs (a run takes the buffers as they are when it starts)."""
         self.timers.pop(uri, None)
-        self.spawn(self.lint(project, changed=uri))
+        key = id(project)
+        queued = key in self.pending
+        self.pending.setdefault(key, set()).add(uri)
+        if not queued:
+            self.spawn(self.lint(project, queued=True))
 
     def spawn(self, coroutine) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -137,16 +218,20 @@ class VllmlintServer(LanguageServer):
     def lock(self, project: Project) -> asyncio.Lock:
         return self.locks.setdefault(id(project), asyncio.Lock())
 
-    async def lint(self, project: Project, changed: str | None = None, force: bool = False) -> Run | None:
+    async def lint(self, project: Project, queued: bool = False, force: bool = False) -> Run | None:
         """Lint `project` in the worker thread (the server keeps answering meanwhile) and publish what changed;
-        one run per project at a time. An error of ours is logged, never fatal."""
+        one run per project at a time. `queued`: the run of the changes `_fire` collected (their documents'
+        diagnostics are published even when unchanged, with the version linted). An error of ours is logged,
+        never fatal."""
         async with self.lock(project):
-            if not force and changed is None and self.is_current(project):
+            changed = self.pending.pop(id(project), set()) if queued else set()
+            if not force and not changed and self.is_current(project):
                 return project.last  # a run that finished while this one waited covered it
             for uri in self.open_documents(project):
                 timer = self.timers.pop(uri, None)
                 if timer is not None:
                     timer.cancel()  # this run covers their change
+                    changed.add(uri)
             snapshot = self.snapshot(project)
             overlays = {path: text for path, text, _ in snapshot.values()}
             try:
@@ -163,14 +248,15 @@ class VllmlintServer(LanguageServer):
             self.publish(run, snapshot, changed)
             return run
 
-    def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]], changed: str | None = None) -> None:
+    def publish(self, run: Run, snapshot: dict[str, tuple[str, str, int | None]],
+                changed: set[str] | None = None) -> None:
         """Diagnostics of each open document whose diagnostics changed, with the version that was linted."""
         for uri, (path, _text, version) in snapshot.items():
-            if uri not in self.workspace.text_documents:
+            if uri not in self.documents:
                 continue  # closed while the run went on
             shown = run.shown.get(path)
             diagnostics = features.diagnostics(run, shown, self.encoding) if shown is not None else []
-            if uri != changed and self.published.get(uri) == diagnostics:
+            if uri not in (changed or ()) and self.published.get(uri) == diagnostics:
                 continue
             self.published[uri] = diagnostics
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
@@ -189,6 +275,20 @@ class VllmlintServer(LanguageServer):
             path = run.paths.get(shown)
             return from_fs_path(path) if path else None
         return find
+
+
+def _why(error: BaseException) -> str:
+    """What did not validate, in one short line ("invalid value @ $.params.position")."""
+    try:
+        from cattrs.v import transform_error
+
+        found = "; ".join(transform_error(error))
+    except Exception:  # another kind of error, or a cattrs without `transform_error`
+        found = ""
+    if not found:
+        text = str(error)
+        found = text.splitlines()[0] if text else type(error).__name__
+    return found[:200]
 
 
 def _path(uri: str) -> Path | None:
@@ -307,8 +407,8 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         project = ls.project_for(path)
         run = await ls.fresh(project)
         shown = run.shown.get(str(path)) if run is not None else None
-        if run is None or shown is None:
-            return None
+        if run is None or shown is None or shown not in run.result.sources:
+            return None  # (not in `sources`: skipped, over the size limit)
         index = LineIndex(features.source_text(run, shown), ls.encoding)
         start = index.offset(params.range.start.line, params.range.start.character)
         end = index.offset(params.range.end.line, params.range.end.character)
@@ -337,8 +437,8 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
             return None
         run = await ls.fresh(ls.project_for(path))
         shown = run.shown.get(str(path)) if run is not None else None
-        if run is None or shown is None:
-            return None
+        if run is None or shown is None or shown not in run.result.sources:
+            return None  # (not in `sources`: skipped, over the size limit)
         index = LineIndex(features.source_text(run, shown), ls.encoding)
         offset = index.offset(params.position.line, params.position.character)
         return features.hover(run, run.world, shown, offset, ls.encoding)
@@ -349,7 +449,10 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> VllmlintServer:
         if path is None:
             return None
         project = ls.project_for(path)
-        text = ls.workspace.get_text_document(params.text_document.uri).source
+        document = ls.documents.get(params.text_document.uri)
+        if document is None or project.too_large(document.text):
+            return None  # not open, or not linted (over the size limit)
+        text = document.text
         run = project.last
         world: Any = None
         shown = run.shown.get(str(path)) if run is not None else None

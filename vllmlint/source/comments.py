@@ -77,8 +77,9 @@ def record_parse(source: SourceFile, documents: list[Document], error_index: int
     index.literal_blocks.sort()
     pos = text.find("#", start, end)
     last_end = -1
+    after_error = _AfterError(text, start)
     while pos != -1:
-        if pos >= last_end and _starts_comment(text, pos, start, spans, starts, parsed_until):
+        if pos >= last_end and _starts_comment(text, pos, start, spans, starts, parsed_until, after_error):
             stop = text.find("\n", pos, end)
             stop = end if stop == -1 else stop
             last_end = stop - 1 if stop > pos and text[stop - 1] == "\r" else stop
@@ -105,13 +106,46 @@ def _scalar_spans(documents: list[Document]) -> list[tuple[int, int, str]]:
 
 
 def _starts_comment(text: str, pos: int, start: int, spans: list[tuple[int, int, str]], starts: list[int],
-                    parsed_until: int) -> bool:
+                    parsed_until: int, after_error: _AfterError | None = None) -> bool:
     if pos > start and text[pos - 1] not in " \t\r\n":
         return False  # `a#b`: part of a token
     if pos >= parsed_until:
-        return _after_error_heuristic(text, pos, start)
+        return after_error(pos) if after_error is not None else _after_error_heuristic(text, pos, start)
     i = bisect_right(starts, pos) - 1
     return not (i >= 0 and pos < spans[i][1])
+
+
+class _AfterError:
+    """`_after_error_heuristic` for `#` positions asked in increasing order: each line is scanned once, from
+    where the last question stopped (a long line with a quote left open and many `#` was scanned from its
+    start for each)."""
+
+    def __init__(self, text: str, start: int):
+        self.text, self.start = text, start
+        self.line_start = self.next = start
+        self.quote: str | None = None
+        self.found = False
+
+    def __call__(self, pos: int) -> bool:
+        text = self.text
+        if pos < self.next:
+            return _after_error_heuristic(text, pos, self.start)
+        newline = text.rfind("\n", self.next, pos)
+        if newline != -1:  # a line of its own: start again there
+            self.line_start = self.next = newline + 1
+            self.quote, self.found = None, False
+        line_start, quote = self.line_start, self.quote
+        for i in range(self.next, pos + 1):
+            ch = text[i]
+            if quote:
+                if ch == quote:
+                    quote = None
+            elif ch in "'\"" and (i == line_start or text[i - 1] in " \t[{,:-"):
+                quote = ch
+            elif ch == "#" and (i == line_start or text[i - 1] in " \t"):
+                self.found = True
+        self.quote, self.next = quote, pos + 1
+        return self.found
 
 
 def _after_error_heuristic(text: str, pos: int, start: int) -> bool:
@@ -128,3 +162,43 @@ def _after_error_heuristic(text: str, pos: int, start: int) -> bool:
         elif ch == "#" and (i == line_start or text[i - 1] in " \t"):
             return True
     return False
+
+
+def template_action(text: str, documents: list[Document] | None, pattern) -> int | None:
+    """Offset of the first template action (a match of `pattern`) that makes `text` a template, or None.
+    `documents`: the parse of a file that parses (None: it does not, and any action counts). In a file that
+    parses, an action in a comment (`# rendered from {{ .Values.image }}`) or in a block scalar (an alert
+    template in a ConfigMap) is text, not template structure. One in a quoted scalar still makes a template:
+    `"--max-model-len", "{{ .Values.maxLen }}"` is a chart's value, and linting it would report it as invalid. Each action costs a bisection and a look at
+    its own line: linear in the file, whatever the number of actions and block scalars."""
+    matches = pattern.finditer(text)
+    first = next(matches, None)
+    if first is None:
+        return None
+    if documents is None:
+        return first.start()
+    spans = _scalar_spans(documents)
+    starts = [s for s, _, _ in spans]
+    blocks = [(s, e) for s, e, style in spans if style in ("|", ">")]
+    block_starts = [s for s, _ in blocks]
+    for match in (first, *matches):
+        pos = match.start()
+        i = bisect_right(block_starts, pos) - 1
+        if i >= 0 and pos < blocks[i][1]:
+            continue
+        if _in_comment(text, pos, spans, starts):
+            continue
+        return pos
+    return None
+
+
+def _in_comment(text: str, pos: int, spans: list[tuple[int, int, str]], starts: list[int]) -> bool:
+    """A `#` that starts a comment comes before `pos` on its line."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    hash_at = text.find("#", line_start, pos)
+    while hash_at != -1:
+        if _starts_comment(text, hash_at, 0, spans, starts, len(text) + 1):
+            return True
+        hash_at = text.find("#", hash_at + 1, pos)
+    return False
+

@@ -9,8 +9,8 @@ out of the tree.
   and a broken link is reported in one line. Files reached through a link that leaves the given paths are
   listed in `Collection.outside`: nothing may be written through them (see `leaves_roots`).
 - `.gitignore` files (every level, negations, `.git/info/exclude`, `core.excludesFile` or `git/ignore`) are
-  read with `pathspec`'s `GitIgnoreSpec`, an implementation of git's wildmatch rules, instead of running
-  `git check-ignore`: git runs commands named by the repository's own `.git/config` (`core.fsmonitor`), and
+  matched by `vllmlint.source.wildmatch`, git's wildmatch rules in polynomial time (a pattern of many `*` is not
+  a reason to hang), instead of running `git check-ignore`: git runs commands named by the repository's own `.git/config` (`core.fsmonitor`), and
   the repository being linted is not trusted. Files git tracks are never ignored, as `git check-ignore`
   does not report them: their names are read from `.git/index` (format: git's
   Documentation/gitformat-index.txt).
@@ -30,12 +30,21 @@ from vllmlint.finding import Notice
 from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
+    from vllmlint.source.wildmatch import IgnoreRules
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 SHELL_SUFFIXES = {".sh", ".bash"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 SCAN_SUFFIXES = YAML_SUFFIXES | SHELL_SUFFIXES | MARKDOWN_SUFFIXES
+
+
+def is_dockerfile(name: str) -> bool:
+    """`Dockerfile`, `Containerfile`, `*.Dockerfile`, `Dockerfile.*` (vllmlint.source.dockerfile reads them)."""
+    lower = name.lower()
+    if lower in ("dockerfile", "containerfile") or lower.endswith((".dockerfile", ".containerfile")):
+        return True
+    # `Dockerfile.gpu`, `Containerfile.rocm`; not `Dockerfile.md` or `Dockerfile.yaml`, which are what they end in.
+    return lower.startswith(("dockerfile.", "containerfile.")) and os.path.splitext(lower)[1] not in SCAN_SUFFIXES
 SKIPPED_FOLDERS = ("node_modules", "__pycache__")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # what `kustomize build` reads
 CHART_FILE = "Chart.yaml"  # a Helm chart's folder (vllmlint.render)
@@ -181,7 +190,7 @@ def _scan(top: Path, found: Collection, seen: dict[str, int], roots: list[str], 
             name = entry.name
             if name.startswith(".") and name != ".env":
                 continue
-            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES or is_env_file(name)
+            wanted = os.path.splitext(name)[1].lower() in SCAN_SUFFIXES or is_env_file(name) or is_dockerfile(name)
             try:
                 if entry.is_symlink():
                     real = os.path.realpath(entry.path)
@@ -237,6 +246,41 @@ def read_limited(path: Path, limit: int) -> bytes:
                 raise TooLarge(info.st_size)
             return handle.read()
         return read_stream(handle, limit)
+
+
+SMALL_FILE_LIMIT = 4 * 1024 * 1024  # ignore files, git config files, vllmlint's own configuration files
+
+
+class NotRegular(OSError):
+    """Not a regular file: a FIFO, a device, a socket or a folder (what `read_regular` refuses to read)."""
+
+
+def read_regular(path: str | Path, limit: int, truncate: bool = False) -> bytes:
+    """The bytes of a regular file named by something the linted tree controls (a configuration file, the names
+    it gives, `.git/index`): opened without blocking (O_NONBLOCK: a FIFO never waits for a writer), refused
+    unless fstat says it is a regular file (no device, no FIFO), and never more than `limit` bytes: over it,
+    TooLarge, or the first `limit` bytes with `truncate`. A procfs file that would block (`/proc/kmsg`) fails
+    with EAGAIN. OSError (NotRegular for a file that is not regular) when it cannot be read."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(descriptor, "rb", buffering=0) as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file")
+        if info.st_size > limit and not truncate:
+            raise TooLarge(info.st_size)
+        chunks, size = [], 0
+        while size <= limit:  # procfs files say 0 bytes and have more; a file may grow while it is read
+            chunk = handle.read(min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        if not truncate:
+            raise TooLarge(None)
+        data = data[:limit]
+    return data
 
 
 def read_stream(stream: BinaryIO, limit: int) -> bytes:
@@ -355,41 +399,21 @@ class _GitIgnore:
 def _read_lines(path: str) -> list[str] | None:
     """A regular file's lines; None for anything else (a config file may name a FIFO or a device)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with open(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            data = handle.read(4 * 1024 * 1024)  # an ignore file of megabytes is not an ignore file
+        data = read_regular(path, SMALL_FILE_LIMIT, truncate=True)  # an ignore file of megabytes is not one
     except OSError:
         return None
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def _spec(lines: list[str] | None) -> GitIgnoreSpec | None:
+def _spec(lines: list[str] | None) -> IgnoreRules | None:
+    """The patterns of an ignore file; None when it has none (empty lines and comments only: git's own
+    `info/exclude`). A malformed pattern (`[z`, `a\\`) never matches, as in git."""
     if not lines or all(not line or line[0] == "#" for line in lines):
-        return None  # empty lines and comments only (git's own `info/exclude`): no rule, and pathspec not imported
-    from pathspec import GitIgnoreSpec
-
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except Exception:  # pathspec rejects some malformed patterns (`!`, `a\`, `[z-a]`)
-        pass
-    # git skips only the bad line (it never matches), so only the lines pathspec rejects are dropped; the
-    # others keep their order, which negations depend on.
-    kept = []
-    for line in lines:
-        try:
-            GitIgnoreSpec.from_lines([line])
-        except Exception:
-            continue
-        kept.append(line)
-    try:
-        return GitIgnoreSpec.from_lines(kept)
-    except Exception:
         return None
+    from vllmlint.source.wildmatch import IgnoreRules
+
+    rules = IgnoreRules(lines)
+    return rules or None
 
 
 def _config_excludes_file(paths: list[str], top: str) -> str | None:
@@ -510,32 +534,31 @@ class _Repository:
         # Lowest precedence first: the user's global excludes, then .git/info/exclude, then .gitignore files
         # from the top down (gitignore(5): "the last matching pattern decides", deeper files take precedence).
         self._base_files = (excludes, os.path.join(common, "info", "exclude"))  # read by `base`
-        self._specs: dict[str, GitIgnoreSpec | None] = {}
+        self._specs: dict[str, IgnoreRules | None] = {}
         self._folders: dict[str, bool] = {}
 
     @cached_property
-    def base(self) -> list[GitIgnoreSpec]:
+    def base(self) -> list[IgnoreRules]:
         """The global excludes and `.git/info/exclude`, read when a file git does not track is first judged (a
-        pre-commit run's files are tracked: it needs no pattern, nor the import of pathspec)."""
+        pre-commit run's files are tracked: it needs no pattern)."""
         return [s for s in (_spec(_read_lines(path) if path else None) for path in self._base_files) if s is not None]
 
-    def _folder_spec(self, folder: str) -> GitIgnoreSpec | None:
+    def _folder_spec(self, folder: str) -> IgnoreRules | None:
         if folder not in self._specs:
             self._specs[folder] = _spec(_read_lines(os.path.join(self.top, folder, ".gitignore")))
         return self._specs[folder]
 
     def _decide(self, parts: list[str], is_dir: bool) -> bool:
-        suffix = "/" if is_dir else ""
         decision: bool | None = None
-        full = "/".join(parts) + suffix
+        full = "/".join(parts)
         for spec in self.base:
-            result = spec.check_file(full).include
+            result = spec.decide(full, is_dir)
             if result is not None:
                 decision = result
         for depth in range(len(parts)):
             level = self._folder_spec("/".join(parts[:depth]))
             if level is not None:
-                result = level.check_file("/".join(parts[depth:]) + suffix).include
+                result = level.decide("/".join(parts[depth:]), is_dir)
                 if result is not None:
                     decision = result
         return bool(decision)
@@ -556,13 +579,15 @@ class _Repository:
         return self._decide(parts, is_dir)
 
 
+INDEX_LIMIT = 256 * 1024 * 1024  # a git index of a million paths is about 100 MiB
+
+
 def _tracked_paths(git_dir: str, common: str) -> frozenset[str]:
     """The paths in `.git/index` (versions 2 to 4; gitformat-index(5)). An index that cannot be read
     means nothing is known to be tracked."""
-    try:
-        with open(os.path.join(git_dir, "index"), "rb") as handle:
-            data = handle.read()
-    except OSError:
+    try:  # a FIFO or a link to /dev/zero in place of the index (an archive, a copied workspace) is not read
+        data = read_regular(os.path.join(git_dir, "index"), INDEX_LIMIT)
+    except (OSError, TooLarge):
         return frozenset()
     try:
         return frozenset(_index_entries(data, _hash_size(common)))

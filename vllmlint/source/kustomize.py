@@ -60,7 +60,8 @@ def _note(linter: Linter, code: str, message: str, node: Node, summary: tuple[st
 
 
 def apply_kustomizations(linter: Linter) -> None:
-    """Read the run's Kustomizations into the world (called by the engine before invocations are found)."""
+    """Apply the run's Kustomizations to the world (called by the engine before invocations are found), from the
+    files of the run only."""
     real = linter.real_paths
     if not any(is_kustomization(shown) for shown in linter.result.sources):
         return
@@ -88,6 +89,7 @@ def apply_kustomizations(linter: Linter) -> None:
     shown_of = {path: shown for shown, path in real.items()}
 
     resolved: set[int] = set()
+    folders: set[str] = set()  # every folder that holds a file of the run (`_folders_of`, made when first asked)
 
     def resolve(kustomization: Kustomization, depth: int) -> None:
         if id(kustomization) in resolved:
@@ -105,31 +107,30 @@ def apply_kustomizations(linter: Linter) -> None:
             if not kustomization.folder:
                 continue
             path = os.path.normpath(os.path.join(kustomization.folder, value))
-            if os.path.isdir(path):
+            # Only files of the run are read (the runner adds a resource the run was not given with --follow-links,
+            # as it follows a symbolic link: `files_to_add`); the engine never reads another file from disk.
+            child_path = _kustomization_in(path, shown_of)
+            if child_path is not None:
                 child = by_folder.get(path)
                 if child is None and depth < 20:
-                    name = next((n for n in NAMES if os.path.isfile(os.path.join(path, n))), None)
-                    if name is not None:
-                        child_path = os.path.join(path, name)
-                        if child_path not in shown_of:
-                            linter.add_file(Path(child_path))
-                            shown_of.update({p: s for s, p in real.items()})
-                        child = load(shown_of[child_path]) if child_path in shown_of else None
-                        if child is not None:
-                            resolve(child, depth + 1)
+                    child = load(shown_of[child_path])
+                    if child is not None:
+                        resolve(child, depth + 1)
                 if child is not None and child is not kustomization:
                     kustomization.children.append(child)
-            elif os.path.isfile(path):
-                if os.path.commonpath([path, kustomization.folder]) != kustomization.folder:
-                    _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is outside the "
-                          "kustomization's folder, and `kustomize build` refuses such files (load restrictions)",
-                          entry, ("Kustomize resource outside its folder not read",
-                                  "Kustomize resources outside their folders not read"))
-                    continue
-                if path not in shown_of:
-                    linter.add_file(Path(path))
-                    shown_of.update({p: s for s, p in real.items()})
+            elif (path in shown_of or os.path.isfile(path)) and not _inside(path, kustomization.folder):
+                _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is outside the "
+                      "kustomization's folder, and `kustomize build` refuses such files (load restrictions)",
+                      entry, ("Kustomize resource outside its folder not read",
+                              "Kustomize resources outside their folders not read"))
+            elif path in shown_of:
                 kustomization.files.append(path)
+            elif os.path.exists(path) and path not in _folders_of(shown_of, folders):
+                _note(linter, "VL005", f"Kustomize resource `{value}` not read: it is not among the linted files "
+                      "(lint a folder that holds it too, or pass --follow-links), so what this kustomization "
+                      "builds from it is not checked", entry,
+                      ("Kustomize resource outside the linted files not read",
+                       "Kustomize resources outside the linted files not read"))
 
     for kustomization in list(loaded):
         resolve(kustomization, 0)
@@ -154,15 +155,76 @@ def apply_kustomizations(linter: Linter) -> None:
         _apply(linter, top, objects_of, shown_of, done, set())
 
 
+def _folders_of(shown_of: dict[str, str], folders: set[str]) -> set[str]:
+    """Every folder (at any depth) that holds a file of the run, into `folders` the first time."""
+    if not folders:
+        for path in shown_of:
+            parent = os.path.dirname(path)
+            while parent not in folders and parent != os.path.dirname(parent):
+                folders.add(parent)
+                parent = os.path.dirname(parent)
+        folders.add("")
+    return folders
+
+
+def _kustomization_in(folder: str, shown_of: dict[str, str]) -> str | None:
+    """The path of the kustomization file of `folder` that is a file of the run, if any."""
+    return next((os.path.join(folder, n) for n in NAMES if os.path.join(folder, n) in shown_of), None)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+def files_to_add(sources: dict[str, SourceFile], real: dict[str, str]) -> list[Path]:
+    """The local files the Kustomizations among `sources` (display path -> source; `real`: display path -> path
+    on disk) build from that the run does not hold: a resource folder's kustomization file, a resource file inside
+    its kustomization's folder (as `kustomize build` loads them). The runner adds them when it follows links
+    (--follow-links), until none is new; nothing is read here but the sources given."""
+    have = set(real.values())
+    found: list[Path] = []
+    for shown, source in sources.items():
+        if not is_kustomization(shown) or shown not in real:
+            continue
+        documents, error = parse_documents(source)
+        root = documents[0].root if documents and error is None else None
+        if not isinstance(root, Mapping):
+            continue
+        folder = os.path.dirname(real[shown])
+        for entry in _entries(root, "resources", "bases", "components"):
+            value = scalar_str(entry)
+            if not value or _REMOTE.search(value):
+                continue
+            path = os.path.normpath(os.path.join(folder, value))
+            if os.path.isdir(path):
+                name = next((n for n in NAMES if os.path.isfile(os.path.join(path, n))), None)
+                candidates = [os.path.join(path, name)] if name is not None else []
+            else:
+                candidates = [path] if _inside(path, folder) and os.path.isfile(path) else []
+            for candidate in candidates:
+                if candidate not in have:
+                    have.add(candidate)
+                    found.append(Path(candidate))
+        for patch in _patch_paths_of(root, folder):
+            if patch not in have and _inside(patch, folder) and os.path.isfile(patch):
+                have.add(patch)
+                found.append(Path(patch))
+    return found
+
+
 def _patch_paths(kustomization: Kustomization) -> list[str]:
     if not kustomization.folder:
         return []
+    return _patch_paths_of(kustomization.root, kustomization.folder)
+
+
+def _patch_paths_of(root: Mapping, folder: str) -> list[str]:
     found = []
-    for entry in _entries(kustomization.root, "patchesStrategicMerge", "patches", "patchesJson6902"):
+    for entry in _entries(root, "patchesStrategicMerge", "patches", "patchesJson6902"):
         value = scalar_str(entry) if isinstance(entry, Scalar) else \
             scalar_str(entry.get("path")) if isinstance(entry, Mapping) else None
         if value and "\n" not in value:
-            found.append(os.path.normpath(os.path.join(kustomization.folder, value)))
+            found.append(os.path.normpath(os.path.join(folder, value)))
     return found
 
 

@@ -18,6 +18,8 @@ printed (`cat <<EOF` or `echo`/`printf` to the terminal: a usage text) runs noth
 """
 from __future__ import annotations
 
+import re
+
 from vllmlint.lazyre import lazy_compile
 from vllmlint.records import dataclass, field
 
@@ -197,7 +199,7 @@ class _Reader:
                 flush(piped=op in ("|", "|&"))
                 i += len(op)
                 continue
-            if ch in "<>" or (ch.isdigit() and _is_redirect(script, i, n)):
+            if ch in "<>" and not _placeholder_at(script, i, n) or (ch.isdigit() and _is_redirect(script, i, n)):
                 at = i
                 i, doc = self._redirect(i, n)
                 if doc is not None:
@@ -258,8 +260,7 @@ class _Reader:
             i += 1
         if i < n and script[i] == "-" and script[i - 1] == "&":
             return i + 1, None
-        while i < n and script[i] in " \t":
-            i += 1
+        i = self._blanks(i, n)
         if i < n and script[i - 1] == "&" and script[i].isdigit():
             while i < n and script[i].isdigit():
                 i += 1
@@ -269,6 +270,18 @@ class _Reader:
             target, i = self._word(i, n)
             self.redirect_target = target.text
         return i, None
+
+    def _blanks(self, i: int, n: int) -> int:
+        """Past the blanks at `i`, line continuations included: `> \\<newline> target` writes to `target`."""
+        script = self.script
+        while i < n:
+            if script[i] in " \t":
+                i += 1
+            elif script[i] == "\\" and _line_break(script, i + 1, n):
+                i = self._continuation(i, n, True)
+            else:
+                break
+        return i
 
     def _continuation(self, i: int, n: int, record: bool) -> int:
         """After a backslash at `i` that ends the line (LF or CRLF): where the word goes on, the
@@ -290,6 +303,12 @@ class _Reader:
             if ch in " \t\r\n;&|<>()":
                 if ch in "()" and out and out[-1] == "$":
                     pass
+                elif ch == "<" and _placeholder_at(script, i, n):
+                    stop = script.index(">", i) + 1  # `<http_port>`: a value the reader fills in, unknown here
+                    out.append(script[i:stop])
+                    dynamic = True
+                    i = stop
+                    continue
                 else:
                     break
             if ch == "\\":
@@ -357,6 +376,16 @@ class _Reader:
             i += 1
         i = min(i, n)
         return Word("".join(out), start, i, dynamic), i
+
+
+# A documentation placeholder such as `--port <http_port>` or `--model=<your-model>`: to a shell it would be two
+# redirections (`<http_port` then `>` to the next word), but nobody writes that on purpose, while runbooks and
+# READMEs write placeholders everywhere. Read as one word whose value is unknown, so no rule guesses at it.
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][A-Za-z0-9_.:/-]*>(?=[\s;&|)]|$)")
+
+
+def _placeholder_at(script: str, i: int, n: int) -> bool:
+    return script[i] == "<" and _PLACEHOLDER.match(script, i, n) is not None
 
 
 def _is_redirect(script: str, i: int, n: int) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from vllmlint.data import load_json, schemas_dir
-from vllmlint.vllm.release import compare_versions, version_key
+from vllmlint.vllm.versions import compare_versions, version_key
 
 
 # --------------------------------------------------------------------------- data model

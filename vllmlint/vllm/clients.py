@@ -200,7 +200,7 @@ def served_names(invocation: Invocation) -> list[str] | None:
         models = invocation.option("--model")
         if models and invocation.model_positionals and models[-1].value != invocation.model_positionals[0].text:
             return None  # `vllm serve A --model B`: which one wins depends on the release
-        names = [model.text]
+        names = [invocation.model_name or model.text]
     return names
 
 

@@ -260,9 +260,10 @@ def _script_groups(world: World) -> list[Group]:
 
 def multinode_groups(world: World) -> list[Group]:
     """Every multi-node group of the run (computed once per world)."""
-    cached: list[Group] | None = getattr(world, "_vllmlint_multinode_groups", None)
-    if cached is not None:
-        return cached
+    return world.fact(_multinode_groups)
+
+
+def _multinode_groups(world: World) -> list[Group]:
     by_template = world.vllm_templates()
     result: list[Group] = []
     for owner in world.objects:
@@ -278,7 +279,6 @@ def multinode_groups(world: World) -> list[Group]:
         if group is not None:
             result.append(group)
     result.extend(_script_groups(world))
-    world._vllmlint_multinode_groups = result  # type: ignore[attr-defined]
     return result
 
 

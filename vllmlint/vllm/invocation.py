@@ -99,6 +99,9 @@ class Option:
     extra_values: list[Token] = field(default_factory=list)  # further value tokens of a nargs='+' option
     resolution: Resolution | None = None  # how the target release's parser reads the flag
     status: FlagStatus | None = None  # ok, removed, too-new, unknown, ambiguous, absorbed (flags.OK, ...)
+    # `--port --served-model-name x`: the flag-looking word that followed an option needing a value. argparse
+    # never takes it as the value (it stops with "expected one argument"), so it is read as the next option.
+    next_flag: str | None = None
 
     @property
     def spec(self) -> OptionSpec | None:
@@ -223,11 +226,30 @@ class Invocation:
 
     @property
     def model(self) -> Token | None:
+        """The token naming the model. `vllm serve serve MODEL` (conflicting-args, VL107) means MODEL: the rules
+        that need the model judge the one the author meant."""
         if self.kind == SERVE and self.positionals:
-            return self.positionals[0]
+            positionals = self.positionals
+            if positionals[0].text == "serve" and len(positionals) > 1:
+                return positionals[1]
+            return positionals[0]
         for option in self.option("--model"):
             return option.value_token
+        # `args: [MODEL]` written for `vllm serve` to an image running the api_server (positional-model-ignored,
+        # VL715): the rules that need the model judge the one the author meant.
+        meant = [t for t in self.model_positionals if t.text not in ("serve", "vllm")]
+        if meant and not meant[0].dynamic and meant[0].text[:1].isalnum() and "=" not in meant[0].text:
+            return meant[0]
         return None
+
+    @property
+    def model_name(self) -> str | None:
+        """The model as vLLM reads it: the text after `=` for `--model=X`; None without a model token."""
+        token = self.model
+        if token is None:
+            return None
+        text = token.text
+        return text.partition("=")[2] if text.startswith("-") and "=" in text else text
 
     @property
     def api_port(self) -> int | None:
@@ -303,11 +325,13 @@ def parse_options(tokens: list[Token], takes_value: Callable[[str], TakesValue])
             options.append(option)
             i = j
             continue
-        if nxt is not None and (answer is True or (answer is None and not _looks_like_flag(nxt.text))):
+        flag_next = nxt is not None and _looks_like_flag(nxt.text) and not nxt.dynamic
+        if nxt is not None and (answer is True and not flag_next or answer is None and not _looks_like_flag(nxt.text)):
             options.append(Option(token, name, nxt.text, nxt))
             i += 2
         else:
-            options.append(Option(token, name, None, None))
+            options.append(Option(token, name, None, None, next_flag=nxt.text if answer is True and flag_next
+                                  and nxt is not None else None))
             i += 1
     return options, positionals
 
@@ -542,9 +566,20 @@ def _mounted_script(container: Container, path: str, world: World) -> Scalar | N
 
 
 def container_invocations(container: Container, world: World, upgrade_to: str | None = None,
-                          commands: list[ShellCommand] | None = None) -> Iterator[Invocation]:
+                          commands: list[ShellCommand] | None = None, builds: dict | None = None
+                          ) -> Iterator[Invocation]:
     """The vLLM server invocations a container runs (usually zero or one). Every command it runs (exec
     form, and the commands of the shell scripts it runs) is appended to `commands` when given."""
+    # `build:` of a Compose service: what the engine read of that Dockerfile (vllm.dockerfile.compose_build).
+    built = builds.get(id(container.pod.owner)) if builds and container.is_compose else None
+    for invocation in _container_invocations(container, world, upgrade_to, commands, built):
+        if built is not None and built.pin is not None:
+            invocation.operator_release = built.pin  # `RUN pip install vllm==X` in the Dockerfile it builds
+        yield invocation
+
+
+def _container_invocations(container: Container, world: World, upgrade_to: str | None,
+                           commands: list[ShellCommand] | None, built) -> Iterator[Invocation]:
     seen: list[ShellCommand] = commands if commands is not None else []
     image_scalar = container.image
     image = parse_image(scalar_str(image_scalar) or "") if image_scalar is not None else None
@@ -557,6 +592,14 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
         if composed is None:
             return  # Compose refuses the service (an unbalanced quote, an invalid `${...}`)
         command, args = composed
+        if built is not None:
+            # `build:` a Dockerfile of the run: its base image, ENTRYPOINT and CMD run unless the service's own
+            # `entrypoint` / `command` replace them.
+            image, image_note = built.image, built.note
+            if command is None and built.entry is not None:
+                command = built.entry
+            if command_node is None and args_node is None and not args:
+                args = built.cmd
     elif isinstance(command_node, Scalar) or isinstance(args_node, Scalar):
         yield from _compose_string_invocations(container, command_node, args_node, image, upgrade_to, seen)
         return
@@ -681,16 +724,17 @@ def script_invocations(source: SourceFile, commands: list[ShellCommand] | None =
 _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
 
 
-def find_invocations(world: World, upgrade_to: str | None = None) -> list[Invocation]:
+def find_invocations(world: World, upgrade_to: str | None = None, builds: dict | None = None) -> list[Invocation]:
     """The vLLM invocations of every container; sets `world.shell_commands` to the commands they run,
-    then those of the ConfigMap scripts no container was seen running (a head started from a script)."""
+    then those of the ConfigMap scripts no container was seen running (a head started from a script).
+    `builds`: id of a Compose service -> the image its `build:` makes from a Dockerfile of the run."""
     from vllmlint.k8s.objects import add_operator_templates
 
     add_operator_templates(world)
     result: list[Invocation] = []
     commands: list[ShellCommand] = []
     for container in world.containers:
-        result.extend(container_invocations(container, world, upgrade_to, commands))
+        result.extend(container_invocations(container, world, upgrade_to, commands, builds))
     read = {id(command.script) for command in commands if command.script is not None}
     for config_map in world.of_kind("ConfigMap"):
         data = config_map.node.get("data")

@@ -7,7 +7,16 @@ const assert = require('node:assert');
 const Module = require('node:module');
 const path = require('node:path');
 
-function load(settings) {
+// `settings`: the user's; `workspace`: what a workspace's .vscode/settings.json says (VS Code's `get` prefers it).
+function configuration(section, settings, workspace = {}) {
+  const key = (name) => `${section}.${name}`;
+  return {
+    get: (name) => (key(name) in workspace ? workspace[key(name)] : settings[key(name)]),
+    inspect: (name) => ({ key: key(name), globalValue: settings[key(name)], workspaceValue: workspace[key(name)] }),
+  };
+}
+
+function load(settings, workspace = {}) {
   const calls = { clients: [], commands: {}, started: 0, stopped: 0, restarted: 0 };
   class LanguageClient {
     constructor(id, name, server, client) {
@@ -20,7 +29,7 @@ function load(settings) {
   }
   const fakes = {
     vscode: {
-      workspace: { getConfiguration: (section) => ({ get: (key) => settings[`${section}.${key}`] }) },
+      workspace: { getConfiguration: (section) => configuration(section, settings, workspace) },
       commands: {
         registerCommand: (name, handler) => {
           calls.commands[name] = handler;
@@ -46,7 +55,7 @@ function load(settings) {
   }
 }
 
-test('activate starts `vllmlint server` over stdio for YAML, JSON, shell and Markdown', async () => {
+test('activate starts `vllmlint server` over stdio for YAML, JSON, Compose, Dockerfile, shell and Markdown', async () => {
   const { extension, calls } = load({ 'vllmlint.path': '/venv/bin/vllmlint', 'vllmlint.args': [], 'vllmlint.debounce': 120 });
   const context = { subscriptions: [] };
   const client = await extension.activate(context);
@@ -55,7 +64,7 @@ test('activate starts `vllmlint server` over stdio for YAML, JSON, shell and Mar
   assert.strictEqual(client.id, 'vllmlint');
   assert.deepStrictEqual(client.server.run, { command: '/venv/bin/vllmlint', args: ['server'], transport: 0 });
   assert.deepStrictEqual(client.server.debug, client.server.run);
-  assert.deepStrictEqual(client.client.documentSelector.map((s) => s.language), ['yaml', 'json', 'shellscript', 'markdown']);
+  assert.deepStrictEqual(client.client.documentSelector.map((s) => s.language), ['yaml', 'json', 'dockercompose', 'dockerfile', 'shellscript', 'markdown']);
   assert.ok(client.client.documentSelector.every((s) => s.scheme === 'file'));
   assert.deepStrictEqual(client.client.initializationOptions, { debounce: 120 });
   assert.strictEqual(calls.started, 1);
@@ -76,6 +85,19 @@ test('a Python interpreter as the program: the args go before `server`', async (
   assert.deepStrictEqual(options.run.args, ['-m', 'vllmlint', 'server']);
   const defaults = extension.serverOptions({ get: () => undefined });
   assert.deepStrictEqual(defaults.run, { command: 'vllmlint', args: ['server'], transport: 0 });
+});
+
+test("a workspace's settings do not choose the program or its arguments", async () => {
+  const { extension, calls } = load({ 'vllmlint.path': '/venv/bin/vllmlint' },
+    { 'vllmlint.path': './evil.sh', 'vllmlint.args': ['-c', 'touch /tmp/pwned'] });
+  const client = await extension.activate({ subscriptions: [] });
+  assert.deepStrictEqual(client.server.run, { command: '/venv/bin/vllmlint', args: ['server'], transport: 0 });
+  assert.strictEqual(calls.clients.length, 1);
+  await extension.deactivate();
+  const { extension: fresh } = load({}, { 'vllmlint.path': './evil.sh' });
+  const client2 = await fresh.activate({ subscriptions: [] });
+  assert.strictEqual(client2.server.run.command, 'vllmlint'); // the default, not the workspace's
+  await fresh.deactivate();
 });
 
 test('disabled in the settings: no server is started', async () => {
