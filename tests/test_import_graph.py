@@ -110,19 +110,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# TEMPORARY (issue 23): circles in files another change owns, broken there; the lead removes these allowances
-# once both are merged. Exactly these two, no other circle through those modules.
-_OWNED_ELSEWHERE = [["vllmlint.cli", "vllmlint.entry"], ["vllmlint.formatters", "vllmlint.formatters.text"]]
-
-
-def _allowed(component: list[str]) -> bool:
-    # TEMPORARY: the circle inside vllmlint/capacity/ is being broken by another change (issue 23); the lead removes
-    # this allowance once it is merged. Only a circle wholly inside capacity/ is allowed.
-    return all(name.startswith("vllmlint.capacity.") for name in component) or component in _OWNED_ELSEWHERE
-
-
 def test_no_import_circle():
-    cycles = [c for c in _cycles(import_graph()) if not _allowed(c)]
+    cycles = _cycles(import_graph())
     assert cycles == [], cycles
 
 
@@ -151,5 +140,4 @@ def test_world_facts_are_memoised_through_world_fact_only():
 
     pattern = re.compile(r"getattr\(world, \"_|setattr\(world,|world\.__dict__|world\._vllmlint_\w+ = ")
     found = {str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py") if pattern.search(path.read_text("utf-8"))}
-    # TEMPORARY: capacity/ (owned by another change) still keeps four; the lead removes this allowance with them.
-    assert {p for p in found if not p.startswith("capacity/")} == set()
+    assert found == set()

@@ -569,10 +569,7 @@ def _did_you_mean(word: str) -> str:
 
 # --- globs ----------------------------------------------------------------------------------------
 def path_matches(pattern: str, path: str) -> bool:
-    """Gitignore-style globs on forward-slash paths (`vllmlint.source.wildmatch.path_glob`): `*` within a folder,
-    `**` across folders, a pattern without a slash matches a name at any depth, a trailing slash matches
-    everything below a folder. Polynomial time whatever the pattern (`*a*a*a*a*b` included)."""
-    from vllmlint.source.wildmatch import path_glob
+    """`vllmlint.source.wildmatch.path_matches` (kept here for the callers that read the configuration)."""
+    from vllmlint.source.wildmatch import path_matches as matches
 
-    path = path.replace("\\", "/")
-    return path_glob(pattern).match(path[2:] if path.startswith("./") else path)
+    return matches(pattern, path)

@@ -618,7 +618,7 @@ def _split_ignored(findings: list[Finding], ignores: dict[str, list[str]],
                    notices: list[Notice] | None = None) -> tuple[list[Finding], list[Finding]]:
     """(kept, ignored) under the config's `per-file-ignores` (path glob -> rule selectors). A selector
     naming the code a finding moved from still hides it (data/renamed-codes.yaml), with a VL008 note."""
-    from vllmlint.config import path_matches
+    from vllmlint.source.wildmatch import path_matches
     from vllmlint.registry import all_rules, matches
     from vllmlint.registry import legacy_match, moved_notice
 

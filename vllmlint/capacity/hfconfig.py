@@ -848,13 +848,16 @@ def spec_from_gguf(info: GGUFInfo, model_id: str, origin: str = "GGUF header") -
 def _run_paths(world: World) -> tuple[dict[str, Any], list[str]]:
     """The run's files by normalised path, and the paths of its `config.json` files: built once per world (a
     lookup per local-path invocation over every file was quadratic in a large run)."""
-    cached = getattr(world, "_vllmlint_run_paths", None)
-    if cached is None or cached[0] != len(world.sources):
-        by_path = {_normal(source.display_path): source for source in world.sources}
-        configs = [p for p in by_path if p == "config.json" or p.endswith("/config.json")]
-        cached = (len(world.sources), by_path, configs)
-        world._vllmlint_run_paths = cached  # type: ignore[attr-defined]
+    cached = world.fact(_paths_of_run)
+    if cached[0] != len(world.sources):  # asked while files were still being read: not kept
+        cached = _paths_of_run(world)
     return cached[1], cached[2]
+
+
+def _paths_of_run(world: World) -> tuple[int, dict[str, Any], list[str]]:
+    by_path = {_normal(source.display_path): source for source in world.sources}
+    configs = [p for p in by_path if p == "config.json" or p.endswith("/config.json")]
+    return len(world.sources), by_path, configs
 
 
 def config_defaults(config: dict[str, Any]) -> dict[str, Any]:

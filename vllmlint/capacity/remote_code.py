@@ -147,9 +147,10 @@ def _installs_packages(world, container) -> bool:
 def _installing_containers(world) -> set[int]:
     """Ids of the containers whose commands install packages, found in one pass over the run's shell commands
     (cached on the world: asked once per workload, it was a pass per workload)."""
-    cached: set[int] | None = getattr(world, "_vllmlint_installing_containers", None)
-    if cached is not None:
-        return cached
+    return world.fact(_installing)
+
+
+def _installing(world) -> set[int]:
     found: set[int] = set()
     for command in world.shell_commands:
         words = command.words
@@ -158,7 +159,6 @@ def _installing_containers(world) -> set[int]:
         first = words[0].rsplit("/", 1)[-1]
         if (first in _INSTALLERS or (first.startswith("python") and "pip" in words[1:3])) and "install" in words:
             found.add(id(command.container))
-    world._vllmlint_installing_containers = found
     return found
 
 

@@ -298,9 +298,10 @@ def read_workload(invocation: Invocation) -> Workload:
 
 def workloads(world: World) -> list[Workload]:
     """Every vLLM invocation of the run with its settings and placements (computed once per world)."""
-    cached: list[Workload] | None = getattr(world, "_vllmlint_capacity_workloads", None)
-    if cached is not None:
-        return cached
+    return world.fact(_workloads)
+
+
+def _workloads(world: World) -> list[Workload]:
     result = []
     for invocation in world.invocations:
         work = read_workload(invocation)
@@ -326,7 +327,6 @@ def workloads(world: World) -> list[Workload]:
             if pod is not None:  # where that pod lands, from the fields its controller turns into affinity
                 work.landings = landings(pod, world)  # type: ignore[arg-type]
         result.append(work)
-    world._vllmlint_capacity_workloads = result  # type: ignore[attr-defined]
     return result
 
 
@@ -748,7 +748,7 @@ def workloads_by(world: World, key: str) -> dict[int, list[Workload]]:
     """The run's workloads grouped by the id of their `invocation`, `container`, `pod` (template) or `owner`
     (object), in run order, computed once per world and key: checks that need the workload of one container
     look it up here instead of scanning every workload (which made them quadratic in the size of the tree)."""
-    cache: dict[str, dict[int, list[Workload]]] = world.__dict__.setdefault("_vllmlint_workloads_by", {})
+    cache: dict[str, dict[int, list[Workload]]] = world.fact(_workload_indexes)
     if key not in cache:
         index: dict[int, list[Workload]] = {}
         for work in workloads(world):
@@ -774,3 +774,8 @@ def _checkpoint_bytes_of(model: ModelSpec, quantization: str | None) -> int:
             _CHECKPOINT_BYTES.clear()
         found = _CHECKPOINT_BYTES[key] = _checkpoint_bytes(model, quantization)
     return found
+
+
+def _workload_indexes(world: World) -> dict[str, dict[int, list[Workload]]]:
+    """The indexes `workloads_by` fills, one per key (kept by `World.fact`)."""
+    return {}

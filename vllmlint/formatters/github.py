@@ -12,7 +12,7 @@ Kubernetes or Compose object ends with one `::warning title=vllmlint::nothing ch
 from __future__ import annotations
 
 from vllmlint.finding import Finding, Notice, NoticeLevel, Severity
-from vllmlint.formatters import Report, notice_kinds, rule_name, rules_by_code
+from vllmlint.formatters.report import Report, notice_kinds, rule_name, rules_by_code
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _NOTICE_COMMAND = {NoticeLevel.ERROR: "error", NoticeLevel.WARNING: "warning", NoticeLevel.NOTE: "notice"}

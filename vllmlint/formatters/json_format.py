@@ -59,7 +59,7 @@ from __future__ import annotations
 from collections import Counter
 
 from vllmlint.finding import Finding, Severity
-from vllmlint.formatters import Report, edit_positions, is_fixable, rule_name, rules_by_code
+from vllmlint.formatters.report import Report, edit_positions, is_fixable, rule_name, rules_by_code
 
 FORMAT_VERSION = 1
 
@@ -143,6 +143,6 @@ def statistics(report: Report) -> dict:
 
 
 def render(report: Report) -> str:
-    from vllmlint.formatters import dumps_indented  # json.dumps(..., indent=2, ensure_ascii=False), faster
+    from vllmlint.formatters.report import dumps_indented  # json.dumps(..., indent=2, ensure_ascii=False), faster
 
     return dumps_indented(statistics(report) if report.statistics else build(report)) + "\n"

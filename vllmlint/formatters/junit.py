@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice
-from vllmlint.formatters import Report, rule_name, rules_by_code, sentence
+from vllmlint.formatters.report import Report, rule_name, rules_by_code, sentence
 
 if TYPE_CHECKING:
     from vllmlint.registry import Rule

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vllmlint.finding import Finding, Notice, NoticeLevel, Severity
-from vllmlint.formatters import Report, edit_positions, rules_by_code, sentence
+from vllmlint.formatters.report import Report, edit_positions, rules_by_code, sentence
 from vllmlint.formatters.rule_docs import help_markdown, help_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -290,6 +290,6 @@ def build(report: Report) -> Json:
 
 
 def render(report: Report) -> str:
-    from vllmlint.formatters import dumps_indented  # json.dumps(..., indent=2, ensure_ascii=False), faster
+    from vllmlint.formatters.report import dumps_indented  # json.dumps(..., indent=2, ensure_ascii=False), faster
 
     return dumps_indented(build(report)) + "\n"  # "$schema" and "version" first, as readers and people expect

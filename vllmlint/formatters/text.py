@@ -19,7 +19,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from vllmlint.finding import Finding, Notice, Severity
-from vllmlint.formatters import Report, is_fixable, rule_name, rules_by_code, split_message
+from vllmlint.formatters.report import Report, is_fixable, rule_name, rules_by_code, split_message
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -243,7 +243,7 @@ def nothing_checked_line(report: Report, level: str = "warning") -> str | None:
 
 def nothing_checked_message(report: Report) -> str | None:
     """`nothing checked: ...` (see `nothing_checked_line`), or None."""
-    from vllmlint.formatters import understood_nothing
+    from vllmlint.formatters.report import understood_nothing
 
     if not understood_nothing(report):
         return None
@@ -272,7 +272,7 @@ def summary_line(report: Report) -> str:
     if not report.findings:
         if report.failed:  # never "passed" on a run that exits 2
             return f"No problems found, but the run had errors ({checked}{hidden})."
-        from vllmlint.formatters import understood_nothing
+        from vllmlint.formatters.report import understood_nothing
 
         if understood_nothing(report):  # nothing was checked: not a pass
             return f"Nothing checked: no vLLM invocation and no Kubernetes or Compose object ({checked}{hidden})."

@@ -102,10 +102,10 @@ def collect(paths: Iterable[str], *, follow_links: bool = False, exclude: Iterab
     globs = list(exclude)
     ignore = _GitIgnore() if respect_gitignore else None
     if globs or ignore is not None:
-        from vllmlint.config import path_matches
-
         def skipped(path: Path, is_dir: bool = False) -> bool:
             if globs:
+                from vllmlint.source.wildmatch import path_matches  # only a run with `exclude` globs needs it
+
                 shown = display_path(path)
                 if any(path_matches(glob, shown) for glob in globs):
                     return True

@@ -346,3 +346,11 @@ def path_glob(pattern: str) -> Glob:
     if len(_GLOBS) < 4096:
         _GLOBS[pattern] = glob
     return glob
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    """Gitignore-style globs on forward-slash paths (`path_glob`): `*` within a folder, `**` across folders, a
+    pattern without a slash matches a name at any depth, a trailing slash matches everything below a folder.
+    Polynomial time whatever the pattern (`*a*a*a*a*b` included)."""
+    path = path.replace("\\", "/")
+    return path_glob(pattern).match(path[2:] if path.startswith("./") else path)
