@@ -1,7 +1,7 @@
 """Fuzz: mutated fixtures (byte flips, deleted/duplicated lines, indentation, aliases, deep nesting, CRLF,
 surrogates, huge numbers, random Unicode, truncation) and hostile shapes (Compose interpolation nesting, `.env`
-chains, OpenShift Templates with aliases, Markdown with many fences, huge integers in a model's config.json, long
-globs in the configuration) never crash, hang or produce unparseable output.
+chains, OpenShift Templates with aliases, Markdown with many fences, huge integers in a model's config.json) and
+long globs (`.gitignore`, `exclude`, `per-file-ignores`) never crash, hang or produce unparseable output.
 
 Bounded by size and work, never by the clock: every input is at most MAX_INPUT_BYTES, and linting it may run at
 most WORK_BASE + WORK_PER_BYTE x its size Python calls (counted by a profile hook, which stops the lint past the
@@ -268,6 +268,46 @@ def test_mutated_fixtures_never_crash_in_process(case):
 @given(hostile_input())
 def test_hostile_shapes_never_crash_in_process(case):
     check_outputs(*case)
+
+
+@st.composite
+def long_glob(draw) -> tuple[str, str]:
+    """(pattern, path): many `*` (and `**`, `?`, sets) against long names, the shape that made a backtracking
+    matcher exponential."""
+    stars = draw(st.integers(1, 30))
+    letter = draw(st.sampled_from(["a", "?", "[ab]", "**/a", "a/"]))
+    pattern = draw(st.sampled_from(["", "/", "!"])) + ("*" + letter) * stars + draw(st.sampled_from(["*b", "b", "/", "*"]))
+    name = "a" * draw(st.integers(1, 200))
+    path = "/".join([name] * draw(st.integers(1, 6))) + draw(st.sampled_from(["", "/x.yaml", "b"]))
+    return pattern, path
+
+
+@settings(PROFILE, max_examples=HOSTILE_EXAMPLES)
+@given(long_glob())
+def test_long_globs_match_in_bounded_work(case):
+    """`.gitignore` lines and configuration globs (exclude, per-file-ignores) of many `*` against long paths: the
+    matcher's work is counted like a lint's, linear in the input with a fixed base."""
+    from vllmlint.source.wildmatch import IgnoreRules, path_matches
+
+    pattern, path = case
+    budget = 200_000 + WORK_PER_BYTE * (len(pattern) + len(path))
+    work = 0
+
+    def count(frame, event, arg):
+        nonlocal work
+        work += 1
+        if work > budget:
+            sys.setprofile(None)
+            raise WorkExceeded(f"{pattern!r} against {len(path)} characters ran past {budget:,} Python calls")
+
+    sys.setprofile(count)
+    try:
+        path_matches(pattern, path)
+        rules = IgnoreRules([pattern, "!" + pattern.lstrip("!")])
+        rules.decide(path, False)
+        rules.decide(path, True)
+    finally:
+        sys.setprofile(None)
 
 
 @pytest.mark.skipif(not LONG, reason="the long run only (VLLMLINT_FUZZ=long)")
