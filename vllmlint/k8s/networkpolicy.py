@@ -384,12 +384,16 @@ def _truthy(text: str | None) -> bool:
 def scrape_targets(world: World, templates: list[PodTemplate]) -> list[ScrapeTarget]:
     """Scrapes of `templates` that the run asks Prometheus for, with a known pod port: ServiceMonitor
     endpoints (through the Services they select), PodMonitor endpoints, and `prometheus.io/scrape: "true"`
-    with `prometheus.io/port` on a pod template or on a Service in front of it."""
+    with `prometheus.io/port` on a pod template or on a Service in front of it. A ServiceMonitor's scrape of a
+    (workload, port) comes once, from the first ServiceMonitor that asks for it: N monitors, Services and
+    workloads sharing labels are not N^3 targets."""
     from vllmlint.k8s.services import resolve_port, service_ports, service_selector
 
     wanted = {id(t) for t in templates}
     result: list[ScrapeTarget] = []
     services = world.of_kind("Service")
+    seen: set[tuple[int, int]] = set()  # (template, port) a ServiceMonitor scrapes: once, the first that asks
+    read: set[tuple] = set()  # (Service, endpoints' ports) already followed: another monitor adds nothing new
     for monitor in world.of_kind("ServiceMonitor"):
         spec = monitor.spec
         endpoints = spec.get("endpoints") if spec else None
@@ -397,8 +401,12 @@ def scrape_targets(world: World, templates: list[PodTemplate]) -> list[ScrapeTar
             continue
         scope = _monitor_scope(monitor)
         selected = [s for s in world.selected_objects("Service", spec.get("selector")) if _in_scope(s.namespace, scope)]
-        seen: set[tuple[int, int]] = set()  # (template, port) this monitor scrapes: once, whatever Services lead there
+        asked = tuple((scalar_str(e.get("port")), scalar_str(e.get("targetPort"))) if isinstance(e, Mapping) else None
+                      for e in endpoints.items)
         for service in selected:
+            if (id(service), asked) in read:
+                continue
+            read.add((id(service), asked))
             for template in world.selected_templates(service_selector(service), service.namespace):
                 if id(template) not in wanted:
                     continue
