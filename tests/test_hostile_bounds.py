@@ -494,3 +494,20 @@ spec: {{selector: {{matchLabels: {{a: b}}}}, endpoints: [{{port: http}}]}}
     result = lint_text(sets(n), "np.yaml", LintOptions(select=["VL805"]))
     assert calls <= n  # one per policy's rule; n^4 before (every monitor x Service x workload x rule)
     assert [f.code for f in result.findings] == ["VL805"]
+
+    from vllmlint.checks import vl301_metrics_port_mismatch as vl301
+
+    resolved = 0
+    resolve = vl301.resolve_container_port
+
+    def counted_resolve(template, target):
+        nonlocal resolved
+        resolved += 1
+        return resolve(template, target)
+
+    monkeypatch.setattr(vl301, "resolve_container_port", counted_resolve)
+    lint_text(sets(n), "np.yaml", LintOptions(select=["VL301"]))
+    assert resolved <= n * n  # each Service's pods once: every monitor x Service x workload before (n^3)
+    wrong = sets(2).replace("endpoints: [{port: http}]", "endpoints: [{targetPort: 9000}]")
+    found = lint_text(wrong, "np.yaml", LintOptions(select=["VL301"])).findings
+    assert len(found) == 2 and all("on port 9000" in f.message for f in found)  # one per monitor, still

@@ -74,6 +74,10 @@ def check(ctx: Context):
 def _service_monitors(ctx, services, vllm):
     """ServiceMonitor / VMServiceScrape endpoints that reach vLLM pods on a port other than the API port. An
     endpoint `port` that names no port of the Service scrapes nothing at all: that is VL806's."""
+    # (Service, endpoint port, endpoint targetPort) whose pods were all found scraped on the right port: another
+    # monitor asking the same of the same Service finds nothing either (N monitors, Services and workloads
+    # sharing labels were N^3 port resolutions).
+    clean: set[tuple] = set()
     for monitor in monitors(ctx.world):
         if monitor.targets != SERVICE:
             continue
@@ -82,11 +86,17 @@ def _service_monitors(ctx, services, vllm):
         for endpoint in monitor.endpoints:
             reported = False
             for service in targets:
-                templates = _selected(ctx, service_selector(service), service.namespace, vllm)
-                if not templates or reported:
+                if reported:
                     continue
                 port_name = scalar_str(endpoint.port_node)
                 target_port = endpoint.target_port_node
+                key = (id(service), port_name, target_port.value if isinstance(target_port, Scalar) else None)
+                if key in clean:
+                    continue
+                templates = _selected(ctx, service_selector(service), service.namespace, vllm)
+                if not templates:
+                    continue
+                clean.add(key)  # taken back below when a template of the Service is scraped on the wrong port
                 for template in templates:
                     if port_name is not None:
                         match = [p for p in service_ports(service) if p.name == port_name]
@@ -100,6 +110,7 @@ def _service_monitors(ctx, services, vllm):
                     else:
                         continue
                     if _mismatch(number, vllm[template]):
+                        clean.discard(key)
                         if port_name is not None:
                             fix = ctx.build_fix(_service_port_name_fix, where, service, template, vllm[template])
                         else:
