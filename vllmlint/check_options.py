@@ -125,7 +125,7 @@ CHECK_PARAMS: tuple[Param, ...] = (
     _P(("--hf-cache",), "hf_cache", "switch", "Size models the catalog lacks from their config.json in this "
        "machine's Hugging Face cache (opt-in: findings then depend on the machine)."),
     _P(("--online",), "online", "switch", "Fetch the config.json of models the catalog lacks from the Hugging Face "
-       "Hub (needs vllmlint[hub]; HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it."),
+       "Hub (needs huggingface_hub: the `hub` extra; HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it."),
     _P(("--no-cache",), "no_cache", "flag", "Lint everything again: neither read nor write the result cache "
        "(VLLMLINT_CACHE_DIR, else the user cache folder)."),
     _P(("--jobs", "-j"), "jobs", "value", "Processes for the rules [default: automatic, 2 or more on large runs "
