@@ -117,9 +117,8 @@ CHECK_PARAMS: tuple[Param, ...] = (
        "(never written by --fix)."),
     _P(("--require-workloads",), "require_workloads", "switch", "Exit 1 when no vLLM invocation and no Kubernetes "
        "or Compose object is found in the given paths."),
-    _P(("--render",), "render", "switch", "Run `helm template` on Helm charts and `kustomize build` on "
-       "kustomizations (when on PATH) and lint the output: runs a tool on files the linted tree controls; "
-       "kustomize may fetch remote bases."),
+    _P(("--render",), "render", "switch", "Run `helm template` on Helm charts (when on PATH) and lint the "
+       "output: runs a tool on files the linted tree controls. Kustomize folders are always read natively."),
     _P(("--helm-values",), "helm_values", "multi", "Values file for `helm template` under --render (repeatable).",
        _file, metavar="FILE"),
     _P(("--hf-cache",), "hf_cache", "switch", "Size models the catalog lacks from their config.json in this "
