@@ -1,15 +1,21 @@
 """Fuzz: mutated fixtures (byte flips, deleted/duplicated lines, indentation, aliases, deep nesting, CRLF,
-surrogates, huge numbers, random Unicode, truncation) never crash, hang or produce unparseable output.
+surrogates, huge numbers, random Unicode, truncation) and hostile shapes (Compose interpolation nesting, `.env`
+chains, OpenShift Templates with aliases, Markdown with many fences, huge integers in a model's config.json) and
+long globs (`.gitignore`, `exclude`, `per-file-ignores`) never crash, hang or produce unparseable output.
+
+Bounded by size and work, never by the clock: every input is at most MAX_INPUT_BYTES, and linting it may run at
+most WORK_BASE + WORK_PER_BYTE x its size Python calls (counted by a profile hook, which stops the lint past the
+budget): a hang or a quadratic path fails the same on a loaded machine as on an idle one.
 
 CI runs a fixed, bounded set of examples (hypothesis `derandomize=True`: the same inputs on every run);
 `VLLMLINT_FUZZ=long pytest tests/test_fuzz.py` runs thousands, with fresh randomness each time
-(`VLLMLINT_FUZZ_EXAMPLES=N` to choose how many).
+(`VLLMLINT_FUZZ_EXAMPLES=N` to choose how many; `VLLMLINT_FUZZ_PROGRESS=FILE` appends a line per 100 inputs
+linted, with the number of failures, so a long run stopped early still says how far it went).
 """
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +31,13 @@ from vllmlint.formatters import Report, render
 LONG = os.environ.get("VLLMLINT_FUZZ") == "long"
 EXAMPLES = int(os.environ.get("VLLMLINT_FUZZ_EXAMPLES", "5000" if LONG else "300"))
 SUBPROCESS_EXAMPLES = 200 if LONG else 10
-SECONDS_PER_INPUT = 10.0  # a mutated fixture lints in well under a second; a hang shows as this
+HOSTILE_EXAMPLES = EXAMPLES if LONG else 40  # several files each, some of hundreds of KB
+MAX_INPUT_BYTES = 1 << 20  # every generated input (all its files together) is at most this
+# Python calls (profile events) linting one input may take: a fixture takes about 20,000; the budget is generous
+# and linear in the input, so only a hang or a path superlinear in the input reaches it.
+WORK_BASE = 3_000_000
+WORK_PER_BYTE = 300
+PROGRESS = os.environ.get("VLLMLINT_FUZZ_PROGRESS")
 
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".sh", ".md")
                and p.stat().st_size < 64 * 1024)
@@ -122,19 +134,120 @@ def mutated_fixture(draw) -> tuple[str, bytes]:
     return path.relative_to(FIXTURES).as_posix(), data
 
 
-def _lint(name: str, data: bytes):
+# --- hostile shapes: inputs of several files that stress one reader each --------------------------------------
+_POD = (b"apiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  containers:\n  - name: vllm\n"
+        b"    image: vllm/vllm-openai:v0.29.0\n    args: [\"--swap-space=4\", \"--model\", \"m\"]\n")
+_COMPOSE = (b"services:\n  vllm:\n    image: vllm/vllm-openai:${TAG:-v0.29.0}\n    command: \"%s\"\n"
+            b"    environment:\n      - HF_TOKEN=${HF_TOKEN}\n")
+_TEMPLATE = (b"apiVersion: template.openshift.io/v1\nkind: Template\nmetadata: {name: t}\nparameters:\n"
+             b"  - name: MODEL_ID\n    value: Qwen/Qwen3-8B\nobjects:\n  - apiVersion: apps/v1\n%s    kind: Deployment\n"
+             b"    metadata: {name: vllm}\n    spec:\n      template:\n        spec:\n          containers:\n"
+             b"            - name: vllm\n              image: vllm/vllm-openai:v0.29.0\n"
+             b"              args: [\"--model=${MODEL_ID}\", \"--swap-space=4\"]\n")
+_CONFIG = (b'{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": %s, "intermediate_size": '
+           b'14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": %s, "vocab_size": 128256, '
+           b'"max_position_embeddings": %s, "torch_dtype": "bfloat16", "head_dim": %s}')
+_SERVING = (b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+            b"    image: vllm/vllm-openai:v0.29.0\n    args: [\"--model\", \"/models/big\", \"--max-model-len\", \"9000\"]\n"
+            b"    resources: {limits: {nvidia.com/gpu: 1}}\n  nodeSelector: {node.kubernetes.io/instance-type: g6.xlarge}\n")
+_NUMBERS = [b"128", b"0", b"-1", b"9" * 30, b"9" * 400, b"9" * 4000, b"1e400", b"Infinity", b"NaN", b'"x"', b"[1]"]
+
+
+@st.composite
+def hostile_input(draw) -> tuple[str, bytes, tuple[tuple[str, bytes], ...]]:
+    """(name, bytes, other files) of one hostile shape, at most MAX_INPUT_BYTES in all."""
+    shape = draw(st.sampled_from(["compose-nesting", "dotenv-chain", "template-alias", "fences", "config-integers"]))
+    if shape == "compose-nesting":
+        depth = draw(st.sampled_from([1, 10, 63, 64, 65, 66, 300, 3000]))
+        value = b"x"
+        for k in range(depth):
+            value = b"${V%d%s%s}" % (k, draw(st.sampled_from([b":-", b"-", b":+", b"+", b":?"])), value)
+        flags = b"--swap-space " + value + b" " + b" ".join([b"${X}", b"$Y", b"${Z:-4}"] * draw(st.integers(0, 2000)))
+        env = b"".join(b"V%d=%s\n" % (k, draw(st.sampled_from([b"", b"1", b"${V0}"]))) for k in
+                       range(draw(st.integers(0, 5))))
+        return "compose.yaml", _COMPOSE % flags, ((".env", env),)
+    if shape == "dotenv-chain":
+        lines = [b"C0=" + draw(st.sampled_from([b"ab", b"x" * 1000, b"'${C0}'", b""]))]
+        for k in range(1, draw(st.integers(1, 40))):
+            refs = draw(st.integers(0, 4))
+            lines.append(b"C%d=%s" % (k, b"".join(b"${C%d}" % draw(st.integers(0, k - 1)) for _ in range(refs))))
+        command = b"--swap-space ${C%d} --max-model-len ${C1:-4}" % draw(st.integers(0, len(lines) - 1))
+        return "compose.yaml", _COMPOSE % command, ((".env", b"\n".join(lines) + b"\n"),)
+    if shape == "template-alias":
+        snippet = draw(st.sampled_from([b"    x: &a [*a]\n", b"    x: &b {y: *b}\n", b"    apiVersion: &a [*a]\n",
+                                        b"    l0: &l0 [x, \"${MODEL_ID}\", x, x, x, x, x, x, x]\n" + b"".join(
+                                            b"    l%d: &l%d [%s]\n" % (i, i, b", ".join([b"*l%d" % (i - 1)] * 9))
+                                            for i in range(1, 9)),
+                                        b"    c0: &c0 [x]\n" + b"".join(b"    c%d: &c%d [*c%d]\n" % (i, i, i - 1)
+                                                                         for i in range(1, 2000))]))
+        return "template.yaml", _TEMPLATE % snippet, ()
+    if shape == "fences":
+        count = draw(st.sampled_from([1, 10, 100, 400]))
+        kind = draw(st.sampled_from([b"```yaml\n%s```\n\n", b"```bash\ncat <<EOF | kubectl apply -f -\n%sEOF\n```\n",
+                                     b"```\n%s```\n", b"```bash\n%s\n"]))
+        return "runbook.md", b"".join(kind % (_POD % i) for i in range(count)), ()
+    numbers = [draw(st.sampled_from(_NUMBERS)) for _ in range(4)]
+    return "pod.yaml", _SERVING, (("models/big/config.json", _CONFIG % tuple(numbers)),)
+
+
+class WorkExceeded(Exception):
+    """Linting one input ran past its work budget."""
+
+
+def _lint(name: str, data: bytes, extra: tuple[tuple[str, bytes], ...] = ()):
+    """Lint the files of one input, stopping with WorkExceeded past the work budget (counted, not timed)."""
+    files = ((name, data),) + tuple(extra)
+    size = sum(len(content) for _, content in files)
+    assert size <= MAX_INPUT_BYTES, f"{name}: a generated input of {size} bytes"
+    budget = WORK_BASE + WORK_PER_BYTE * size
+    work = 0
+
+    def count(frame, event, arg):
+        nonlocal work
+        work += 1
+        if work > budget:
+            sys.setprofile(None)
+            raise WorkExceeded(f"{name}: linting {size} bytes ran past {budget:,} Python calls")
+
     linter = Linter(LintOptions(vllm_version="0.29.0"))
-    linter.add_bytes(data, name, Path(name).suffix.lower(), Path(name).name)
-    return linter.run()
+    sys.setprofile(count)
+    try:
+        for shown, content in files:
+            linter.add_bytes(content, shown, Path(shown).suffix.lower(), Path(shown).name)
+        return linter.run()
+    finally:
+        sys.setprofile(None)
 
 
-def check_outputs(name: str, data: bytes) -> None:
-    started = time.perf_counter()
-    result = _lint(name, data)
+_progress = {"linted": 0, "failed": 0}
+
+
+def _record(failed: bool) -> None:
+    """With VLLMLINT_FUZZ_PROGRESS: one line per 100 inputs (and per failure) in that file."""
+    _progress["linted"] += 1
+    _progress["failed"] += failed
+    if PROGRESS and (failed or _progress["linted"] % 100 == 0):
+        with open(PROGRESS, "a", encoding="utf-8") as log:
+            log.write(f"{_progress['linted']} inputs, {_progress['failed']} failed\n")
+
+
+def check_outputs(name: str, data: bytes, extra: tuple[tuple[str, bytes], ...] = ()) -> None:
+    try:
+        _check_outputs(name, data, extra)
+    except BaseException:
+        _record(True)
+        raise
+    _record(False)
+
+
+def _check_outputs(name: str, data: bytes, extra: tuple[tuple[str, bytes], ...]) -> None:
+    result = _lint(name, data, extra)
+    assert not result.internal_error, [n.message for n in result.notices if n.level == "error"][:3]
     report = Report(findings=result.findings, suppressed=result.suppressed, notices=result.notices,
                     rules=result.rules, sources=result.sources, files_checked=result.files_checked)
     text = render("text", report)
     text.encode("utf-8")  # never a lone surrogate in the output
+    assert "internal error" not in text
     document = json.loads(render("json", report))
     assert isinstance(document, dict)
     log = json.loads(render("sarif", report))
@@ -142,7 +255,6 @@ def check_outputs(name: str, data: bytes) -> None:
     assert not errors, errors[:3]
     for fmt in ("github", "junit"):
         render(fmt, report).encode("utf-8")
-    assert time.perf_counter() - started < SECONDS_PER_INPUT, f"{name}: {time.perf_counter() - started:.1f} s"
 
 
 @PROFILE
@@ -150,6 +262,60 @@ def check_outputs(name: str, data: bytes) -> None:
 def test_mutated_fixtures_never_crash_in_process(case):
     name, data = case
     check_outputs(name, data)
+
+
+@settings(PROFILE, max_examples=HOSTILE_EXAMPLES)
+@given(hostile_input())
+def test_hostile_shapes_never_crash_in_process(case):
+    check_outputs(*case)
+
+
+@st.composite
+def long_glob(draw) -> tuple[str, str]:
+    """(pattern, path): many `*` (and `**`, `?`, sets) against long names, the shape that made a backtracking
+    matcher exponential."""
+    stars = draw(st.integers(1, 30))
+    letter = draw(st.sampled_from(["a", "?", "[ab]", "**/a", "a/"]))
+    pattern = draw(st.sampled_from(["", "/", "!"])) + ("*" + letter) * stars + draw(st.sampled_from(["*b", "b", "/", "*"]))
+    name = "a" * draw(st.integers(1, 200))
+    path = "/".join([name] * draw(st.integers(1, 6))) + draw(st.sampled_from(["", "/x.yaml", "b"]))
+    return pattern, path
+
+
+@settings(PROFILE, max_examples=HOSTILE_EXAMPLES)
+@given(long_glob())
+def test_long_globs_match_in_bounded_work(case):
+    """`.gitignore` lines and configuration globs (exclude, per-file-ignores) of many `*` against long paths: the
+    matcher's work is counted like a lint's, linear in the input with a fixed base."""
+    from vllmlint.source.wildmatch import IgnoreRules, path_matches
+
+    pattern, path = case
+    budget = 200_000 + WORK_PER_BYTE * (len(pattern) + len(path))
+    work = 0
+
+    def count(frame, event, arg):
+        nonlocal work
+        work += 1
+        if work > budget:
+            sys.setprofile(None)
+            raise WorkExceeded(f"{pattern!r} against {len(path)} characters ran past {budget:,} Python calls")
+
+    sys.setprofile(count)
+    try:
+        path_matches(pattern, path)
+        rules = IgnoreRules([pattern, "!" + pattern.lstrip("!")])
+        rules.decide(path, False)
+        rules.decide(path, True)
+    finally:
+        sys.setprofile(None)
+
+
+@pytest.mark.skipif(not LONG, reason="the long run only (VLLMLINT_FUZZ=long)")
+@PROFILE
+@given(st.one_of(mutated_fixture().map(lambda case: (*case, ())), hostile_input()))
+def test_long_run_mixes_mutations_and_hostile_shapes(case):
+    """One test for a long run stopped at any point: both kinds of input from the first one on."""
+    check_outputs(*case)
 
 
 @settings(PROFILE, max_examples=SUBPROCESS_EXAMPLES)
@@ -173,3 +339,14 @@ def test_mutated_fixtures_on_the_command_line(tmp_path_factory, case, fmt):
 @pytest.mark.parametrize("name", [p.relative_to(FIXTURES).as_posix() for p in FILES[:3]])
 def test_unmutated_fixtures_pass_the_same_checks(name):
     check_outputs(name, (FIXTURES / name).read_bytes())
+
+
+def test_the_work_budget_stops_a_lint_that_runs_past_it(monkeypatch):
+    """The bound is real: a budget too small for the input stops the lint with WorkExceeded."""
+    data = (FIXTURES / FILES[0].relative_to(FIXTURES)).read_bytes()
+    _lint(FILES[0].name, data)  # within the budget
+    monkeypatch.setattr(sys.modules[__name__], "WORK_BASE", 100)
+    monkeypatch.setattr(sys.modules[__name__], "WORK_PER_BYTE", 0)
+    with pytest.raises(WorkExceeded):
+        _lint(FILES[0].name, data)
+    assert sys.getprofile() is None

@@ -203,12 +203,23 @@ class Linter:
 
         markdown = self.result.sources[shown]
         noted: set[int] = set()  # here-documents already said to be skipped (one note, not one per document)
+        view = SourceFile(shown, text, shown)  # the YAML blocks' nodes: regions of the file's own text, not copies
+        shell_lines: list[int] | None = None  # the shell blocks' text has the file's lines: one index for all
         for block in fenced_blocks(text):
-            if not self._markdown_block_readable(block, shown, noted):
+            if not self._markdown_block_readable(block, view, noted):
                 continue
             # Same path, same offsets: findings land on the Markdown file's own lines.
-            self._add_source(SourceFile(shown, block.text, shown), ".sh" if block.language == "shell" else ".yaml",
-                             error_limit=block.end_offset, owner=markdown, region=(block.first_offset, block.end_offset))
+            region = (block.first_offset, block.end_offset)
+            if block.language == "shell":
+                script = SourceFile(shown, block.text, shown)  # the text shared by the file's shell blocks
+                script.region = region
+                if shell_lines is None:
+                    shell_lines = script.line_starts
+                script._line_starts = shell_lines
+                self._add_source(script, ".sh", error_limit=block.end_offset, owner=markdown, region=region)
+            else:
+                self._add_source(view, ".yaml", error_limit=block.end_offset, owner=markdown, region=region,
+                                 within=region)
 
     def _script_manifests(self, source: SourceFile) -> SourceFile:
         """A shell script's here-documents fed to `kubectl apply -f -` are linted as manifests (at the script's
@@ -220,18 +231,23 @@ class Linter:
         if not blocks:
             return source
         noted: set[int] = set()
+        view = SourceFile(shown, source.text, shown)
         for block in blocks:
-            if self._markdown_block_readable(block, shown, noted):
-                self._add_source(SourceFile(shown, block.text, shown), ".yaml", error_limit=block.end_offset,
-                                 owner=source, region=(block.first_offset, block.end_offset))
+            if self._markdown_block_readable(block, view, noted):
+                region = (block.first_offset, block.end_offset)
+                self._add_source(view, ".yaml", error_limit=block.end_offset, owner=source, region=region,
+                                 within=region)
         return SourceFile(shown, script, shown)
 
-    def _markdown_block_readable(self, block, shown: str, noted: set[int]) -> bool:
+    def _markdown_block_readable(self, block, view: SourceFile, noted: set[int]) -> bool:
         """Whether a Markdown block (or a script's here-document manifest) is linted: an unlabelled fence only
         when it parses (else it was a snippet), a here-document fed to kubectl only when the shell leaves it as
-        written (a note says so otherwise)."""
+        written (a note says so otherwise). `view`: the file's text, whose regions YAML blocks are."""
+        from vllmlint.source.yamlmodel import parse_region
+
+        shown = view.display_path
         if block.sniffed:
-            _, error = parse_documents(SourceFile(shown, block.text, shown))
+            _, error = parse_region(view, block.first_offset, block.end_offset)
             return error is None
         applied = block.applied
         if applied is not None and applied.expanded:
@@ -249,12 +265,21 @@ class Linter:
         return True
 
     def _add_source(self, source: SourceFile, suffix: str, error_limit: int | None = None,
-                    owner: SourceFile | None = None, region: tuple[int, int] | None = None) -> None:
+                    owner: SourceFile | None = None, region: tuple[int, int] | None = None,
+                    within: tuple[int, int] | None = None) -> None:
+        """`within`: only that region of the text is YAML (a Markdown block; `parse_region`)."""
         text, shown = source.text, source.display_path
-        if suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!")):
+        if within is None and (suffix in SHELL_SUFFIXES or (suffix not in YAML_SUFFIXES and text.startswith("#!"))):
             self._shell_sources.append(source if owner is not None else self._script_manifests(source))
             return
-        documents, error = self._parse(source)
+        if within is None:
+            documents, error = self._parse(source)
+        else:
+            from vllmlint.source.yamlmodel import parse_region
+
+            documents, error = parse_region(source, *within)
+            # Template actions are looked for in the region only (the prefix blanked keeps their offsets).
+            text = " " * within[0] + text[within[0]:within[1]] if "{{" in text[within[0]:within[1]] else ""
         # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.
         record_parse(owner or source, documents, error.index if error is not None else None, region)
         template = _template_action(text, documents if error is None else None)
@@ -394,7 +419,9 @@ class Linter:
             from vllmlint.source.compose import apply_extends, bind_projects
 
             apply_extends(world)  # a Compose service's `extends` base merged in, before anything reads it
-            bind_projects(world)
+            for source, line, message in bind_projects(world):  # what the Compose reader refused
+                self.result.notices.append(Notice("VL005", message, source.display_path, line, "note",
+                                                  ("Compose value not read", "Compose values not read")))
         builds = None
         if self._dockerfile_sources and world.of_kind("ComposeService"):
             from vllmlint.vllm.dockerfile import compose_build

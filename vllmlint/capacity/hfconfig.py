@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 CONFIG_FILES = ("config.json", "tokenizer_config.json", "generation_config.json", "hf_quant_config.json")
 MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a config.json is a few KiB; anything this large is not one
+MAX_CONFIG_INT = 2**63  # an integer of a config.json past this is no size: read as unknown (a float overflows)
+MAX_GGUF_NESTING = 8  # arrays of arrays in GGUF metadata (llama.cpp writes one level)
+GGUF_MAX_DIMS = 4  # ggml.h GGML_MAX_DIMS
 
 
 class ModelConfigError(ValueError):
@@ -73,9 +76,26 @@ def parse_json(text: str, name: str) -> Any:
     if error is not None:
         raise ModelConfigError(f"{name}:{error.line}:{error.col}: not valid JSON: {error.message}")
     try:
-        return to_python(documents[0].root) if documents else None
+        return _bounded_ints(to_python(documents[0].root)) if documents else None
     except (ValueError, RecursionError) as exc:
         raise ModelConfigError(f"{name}: not usable JSON: {exc}") from None
+
+
+def _bounded_ints(data: Any) -> Any:
+    """`data` with every integer past MAX_CONFIG_INT (a 4,000-digit `head_dim`) replaced by its text: read as
+    unknown, as a number too long for Python's int parser already is (it stays a string)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, value in list(pairs):
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_CONFIG_INT:
+                item[key] = str(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    if isinstance(data, int) and not isinstance(data, bool) and abs(data) > MAX_CONFIG_INT:
+        return str(data)
+    return data
 
 
 def _read_file(path: Path) -> Any:
@@ -728,7 +748,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
                 raise ModelConfigError(f"{name}: a GGUF string of {size} bytes: not a GGUF header")
             return take(size).decode("utf-8", errors="replace")
 
-        def value(kind: int) -> Any:
+        def value(kind: int, depth: int = 0) -> Any:
             if kind in _GGUF_SCALARS:
                 return number(_GGUF_SCALARS[kind])
             if kind == 8:
@@ -737,7 +757,10 @@ def read_gguf(path: str | Path) -> GGUFInfo:
                 item, count = number("<I"), number("<Q")
                 if count > 64 * MAX_GGUF_TENSORS:
                     raise ModelConfigError(f"{name}: a GGUF array of {count} items: not a GGUF header")
-                items = [value(item) for _ in range(count)]
+                if item == 9 and depth >= MAX_GGUF_NESTING:
+                    raise ModelConfigError(f"{name}: GGUF arrays nested deeper than {MAX_GGUF_NESTING} levels: "
+                                           "not a GGUF header")
+                items = [value(item, depth + 1) for _ in range(count)]
                 return items if count <= 64 else len(items)  # long arrays (the vocabulary): their length
             raise ModelConfigError(f"{name}: unknown GGUF value type {kind}")
 
@@ -756,7 +779,10 @@ def read_gguf(path: str | Path) -> GGUFInfo:
         tensors = []
         for _ in range(tensor_count):
             tensor = string()
-            dims = tuple(number("<Q") for _ in range(number("<I")))
+            rank = number("<I")
+            if rank > GGUF_MAX_DIMS:  # ggml.h GGML_MAX_DIMS: a tensor has at most 4 dimensions
+                raise ModelConfigError(f"{name}: tensor {tensor} has {rank} dimensions: not a GGUF header")
+            dims = tuple(number("<Q") for _ in range(rank))
             kind = number("<I")
             number("<Q")  # offset
             tensors.append((tensor, dims, kind))

@@ -145,12 +145,15 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         # argparse converts every occurrence of a repeated flag: one instance per repetition.
         instances: list[dict[str, tuple[Any, Option]]] = []
         positionals = {id(t) for t in invocation.positionals}
+        next_tokens: dict[int, Token] | None = None  # made when the first switch needs it
         for option in invocation.options:
             known = option.spec
             if known is None or option.status is None or option.status.kind != OK or known.positional:
                 continue
             if not known.takes_value:
-                yield from _switch_value(ctx, invocation, option, known, positionals)
+                if next_tokens is None:
+                    next_tokens = _next_tokens(invocation)
+                yield from _switch_value(ctx, invocation, option, known, positionals, next_tokens)
                 continue
             if value_of(option) != option.value:
                 continue  # `-O3`: the level is part of the flag (argparse-side, vLLM rewrites it to a number)
@@ -237,7 +240,7 @@ def _list_items(option: Option) -> list[tuple[str, Token]] | None:
 
 
 def _switch_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec,
-                  positionals: set[int]) -> Iterator[Finding | None]:
+                  positionals: set[int], next_tokens: dict[int, Token]) -> Iterator[Finding | None]:
     """`--enable-chunked-prefill=false`, or `--enable-chunked-prefill false` (the word becomes a positional)."""
     negative = [f for f in known.flags if f.startswith("--no-")]
     off = f" or `{negative[0]}` to turn it off" if negative else ""
@@ -246,16 +249,22 @@ def _switch_value(ctx: Context, invocation: Invocation, option: Option, known: O
                           f"stops vLLM with \"ignored explicit argument '{option.value}'\": write `{option.name}`"
                           f"{off}.", about=invocation, value=option.token.text)
         return
+    following = next_tokens.get(id(option.token))
+    if following is not None and id(following) in positionals and following.text.lower() in _TRUTHY:
+        yield ctx.finding(following, f"`{option.name}` is a switch and takes no value: `{following.text}` "
+                          "after it is read as a stray positional argument (\"unrecognized arguments\", or "
+                          f"taken as the model): drop `{following.text}`{off}.",
+                          about=invocation, value=f"{option.name} {following.text}")
+
+
+def _next_tokens(invocation: Invocation) -> dict[int, Token]:
+    """id(token) -> the token after it in the command (the first occurrence of a token object), made once per
+    invocation: a scan of the command per switch is quadratic when one is repeated thousands of times."""
     tokens = invocation.tokens
-    for i, token in enumerate(tokens[:-1]):
-        if token is option.token:
-            following = tokens[i + 1]
-            if id(following) in positionals and following.text.lower() in _TRUTHY:
-                yield ctx.finding(following, f"`{option.name}` is a switch and takes no value: `{following.text}` "
-                                  "after it is read as a stray positional argument (\"unrecognized arguments\", or "
-                                  f"taken as the model): drop `{following.text}`{off}.",
-                                  about=invocation, value=f"{option.name} {following.text}")
-            return
+    following: dict[int, Token] = {}
+    for i in range(len(tokens) - 1):
+        following.setdefault(id(tokens[i]), tokens[i + 1])
+    return following
 
 
 def _unknown_value(ctx: Context, invocation: Invocation, option: Option, known: OptionSpec,

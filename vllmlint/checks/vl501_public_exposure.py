@@ -99,6 +99,10 @@ def _distributed_ports(service: K8sObject, templates: list[PodTemplate], facts: 
 
 
 def _services(ctx: Context, vllm_templates: dict) -> Iterator:
+    # Services that select the same pods (N LoadBalancers sharing labels with N workloads) share what is worked
+    # out from those pods: one pass over them per distinct selection and ports, not one per Service.
+    by_selection: dict[tuple[int, ...], tuple[list, str | None]] = {}
+    distributed_by: dict[tuple, list[tuple[int, str]]] = {}
     for service in ctx.world.of_kind("Service"):
         spec = service.spec
         if not isinstance(spec, Mapping):
@@ -106,15 +110,24 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
         kind = scalar_str(spec.get("type"))
         if kind not in ("LoadBalancer", "NodePort"):
             continue
-        selected = [t for t in ctx.world.selected_templates(service_selector(service), service.namespace)
-                    if t in vllm_templates]
+        candidates = ctx.world.selected_templates(service_selector(service), service.namespace)
+        ids = tuple(map(id, candidates))
+        if ids not in by_selection:
+            chosen = [t for t in candidates if t in vllm_templates]
+            releases = {inv.release for t in chosen for inv in vllm_templates[t]}
+            by_selection[ids] = (chosen, releases.pop() if len(releases) == 1 else None)
+        selected, release = by_selection[ids]
         if not selected:
             continue
         facts = exposure_facts()  # read only when needed: most runs have no exposed Service
-        releases = {inv.release for t in selected for inv in vllm_templates[t]}
-        release = releases.pop() if len(releases) == 1 else None
         guards = _prefixes_text(release)
-        distributed = _distributed_ports(service, selected, facts)
+        ports = service_ports(service)
+        ports_key = (ids, tuple(port.target for port in ports))
+        if ports_key not in distributed_by:  # by position: the same targets reach the same pods' ports
+            found = _distributed_ports(service, selected, facts)
+            distributed_by[ports_key] = [(next(i for i, p in enumerate(ports) if p.node is port.node), what)
+                                         for port, what in found]
+        distributed = [(ports[i], what) for i, what in distributed_by[ports_key]]
         reach = "every node's IP" if kind == "NodePort" else "a public load balancer"
         restricted = _service_restricted(service, facts)
         lowered = restricted is not None and kind == "LoadBalancer"

@@ -85,11 +85,13 @@ def _release(invocations) -> str | None:
     return releases.pop() if len(releases) == 1 else None
 
 
-def _services_by_template(ctx: Context) -> dict[int, list]:
+def _services_by_template(ctx: Context) -> dict[int, tuple[list, ...]]:
     """Pod template id -> the Services of the run that select it (ClusterIP, NodePort, LoadBalancer; not
-    ExternalName, not headless: those are peer discovery, not load-balanced traffic). Once per run."""
-    result: dict[int, list] = {}
-    for service in ctx.world.of_kind("Service"):
+    ExternalName, not headless: those are peer discovery, not load-balanced traffic), as groups of Services that
+    select the same pods: N Services sharing labels with N workloads make N groups of one list, not N x N
+    entries. Once per run."""
+    groups: dict[tuple[int, ...], tuple[list, list]] = {}  # ids of the templates selected -> (templates, Services)
+    for position, service in enumerate(ctx.world.of_kind("Service")):
         spec = service.spec
         if spec is None or (scalar_str(spec.get("type")) or "") == "ExternalName":
             continue
@@ -98,9 +100,14 @@ def _services_by_template(ctx: Context) -> dict[int, list]:
         selector = service_selector(service)
         if selector is None:
             continue
-        for template in ctx.world.selected_templates(selector, service.namespace):
-            result.setdefault(id(template), []).append(service)
-    return result
+        selected = ctx.world.selected_templates(selector, service.namespace)
+        group = groups.setdefault(tuple(map(id, selected)), (selected, []))
+        group[1].append((position, service))
+    result: dict[int, list] = {}
+    for templates, services in groups.values():
+        for template in templates:
+            result.setdefault(id(template), []).append(services)
+    return {key: tuple(lists) for key, lists in result.items()}
 
 
 def _headless(invocations) -> list | None:
@@ -148,7 +155,8 @@ def _headless_probes(ctx, container, invocations, ports):
 
 
 def check(ctx: Context):
-    services: dict[int, list] | None = None
+    services: dict[int, tuple[list, ...]] | None = None
+    summaries: dict = {}  # what `_no_readiness` says, by the Services' groups and the workload's file
     several_folders = False
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
@@ -167,7 +175,8 @@ def check(ctx: Context):
                     services = _services_by_template(ctx)
                     # One count per run (it was computed per container: quadratic on large trees).
                     several_folders = len({_folder(source) for source in ctx.world.sources}) > 1
-                yield from _no_readiness(ctx, container, services.get(id(container.pod), []), several_folders)
+                yield from _no_readiness(ctx, container, services.get(id(container.pod), ()), several_folders,
+                                         summaries)
 
 
 def _probes(ctx, container, servers, ports):
@@ -266,24 +275,18 @@ def _ordered_multi_node(ctx, owner) -> bool:
     return (policy or "OrderedReady") == "OrderedReady" and group_of(ctx.world, owner) is not None
 
 
-def _no_readiness(ctx, container, selecting, several_folders: bool):
+def _no_readiness(ctx, container, selecting: tuple[list, ...], several_folders: bool, summaries: dict):
     template = container.pod
     if any(c is not container and not c.init and (c.probe("readiness") or c.probe("startup"))
            for c in template.containers):
         return  # another container's probe may gate the pod on vLLM (a proxy checking it, ...)
-    # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
-    # each of them, whichever port they forward. A run over several folders may hold unrelated projects whose
-    # Services happen to select the same labels (`app: vllm`): then only a Service of the workload's own folder
-    # counts (the workload's file's folder; a Service elsewhere may never be applied with it).
-    services = list(selecting)
-    if several_folders:
-        home = _folder(template.owner.source)
-        services = [s for s in services if _folder(s.source) == home]
-    if not services:
+    key = (tuple(map(id, selecting)), id(template.owner.source))
+    if key not in summaries:  # workloads that the same Services select, in one file: the same summary
+        summaries[key] = _summary(selecting, template.owner.source, several_folders)
+    summary = summaries[key]
+    if summary is None:
         return
-    # The Service of the workload's own file first.
-    services.sort(key=lambda s: s.source is not template.owner.source)
-    unique = list(dict.fromkeys(s.name for s in services))
+    unique, first = summary
     names = ", ".join(unique[:3]) + (", ..." if len(unique) > 3 else "")
     word = "Service" if len(unique) == 1 else "Services"
     name = container.node.get("name") or container.node
@@ -301,5 +304,22 @@ def _no_readiness(ctx, container, selecting, several_folders: bool):
                       "as soon as the "
                       "container starts, so requests reach it while the model is still loading and get connection "
                       f"errors. {advice}",
-                      about=container, value=f"no-readiness:{services[0].name}",
+                      about=container, value=f"no-readiness:{first}",
                       severity=min(ctx.severity, Severity.INFO))
+
+
+def _summary(selecting: tuple[list, ...], source, several_folders: bool) -> tuple[list[str], str] | None:
+    """(the names of the Services, the first one's) that send a workload of `source` traffic, or None."""
+    # Every Service that selects the pod: once the pod is ready (at once, with no probe) it is an endpoint of
+    # each of them, whichever port they forward. A run over several folders may hold unrelated projects whose
+    # Services happen to select the same labels (`app: vllm`): then only a Service of the workload's own folder
+    # counts (the workload's file's folder; a Service elsewhere may never be applied with it).
+    services = [service for _, service in sorted(pair for group in selecting for pair in group)]
+    if several_folders:
+        home = _folder(source)
+        services = [s for s in services if _folder(s.source) == home]
+    if not services:
+        return None
+    # The Service of the workload's own file first.
+    services.sort(key=lambda s: s.source is not source)
+    return list(dict.fromkeys(s.name for s in services)), services[0].name

@@ -46,6 +46,7 @@ def _markers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     seen: set[int] = set()
+    ray: set[int] | None = None  # containers that run `ray start`, found once (a scan per container is quadratic)
     for invocation in ctx.world.invocations:
         container = invocation.container
         if container is None or container.init or id(container) in seen or invocation.image is None:
@@ -55,8 +56,11 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                               else None)
         if not builds or any(b.accelerator != "cuda" for b in builds):
             continue  # not in the table, or not (certainly) a CUDA build: CPU, ROCm, XPU, TPU, Neuron, Gaudi
-        if _device_elsewhere(invocation) or _gets_accelerator(container, ctx.world) \
-                or _runs_ray(container, ctx.world):
+        if _device_elsewhere(invocation) or _gets_accelerator(container, ctx.world):
+            continue
+        if ray is None:
+            ray = _ray_containers(ctx.world)
+        if id(container) in ray:
             continue
         yield _finding(ctx, invocation, container)
 
@@ -76,9 +80,10 @@ def _device_elsewhere(invocation: Invocation) -> bool:
     return False
 
 
-def _runs_ray(container: Container, world: World) -> bool:
-    """`ray start` in the container: vLLM's GPU workers may be the Ray cluster's other pods."""
-    return any(command.container is container and command.words[:1] == ["ray"] for command in world.shell_commands)
+def _ray_containers(world: World) -> set[int]:
+    """Ids of the containers that run `ray start`: vLLM's GPU workers may be the Ray cluster's other pods."""
+    return {id(command.container) for command in world.shell_commands
+            if command.container is not None and command.words[:1] == ["ray"]}
 
 
 def _gets_accelerator(container: Container, world: World) -> bool:

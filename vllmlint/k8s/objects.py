@@ -463,16 +463,24 @@ class World:
         parsed = label_selector(selector)
         if not parsed.valid:
             return []
-        candidates = self.templates
-        pair = parsed.first_pair(_CONTROLLER_LABELS)
-        if pair is not None:
-            candidates = self._index()[1].get(pair, [])
-        found = [t for t in candidates
-                 if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
-                 and t.selected_by(parsed)]
+        # Selectors that say the same select the same: Services sharing labels cost one search, not one each,
+        # and keep one tuple of what they select between them.
+        same = ("selecting", namespace, tuple((r.key, r.operator, r.values) for r in parsed.match_labels),
+                tuple((r.key, r.operator, r.values) for r in parsed.match_expressions))
+        shared = memo.get(same) if memo is not None else None
+        if shared is None:
+            candidates = self.templates
+            pair = parsed.first_pair(_CONTROLLER_LABELS)
+            if pair is not None:
+                candidates = self._index()[1].get(pair, [])
+            shared = tuple(t for t in candidates
+                           if t.owner.kind != "ComposeService" and namespaces_compatible(t.namespace, namespace)
+                           and t.selected_by(parsed))
+            if memo is not None:
+                memo[same] = shared
         if memo is not None:
-            memo[key] = (selector, list(found))  # the node kept: its id stays its own
-        return found
+            memo[key] = (selector, shared)  # the node kept: its id stays its own
+        return list(shared)
 
     def selected_objects(self, kind: str, selector: Node | None) -> list[K8sObject]:
         """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""

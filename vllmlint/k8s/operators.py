@@ -341,15 +341,34 @@ def openshift_template_objects(root: Mapping) -> list[Mapping]:
     return result
 
 
-def _substituted_copy(node: Node, pattern: Any) -> Node:
-    if isinstance(node, Scalar):
-        return UnknownScalar(node) if pattern.search(node.text) else node
-    if isinstance(node, Mapping):
-        mapping = Mapping(node.start, node.end, node.source)
-        mapping.items = [(key, _substituted_copy(value, pattern)) for key, value in node.items]
-        return mapping
-    if isinstance(node, Sequence):
-        sequence = Sequence(node.start, node.end, node.source)
-        sequence.items = [_substituted_copy(item, pattern) for item in node.items]
-        return sequence
-    return node
+def _substituted_copy(root: Node, pattern: Any) -> Node:
+    """A copy of `root` with the scalars that hold a parameter made `UnknownScalar`s. Each node is copied once
+    and an alias gets the same copy (`&a [*a]` stays a cycle, a billion laughs stays its few shared nodes), by
+    a loop rather than recursion: the copy costs what the file's nodes are, whatever its aliases."""
+    memo: dict[int, Node] = {}
+    pending: list[tuple[Node, Node]] = []
+
+    def copied(node: Node) -> Node:
+        done = memo.get(id(node))
+        if done is not None:
+            return done
+        made: Node = node
+        if isinstance(node, Scalar):
+            made = UnknownScalar(node) if pattern.search(node.text) else node
+        elif isinstance(node, Mapping):
+            made = Mapping(node.start, node.end, node.source)
+            pending.append((node, made))
+        elif isinstance(node, Sequence):
+            made = Sequence(node.start, node.end, node.source)
+            pending.append((node, made))
+        memo[id(node)] = made
+        return made
+
+    result = copied(root)
+    while pending:
+        node, made = pending.pop()
+        if isinstance(node, Mapping) and isinstance(made, Mapping):
+            made.items = [(key, copied(value)) for key, value in node.items]
+        elif isinstance(node, Sequence) and isinstance(made, Sequence):
+            made.items = [copied(item) for item in node.items]
+    return result

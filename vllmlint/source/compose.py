@@ -74,26 +74,46 @@ def _closing_brace(text: str, start: int) -> int:
     return -1
 
 
-def interpolate(text: str, variables: dict[str, tuple[str, str]]) -> Interpolated:
+# Hostile input: defaults nested deeper than this (`${A:-${B:-...}}`) are not followed (their value is unknown,
+# and `nesting_problem` says where), and one string's interpolated text grows by at most MAX_GROWTH characters
+# over its own length (a value past it is unknown): recursion and memory stay bounded whatever the file says.
+MAX_NESTING = 64
+MAX_GROWTH = 1 << 20
+
+
+def interpolate(text: str, variables: dict[str, tuple[str, str]], _depth: int = 0,
+                _limit: int | None = None) -> Interpolated:
     """Compose's interpolation of one string. `variables`: name -> (value, where it came from)."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     result = Interpolated("", starts, ends)
+    limit = len(text) + MAX_GROWTH if _limit is None else _limit
+
+    def fits(value: str) -> bool:
+        return len(starts) + len(value) <= limit
 
     def put(value: str, a: int, b: int) -> None:
+        if not fits(value):  # past the bound: the value is unknown, its expression kept as written
+            keep_unknown(a, b)
+            return
         out.append(value)
         starts.extend([a] * len(value))
         ends.extend([b] * len(value))
 
     def keep_unknown(a: int, b: int) -> None:
         result.unresolved = True
-        begin = sum(len(part) for part in out)
-        for j in range(a, b):
-            out.append(text[j])
-            starts.append(j)
-            ends.append(j + 1)
+        begin = len(starts)
+        out.append(text[a:b])
+        starts.extend(range(a, b))
+        ends.extend(range(a + 1, b + 1))
         result.unresolved_spans.append((begin, begin + b - a))
+
+    def nested(argument: str) -> Interpolated | None:
+        """A default or alternative, interpolated in turn; None past MAX_NESTING (unknown)."""
+        if _depth >= MAX_NESTING:
+            return None
+        return interpolate(argument, variables, _depth + 1, limit - len(starts))
 
     i = 0
     n = len(text)
@@ -137,8 +157,8 @@ def interpolate(text: str, variables: dict[str, tuple[str, str]]) -> Interpolate
                     put(found[0], i, close + 1)
                     result.notes.append(f"{name} from {found[1]}")
                 else:
-                    inner_value = interpolate(argument, variables)
-                    if inner_value.unresolved or inner_value.invalid:
+                    inner_value = nested(argument)
+                    if inner_value is None or inner_value.unresolved or inner_value.invalid:
                         keep_unknown(i, close + 1)
                     else:
                         put(inner_value.text, i, close + 1)
@@ -149,8 +169,8 @@ def interpolate(text: str, variables: dict[str, tuple[str, str]]) -> Interpolate
                     put("", i, close + 1)
                     result.notes.append(f"`{expression}` with {name} unset")
                 elif op == "+" or found[0] != "":
-                    inner_value = interpolate(argument, variables)
-                    if inner_value.unresolved or inner_value.invalid:
+                    inner_value = nested(argument)
+                    if inner_value is None or inner_value.unresolved or inner_value.invalid:
                         keep_unknown(i, close + 1)
                     else:
                         put(inner_value.text, i, close + 1)
@@ -299,30 +319,43 @@ _ESCAPES = {"a": "\a", "b": "\b", "c": "c", "f": "\f", "n": "\n", "r": "\r", "t"
 
 
 def parse_dotenv(text: str) -> dict[str, str] | None:
-    """The variables of a `.env` / `env_file` file as compose-go's dotenv parser reads them
+    """`read_dotenv`'s variables (None when the file does not parse or is refused)."""
+    return read_dotenv(text)[0]
+
+
+_REFERENCE = lazy_compile(r"\$\{?([_a-zA-Z][_a-zA-Z0-9]*)")
+
+
+def read_dotenv(text: str) -> tuple[dict[str, str] | None, tuple[int, str] | None]:
+    """(variables, problem): the variables of a `.env` / `env_file` file as compose-go's dotenv parser reads them
     (dotenv/parser.go): `KEY=VALUE` or `KEY: VALUE` lines, `export ` prefixes, `#` comments, unquoted values
     cut at ` #` and trimmed, `'...'` literal, `"..."` with escapes; `${VAR}` in values interpolated from the
     file's earlier keys. A bare `KEY` (inherited from the shell) is not known and left out. None when the
-    file does not parse (Compose refuses it)."""
+    file does not parse (Compose refuses it). Hostile input: values that refer to each other (`C1=${C0}${C0}`,
+    `C2=${C1}${C1}`, ...) may add at most MAX_GROWTH characters to the file's own length in all; past that the
+    file is refused (None) and `problem` is (line, message) for a note."""
     result: dict[str, str] = {}
     known: dict[str, tuple[str, str]] = {}
     lines = text.replace("\r\n", "\n").split("\n")
+    budget = total = len(text) + MAX_GROWTH  # characters all values may hold together
     i = 0
     while i < len(lines):
         line = lines[i].strip()
         i += 1
+        number = i
         if not line or line.startswith("#"):
             continue
         line = _EXPORT.sub("", line)
         match = re.match(r"([A-Za-z0-9_.\-\[\]]+)\s*([=:])?\s*", line)
         if match is None:
-            return None
+            return None, None
         key = match.group(1)
         if match.group(2) is None:
             if match.end() != len(line):
-                return None
+                return None, None
             continue  # inherited from the environment: unknown
         rest = line[match.end():]
+        value: str | None
         if rest[:1] in ("'", '"'):
             quote = rest[0]
             body = rest[1:]
@@ -333,19 +366,32 @@ def parse_dotenv(text: str) -> dict[str, str] | None:
                 body += "\n" + lines[i]
                 i += 1
             if end < 0:
-                return None
+                return None, None
             raw = body[:end]
             if quote == "'":
                 value = re.sub(r"\\(.)", lambda m: "\\" + m.group(1), raw)
             else:
                 value = re.sub(r"\\([abcfnrtv$\"\\])", lambda m: _ESCAPES[m.group(1)], raw)
-                value = interpolate(value, known).text
+                value = _expanded(value, known, budget)
         else:
             value = rest.split(" #", 1)[0].rstrip()
-            value = interpolate(value, known).text
+            value = _expanded(value, known, budget)
+        if value is None:
+            return None, (number, f"`{key}` expands past {total:,} characters (values referring to each other): "
+                                  "the file's variables are read as unknown")
+        budget -= len(value)
         result[key] = value
         known[key] = (value, "")
-    return result
+    return result, None
+
+
+def _expanded(value: str, known: dict[str, tuple[str, str]], budget: int) -> str | None:
+    """A `.env` value interpolated from the keys above it; None when it could hold more than `budget`
+    characters (its length plus the values of every variable it names: an upper bound, found before expanding)."""
+    if "$" not in value:
+        return value if len(value) <= budget else None
+    bound = len(value) + sum(len(known.get(m.group(1), ("",))[0]) for m in _REFERENCE.finditer(value))
+    return interpolate(value, known).text if bound <= budget else None
 
 
 def _closing_quote(text: str, quote: str) -> int:
@@ -401,22 +447,33 @@ def _dirname(path: str) -> str:
     return os.path.dirname(os.path.normpath(path))
 
 
-def bind_projects(world: World) -> None:
+def bind_projects(world: World) -> list[tuple[SourceFile, int, str]]:
     """For every Compose service of the world: the `.env` file beside its Compose file (when that file is in
     the run: Compose reads it from the project directory, the Compose file's folder), and its `env_file`
-    entries that are in the run. Run once the world holds every source, before invocations are read."""
+    entries that are in the run. Run once the world holds every source, before invocations are read.
+    Returns what the reader refused, as (file, line, message) for notes."""
+    problems: list[tuple[SourceFile, int, str]] = []
     services = world.of_kind("ComposeService")
     if not services:
-        return
+        return problems
     by_path: dict[str, SourceFile] = {}
     for source in world.sources:
         by_path.setdefault(os.path.normpath(source.path), source)
     dotenvs: dict[str, dict[str, tuple[str, str]]] = {}
+    nesting_checked: set[int] = set()
     for obj in services:
+        if id(obj.source) not in nesting_checked:
+            nesting_checked.add(id(obj.source))
+            too_deep = nesting_problem(obj.source.text)
+            if too_deep is not None:
+                problems.append((obj.source, obj.source.line_col(too_deep)[0],
+                                 f"Compose interpolation nested deeper than {MAX_NESTING} levels: read as unknown"))
         folder = _dirname(obj.source.path)
         if folder not in dotenvs:
             found = by_path.get(os.path.normpath(os.path.join(folder, DOTENV)))
-            parsed = parse_dotenv(found.text) if found is not None else None
+            parsed, problem = read_dotenv(found.text) if found is not None else (None, None)
+            if found is not None and problem is not None:
+                problems.append((found, problem[0], problem[1]))
             label = found.display_path if found is not None else DOTENV
             dotenvs[folder] = {k: (v, label) for k, v in (parsed or {}).items()}
         variables = dotenvs[folder]
@@ -434,9 +491,29 @@ def bind_projects(world: World) -> None:
             written = interpolate(path_node.value, variables)
             path = written.text
             in_run = None if written.unresolved else by_path.get(os.path.normpath(os.path.join(folder, path)))
-            parsed_file = parse_dotenv(in_run.text) if in_run is not None else None
+            parsed_file, problem = read_dotenv(in_run.text) if in_run is not None else (None, None)
+            if in_run is not None and problem is not None and (in_run, problem[0], problem[1]) not in problems:
+                problems.append((in_run, problem[0], problem[1]))
             bound.env_files.append(EnvFile(item, path, in_run, parsed_file, required))
         _projects[obj] = bound
+    return problems
+
+
+def nesting_problem(text: str) -> int | None:
+    """The offset of the first `${` nested deeper than MAX_NESTING in a file's text (braces counted as
+    `_closing_brace` counts them), or None: what `interpolate` reads as unknown, for a note."""
+    if text.count("${") <= MAX_NESTING:
+        return None
+    depth = 0
+    for match in re.finditer(r"\$\{|[{}]", text):
+        token = match.group(0)
+        if token == "}":
+            depth = max(depth - 1, 0)
+        elif token == "${" or depth:
+            depth += 1
+            if depth > MAX_NESTING + 1:
+                return match.start()
+    return None
 
 
 class DerivedScalar(Scalar):
@@ -485,6 +562,9 @@ def argv_words(node: Node | None, variables: dict[str, tuple[str, str]]) -> list
         if words is None:
             return None
         result: list[ComposeWord] = []
+        unknown = bytearray(len(done.text))  # 1 where the output character is in an unresolved span
+        for a, b in done.unresolved_spans:
+            unknown[a:b] = b"\x01" * (b - a)
         for word in words:
             if not word.chars and word.begin < 0:
                 continue
@@ -492,7 +572,7 @@ def argv_words(node: Node | None, variables: dict[str, tuple[str, str]]) -> list
             first = done.starts[begin] if begin < len(done.starts) else len(node.value)
             last = done.ends[word.end - 1] if 0 < word.end <= len(done.ends) else first
             start, end = _file_index(node, first), _file_index(node, last)
-            dynamic = any(a <= c < b for c in word.chars for a, b in done.unresolved_spans)
+            dynamic = any(unknown[c] for c in word.chars)
             notes = _word_notes(done, word)
             plain = not word.quoted and not notes and not dynamic and node.value[first:last] == word.text
             if plain:
@@ -525,8 +605,8 @@ def _word_notes(done: Interpolated, word: Word) -> list[str]:
     """The interpolation notes of the `${...}` a word's characters come from."""
     if not done.notes:
         return []
-    covered = {(done.starts[c], done.ends[c]) for c in word.chars if done.ends[c] - done.starts[c] > 1}
-    return list(done.notes) if covered else []
+    covered = any(done.ends[c] - done.starts[c] > 1 for c in word.chars)
+    return done.notes if covered else []  # shared, not copied: a copy per word is words x notes
 
 
 def interpolated_value(node: Node | None, variables: dict[str, tuple[str, str]]) -> Interpolated | None:

@@ -1,7 +1,10 @@
 """Fenced code blocks of Markdown files, as text that keeps the Markdown file's positions.
 
-Each block becomes a copy of the whole file in which everything outside the block is blanked (newlines
-kept), so the YAML and shell readers report lines and columns of the Markdown file itself.
+Each block is a region of a text with the Markdown file's own offsets, so readers report lines and columns of the
+Markdown file itself, and no block costs a copy of the file: a YAML block is a region of the Markdown text (the
+engine parses the region alone, `yamlmodel.parse_region`); the shell blocks are regions of one text shared by
+all of them, the Markdown text with console prompts and the here-documents kubectl reads (linted as YAML)
+blanked (`SourceFile.region`: each is read as a script of its own).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
 @dataclass
 class Block:
     language: str  # "yaml" or "shell"
-    text: str  # the whole file, blanked outside the block
+    text: str  # the text the block is [first_offset, end_offset) of (yaml: the file's; shell: the file's shell text)
     start_line: int  # 1-based line of the opening fence
     first_offset: int  # offset of the block's first content character
     end_offset: int  # offset just past the block's content (where the closing fence starts)
@@ -25,14 +28,6 @@ class Block:
     # when it does not parse, it was a snippet, not a manifest, and it is left alone.
     sniffed: bool = False
     applied: AppliedHeredoc | None = None  # the here-document of a shell block fed to `kubectl apply -f -`
-
-
-def _blank(text: str, start: int, end: int) -> str:
-    """`text` with every character outside [start, end) turned into a space, newlines kept."""
-    def spaces(part: str) -> str:
-        return re.sub(r"[^\n]", " ", part)
-
-    return spaces(text[:start]) + text[start:end] + spaces(text[end:])
 
 
 @dataclass
@@ -67,27 +62,56 @@ def fences(text: str) -> list[Fence]:
 
 
 def fenced_blocks(text: str) -> list[Block]:
-    """The YAML and shell blocks of a Markdown text, each as the whole text blanked outside it."""
+    """The YAML and shell blocks of a Markdown text: YAML blocks as regions of the text, shell blocks as the
+    text up to their end, blanked before them."""
     blocks = []
     applied = applied_files(text)  # `kubectl apply -f FILE` anywhere in the document's shell blocks
+    shell_edits: list[tuple[int, int, str]] = []  # shell blocks' content as the shell reads it, where it differs
+    lines = _LineCounter(text)
     for fence in fences(text):
         content_start, content_end, language = fence.content_start, fence.content_end, fence.language
         if content_start > len(text):
             break
-        if language in YAML_LANGS or language in SHELL_LANGS:
-            body = _blank(text, content_start, content_end)
+        if language in YAML_LANGS:
+            blocks.append(Block("yaml", text, lines.at(fence.opening), content_start, content_end))
+        elif language in SHELL_LANGS:
+            body = text[content_start:content_end]
             if language == "console" or language == "shell-session":
-                body = _console_commands(body, content_start, content_end)
-            kind = "yaml" if language in YAML_LANGS else "shell"
-            manifests = applied_heredocs(text, fence, applied) if kind == "shell" else []
-            body = _blank_regions(body, [(m.start, m.blank_end) for m in manifests])
-            blocks.append(Block(kind, body, text.count("\n", 0, fence.opening) + 1, content_start, content_end))
-            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end,
-                                applied=m) for m in manifests for start, end in indented_documents(text, m.start, m.end))
+                body = _console_commands(body, 0, len(body))
+            manifests = applied_heredocs(text, fence, applied)
+            body = _blank_regions(body, [(m.start - content_start, m.blank_end - content_start) for m in manifests])
+            if body != text[content_start:content_end]:
+                shell_edits.append((content_start, content_end, body))
+            blocks.append(Block("shell", text, lines.at(fence.opening), content_start, content_end))
+            blocks.extend(Block("yaml", text, lines.at(start), start, end, applied=m)
+                          for m in manifests for start, end in indented_documents(text, m.start, m.end))
         elif not language and kubernetes_fence(text, fence):
-            blocks.extend(Block("yaml", _blank(text, start, end), text.count("\n", 0, fence.opening) + 1, start, end,
-                                sniffed=True) for start, end in indented_documents(text, content_start, content_end))
+            blocks.extend(Block("yaml", text, lines.at(fence.opening), start, end, sniffed=True)
+                          for start, end in indented_documents(text, content_start, content_end))
+    if shell_edits:  # one text for every shell block, made once
+        parts, at = [], 0
+        for start, end, body in shell_edits:
+            parts += [text[at:start], body]
+            at = end
+        shell_text = "".join(parts) + text[at:]
+        for block in blocks:
+            if block.language == "shell":
+                block.text = shell_text
     return blocks
+
+
+class _LineCounter:
+    """1-based line numbers of increasing offsets, counting each stretch of text once."""
+
+    def __init__(self, text: str):
+        self.text, self.offset, self.line = text, 0, 1
+
+    def at(self, offset: int) -> int:
+        if offset < self.offset:  # not increasing (a here-document's documents after its block): count again
+            return self.text.count("\n", 0, offset) + 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def _console_commands(body: str, start: int, end: int) -> str:
@@ -235,7 +259,7 @@ def script_manifests(text: str) -> tuple[list[Block], str]:
     blocks of the script blanked outside each document, and the script with those bodies blanked (read as
     shell without them)."""
     manifests = applied_heredocs(text, Fence(0, 0, len(text), len(text), "bash"))
-    blocks = [Block("yaml", _blank(text, start, end), text.count("\n", 0, start) + 1, start, end, applied=m)
+    blocks = [Block("yaml", text, text.count("\n", 0, start) + 1, start, end, applied=m)
               for m in manifests for start, end in indented_documents(text, m.start, m.end)]
     return blocks, _blank_regions(text, [(m.start, m.blank_end) for m in manifests]) if manifests else text
 

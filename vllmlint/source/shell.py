@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import re
 
+from vllmlint.lazyre import lazy_compile
 from vllmlint.records import dataclass, field
 
 _SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&", "(", ")", "{", "}"}
+_BLANKS = lazy_compile(r"[ \t\r]*")
+_BLANK_LINES = lazy_compile(r"(?:[ \t\r]*\n)*")  # whole blank lines only: a line's own blanks stay the loop's
 _KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "!", "time"}
 _PREFIX_COMMANDS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "setsid"}
 _PRINTERS = {"cat", "echo", "printf"}  # commands that only print a here-document fed to them
@@ -169,11 +172,15 @@ class _Reader:
                 continue
             if ch in " \t\r":
                 i += 1
+                if i < n and script[i] in " \t\r":  # a run at once: a Markdown block's blanked lines are long
+                    i = _BLANKS.match(script, i, n).end()  # type: ignore[union-attr]  # `*` always matches
                 continue
             if ch == "\n":
                 if current:
                     flush()
                 i += 1
+                if not pending_docs and i < n and script[i] in " \t\r\n":
+                    i = _BLANK_LINES.match(script, i, n).end()  # type: ignore[union-attr]
                 if pending_docs:
                     i = self._bodies(pending_docs, i, n, depth)
                     pending_docs = []

@@ -35,6 +35,9 @@ class SourceFile:
         self._line_starts: list[int] | None = None
         self.duplicate_keys: list[tuple[int, int, str]] = []  # (start, end, key) of repeated mapping keys
         self.scalar_offsets: dict | None = None  # `Scalar._offsets` of this file's scalars, by what decides them
+        # The part of `text` that is this source's (a Markdown shell block, read as a script of its own from a
+        # text its file's other shell blocks share); None: all of it.
+        self.region: tuple[int, int] | None = None
 
     @property
     def line_starts(self) -> list[int]:
@@ -359,6 +362,25 @@ def parse_documents(source: SourceFile) -> tuple[list[Document], YAMLSyntaxError
         line, col = source.line_col(deep[0])
         error = YAMLSyntaxError(f"nesting deeper than {MAX_DEPTH} levels: not a manifest vllmlint reads", line, col,
                                 deep[0])
+    return documents, error
+
+
+def parse_region(source: SourceFile, start: int, end: int) -> tuple[list[Document], YAMLSyntaxError | None]:
+    """`parse_documents` of source.text[start:end] alone (a YAML block of a Markdown file), with offsets, lines and
+    columns in the whole text, and the nodes' source `source`: blocks share their file's text instead of each
+    holding a copy of it blanked outside the block."""
+    local = SourceFile(source.path, source.text[start:end], source.display_path)
+    documents, error = parse_documents(local)
+    for document in documents:
+        document.source = source
+        for node in walk(document.root):
+            node.start += start
+            node.end += start
+            node.source = source
+    source.duplicate_keys = [(a + start, b + start, key) for a, b, key in local.duplicate_keys]
+    if error is not None:
+        error.index += start
+        error.line, error.col = source.line_col(min(error.index, len(source.text)))
     return documents, error
 
 

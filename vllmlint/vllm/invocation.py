@@ -431,10 +431,14 @@ def _expand_k8s(text: str, env: dict[str, str | None]) -> tuple[str, bool]:
     return _K8S_VAR.sub(replace, text), unresolved
 
 
-def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile) -> list[list[Token]]:
-    """Commands of a shell script as token lists; offsets map into the file through the scalar."""
+def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile,
+                 region: tuple[int, int] | None = None) -> list[list[Token]]:
+    """Commands of a shell script (of script[region] when given) as token lists; offsets map into the file
+    through the scalar."""
+    from vllmlint.source.shell import read_script
+
     result: list[list[Token]] = []
-    for command in split_commands(script):
+    for command in (read_script(script, *region).commands if region is not None else split_commands(script)):
         tokens: list[Token] = []
         for word in command.words:
             if scalar is not None:
@@ -710,10 +714,11 @@ def _compose_string_invocations(container: Container, command_node: Node | None,
 
 def script_invocations(source: SourceFile, commands: list[ShellCommand] | None = None) -> list[Invocation]:
     """vLLM invocations in a standalone shell script (`*.sh`); its commands are appended to `commands`."""
-    split = _shell_tokens(source.text, None, source)
+    split = _shell_tokens(source.text, None, source, source.region)
     if commands is not None:
         commands.extend(ShellCommand(tokens, None, VIA_SCRIPT) for tokens in split)
-    return list(_invocations_in_commands(split, None, VIA_SCRIPT, None, None, _launch_variables(source.text, None, source)))
+    return list(_invocations_in_commands(split, None, VIA_SCRIPT, None, None,
+                                         _launch_variables(source.text, None, source, source.region)))
 
 
 _SCRIPT_KEY = re.compile(r"\.(sh|bash)$")
@@ -836,11 +841,13 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
 
     for holder, container, via in scripts.values():
         text = holder.text
-        if needles and not any(needle in text for needle in needles):
+        region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
+        if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
+                               for needle in needles):
             continue
         scalar = holder if isinstance(holder, Scalar) else None
         source = holder.source if isinstance(holder, Scalar) else holder
-        for word in read_script(text).assignments:
+        for word in (read_script(text, *region) if region is not None else read_script(text)).assignments:
             pair = _split_assignment(word.text)
             if pair is None:
                 continue
@@ -1322,8 +1329,8 @@ class ScriptVariable:
 _VARIABLE_REFERENCE = lazy_compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-def script_variables(text: str, scalar: Scalar | None = None,
-                     source: SourceFile | None = None) -> dict[str, ScriptVariable]:
+def script_variables(text: str, scalar: Scalar | None = None, source: SourceFile | None = None,
+                     region: tuple[int, int] | None = None) -> dict[str, ScriptVariable]:
     """The variables a script sets exactly once to a literal value (no `$`, no command substitution), on a line
     of their own or with `export`/`readonly`/`declare`. A name set twice (two branches of an `if`), from an
     expansion (`IMAGE=${IMAGE:-...}`) or only before one command (`IMAGE=x docker run ...`, which sets it for
@@ -1332,7 +1339,7 @@ def script_variables(text: str, scalar: Scalar | None = None,
 
     if "=" not in text:
         return {}
-    script = read_script(text)
+    script = read_script(text, *region) if region is not None else read_script(text)
     spans = [(c.start, c.end) for c in script.commands]
     candidates: list[tuple[str, str, int, int, bool]] = []
     for word in script.assignments:
@@ -1410,13 +1417,19 @@ def launched_image(tokens: list[Token], image: ImageRef, variables: dict[str, Sc
     return LaunchedImage(program, image, used)
 
 
-def _launch_variables(text: str, scalar: Scalar | None = None, source: SourceFile | None = None
-                      ) -> dict[str, ScriptVariable] | None:
+def _launch_variables(text: str, scalar: Scalar | None = None, source: SourceFile | None = None,
+                      region: tuple[int, int] | None = None) -> dict[str, ScriptVariable] | None:
     """`script_variables` of a script that launches a container (`docker`/`podman`/`nerdctl run`); None for
     the others, which have no image word to expand (and need not be read again)."""
-    if not re.search(r"\b(docker|podman|nerdctl)\b", text):
+    probe = text if region is None else text[region[0]:region[1]]  # a Markdown shell block: its own text
+    if "docker" not in probe and "podman" not in probe and "nerdctl" not in probe:
+        return None  # the plain test first: `\b` searched over long blank runs is slow
+    if not _LAUNCHERS.search(probe):
         return None
-    return script_variables(text, scalar, source)
+    return script_variables(text, scalar, source, region)
+
+
+_LAUNCHERS = lazy_compile(r"\b(docker|podman|nerdctl)\b")
 
 
 # --- vendor builds (issue 9) ---------------------------------------------------------------------------

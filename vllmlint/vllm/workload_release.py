@@ -53,7 +53,7 @@ def installed_release(invocation: Invocation) -> tuple[str, str] | None:
     runs in: a `pip install vllm==X` (or wheel) command earlier in the same shell script or container command
     (the last one before vLLM wins). It replaces the image's own vLLM, so it comes before the image tag. A
     `docker run` launched from the script runs the image's vLLM, not the host's: no pin applies to it."""
-    from vllmlint.source.shell import split_commands
+    from vllmlint.source.shell import read_script, split_commands
     from vllmlint.vllm.invocation import VIA_SCRIPT, expand_variables, script_variables
 
     if invocation.launched is not None:
@@ -70,14 +70,15 @@ def installed_release(invocation: Invocation) -> tuple[str, str] | None:
     anchor = invocation.anchor.start
     variables = None
     pinned = None
-    for command in split_commands(text):
+    region = source.region if scalar is None else None  # a Markdown shell block: its own commands only
+    for command in (read_script(text, *region).commands if region is not None else split_commands(text)):
         start = scalar.source_index(command.start) if scalar is not None else command.start
         if start >= anchor:
             break
         words = [w.text for w in command.words]
         if any(w.dynamic for w in command.words):
             if variables is None:
-                variables = script_variables(text, scalar, None if scalar is not None else source)
+                variables = script_variables(text, scalar, None if scalar is not None else source, region)
             above = {name: v for name, v in variables.items() if v.token.start < start}
             words = [expand_variables(w.text, above) or w.text if w.dynamic else w.text for w in command.words]
         pin = install_pin(words)
