@@ -446,3 +446,51 @@ def test_markdown_with_many_shell_blocks_takes_memory_linear_in_its_size():
     assert large < 6 * small  # each shell block a copy of the file up to it before: 16x
     result = lint_text("# Run\n\n" + _HEREDOC_BLOCK % 0 + "\n```bash\nvllm serve m --swap-space 4\n```\n", "r.md")
     assert sorted(f.span.line for f in result.findings if f.code == "VL102") == [12, 17]
+
+
+# --- NetworkPolicies, ServiceMonitors, Services and workloads sharing labels ---------------------------------------
+def test_scrape_gaps_read_each_policy_rule_once(monkeypatch):
+    from vllmlint.checks import vl805_network_policy_gap as vl805
+    from vllmlint.engine import LintOptions, lint_text
+
+    def sets(n):
+        return "---\n".join(f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: d{i}}}
+spec:
+  selector: {{matchLabels: {{a: b}}}}
+  template:
+    metadata: {{labels: {{a: b}}}}
+    spec: {{containers: [{{name: c, image: "vllm/vllm-openai:v0.29.0", ports: [{{containerPort: 8000, name: http}}]}}]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {{name: n{i}}}
+spec:
+  podSelector: {{matchLabels: {{a: b}}}}
+  ingress: [{{from: [{{podSelector: {{matchLabels: {{a: b}}}}}}], ports: [{{port: 8000}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: s{i}, labels: {{a: b}}}}
+spec: {{selector: {{a: b}}, ports: [{{port: 8000, name: http}}]}}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {{name: m{i}}}
+spec: {{selector: {{matchLabels: {{a: b}}}}, endpoints: [{{port: http}}]}}
+""" for i in range(n))
+
+    calls = 0
+    original = vl805._scraper_chance
+
+    def counted(ctx, rule):
+        nonlocal calls
+        calls += 1
+        return original(ctx, rule)
+
+    monkeypatch.setattr(vl805, "_scraper_chance", counted)
+    n = 12
+    result = lint_text(sets(n), "np.yaml", LintOptions(select=["VL805"]))
+    assert calls <= n  # one per policy's rule; n^4 before (every monitor x Service x workload x rule)
+    assert [f.code for f in result.findings] == ["VL805"]

@@ -421,13 +421,19 @@ def _scraper_chance(ctx: Context, rule: PolicyRule) -> tuple[str, list[str]]:
 def _scrapes(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemplate]):
     grouped: dict[tuple[int, int], tuple[NetworkPolicy, list[NetworkPolicy], ScrapeTarget, list[PodTemplate],
                                          list[str]]] = {}
+    done: set[tuple[int, int]] = set()  # (template, port): what decides the outcome; the first target names it
+    chance_of: dict[int, tuple[str, list[str]]] = {}  # a rule's `_scraper_chance`, once (rules live with policies)
     for target in scrape_targets(ctx.world, vllm):
         template = target.template
+        if (id(template), target.port) in done:
+            continue
+        done.add((id(template), target.port))
         isolated = isolating(policies, template, INGRESS)
         if not isolated:
             continue
         names = named_ports(template)
-        chances = [_scraper_chance(ctx, rule) for rule in union_rules(isolated, INGRESS)
+        chances = [chance_of[id(rule)] if id(rule) in chance_of else chance_of.setdefault(id(rule), _scraper_chance(
+                   ctx, rule)) for rule in union_rules(isolated, INGRESS)
                    if rule.allows_port(target.port, "TCP", names) is not False]
         if any(chance == "yes" for chance, _ in chances):
             continue

@@ -397,6 +397,7 @@ def scrape_targets(world: World, templates: list[PodTemplate]) -> list[ScrapeTar
             continue
         scope = _monitor_scope(monitor)
         selected = [s for s in world.selected_objects("Service", spec.get("selector")) if _in_scope(s.namespace, scope)]
+        seen: set[tuple[int, int]] = set()  # (template, port) this monitor scrapes: once, whatever Services lead there
         for service in selected:
             for template in world.selected_templates(service_selector(service), service.namespace):
                 if id(template) not in wanted:
@@ -412,7 +413,8 @@ def scrape_targets(world: World, templates: list[PodTemplate]) -> list[ScrapeTar
                     else:
                         where = endpoint.get("targetPort")
                         number = resolve_port(template, where)[0] if isinstance(where, Scalar) else None
-                    if number is not None and where is not None:
+                    if number is not None and where is not None and (id(template), number) not in seen:
+                        seen.add((id(template), number))
                         result.append(ScrapeTarget(template, number, monitor, where,
                                                    f"ServiceMonitor {monitor.name}"))
     for monitor in world.of_kind("PodMonitor"):
