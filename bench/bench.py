@@ -7,6 +7,7 @@
 
 One run prints one table:
 - ratio: one file, vllmlint's CPU time over the parse-only baseline's (the pre-commit case);
+- sarif: one file, `--format sarif` over a text run (what writing SARIF costs);
 - linear: the --large sizes (1,000 and 10,000 files), each as a ratio to parse-only, and the per-file CPU
   time of the largest over the smallest (1.00 is linear);
 - memory: peak resident memory (RSS) of the run at the largest size;
@@ -215,7 +216,7 @@ def best(command: list[str], repeat: int, env: dict[str, str] | None = None,
     return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
-PARTS = ("ratio", "linear", "memory", "jobs", "cache")
+PARTS = ("ratio", "sarif", "linear", "memory", "jobs", "cache")
 
 
 def _supports(vllmlint: list[str], option: str, cwd: Path) -> bool:
@@ -237,8 +238,12 @@ class Bench:
     def tree(self, size: int) -> Path:
         if size not in self.trees:
             folder = self.root / f"tree-{size}"
-            folder.mkdir()
-            generate(folder, size, self.options.seed)
+            if self.options.generator:  # another corpus generator (`GEN --files N --seed S OUTDIR`)
+                subprocess.run([self.options.generator, "--files", str(size), "--seed", str(self.options.seed),
+                                "--quiet", str(folder)], check=True)
+            else:
+                folder.mkdir()
+                generate(folder, size, self.options.seed)
             self.trees[size] = folder
         return self.trees[size]
 
@@ -283,6 +288,16 @@ class Bench:
             wall, cpu, _, base = self.against_baseline(small)
             self.row(f"{small} file: CPU / parse-only", f"{cpu / base:.2f}x",
                      f"vllmlint {cpu:.3f} s CPU ({wall:.3f} s wall), parse-only {base:.3f} s")
+        if "sarif" in parts:
+            # `--format sarif` against a text run of the same file, run in turn: what writing SARIF adds.
+            text = self.vllmlint + ["--color", "never"] + (["--no-cache"] if self.has_cache else []) + \
+                [str(self.tree(small))]
+            sarif = text[:-1] + ["--format", "sarif", text[-1]]
+            runs = [(timed(sarif, self.env, self.root)[1], timed(text, self.env, self.root)[1])
+                    for _ in range(max(self.options.repeat, 1))]
+            sarif_cpu, text_cpu = min(r[0] for r in runs), min(r[1] for r in runs)
+            self.row(f"{small} file: sarif / text", f"{sarif_cpu / text_cpu:.2f}x",
+                     f"--format sarif {sarif_cpu:.3f} s CPU, text {text_cpu:.3f} s")
         if "linear" in parts or "memory" in parts:
             for size in large if "linear" in parts else large[-1:]:
                 if "linear" in parts:
@@ -335,6 +350,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each measure up to 1,000 files (best kept)")
     parser.add_argument("--repeat-large", type=int, default=1, help="runs of each measure above 1,000 files")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--generator", help="a corpus generator to use instead of the built-in one, called as "
+                        "`GENERATOR --files N --seed SEED --quiet OUTDIR` (e.g. ../shared/tools/gen-corpus, whose "
+                        "objects link across files)")
     options = parser.parse_args()
     if options.sizes:
         options.large = options.sizes

@@ -431,3 +431,14 @@ def test_split_message_capitalises_a_help_line_that_starts_with_a_word_and_a_com
 
     assert split_message("`CUDA_VISIBLE_DEVICES` is set by hand. redundant, and wrong the day it changes.") == (
         "`CUDA_VISIBLE_DEVICES` is set by hand", "Redundant, and wrong the day it changes.")
+
+
+def test_local_message_never_rewrites_a_relative_path_the_message_quotes():
+    from vllmlint.formatters.text import local_message
+
+    message = "Kustomize resource `../../base` not read: it is not among the linted files"
+    # a file outside the current folder's repository: its repository-relative path starts with `../..`
+    assert local_message(message, "../../tmp/k/overlays/prod/kustomization.yaml",
+                         "/tmp/k/overlays/prod/kustomization.yaml") == message
+    assert local_message("run `vllmlint --render fixtures/chart`", "fixtures/chart/Chart.yaml", "chart/Chart.yaml") \
+        == "run `vllmlint --render chart`"

@@ -78,7 +78,7 @@ def test_one_testcase_per_finding_with_a_failure_of_its_severity():
     assert failure.get("type") == "error"
     assert failure.get("message") == "`--swap-space` was removed."
     assert failure.text.startswith(f"deploy/vllm.yaml:8:{removed.span.col}: VL102 [error] `--swap-space` was removed.")
-    assert "https://github.com/vllmlint/vllmlint/blob/main/docs/rules/VL102.md" in failure.text
+    assert "See `vllmlint explain VL102`" in failure.text and "https://" not in failure.text
     assert cases[0].find("failure").get("type") == "warning"
     assert cases[0].find("failure").get("message") == "Use `vllm serve` instead."  # a sentence, as in SARIF
     assert cases[0].find("skipped") is None
@@ -142,7 +142,7 @@ def test_only_suppressed_findings_still_pass():
 def test_help_link_is_the_same_page_as_sarif():
     from vllmlint.formatters import sarif
 
-    assert junit.HELP_URI == sarif.HELP_URI
+    assert not hasattr(junit, "HELP_URI") and not hasattr(sarif, "HELP_URI")  # no dead link to a planned address
 
 
 def test_cli_junit_agrees_with_json(cli):

@@ -269,9 +269,11 @@ def test_vl808_finds_each_containers_workload_in_an_index_and_builds_its_table_o
 
     world = world_of(20)
     containers = [w.container for w in workloads(world)]
-    world._vllmlint_capacity_workloads = CountingList(workloads(world))
+    from vllmlint.capacity.workload import _workloads
+
+    counted = world._facts[_workloads] = CountingList(workloads(world))  # the fact World.fact keeps
     assert [vl808._aws_landings(world, c) for c in containers] == [None] * 20  # no AWS placement known
-    assert world._vllmlint_capacity_workloads.iterations == 1  # before: one scan per container
+    assert counted.iterations == 1  # before: one scan per container
     # No container sets an NCCL variable: the table's rows are never built.
     built = []
     monkeypatch.setattr(nccl_env, "known_variables", lambda: built.append(1) or {})
@@ -284,8 +286,10 @@ def test_checks_find_a_containers_workload_in_one_index_per_world():
     from vllmlint.checks import vl708_hardcoded_visible_devices as vl708
 
     world = world_of(20)
+    from vllmlint.capacity.workload import _workloads
+
     works = workloads(world)
-    world._vllmlint_capacity_workloads = CountingList(works)
+    counted = world._facts[_workloads] = CountingList(works)  # the fact World.fact keeps
     for work in works:
         container = work.invocation.container
         assert workloads_by(world, "container")[id(container)] == [work]
@@ -295,7 +299,7 @@ def test_checks_find_a_containers_workload_in_one_index_per_world():
         ctx = Context(world, find_rule("VL704"), Severity.WARNING)
         assert vl704._gpus_needed(ctx, work.invocation, container) == vl708._needed(world, container)
     # One pass per key, whatever the number of containers (before: a scan of every workload per container).
-    assert world._vllmlint_capacity_workloads.iterations == 4
+    assert counted.iterations == 4
 
 
 def test_capacity_reads_pod_specs_through_the_model_never_as_copied_dicts():

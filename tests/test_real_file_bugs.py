@@ -224,3 +224,50 @@ def test_container_fsgroup_is_told_to_move_to_the_pod():
     (finding,) = lint_text(text, "d.yaml", LintOptions(select=["VL809"])).findings
     assert (finding.span.line, finding.span.col) == (14, 11)
     assert "`fsGroup` is a field of `spec.template.spec.securityContext`: move it there." in finding.message
+
+
+# --- a pod pinned to a Karpenter pool by name is judged on that pool's GPUs only ---------------------------
+def test_karpenter_nodepool_selector_picks_the_pool():
+    text = POOLS
+    found = lint_text(text % "Qwen/Qwen2.5-14B-Instruct", "pools.yaml", LintOptions(select=["VL601"])).findings
+    assert found == []  # it fits the L40S of the pool it names; the A10G pool is another pod's
+    (finding,) = lint_text(text % "meta-llama/Llama-3.1-70B-Instruct", "pools.yaml",
+                           LintOptions(select=["VL601"])).findings
+    assert (finding.span.line, finding.span.col) == (33, 16) and "L40S" in finding.message and "A10G" not in finding.message
+
+
+POOLS = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: a10g}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: l40s}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [g6e.xlarge]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: v}}
+  template:
+    metadata: {labels: {app: v}}
+    spec:
+      nodeSelector: {karpenter.sh/nodepool: l40s}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [%s, --max-model-len, "8192"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""

@@ -1,7 +1,7 @@
 """Issue 9, Helm charts and the opt-in --render: a chart without --render is reported with a warning-level notice
 (and the "nothing checked" line, never "All checks passed"); with --render, `helm template` is run when on PATH
 and its documents are linted under the template files their `# Source:` names (repository-relative); a
-kustomization folder is built with `kustomize build` / `kubectl kustomize`. Nothing is run without --render.
+kustomization folder is never built (read natively in every mode). Nothing is run without --render.
 The tools here are fake scripts on PATH (no network, no real Helm)."""
 import json
 import os
@@ -102,26 +102,32 @@ def test_render_refuses_fix(tmp_path):
     assert code == 2 and "--render" in err
 
 
-def test_kustomization_rendered_only_with_render(tmp_path):
-    folder = tmp_path / "overlay"
-    folder.mkdir()
-    (folder / "kustomization.yaml").write_text("resources:\n  - https://example.com/base\n  - deployment.yaml\n")
-    # the same Deployment as written: linted through the build under --render, not twice
-    body = (CHART / "rendered.txt").read_text().split("# Source: chart-vllm/templates/deployment.yaml\n", 1)[1]
-    (folder / "deployment.yaml").write_text(body)
-    rendered = tmp_path / "built.yaml"
-    rendered.write_text((CHART / "rendered.txt").read_text().replace("# Source: chart-vllm/templates/deployment.yaml\n",
-                                                                      ""))
+def test_kustomize_is_never_run_even_with_render(tmp_path):
+    """Kustomize folders are read natively in every mode: with --render nothing is built, the flag an overlay's patch
+    sets is reported in the patch (with its fix), and the base's objects are linted once."""
+    base, overlay = tmp_path / "base", tmp_path / "overlay"
+    base.mkdir(), overlay.mkdir()
+    (base / "kustomization.yaml").write_text("resources: [deployment.yaml]\n")
+    (base / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  selector: {matchLabels: {app: v}}\n"
+        "  template:\n    metadata: {labels: {app: v}}\n    spec:\n      containers:\n      - name: vllm\n"
+        "        image: vllm/vllm-openai:v0.29.0\n        args: [Qwen/Qwen3-8B]\n")
+    (overlay / "kustomization.yaml").write_text("resources: [../base]\npatches:\n  - path: args.yaml\n")
+    (overlay / "args.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        args: [Qwen/Qwen3-8B, --swap-space, '4']\n")
     log = tmp_path / "calls.log"
-    _fake(tmp_path / "bin", "kustomize", rendered, log)
+    for tool in ("kustomize", "kubectl"):
+        _fake(tmp_path / "bin", tool, base / "deployment.yaml", log)
     env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    code, out, _ = run_cli("--select", "VL102", "--format", "json", "overlay", cwd=tmp_path, env=env)
-    assert not log.exists()  # nothing run without --render
-    assert _findings(out) == [("overlay/deployment.yaml", 32, 15, "VL102", "error")]
-    code, out, err = run_cli("--render", "--select", "VL102", "--format", "json", "overlay", cwd=tmp_path, env=env)
-    assert code == 1, err
-    assert _findings(out) == [("overlay/deployment.yaml", 32, 15, "VL102", "error")]  # mapped back to the resource file
-    assert log.read_text().split() == ["build", str(folder)]
+    for extra in ([], ["--render"]):
+        code, out, err = run_cli(*extra, "--no-cache", "--select", "VL102,VL810", "--format", "json", ".",
+                                 cwd=tmp_path, env=env)
+        assert code == 1, err
+        found = _findings(out)
+        assert ("overlay/args.yaml", 9, 31, "VL102", "error") in found, found
+        assert [f for f in found if f[3] == "VL810"] == [("base/deployment.yaml", 10, 15, "VL810", "info")]
+    assert not log.exists()  # no kustomize and no kubectl was run
 
 
 def test_source_paths_map_to_the_chart_folder():
@@ -136,15 +142,3 @@ def test_source_paths_map_to_the_chart_folder():
     assert chart_roots(files) == [Path("c")]  # the subchart is rendered by its parent
     assert [f for f in files if chart_part(f, Path("c"))] == [Path("c/Chart.yaml"), Path("c/charts/sub/Chart.yaml"),
                                                                Path("c/templates/d.yaml")]
-
-
-def test_kubectl_kustomize_when_kustomize_is_not_on_path(tmp_path):
-    folder = tmp_path / "overlay"
-    folder.mkdir()
-    (folder / "kustomization.yaml").write_text("resources: []\n")
-    log = tmp_path / "calls.log"
-    _fake(tmp_path / "bin", "kubectl", CHART / "values.yaml", log)  # prints YAML with no object in it
-    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"}
-    code, _, err = run_cli("--render", "overlay", cwd=tmp_path, env=env)
-    assert code == 0, err
-    assert log.read_text().split() == ["kustomize", str(folder)]

@@ -5,7 +5,7 @@ import enum
 import json
 
 from vllmlint.finding import Finding, Severity, Span
-from vllmlint.formatters import _top_level_breaks, dumps_indented, split_message
+from vllmlint.formatters.report import _top_level_breaks, dumps_indented, split_message
 from vllmlint.formatters.text import excerpt
 from vllmlint.source.yamlmodel import SourceFile
 

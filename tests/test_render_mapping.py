@@ -200,36 +200,3 @@ def _kustomize(tmp_path):
         "images:\n  - {name: vllm/vllm-openai, newTag: v0.11.0}\n")
     (tmp_path / "overlay" / "configmap.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
     return _tool(tmp_path, "kustomize", BUILT)
-
-
-def test_kustomize_objects_go_to_their_resource_files(tmp_path):
-    env = _kustomize(tmp_path)
-    found = [(path, line, col, code) for path, line, col, _, code, _ in _run(tmp_path, env, "--select",
-                                                                             "VL102,VL606", "overlay")]
-    assert found == [
-        # prod-vllm is base/deployment.yaml's `vllm` (namePrefix): the build's lines are found there
-        ("base/deployment.yaml", 16, 15, "VL102"),
-        ("base/deployment.yaml", 20, 31, "VL606"),
-        # a Pod no resource file holds (a generator's, a remote base's) stays in the build output
-        ("overlay/kustomization.yaml (rendered)", 39, 24, "VL102"),
-    ]
-
-
-def test_kustomize_line_not_in_the_resource_goes_to_the_object(tmp_path):
-    env = _kustomize(tmp_path)
-    text = BUILT.replace("        - --swap-space\n", "        - --seed\n").replace('        - "4"\n        image',
-                                                                               '        - "x"\n        image')
-    (tmp_path / "kustomize.out").write_text(text)  # `--seed x`: a patch's value, not in base/deployment.yaml
-    found = [(path, line, col, code, message) for path, line, col, _, code, message
-             in _run(tmp_path, env, "--select", "VL106", "overlay")]
-    assert [f[:4] for f in found] == [("base/deployment.yaml", 1, 1, "VL106")]
-    assert found[0][4].endswith("(line 24 of the `kustomize build` output: its text is not in base/deployment.yaml "
-                                "as written, so the finding is placed at the object's first line)")
-
-
-def test_kustomize_files_follow_resources(tmp_path):
-    from vllmlint.render import kustomize_files
-
-    _kustomize(tmp_path)
-    assert kustomize_files(tmp_path / "overlay") == [tmp_path / "overlay" / "../base" / "deployment.yaml",
-                                                      tmp_path / "overlay" / "configmap.yaml"]

@@ -123,3 +123,18 @@ def test_a_cached_run_shown_again_follows_a_changed_min_level(tmp_path):
     (tmp_path / ".vllmlint.yaml").write_text("min-level: error\n")
     code, out, _ = run_cli("k8s", cwd=tmp_path, env=env)
     assert set(FINDING.findall(out)) == {"error"} and "below --min-level not shown" in out
+
+
+def test_github_annotations_end_with_the_summary(tmp_path):
+    """Under GitHub Actions the default format is `github`: annotations on standard output, and the summary line
+    on standard error, as ruff ends its annotations with "Found N errors." (not with --quiet)."""
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                                       "  - name: vllm\n    image: vllm/vllm-openai:v0.29.0\n"
+                                       "    args: [Qwen/Qwen3-8B, --swap-space, '4']\n")
+    code, out, err = run_cli("--no-cache", "--select", "VL102", "pod.yaml", cwd=tmp_path,
+                             env={"GITHUB_ACTIONS": "true"})
+    assert code == 1 and out.startswith("::error file=pod.yaml,line=8")
+    assert "Found 1 problem (1 error) in 1 file" in err
+    code, out, err = run_cli("--no-cache", "--quiet", "--select", "VL102", "pod.yaml", cwd=tmp_path,
+                             env={"GITHUB_ACTIONS": "true"})
+    assert code == 1 and "Found" not in err

@@ -134,7 +134,7 @@ def test_driver_describes_the_tool(busy_report):
     driver = sarif(busy_report)["runs"][0]["tool"]["driver"]
     assert driver["name"] == "vllmlint"
     assert driver["version"] == driver["semanticVersion"] == "1.2.3"
-    assert driver["informationUri"].startswith("https://")
+    assert "informationUri" not in driver  # no public address yet (planned): no dead link
     assert [r["id"] for r in driver["rules"]] == ["VL101", "VL902", "VL903"]
 
 
@@ -159,7 +159,7 @@ def test_every_registry_rule_makes_a_complete_descriptor(schema):
             assert f"## {heading}" in d["help"]["markdown"]
         for reference in rule.docs.get("references") or []:
             assert reference in d["help"]["text"] and reference in d["help"]["markdown"]
-        assert d["helpUri"] == f"https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{rule.code}.md"
+        assert "helpUri" not in d  # no public address yet: the whole help is in the descriptor
         assert d["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning",
                                                       "info": "note"}[rule.severity.label]
         assert 0 < len(d["properties"]["tags"]) <= 10

@@ -608,6 +608,17 @@ def present(plan: Plan, ran: Ran) -> int:
     if not notes_printed:
         for line in notes:
             _echo_err(replay, line)
+        # The github format on standard output (GitHub Actions' default) annotates; the log still ends with the
+        # summary a reader of the job's log looks for (as ruff prints "Found N errors." after its annotations).
+        if any(fmt == "github" and not output for fmt, output in plan.targets) and not args.quiet and not nothing \
+                and (unchecked is None or result.findings):
+            summary = Report(findings=shown, files_checked=result.files_checked, fail_on=plan.threshold,
+                             invocations=result.invocations, objects=result.objects,
+                             workloads=None if plan.context_files else result.workloads,
+                             skipped=result.skipped_counts(), below_min_level=len(result.findings) - len(shown),
+                             suppressed=result.suppressed)
+            for line in summary_lines(summary):
+                _echo_err(replay, line)
     if unchecked is not None and (not result.findings or plan.require_workloads):
         _echo_err(replay, unchecked)
     for path in missing:

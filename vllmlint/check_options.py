@@ -117,15 +117,14 @@ CHECK_PARAMS: tuple[Param, ...] = (
        "(never written by --fix)."),
     _P(("--require-workloads",), "require_workloads", "switch", "Exit 1 when no vLLM invocation and no Kubernetes "
        "or Compose object is found in the given paths."),
-    _P(("--render",), "render", "switch", "Run `helm template` on Helm charts and `kustomize build` on "
-       "kustomizations (when on PATH) and lint the output: runs a tool on files the linted tree controls; "
-       "kustomize may fetch remote bases."),
+    _P(("--render",), "render", "switch", "Run `helm template` on Helm charts (when on PATH) and lint the "
+       "output: runs a tool on files the linted tree controls. Kustomize folders are always read natively."),
     _P(("--helm-values",), "helm_values", "multi", "Values file for `helm template` under --render (repeatable).",
        _file, metavar="FILE"),
     _P(("--hf-cache",), "hf_cache", "switch", "Size models the catalog lacks from their config.json in this "
        "machine's Hugging Face cache (opt-in: findings then depend on the machine)."),
     _P(("--online",), "online", "switch", "Fetch the config.json of models the catalog lacks from the Hugging Face "
-       "Hub (needs vllmlint[hub]; HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it."),
+       "Hub (needs huggingface_hub: the `hub` extra; HF_TOKEN, HF_HUB_OFFLINE). Never the default: no network call without it."),
     _P(("--no-cache",), "no_cache", "flag", "Lint everything again: neither read nor write the result cache "
        "(VLLMLINT_CACHE_DIR, else the user cache folder)."),
     _P(("--jobs", "-j"), "jobs", "value", "Processes for the rules [default: automatic, 2 or more on large runs "

@@ -57,7 +57,7 @@ class Config:
     respect_gitignore: bool = True
     follow_links: bool = False
     require_workloads: bool = False  # exit 1 when nothing vLLM or Kubernetes was found in what was given
-    render: bool = False  # run `helm template` / `kustomize build` on charts and kustomizations (opt-in)
+    render: bool = False  # run `helm template` on charts (opt-in); Kustomize folders are always read natively
     fail_on: str | None = None
     min_level: str | None = None  # the least severe finding shown (`--min-level`); the exit code follows fail-on
     vllm_version: str | None = None

@@ -52,10 +52,60 @@ def _read_compiled(name: str) -> dict:
     if copy is not _MISSING:
         return copy
     if not path.is_file():
-        return {}
+        return _checkout_compiled(name)
     import json  # here: a wheel reads the marshal copy, without the json module
 
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _checkout_compiled(name: str) -> dict:
+    """In a checkout (an editable install), the same pre-parsed data a wheel ships, kept in the user's cache folder
+    under a digest of every `rules/` and `data/` YAML file's name, size and modification time: a development run
+    reads JSON instead of parsing ~140 YAML files at every start. Any edit makes a new digest; {} (parse as
+    before) when the checkout has no such folders or the cache cannot be written. `VLLMLINT_NO_DATA_CACHE=1` (or
+    `VLLMLINT_NO_CACHE=1`) turns it off."""
+    import os
+
+    root = _PACKAGE.parent
+    if os.environ.get("VLLMLINT_NO_DATA_CACHE") or os.environ.get("VLLMLINT_NO_CACHE") \
+            or not (root / "rules").is_dir() or not (root / "data").is_dir():
+        return {}
+    try:
+        try:
+            from _blake2 import blake2b  # CPython's own: no hashlib (and no OpenSSL) to load at start-up
+        except ImportError:  # pragma: no cover - other Pythons
+            from hashlib import blake2b
+
+        digest = blake2b(digest_size=16)
+        for part in ("rules", "data"):
+            for path in sorted((root / part).rglob("*.yaml")):
+                stat = path.stat()
+                digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        from vllmlint.cache import ENV, cache_dir
+
+        # The user's own cache folder, not VLLMLINT_CACHE_DIR: that one is the result cache a run is told to use
+        # (or, with --no-cache, to leave alone), and this is no result.
+        root_folder = cache_dir({k: v for k, v in os.environ.items() if k != ENV})
+        folder = root_folder / "checkout-data"
+        target = folder / f"{digest.hexdigest()}-{name}"
+        import json
+
+        if target.is_file():
+            return json.loads(target.read_text(encoding="utf-8"))
+        data, docs = split_compiled(compile_rules_data(root))
+        from vllmlint.cache import owned  # the result cache's rule: write only in a folder it owns (CACHEDIR.TAG)
+
+        if not owned(root_folder):
+            return data if name == "compiled-data.json" else docs
+        folder.mkdir(parents=True, exist_ok=True)
+        for part, value in (("compiled-data.json", data), ("compiled-docs.json", docs)):
+            written = folder / f"{digest.hexdigest()}-{part}"
+            temporary = written.with_name(f"{written.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(value), encoding="utf-8")
+            os.replace(temporary, written)
+        return data if name == "compiled-data.json" else docs
+    except (OSError, ValueError):
+        return {}  # a cache that cannot be read or written: the YAML is parsed as before
 
 
 DOC_KEYS = ("docs", "examples")  # the parts of a rule file that only its documentation reads

@@ -5,14 +5,16 @@ A chart folder (one with `Chart.yaml`) holds templates that no YAML reader can l
 templates are skipped as before (VL002 notes). With `--render`, and only then, `helm template` is run on the
 chart when `helm` is on PATH (values from `--helm-values FILE`, repeatable), and its output is linted with each
 document under the template file its `# Source:` comment names (repository-relative, so code scanning places
-the finding in the chart's own file). A folder with `kustomization.yaml` is built with `kustomize build` (or
-`kubectl kustomize`) under `--render` only, its output linted under the kustomization file's name plus
-` (rendered)`; the folder's own YAML files are then linted through the build only (not twice). After the rules
-ran, `map_rendered` moves each position to the file as written: the template's (or, for a build, the resource
-file holding the object's) line with the same text, else the file's (object's) first line with a note.
+the finding in the chart's own file). After the rules ran, `map_rendered` moves each position to the file as
+written: the template's line with the same text, else the file's first line with a note.
 
-`--render` runs a program on files the linted tree controls (a chart's templates can read files, kustomize can
-fetch remote bases over the network): it is never the default.
+Kustomize folders are never built, with or without `--render`: vllmlint's own reader (`source/kustomize.py`)
+applies their resources, patches and images transformer with every position kept, so a finding lands where the
+value is written (the overlay's patch that sets a flag) and each object is linted once. `kustomize build` placed
+every finding at the top of a base file and linted a base's objects again under every overlay that builds it.
+
+`--render` runs a program on files the linted tree controls (a chart's templates can read files): it is never
+the default.
 """
 
 from __future__ import annotations
@@ -22,9 +24,8 @@ from vllmlint.records import dataclass, field
 from pathlib import Path
 
 from vllmlint.finding import Notice
-from vllmlint.source.files import CHART_FILE, KUSTOMIZATION_NAMES
+from vllmlint.source.files import CHART_FILE
 
-KUSTOMIZATION_FILES = KUSTOMIZATION_NAMES
 # Parts of a chart that `helm template` reads and no one lints as written.
 CHART_PARTS = ("templates", "charts", "crds")
 RENDER_TIMEOUT = 120  # seconds
@@ -50,11 +51,6 @@ def chart_roots(files: list[Path]) -> list[Path]:
         if not any(_under(root, outer) for outer in kept):
             kept.append(root)
     return kept
-
-
-def kustomize_roots(files: list[Path]) -> list[Path]:
-    """Folders of the collected files that hold a kustomization file (every one: overlays and bases alike)."""
-    return sorted({f.parent for f in files if f.name in KUSTOMIZATION_FILES}, key=lambda p: (len(p.parts), str(p)))
 
 
 def _under(path: Path, folder: Path) -> bool:
@@ -106,26 +102,6 @@ def render_chart(root: Path, shown_root: str, values: list[str]) -> Rendered:
     return result
 
 
-def render_kustomization(root: Path, shown_root: str, name: str) -> Rendered:
-    """`kustomize build` (or `kubectl kustomize`) on one folder, or a notice saying why not."""
-    result = Rendered(root, shown_root)
-    where = _join(shown_root, name)
-    import shutil
-
-    kustomize, kubectl = shutil.which("kustomize"), shutil.which("kubectl")
-    if kustomize is not None:
-        result.tool, command = "kustomize", [kustomize, "build", os.path.abspath(root)]
-    elif kubectl is not None:
-        result.tool, command = "kubectl", [kubectl, "kustomize", os.path.abspath(root)]
-    else:
-        result.notices.append(Notice(
-            "VL005", "--render: neither `kustomize` nor `kubectl` is on PATH, the kustomization was not built "
-            "(its files are read as written)", where, 0, "warning"))
-        return result
-    result.output = _run(command, result, where)
-    return result
-
-
 def _run(command: list[str], result: Rendered, where: str) -> str | None:
     import subprocess  # only --render runs anything: the start-up of every other run does not pay for it
 
@@ -167,16 +143,6 @@ def prepare(files: list[Path], render: bool, helm_values: list[str]) -> tuple[li
         rendered.append(done)
         if done.output is not None:
             files = [f for f in files if not chart_part(f, root)]
-    for root in kustomize_roots(files):
-        if any(_under(root, chart) for chart in charts):
-            continue
-        name = next(f.name for f in files if f.parent == root and f.name in KUSTOMIZATION_FILES)
-        done = render_kustomization(root, _shown(root, display_path), name)
-        rendered.append(done)
-        if done.output is not None:
-            # The folder's own manifests (its resources and patches) are in the build: linted there, not twice.
-            files = [f for f in files if not (f.parent == root and f.suffix.lower() in (".yaml", ".yml", ".json")
-                                              or f.parent == root and f.name in KUSTOMIZATION_FILES)]
     return files, rendered, notices
 
 
@@ -186,8 +152,7 @@ def _shown(root: Path, display_path) -> str:
 
 
 def feed_rendered(linter, rendered: Rendered) -> None:
-    """Lint one folder's rendered output: Helm documents under their template files, a kustomize build under
-    the kustomization file's name plus ` (rendered)`."""
+    """Lint a chart's rendered output: each Helm document under its template file."""
     from vllmlint.source.helm import split_helm_output
 
     linter.result.notices.extend(rendered.notices)
@@ -195,24 +160,15 @@ def feed_rendered(linter, rendered: Rendered) -> None:
         linter.result.internal_error = True  # a render that failed: exit 2, not a clean run
     if rendered.output is None:
         return
-    if rendered.tool == "helm":
-        fallback = _join(rendered.shown_root, CHART_FILE)
-        for source, chunk in split_helm_output(rendered.output, fallback) or []:
-            shown = helm_source_path(source, rendered.shown_root) if source != fallback else fallback
-            linter.result.files_checked += 1
-            linter.add_text(chunk, shown, Path(shown).suffix.lower() or ".yaml")
-            mapping = helm_mapping(chunk, shown, source, rendered) if source != fallback else None
-            if mapping is not None:
-                linter.render_mappings.append(mapping)
-                linter.map_positions = map_rendered
-        return
-    name = next((n for n in KUSTOMIZATION_FILES if (rendered.root / n).exists()), KUSTOMIZATION_FILES[0])
-    linter.result.files_checked += 1
-    shown = _join(rendered.shown_root, name) + " (rendered)"
-    linter.add_text(rendered.output, shown, ".yaml")
-    tool = "kubectl kustomize" if rendered.tool == "kubectl" else "kustomize build"
-    linter.render_mappings.append(kustomize_mapping(rendered.output, shown, rendered.root, tool))
-    linter.map_positions = map_rendered
+    fallback = _join(rendered.shown_root, CHART_FILE)
+    for source, chunk in split_helm_output(rendered.output, fallback) or []:
+        shown = helm_source_path(source, rendered.shown_root) if source != fallback else fallback
+        linter.result.files_checked += 1
+        linter.add_text(chunk, shown, Path(shown).suffix.lower() or ".yaml")
+        mapping = helm_mapping(chunk, shown, source, rendered) if source != fallback else None
+        if mapping is not None:
+            linter.render_mappings.append(mapping)
+            linter.map_positions = map_rendered
 
 
 # --- rendered positions mapped back to the files as written --------------------------------------------------
@@ -282,56 +238,6 @@ def _documents(path: str, text: str) -> list[tuple[tuple[str, str, str | None], 
         if key is not None:
             found.append((key, root.start, end))
     return found
-
-
-def kustomize_files(root: Path, depth: int = 0, seen: set[str] | None = None) -> list[Path]:
-    """The local files a kustomization folder's `resources` (`bases`, `components`) name, folders followed through
-    their own kustomization file; remote ones are left out."""
-    from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence, SourceFile, parse_documents
-
-    seen = set() if seen is None else seen
-    name = next((n for n in KUSTOMIZATION_FILES if (root / n).is_file()), None)
-    key = os.path.abspath(root)
-    if name is None or key in seen or depth > 10:
-        return []
-    seen.add(key)
-    text = _read_file(root / name) or ""
-    documents, _ = parse_documents(SourceFile(name, text, name))
-    top = documents[0].root if documents else None
-    files: list[Path] = []
-    for section in ("resources", "bases", "components"):
-        entries = top.get(section) if isinstance(top, Mapping) else None
-        for entry in entries.items if isinstance(entries, Sequence) else []:
-            value = entry.value if isinstance(entry, Scalar) and isinstance(entry.value, str) else ""
-            if not value or "://" in value or value.startswith(("github.com/", "git@")) or "?ref=" in value:
-                continue
-            path = root / value
-            if path.is_dir():
-                files.extend(kustomize_files(path, depth + 1, seen))
-            elif path.is_file():
-                files.append(path)
-    return files
-
-
-def kustomize_mapping(output: str, shown: str, root: Path, tool: str = "kustomize build") -> RenderedText:
-    """A `kustomize build` output, each object mapped to the resource file that holds it: the same kind, the same
-    name (or, uniquely, one that a name prefix or suffix made longer) and no other namespace written."""
-    from vllmlint.source.files import display_path
-
-    written: list[tuple[tuple[str, str, str | None], str, str, int, int]] = []
-    for path in kustomize_files(root):
-        text = _read_file(path)
-        if text is not None:
-            shown_path = display_path(path)
-            written.extend((key, shown_path, text, start, end) for key, start, end in _documents(shown_path, text))
-    mapped = RenderedText(shown, output, f"the `{tool}` output")
-    for (kind, name, namespace), start, end in _documents(shown, output):
-        same_kind = [w for w in written if w[0][0] == kind and w[0][2] in (None, namespace)]
-        chosen = [w for w in same_kind if w[0][1] == name] or [w for w in same_kind if w[0][1] in name]
-        if len(chosen) == 1:
-            _, file_shown, file_text, region_start, region_end = chosen[0]
-            mapped.segments.append(Segment(start, end, file_shown, file_text, (region_start, region_end)))
-    return mapped
 
 
 def _line_in(target, key: str, region: tuple[int, int]) -> int | None:

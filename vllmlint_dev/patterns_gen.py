@@ -14,11 +14,16 @@ missing from it is compiled as usual, so a stale file costs time, never behaviou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
-import vllmlint
+# The data files are parsed as YAML here, not read from a checkout's pre-parsed copy (vllmlint.data): the patterns
+# the YAML reader compiles are a wheel's too when it parses a user's config.
+os.environ["VLLMLINT_NO_DATA_CACHE"] = "1"
+
+import vllmlint  # noqa: E402
 
 ROOT = Path(vllmlint.__file__).resolve().parent.parent
 TARGET = ROOT / "vllmlint" / "_patterns.py"

@@ -5,7 +5,7 @@ Where the files come from (never the network, never outside the run, unless the 
   - a local model path of a manifest whose `<path>/config.json` is among the linted files (`files_in_run`);
   - opt-in `--hf-cache` (config `hf-cache: true`): the Hugging Face cache of the machine running vllmlint
     (`from_hf_cache`): findings then depend on that machine, which is why it is never the default;
-  - opt-in `--online` (config `online: true`): the Hub through `huggingface_hub` (`pip install vllmlint[hub]`),
+  - opt-in `--online` (config `online: true`): the Hub through `huggingface_hub` (`pip install huggingface_hub`, the `hub` extra),
     honouring HF_TOKEN and HF_HUB_OFFLINE, the files cached under vllmlint's cache folder `models/`
     (`from_hub`).
 
@@ -211,7 +211,7 @@ def online_problem() -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("huggingface_hub") is None:
-        return "--online needs huggingface_hub: pip install 'vllmlint[hub]'"
+        return "--online needs huggingface_hub: pip install huggingface_hub (the `hub` extra of vllmlint)"
     return None
 
 
@@ -276,7 +276,7 @@ def from_hub(repo_id: str, env: Mapping[str, str] | None = None) -> ModelFiles |
         from huggingface_hub import hf_hub_download
         from huggingface_hub.utils import EntryNotFoundError
     except ImportError:
-        raise ModelConfigError("--online needs huggingface_hub: pip install 'vllmlint[hub]'") from None
+        raise ModelConfigError("--online needs huggingface_hub: pip install huggingface_hub (the `hub` extra of vllmlint)") from None
     folder = cache_dir(env) / "models"
     found: dict[str, Any] = {}
     for name in CONFIG_FILES:

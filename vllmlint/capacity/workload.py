@@ -426,7 +426,9 @@ def pool_admits(pool: NodePool, requirements: list[Requirement], tolerations: li
     for taint in pool.taints:
         if taint.repels and not tolerated(tolerations, taint):
             return False
-    return all(_pool_allows(r, pool) for r in requirements)
+    # Karpenter labels each node with its pool's name: `karpenter.sh/nodepool: l40s` admits that pool only.
+    return all(_pool_allows(r, pool) and not (r.key == NODEPOOL_LABEL and not r.holds_for((pool.name,), numeric=False))
+               for r in requirements)
 
 
 def requested_resources(template: PodTemplate) -> set[str]:
@@ -444,6 +446,8 @@ def _pool_meant_for(pool: NodePool, template: PodTemplate, requirements: list[Re
     """Whether a NodePool is plausibly where this pod runs, not just one it would fit: one run often mixes
     manifests of several clusters. The pod must point at the pool (select one of its template labels or
     requirement keys beyond the well-known ones, or tolerate one of its taints), or live in its folder."""
+    if any(r.key == NODEPOOL_LABEL and r.holds_for((pool.name,), numeric=False) for r in requirements):
+        return True  # the pod names the pool
     keys = {r.key for r in requirements}
     labels = {r.key for r in pool.labels}
     pool_keys = labels | {r.key for r in pool.requirements}

@@ -499,7 +499,7 @@ def _catalog_listing(which: str, fmt: str) -> str:
 @click.option("--hf-cache", is_flag=True, default=None, help="Size models the catalog lacks from this machine's "
               "Hugging Face cache (opt-in).")
 @click.option("--online", is_flag=True, default=None, help="Fetch models' config.json from the Hugging Face Hub "
-              "(opt-in; needs vllmlint[hub]).")
+              "(opt-in; needs huggingface_hub: the `hub` extra).")
 def command(paths, model_name, model_config, gpu_name, instance_type, tp, pp, max_model_len, gpu_memory_utilization,
             allow_long_max_model_len, color, no_color, list_models, list_gpus,
             dtype, quantization, kv_cache_dtype, max_num_seqs, max_num_batched_tokens, enforce_eager, vllm_version,

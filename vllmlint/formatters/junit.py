@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 SUITE_NAME = "vllmlint"
 # Same page as SARIF's helpUri (tests check they agree); kept here so JUnit output needs no sarif-om.
-HELP_URI = "https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{code}.md"
 
 # Everything outside XML 1.0's Char production: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -69,7 +68,7 @@ def _failure_body(finding: Finding, rules: dict[str, Rule]) -> str:
     rule = rules.get(finding.code)
     if rule is not None:
         lines.append(f"{rule.code} {rule.name}: {rule.summary.strip()}")
-        lines.append(f"See {HELP_URI.format(code=rule.code)}")
+        lines.append(f"See `vllmlint explain {rule.code}` (docs/rules/{rule.code}.md in vllmlint's files)")
     return xml_text("\n".join(lines) + "\n")
 
 

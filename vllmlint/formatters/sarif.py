@@ -27,8 +27,9 @@ from vllmlint.formatters.report import Report, edit_positions, rules_by_code, se
 from vllmlint.formatters.rule_docs import help_markdown, help_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://github.com/vllmlint/vllmlint"
-HELP_URI = "https://github.com/vllmlint/vllmlint/blob/main/docs/rules/{code}.md"
+# No `informationUri`/`helpUri`: vllmlint has no public address yet (planned: https://github.com/vllmlint/vllmlint),
+# and a dead link in the code scanning page helps nobody. Each descriptor carries the rule's whole documentation
+# in `help` instead (the same text as `vllmlint explain CODE` and docs/rules/).
 FINGERPRINT_KEY = "vllmlint/v1"
 SRCROOT = "%SRCROOT%"
 MAX_TAGS = 10  # GitHub keeps at most 10 tags per rule
@@ -93,7 +94,6 @@ def _rule_descriptor(rule, security: bool | None = None) -> Json:
         "defaultConfiguration": {"level": rule.severity.sarif_level},
         "fullDescription": _text(_full_description(rule)),
         "help": {"text": help_text(rule), "markdown": help_markdown(rule)},
-        "helpUri": HELP_URI.format(code=rule.code),
         "name": rule.name,
         "properties": properties,
         "shortDescription": _text(rule.summary.strip()),
@@ -112,8 +112,8 @@ def _level_descriptor(rule, severity, parent_index: int) -> Json:
     descriptor["id"] = f"{rule.code}/{severity.label}"
     descriptor["defaultConfiguration"] = {"level": severity.sarif_level}
     # kinds ["relevant"], SARIF's default, left out; after `properties` in sarif-om's order
-    descriptor = {key: descriptor[key] for key in ("id", "defaultConfiguration", "fullDescription", "help",
-                                                   "helpUri", "name", "properties")}
+    descriptor = {key: descriptor[key] for key in ("id", "defaultConfiguration", "fullDescription", "help", "name",
+                                                   "properties")}
     descriptor["relationships"] = [{"target": {"id": rule.code, "index": parent_index}}]
     descriptor["shortDescription"] = _text(rule.summary.strip())
     return descriptor
@@ -121,7 +121,7 @@ def _level_descriptor(rule, severity, parent_index: int) -> Json:
 
 def _bare_descriptor(code: str) -> Json:
     """For a code without a rule file: SARIF still needs every ruleIndex to point at a descriptor."""
-    return {"id": code, "helpUri": HELP_URI.format(code=code), "shortDescription": _text(code)}
+    return {"id": code, "shortDescription": _text(code)}
 
 
 def _region(finding: Finding) -> Json | None:
@@ -273,7 +273,7 @@ def build(report: Report) -> Json:
     if report.failed and not any(n["level"] == NoticeLevel.ERROR for n in notifications):
         notifications.append(_notification("The run had an error (exit 2).", NoticeLevel.ERROR))
 
-    driver: Json = {"name": "vllmlint", "informationUri": INFORMATION_URI}
+    driver: Json = {"name": "vllmlint"}
     if notification_descriptors:
         driver["notifications"] = notification_descriptors
     driver.update(rules=descriptors, semanticVersion=report.tool_version, version=report.tool_version)

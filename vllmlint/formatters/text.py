@@ -437,8 +437,9 @@ def local_message(message: str, shown: str, local: str) -> str:
     while folder and folder != "." and folder != local_folder and folder not in message \
             and posixpath.basename(folder) == posixpath.basename(local_folder):
         folder, local_folder = posixpath.dirname(folder), posixpath.dirname(local_folder) or "."
-    if not folder or folder == "." or folder == local_folder or folder not in message:
-        return message
+    if not folder or folder == "." or folder == local_folder or folder not in message \
+            or posixpath.basename(folder) in ("..", ""):
+        return message  # `../..` is no folder's name: a message's own `../../base` stays as written
     return re.sub(rf"(?<![\w./-]){re.escape(folder)}(?![\w.-])", lambda _: local_folder, message)
 
 
