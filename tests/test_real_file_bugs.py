@@ -271,3 +271,21 @@ spec:
         args: [%s, --max-model-len, "8192"]
         resources: {limits: {nvidia.com/gpu: 1}}
 """
+
+
+# --- the audited chapter: --enable-lora with no adapter source ----------------------------------------------
+def test_enable_lora_without_adapters_is_an_info_finding_where_the_run_shows_everything():
+    from vllmlint.finding import Severity
+
+    def pod(args, env=""):
+        return ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+                f"    image: vllm/vllm-openai:v0.29.0\n    args: {args}\n{env}")
+
+    (finding,) = lint_text(pod("[m, --enable-lora]"), "p.yaml", LintOptions(select=["VL108"])).findings
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, 15, Severity.INFO)
+    for quiet in (pod("[m, --enable-lora, --lora-modules, a=/x]"),
+                  pod("[m, --enable-lora]", "    env: [{name: VLLM_ALLOW_RUNTIME_LORA_UPDATING, value: 'True'}]\n"),
+                  pod("[m, --enable-lora]", "    envFrom: [{configMapRef: {name: elsewhere}}]\n"),
+                  pod("[m, --enable-lora, --config, /etc/vllm.yaml]")):
+        assert lint_text(quiet, "p.yaml", LintOptions(select=["VL108"])).findings == [], quiet
+    assert lint_text("vllm serve m --enable-lora\n", "s.sh", LintOptions(select=["VL108"])).findings == []

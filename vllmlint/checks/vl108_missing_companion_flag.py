@@ -49,6 +49,29 @@ def check(ctx: Context):
         yield from _node_rank(ctx, invocation)
         yield from _headless(ctx, invocation)
         yield from _ray(ctx, invocation, ray_visible)
+        yield from _lora_without_adapters(ctx, invocation)
+
+
+def _lora_without_adapters(ctx, invocation):
+    """`--enable-lora` with no adapter to load: no `--lora-modules` and no runtime loading. The server starts and
+    serves the base model only; a request naming an adapter gets 404. Silent when something unseen may add them
+    (a `--config` file, `$ARGS`, runtime updating on or set elsewhere)."""
+    enable = _last(invocation, "--enable-lora")
+    if enable is None or enable.status is None or enable.status.kind != "ok" or invocation.option("--lora-modules"):
+        return
+    if invocation.option("--config") or any(t.dynamic for t in invocation.tokens):
+        return
+    from vllmlint.vllm.clients import runtime_lora
+
+    container = invocation.container
+    if runtime_lora(invocation, ctx.world) or container is None or container.node.get("envFrom") is not None:
+        return  # a script's environment, or variables from a ConfigMap or Secret: runtime loading may be on
+    yield ctx.finding(enable.token, "`--enable-lora` with no adapter to load: no `--lora-modules` and no runtime "
+                      "loading, so the server serves the base model only and a request naming an adapter gets 404. "
+                      "Register the adapters at start (`--lora-modules name=/path/to/adapter`), or drop "
+                      "`--enable-lora` (runtime loading needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 and a restricted "
+                      "operator path).", about=invocation, value="--enable-lora",
+                      severity=min(ctx.severity, Severity.INFO))
 
 
 def _node_rank(ctx, invocation):
