@@ -289,3 +289,28 @@ def test_enable_lora_without_adapters_is_an_info_finding_where_the_run_shows_eve
                   pod("[m, --enable-lora, --config, /etc/vllm.yaml]")):
         assert lint_text(quiet, "p.yaml", LintOptions(select=["VL108"])).findings == [], quiet
     assert lint_text("vllm serve m --enable-lora\n", "s.sh", LintOptions(select=["VL108"])).findings == []
+
+
+# --- production-stack's VLLMRuntime: spec.vllmConfig.env reaches the vLLM container ----------------------------
+def test_vllmruntime_env_is_judged_where_it_is_written():
+    text = """apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata: {name: rt}
+spec:
+  model:
+    modelURL: "meta-llama/Llama-3.1-8B-Instruct"
+  vllmConfig:
+    port: 8000
+    env:
+      - name: HF_HOME
+        value: "/data"
+      - name: VLLM_LOGGING_LEVL
+        value: DEBUG
+  deploymentConfig:
+    image:
+      registry: "docker.io"
+      name: "vllm/vllm-openai:v0.29.0"
+"""
+    found = lint_text(text, "rt.yaml", LintOptions(select=["VL109"])).findings
+    assert [(f.span.line, f.span.col, f.value) for f in found] == [(12, 15, "VLLM_LOGGING_LEVL")]
+    assert "VLLM_LOGGING_LEVEL" in found[0].message

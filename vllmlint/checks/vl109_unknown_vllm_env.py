@@ -62,6 +62,14 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             if name.startswith("VLLM_") and name not in allowed:
                 yield _judge(ctx, invocation, name, value, _where(container, name), container, every, reads)
     yield from _script_variables(ctx, allowed, every, reads)
+    for invocation in ctx.world.invocations:
+        if invocation.container is None and invocation.owner is not None:
+            from vllmlint.vllm.invocation import operator_env
+
+            # An operator's resource: the variables its controller copies into the vLLM container it builds.
+            for name, value, node in operator_env(invocation.owner):
+                if name.startswith("VLLM_") and name not in allowed:
+                    yield _judge(ctx, invocation, name, value, node, invocation.owner, every, reads)
 
 
 def _script_variables(ctx: Context, allowed: set[str], every: dict, reads: dict[int, list[str]]

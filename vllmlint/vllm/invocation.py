@@ -979,6 +979,25 @@ def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
     return tokens
 
 
+def operator_env(obj: Any) -> list[tuple[str, str | None, Node]]:
+    """(name, literal value or None, the name's node) of each variable an operator copies from the resource into
+    the vLLM container's env (production-stack's `spec.vllmConfig.env`: data/operator-flags.yaml `env`)."""
+    entry = operator_entry(obj.kind, obj.api_version)
+    spec = entry.get("env") if entry else None
+    if not spec:
+        return []
+    _, items = _field(obj.node, spec["path"])
+    found: list[tuple[str, str | None, Node]] = []
+    for item in items.items if isinstance(items, Sequence) else []:
+        if not isinstance(item, Mapping):
+            continue
+        name_node, value = item.get("name"), item.get("value")
+        name = scalar_str(name_node)
+        if name and name_node is not None:
+            found.append((name, scalar_str(value) if isinstance(value, Scalar) else None, name_node))
+    return found
+
+
 def operator_image(obj: Any, entry: dict[str, Any]) -> ImageRef | None:
     """The image the operator runs (`registry` + "/" + `name` for VLLMRuntime)."""
     spec = entry.get("image")
