@@ -34,8 +34,11 @@ SUBPROCESS_EXAMPLES = 200 if LONG else 10
 HOSTILE_EXAMPLES = EXAMPLES if LONG else 40  # several files each, some of hundreds of KB
 MAX_INPUT_BYTES = 1 << 20  # every generated input (all its files together) is at most this
 # Python calls (profile events) linting one input may take: a fixture takes about 20,000; the budget is generous
-# and linear in the input, so only a hang or a path superlinear in the input reaches it.
-WORK_BASE = 3_000_000
+# and linear in the input, so only a hang or a path superlinear in the input reaches it. The base covers the one
+# bounded costly path known: deep flow nesting after a document libyaml rejects is probed by the pure-Python
+# parser, whose scanner checks up to 1,024 characters of possible simple keys per token before the probe stops past
+# MAX_DEPTH: about 9.6 M calls whatever the depth (test_the_pure_depth_probe_is_bounded; found by the long fuzz).
+WORK_BASE = 12_000_000
 WORK_PER_BYTE = 300
 PROGRESS = os.environ.get("VLLMLINT_FUZZ_PROGRESS")
 
@@ -350,3 +353,31 @@ def test_the_work_budget_stops_a_lint_that_runs_past_it(monkeypatch):
     with pytest.raises(WorkExceeded):
         _lint(FILES[0].name, data)
     assert sys.getprofile() is None
+
+
+def test_the_pure_depth_probe_is_bounded():
+    """A document libyaml rejects (an indented first line) followed by deep flow nesting: the pure parser's depth
+    probe costs the same whatever the depth (the long fuzz found it past the former 3 M-call base)."""
+    head = "  apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+
+    def calls(depth: int) -> int:
+        text = (head + "---\nx: " + "[" * depth + "1" + "]" * depth + "\n").encode()
+        n = 0
+
+        def count(frame, event, arg):
+            nonlocal n
+            n += 1
+
+        linter = Linter(LintOptions(vllm_version="0.29.0"))
+        sys.setprofile(count)
+        try:
+            linter.add_bytes(text, "d.yaml", ".yaml", "d.yaml")
+            linter.run()
+        finally:
+            sys.setprofile(None)
+        return n
+
+    calls(1_000)  # what a first run loads once (the pure parser's modules) is not the probe's cost
+    deep, deeper = calls(8_000), calls(64_000)
+    assert deeper <= deep * 1.01 and deeper < WORK_BASE
+
