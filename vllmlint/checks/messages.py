@@ -5,6 +5,7 @@ Not a rule: the registry only takes `vl<digits>_*` modules as rules.
 from __future__ import annotations
 
 from vllmlint.checks import describe_workload
+from vllmlint.lazyre import lazy_compile
 from vllmlint.vllm.invocation import Invocation, Option
 from vllmlint.vllm.release import version_key
 
@@ -40,3 +41,28 @@ def version_label(invocation: Invocation) -> str:
     if invocation.release is None or invocation.assumed:
         return f"{invocation.catalog.version} (assumed: the release is unknown)"
     return invocation.release
+
+
+# `trust_remote_code=True`, `max_model_len=8192`: an engine keyword argument written as a word.
+KEYWORD_WORD = lazy_compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
+
+
+def keyword_advice(invocation: Invocation, text: str) -> str | None:
+    """What to write instead of a keyword word (`trust_remote_code=True`), as the release's parser spells the
+    option, starting with a capital ("Write the option `--trust-remote-code` instead."); None for another word.
+    Shared by unknown-flag (VL103) and positional-model-ignored (VL715)."""
+    match = KEYWORD_WORD.match(text)
+    if match is None:
+        return None
+    name, value = match.group(1).replace("_", "-"), match.group(2)
+    spec = invocation.catalog.option("--" + name)
+    if spec is None:
+        return "Remove it: it is a keyword argument, not a command-line option."
+    flag = spec.canonical_flag
+    if not spec.takes_value:
+        truthy = value.strip().lower() in ("true", "1", "yes", "on")
+        negative = next((f for f in spec.flags if f.startswith("--no-")), None)
+        if truthy:
+            return f"Write the option `{flag}` instead."
+        return f"Drop it (`{flag}` is off by default)" + (f" or write `{negative}`." if negative else ".")
+    return f"Write the option instead: `{flag} {value}`." if value else f"Write the option `{flag}` with its value."

@@ -8,6 +8,7 @@ from vllmlint.vllm.flags import AMBIGUOUS, UNKNOWN
 from vllmlint.vllm.flagtable import first_sentence
 from vllmlint.vllm.invocation import SERVE, Invocation, Option, Token
 from vllmlint.checks import Context
+from vllmlint.checks.messages import keyword_advice
 from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ def _fix(invocation: Invocation, option: Option) -> Fix | None:
     return drop_options_fix(invocation, [option], SAFE, f"delete `{option.name}`: {reason}")
 
 
-# `trust_remote_code=True`, `max_model_len=8192`: an engine keyword argument written as a word.
-_KEYWORD = lazy_compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
 # A shell operator left as a word, and the placeholders of documentation (`vllm serve MODEL [options]`).
 _SHELL_OPERATORS = {"&&", "||", "|", ";", "&", ">", ">>", "<", "2>&1", "|&"}
 _PLACEHOLDER = lazy_compile(r"^(\[.*\]|<.*>|\.\.\.|…)$")
@@ -109,21 +108,7 @@ def _stray_positionals(ctx: Context, invocation: Invocation) -> Iterator[Finding
 
 
 def _instead(invocation: Invocation, text: str) -> str:
-    match = _KEYWORD.match(text)
-    if match is None:
-        return " Remove it, or make it the value of the option it belongs to."
-    name, value = match.group(1).replace("_", "-"), match.group(2)
-    spec = invocation.catalog.option("--" + name)
-    if spec is None:
-        return " Remove it: it is a keyword argument, not a command-line option."
-    flag = spec.canonical_flag
-    if not spec.takes_value:
-        truthy = value.strip().lower() in ("true", "1", "yes", "on")
-        negative = next((f for f in spec.flags if f.startswith("--no-")), None)
-        if truthy:
-            return f" Write the option `{flag}` instead."
-        return f" Drop it (`{flag}` is off by default)" + (f" or write `{negative}`." if negative else ".")
-    return f" Write the option instead: `{flag} {value}`." if value else f" Write the option `{flag}` with its value."
+    return " " + (keyword_advice(invocation, text) or "Remove it, or make it the value of the option it belongs to.")
 
 
 def _switch_values(invocation: Invocation) -> set[int]:

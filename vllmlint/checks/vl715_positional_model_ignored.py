@@ -7,13 +7,13 @@ accepts an optional `model_tag` that only `vllm serve` reads, so the server star
 """
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.vllm.invocation import Invocation, Token, own_entrypoint_row
 from vllmlint.vllm.release import version_key
 from vllmlint.checks import Context
+from vllmlint.checks.messages import keyword_advice
 
 # The first release seen whose FlexibleArgumentParser raises on `serve` + `--model` (0.8.5 vllm/utils.py
 # l.1339; the 0.8.0 parse_args has no such check).
@@ -39,26 +39,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 
 
 
-# `trust_remote_code=True`: an engine keyword argument written as a word (as VL103 reads it).
-_KEYWORD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$")
 # Programs an author means to run when they write them first in `args` (the entrypoint receives them instead).
 _PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "python", "python3", "env", "vllm", "exec"})
-
-
-def _keyword_instead(invocation: Invocation, text: str) -> str:
-    """The option to write for `name=value`, as the release's parser spells it."""
-    match = _KEYWORD.match(text)
-    assert match is not None
-    name, value = match.group(1).replace("_", "-"), match.group(2)
-    spec = invocation.catalog.option("--" + name)
-    if spec is None:
-        return "drop it: it is a keyword argument, not a command-line option"
-    flag = spec.canonical_flag
-    if not spec.takes_value:
-        if value.strip().lower() in ("true", "1", "yes", "on"):
-            return f"write the option `{flag}` instead"
-        return f"drop it (`{flag}` is off by default)"
-    return f"write the option instead: `{flag} {value}`" if value else f"write the option `{flag}` with its value"
 
 
 def _switch_value(invocation: Invocation, token: Token) -> bool:
@@ -76,13 +58,14 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
     image = invocation.image.raw if invocation.image is not None else "this image"
     runs = " ".join(t.text for t in invocation.entry)
     serve = first.text in ("serve", "vllm")
+    keyword = keyword_advice(invocation, first.text)
     models = invocation.option("--model")
     if serve:
         what = f"`{first.text}` (args written for an image whose entrypoint is `vllm serve`)"
         instead = "pass the model as `--model MODEL` without `serve`"
-    elif _KEYWORD.match(first.text):
+    elif keyword is not None:
         what = f"the word `{first.text}`"
-        instead = _keyword_instead(invocation, first.text)
+        instead = keyword[0].lower() + keyword[1:].rstrip(".")
     elif first.text.rsplit("/", 1)[-1] in _PROGRAMS:
         what = f"the program `{first.text}`"
         instead = (f"`args` are handed to the image's entrypoint `{runs}`; to run `{first.text}`, put that list in "
@@ -93,7 +76,7 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
     else:
         what = f"the positional model `{first.text}`"
         instead = f"pass `--model {first.text}`"
-    if not _KEYWORD.match(first.text) and first.text.rsplit("/", 1)[-1] not in _PROGRAMS:
+    if keyword is None and first.text.rsplit("/", 1)[-1] not in _PROGRAMS:
         instead += ", or use an image whose entrypoint is `vllm serve` (vllm/vllm-openai 0.11.1 and later)"
     tokens = invocation.tokens
     release = invocation.release or invocation.catalog.version
