@@ -127,3 +127,20 @@ def test_operator_tables_match_their_schemas():
     table = load_yaml_data(knowledge_dir() / "operator-workloads.yaml")["kserve_llmisvc"]
     assert table["preset_command"] == ["vllm", "serve"]
     assert [row["kserve"] for row in table["preset_images"]][:2] == ["0.16.0", "0.17.0"]
+
+
+POD_IP_ARGS = """        env:
+          - name: VLLM_ADDITIONAL_ARGS
+            value: '--kv-events-config ''{"topic":"kv@${POD_IP}@Qwen"}'''
+          - name: POD_IP
+            valueFrom:
+              fieldRef: {fieldPath: status.podIP}
+          - name: CACHE_DIR
+            value: "${HOME}/cache"
+"""
+
+
+def test_does_not_catch_a_reference_in_the_variable_the_preset_script_evaluates():
+    # `eval "exec vllm serve ... ${VLLM_ADDITIONAL_ARGS} $@"`: a shell reads the value again, quoting decides.
+    # Another variable of the same container is still Kubernetes' text: `${HOME}` there stays literal.
+    assert found(lint(sample(env=POD_IP_ARGS), ("VL709",))) == [(22, 21, "VL709", "info")]

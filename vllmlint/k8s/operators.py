@@ -252,6 +252,19 @@ def kserve_launcher_args(container: Any) -> list[tuple[str | None, Node]]:
     return found
 
 
+def kserve_script_variables(container: Any) -> frozenset[str]:
+    """The env variables KServe's preset script expands itself (`eval "exec vllm serve ... ${VLLM_ADDITIONAL_ARGS}
+    $@"`, data/operator-workloads.yaml `env_argv`) in an LLMInferenceService container that writes no `command`:
+    a shell reads their text again, so `${NAME}` in them is the shell's business (quoting decides). Empty for
+    any other container."""
+    table = kserve_table()
+    owner = container.pod.owner
+    if (not table or owner.kind != table.get("kind") or container.name != table.get("container_name")
+            or container.command is not None):
+        return frozenset()
+    return frozenset(str(name) for name in table.get("env_argv") or ())
+
+
 def kserve_preset_command(container: Any) -> tuple[list[str], Node | None, str | None, Node | None] | None:
     """The command KServe's single-node preset runs in an LLMInferenceService's `main` container that writes no
     `command` (data/operator-workloads.yaml `kserve_llmisvc.preset_command`): (the words before the model, the
