@@ -265,7 +265,7 @@ def kserve_script_variables(container: Any) -> frozenset[str]:
     return frozenset(str(name) for name in table.get("env_argv") or ())
 
 
-def kserve_preset_command(container: Any) -> tuple[list[str], Node | None, str | None, Node | None] | None:
+def kserve_preset_command(container: Any) -> tuple[list[str], Scalar, str | None, Scalar | None] | None:
     """The command KServe's single-node preset runs in an LLMInferenceService's `main` container that writes no
     `command` (data/operator-workloads.yaml `kserve_llmisvc.preset_command`): (the words before the model, the
     spec.model.uri scalar, the repository it names or None when its scheme names a path, spec.model.name).
