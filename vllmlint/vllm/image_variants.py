@@ -7,19 +7,19 @@ table covers or a tag suffix the table does not list: never a guess.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from vllmlint.lazyre import lazy_compile
 from vllmlint.records import dataclass
 
 if TYPE_CHECKING:
     from vllmlint.vllm.images import ImageRef
 
-_HUB_NAME = re.compile(r"(?:(?:docker\.io|registry-1\.docker\.io|index\.docker\.io)/)?vllm/vllm-openai")
-_RELEASE_TAG = re.compile(r"v(\d+\.\d+\.\d+(?:\.\d+)?)((?:-[A-Za-z0-9_]+)*)")
+_HUB_NAME = lazy_compile(r"(?:(?:docker\.io|registry-1\.docker\.io|index\.docker\.io)/)?vllm/vllm-openai")
+_RELEASE_TAG = lazy_compile(r"v(\d+\.\d+\.\d+(?:\.\d+)?)((?:-[A-Za-z0-9_]+)*)")
 _ARCH_TAGS = {"-x86_64": "amd64", "-aarch64": "arm64"}
-_ENTRY = re.compile(r"(\d+)\.(\d+)[af]?(\+PTX)?")
+_ENTRY = lazy_compile(r"(\d+)\.(\d+)[af]?(\+PTX)?")
 
 
 @lru_cache(maxsize=1)
@@ -130,6 +130,14 @@ def image_variant(image: ImageRef | None) -> Variant | None:
     return None
 
 
+def hub_release(image: ImageRef | None) -> str | None:
+    """The release of a `vllm/vllm-openai:v<release>...` tag on Docker Hub (any variant), else None."""
+    if image is None or not image.tag or not _HUB_NAME.fullmatch(image.name):
+        return None
+    match = _RELEASE_TAG.fullmatch(image.tag)
+    return match.group(1) if match else None
+
+
 def min_driver_major(cuda_major: int) -> int | None:
     """The oldest driver (its major number) that runs code of this CUDA major release (NVIDIA's minor version
     compatibility table), None when the table does not list it."""
@@ -158,4 +166,4 @@ def image_min_bytes(release: str | None) -> tuple[int, str] | None:
     return best
 
 
-__all__ = ["Variant", "image_variant", "min_driver_major", "driver_label_keys", "image_min_bytes"]
+__all__ = ["Variant", "image_variant", "hub_release", "min_driver_major", "driver_label_keys", "image_min_bytes"]
