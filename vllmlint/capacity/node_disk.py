@@ -44,12 +44,16 @@ def _text(node: Node | None) -> str:
     return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
 
 
+def _flag(node: Node | None) -> bool:
+    return isinstance(node, Scalar) and node.value is True
+
+
 def _ec2_root_volume(node_class: K8sObject) -> NodeDisk | None:
     """The EC2NodeClass's kubelet root volume: the mapping marked `rootVolume: true`, else the only mapping of a
     class that is not Bottlerocket (whose images live on a second, data volume). None when not written."""
     mappings = _get(node_class.spec, "blockDeviceMappings")
     items = [m for m in mappings.items if isinstance(m, Mapping)] if isinstance(mappings, Sequence) else []
-    root = [m for m in items if isinstance(m.get("rootVolume"), Scalar) and m.get("rootVolume").value is True]
+    root = [m for m in items if _flag(m.get("rootVolume"))]
     if not root:
         family = _text(_get(node_class.spec, "amiFamily")).lower()
         terms = _get(node_class.spec, "amiSelectorTerms")

@@ -108,8 +108,8 @@ def check(ctx: Context):
             image = _image(work)
             need = weights + (image[0] if image is not None else 0)
             if need > disk.size * _USABLE:
-                with_image = (f" and {work.invocation.image.raw} (at least {image[0] / 10**9:.1f} GB unpacked)"
-                              if image is not None else "")
+                raw = work.invocation.image.raw if work.invocation.image is not None else ""
+                with_image = f" and {raw} (at least {image[0] / 10**9:.1f} GB unpacked)" if image is not None else ""
                 yield ctx.finding(work.model_anchor, f"Mount a PVC with the weights there, or give the nodes a disk of "
                                   f"at least {gib1(need / _USABLE * 1.1)}: {model_words(work)} is downloaded to the "
                                   f"node's ephemeral storage ({storage.path}, {storage.why}), and the weights "

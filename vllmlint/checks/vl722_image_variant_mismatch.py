@@ -19,7 +19,7 @@ _ARCH_KEYS = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
 _NON_CUDA_ARCHITECTURES = ("cdna", "rdna", "gaudi", "tpu", "neuron")
 
 
-def _requirement_sets(template, world) -> list[list[Requirement]] | None:
+def _requirement_sets(template, world) -> list[list[Requirement]]:
     """Every way the pod's node constraints can be met: each node selector term ANDed with the node selector,
     and, when Karpenter NodePools of the run take the pod, with each pool's requirements and labels."""
     sets = template.placement.requirement_sets()
