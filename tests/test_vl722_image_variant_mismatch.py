@@ -48,6 +48,11 @@ ARM_AFFINITY = """
     # the node's newest CUDA, Lt on the driver: a node with CUDA 12 only
     (pod("docker.io/vllm/vllm-openai:v0.22.0", '{nvidia.com/cuda.runtime-version.major: "12"}'), 8, 12, "driver:13",
      "Use vllm/vllm-openai:v0.22.0-cu129"),
+    # 0.33.0 publishes no CUDA 12 image any more: upgrade the driver
+    (pod("vllm/vllm-openai:v0.33.0", '{nvidia.com/cuda.driver-version.major: "570"}'), 8, 12, "driver:13",
+     "Upgrade the nodes' driver"),
+    (pod("vllm/vllm-openai:v0.31.0-aarch64", '{nvidia.com/cuda.driver-version.major: "570"}'), 8, 12, "driver:13",
+     "Use vllm/vllm-openai:v0.31.0-cu129"),
     # an amd64-only release on arm64 nodes, by node affinity
     (pod("vllm/vllm-openai:v0.10.1.1", affinity=ARM_AFFINITY), 14, 12, "arch:arm64",
      "Use a release published for arm64"),
@@ -118,6 +123,9 @@ def test_variants_read_from_the_tag():
     assert image_variant(parse_image("vllm/vllm-openai:v0.9.0")).arches == ("amd64",)
     assert image_variant(parse_image("vllm/vllm-openai:v0.9.0-aarch64")) is None  # no arch tags then
     assert image_variant(parse_image("vllm/vllm-openai:v0.29.0-cu126")) is None  # not a published variant
+    assert image_variant(parse_image("vllm/vllm-openai:v0.20.0-ubuntu2404")) is None  # built, not published
+    assert image_variant(parse_image("vllm/vllm-openai:v0.22.0-ubuntu2404")).cuda == "13.0.2"
+    assert image_variant(parse_image("vllm/vllm-openai:v0.33.0-cu129")) is None  # no CUDA 12.9 build in 0.33.0
     assert image_variant(parse_image("vllm/vllm-openai-rocm:v0.29.0")) is None
     assert (min_driver_major(13), min_driver_major(12), min_driver_major(10)) == (580, 525, None)
 
