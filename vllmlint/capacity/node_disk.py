@@ -5,8 +5,11 @@ Config Connector ContainerNodePool (`spec.nodeConfig.diskSizeGb`).
 
 References: aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go (BlockDeviceMapping.RootVolume, "a flag
 indicating if this device is mounted as kubelet root dir. You can configure at most one root volume";
-NodePool `spec.template.spec.nodeClassRef`), https://cloud.google.com/config-connector/docs/reference/resource-docs/container/containernodepool
-(`spec.nodeConfig.diskSizeGb`, `spec.resourceID`: the node pool's name, else `metadata.name`).
+NodePool `spec.template.spec.nodeClassRef`); https://docs.cloud.google.com/config-connector/docs/reference/resource-docs/container/containernodepool
+(ContainerNodePool, containernodepools.container.cnrm.cloud.google.com, REST resource nodePools) and the GKE API's
+NodeConfig (`disk_size_gb`: "Size of the disk attached to each node, specified in GB"). The pool's name is taken
+as `spec.resourceID`, else `metadata.name` (Config Connector's naming convention; the field list of this page
+was not read in full here).
 """
 from __future__ import annotations
 
