@@ -592,6 +592,27 @@ def _m_42786460d69f(_HAS, _D, _F, _set):
         return hash((self.release,self.fork,self.plugin_values,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric
+def _m_3e50af2cb243(_HAS, _D, _F, _set):
+    def __init__(self, release, tag, cuda, arches, capabilities, also_runs, lacks, source, others, arch_tags):
+        _set(self, 'release', release)
+        _set(self, 'tag', tag)
+        _set(self, 'cuda', cuda)
+        _set(self, 'arches', arches)
+        _set(self, 'capabilities', capabilities)
+        _set(self, 'also_runs', also_runs)
+        _set(self, 'lacks', lacks)
+        _set(self, 'source', source)
+        _set(self, 'others', others)
+        _set(self, 'arch_tags', arch_tags)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.release,self.tag,self.cuda,self.arches,self.capabilities,self.also_runs,self.lacks,self.source,self.others,self.arch_tags,) == (other.release,other.tag,other.cuda,other.arches,other.capabilities,other.also_runs,other.lacks,other.source,other.others,other.arch_tags,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.release,self.tag,self.cuda,self.arches,self.capabilities,self.also_runs,self.lacks,self.source,self.others,self.arch_tags,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|start:ric,end:ric
 def _m_75269f94542a(_HAS, _D, _F, _set):
     def __init__(self, start, end):
@@ -744,6 +765,14 @@ def _m_8820427292e6(_HAS, _D, _F, _set):
         _set(self, 'node', node)
         _set(self, 'everything', everything)
         _set(self, 'parsed', parsed)
+    return {'__init__': __init__}
+
+# F|size:ri,node:ri,origin:ri
+def _m_61dea883d8f6(_HAS, _D, _F, _set):
+    def __init__(self, size, node, origin):
+        _set(self, 'size', size)
+        _set(self, 'node', node)
+        _set(self, 'origin', origin)
     return {'__init__': __init__}
 
 # F|template:ri,port:ri,source:ri,node:ri,what:ri
@@ -2253,6 +2282,7 @@ MAKERS = {
     'Fe|path:ric,start:ric,end:ric,replacement:ric': _m_de44f4df3228,
     'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
     'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
+    'Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric': _m_3e50af2cb243,
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
@@ -2264,6 +2294,7 @@ MAKERS = {
     'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m_da6b783478e1,
     'F|key:ri,value:ri,effect:ri,node:ri': _m_aa5959476bd2,
     'F|node:ri,everything:ri,parsed:ri': _m_8820427292e6,
+    'F|size:ri,node:ri,origin:ri': _m_61dea883d8f6,
     'F|template:ri,port:ri,source:ri,node:ri,what:ri': _m_f1cb51b7d829,
     'Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m_e355a4fb1593,
     'Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m_577d8a2a9ed3,
