@@ -20,7 +20,7 @@ from vllmlint.source.helm_values import (LLM_D_MODELSERVICE, PRODUCTION_STACK, c
                                          truthy)
 from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, scalar_str
 from vllmlint.vllm.images import parse_image
-from vllmlint.vllm.invocation import Invocation, Token, _match_vllm, image_entrypoint
+from vllmlint.vllm.invocation import Invocation, OperatorPod, Token, _match_vllm, image_entrypoint
 
 VIA_CHART_VALUES: Final = "chart-values"  # a Helm chart's values file (data/chart-values.yaml)
 
@@ -37,6 +37,7 @@ class ChartWorkload(K8sObject):
         self.chart = chart
         self.gpu: tuple[str, int, Node] | None = None
         self.env: list[tuple[str, str | None, Node]] = []
+        self.pod: OperatorPod | None = None  # where the chart's pod lands (its node affinity, tolerations)
         self._annotation_node = annotations
 
     @property
@@ -152,6 +153,7 @@ def _model_spec(root: Node, item: Mapping, table: dict[str, Any], document: Docu
     for arg in table["args"]:
         args.extend(_argument(root, item, arg))
     owner.gpu = _stack_gpu(item, table["gpu"])
+    owner.pod = _stack_pod(root, item, owner, table.get("placement") or {})
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
     return _invocation([Token(text, None) for text in command], args, image, owner)
@@ -210,6 +212,40 @@ def _stack_gpu(item: Mapping, spec: dict[str, Any]) -> tuple[str, int, Node] | N
         return None
     resource = helm_text(item.get(spec["resource"])) if spec.get("resource") else None
     return resource or spec["default_resource"], count, count_node
+
+
+def _pod(owner: ChartWorkload, fields: dict[str, Any], anchor: Node) -> OperatorPod:
+    """The placement of the chart's pod from the pod-spec fields it writes (nodeSelector, affinity, tolerations:
+    values-file nodes, or plain data made into nodes at `anchor`)."""
+    from types import SimpleNamespace
+
+    from vllmlint.k8s.operators import synthetic
+    from vllmlint.k8s.placement import placement
+
+    spec = synthetic({key: value for key, value in fields.items() if value is not None}, anchor)
+    return OperatorPod(owner, placement(SimpleNamespace(spec=spec)))  # type: ignore[arg-type]
+
+
+def _stack_pod(root: Node, item: Mapping, owner: ChartWorkload, spec: dict[str, Any]) -> OperatorPod | None:
+    """production-stack's pod placement: `affinity` as written, else `nodeSelectorTerms` as the required node
+    affinity (not with `nodeName`); tolerations of servingEngineSpec and the modelSpec (appended, or the
+    modelSpec's alone with tolerationsPolicy override)."""
+    if not spec:
+        return None
+    fields: dict[str, Any] = {}
+    if truthy(item.get(spec["affinity"])):
+        fields["affinity"] = item.get(spec["affinity"])
+    elif truthy(item.get(spec["node_selector_terms"])) and not truthy(item.get(spec["node_name"])):
+        fields["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": item.get(spec["node_selector_terms"])}}}
+    shared = _field(root, spec["shared_tolerations"])[1]
+    own = item.get(spec["tolerations"])
+    override = helm_text(item.get(spec["tolerations_policy"])) == "override"
+    listed = [t for node in ((own,) if override and truthy(own) else (shared, own))
+              if isinstance(node, Sequence) for t in node.items]
+    if listed:
+        fields["tolerations"] = listed
+    return _pod(owner, fields, item)
 
 
 # --- llm-d modelservice ---------------------------------------------------------------------------------------
@@ -287,6 +323,7 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     commands = table["commands"]
     parallelism = _parallelism(spec, table["parallelism"])
     owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"])
+    owner.pod = _modelservice_pod(spec, owner, table.get("placement") or {})
     if mode == "custom" or mode not in commands:
         command = _listed(container.get("command"))
         return _invocation(command, own_args, image, owner) if command and mode == "custom" else None
@@ -409,3 +446,21 @@ def _modelservice_gpu(root: Mapping, role: str, spec: Mapping, container: Mappin
         return None
     where = sizes["tensor"][1] or sizes["dataLocal"][1] or container
     return resource, count, where
+
+
+def _modelservice_pod(spec: Mapping, owner: ChartWorkload, table: dict[str, Any]) -> OperatorPod | None:
+    """llm-d's pod placement: <role>.nodeSelector and tolerations as written, acceleratorTypes (labelKey In
+    labelValues) as the required node affinity."""
+    if not table:
+        return None
+    fields: dict[str, Any] = {"nodeSelector": spec.get(table["node_selector"]),
+                              "tolerations": spec.get(table["tolerations"])}
+    key = _field(spec, table["label_key"])[1]
+    values = _field(spec, table["label_values"])[1]
+    if truthy(key):
+        expression: dict[str, Any] = {"key": key, "operator": "In"}
+        if truthy(values):
+            expression["values"] = values
+        fields["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}
+    return _pod(owner, fields, spec)

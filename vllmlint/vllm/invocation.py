@@ -1536,6 +1536,8 @@ def operator_pod(obj: Any) -> OperatorPod | None:
     """The placement of the pod an operator's controller builds for `obj`, when the table maps its fields."""
     from vllmlint.k8s.placement import placement_of_fields
 
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return obj.pod
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("placement") if entry is not None else None
     if not spec:
