@@ -12,10 +12,10 @@ rules do not read a values file.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 from vllmlint.k8s.objects import K8sObject, World, string_map
+from vllmlint.lazyre import lazy_compile
 from vllmlint.source.helm_values import (LLM_D_MODELSERVICE, PRODUCTION_STACK, chart_table, go_int, helm_text,
                                          truthy)
 from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, scalar_str
@@ -41,7 +41,7 @@ class ChartWorkload(K8sObject):
         self._annotation_node = annotations
 
     @property
-    def annotations(self) -> dict[str, str]:  # type: ignore[override]
+    def annotations(self) -> dict[str, str]:
         """The chart copies these onto the Deployment it renders (modelSpec.annotations, <role>.annotations)."""
         return string_map(self._annotation_node)
 
@@ -133,7 +133,7 @@ def _skipped(item: Mapping, table: dict[str, Any]) -> bool:
     return False
 
 
-def _model_spec(root: Node, item: Mapping, table: dict[str, Any], document: Document) -> Invocation | None:
+def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], document: Document) -> Invocation | None:
     if not any(key in item for key in table["recognise"]["item_keys"]):
         return None
     spec = table["image"]
@@ -159,7 +159,7 @@ def _model_spec(root: Node, item: Mapping, table: dict[str, Any], document: Docu
     return _invocation([Token(text, None) for text in command], args, image, owner)
 
 
-def _argument(root: Node, item: Mapping, arg: dict[str, Any]) -> list[Token]:
+def _argument(root: Node | None, item: Mapping, arg: dict[str, Any]) -> list[Token]:
     form = arg["form"]
     if form == "constant":
         return [Token(text, None) for text in arg.get("values") or []]
@@ -186,7 +186,7 @@ def _argument(root: Node, item: Mapping, arg: dict[str, Any]) -> list[Token]:
     return [_token(key, arg["flag"]), _token(value if isinstance(value, Scalar) else key, text, dynamic="{{" in text)]
 
 
-def _env(root: Node, item: Mapping, env: dict[str, Any]) -> list[tuple[str, str | None, Node]]:
+def _env(root: Node | None, item: Mapping, env: dict[str, Any]) -> list[tuple[str, str | None, Node]]:
     key, value = _field(root if env.get("root") else item, env["path"])
     if key is None:
         return []
@@ -226,7 +226,7 @@ def _pod(owner: ChartWorkload, fields: dict[str, Any], anchor: Node) -> Operator
     return OperatorPod(owner, placement(SimpleNamespace(spec=spec)))  # type: ignore[arg-type]
 
 
-def _stack_pod(root: Node, item: Mapping, owner: ChartWorkload, spec: dict[str, Any]) -> OperatorPod | None:
+def _stack_pod(root: Node | None, item: Mapping, owner: ChartWorkload, spec: dict[str, Any]) -> OperatorPod | None:
     """production-stack's pod placement: `affinity` as written, else `nodeSelectorTerms` as the required node
     affinity (not with `nodeName`); tolerations of servingEngineSpec and the modelSpec (appended, or the
     modelSpec's alone with tolerationsPolicy override)."""
@@ -249,7 +249,7 @@ def _stack_pod(root: Node, item: Mapping, owner: ChartWorkload, spec: dict[str, 
 
 
 # --- llm-d modelservice ---------------------------------------------------------------------------------------
-_NAME_ACTION = re.compile(r"\{\{-?\s*\.Values\.modelArtifacts\.name\s*-?\}\}")
+_NAME_ACTION = lazy_compile(r"\{\{-?\s*\.Values\.modelArtifacts\.name\s*-?\}\}")
 
 
 def _modelservice(document: Document) -> list[Invocation]:
