@@ -234,3 +234,17 @@ def test_llm_d_gpu_from_limits_and_none_for_cpu():
                                           (0, "0"), (-2, "-2")])
 def test_numbers_print_as_go_prints_a_float64(number, text):
     assert go_float(number) == text
+
+
+def test_fixtures_report_on_the_values_files_lines():
+    from conftest import FIXTURES
+    from vllmlint.engine import lint_paths
+
+    result, _ = lint_paths([str(FIXTURES / "own" / "helm-values-vllm-stack.yaml"),
+                            str(FIXTURES / "own" / "helm-values-llm-d.yaml")])
+    assert {(f.path.rsplit("/", 1)[-1], f.span.line, f.span.col, f.code) for f in result.findings} == {
+        ("helm-values-vllm-stack.yaml", 20, 20, "VL106"),  # maxModelLen: 1000000 reaches vLLM as 1e+06
+        ("helm-values-vllm-stack.yaml", 25, 15, "VL109"),  # VLLM_ENABLE_CUDA_COMPATIBILITY: 0.8.5 ignores it
+        ("helm-values-llm-d.yaml", 10, 8, "VL601"),  # Qwen3-32B on one L4 (acceleratorTypes, tensor 1)
+        ("helm-values-llm-d.yaml", 31, 9, "VL102"),  # --max-seq-len-to-capture: removed in 0.11.0
+    }
