@@ -248,3 +248,14 @@ def test_fixtures_report_on_the_values_files_lines():
         ("helm-values-llm-d.yaml", 10, 8, "VL601"),  # Qwen3-32B on one L4 (acceleratorTypes, tensor 1)
         ("helm-values-llm-d.yaml", 31, 9, "VL102"),  # --max-seq-len-to-capture: removed in 0.11.0
     }
+
+
+def test_catches_an_unpinned_image_at_the_value_naming_its_tag():
+    text = STACK.replace('"v0.11.0"', '"latest"')
+    assert where(text, select=["VL201"]) == [("VL201", 6, 10, "vllm/vllm-openai:latest")]
+    text = LLM_D.replace('"vllm/vllm-openai:v0.11.0"', '"ghcr.io/llm-d/llm-d-cuda:latest"')
+    assert where(text, select=["VL201"]) == [("VL201", 20, 12, "ghcr.io/llm-d/llm-d-cuda:latest")]
+
+
+def test_does_not_catch_a_pinned_image():
+    assert where(STACK, select=["VL201"]) == [] and where(LLM_D, select=["VL201"]) == []

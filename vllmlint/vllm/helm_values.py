@@ -38,6 +38,7 @@ class ChartWorkload(K8sObject):
         self.gpu: tuple[str, int, Node] | None = None
         self.env: list[tuple[str, str | None, Node]] = []
         self.pod: OperatorPod | None = None  # where the chart's pod lands (its node affinity, tolerations)
+        self.image_node: Node | None = None  # the value naming the image's tag (VL201 points at it)
         self._annotation_node = annotations
 
     @property
@@ -145,6 +146,7 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     command = (entrypoint.get("by_repository") or {}).get(repository) or entrypoint["default"]
     owner = ChartWorkload(table["kind"], helm_text(item.get("name")) or "", item, document.source, PRODUCTION_STACK,
                           item.get("annotations"))
+    owner.image_node = item.get(spec["tag"])
     args: list[Token] = []
     model = item.get(table["model"]["path"])
     if not isinstance(model, Scalar) or not helm_text(model):
@@ -316,6 +318,7 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     image = parse_image(image_text) if "{{" not in image_text else None
     owner = ChartWorkload(role, helm_text(container.get("name")) or "vllm", container, document.source,
                           LLM_D_MODELSERVICE, spec.get("annotations"))
+    owner.image_node = image_node
     owner.env = _env_list(container.get(table["env"]["path"]))
     own_args = _listed(container.get(table["args"]["path"]))
     command_spec = table["model_command"]
