@@ -94,6 +94,7 @@ PATTERNS = (
     ('\\s*(\\d{1,30}(?:\\.\\d{1,30})?)\\s*([kKmMgGtT]?)\\s*', 0),
     ('\\{[^{}]*\\}|\\[[^\\[\\]]*\\]', 0),
     ('\\{\\{-?\\s*(\\.Values|\\.Release|\\.Chart|\\.Capabilities|\\.Files|include\\b|template\\b|if\\b|else\\b|range\\b|with\\b|define\\b|toYaml\\b|tpl\\b|end\\b|/\\*)', 0),
+    ('\\{\\{-?\\s*\\.Values\\.modelArtifacts\\.name\\s*-?\\}\\}', 0),
     ('^(([0-9]+(s|m|h))+|Never)$', 0),
     ('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', 0),
     ('^(/|[A-Za-z]:/)', 0),
