@@ -182,7 +182,7 @@ def test_llm_d_argv_and_the_model_from_the_uri_template():
     assert argv(found) == [
         ("vllm", None, None), ("serve", None, None), ("Qwen/Qwen3-8B", 7, 8),
         ("--port", None, None), ("8200", None, None),  # the routing proxy's target port (decode)
-        ("--tensor-parallel-size", 17, 13), ("2", 17, 13),
+        ("--tensor-parallel-size", 17, 5), ("2", 17, 13),
         ("--served-model-name", 4, 3), ("Qwen/Qwen3-8B", 4, 9),
         ("--max-seq-len-to-capture", 23, 9), ("4096", 24, 9)]
     resource, count, node = found.owner.gpu
@@ -259,3 +259,11 @@ def test_catches_an_unpinned_image_at_the_value_naming_its_tag():
 
 def test_does_not_catch_a_pinned_image():
     assert where(STACK, select=["VL201"]) == [] and where(LLM_D, select=["VL201"]) == []
+
+
+def test_hostile_numbers_are_unknown_not_believed():
+    text = STACK.replace("requestGPU: 1", "requestGPU: 99999999999999999999999").replace(
+        "maxModelLen: 4096", "maxModelLen: 1e400")
+    (found,) = invocations(text)
+    assert found.owner.gpu is None
+    assert where(text, select=["VL601", "VL606"]) == []

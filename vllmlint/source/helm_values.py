@@ -114,16 +114,18 @@ def go_float(number: int | float) -> str | None:
 
 
 def go_int(node: Node | None) -> int | None:
-    """A value as sprig's `int` reads it (a number truncated, a string of digits); None when it cannot tell."""
+    """A value as sprig's `int` reads it (a number truncated, a string of digits); None when it cannot tell or
+    for a count no deployment has (beyond a million: a GPU or parallel size read as one is not believed)."""
     if not isinstance(node, Scalar):
         return None
     value = node.value
+    found: int | None = None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value == value and abs(value) < 1e18:
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
+        found = value
+    elif isinstance(value, float) and value == value and abs(value) < 1e18:
+        found = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) < 19:
+        found = int(value.strip())
+    return found if found is not None and abs(found) <= 1_000_000 else None

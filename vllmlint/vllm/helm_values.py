@@ -351,7 +351,7 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
         port = _scalar_or_default(root, ports["service_port"]["path"], ports["service_port"]["default"])
     args += [Token("--port", None) if port.source is None else Token("--port", port.source, port.start, port.end),
              port]
-    args += _parallel_flags(parallelism, table["parallelism"]["flags"])
+    args += _parallel_flags(parallelism, table["parallelism"]["flags"], spec.get(table["parallelism"]["path"]))
     served = table["served_name"]
     key, name = _field(root, served["path"])
     if key is not None and isinstance(name, Scalar) and helm_text(name) is not None:
@@ -402,18 +402,22 @@ def _sizes(parallelism: dict[str, tuple[int | None, Node | None]]) -> dict[str, 
     return {"tensor": size_tp, "data": size_dp, "dataLocal": size_local}
 
 
-def _parallel_flags(parallelism: dict[str, tuple[int | None, Node | None]], flags: dict[str, str]) -> list[Token]:
+def _parallel_flags(parallelism: dict[str, tuple[int | None, Node | None]], flags: dict[str, str],
+                    written: Node | None) -> list[Token]:
+    """The parallel-size flags the chart writes (each when above 1): the flag at the key of the field it comes
+    from, the size at its value."""
+    keys = {id(value): key for key, value in written.items} if isinstance(written, Mapping) else {}
     sizes = _sizes(parallelism)
     tokens: list[Token] = []
     for name, flag in flags.items():
         if sizes is None:
             node = parallelism.get(name, (None, None))[1]
             if node is not None:  # not a number the chart can compute with: the flag and its value are unknown
-                tokens += [_token(node, flag), _token(node, "", dynamic=True)]
+                tokens += [_token(keys.get(id(node), node), flag), _token(node, "", dynamic=True)]
             continue
         size, node = sizes[name]
         if size > 1:
-            tokens += [Token(flag, None) if node is None else _token(node, flag),
+            tokens += [Token(flag, None) if node is None else _token(keys.get(id(node), node), flag),
                        Token(str(size), None) if node is None else _token(node, str(size))]
     return tokens
 
