@@ -267,3 +267,11 @@ def test_hostile_numbers_are_unknown_not_believed():
     (found,) = invocations(text)
     assert found.owner.gpu is None
     assert where(text, select=["VL601", "VL606"]) == []
+
+
+def test_release_from_the_entry_annotations_the_chart_copies_to_its_deployment():
+    text = STACK.replace('"v0.11.0"', '"latest"').replace(
+        '    replicaCount: 1\n', '    replicaCount: 1\n    annotations:\n      vllmlint.io/vllm-version: "0.10.2"\n')
+    (found,) = invocations(text)
+    assert (found.release, found.release_origin) == ("0.10.2", "annotation vllmlint.io/vllm-version")
+    assert where(text, select=["VL102"]) == []  # --max-seq-len-to-capture is still accepted by 0.10.2
