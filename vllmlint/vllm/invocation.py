@@ -1006,6 +1006,8 @@ def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
 def operator_env(obj: Any) -> list[tuple[str, str | None, Node]]:
     """(name, literal value or None, the name's node) of each variable an operator copies from the resource into
     the vLLM container's env (production-stack's `spec.vllmConfig.env`: data/operator-flags.yaml `env`)."""
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return list(obj.env)
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("env") if entry else None
     if not spec:
@@ -1528,6 +1530,8 @@ def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
     nvidia.com/gpu, as requests and limits; data/operator-flags.yaml `gpu`), like a container's request."""
     from vllmlint.k8s.quantity import quantity_int
 
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return obj.gpu
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("gpu") if entry is not None else None
     if not spec:
@@ -1556,6 +1560,8 @@ def operator_pod(obj: Any) -> OperatorPod | None:
     """The placement of the pod an operator's controller builds for `obj`, when the table maps its fields."""
     from vllmlint.k8s.placement import placement_of_fields
 
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return obj.pod
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("placement") if entry is not None else None
     if not spec:
