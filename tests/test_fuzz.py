@@ -10,7 +10,9 @@ budget): a hang or a quadratic path fails the same on a loaded machine as on an 
 CI runs a fixed, bounded set of examples (hypothesis `derandomize=True`: the same inputs on every run);
 `VLLMLINT_FUZZ=long pytest tests/test_fuzz.py` runs thousands, with fresh randomness each time
 (`VLLMLINT_FUZZ_EXAMPLES=N` to choose how many; `VLLMLINT_FUZZ_PROGRESS=FILE` appends a line per 100 inputs
-linted, with the number of failures, so a long run stopped early still says how far it went).
+linted, with the number of failures, so a long run stopped early still says how far it went;
+`VLLMLINT_FUZZ_WORKERS=N` shares the long run's inputs among N processes, each with its own seed, and adds up
+their counts: one run on every core).
 """
 import json
 import os
@@ -41,6 +43,7 @@ MAX_INPUT_BYTES = 1 << 20  # every generated input (all its files together) is a
 WORK_BASE = 12_000_000
 WORK_PER_BYTE = 300
 PROGRESS = os.environ.get("VLLMLINT_FUZZ_PROGRESS")
+WORKERS = int(os.environ.get("VLLMLINT_FUZZ_WORKERS", "1"))
 
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".sh", ".md")
                and p.stat().st_size < 64 * 1024)
@@ -313,12 +316,37 @@ def test_long_globs_match_in_bounded_work(case):
         sys.setprofile(None)
 
 
-@pytest.mark.skipif(not LONG, reason="the long run only (VLLMLINT_FUZZ=long)")
+@pytest.mark.skipif(not LONG or WORKERS > 1, reason="the long run only (VLLMLINT_FUZZ=long), in this process")
 @PROFILE
 @given(st.one_of(mutated_fixture().map(lambda case: (*case, ())), hostile_input()))
 def test_long_run_mixes_mutations_and_hostile_shapes(case):
     """One test for a long run stopped at any point: both kinds of input from the first one on."""
     check_outputs(*case)
+
+
+@pytest.mark.skipif(not LONG or WORKERS < 2, reason="the long run in VLLMLINT_FUZZ_WORKERS processes only")
+def test_long_run_in_worker_processes(tmp_path):
+    """The long run above, its EXAMPLES shared among WORKERS processes (seeds 1 to N, so a failure can be run
+    again): every process must end with 0 failures, and their counts add up to the run's."""
+    share = -(-EXAMPLES // WORKERS)
+    logs = [Path(PROGRESS + f".{k}") if PROGRESS else tmp_path / f"progress.{k}" for k in range(1, WORKERS + 1)]
+    env = {key: value for key, value in os.environ.items() if key != "VLLMLINT_FUZZ_WORKERS"}
+    workers = [subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                                 f"{Path(__file__)}::test_long_run_mixes_mutations_and_hostile_shapes",
+                                 f"--hypothesis-seed={k}"],
+                                env=dict(env, VLLMLINT_FUZZ_EXAMPLES=str(share), VLLMLINT_FUZZ_PROGRESS=str(log)),
+                                cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+               for k, log in enumerate(logs, start=1)]
+    outputs = [worker.communicate()[0].decode("utf-8", "replace") for worker in workers]
+    counts = []
+    for k, (worker, output, log) in enumerate(zip(workers, outputs, logs, strict=True), start=1):
+        assert worker.returncode == 0, f"worker {k} (--hypothesis-seed={k}):\n{output[-4000:]}"
+        last = log.read_text(encoding="utf-8").splitlines()[-1]  # "N inputs, 0 failed"
+        linted, failed = int(last.split()[0]), int(last.split(", ")[1].split()[0])
+        assert failed == 0, last
+        counts.append(linted)
+    print(f"long fuzz run: {sum(counts):,} inputs in {WORKERS} processes ({counts}), 0 failed")
+    assert sum(counts) >= EXAMPLES - 100 * WORKERS  # the logs count in hundreds
 
 
 @settings(PROFILE, max_examples=SUBPROCESS_EXAMPLES)
