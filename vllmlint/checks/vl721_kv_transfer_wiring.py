@@ -256,7 +256,8 @@ def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: se
         yield ctx.finding(second.where, f"{head} {_upper(second.what)} takes {_span(second)} and {first.what} takes "
                           f"{_span(first)}{'' if same else ', and containers of a pod share its network'}: the "
                           "second to start fails with \"Address already in use\" and its vLLM exits.",
-                          about=second.container, value=f"{first.container.name}/{second.container.name}:{port}")
+                          about=second.container, value=(f"{second.container.name}:{port}" if same else
+                                                         f"{first.container.name}/{second.container.name}:{port}"))
     for other in template.containers:
         if id(other) in vllm_containers or not runs_beside(other):
             continue
