@@ -88,7 +88,7 @@ def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding
     by_namespace: dict[str, set[int]] = {}
     for key, (template, _) in wired.items():
         by_namespace.setdefault(template.namespace, set()).add(key)
-    for key, (template, items) in wired.items():
+    for template, items in wired.values():
         replicas = _replicas(template.owner)
         separate = len(by_namespace[template.namespace]) > 1
         if not separate and (replicas is None or replicas < 2):
