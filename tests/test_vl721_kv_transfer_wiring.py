@@ -86,7 +86,7 @@ def test_catches_an_unreachable_host(value):
 def test_catches_separate_prefill_and_decode_workloads_of_one_replica_each():
     text = deployment(replicas=1, name="prefill") + "---\n" + deployment(replicas=1, name="decode")
     assert [(line, col) for line, col, _, _ in found(text)] == [(13, 69), (30, 69)]
-    assert "separate workloads" in lint(text)[0].message
+    assert "separate pods" in lint(text)[0].message
 
 
 def test_catches_a_multi_connector_that_runs_nixl():

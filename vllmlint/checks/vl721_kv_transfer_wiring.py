@@ -94,7 +94,7 @@ def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding
         if not separate and (replicas is None or replicas < 2):
             continue  # one pod (or a count not known): the peer may be a container of the same pod
         why = (f"{template.owner.kind} {template.owner.name} runs {replicas} pods" if replicas and replicas > 1
-               else "Prefill and decode run in separate workloads")
+               else "Prefill and decode run in separate pods")
         for invocation, config, rows in items:
             for row in rows:
                 yield _host(ctx, invocation, config, row, why)
