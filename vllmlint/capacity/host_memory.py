@@ -265,8 +265,9 @@ def _streamer(work: Workload, ranks: int) -> HostPart | None:
             or (option.value or "").strip() not in loader.get("load_formats", ()):
         return None
     release = _known_release(work)
-    defaults = loader.get("default_limit_bytes", [])
-    default = next((d["value"] for d in defaults if _in(d.get("releases"), release)), None) if release else None
+    if release is None:
+        return None
+    default = next((d["value"] for d in loader.get("default_limit_bytes", []) if _in(d.get("releases"), release)), None)
     if default is None or work.pipeline_parallel_size != 1 or work.model is None:
         return None  # a release not read, or a pipeline stage that may stream fewer files
     if not work.known("--quantization", "--dtype", "model"):

@@ -28,7 +28,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if container is None or id(container) in seen:
             continue
         fmt = load_format(invocation)
-        if fmt not in formats:
+        if fmt is None or fmt not in formats:
             continue
         seen.add(id(container))
         env = container.resolved_env(ctx.world)
