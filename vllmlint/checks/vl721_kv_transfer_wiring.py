@@ -150,9 +150,17 @@ def _env_may_set(ctx: Context, container, name: str) -> bool:
     for ref in env_from_refs(container.node):
         if ref.name is None or ctx.world.find(ref.kind, ref.name, namespace) is None:
             return True
+    return (id(container), name) in ctx.world.fact(_script_set)
+
+
+def _script_set(world) -> set[tuple[int, str]]:
+    """(id of the container, variable) of every side-channel variable a container's shell script assigns: read
+    once per run (a scan of every script per container would be quadratic)."""
     from vllmlint.vllm.invocation import script_assignments
 
-    return any(a.container is container and a.name == name for a in script_assignments(ctx.world, (name,)))
+    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")}
+    return {(id(a.container), a.name) for a in script_assignments(world, tuple(sorted(names)))
+            if a.container is not None and a.name in names}
 
 
 # --- ports -----------------------------------------------------------------------------------------------------
