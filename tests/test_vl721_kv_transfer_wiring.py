@@ -221,3 +221,40 @@ def test_does_not_catch_the_vllm_container_declaring_its_own_port():
     text = deployment(replicas=1, env="[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5600'}]").replace(
         "        resources:", "        ports:\n        - {containerPort: 5600, name: nixl}\n        resources:")
     assert found(text) == []
+
+
+def test_catches_kv_events_of_two_containers_on_one_port():
+    events = ", --kv-events-config, '{\"enable_kv_cache_events\":true}'"
+    first = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5600'}]"
+    second = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5700'}]"
+    text = pod(first, second, first_extra=events, second_extra=events)
+    assert [v for _, _, _, v in found(text)] == ["prefill/decode:5557"]
+    assert "Give the KV-events publisher of container `decode` and the KV-events publisher of container `prefill`" \
+        in lint(text)[0].message
+
+
+def test_catches_a_leader_worker_set_of_several_pods():
+    text = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: decode}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 1
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.2
+          command: [vllm, serve, Qwen/Qwen3-8B, --kv-transfer-config, '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+    assert [v for _, _, _, v in found(text)] == ["VLLM_NIXL_SIDE_CHANNEL_HOST=<unset>"]
+    assert "LeaderWorkerSet decode runs 2 pods" in lint(text)[0].message
+    assert found(text.replace("replicas: 2", "replicas: 1")) == []
+
+
+def test_reads_the_underscore_spelling():
+    text = deployment().replace("--kv-transfer-config", "--kv_transfer_config")
+    assert len(found(text)) == 1
