@@ -258,3 +258,10 @@ spec:
 def test_reads_the_underscore_spelling():
     text = deployment().replace("--kv-transfer-config", "--kv_transfer_config")
     assert len(found(text)) == 1
+
+
+def test_does_not_compare_engines_with_their_own_data_parallel_ranks():
+    # external load balancing: each container is one DP rank, its port is the base + its rank
+    text = pod(first_extra=", --data-parallel-size, '2', --data-parallel-rank, '0'",
+               second_extra=", --data-parallel-size, '2', --data-parallel-rank, '1'")
+    assert found(text) == []

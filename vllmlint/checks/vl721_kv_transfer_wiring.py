@@ -193,9 +193,17 @@ def _normal(text: str) -> str:
     return "127.0.0.1" if value == "localhost" else value
 
 
+# Options that give the engines of a container data-parallel ranks other than 0 to n-1 (multi-node or external
+# load-balanced data parallelism): their ports are offset by ranks not known here.
+_RANKED = ("--data-parallel-rank", "--data-parallel-start-rank", "--data-parallel-address", "--headless",
+           "--data-parallel-hybrid-lb", "--data-parallel-external-lb")
+
+
 def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
     container = invocation.container
     release = None if invocation.assumed else invocation.release
+    if invocation.option(*_RANKED):
+        return  # the ports are offset by data-parallel ranks not known here
     dp = _size(invocation, "--data-parallel-size-local") if invocation.option("--data-parallel-size-local") \
         else _size(invocation, "--data-parallel-size")
     if found is not None:
