@@ -371,3 +371,29 @@ def test_unconstrained_or_unknown_gives_none():
     assert gpus_for_node_constraints({"kubernetes.io/os": "linux", "node-type": "bench-gpu"}) is None
     assert gpus_for_node_constraints({"node.kubernetes.io/instance-type": "m5.large"}) is None
     assert gpus_for_node_constraints({"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-2080-Ti"}) is None
+
+
+def test_catalogued_repositories_name_an_entry_the_resolver_picks():
+    from vllmlint.capacity.specs import catalogued_repositories
+
+    listed = catalogued_repositories()
+    assert "meta-llama/llama-3.2-1b" in listed
+    ids = {m.id for m in models()}
+    for name, (model_id, facts) in listed.items():
+        assert model_id in ids, name
+        assert facts, name  # every listed repository carries at least one sourced fact
+        match = resolve_model(name)
+        assert match is not None and match.model.id == model_id, name
+        assert name not in {n.lower() for n in ids}, name  # an entry's own id holds its facts on the entry
+
+
+def test_a_repository_fact_is_about_that_repository_only():
+    from vllmlint.capacity.specs import repository_fact
+
+    instruct = next(m for m in models() if m.id == "meta-llama/Llama-3.2-1B-Instruct")
+    assert repository_fact(instruct, "meta-llama/Llama-3.2-1B", "has_chat_template").value is False
+    assert repository_fact(instruct, "META-LLAMA/llama-3.2-1b", "has_chat_template").value is False
+    assert repository_fact(instruct, "meta-llama/Llama-3.2-1B-Instruct", "has_chat_template").value is True
+    assert repository_fact(instruct, "meta-llama/Llama-3.2-1B", "quantization") is None  # not read for it
+    other = next(m for m in models() if m.id == "meta-llama/Llama-3.2-3B-Instruct")
+    assert repository_fact(other, "meta-llama/Llama-3.2-1B", "has_chat_template") is None

@@ -454,3 +454,15 @@ def test_chapter_kv_cache_first_sentence_is_short(chapter):
         "the KV cache left on V100-16GB cannot hold one sequence of the model's full context (131072 tokens): "
         "meta-llama/Llama-3.1-70B-Instruct (`/models/llama-3.1-70b` read as it) on V100-16GB (p3.16xlarge, from "
         "NodePool vllm-gpu) with no --max-model-len: of the 14.5 GiB")
+
+
+def test_official_awq_repository_is_sized_as_4_bit_weights():
+    # Qwen2.5-7B-Instruct in bf16 (15.2 GB of weights) leaves no KV cache on a T4 (16 GB); the -AWQ
+    # repository is 4-bit (quantization "awq" from the name, as its config.json's quant_method) and fits.
+    flags = ", --max-model-len, '4096'"
+    bf16 = [(f.code, f.span.line, f.span.col)
+            for f in run(manifest("g4dn.xlarge", "Qwen/Qwen2.5-7B-Instruct", 1, flags)) if f.code in ("VL601", "VL602")]
+    assert bf16 == [("VL601", 21, 32)]
+    awq = [f for f in run(manifest("g4dn.xlarge", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1, flags))
+           if f.code in ("VL601", "VL602")]
+    assert awq == []

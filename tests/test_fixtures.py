@@ -86,6 +86,9 @@ EXPECTED = {
     # Kustomize (issue 9): the overlay's patches, checked against the overlay's `images` tag (0.10.1.1)
     ("fixtures/own/kustomize/overlays/prod/args-patch.yaml", 11, 75, "VL102", "error"),  # strategic merge
     ("fixtures/own/kustomize/overlays/prod/json-patch.yaml", 4, 10, "VL102", "error"),  # JSON 6902 args/-
+    # Helm values read natively (data/chart-values.yaml): findings on the values file's own lines (beyond CORE:
+    # helm-values-vllm-stack.yaml 20:20 VL106 `1e+06` and 25:15 VL109; helm-values-llm-d.yaml 10:8 VL601)
+    ("fixtures/own/helm-values-llm-d.yaml", 31, 9, "VL102", "error"),  # removed in 0.11.0, the image's release
 }
 
 

@@ -14,7 +14,8 @@ from vllmlint.vllm.invocation import image_entry
 
 @pytest.mark.parametrize("data, schema", [("image-entrypoints.yaml", "image-entrypoints.schema.json"),
                                           ("caches.yaml", "caches.schema.json"),
-                                          ("accelerators.yaml", "accelerators.schema.json")])
+                                          ("accelerators.yaml", "accelerators.schema.json"),
+                                          ("image-variants.yaml", "image-variants.schema.json")])
 def test_matches_schema(data, schema):
     import jsonschema
 

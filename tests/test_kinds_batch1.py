@@ -156,8 +156,12 @@ ADDITIONAL = """          - name: VLLM_ADDITIONAL_ARGS
 
 def test_llmisvc_additional_args_are_flags_with_positions_inside_the_value():
     [inv] = world(llmisvc(ADDITIONAL)).invocations
-    assert [(o.name, o.value) for o in inv.options] == [("--tensor-parallel-size", "8"), ("--max-model-len", "8192"),
-                                                       ("--num-scheduler-steps", "4")]
+    # The preset's own flag first (`vllm serve /mnt/models --served-model-name {spec.model.name}`), then the script's.
+    assert [(o.name, o.value) for o in inv.options] == [
+        ("--served-model-name", "meta-llama/Llama-3.1-70B-Instruct"), ("--tensor-parallel-size", "8"),
+        ("--max-model-len", "8192"), ("--num-scheduler-steps", "4")]
+    assert inv.model.text == "meta-llama/Llama-3.1-70B-Instruct"  # from spec.model.uri (hf://), at its line
+    assert (inv.model.span.line, inv.model.span.col) == (7, 10)
     result = lint(llmisvc(ADDITIONAL))
     assert found(result, "VL102") == [("m0.yaml", 15, 67, "VL102", "error")]
 

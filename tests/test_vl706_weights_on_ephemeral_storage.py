@@ -227,3 +227,114 @@ def test_download_dir_with_a_config_file():
     linter.add_text(pod(extra=", --config, /etc/vllm/config.yaml"), "p.yaml")
     [work] = workloads(linter.build())
     assert download_dir(work) == (None, "--config file")
+
+
+# --- the node disk the run names (Karpenter EC2NodeClass, GKE ContainerNodePool) and the image's own size ---
+def karpenter(volume="100Gi", mappings=None, family="alias: al2023@latest"):
+    mappings = mappings or f"""
+  - deviceName: /dev/xvda
+    ebs: {{volumeSize: {volume}, volumeType: gp3}}"""
+    return f"""apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {{name: gpu}}
+spec:
+  amiSelectorTerms:
+  - {family}
+  blockDeviceMappings:{mappings}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  template:
+    metadata:
+      labels: {{workload: vllm}}
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements:
+      - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}}
+---
+"""
+
+
+def on_pool(model="meta-llama/Llama-3.3-70B-Instruct", image="vllm/vllm-openai:v0.12.0",
+            resources="{requests: {ephemeral-storage: 200Gi}, limits: {nvidia.com/gpu: 4}}",
+            selector="{workload: vllm}"):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      nodeSelector: {selector}
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, {model}, --tensor-parallel-size, "4"]
+        resources: {resources}
+"""
+
+
+def disk_findings(text):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # 131 GiB of weights and a 28.6 GB image on a 100 GiB root volume: at the model, whatever the request
+    (karpenter() + on_pool(), [(35, 32, Severity.WARNING, "disk:158.1 GiB>100.0 GiB")]),
+    # the volume marked rootVolume among two (a Bottlerocket-style data volume)
+    (karpenter(mappings="""
+  - deviceName: /dev/xvda
+    ebs: {volumeSize: 4Gi}
+  - deviceName: /dev/xvdb
+    rootVolume: true
+    ebs: {volumeSize: 120Gi}""", family="alias: bottlerocket@latest") + on_pool(),
+     [(38, 32, Severity.WARNING, "disk:158.1 GiB>120.0 GiB")]),
+    # the image alone does not fit a 20 GiB root volume (the weights are a local path): at the image
+    (karpenter("20Gi") + on_pool("/models/llama-70b", resources="{limits: {nvidia.com/gpu: 4}}"),
+     [(34, 16, Severity.WARNING, "image:28GB>20.0 GiB")]),
+])
+def test_catches_node_disk(text, expected):
+    assert disk_findings(text) == expected
+
+
+GKE = """apiVersion: container.cnrm.cloud.google.com/v1beta1
+kind: ContainerNodePool
+metadata: {name: l4-pool}
+spec:
+  clusterRef: {name: inference}
+  nodeConfig: {machineType: g2-standard-48, diskSizeGb: 50}
+---
+"""
+
+
+def test_catches_gke_node_pool_disk():
+    text = GKE + on_pool("Qwen/Qwen2.5-32B-Instruct", "vllm/vllm-openai:v0.29.0",
+                         "{limits: {nvidia.com/gpu: 4}}", "{cloud.google.com/gke-nodepool: l4-pool}")
+    assert disk_findings(text) == [(20, 32, Severity.WARNING, "disk:69.4 GiB>46.6 GiB")]
+    assert "ContainerNodePool l4-pool diskSizeGb 50" in lint(text)[0].message
+
+
+@pytest.mark.parametrize("text", [
+    karpenter("500Gi") + on_pool(),  # room for both
+    karpenter("20Gi") + on_pool("/models/llama-70b", "vllm/vllm-openai:v0.4.0",
+                                "{limits: {nvidia.com/gpu: 4}}"),  # no size known for that release
+    karpenter("20Gi") + on_pool("/models/llama-70b", "myregistry/vllm:v0.12.0", "{limits: {nvidia.com/gpu: 4}}"),
+    karpenter("20Gi") + on_pool("/models/llama-70b", "vllm/vllm-openai:latest", "{limits: {nvidia.com/gpu: 4}}"),
+    # two mappings and none marked rootVolume: which one holds the images is not known
+    karpenter(mappings="""
+  - deviceName: /dev/xvda
+    ebs: {volumeSize: 4Gi}
+  - deviceName: /dev/xvdb
+    ebs: {volumeSize: 20Gi}""") + on_pool("/models/llama-70b", resources="{limits: {nvidia.com/gpu: 4}}"),
+    # the pod does not land on the pool (it selects another pool's label): the disk is not known
+    karpenter("20Gi") + on_pool("/models/llama-70b", resources="{limits: {nvidia.com/gpu: 4}}",
+                                selector="{workload: batch}"),
+    # the weights on a PVC and an image that fits
+    karpenter("50Gi") + on_pool().replace("        resources:", """        volumeMounts: [{name: hf, mountPath: /root/.cache/huggingface}]
+        resources:""") + "      volumes: [{name: hf, persistentVolumeClaim: {claimName: hf}}]\n",
+])
+def test_does_not_catch_node_disk(text):
+    assert [f for f in lint(text) if f.value.startswith(("disk:", "image:"))] == []

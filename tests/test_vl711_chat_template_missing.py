@@ -194,3 +194,31 @@ def test_a_config_file_may_set_chat_template():
     # vLLM inserts the file's options (chat-template too): vllm/utils/__init__.py 0.10.1.1 lines 1953-1980.
     assert where(pod(IMG, [f"args: [{BASE}, --config, /etc/vllm/config.yaml]"])) == []
     assert where(pod(IMG, [f"args: [{BASE}, --max-model-len, '4096']"])) == [(8, 12, N)]
+
+
+# --- base checkpoints catalogued beside their chat-tuned entry (models.yaml `repositories`) ---------------
+@pytest.mark.parametrize("name", ["meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B", "meta-llama/Meta-Llama-3-8B"])
+def test_catches_a_base_checkpoint_listed_in_repositories(name):
+    # The resolver sizes it as its -Instruct entry; the template fact is the base repository's own.
+    assert where(pod(IMG, [f"args: [{name}]"])) == [(8, 12, N)]
+    assert where(served_pod(IMG, [f"args: [{name}]"], JOB)) == [(8, 12, W)]
+
+
+def test_catches_a_base_checkpoint_behind_the_openai_chat_route_on_vllm_serve():
+    text = pod("vllm/vllm-openai:v0.10.1.1", ["command: [vllm, serve, meta-llama/Llama-3.2-1B]"], ROUTE)
+    [finding] = findings(text)
+    assert (finding.span.line, finding.span.col, finding.severity) == (8, 28, W)
+    assert finding.message.startswith("`meta-llama/Llama-3.2-1B` has no chat template")
+
+
+def test_does_not_catch_the_chat_tuned_entry_of_a_listed_base():
+    assert where(served_pod(IMG, ["args: [meta-llama/Llama-3.2-1B-Instruct]"], JOB)) == []
+
+
+def test_does_not_catch_a_base_checkpoint_without_a_sourced_fact():
+    # meta-llama/Llama-3.1-8B: no source for its tokenizer_config.json was readable, so no fact: silent.
+    assert where(served_pod(IMG, ["args: [meta-llama/Llama-3.1-8B]"], JOB)) == []
+
+
+def test_does_not_catch_a_listed_base_with_a_chat_template_given():
+    assert where(pod(IMG, ["args: [meta-llama/Llama-3.2-1B, --chat-template, /t/llama3.jinja]"], JOB)) == []

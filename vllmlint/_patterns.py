@@ -7,6 +7,7 @@ benchmark's corpus: the wheel build compiles them ahead of time (vllmlint/bundle
 
 PATTERNS = (
     ('#\\s*([A-Za-z]+)\\s*=\\s*(\\S+)\\s*$', 0),
+    ('(?:(?:docker\\.io|registry-1\\.docker\\.io|index\\.docker\\.io)/)?vllm/vllm-openai', 0),
     ('(?:.*/)?aibrix/vllm-mock', 0),
     ('(?:.*/)?neuron/.*vllm.*|.*-vllm[0-9.]*-neuron.*', 0),
     ('(?:.*/)?rayproject/ray-llm', 0),
@@ -38,6 +39,7 @@ PATTERNS = (
     ('(?s:VL.*\\.yaml)\\Z', 0),
     ('([*?[])', 0),
     ('([A-Za-z0-9_.\\-\\[\\]]+)\\s*([=:])?\\s*', 0),
+    ('(\\d+)\\.(\\d+)[af]?(\\+PTX)?', 0),
     ('(\\d+\\.\\d+\\.\\d+(?:\\.post\\d+)?)', 0),
     ('(\\d+\\.\\d+\\.\\d+)(?:-extra)?-py\\d+(?:-cu\\d+|-cpu)?', 0),
     ('(^|.*/)vllm/vllm-(openai|openai-rocm|openai-cpu|tpu|xpu|neuron)$', 0),
@@ -94,6 +96,8 @@ PATTERNS = (
     ('\\s*(\\d{1,30}(?:\\.\\d{1,30})?)\\s*([kKmMgGtT]?)\\s*', 0),
     ('\\{[^{}]*\\}|\\[[^\\[\\]]*\\]', 0),
     ('\\{\\{-?\\s*(\\.Values|\\.Release|\\.Chart|\\.Capabilities|\\.Files|include\\b|template\\b|if\\b|else\\b|range\\b|with\\b|define\\b|toYaml\\b|tpl\\b|end\\b|/\\*)', 0),
+    ('\\{\\{-?\\s*\\.Values\\.modelArtifacts\\.name\\s*-?\\}\\}', 0),
+    ('^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$', 0),
     ('^(([0-9]+(s|m|h))+|Never)$', 0),
     ('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', 0),
     ('^(/|[A-Za-z]:/)', 0),
@@ -159,6 +163,7 @@ PATTERNS = (
     ('serving-engine|router|cache-server', 0),
     ('test|router', 0),
     ('v(\\d+)(?:(alpha|beta)(\\d+))?', 0),
+    ('v(\\d+\\.\\d+\\.\\d+(?:\\.\\d+)?)((?:-[A-Za-z0-9_]+)*)', 0),
     ('v(\\d+\\.\\d+\\.\\d+)(?:rc\\d+)?(?:\\.post\\d+)?(?:-[A-Za-z0-9._-]+)?', 0),
     ('v(\\d+\\.\\d+\\.\\d+)\\.self\\.post\\d+', 0),
     ('v\\d+((alpha|beta)\\d+)?', 0),

@@ -592,6 +592,27 @@ def _m_42786460d69f(_HAS, _D, _F, _set):
         return hash((self.release,self.fork,self.plugin_values,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric
+def _m_3e50af2cb243(_HAS, _D, _F, _set):
+    def __init__(self, release, tag, cuda, arches, capabilities, also_runs, lacks, source, others, arch_tags):
+        _set(self, 'release', release)
+        _set(self, 'tag', tag)
+        _set(self, 'cuda', cuda)
+        _set(self, 'arches', arches)
+        _set(self, 'capabilities', capabilities)
+        _set(self, 'also_runs', also_runs)
+        _set(self, 'lacks', lacks)
+        _set(self, 'source', source)
+        _set(self, 'others', others)
+        _set(self, 'arch_tags', arch_tags)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.release,self.tag,self.cuda,self.arches,self.capabilities,self.also_runs,self.lacks,self.source,self.others,self.arch_tags,) == (other.release,other.tag,other.cuda,other.arches,other.capabilities,other.also_runs,other.lacks,other.source,other.others,other.arch_tags,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.release,self.tag,self.cuda,self.arches,self.capabilities,self.also_runs,self.lacks,self.source,self.others,self.arch_tags,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|start:ric,end:ric
 def _m_75269f94542a(_HAS, _D, _F, _set):
     def __init__(self, start, end):
@@ -744,6 +765,14 @@ def _m_8820427292e6(_HAS, _D, _F, _set):
         _set(self, 'node', node)
         _set(self, 'everything', everything)
         _set(self, 'parsed', parsed)
+    return {'__init__': __init__}
+
+# F|size:ri,node:ri,origin:ri
+def _m_61dea883d8f6(_HAS, _D, _F, _set):
+    def __init__(self, size, node, origin):
+        _set(self, 'size', size)
+        _set(self, 'node', node)
+        _set(self, 'origin', origin)
     return {'__init__': __init__}
 
 # F|template:ri,port:ri,source:ri,node:ri,what:ri
@@ -1558,9 +1587,9 @@ def _m_c5306d606b32(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
-def _m_6b594820be48(_HAS, _D, _F, _set):
-    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
+# Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,chart_values:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic
+def _m_f407a1e4128f(_HAS, _D, _F, _set):
+    def __init__(self, sources=_HAS, objects=_HAS, templates=_HAS, invocations=_HAS, shell_commands=_HAS, default_release=_D[0], _by_kind=_HAS, _by_name=_HAS, _template_index=_D[1], _object_labels=_HAS, kubeai_settings=_HAS, chart_values=_HAS, _deferred=_HAS, kustomize_patches=_HAS, _memo=_D[2], _facts=_HAS):
         self.sources = _F[0]() if sources is _HAS else sources
         self.objects = _F[1]() if objects is _HAS else objects
         self.templates = _F[2]() if templates is _HAS else templates
@@ -1572,13 +1601,14 @@ def _m_6b594820be48(_HAS, _D, _F, _set):
         self._template_index = _template_index
         self._object_labels = _F[7]() if _object_labels is _HAS else _object_labels
         self.kubeai_settings = _F[8]() if kubeai_settings is _HAS else kubeai_settings
-        self._deferred = _F[9]() if _deferred is _HAS else _deferred
-        self.kustomize_patches = _F[10]() if kustomize_patches is _HAS else kustomize_patches
+        self.chart_values = _F[9]() if chart_values is _HAS else chart_values
+        self._deferred = _F[10]() if _deferred is _HAS else _deferred
+        self.kustomize_patches = _F[11]() if kustomize_patches is _HAS else kustomize_patches
         self._memo = _memo
-        self._facts = _F[11]() if _facts is _HAS else _facts
+        self._facts = _F[12]() if _facts is _HAS else _facts
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self.kubeai_settings,self._deferred,self.kustomize_patches,self._memo,self._facts,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other.kubeai_settings,other._deferred,other.kustomize_patches,other._memo,other._facts,)
+            return (self.sources,self.objects,self.templates,self.invocations,self.shell_commands,self.default_release,self._by_kind,self._by_name,self._template_index,self._object_labels,self.kubeai_settings,self.chart_values,self._deferred,self.kustomize_patches,self._memo,self._facts,) == (other.sources,other.objects,other.templates,other.invocations,other.shell_commands,other.default_release,other._by_kind,other._by_name,other._template_index,other._object_labels,other.kubeai_settings,other.chart_values,other._deferred,other.kustomize_patches,other._memo,other._facts,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2253,6 +2283,7 @@ MAKERS = {
     'Fe|path:ric,start:ric,end:ric,replacement:ric': _m_de44f4df3228,
     'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
     'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
+    'Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric': _m_3e50af2cb243,
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
@@ -2264,6 +2295,7 @@ MAKERS = {
     'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m_da6b783478e1,
     'F|key:ri,value:ri,effect:ri,node:ri': _m_aa5959476bd2,
     'F|node:ri,everything:ri,parsed:ri': _m_8820427292e6,
+    'F|size:ri,node:ri,origin:ri': _m_61dea883d8f6,
     'F|template:ri,port:ri,source:ri,node:ri,what:ri': _m_f1cb51b7d829,
     'Me|code:ric,message:ric,path:dic,line:dic,level:dic,summary:dic': _m_e355a4fb1593,
     'Me|code:ric,name:ric,severity:ric,summary:ric,path:ric,enabled:dic,kind:dic,tags:fic,precision:dic,security_severity:dic,fix:dic,data:dic': _m_577d8a2a9ed3,
@@ -2313,7 +2345,7 @@ MAKERS = {
     'Me|shown:ric,text:ric,tool:ric,segments:fic': _m_fa156a337fef,
     'Me|source:ric,root:ric,index:ric': _m_0a5c9fd82d7a,
     'Me|source:ric,start:ric,end:ric': _m_c5306d606b32,
-    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m_6b594820be48,
+    'Me|sources:fic,objects:fic,templates:fic,invocations:fic,shell_commands:fic,default_release:dic,_by_kind:fic,_by_name:fic,_template_index:dic,_object_labels:fic,kubeai_settings:fic,chart_values:fic,_deferred:fic,kustomize_patches:fic,_memo:dic,_facts:fic': _m_f407a1e4128f,
     'Me|stages:fic,global_args:fic,instructions:fic,escape:dic': _m_ae12d923d8c6,
     'Me|start:ric,end:ric': _m_0a6cc56c1476,
     'Me|start:ric,end:ric,blank_end:ric,expanded:ric,delimiter:ric,operator:ric': _m_af8837f641f5,

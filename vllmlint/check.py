@@ -27,6 +27,14 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 GC_THRESHOLD = (100_000, 50, 100)
 
 
+def gc_tuned() -> bool:
+    """Whether the console script tunes the cyclic GC (GC_THRESHOLD, the model frozen while the rules run and at
+    exit). `VLLMLINT_GC_DEFAULT=1` leaves Python's defaults, to measure what the tuning saves (bench/FIGURES.md)."""
+    import os
+
+    return not os.environ.get("VLLMLINT_GC_DEFAULT")
+
+
 def lint_command_line(argv: list[str]) -> None:
     """`vllmlint check ARGV`: parsed by check_options.parse (its help, its usage errors), then run."""
     from vllmlint.check_options import UsageError, help_text, parse
@@ -47,11 +55,12 @@ def run_guarded(function) -> None:
     import atexit
     import gc
 
-    gc.set_threshold(*GC_THRESHOLD)
-    # At exit the interpreter collects garbage over every object still alive: the whole model and result of the
-    # run (the engine gives them back to the GC when the rules are done), a fifth of a 1,000-file run for nothing.
-    # Frozen, they are left to the process's end (atexit runs before that collection).
-    atexit.register(gc.freeze)
+    if gc_tuned():
+        gc.set_threshold(*GC_THRESHOLD)
+        # At exit the interpreter collects garbage over every object still alive: the whole model and result of
+        # the run (the engine gives them back to the GC when the rules are done), a fifth of a 1,000-file run for
+        # nothing. Frozen, they are left to the process's end (atexit runs before that collection).
+        atexit.register(gc.freeze)
     try:
         function()
     except Exception as exc:  # click handles usage errors and exits itself; anything else is our bug
@@ -301,7 +310,7 @@ def resolve(args) -> Plan:
                           require_suppression_reason=require_reason, upgrade_to=upgrade_to,
                           per_file_ignores=dict(config.per_file_ignores), baseline=plan.baseline,
                           fixes=_uses_fixes(targets, plan.fixing, bool(args.write_baseline_path)))
-    options.freeze_gc = True  # a one-shot process: the model lives to the end of the run
+    options.freeze_gc = gc_tuned()  # a one-shot process: the model lives to the end of the run
     _run_options(options, args.no_cache or bool(render), args.jobs)
     plan.options = options
     if args.context:

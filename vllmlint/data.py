@@ -2,6 +2,7 @@
 image entrypoints, the removed-flag table) and `schemas/` at the top of a checkout, `vllmlint/_data/` in a wheel."""
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -193,6 +194,8 @@ def _parse_yaml_file(path: Path) -> Any:
 # Python whose tag has no copy (a wheel built by another version, an editable install) reads the JSON itself.
 MARSHALLED = ("compiled-data.json", "compiled-docs.json", "schemas/vllm", "schemas/k8s")  # under `_data/`
 _MISSING = object()
+# `VLLMLINT_NO_MARSHAL=1`: read the JSON instead of the wheel's marshal copies (to measure what they save).
+_NO_MARSHAL = bool(os.environ.get("VLLMLINT_NO_MARSHAL"))
 
 
 def marshal_folder() -> str:
@@ -222,8 +225,8 @@ def _marshalled(path: Path) -> Any:
     """The marshal copy of `path` (a file under `vllmlint/_data/`), or _MISSING."""
     text = str(path)
     shipped = _shipped_prefix()
-    if not text.startswith(shipped):
-        return _MISSING  # a checkout's file: no copy
+    if not text.startswith(shipped) or _NO_MARSHAL:
+        return _MISSING  # a checkout's file: no copy (or the copies turned off to measure them, bench/FIGURES.md)
     try:
         with open(f"{shipped}{marshal_folder()}/{text[len(shipped):]}.marshal", "rb") as handle:
             raw = handle.read()

@@ -112,6 +112,13 @@ def _template_action(text: str, documents) -> int | None:
     return template_action(text, documents, _HELM)  # comments and block scalars are text, not structure
 
 
+def _chart_values(documents) -> bool:
+    """Whether a file that parses is the values file of a chart read natively (vllmlint.source.helm_values)."""
+    from vllmlint.source.helm_values import recognise
+
+    return any(recognise(document.root) is not None for document in documents)
+
+
 class Linter:
     """One run's inputs turned into a result: files are read as they are added, `build` makes the world of all of
     them, `check` runs the rules and finishes the result. How the run is carried out (which files, processes, the
@@ -283,6 +290,8 @@ class Linter:
         # Comments (for suppressions) are indexed from this parse; `owner`: the Markdown file of a block.
         record_parse(owner or source, documents, error.index if error is not None else None, region)
         template = _template_action(text, documents if error is None else None)
+        if template is not None and error is None and _chart_values(documents):
+            template = None  # a chart's values file: its `{{ }}` are strings the chart's templates pass to `tpl`
         if template is not None:
             line, _ = source.line_col(template)
             self.result.notices.append(Notice(
@@ -440,6 +449,10 @@ class Linter:
             for source in self._dockerfile_sources:
                 if source.display_path not in built:
                     world.invocations.extend(dockerfile_invocations(source, world.shell_commands))
+        if world.chart_values:  # the Helm values reader is imported only for values files (vllm.helm_values)
+            from vllmlint.vllm.helm_values import chart_values_invocations
+
+            world.invocations.extend(chart_values_invocations(world))
         from vllmlint.vllm.flags import resolve_invocation
         from vllmlint.vllm.workload_release import workload_release
         from vllmlint.vllm.invocation import mark_vendor_build

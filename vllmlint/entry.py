@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from vllmlint.check import GC_THRESHOLD, lint_command_line, run_guarded
+from vllmlint.check import GC_THRESHOLD, gc_tuned, lint_command_line, run_guarded
 
 __all__ = ["GC_THRESHOLD", "lint_command_line", "main", "run_guarded"]
 
@@ -16,7 +16,8 @@ def main() -> None:
     """The console script: the lint command line on its own, anything else through click."""
     import gc
 
-    gc.set_threshold(*GC_THRESHOLD)  # before the run's imports: the modules' code, functions and classes live on
+    if gc_tuned():
+        gc.set_threshold(*GC_THRESHOLD)  # before the run's imports: the modules' code, functions and classes live on
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         argv = argv[1:]

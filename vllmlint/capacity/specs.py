@@ -592,13 +592,30 @@ def repository_fact(model: ModelSpec, name: str, attribute: str) -> ModelFact | 
     """The per-repository fact `attribute` of `model` when it describes the repository `name`: the entry's
     own id, or an alias the fact lists in `also` (case-insensitively, like the resolver). None for a variant,
     a quantized copy or a local path matched by its words: their files are not the ones the fact was read from."""
-    fact = getattr(model, attribute, None)
-    if not isinstance(fact, ModelFact):
-        return None
     wanted = (name or "").strip().lower()
-    if wanted in (n.lower() for n in (model.id, *fact.also)):
+    fact = getattr(model, attribute, None)
+    if isinstance(fact, ModelFact) and wanted in (n.lower() for n in (model.id, *fact.also)):
         return fact
+    listed = catalogued_repositories().get(wanted)
+    if listed is not None and listed[0].lower() == model.id.lower():
+        return listed[1].get(attribute)  # a base checkpoint or quantized copy with facts of its own files
     return None
+
+
+def catalogued_repositories() -> dict[str, tuple[str, dict[str, ModelFact]]]:
+    """models.yaml `repositories`: lower-case repository id -> (the entry id whose architecture it shares,
+    its own facts by attribute: has_chat_template, quantization)."""
+    return _catalogued_repositories()
+
+
+@lru_cache(maxsize=1)
+def _catalogued_repositories() -> dict[str, tuple[str, dict[str, ModelFact]]]:
+    found: dict[str, tuple[str, dict[str, ModelFact]]] = {}
+    for item in _load("models.yaml").get("repositories") or ():
+        facts = {key: fact for key in ("has_chat_template", "quantization")
+                 if (fact := _fact(item.get(key))) is not None}
+        found[str(item["id"]).lower()] = (str(item["model"]), facts)
+    return found
 
 
 def names_repository(model: ModelSpec, name: str) -> bool:

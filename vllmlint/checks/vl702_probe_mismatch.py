@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 
 from vllmlint.finding import Severity
+from vllmlint.k8s.operators import kserve_preset_command
 from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.vllm.endpoints import (always_served, api_key_set, api_ports, guarded, invocations_by_container, normalize,
@@ -207,6 +208,8 @@ def _probes(ctx, container, servers, ports):
             continue
         if probe.handler != "httpGet":
             continue
+        if kserve_preset_command(container) is not None:
+            continue  # KServe's preset adds the TLS flags when its global config enables TLS: not in the run
         tls = any(inv.option("--ssl-certfile", "--ssl-keyfile") for inv in servers)
         scheme = (probe.scheme or "HTTP").upper()
         if scheme == "HTTPS" and not tls:

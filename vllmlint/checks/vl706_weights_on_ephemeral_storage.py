@@ -11,10 +11,12 @@ with the weights. Where the weights land is `capacity.workload.weights_storage`,
 from __future__ import annotations
 
 from vllmlint.capacity.lint import capacity_workloads, model_words
+from vllmlint.capacity.node_disk import NodeDisk, node_disk
 from vllmlint.capacity.workload import SERVING_RUNTIME_KINDS, download_bytes, gib1, weights_storage
 from vllmlint.finding import Positioned, Severity
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.image_variants import hub_release, image_min_bytes
 from vllmlint.vllm.invocation import image_entry
 from vllmlint.checks import Context
 
@@ -46,8 +48,47 @@ def _home_known(work) -> bool:
     return True
 
 
+# The kubelet's default hard eviction threshold: pods are evicted once the node's filesystem has less than 10%
+# free (https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/#hard-eviction-thresholds).
+_USABLE = 0.9
+
+
+def _disk_words(disk: NodeDisk) -> str:
+    return f"{gib1(disk.size)} node disk ({disk.origin})"
+
+
+def _image(work) -> tuple[int, str] | None:
+    """(a lower bound of the image's unpacked size, its source) for vllm/vllm-openai release tags
+    (data/image-variants.yaml `image_sizes`)."""
+    return image_min_bytes(hub_release(work.invocation.image))
+
+
+def _image_alone(ctx, work, disk: NodeDisk | None, seen: set[int]):
+    """The image alone does not fit the node disk the run names (whatever holds the weights)."""
+    container = work.container
+    if disk is None or container is None or container.image is None or id(container) in seen:
+        return
+    image = _image(work)
+    if image is None or image[0] <= disk.size * _USABLE:
+        return
+    seen.add(id(container))
+    yield ctx.finding(container.image, f"Give the nodes a disk of at least {gib1(image[0] / _USABLE * 1.1)}: "
+                      f"{work.invocation.image.raw} unpacks to at least {image[0] / 10**9:.1f} GB, more than the "
+                      f"{gib1(disk.size * _USABLE)} the kubelet lets pods fill on the {_disk_words(disk)} before "
+                      "it evicts them (nodefs.available<10%). The pull fails with \"no space left on device\" or "
+                      "the node comes under disk pressure before vLLM starts.",
+                      about=work.invocation, value=f"image:{image[0] // 10**9}GB>{gib1(disk.size)}")
+
+
 def check(ctx: Context):
+    seen: set[int] = set()
     for work in capacity_workloads(ctx.world):
+        container = work.container
+        disk = node_disk(container.pod, ctx.world) if container is not None and not container.is_compose else None
+        alone = list(_image_alone(ctx, work, disk, seen))
+        if alone:
+            yield from alone
+            continue
         storage = weights_storage(work)
         if storage is None or not storage.on_node_disk:
             continue
@@ -63,6 +104,21 @@ def check(ctx: Context):
         weights = download_bytes(work)
         if weights is None:
             continue
+        if disk is not None:
+            image = _image(work)
+            need = weights + (image[0] if image is not None else 0)
+            if need > disk.size * _USABLE:
+                raw = work.invocation.image.raw if work.invocation.image is not None else ""
+                with_image = f" and {raw} (at least {image[0] / 10**9:.1f} GB unpacked)" if image is not None else ""
+                yield ctx.finding(work.model_anchor, f"Mount a PVC with the weights there, or give the nodes a disk of "
+                                  f"at least {gib1(need / _USABLE * 1.1)}: {model_words(work)} is downloaded to the "
+                                  f"node's ephemeral storage ({storage.path}, {storage.why}), and the weights "
+                                  f"({gib1(weights)}){with_image} need more than the {gib1(disk.size * _USABLE)} the "
+                                  f"kubelet lets pods fill on the {_disk_words(disk)} before it evicts them "
+                                  "(nodefs.available<10%). The download fails half-way (\"No space left on "
+                                  "device\") or the pod is evicted and downloads again elsewhere.",
+                                  about=work.invocation, value=f"disk:{gib1(need)}>{gib1(disk.size)}")
+                continue
         request = storage.ephemeral_request
         # The scheduler and the eviction ranking both count the pod's requests, summed over its containers.
         reserved = _pod_request(work.container)

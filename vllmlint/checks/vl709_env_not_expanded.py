@@ -16,6 +16,7 @@ from typing import Iterator
 
 from vllmlint.finding import Finding, Severity
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate, World
+from vllmlint.k8s.operators import kserve_script_variables
 from vllmlint.source.yamlmodel import Mapping, Scalar, Sequence
 from vllmlint.source.shell import script_from_shell_args
 from vllmlint.vllm.invocation import (VIA_COMMAND, VIA_CONFIGMAP_SCRIPT, VIA_IMAGE_ENTRYPOINT, VIA_SCRIPT, VIA_SHELL,
@@ -297,12 +298,13 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             commands = own_commands.get(id(container), [])
             variables = container.resolved_env(world)
             defined = {var.name: index for index, var in enumerate(variables)}
+            evaluated = kserve_script_variables(container)  # KServe's preset script evals these
             if not _rewrites_env(commands):
                 exported = _exported(commands)
                 for index, var in enumerate(variables):
                     scalar = var.value_scalar
                     if scalar is None or "$" not in scalar.text or var.name in data.expanded_by_reader \
-                            or var.name in exported:
+                            or var.name in exported or var.name in evaluated:
                         continue
                     for reference in references(scalar.text):
                         if _substituted(owner, reference, substitution):
@@ -313,9 +315,10 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                                            warning, info)
             if _is_shell(container):
                 continue  # `sh -c`: the shell expands the script's variables
+            evaluated_values = {id(var.value_scalar) for var in variables if var.name in evaluated}
             for scalar in argv_scalars.get(id(container), []):
-                if "$" not in scalar.text:
-                    continue
+                if "$" not in scalar.text or id(scalar) in evaluated_values:
+                    continue  # no `$`, or an env value the preset's shell reads
                 for reference in references(scalar.text):
                     if _substituted(owner, reference, substitution):
                         continue

@@ -410,6 +410,9 @@ class World:
     # Operator settings documents of the run (KubeAI's values / system.yaml), and the objects whose pods are
     # built from them once every file is read (`add_operator_templates`).
     kubeai_settings: list = field(default_factory=list, repr=False)
+    # Values files of the Helm charts read natively (`source.helm_values.recognise`): (chart, Document), turned
+    # into vLLM invocations by `vllm.helm_values` when the engine builds the world.
+    chart_values: list = field(default_factory=list, repr=False)
     _deferred: list = field(default_factory=list, repr=False)
     kustomize_patches: set[str] = field(default_factory=set, repr=False)  # patch files (display paths) of the
     # run's Kustomizations: partial objects (vllmlint.source.kustomize)
@@ -570,6 +573,13 @@ def _remember_operator_settings(world: World, document: Document) -> None:
         data = root.get("data")
         if not (isinstance(data, Mapping) and "system.yaml" in data):
             return  # `operators.kubeai_settings` reads only a ConfigMap's `system.yaml` or a mapping without `kind`
+    else:
+        from vllmlint.source.helm_values import recognise
+
+        chart = recognise(root)
+        if chart is not None:
+            world.chart_values.append((chart, document))
+            return
     from vllmlint.k8s.operators import kubeai_settings
 
     found = kubeai_settings(document)

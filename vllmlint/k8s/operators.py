@@ -252,6 +252,45 @@ def kserve_launcher_args(container: Any) -> list[tuple[str | None, Node]]:
     return found
 
 
+def kserve_script_variables(container: Any) -> frozenset[str]:
+    """The env variables KServe's preset script expands itself (`eval "exec vllm serve ... ${VLLM_ADDITIONAL_ARGS}
+    $@"`, data/operator-workloads.yaml `env_argv`) in an LLMInferenceService container that writes no `command`:
+    a shell reads their text again, so `${NAME}` in them is the shell's business (quoting decides). Empty for
+    any other container."""
+    table = kserve_table()
+    owner = container.pod.owner
+    if (not table or owner.kind != table.get("kind") or container.name != table.get("container_name")
+            or container.command is not None):
+        return frozenset()
+    return frozenset(str(name) for name in table.get("env_argv") or ())
+
+
+def kserve_preset_command(container: Any) -> tuple[list[str], Scalar, str | None, Scalar | None] | None:
+    """The command KServe's single-node preset runs in an LLMInferenceService's `main` container that writes no
+    `command` (data/operator-workloads.yaml `kserve_llmisvc.preset_command`): (the words before the model, the
+    spec.model.uri scalar, the repository it names or None when its scheme names a path, spec.model.name).
+    None when no preset is known to apply: another container, a `command` of its own, spec.baseRefs (they may
+    replace the preset), or the P/D and multi-node shapes (other presets)."""
+    table = kserve_table()
+    pod = container.pod
+    owner = pod.owner
+    command = table.get("preset_command")
+    if (not table or not command or owner.kind != table.get("kind") or container.name != table.get("container_name")
+            or container.command is not None or owner.spec is None or pod.role != "main"):
+        return None
+    spec = owner.spec
+    if any(spec.get(key) is not None for key in ("baseRefs", "prefill", "worker")):
+        return None
+    uri = _path(spec, "model", "uri")
+    if not isinstance(uri, Scalar):
+        return None
+    scheme, sep, ref = (scalar_str(uri) or "").strip().partition("://")
+    schemes = table.get("preset_model_url_schemes") or []
+    model = ref.split("?", 1)[0].strip("/") if sep and scheme in schemes and ref.count("/") == 1 else None
+    name = _path(spec, "model", "name")
+    return [str(word) for word in command], uri, model, name if isinstance(name, Scalar) else None
+
+
 def _env_value(container: Any, name: str) -> Scalar | None:
     """The literal value scalar of an `env` entry (later entries win, as the kubelet has it)."""
     env = container.node.get("env")

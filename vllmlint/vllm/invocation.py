@@ -868,7 +868,7 @@ def operator_command(container: Container) -> list[Token] | None:
 
     owner = container.pod.owner
     if not is_kubeai_model(owner):
-        return None
+        return _kserve_preset(container)
     prefix = kubeai_prefix(owner)
     if prefix is None:
         return None
@@ -877,6 +877,30 @@ def operator_command(container: Container) -> list[Token] | None:
     for flag, value in flags:
         tokens.append(Token(f"{flag}={value if value is not None else ''}", None, dynamic=value is None))
     return tokens
+
+
+def _kserve_preset(container: Container) -> list[Token] | None:
+    """KServe's single-node LLMInferenceService preset: `vllm serve /mnt/models --served-model-name NAME`, then
+    what its script adds (`launcher_args`). The model is the repository spec.model.uri names (`hf://ORG/NAME`,
+    which the storage initializer downloads to /mnt/models), positioned at the uri; another scheme leaves the
+    local path /mnt/models. The served name points at spec.model.name (unknown when it is absent)."""
+    from vllmlint.k8s.operators import kserve_preset_command
+
+    found = kserve_preset_command(container)
+    if found is None:
+        return None
+    command, uri, model, name = found
+    tokens = [Token(word, None) for word in command]
+    if model is not None:
+        tokens.append(Token(model, uri.source, uri.start, uri.end))
+    else:
+        tokens.append(Token("/mnt/models", None))
+    tokens.append(Token("--served-model-name", None))
+    if name is not None and scalar_str(name):
+        tokens.append(Token(scalar_str(name) or "", name.source, name.start, name.end))
+    else:
+        tokens.append(Token("", None, dynamic=True))
+    return tokens + launcher_args(container)
 
 
 def launcher_args(container: Container) -> list[Token]:
@@ -982,6 +1006,8 @@ def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
 def operator_env(obj: Any) -> list[tuple[str, str | None, Node]]:
     """(name, literal value or None, the name's node) of each variable an operator copies from the resource into
     the vLLM container's env (production-stack's `spec.vllmConfig.env`: data/operator-flags.yaml `env`)."""
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return list(obj.env)
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("env") if entry else None
     if not spec:
@@ -1504,6 +1530,8 @@ def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
     nvidia.com/gpu, as requests and limits; data/operator-flags.yaml `gpu`), like a container's request."""
     from vllmlint.k8s.quantity import quantity_int
 
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return obj.gpu
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("gpu") if entry is not None else None
     if not spec:
@@ -1532,6 +1560,8 @@ def operator_pod(obj: Any) -> OperatorPod | None:
     """The placement of the pod an operator's controller builds for `obj`, when the table maps its fields."""
     from vllmlint.k8s.placement import placement_of_fields
 
+    if hasattr(obj, "chart"):  # a Helm chart's values (vllm.helm_values.ChartWorkload): read with the file
+        return obj.pod
     entry = operator_entry(obj.kind, obj.api_version)
     spec = entry.get("placement") if entry is not None else None
     if not spec:
