@@ -10,8 +10,10 @@ an unknown release for a release-bound part, a multi-node rank count that is not
 - CPU builds: the weights themselves, and the KV cache (`VLLM_CPU_KVCACHE_SPACE` GiB, its default where the
   release has a fixed one, `--kv-cache-memory-bytes` where the CPU worker reads it).
 
-The weight loader's staging is documented in the data (`loaders`) and counts nothing: safetensors files
-are mapped, not copied, and the size of a `.bin` shard is not in the model catalog.
+The weight loader's staging is documented in the data (`loaders`): safetensors files are mapped, not copied, and
+the size of a `.bin` shard is not in the model catalog, so neither counts; the Run:ai Model Streamer
+(`--load-format runai_streamer`) streams through a CPU buffer of the checkpoint's size or its memory limit,
+whichever is less, counted per GPU worker when the model and the release are known.
 """
 from __future__ import annotations
 
@@ -250,6 +252,74 @@ def _lmcache_local_cpu(work: Workload, ranks: int) -> HostPart | None:
                     f"GiB per worker{per})", node)
 
 
+def _streamer_loader() -> dict[str, Any]:
+    return next((row for row in host_memory_data().get("loaders", []) if row.get("staged") == "weights"), {})
+
+
+def _streamer(work: Workload, ranks: int) -> HostPart | None:
+    """The Run:ai Model Streamer's CPU buffer (`--load-format runai_streamer`): per GPU worker, the checkpoint's
+    bytes or the memory limit, whichever is less (data/host-memory.yaml, loaders)."""
+    loader = _streamer_loader()
+    option = work.options.get("--load-format")
+    if not loader or option is None or not option.value_known \
+            or (option.value or "").strip() not in loader.get("load_formats", ()):
+        return None
+    release = _known_release(work)
+    if release is None:
+        return None
+    default = next((d["value"] for d in loader.get("default_limit_bytes", []) if _in(d.get("releases"), release)), None)
+    if default is None or work.pipeline_parallel_size != 1 or work.model is None:
+        return None  # a release not read, or a pipeline stage that may stream fewer files
+    if not work.known("--quantization", "--dtype", "model"):
+        return None
+    try:
+        weights = checkpoint_bytes(work.model, work.quantization)
+    except ValueError:
+        return None
+    from vllmlint.vllm.kv_transfer import json_config
+
+    extra_spec = loader.get("extra_config") or {}
+    extra_flag = extra_spec.get("option", "--model-loader-extra-config")
+    extra = json_config(work.invocation, extra_flag)
+    if extra is None and work.invocation.option(extra_flag):
+        return None  # given, but not known here
+    values = extra.value if extra is not None else {}
+    if values.get(extra_spec.get("distributed_key", "distributed")) is True \
+            and _in(loader.get("distributed_on_gpu"), release):
+        return None  # streamed into GPU memory
+    name = loader.get("env", "RUNAI_STREAMER_MEMORY_LIMIT")
+    key = extra_spec.get("limit_key", "memory_limit")
+    env = work.container.env if work.container is not None else {}
+    where: Positioned | None
+    if key in values:  # vLLM copies it into the variable
+        text, how = str(values[key]), f"{key} {values[key]} in {extra_flag}"
+        last = extra.options[-1] if extra is not None else None
+        where = (last.value_token or last.token) if last is not None else None
+    elif name in env:
+        text, how = env[name] or "", f"{name}={env[name]}"
+        where = work.container.env_node(name) if work.container is not None else None
+        if env[name] is None:
+            return None  # from a ConfigMap or Secret
+    else:
+        text, how = str(default), f"{name} not set: the streamer's default {default / 1e9:g} GB with vLLM {release}"
+        where = option.value_token or option.token
+    try:
+        limit = int(text.strip())
+    except ValueError:
+        return None
+    if limit == -1:
+        per_rank = weights
+    elif limit > 0:
+        per_rank = min(limit, weights)
+    else:
+        return None  # 0: the largest tensor, not in the catalog
+    size = per_rank * ranks
+    per = f" x {ranks} GPU workers" if ranks > 1 else ""
+    return HostPart("runai-streamer", size, f"{_gib(size)} of Run:ai Model Streamer CPU buffer ({how}; "
+                    f"{_gib(per_rank)} per GPU worker{per}: the limit or the checkpoint's {_gib(weights)}, whichever "
+                    "is less)", where)
+
+
 def _cpu_weights(work: Workload) -> HostPart | None:
     model = work.model
     if model is None or model.torch_dtype == "float32":
@@ -308,7 +378,8 @@ def host_memory(work: Workload) -> list[HostPart]:
         ranks = ranks_in_container(work)
         if ranks is None:
             return []
-        parts = [_swap(work, ranks), _offload(work, ranks), _kv_offload(work, ranks), _lmcache_local_cpu(work, ranks)]
+        parts = [_swap(work, ranks), _offload(work, ranks), _kv_offload(work, ranks), _lmcache_local_cpu(work, ranks),
+                 _streamer(work, ranks)]
     return [p for p in parts if p is not None and p.bytes > 0]
 
 

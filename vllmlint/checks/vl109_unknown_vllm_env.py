@@ -9,6 +9,7 @@ from vllmlint.k8s.objects import Container
 from vllmlint.source.yamlmodel import Mapping, Node
 from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
+from vllmlint.checks.near_miss import near_miss
 
 _BOOL_WORDS = {"0", "1", "true", "false"}
 
@@ -128,16 +129,15 @@ def _judge(ctx: Context, invocation, name: str, value: str | None, where, about,
                            severity=min(ctx.severity, Severity.INFO))
     if id(release_catalog) not in reads:
         reads[id(release_catalog)] = sorted(n for n in release_catalog.env if n.startswith("VLLM_"))
-    import difflib  # here, not at start-up: only a near miss needs it
-    near = difflib.get_close_matches(name, reads[id(release_catalog)], n=1, cutoff=0.85)
+    near = near_miss(name, reads[id(release_catalog)])
     if near:
-        return ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near[0]}`, which vLLM "
+        return ctx.finding(where, f"`{name}` is read by no vLLM release: did you mean `{near}`, which vLLM "
                            f"{label} reads? As written it is silently ignored.", about=about,
                            value=name, severity=min(ctx.severity, Severity.WARNING))
-    stale = difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.85)
-    if stale and stale[0].startswith("VLLM_"):
-        return ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale[0]}`, which "
-                           f"{label} does not read either (vLLM {every[stale[0]]['first']} to "
-                           f"{every[stale[0]]['last']}). Delete it.", about=about, value=name,
+    stale = near_miss(name, sorted(every))
+    if stale and stale.startswith("VLLM_"):
+        return ctx.finding(where, f"`{name}` is read by no vLLM release; it looks like `{stale}`, which "
+                           f"{label} does not read either (vLLM {every[stale]['first']} to "
+                           f"{every[stale]['last']}). Delete it.", about=about, value=name,
                            severity=min(ctx.severity, Severity.INFO))
     return None

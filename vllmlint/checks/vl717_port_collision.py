@@ -24,15 +24,8 @@ from vllmlint.k8s.quantity import digits_int
 from vllmlint.vllm.images import image_builds
 from vllmlint.vllm.invocation import DEMO_API_SERVER, Invocation
 from vllmlint.vllm.ports import api_reuse_port, reuse_port_fact, vllm_port_collides, vllm_port_fact
-from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.ports import runs_beside as _runs_beside
 from vllmlint.checks import Context
-
-
-def _runs_beside(container) -> bool:
-    """An app container, or a native sidecar (init container with restartPolicy Always)."""
-    if not container.init:
-        return True
-    return scalar_str(container.node.get("restartPolicy")) == "Always"
 
 
 def _listens(invocation: Invocation) -> bool:

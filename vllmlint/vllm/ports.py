@@ -94,3 +94,14 @@ def api_reuse_port(invocation) -> bool | None:
         count = _api_server_count(invocation)
         return None if count is None else count > 1
     return None
+
+
+def runs_beside(container) -> bool:
+    """Whether a container runs beside the app containers, sharing the pod's network while vLLM serves: an app
+    container, or a native sidecar (an init container with `restartPolicy: Always`); ordinary init containers
+    have exited before the app containers start (https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/)."""
+    if not container.init:
+        return True
+    from vllmlint.source.yamlmodel import scalar_str
+
+    return scalar_str(container.node.get("restartPolicy")) == "Always"

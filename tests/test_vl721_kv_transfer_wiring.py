@@ -1,0 +1,267 @@
+"""VL721 kv-transfer-wiring: catches / does not catch, with the position of every finding."""
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from vllmlint.data import load_yaml_data
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+NIXL = '\'{"kv_connector":"NixlConnector","kv_role":"kv_both"}\''
+
+
+def lint(text, filename="example.yaml"):
+    result = lint_text(text, filename, LintOptions(select=["VL721"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == "VL721"]
+
+
+def found(text):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)]
+
+
+def deployment(env="[]", replicas=2, image="vllm/vllm-openai:v0.11.2", transfer=NIXL, extra="", name="decode",
+               env_from=""):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: llm-d}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, Qwen/Qwen3-8B, --kv-transfer-config, {transfer}{extra}]
+        env: {env}{env_from}
+        resources:
+          limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+def pod(first_env="[]", second_env="[]", image="vllm/vllm-openai:v0.11.2", first_extra="", second_extra="",
+        sidecar=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: pd}}
+spec:
+  containers:
+  - name: prefill
+    image: {image}
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100", --kv-transfer-config, {NIXL}{first_extra}]
+    env: {first_env}
+  - name: decode
+    image: {image}
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, {NIXL}{second_extra}]
+    env: {second_env}
+{sidecar}"""
+
+
+def test_data_matches_its_schema():
+    schema = json.loads((ROOT / "schemas" / "kv-transfer.schema.json").read_text())
+    jsonschema.validate(load_yaml_data(ROOT / "data" / "kv-transfer.yaml"), schema)
+
+
+# --- the side channel's host ---------------------------------------------------------------------------------
+def test_catches_an_unset_host_in_a_replicated_workload():
+    # at the --kv-transfer-config value
+    assert found(deployment()) == [(13, 69, Severity.WARNING, "VLLM_NIXL_SIDE_CHANNEL_HOST=<unset>")]
+    (finding,) = lint(deployment())
+    assert finding.message.startswith("Set VLLM_NIXL_SIDE_CHANNEL_HOST to the pod's IP")
+    assert "Deployment decode runs 2 pods" in finding.message
+
+
+@pytest.mark.parametrize("value", ["0.0.0.0", "localhost", "127.0.0.1", "'[::]'"])
+def test_catches_an_unreachable_host(value):
+    text = deployment(env=f"[{{name: VLLM_NIXL_SIDE_CHANNEL_HOST, value: {value}}}]")
+    ((line, col, severity, _),) = found(text)
+    assert (line, col, severity) == (14, 58, Severity.WARNING)
+
+
+def test_catches_separate_prefill_and_decode_workloads_of_one_replica_each():
+    text = deployment(replicas=1, name="prefill") + "---\n" + deployment(replicas=1, name="decode")
+    assert [(line, col) for line, col, _, _ in found(text)] == [(13, 69), (30, 69)]
+    assert "separate pods" in lint(text)[0].message
+
+
+def test_catches_a_multi_connector_that_runs_nixl():
+    multi = ('\'{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":'
+             '[{"kv_connector":"NixlConnector","kv_role":"kv_both"},{"kv_connector":"LMCacheConnectorV1",'
+             '"kv_role":"kv_both"}]}}\'')
+    assert len(found(deployment(transfer=multi))) == 1
+
+
+def test_catches_the_dotted_form():
+    text = deployment(transfer="'{}', --kv-transfer-config.kv_connector, NixlConnector")
+    assert len(found(text)) == 1
+
+
+def test_an_unknown_release_is_judged():
+    # every release with NixlConnector reads the variable, with the same default
+    assert len(found(deployment(image="vllm/vllm-openai:latest"))) == 1
+
+
+def test_does_not_catch_the_pod_ip():
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
+    assert found(deployment(env=env)) == []
+
+
+def test_does_not_catch_a_routable_literal_or_an_expansion():
+    assert found(deployment(env="[{name: VLLM_NIXL_SIDE_CHANNEL_HOST, value: '$(POD_IP)'}]")) == []
+    assert found(deployment(env="[{name: VLLM_NIXL_SIDE_CHANNEL_HOST, value: 10.0.0.12}]")) == []
+
+
+def test_does_not_catch_one_pod():
+    assert found(deployment(replicas=1)) == []
+
+
+def test_does_not_catch_an_envfrom_not_in_the_run():
+    text = deployment(env_from="\n        envFrom:\n        - configMapRef: {name: nixl-settings}")
+    assert found(text) == []
+
+
+def test_reads_an_envfrom_in_the_run():
+    config_map = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: nixl-settings, namespace: llm-d}
+data: {VLLM_NIXL_SIDE_CHANNEL_HOST: 0.0.0.0}
+"""
+    text = deployment(env_from="\n        envFrom:\n        - configMapRef: {name: nixl-settings}") + config_map
+    assert [v for _, _, _, v in found(text)] == ["VLLM_NIXL_SIDE_CHANNEL_HOST=0.0.0.0"]
+
+
+def test_does_not_catch_a_release_before_the_connector():
+    assert found(deployment(image="vllm/vllm-openai:v0.8.5.post1")) == []
+
+
+def test_does_not_catch_a_connector_without_a_side_channel():
+    assert found(deployment(transfer='\'{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}\'')) == []
+
+
+def test_does_not_catch_an_unknown_config():
+    assert found(deployment(transfer="$(KV_CONFIG)")) == []
+
+
+# --- ports ------------------------------------------------------------------------------------------------------
+def test_catches_two_containers_on_the_default_port():
+    # 0.11.2: both bind localhost:5600; the finding is at the second container's --kv-transfer-config
+    assert found(pod()) == [(12, 81, Severity.ERROR, "prefill/decode:5600")]
+    (finding,) = lint(pod())
+    assert finding.message.startswith("Give the NixlConnector side channel of container `decode` and the "
+                                      "NixlConnector side channel of container `prefill` separate ports")
+
+
+def test_catches_two_containers_on_one_explicit_port():
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5700'}]"
+    assert found(pod(first_env=env, second_env=env, image="vllm/vllm-openai:latest")) == [
+        (13, 54, Severity.ERROR, "prefill/decode:5700")]
+
+
+def test_catches_overlapping_tensor_parallel_ranges_on_0_10_2():
+    # 0.10.2: one port per TP rank, so prefill (TP 2) takes 5600-5601 and decode's 5601 collides
+    first = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5600'}]"
+    second = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5601'}]"
+    text = pod(first, second, image="vllm/vllm-openai:v0.10.2", first_extra=", --tensor-parallel-size, '2'")
+    assert [v for _, _, _, v in found(text)] == ["prefill/decode:5601"]
+    # 0.11.2: one port per engine
+    assert found(pod(first, second, first_extra=", --tensor-parallel-size, '2'")) == []
+
+
+def test_catches_kv_events_on_the_side_channel_port_in_one_container():
+    events = ", --kv-events-config, '{\"enable_kv_cache_events\":true,\"publisher\":\"zmq\"}'"
+    text = deployment(replicas=1, image="vllm/vllm-openai:v0.10.2", extra=events)
+    ((line, col, severity, value),) = found(text)
+    assert (line, col, severity, value) == (13, 145, Severity.ERROR, "vllm:5557")
+
+
+def test_kv_events_publisher_defaults_per_release():
+    events = ", --kv-events-config, '{\"enable_kv_cache_events\":true}'"
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5557'}]"
+    # 0.10.2: the publisher defaults to "null": nothing binds
+    assert found(deployment(env=env, replicas=1, image="vllm/vllm-openai:v0.10.2", extra=events)) == []
+    # 0.11.2: "zmq" when the events are enabled
+    assert len(found(deployment(env=env, replicas=1, extra=events))) == 1
+
+
+def test_does_not_catch_a_connecting_endpoint():
+    events = ", --kv-events-config, '{\"enable_kv_cache_events\":true,\"endpoint\":\"tcp://indexer:5557\"}'"
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5557'}]"
+    assert found(deployment(env=env, replicas=1, extra=events)) == []
+
+
+def test_does_not_catch_two_addresses():
+    # the pod's IP and loopback are two addresses: both listeners bind
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
+    assert found(pod(first_env=env)) == []
+    # both on the pod's IP collide
+    assert len(found(pod(first_env=env, second_env=env))) == 1
+
+
+def test_does_not_catch_defaults_on_an_unknown_release():
+    assert found(pod(image="vllm/vllm-openai:latest")) == []
+
+
+def test_catches_a_sidecar_declaring_the_port():
+    sidecar = """  - name: metrics
+    image: envoyproxy/envoy:v1.31.0
+    ports:
+    - containerPort: 5600
+"""
+    text = pod(second_env="[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5700'}]", sidecar=sidecar)
+    assert found(text) == [(17, 22, Severity.ERROR, "prefill/metrics:5600")]
+
+
+def test_does_not_catch_the_vllm_container_declaring_its_own_port():
+    text = deployment(replicas=1, env="[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5600'}]").replace(
+        "        resources:", "        ports:\n        - {containerPort: 5600, name: nixl}\n        resources:")
+    assert found(text) == []
+
+
+def test_catches_kv_events_of_two_containers_on_one_port():
+    events = ", --kv-events-config, '{\"enable_kv_cache_events\":true}'"
+    first = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5600'}]"
+    second = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5700'}]"
+    text = pod(first, second, first_extra=events, second_extra=events)
+    assert [v for _, _, _, v in found(text)] == ["prefill/decode:5557"]
+    assert "Give the KV-events publisher of container `decode` and the KV-events publisher of container `prefill`" \
+        in lint(text)[0].message
+
+
+def test_catches_a_leader_worker_set_of_several_pods():
+    text = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: decode}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 1
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.2
+          command: [vllm, serve, Qwen/Qwen3-8B, --kv-transfer-config, '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+    assert [v for _, _, _, v in found(text)] == ["VLLM_NIXL_SIDE_CHANNEL_HOST=<unset>"]
+    assert "LeaderWorkerSet decode runs 2 pods" in lint(text)[0].message
+    assert found(text.replace("replicas: 2", "replicas: 1")) == []
+
+
+def test_reads_the_underscore_spelling():
+    text = deployment().replace("--kv-transfer-config", "--kv_transfer_config")
+    assert len(found(text)) == 1
+
+
+def test_does_not_compare_engines_with_their_own_data_parallel_ranks():
+    # external load balancing: each container is one DP rank, its port is the base + its rank
+    text = pod(first_extra=", --data-parallel-size, '2', --data-parallel-rank, '0'",
+               second_extra=", --data-parallel-size, '2', --data-parallel-rank, '1'")
+    assert found(text) == []

@@ -1,0 +1,145 @@
+"""VL723 streamer-misconfigured: catches / does not catch, with the position of every finding."""
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from vllmlint.checks.near_miss import near_miss
+from vllmlint.data import load_yaml_data
+from vllmlint.engine import LintOptions, lint_text
+from vllmlint.finding import Severity
+from vllmlint.vllm.streamer import aws_variables, streamer_variables
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(text, filename="example.yaml"):
+    result = lint_text(text, filename, LintOptions(select=["VL723"]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [f for f in result.findings if f.code == "VL723"]
+
+
+def found(text):
+    return [(f.span.line, f.span.col, f.severity, f.value) for f in lint(text)]
+
+
+def pod(env, model="s3://core-llm/Llama-3-8b", load="runai_streamer", env_from=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: llama}}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.29.0
+    command: [vllm, serve, {model}, --load-format, {load}]
+    env: {env}{env_from}
+    resources:
+      limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+def test_data_matches_its_schema():
+    schema = json.loads((ROOT / "schemas" / "model-streamer.schema.json").read_text())
+    jsonschema.validate(load_yaml_data(ROOT / "data" / "model-streamer.yaml"), schema)
+
+
+def test_no_real_name_is_taken_for_a_typo():
+    names = streamer_variables() + aws_variables()[0]
+    env = "[" + ", ".join(f"{{name: {name}, value: '0'}}" for name in names) + "]"
+    assert found(pod(env)) == []
+    # (two real names may be close to each other: a typo is judged against the closest)
+    assert near_miss("RUNAI_STREAMER_LOG_FIEL", streamer_variables()) == "RUNAI_STREAMER_LOG_FILE"
+
+
+# --- misspelt names -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, meant", [
+    ("RUNAI_STREAMER_LOG_TO_STDER", "RUNAI_STREAMER_LOG_TO_STDERR"),
+    ("RUNAI_STREAMER_MEMORY_LIMT", "RUNAI_STREAMER_MEMORY_LIMIT"),
+    ("RUNAI_STREAMER_CONCURENCY", "RUNAI_STREAMER_CONCURRENCY"),
+    ("RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESING", "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING"),
+    ("AWS_SECRET_ACCES_KEY", "AWS_SECRET_ACCESS_KEY"),
+    ("AWS_ACCES_KEY_ID", "AWS_ACCESS_KEY_ID"),
+    ("AWS_ENDPOINT_ULR", "AWS_ENDPOINT_URL"),
+])
+def test_catches_a_misspelt_name(name, meant):
+    # at the env entry's name
+    assert found(pod(f"[{{name: {name}, value: '1'}}]")) == [(9, 18, Severity.WARNING, f"{name}->{meant}")]
+    (finding,) = lint(pod(f"[{{name: {name}, value: '1'}}]"))
+    assert finding.message.startswith(f"Rename `{name}` to `{meant}`")
+
+
+def test_aws_names_only_for_an_s3_model():
+    env = "[{name: AWS_SECRET_ACCES_KEY, value: x}]"
+    assert found(pod(env, model="/models/Llama-3-8b")) == []
+    assert found(pod(env, model="gs://core-llm/Llama-3-8b")) == []
+    # the streamer's own names count wherever the model is
+    assert len(found(pod("[{name: RUNAI_STREAMER_MEMORY_LIMT, value: '1'}]", model="/models/Llama-3-8b"))) == 1
+
+
+def test_does_not_catch_real_or_unrelated_names():
+    env = ("[{name: AWS_ENDPOINT_URL_S3, value: 'https://s3.us-east-1.amazonaws.com'}, {name: AWS_REGION, value: x},"
+           " {name: RUNAI_STREAMER_S3_ENDPOINT, value: x}, {name: RUNAI_MY_OWN, value: x}, {name: AWS_LAMBDA_X, "
+           "value: x}]")
+    assert found(pod(env)) == []
+
+
+def test_does_not_catch_a_typo_beside_the_real_name():
+    env = "[{name: RUNAI_STREAMER_MEMORY_LIMIT, value: '1'}, {name: RUNAI_STREAMER_MEMORY_LIMT, value: '1'}]"
+    assert found(pod(env, model="/models/x")) == []
+
+
+def test_does_not_catch_without_the_streamer():
+    assert found(pod("[{name: RUNAI_STREAMER_MEMORY_LIMT, value: '1'}]", load="safetensors")) == []
+    assert found(pod("[{name: RUNAI_STREAMER_MEMORY_LIMT, value: '1'}]", load="$(FORMAT)")) == []
+
+
+def test_catches_a_name_from_a_config_map_in_the_run():
+    config_map = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: streamer}
+data: {RUNAI_STREAMER_CONCURENCY: '32'}
+"""
+    text = pod("[]", model="/models/x", env_from="\n    envFrom:\n    - configMapRef: {name: streamer}") + config_map
+    # at the envFrom entry
+    assert [(line, col, value) for line, col, _, value in found(text)] == [
+        (11, 7, "RUNAI_STREAMER_CONCURENCY->RUNAI_STREAMER_CONCURRENCY")]
+
+
+# --- the S3-compatible endpoint ---------------------------------------------------------------------------------
+def test_catches_an_s3_compatible_endpoint_without_path_style():
+    env = "[{name: AWS_ENDPOINT_URL, value: 'http://minio.minio.svc:9000'}]"
+    # at the endpoint's value
+    assert found(pod(env)) == [(9, 43, Severity.WARNING, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=<unset>")]
+    (finding,) = lint(pod(env))
+    assert finding.message.startswith("Set `RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0` for the S3-compatible "
+                                      "endpoint minio.minio.svc")
+
+
+@pytest.mark.parametrize("value, said", [("'1'", "1"), ("'false'", "false")])
+def test_catches_path_style_not_turned_on(value, said):
+    env = ("[{name: AWS_ENDPOINT_URL, value: 'http://10.0.0.5:9000'}, "
+           f"{{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: {value}}}]")
+    ((line, _, severity, found_value),) = found(pod(env))
+    assert (line, severity, found_value) == (9, Severity.WARNING, f"RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING={said}")
+
+
+def test_does_not_catch_path_style_or_aws():
+    env = ("[{name: AWS_ENDPOINT_URL, value: 'http://minio:9000'}, "
+           "{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: '0'}]")
+    assert found(pod(env)) == []
+    assert found(pod("[{name: AWS_ENDPOINT_URL, value: 'https://s3.eu-west-1.amazonaws.com'}]")) == []
+    assert found(pod("[{name: AWS_ENDPOINT_URL, value: 'https://bucket.s3.cn-north-1.amazonaws.com.cn'}]")) == []
+
+
+def test_does_not_catch_values_from_elsewhere():
+    assert found(pod("[{name: AWS_ENDPOINT_URL, valueFrom: {secretKeyRef: {name: s3, key: url}}}]")) == []
+    env = "[{name: AWS_ENDPOINT_URL, value: 'http://minio:9000'}]"
+    assert found(pod(env, env_from="\n    envFrom:\n    - secretRef: {name: streamer}")) == []
+    assert found(pod(env, model="/models/Llama-3-8b")) == []
+
+
+def test_aws_names_data():
+    names, prefixes = aws_variables()
+    assert "AWS_SECRET_ACCESS_KEY" in names and "AWS_ENDPOINT_URL_" in prefixes

@@ -1,0 +1,291 @@
+"""VL721: disaggregated prefill/decode wiring: the KV connector's side channel advertised on an address the peer
+pod cannot reach, and side-channel or KV-events ports that collide inside one pod's network.
+
+The facts (which connectors open a side channel, the variables, default host and port and how many ports one
+engine binds per release, the KV-events publisher's endpoint) are sourced data (`data/kv-transfer.yaml`, read
+through `vllmlint.vllm.kv_transfer`). Compose services are left alone (their network is not a pod's).
+
+- The host: the prefill side binds its handshake listener on `VLLM_NIXL_SIDE_CHANNEL_HOST` and sends that same
+  host to the decode side, which dials it. In a deployment of several pods (a workload with more than one
+  replica, or separate workloads running the connector in one namespace: llm-d's prefill and decode), the
+  default `localhost` and `0.0.0.0` are unreachable from the peer; `status.podIP` through `fieldRef` is the
+  address. Silent when the variable may come from elsewhere (an `envFrom` object not in the run, a script),
+  and when the release is known not to read the variable.
+- The ports: containers of a pod share its network namespace, and one container shares its own: two listeners
+  on one port and address (or one on a wildcard address) collide, the second failing with "Address already in
+  use". Only ports that are certain are compared: a literal or ConfigMap port, or the release's default when
+  the release is known; the API port is port-collision's (VL717).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, NamedTuple
+
+from vllmlint.checks import Context
+from vllmlint.finding import Finding, Severity
+from vllmlint.k8s.pod import CONFIG_MAP, FIELD, LITERAL, env_from_refs
+from vllmlint.k8s.quantity import digits_int
+from vllmlint.source.yamlmodel import Mapping, scalar_str
+from vllmlint.vllm import kv_transfer as kvt
+from vllmlint.vllm.ports import runs_beside
+
+_WILDCARD = "*"
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")
+_ANY = ("0.0.0.0", "::", "*")
+
+
+class _Bound(NamedTuple):
+    """Ports [low, high] one container binds, on which address (`*` for every address), what binds them and where
+    the manifest says so."""
+
+    container: Any
+    low: int
+    high: int
+    address: str
+    what: str
+    where: Any
+    short: str = ""
+
+
+def check(ctx: Context) -> Iterator[Finding | None]:
+    wired: dict[int, tuple[Any, list]] = {}  # id(template) -> (template, [(invocation, config, rows)])
+    bound: dict[int, tuple[Any, list[_Bound], set[int]]] = {}  # id(template) -> (template, ports, vLLM containers)
+    for template, invocations in ctx.world.vllm_templates().items():
+        if template.owner.kind == "ComposeService":
+            continue
+        seen: set[int] = set()
+        for invocation in invocations:
+            container = invocation.container
+            if container is None or id(container) in seen or not runs_beside(container):
+                continue
+            seen.add(id(container))
+            found = kvt.side_channels(invocation)
+            if found is not None:
+                wired.setdefault(id(template), (template, []))[1].append((invocation, *found))
+            entry = bound.setdefault(id(template), (template, [], set()))
+            entry[1].extend(_bound_ports(ctx, invocation, found))
+            entry[2].add(id(container))
+    yield from _hosts(ctx, wired)
+    for template, ports, vllm_containers in bound.values():
+        if ports:
+            yield from _collisions(ctx, template, ports, vllm_containers)
+
+
+# --- the side channel's host ----------------------------------------------------------------------------------
+def _replicas(owner) -> int | None:
+    """Pods the workload runs: `spec.replicas` (times a LeaderWorkerSet's group size); None when not known."""
+    setting = owner.replicas
+    if setting is not None:
+        return setting.value
+    if owner.kind == "LeaderWorkerSet" and owner.spec is not None:
+        count = digits_int(scalar_str(owner.spec.get("replicas")) or "1")
+        template = owner.spec.get("leaderWorkerTemplate")
+        size = digits_int(scalar_str(template.get("size")) or "1") if isinstance(template, Mapping) else 1
+        return count * size if count is not None and size is not None else None
+    return None
+
+
+def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding | None]:
+    by_namespace: dict[str, set[int]] = {}
+    for key, (template, _) in wired.items():
+        by_namespace.setdefault(template.namespace, set()).add(key)
+    for template, items in wired.values():
+        replicas = _replicas(template.owner)
+        separate = len(by_namespace[template.namespace]) > 1
+        if not separate and (replicas is None or replicas < 2):
+            continue  # one pod (or a count not known): the peer may be a container of the same pod
+        why = (f"{template.owner.kind} {template.owner.name} runs {replicas} pods" if replicas and replicas > 1
+               else "Prefill and decode run in separate pods")
+        for invocation, config, rows in items:
+            for row in rows:
+                yield _host(ctx, invocation, config, row, why)
+
+
+def _reads(invocation, name: str) -> bool:
+    """Whether the release may read the variable: the assumed release's catalog for an unknown release (every
+    release with the connector has it: data/kv-transfer.yaml), the release's own otherwise."""
+    catalog = getattr(invocation, "catalog", None)
+    return catalog is None or name in catalog.env
+
+
+def _host(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, why: str) -> Finding | None:
+    container = invocation.container
+    name = row["host_env"]
+    release = None if invocation.assumed else invocation.release
+    if release is not None and not kvt.in_releases(row.get("releases"), release) or not _reads(invocation, name):
+        return None  # a release without the connector or the variable
+    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
+    option = kvt.value_option(config)
+    target = option.value_token or option.token
+    connector = row["name"]
+    advice = f"Set {name} to the pod's IP (`valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}`)"
+    if var is None:
+        if _env_may_set(ctx, container, name):
+            return None
+        return ctx.finding(target, f"{advice} for {connector}: unset, the side channel binds "
+                           f"`{row['host_default']}` (vLLM's default) and tells the peer to dial it. {why}, so the "
+                           "peer's handshake never reaches this pod and the KV cache is not transferred.",
+                           about=container, value=f"{name}=<unset>", severity=min(ctx.severity, Severity.WARNING))
+    if var.origin == FIELD or var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
+        return None
+    value = var.value.strip().strip("[]").lower()
+    where = var.source if var.source is not None else var.node
+    said = var.value.strip()
+    if value in _ANY:
+        return ctx.finding(where, f"{advice}, not {said}: the side channel binds every address but tells the peer "
+                           f"to dial {said}, the peer's own host. {why}, so the peer reaches its own listener (an "
+                           "engine-ID mismatch) and the KV cache is not transferred.", about=container,
+                           value=f"{name}={said}", severity=min(ctx.severity, Severity.WARNING))
+    if value in _LOOPBACK:
+        return ctx.finding(where, f"{advice}, not the loopback address {said}: the side channel listens only inside "
+                           f"this pod and tells the peer to dial its own loopback. {why}, so the handshake fails and "
+                           "the KV cache is not transferred.", about=container, value=f"{name}={said}",
+                           severity=min(ctx.severity, Severity.WARNING))
+    return None
+
+
+def _env_may_set(ctx: Context, container, name: str) -> bool:
+    """Whether the variable may be set where the run cannot see: an `envFrom` object not in the run, or a shell
+    script of the container that assigns it."""
+    namespace = container.pod.namespace
+    for ref in env_from_refs(container.node):
+        if ref.name is None or ctx.world.find(ref.kind, ref.name, namespace) is None:
+            return True
+    return (id(container), name) in ctx.world.fact(_script_set)
+
+
+def _script_set(world) -> set[tuple[int, str]]:
+    """(id of the container, variable) of every side-channel variable a container's shell script assigns: read
+    once per run (a scan of every script per container would be quadratic)."""
+    from vllmlint.vllm.invocation import script_assignments
+
+    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")}
+    return {(id(a.container), a.name) for a in script_assignments(world, tuple(sorted(names)))
+            if a.container is not None and a.name in names}
+
+
+# --- ports -----------------------------------------------------------------------------------------------------
+def _size(invocation, *names: str) -> int | None:
+    """An integer option's value (the last given), 1 when absent, None when not known here."""
+    options = invocation.option(*names)
+    if not options:
+        return 1
+    last = options[-1]
+    return digits_int(last.value.strip()) if last.value_known and last.value else None
+
+
+def _address(ctx: Context, container, name: str, default: str) -> str | None:
+    """Which address a listener binds, as a key two listeners compare: `*` for every address, `podIP`, a
+    literal; None when not known."""
+    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
+    if var is None:
+        return None if _env_may_set(ctx, container, name) else _normal(default)
+    if var.origin == FIELD:
+        return "podIP" if var.ref_key == "status.podIP" else None
+    if var.origin in (LITERAL, CONFIG_MAP) and var.value:
+        return _normal(var.value)
+    return None
+
+
+def _normal(text: str) -> str:
+    value = text.strip().strip("[]").lower()
+    if value in _ANY:
+        return _WILDCARD
+    return "127.0.0.1" if value == "localhost" else value
+
+
+# Options that give the engines of a container data-parallel ranks other than 0 to n-1 (multi-node or external
+# load-balanced data parallelism): their ports are offset by ranks not known here.
+_RANKED = ("--data-parallel-rank", "--data-parallel-start-rank", "--data-parallel-address", "--headless",
+           "--data-parallel-hybrid-lb", "--data-parallel-external-lb")
+
+
+def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
+    container = invocation.container
+    release = None if invocation.assumed else invocation.release
+    if invocation.option(*_RANKED):
+        return  # the ports are offset by data-parallel ranks not known here
+    dp = _size(invocation, "--data-parallel-size-local") if invocation.option("--data-parallel-size-local") \
+        else _size(invocation, "--data-parallel-size")
+    if found is not None:
+        config, rows = found
+        for row in rows:
+            address = _address(ctx, container, row["host_env"], row["host_default"])
+            if address is None:
+                continue
+            name = row["port_env"]
+            var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
+            if var is not None:
+                if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
+                    continue
+                port = digits_int(var.value.strip())
+                where = var.source if var.source is not None else var.node
+                said = f"{name}={var.value.strip()}"
+            else:
+                if _env_may_set(ctx, container, name) or release is None:
+                    continue
+                port = kvt.default_port(row, release)
+                option = kvt.value_option(config)
+                where = option.value_token or option.token
+                said = f"{name} not set: vLLM {release}'s default {port}"
+            if port is None or not 0 < port < 65536:
+                continue
+            span = kvt.port_span(row, release, _size(invocation, "--tensor-parallel-size"), dp)
+            yield _Bound(container, port, port + span - 1, address, f"the {row['name']} side channel ({said})", where,
+                         f"the {row['name']} side channel")
+    events = kvt.kv_events_port(invocation, release)
+    if events is not None:
+        port, config = events
+        option = kvt.value_option(config)
+        span = dp or 1
+        yield _Bound(container, port, port + span - 1, _WILDCARD, "the KV-events publisher (--kv-events-config "
+                     f"endpoint on port {port})", option.value_token or option.token, "the KV-events publisher")
+
+
+def _overlap(a: _Bound, b: _Bound) -> int | None:
+    if a.address != b.address and _WILDCARD not in (a.address, b.address):
+        return None  # two addresses: both bind
+    low = max(a.low, b.low)
+    return low if low <= min(a.high, b.high) else None
+
+
+def _upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _span(bound: _Bound) -> str:
+    return f"port {bound.low}" if bound.low == bound.high else f"ports {bound.low}-{bound.high}"
+
+
+def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: set[int]) -> Iterator[Finding | None]:
+    for i, second in enumerate(ports):
+        clash = next(((first, port) for first in ports[:i] if (port := _overlap(first, second)) is not None), None)
+        if clash is None:
+            continue
+        first, port = clash
+        same = first.container is second.container
+        if same:
+            head = (f"Give {second.short} and {first.short} of container `{second.container.name}` separate ports: "
+                    f"both bind port {port}.")
+        else:
+            head = (f"Give {second.short} of container `{second.container.name}` and {first.short} of container "
+                    f"`{first.container.name}` separate ports: both bind port {port} in one pod.")
+        yield ctx.finding(second.where, f"{head} {_upper(second.what)} takes {_span(second)} and {first.what} takes "
+                          f"{_span(first)}{'' if same else ', and containers of a pod share its network'}: the "
+                          "second to start fails with \"Address already in use\" and its vLLM exits.",
+                          about=second.container, value=(f"{second.container.name}:{port}" if same else
+                                                         f"{first.container.name}/{second.container.name}:{port}"))
+    for other in template.containers:
+        if id(other) in vllm_containers or not runs_beside(other):
+            continue
+        for declared in other.container_ports:
+            if declared.protocol != "TCP":
+                continue
+            hit = next((b for b in ports if b.low <= declared.number <= b.high), None)
+            if hit is None:
+                continue
+            yield ctx.finding(declared.number_node or declared.node, f"Move container `{other.name}` or "
+                              f"{hit.short} of container `{hit.container.name}` to another port: both use "
+                              f"{declared.number}. {_upper(hit.what)} binds {_span(hit)}, and containers of a "
+                              "pod share its network: whichever starts second fails with \"Address already in "
+                              "use\".", about=other,
+                              value=f"{hit.container.name}/{other.name}:{declared.number}")

@@ -1,0 +1,182 @@
+"""Disaggregated prefill/decode wiring of one vLLM invocation: the KV connectors `--kv-transfer-config` names,
+the side channel they open (host and port variables, default port and how many ports one engine binds, per
+release) and the port `--kv-events-config` binds. The facts are sourced data (`data/kv-transfer.yaml`,
+validated by `schemas/kv-transfer.schema.json`); this module only applies them to an invocation.
+
+A JSON option is read as vLLM's parser builds it: the whole JSON (`--kv-transfer-config '{...}'`) and its
+dotted keys (`--kv-transfer-config.kv_connector NixlConnector`), in argv order. It is unknown (None) when a
+value is not in the manifest (`$VAR`), is not a JSON object, or a `--config` file may set it.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from vllmlint.vllm.release import version_key
+
+if TYPE_CHECKING:
+    from vllmlint.vllm.invocation import Invocation, Option
+
+
+@lru_cache(maxsize=1)
+def kv_transfer_data() -> dict[str, Any]:
+    from vllmlint.data import knowledge_dir, load_yaml_data
+
+    data = load_yaml_data(knowledge_dir() / "kv-transfer.yaml")
+    return data if isinstance(data, dict) else {}
+
+
+def in_releases(bounds: dict[str, Any] | None, release: str) -> bool:
+    """Whether `release` lies within {from, to} (either may be missing)."""
+    if not bounds:
+        return True
+    try:
+        key = version_key(release)
+        if bounds.get("from") and key < version_key(str(bounds["from"])):
+            return False
+        return not (bounds.get("to") and key > version_key(str(bounds["to"])))
+    except ValueError:
+        return False
+
+
+def by_release(rows: list[dict[str, Any]] | None, release: str | None, field: str = "value") -> Any:
+    """The `field` of the first row whose `releases` hold `release`; None for an unknown release or none."""
+    if release is None:
+        return None
+    return next((row.get(field) for row in rows or () if in_releases(row.get("releases"), release)), None)
+
+
+class JsonConfig(NamedTuple):
+    """A JSON option as vLLM builds it, and the options that set it, in argv order."""
+
+    value: dict
+    options: list  # the Options, in argv order
+
+
+def json_config(invocation: Invocation, flag: str) -> JsonConfig | None:
+    """`flag`'s JSON object (whole and dotted forms merged in argv order), or None: not given, a value not
+    known here, not a JSON object, or a `--config` file that may set it."""
+    options = invocation.option(flag)
+    if not options:
+        return None
+    import json  # here, not at start-up: only invocations with these options need it
+
+    value: dict = {}
+    for option in options:
+        if not option.value_known or option.value is None or "$" in option.value:
+            return None
+        path = option.resolution.json_path if option.resolution is not None else ()
+        if path:
+            target = value
+            for key in path[:-1]:
+                nested = target.get(key)
+                if not isinstance(nested, dict):
+                    nested = target[key] = {}
+                target = nested
+            target[path[-1]] = option.value
+            continue
+        try:
+            parsed = json.loads(option.value)
+        except ValueError:
+            return None
+        if not isinstance(parsed, dict):
+            return None
+        value = parsed
+    return JsonConfig(value, list(options))
+
+
+def value_option(config: JsonConfig) -> Option:
+    """The option a finding about the JSON value points at (the last one given)."""
+    return config.options[-1]
+
+
+def connector_names(config: JsonConfig) -> list[str]:
+    """The connectors a kv-transfer config runs: `kv_connector`, and a MultiConnector's listed connectors."""
+    data = kv_transfer_data().get("multi_connector") or {}
+    names: list[str] = []
+
+    def visit(node: Any, depth: int) -> None:
+        if not isinstance(node, dict) or depth > 4:
+            return
+        name = node.get("kv_connector")
+        if isinstance(name, str):
+            names.append(name)
+        if name == data.get("name"):
+            extra = node.get("kv_connector_extra_config")
+            children = extra.get(data.get("key", "connectors")) if isinstance(extra, dict) else None
+            for child in children if isinstance(children, list) else ():
+                visit(child, depth + 1)
+
+    visit(config.value, 0)
+    return names
+
+
+def side_channel(name: str) -> dict[str, Any] | None:
+    """The data row of a connector that opens a side channel (NixlConnector), or None."""
+    return next((row for row in kv_transfer_data().get("connectors", []) if row.get("name") == name), None)
+
+
+def side_channels(invocation: Invocation) -> tuple[JsonConfig, list[dict[str, Any]]] | None:
+    """(the kv-transfer config, the side-channel connectors it runs), or None when it runs none (or is unknown)."""
+    config = json_config(invocation, "--kv-transfer-config")
+    if config is None:
+        return None
+    rows = [row for row in (side_channel(name) for name in connector_names(config)) if row is not None]
+    return (config, rows) if rows else None
+
+
+def default_port(row: dict[str, Any], release: str | None) -> int | None:
+    value = by_release(row.get("port_defaults"), release)
+    return value if isinstance(value, int) else None
+
+
+def port_span(row: dict[str, Any], release: str | None, tensor_parallel: int | None, data_parallel: int | None) -> int:
+    """How many consecutive ports from the base one engine binds: 1 when the release's rule or a size is unknown
+    (the base port is bound whatever they are)."""
+    per = by_release(row.get("port_spans"), release, "per")
+    dp = data_parallel or 1
+    if per == "tp_dp":
+        return (tensor_parallel or 1) * dp if tensor_parallel is not None and data_parallel is not None else 1
+    if per == "dp":
+        return dp if data_parallel is not None else 1
+    return 1
+
+
+def _truthy(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
+        return False
+    return None
+
+
+def kv_events_port(invocation: Invocation, release: str | None) -> tuple[int, JsonConfig] | None:
+    """The TCP port the KV-events publisher binds (data-parallel rank 0), with its config; None when it
+    publishes nothing, connects instead of binding, or what it does is not known (a release not read)."""
+    data = kv_transfer_data().get("kv_events") or {}
+    config = json_config(invocation, data.get("option", "--kv-events-config"))
+    if config is None or _truthy(config.value.get("enable_kv_cache_events")) is not True:
+        return None
+    publisher = config.value.get("publisher")
+    if publisher is None:
+        default = by_release(data.get("publisher_defaults"), release)
+        if default is None:
+            return None
+        publisher = "zmq" if default in ("zmq", "zmq-when-enabled") else default
+    if publisher != "zmq":
+        return None
+    endpoint = config.value.get("endpoint", data.get("endpoint_default"))
+    if not isinstance(endpoint, str) or not endpoint.startswith("tcp://"):
+        return None
+    if "*" not in endpoint and "::" not in endpoint:
+        return None  # vLLM connects to this endpoint: it binds nothing
+    text = endpoint.rpartition(":")[2]
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        return None
+    return int(text), config
+
+
+__all__ = ["JsonConfig", "json_config", "connector_names", "side_channel", "side_channels", "default_port",
+           "port_span", "kv_events_port", "kv_transfer_data", "by_release", "in_releases", "value_option"]
