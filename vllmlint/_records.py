@@ -642,6 +642,23 @@ def _m_af32b040a750(_HAS, _D, _F, _set):
         return hash((self.token,self.kind,self.option,self.spelling,self.value,self.implied_value,self.candidates,self.json_path,self.normalized,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|type:ric,family:ric,accelerator:ric,neuron_devices:ric,neuron_cores:ric,source:dic
+def _m_913d6c208137(_HAS, _D, _F, _set):
+    def __init__(self, type, family, accelerator, neuron_devices, neuron_cores, source=_D[0]):
+        _set(self, 'type', type)
+        _set(self, 'family', family)
+        _set(self, 'accelerator', accelerator)
+        _set(self, 'neuron_devices', neuron_devices)
+        _set(self, 'neuron_cores', neuron_cores)
+        _set(self, 'source', source)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.type,self.family,self.accelerator,self.neuron_devices,self.neuron_cores,self.source,) == (other.type,other.family,other.accelerator,other.neuron_devices,other.neuron_cores,other.source,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.type,self.family,self.accelerator,self.neuron_devices,self.neuron_cores,self.source,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic
 def _m_4f0fff53f77f(_HAS, _D, _F, _set):
     def __init__(self, type, provider, family, gpu, gpu_count, vcpus=_D[0], memory_gib=_D[1], source=_D[2]):
@@ -2256,6 +2273,7 @@ MAKERS = {
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
+    'Fe|type:ric,family:ric,accelerator:ric,neuron_devices:ric,neuron_cores:ric,source:dic': _m_913d6c208137,
     'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m_4f0fff53f77f,
     'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m_0726ca89e21e,
     'Fe|value:ric,source:ric,also:dic,model_type:dic': _m_c7aa245baca7,
