@@ -592,6 +592,22 @@ def _m_42786460d69f(_HAS, _D, _F, _set):
         return hash((self.release,self.fork,self.plugin_values,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|repo_id:ric,anchor:ric,pinned:ric,container:ric,how:ric
+def _m_91b79e32315b(_HAS, _D, _F, _set):
+    def __init__(self, repo_id, anchor, pinned, container, how):
+        _set(self, 'repo_id', repo_id)
+        _set(self, 'anchor', anchor)
+        _set(self, 'pinned', pinned)
+        _set(self, 'container', container)
+        _set(self, 'how', how)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.repo_id,self.anchor,self.pinned,self.container,self.how,) == (other.repo_id,other.anchor,other.pinned,other.container,other.how,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.repo_id,self.anchor,self.pinned,self.container,self.how,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|start:ric,end:ric
 def _m_75269f94542a(_HAS, _D, _F, _set):
     def __init__(self, start, end):
@@ -2270,6 +2286,7 @@ MAKERS = {
     'Fe|path:ric,start:ric,end:ric,replacement:ric': _m_de44f4df3228,
     'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
     'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
+    'Fe|repo_id:ric,anchor:ric,pinned:ric,container:ric,how:ric': _m_91b79e32315b,
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
