@@ -1886,6 +1886,16 @@ def _m_92bedfc256ef(_HAS, _D, _F, _set):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
+# M|key:ri,value:ri,start:ri,value_start:ri,end:ri
+def _m_9f2fcf0d73c6(_HAS, _D, _F, _set):
+    def __init__(self, key, value, start, value_start, end):
+        self.key = key
+        self.value = value
+        self.start = start
+        self.value_start = value_start
+        self.end = end
+    return {'__init__': __init__}
+
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
 def _m_0cfde726c783(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
@@ -1959,6 +1969,17 @@ def _m_074d9d7972c8(_HAS, _D, _F, _set):
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
         self.node = node
         self.valid = valid
+    return {'__init__': __init__}
+
+# M|name:ri,arg:ri,start:ri,end:ri,params:fi,sections:fi
+def _m_daffe4d587ad(_HAS, _D, _F, _set):
+    def __init__(self, name, arg, start, end, params=_HAS, sections=_HAS):
+        self.name = name
+        self.arg = arg
+        self.start = start
+        self.end = end
+        self.params = _F[0]() if params is _HAS else params
+        self.sections = _F[1]() if sections is _HAS else sections
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
@@ -2370,6 +2391,7 @@ MAKERS = {
     'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m_e24df1af4654,
     'M|container_port:ri,host_ip:ri,node:ri': _m_6347ebc7b5df,
     'M|fields:fi': _m_92bedfc256ef,
+    'M|key:ri,value:ri,start:ri,value_start:ri,end:ri': _m_9f2fcf0d73c6,
     'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m_0cfde726c783,
     'M|kind:ri,name:ri,api_version:ri,node:ri': _m_0955b783a0f7,
     'M|kind:ri,name:ri,namespace:ri,node:ri': _m_f7b49df127bb,
@@ -2377,6 +2399,7 @@ MAKERS = {
     'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m_476ff93e1556,
     'M|kind:ri,owner:ri,members:fi,size:di': _m_b8b19300a60a,
     'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m_074d9d7972c8,
+    'M|name:ri,arg:ri,start:ri,end:ri,params:fi,sections:fi': _m_daffe4d587ad,
     'M|name:ri,args:ri,parents:fi,block:di': _m_ac9081a11e27,
     'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m_685b8c6259f0,
     'M|name:ri,node:ri,kind:ri,source:ri': _m_eacb226e6a5b,
