@@ -85,8 +85,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         release = invocation.release or invocation.catalog.version
         if version_key(release) > version_key(verified):
             continue  # code not read: never guess
-        asked = [(entry, _asks_on(invocation.option(f"--{entry['option']}"))) for entry in options]
-        asked = [(entry, option) for entry, option in asked if option is not None]
+        asked = [(entry, option) for entry in options
+                 for option in [_asks_on(invocation.option(f"--{entry['option']}"))] if option is not None]
         if not asked or not _cuda_build(invocation) or _pooling(invocation, shape.get("pooling_flags") or {}):
             continue
         works = by_invocation.get(id(invocation)) or []

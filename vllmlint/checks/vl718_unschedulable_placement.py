@@ -22,6 +22,7 @@ from vllmlint.checks import Context
 from vllmlint.finding import Severity
 from vllmlint.k8s.placement import tolerated
 from vllmlint.k8s.quantity import quantity_int
+from vllmlint.source.yamlmodel import Node
 from vllmlint.k8s.selectors import DOES_NOT_EXIST, IN, NOT_IN
 from vllmlint.vllm.nccl_env import efa_resource
 
@@ -92,7 +93,7 @@ def _points_at(pool, requirements, tolerations) -> bool:
     return any(tolerated(tolerations, taint) for taint in pool.taints)
 
 
-def _efa_request(template) -> tuple[int, object] | None:
+def _efa_request(template) -> tuple[int, Node] | None:
     """(interfaces the pod requests in all, the YAML node of the first request) for `vpc.amazonaws.com/efa`;
     None when no container requests it or a count is not a number. Extended resources are whole and not
     overcommitted: the request, else the limit, of each container adds up on one node."""

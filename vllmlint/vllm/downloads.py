@@ -112,8 +112,8 @@ def _snapshot_calls(script: Token, container: Container | None) -> list[HubDownl
                         else None
                     names[target.id] = literal if target.id not in names else None
     line_starts = [0]
-    for line in text.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
+    for text_line in text.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(text_line))
     found = []
     for call in ast.walk(tree):
         if not isinstance(call, ast.Call):
@@ -129,7 +129,7 @@ def _snapshot_calls(script: Token, container: Container | None) -> list[HubDownl
             continue
         pinned = any(k.arg == "revision" for k in call.keywords)
         where = func.end_col_offset if isinstance(func, ast.Attribute) else func.col_offset
-        line = getattr(func, "end_lineno", func.lineno) if isinstance(func, ast.Attribute) else func.lineno
+        line: int = (func.end_lineno or func.lineno) if isinstance(func, ast.Attribute) else func.lineno
         if line - 1 >= len(line_starts) or where is None:
             continue
         # ast counts columns in UTF-8 bytes: ASCII lines only, where bytes and characters agree
