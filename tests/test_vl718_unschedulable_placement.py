@@ -340,3 +340,8 @@ def test_catches_a_nodepool_requirement_on_a_device_resource(key):
 @pytest.mark.parametrize("key", ["karpenter.k8s.aws/instance-gpu-count", "node-type", "nvidia.com/gpu.present"])
 def test_does_not_catch_a_nodepool_requirement_on_a_label(key):
     assert lint(nodepool_requirement(key)) == []
+
+
+@pytest.mark.parametrize("operator, values", [("DoesNotExist", "[]"), ("NotIn", '["true"]')])
+def test_does_not_catch_a_nodepool_keeping_a_resource_out(operator, values):
+    assert lint(nodepool_requirement("nvidia.com/gpu", operator, values)) == []

@@ -149,8 +149,8 @@ def _pool_resource_requirements(ctx: Context, pools, resource_keys: set[str]):
     instance types have no such label, so it narrows nothing; Karpenter only writes it on the nodes as a label."""
     for pool in pools:
         for requirement in pool.requirements:
-            if requirement.key not in resource_keys:
-                continue
+            if requirement.key not in resource_keys or requirement.operator in (NOT_IN, DOES_NOT_EXIST):
+                continue  # NotIn / DoesNotExist mean to keep such nodes out: not what this message advises
             efa = requirement.key == efa_resource()
             what = "instance types with EFA" if efa else f"instance types that have `{requirement.key}`"
             types = sorted({v for r in pool.requirements if r.key in INSTANCE_TYPE_KEYS and r.operator == IN
