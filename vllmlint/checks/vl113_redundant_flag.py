@@ -115,4 +115,5 @@ def _decoder(work: Any, shape: dict[str, Any]) -> str | None:
         return None
     if set(spec.layer_types or ()) & set(shape.get("state_layer_types") or ()) or spec.linear_attention is not None:
         return None  # hybrid (Mamba, gated DeltaNet): prefix caching opt-in or unsupported in these releases
-    return str(spec.id)
+    named = work.model_name
+    return str(spec.id) if not named or named == spec.id else f"`{named}` (read as {spec.id})"
