@@ -266,3 +266,66 @@ def test_a_method_the_checkpoint_does_not_hold_is_vl716s():
     quantized = deployment(T4, "v0.10.1", "[--model, Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]")
     assert found(quantized) == [(13, 71, Severity.ERROR, "awq_marlin:T4")]
     assert min_capability("bitsandbytes", "0.10.1") == (7, 0)
+
+
+# --- a CUDA build on Neuron instances (issue 26: trn1/inf2 in the instance catalog) ------------------------
+def neuron_pod(selector, pool_values=None, image="vllm/vllm-openai:v0.29.0"):
+    pool = "" if pool_values is None else f"""apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: accel}}
+spec:
+  template:
+    metadata:
+      labels: {{node-type: accel}}
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: accel}}
+      requirements:
+      - {{key: node.kubernetes.io/instance-type, operator: In, values: {pool_values}}}
+---
+"""
+    return pool + f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      nodeSelector: {selector}
+      containers:
+      - name: vllm
+        image: {image}
+        args: [meta-llama/Llama-3.1-8B-Instruct]
+"""
+
+
+@pytest.mark.parametrize("selector", ["{node.kubernetes.io/instance-type: trn1.32xlarge}",
+                                      "{node.kubernetes.io/instance-type: inf2.48xlarge}",
+                                      "{karpenter.k8s.aws/instance-family: trn1}",
+                                      "{karpenter.k8s.aws/instance-accelerator-name: inferentia2}"])
+def test_catches_a_cuda_image_selecting_neuron_instances(selector):
+    [finding] = lint(neuron_pod(selector))
+    assert (finding.span.line, finding.span.col, finding.severity) == (12, 16, Severity.ERROR)
+    assert "AWS Neuron devices" in finding.message and "no NVIDIA GPU" in finding.message
+
+
+def test_catches_a_cuda_image_on_a_pool_of_neuron_instances():
+    [finding] = lint(neuron_pod("{node-type: accel}", "[trn1.32xlarge, inf2.48xlarge]"))
+    assert (finding.span.line, finding.span.col) == (24, 16)
+    assert "it lands on NodePool accel, whose instance types are trn1.32xlarge, inf2.48xlarge, which have AWS " \
+           "Neuron devices (inferentia2, trainium)" in finding.message
+
+
+@pytest.mark.parametrize("selector, pool", [
+    ("{node-type: accel}", "[trn1.32xlarge, p4d.24xlarge]"),  # the pool may launch a GPU type
+    ("{node.kubernetes.io/instance-type: g5.12xlarge}", None),
+    ("{karpenter.k8s.aws/instance-family: p5}", None),
+])
+def test_does_not_catch_a_cuda_image_that_may_get_a_gpu(selector, pool):
+    assert lint(neuron_pod(selector, pool)) == []
+
+
+def test_does_not_catch_a_neuron_image_on_trn1():
+    text = neuron_pod("{node.kubernetes.io/instance-type: trn1.32xlarge}",
+                      image="public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py310-sdk2.25.0-ubuntu22.04")
+    assert lint(text) == []

@@ -207,12 +207,14 @@ def test_no_nodepool_no_finding():
     assert lint(text) == []
 
 
-def test_fixtures_are_silent():
+def test_fixtures_report_only_the_chapters_efa_requirement():
     linter = Linter(LintOptions(select=["VL718"]))
     for folder in ("audited", "original", "own"):
         for path in sorted((ROOT / "fixtures" / folder).glob("*.yaml")):
             linter.add_file(path, f"{folder}/{path.name}")
-    assert [f for f in linter.run().findings if f.code == "VL718"] == []  # VL001 of broken.yaml is never hidden
+    # VL001 of broken.yaml is never hidden; the April 2026 NodePool requires `vpc.amazonaws.com/efa` (line 22)
+    assert [(f.path, f.span.line, f.value) for f in linter.run().findings if f.code == "VL718"] == [
+        ("original/karpenter-nodepool.yaml", 22, "pool-resource:vpc.amazonaws.com/efa")]
 
 
 def test_a_resource_taint_without_the_resource_says_to_request_it():
@@ -232,3 +234,114 @@ def test_a_plain_taint_still_asks_for_a_toleration():
     # a NoExecute taint keyed by the resource: the plugin adds only NoSchedule tolerations
     (finding,) = lint(run(taints="[{key: nvidia.com/gpu, effect: NoExecute}]"))
     assert "which the pod does not tolerate" in finding.message and "Request `" not in finding.message
+
+
+# --- EFA interfaces per instance type, and NodePool requirements keyed by a resource (issue 26) -----------
+def efa_pod(instance="p4d.24xlarge", efa="32", gpus="8", selector=None, extra=""):
+    selector = selector or f"{{node.kubernetes.io/instance-type: {instance}}}"
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vllm}}
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      nodeSelector: {selector}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, "8"]
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}, vpc.amazonaws.com/efa: {efa}}}
+{extra}"""
+
+
+def test_catches_more_efa_than_the_instance_type_has():
+    [finding] = lint(efa_pod("p4d.24xlarge", "32"))
+    assert (finding.span.line, finding.span.col, finding.severity) == (15, 62, Severity.ERROR)
+    assert finding.message.startswith("Request at most 4 (the most any of them takes)")
+    assert "p4d.24xlarge (4)" in finding.message and "Insufficient vpc.amazonaws.com/efa" in finding.message
+
+
+def test_catches_efa_on_an_instance_type_without_efa():
+    [finding] = lint(efa_pod("p3.16xlarge", "1"))
+    assert (finding.span.line, finding.span.col) == (15, 62)
+    assert finding.message.startswith("Pick an instance type that supports EFA")
+    assert "p3.16xlarge (no EFA)" in finding.message
+
+
+def test_catches_efa_on_the_chapters_pool_that_only_fits_the_gpus_on_p3():
+    # 8 GPUs fit only the p3.16xlarge of the pool (g5.12xlarge has 4): it has no EFA.
+    pool = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: vllm-gpu}
+spec:
+  template:
+    metadata:
+      labels: {node-type: gpu}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [p3.16xlarge, g5.12xlarge]}
+---
+"""
+    findings = lint(pool + efa_pod(efa="1", selector="{node-type: gpu}"))
+    assert [(f.span.line, f.span.col, f.value) for f in findings] == [(27, 62, "efa:1")]
+
+
+@pytest.mark.parametrize("instance,efa", [("p5.48xlarge", "32"), ("p4d.24xlarge", "4"), ("g6e.48xlarge", "4"),
+                                          ("trn1.32xlarge", "8")])
+def test_does_not_catch_efa_the_node_has(instance, efa):
+    assert lint(efa_pod(instance, efa, gpus="8" if instance != "trn1.32xlarge" else "0")) == []
+
+
+def test_does_not_catch_efa_on_an_unknown_instance_type():
+    assert lint(efa_pod("p6e-gb200.36xlarge", "64")) == []
+
+
+def test_does_not_catch_efa_without_a_known_placement():
+    assert lint(efa_pod(selector="{node-type: gpu}", efa="64")) == []
+
+
+def nodepool_requirement(key, operator="In", values='["true"]'):
+    return f"""apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: vllm-gpu}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements:
+      - key: node.kubernetes.io/instance-type
+        operator: In
+        values: [p3.16xlarge, p4d.24xlarge]
+      - key: {key}
+        operator: {operator}
+        values: {values}
+"""
+
+
+def test_catches_a_nodepool_requirement_on_the_efa_resource():
+    [finding] = lint(nodepool_requirement("vpc.amazonaws.com/efa"))
+    assert (finding.span.line, finding.span.col, finding.severity) == (12, 14, Severity.WARNING)
+    assert finding.message.startswith("Drop this requirement and request `vpc.amazonaws.com/efa` under the vLLM "
+                                      "container's resources.limits")
+    assert "p3.16xlarge has no EFA" in finding.message
+
+
+@pytest.mark.parametrize("key", ["nvidia.com/gpu", "aws.amazon.com/neuron"])
+def test_catches_a_nodepool_requirement_on_a_device_resource(key):
+    [finding] = lint(nodepool_requirement(key, "Exists", "[]"))
+    assert (finding.span.line, finding.span.col, finding.value) == (12, 14, f"pool-resource:{key}")
+    assert "has no EFA" not in finding.message
+
+
+@pytest.mark.parametrize("key", ["karpenter.k8s.aws/instance-gpu-count", "node-type", "nvidia.com/gpu.present"])
+def test_does_not_catch_a_nodepool_requirement_on_a_label(key):
+    assert lint(nodepool_requirement(key)) == []
+
+
+@pytest.mark.parametrize("operator, values", [("DoesNotExist", "[]"), ("NotIn", '["true"]')])
+def test_does_not_catch_a_nodepool_keeping_a_resource_out(operator, values):
+    assert lint(nodepool_requirement("nvidia.com/gpu", operator, values)) == []

@@ -161,7 +161,7 @@ def test_compose_environment():
     pod(one("NCCL_IB_DISABLE", "1"), resources=EFA),  # IB turned off: consistent with EFA
     pod(one("NCCL_IB_HCA", "mlx5_0")),  # no placement known: an InfiniBand cluster, perhaps
     pod(one("NCCL_IB_GID_INDEX", "3"), node_selector="{node.kubernetes.io/instance-type: a3-ultragpu-8g}"),  # RoCE
-    pod(one("NCCL_IB_GID_INDEX", "3"), node_selector="{node.kubernetes.io/instance-type: p5.4xlarge}"),  # EFA unknown
+        pod(one("NCCL_IB_GID_INDEX", "3"), node_selector="{node.kubernetes.io/instance-type: p6e-gb200.36xlarge}"),  # not catalogued (p5.4xlarge is: 1 EFA)
     pod(one("NCCL_IB_GID_INDEX", "3"), node_selector="{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"),
     pod('[{name: NCCL_IB_DISABLE, valueFrom: {secretKeyRef: {name: s, key: k}}}]', resources=EFA),
     pod(one("NCCL_NET_GDR_LEVEL", "SYS"), resources=EFA),  # not IB-only: it also applies to net plugins

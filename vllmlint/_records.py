@@ -613,6 +613,22 @@ def _m_3e50af2cb243(_HAS, _D, _F, _set):
         return hash((self.release,self.tag,self.cuda,self.arches,self.capabilities,self.also_runs,self.lacks,self.source,self.others,self.arch_tags,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|repo_id:ric,anchor:ric,pinned:ric,container:ric,how:ric
+def _m_91b79e32315b(_HAS, _D, _F, _set):
+    def __init__(self, repo_id, anchor, pinned, container, how):
+        _set(self, 'repo_id', repo_id)
+        _set(self, 'anchor', anchor)
+        _set(self, 'pinned', pinned)
+        _set(self, 'container', container)
+        _set(self, 'how', how)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.repo_id,self.anchor,self.pinned,self.container,self.how,) == (other.repo_id,other.anchor,other.pinned,other.container,other.how,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.repo_id,self.anchor,self.pinned,self.container,self.how,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|start:ric,end:ric
 def _m_75269f94542a(_HAS, _D, _F, _set):
     def __init__(self, start, end):
@@ -661,6 +677,23 @@ def _m_af32b040a750(_HAS, _D, _F, _set):
         return NotImplemented
     def __hash__(self):
         return hash((self.token,self.kind,self.option,self.spelling,self.value,self.implied_value,self.candidates,self.json_path,self.normalized,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|type:ric,family:ric,accelerator:ric,neuron_devices:ric,neuron_cores:ric,source:dic
+def _m_913d6c208137(_HAS, _D, _F, _set):
+    def __init__(self, type, family, accelerator, neuron_devices, neuron_cores, source=_D[0]):
+        _set(self, 'type', type)
+        _set(self, 'family', family)
+        _set(self, 'accelerator', accelerator)
+        _set(self, 'neuron_devices', neuron_devices)
+        _set(self, 'neuron_cores', neuron_cores)
+        _set(self, 'source', source)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.type,self.family,self.accelerator,self.neuron_devices,self.neuron_cores,self.source,) == (other.type,other.family,other.accelerator,other.neuron_devices,other.neuron_cores,other.source,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.type,self.family,self.accelerator,self.neuron_devices,self.neuron_cores,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic
@@ -1883,6 +1916,16 @@ def _m_92bedfc256ef(_HAS, _D, _F, _set):
         self.fields = _F[0]() if fields is _HAS else fields
     return {'__init__': __init__}
 
+# M|key:ri,value:ri,start:ri,value_start:ri,end:ri
+def _m_9f2fcf0d73c6(_HAS, _D, _F, _set):
+    def __init__(self, key, value, start, value_start, end):
+        self.key = key
+        self.value = value
+        self.start = start
+        self.value_start = value_start
+        self.end = end
+    return {'__init__': __init__}
+
 # M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di
 def _m_0cfde726c783(_HAS, _D, _F, _set):
     def __init__(self, kind, api_version, name, namespace, node, source, _labels=_D[0], _memo=_D[1]):
@@ -1956,6 +1999,17 @@ def _m_074d9d7972c8(_HAS, _D, _F, _set):
         self.match_expressions = _F[1]() if match_expressions is _HAS else match_expressions
         self.node = node
         self.valid = valid
+    return {'__init__': __init__}
+
+# M|name:ri,arg:ri,start:ri,end:ri,params:fi,sections:fi
+def _m_daffe4d587ad(_HAS, _D, _F, _set):
+    def __init__(self, name, arg, start, end, params=_HAS, sections=_HAS):
+        self.name = name
+        self.arg = arg
+        self.start = start
+        self.end = end
+        self.params = _F[0]() if params is _HAS else params
+        self.sections = _F[1]() if sections is _HAS else sections
     return {'__init__': __init__}
 
 # M|name:ri,args:ri,parents:fi,block:di
@@ -2284,9 +2338,11 @@ MAKERS = {
     'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
     'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
     'Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric': _m_3e50af2cb243,
+    'Fe|repo_id:ric,anchor:ric,pinned:ric,container:ric,how:ric': _m_91b79e32315b,
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
+    'Fe|type:ric,family:ric,accelerator:ric,neuron_devices:ric,neuron_cores:ric,source:dic': _m_913d6c208137,
     'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m_4f0fff53f77f,
     'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m_0726ca89e21e,
     'Fe|value:ric,source:ric,also:dic,model_type:dic': _m_c7aa245baca7,
@@ -2367,6 +2423,7 @@ MAKERS = {
     'M|config:ri,external:ri,series_query:ri,matches:ri,as_name:ri,metrics_query:ri': _m_e24df1af4654,
     'M|container_port:ri,host_ip:ri,node:ri': _m_6347ebc7b5df,
     'M|fields:fi': _m_92bedfc256ef,
+    'M|key:ri,value:ri,start:ri,value_start:ri,end:ri': _m_9f2fcf0d73c6,
     'M|kind:ri,api_version:ri,name:ri,namespace:ri,node:ri,source:ri,_labels:di,_memo:di': _m_0cfde726c783,
     'M|kind:ri,name:ri,api_version:ri,node:ri': _m_0955b783a0f7,
     'M|kind:ri,name:ri,namespace:ri,node:ri': _m_f7b49df127bb,
@@ -2374,6 +2431,7 @@ MAKERS = {
     'M|kind:ri,node:ri,handler:ri,handler_node:ri,port:ri,port_node:ri,path:di,scheme:di,headers:fi,command:fi,timings:fi': _m_476ff93e1556,
     'M|kind:ri,owner:ri,members:fi,size:di': _m_b8b19300a60a,
     'M|match_labels:fi,match_expressions:fi,node:di,valid:di': _m_074d9d7972c8,
+    'M|name:ri,arg:ri,start:ri,end:ri,params:fi,sections:fi': _m_daffe4d587ad,
     'M|name:ri,args:ri,parents:fi,block:di': _m_ac9081a11e27,
     'M|name:ri,mount_path:ri,node:ri,sub_path:di,read_only:di': _m_685b8c6259f0,
     'M|name:ri,node:ri,kind:ri,source:ri': _m_eacb226e6a5b,

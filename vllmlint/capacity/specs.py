@@ -713,6 +713,37 @@ def efa_support(instance_type: str) -> bool | None:
     return None
 
 
+def efa_interfaces(instance_type: str) -> int | None:
+    """How many EFA interfaces (`vpc.amazonaws.com/efa`) an AWS instance type takes: 0 for a type of the `efa`
+    table's `without`, its `interfaces` count for one of `with`; None when the catalog does not say."""
+    efa = _load("instance-types.yaml").get("efa") or {}
+    count = (efa.get("interfaces") or {}).get(instance_type)
+    if isinstance(count, int):
+        return count
+    return 0 if efa_support(instance_type) is False else None
+
+
+@dataclass(frozen=True)
+class NeuronInstance:
+    """An AWS instance type with Neuron devices (Trainium, Inferentia2) and no GPU."""
+
+    type: str
+    family: str
+    accelerator: str
+    neuron_devices: int
+    neuron_cores: int
+    source: str = ""
+
+
+@lru_cache(maxsize=1)
+def neuron_instance_types() -> dict[str, NeuronInstance]:
+    """data/capacity/instance-types.yaml `neuron_instance_types`, keyed by the exact type name."""
+    return {entry["type"]: NeuronInstance(entry["type"], entry["family"], entry["accelerator"],
+                                          int(entry["neuron_devices"]), int(entry["neuron_cores"]),
+                                          entry.get("source", ""))
+            for entry in _load("instance-types.yaml").get("neuron_instance_types") or ()}
+
+
 # --------------------------------------------------------------------------- hybrid models and partial quantization
 
 

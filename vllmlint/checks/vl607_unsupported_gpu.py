@@ -17,7 +17,12 @@ _OTHER_ACCELERATORS = {
     "aws.amazon.com/neuron": "AWS Neuron devices", "aws.amazon.com/neuroncore": "AWS Neuron cores",
     "aws.amazon.com/neurondevice": "AWS Neuron devices",
 }
-_NON_NVIDIA_INSTANCE = lazy_compile(r"^(trn\d+n?|inf\d+|g4ad|dl1|dl2q)\.", re.I)
+# AMD (g4ad), Gaudi (dl1) and Qualcomm (dl2q) instances; the Neuron ones (trn*, inf*) come from the instance
+# catalog (data/capacity/instance-types.yaml `neuron_instance_types`).
+_NON_NVIDIA_INSTANCE = lazy_compile(r"^(g4ad|dl1|dl2q)\.", re.I)
+_INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_FAMILY_KEY = "karpenter.k8s.aws/instance-family"
+_ACCELERATOR_NAME_KEY = "karpenter.k8s.aws/instance-accelerator-name"
 _FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 
 
@@ -114,7 +119,10 @@ def _cuda_image_elsewhere(ctx, work):
         placement = container.pod.placement
         requirements = placement.node_selector + [r for term in placement.terms for r in term.requirements]
         values = [(r.key, v) for r in requirements if r.operator == IN for v in r.values]
-        for key, value in values:
+        neuron = _neuron_only(requirements)
+        if neuron is not None:
+            reason = f"its node selector asks for {neuron}"
+        for key, value in values if reason is None else ():
             if key in ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family") and \
                     _NON_NVIDIA_INSTANCE.match(str(value) + ("." if "." not in str(value) else "")):
                 reason = f"its node selector asks for {value}, which has no NVIDIA GPU"
@@ -122,12 +130,56 @@ def _cuda_image_elsewhere(ctx, work):
                 reason = f"its node selector asks for a TPU node ({key}: {value})"
             if reason:
                 break
+        if reason is None:
+            reason = _neuron_pools(ctx.world, container)
     if reason:
         build = "vLLM's CUDA build" if upstream else "a CUDA build of vLLM"
         yield ctx.finding(container.image, f"{image.raw} is {build}, but {reason}: it finds no CUDA device "
                           "and fails at start-up. Use the matching build (vllm/vllm-openai-rocm for AMD, vllm/vllm-tpu "
                           "for TPU, the Neuron or Gaudi images) for that hardware.", about=work.invocation,
                           value=f"cuda-image:{image.name}")
+
+
+def _neuron_only(requirements) -> str | None:
+    """'trn1.32xlarge, which has AWS Neuron devices (trainium) and no NVIDIA GPU' when an `In` requirement of
+    the pod or its pool admits only Neuron instance types (by type, family or Karpenter's accelerator name);
+    None otherwise."""
+    from vllmlint.capacity.specs import neuron_instance_types
+
+    catalog = neuron_instance_types()
+    families = {i.family: i for i in catalog.values()}
+    accelerators = {i.accelerator: i for i in catalog.values()}
+    for requirement in requirements:
+        if requirement.operator != IN or not requirement.values:
+            continue
+        values = [str(v) for v in requirement.values]
+        if requirement.key in _INSTANCE_TYPE_KEYS:
+            table = catalog
+        elif requirement.key == _FAMILY_KEY:
+            table = families
+        elif requirement.key == _ACCELERATOR_NAME_KEY:
+            table = accelerators
+        else:
+            continue
+        if all(v in table for v in values):
+            kinds = sorted({table[v].accelerator for v in values})
+            verb = "has" if len(values) == 1 else "have"
+            return f"{', '.join(values)}, which {verb} AWS Neuron devices ({', '.join(kinds)}) and no NVIDIA GPU"
+    return None
+
+
+def _neuron_pools(world, container) -> str | None:
+    """When every Karpenter NodePool of the run that may take the pod launches only Neuron instance types."""
+    from vllmlint.capacity.workload import admitting_pools
+
+    pools = admitting_pools(container.pod, world)
+    if not pools:
+        return None
+    found = [(pool, _neuron_only(pool.requirements + pool.labels)) for pool in pools]
+    if any(words is None for _pool, words in found):
+        return None
+    pool, words = found[0]
+    return f"it lands on NodePool {pool.name}, whose instance types are {words}"
 
 
 def _quantized(work) -> bool:

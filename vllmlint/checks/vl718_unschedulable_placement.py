@@ -13,11 +13,18 @@ any admitted instance type is VL606's.
 from __future__ import annotations
 
 from vllmlint.capacity.lint import listing
+from vllmlint.capacity.nodes import INSTANCE_TYPE_KEYS
+from vllmlint.capacity.specs import efa_interfaces
 from vllmlint.capacity.workload import (ACCELERATOR_RESOURCES, NODEPOOL_LABEL, PoolBlocker, karpenter_pools,
-                                        pool_blockers, pool_meant_for, requested_resources, well_known_label)
+                                        pool_blockers, pool_meant_for, requested_resources, well_known_label,
+                                        workloads_by)
 from vllmlint.checks import Context
+from vllmlint.finding import Severity
 from vllmlint.k8s.placement import tolerated
-from vllmlint.k8s.selectors import DOES_NOT_EXIST, NOT_IN
+from vllmlint.k8s.quantity import quantity_int
+from vllmlint.source.yamlmodel import Node
+from vllmlint.k8s.selectors import DOES_NOT_EXIST, IN, NOT_IN
+from vllmlint.vllm.nccl_env import efa_resource
 
 
 def _templates(world):
@@ -86,11 +93,88 @@ def _points_at(pool, requirements, tolerations) -> bool:
     return any(tolerated(tolerations, taint) for taint in pool.taints)
 
 
+def _efa_request(template) -> tuple[int, Node] | None:
+    """(interfaces the pod requests in all, the YAML node of the first request) for `vpc.amazonaws.com/efa`;
+    None when no container requests it or a count is not a number. Extended resources are whole and not
+    overcommitted: the request, else the limit, of each container adds up on one node."""
+    total, anchor = 0, None
+    for container in template.containers:
+        value = container.resources.request(efa_resource())
+        if value is None:
+            continue
+        count = quantity_int(value.node)
+        if count is None:
+            return None
+        total += count
+        anchor = anchor or value.node
+    return (total, anchor) if anchor is not None and total >= 1 else None
+
+
+def _efa_counts(ctx: Context):
+    """A pod asking for more EFA interfaces than any instance type it may land on has (none on a type without
+    EFA): no node can take it, whatever provisions the nodes."""
+    for template, invocation in _templates(ctx.world):
+        wanted = _efa_request(template)
+        if wanted is None:
+            continue
+        count, anchor = wanted
+        places = None
+        for work in workloads_by(ctx.world, "pod").get(id(template), [])[:1]:
+            places = work.hosting_landings()
+        if not places:
+            continue
+        have: dict[str, int] = {}
+        for place in places:
+            kind = place.candidate.instance_type
+            interfaces = efa_interfaces(kind) if kind else None
+            if kind is None or interfaces is None:
+                have = {}
+                break  # a place whose EFA the catalog does not know: never guess
+            have[kind] = interfaces
+        if not have or any(n >= count for n in have.values()):
+            continue
+        most = max(have.values())
+        shown = listing([f"{kind} ({n})" if n else f"{kind} (no EFA)" for kind, n in sorted(have.items())])
+        fix = (f"Request at most {most} (the most any of them takes), or pick an instance type with {count} or more"
+               if most else "Pick an instance type that supports EFA, or drop the request")
+        yield ctx.finding(anchor, f"{fix}: the pod requests {count} {efa_resource()} and no node it may land on has "
+                          f"that many. EFA interfaces per instance type where it may run: {shown} (EC2's "
+                          "MaximumEfaInterfaces, which the EFA device plugin advertises). The scheduler finds no "
+                          f"node and the {template.owner.kind} {template.owner.name} pod stays Pending "
+                          "(\"Insufficient vpc.amazonaws.com/efa\").", about=invocation, value=f"efa:{count}")
+
+
+def _pool_resource_requirements(ctx: Context, pools, resource_keys: set[str]):
+    """A NodePool requirement keyed by a resource (`vpc.amazonaws.com/efa`, `nvidia.com/gpu`): Karpenter's
+    instance types have no such label, so it narrows nothing; Karpenter only writes it on the nodes as a label."""
+    for pool in pools:
+        for requirement in pool.requirements:
+            if requirement.key not in resource_keys or requirement.operator in (NOT_IN, DOES_NOT_EXIST):
+                continue  # NotIn / DoesNotExist mean to keep such nodes out: not what this message advises
+            efa = requirement.key == efa_resource()
+            what = "instance types with EFA" if efa else f"instance types that have `{requirement.key}`"
+            types = sorted({v for r in pool.requirements if r.key in INSTANCE_TYPE_KEYS and r.operator == IN
+                            for v in r.values})
+            without = [t for t in types if efa and efa_interfaces(t) == 0]
+            lacking = f" ({listing(without)} has no EFA, and gets the label all the same)" if without else ""
+            ask = (f"request `{requirement.key}` under the vLLM container's resources.limits: Karpenter then picks an "
+                   "instance type that has it" + (" and attaches the EFA interfaces" if efa else ""))
+            yield ctx.finding(requirement.key_node or requirement.node,
+                              f"Drop this requirement and {ask}. `{requirement.key}` is a resource a device plugin "
+                              f"advertises, not a node label: as a requirement of NodePool {pool.name} it does not "
+                              f"limit the pool to {what}{lacking}; Karpenter only writes it on every node it launches "
+                              "as a label, so a pod that selects it lands on any of them.",
+                              about=pool.obj, severity=min(ctx.severity, Severity.WARNING),
+                              value=f"pool-resource:{requirement.key}")
+
+
 def check(ctx: Context):
+    yield from _efa_counts(ctx)
     pools = karpenter_pools(ctx.world)
     if not pools:
         return
     data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
+    yield from _pool_resource_requirements(ctx, pools, set(data.get("pool_resource_keys") or ()))
     # Keys no node of any kind carries as a label (the rule's data): reported even when only the folder ties
     # the pod to the run's pools. Accelerator resources and whatever the pod requests are named as resources
     # in the message, but some clusters do label nodes `nvidia.com/gpu=true` by hand.
