@@ -43,8 +43,9 @@ spec:
 def test_catches_qwen3_next_on_the_0_9_2_image():
     assert found(deployment()) == [(12, 25, Severity.ERROR, "Qwen3NextForCausalLM@0.9.2")]
     (finding,) = lint(deployment())
-    assert finding.message.startswith("Qwen3NextForCausalLM needs vLLM >= 0.10.2; Deployment llm runs 0.9.2 "
-                                      "(image tag vllm/vllm-openai:v0.9.2): upgrade the image to 0.10.2 or later.")
+    assert finding.message.startswith("Qwen3NextForCausalLM needs vLLM >= 0.10.2; the image runs 0.9.2: upgrade "
+                                      "the image to 0.10.2 or later. Deployment llm runs vLLM 0.9.2 (image tag "
+                                      "vllm/vllm-openai:v0.9.2), whose model registry has no Qwen3NextForCausalLM")
     assert "transformers 4.57.0" in finding.message and "are not supported for now" in finding.message
 
 

@@ -1,6 +1,7 @@
 """VL720: the model's architecture is not in the model registry of the release the workload runs, and that
 release's Transformers fallback cannot serve it either: vLLM stops with "Model architectures [...] are not
-supported for now".
+supported for now" (0.6.3-0.7.1 and from 0.10.0; 0.7.2-0.8.2 "... has no vLLM implementation and the
+Transformers implementation is not compatible with vLLM", 0.8.3-0.9.2 "Cannot find model module").
 
 The architecture comes from the model catalog (data/capacity/models.yaml `architecture`) or from the
 checkpoint's own config.json among the linted files (`architectures`). Which release has it in its registry,
@@ -39,15 +40,19 @@ def check(ctx: Context) -> Iterator[Finding | None]:
             continue
         arch, first, reason = found
         invocation = work.invocation
+        release = invocation.release
         origin = f" ({invocation.release_origin})" if invocation.release_origin else ""
+        image = invocation.release_origin.startswith("image tag")
+        runs, what = ("the image runs", "the image") if image else (f"{describe_workload(invocation)} runs", "vLLM")
         assert work.model_token is not None
         yield ctx.finding(
             work.model_token,
-            f"{arch} needs vLLM >= {first}; {describe_workload(invocation)} runs {invocation.release}{origin}: "
-            f"upgrade the image to {first} or later. The model registry of vLLM {invocation.release} has no "
-            f"{arch} (first in {first}) and {reason}, so vLLM stops at start with \"Model architectures "
-            f"['{arch}'] are not supported for now\" and the pod crash-loops.",
-            about=invocation, value=f"{arch}@{invocation.release}")
+            f"{arch} needs vLLM >= {first}; {runs} {release}: upgrade {what} to {first} or later. "
+            f"{describe_workload(invocation)} runs vLLM {release}{origin}, whose model registry has no {arch} "
+            f"(first in {first}), and {reason}, so vLLM cannot load the model: it stops at start (\"Model "
+            f"architectures ['{arch}'] are not supported for now\" or, on releases whose fallback loads later, "
+            "\"Cannot find model module\" / \"has no vLLM implementation\") and the pod crash-loops.",
+            about=invocation, value=f"{arch}@{release}")
 
 
 def _judge(ctx: Context, work: Workload) -> tuple[str, str, str] | None:

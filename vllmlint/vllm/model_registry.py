@@ -2,11 +2,11 @@
 data/model-registry.yaml (written by `python -m vllmlint_dev.model_registry` from the release wheels)."""
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
 from vllmlint.data import knowledge_dir, load_yaml_data
+from vllmlint.lazyre import lazy_compile
 from vllmlint.records import dataclass
 from vllmlint.vllm.release import version_key
 
@@ -85,7 +85,7 @@ def in_registry(name: str, version: str) -> bool | None:
 
 
 # `Qwen3ForSequenceClassification` -> `Qwen3`: the part before the task suffix.
-_SUFFIX = re.compile(r"(For[A-Z][A-Za-z]*|LMHeadModel|Model)$")
+_SUFFIX = lazy_compile(r"(For[A-Z][A-Za-z]*|LMHeadModel|Model)$")
 
 
 def stem(name: str) -> str:
