@@ -283,3 +283,14 @@ _QWEN3_NEXT_CONFIG = {
     "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
     "linear_conv_kernel_dim": 4,
 }
+
+
+def test_catches_two_architectures_and_names_the_earliest_release(tmp_path):
+    folder = tmp_path / "models" / "ft"
+    folder.mkdir(parents=True)
+    config = dict(_QWEN3_NEXT_CONFIG, architectures=["Qwen3NextForCausalLM", "Qwen3ForCausalLM"])
+    (folder / "config.json").write_text(json.dumps(config))
+    (tmp_path / "deploy.yaml").write_text(deployment(image="vllm/vllm-openai:v0.6.4.post1", args="[--model, /models/ft]"))
+    result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL720"]))
+    assert [(f.span.line, f.span.col, f.value) for f in result.findings] == [(12, 25, "Qwen3ForCausalLM@0.6.4.post1")]
+    assert result.findings[0].message.startswith("Qwen3ForCausalLM needs vLLM >= 0.8.4; the image runs 0.6.4.post1")

@@ -59,7 +59,8 @@ KINDS = {
     "_TRANSFORMERS_MODELS": "transformers-backend",
     "_TRANSFORMERS_BACKEND_MODELS": "transformers-backend",
 }
-_CLASS = re.compile(r"^class ([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
+# A class a modeling file defines, or a name it binds at top level (`XForCausalLM = YForCausalLM`, an alias).
+_CLASS = re.compile(r"^(?:class ([A-Za-z_][A-Za-z0-9_]*)\b|([A-Z][A-Za-z0-9_]*) *=[^=])", re.M)
 
 
 # --------------------------------------------------------------------------- reading one vLLM wheel
@@ -172,13 +173,15 @@ def read_vllm_wheel(wheel: Path) -> dict[str, Any]:
 
 
 def read_transformers_wheel(wheel: Path) -> dict[str, Any]:
-    """{"classes": the class names defined in transformers/models/**/modeling_*.py, "published": wheel date}."""
+    """{"classes": the class names defined (or bound at top level) in transformers/models/**/modeling_*.py,
+    "published": wheel date}."""
     classes: set[str] = set()
     with zipfile.ZipFile(wheel) as zf:
         for name in zf.namelist():
             if name.startswith("transformers/models/") and name.rsplit("/", 1)[-1].startswith("modeling_") \
                     and name.endswith(".py"):
-                classes.update(_CLASS.findall(zf.read(name).decode("utf-8", errors="replace")))
+                for defined, bound in _CLASS.findall(zf.read(name).decode("utf-8", errors="replace")):
+                    classes.add(defined or bound)
         published = "%04d-%02d-%02d" % zf.getinfo("transformers/__init__.py").date_time[:3]
     return {"classes": sorted(classes), "published": published}
 

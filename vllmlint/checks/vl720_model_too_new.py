@@ -82,8 +82,8 @@ def _judge(ctx: Context, work: Workload) -> tuple[str, str, str] | None:
     impl_value = str(impl.value).strip().lower() if impl is not None and impl.value_known else None
     if impl is not None and impl_value is None:
         return None
-    first = min((h.first for h in newer), key=version_key)
-    arch = archs[0]
+    earliest = min(newer, key=lambda h: version_key(h.first))  # the first release with one of them
+    arch, first = earliest.name, earliest.first
     if not row.transformers_backend:
         since = model_registry.backend_since()
         return arch, first, (f"vLLM {release} has no Transformers backend to fall back to"
