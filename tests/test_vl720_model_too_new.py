@@ -101,9 +101,18 @@ def test_catches_a_config_json_of_the_run(tmp_path):
 
 # --- does not catch ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.10.2", "vllm/vllm-openai:v0.33.0",
-                                   "vllm/vllm-openai:latest", "vllm/vllm-openai:nightly"])
+                                   "vllm/vllm-openai:latest", "vllm/vllm-openai:nightly",
+                                   "vllm/vllm-openai:v0.5.5"])
 def test_does_not_catch_a_release_that_has_it_or_an_unknown_release(image):
     assert found(deployment(image=image)) == []
+
+
+def test_does_not_catch_a_tpu_image_but_catches_rocm():
+    command = "[vllm, serve, Qwen/Qwen3-Next-80B-A3B-Instruct]"
+    tpu = deployment(image="vllm/vllm-tpu:v0.6.4.post1", args=command).replace("args:", "command:")
+    rocm = deployment(image="vllm/vllm-openai-rocm:v0.6.4.post1", args=command).replace("args:", "command:")
+    assert found(tpu) == []  # its platform plugin brings models of its own
+    assert found(rocm) == [(12, 32, Severity.ERROR, "Qwen3NextForCausalLM@0.6.4.post1")]
 
 
 def test_does_not_catch_a_pip_pin_with_a_transformers_backend():

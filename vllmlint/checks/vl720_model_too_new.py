@@ -100,7 +100,7 @@ def _other_platform(invocation) -> bool:
     """An upstream TPU, XPU or Neuron image: their platform plugins bring model implementations of their own."""
     image = invocation.image
     name = getattr(image, "name", "") or ""
-    return upstream_image(image) and not name.rsplit("/", 1)[-1] in ("vllm-openai", "vllm-openai-rocm",
+    return upstream_image(image) and name.rsplit("/", 1)[-1] not in ("vllm-openai", "vllm-openai-rocm",
                                                                       "vllm-openai-cpu")
 
 
