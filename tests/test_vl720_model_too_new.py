@@ -303,3 +303,8 @@ def test_catches_two_architectures_and_names_the_earliest_release(tmp_path):
     result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL720"]))
     assert [(f.span.line, f.span.col, f.value) for f in result.findings] == [(12, 25, "Qwen3ForCausalLM@0.6.4.post1")]
     assert result.findings[0].message.startswith("Qwen3ForCausalLM needs vLLM >= 0.8.4; the image runs 0.6.4.post1")
+
+
+def test_the_data_file_is_as_the_tool_writes_it():
+    path = knowledge_dir() / "model-registry.yaml"
+    assert render(load_yaml_data(path)) == path.read_text(encoding="utf-8")  # not edited by hand
