@@ -29,6 +29,8 @@ from vllmlint.capacity.remote_code import describes, installs_packages, release_
 from vllmlint.capacity.workload import Workload, workloads
 from vllmlint.checks import Context, describe_workload
 from vllmlint.finding import Finding
+from vllmlint.source.yamlmodel import Scalar
+from vllmlint.vllm.invocation import Token
 from vllmlint.vllm import model_registry
 from vllmlint.vllm.release import upstream_image, version_key
 
@@ -45,8 +47,11 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         image = invocation.release_origin.startswith("image tag")
         runs, what = ("the image runs", "the image") if image else (f"{describe_workload(invocation)} runs", "vLLM")
         assert work.model_token is not None
+        where: Token | Scalar = work.model_token
+        if where.source is None and invocation.container is not None and invocation.container.image is not None:
+            where = invocation.container.image  # a model the image's own entrypoint names: the image says it
         yield ctx.finding(
-            work.model_token,
+            where,
             f"{arch} needs vLLM >= {first}; {runs} {release}: upgrade {what} to {first} or later. "
             f"{describe_workload(invocation)} runs vLLM {release}{origin}, whose model registry has no {arch} "
             f"(first in {first}), and {reason}, so vLLM cannot load the model: it stops at start (\"Model "
