@@ -461,6 +461,23 @@ def _m_a0b0a08f4894(_HAS, _D, _F, _set):
         return hash((self.model,self.how,self.quantization,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|name:ric,first:ric,last:ric,missing:ric,kind:ric,transformers:ric
+def _m_79286de01edd(_HAS, _D, _F, _set):
+    def __init__(self, name, first, last, missing, kind, transformers):
+        _set(self, 'name', name)
+        _set(self, 'first', first)
+        _set(self, 'last', last)
+        _set(self, 'missing', missing)
+        _set(self, 'kind', kind)
+        _set(self, 'transformers', transformers)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name,self.first,self.last,self.missing,self.kind,self.transformers,) == (other.name,other.first,other.last,other.missing,other.kind,other.transformers,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.name,self.first,self.last,self.missing,self.kind,self.transformers,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|name:ric,first:ric,last:ric,sources:ric
 def _m_8d9e12f5ada4(_HAS, _D, _F, _set):
     def __init__(self, name, first, last, sources):
@@ -746,6 +763,21 @@ def _m_c7aa245baca7(_HAS, _D, _F, _set):
         return NotImplemented
     def __hash__(self):
         return hash((self.value,self.source,self.also,self.model_type,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|version:ric,built:ric,transformers_backend:ric,source:ric
+def _m_70ce7bf934cb(_HAS, _D, _F, _set):
+    def __init__(self, version, built, transformers_backend, source):
+        _set(self, 'version', version)
+        _set(self, 'built', built)
+        _set(self, 'transformers_backend', transformers_backend)
+        _set(self, 'source', source)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.version,self.built,self.transformers_backend,self.source,) == (other.version,other.built,other.transformers_backend,other.source,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.version,self.built,self.transformers_backend,self.source,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|weights:ric,startup:ric,load:ric,capture:ric
@@ -2330,6 +2362,7 @@ MAKERS = {
     'Fe|metadata:ric,tensors:ric': _m_d590a7b9ef02,
     'Fe|method:ric,key:ric,linear_bytes:ric,bits:dic,group_size:dic,zero_point:dic,unquantized:dic,description:dic,embedding_bytes:dic': _m_dc02ad14b291,
     'Fe|model:ric,how:ric,quantization:dic': _m_a0b0a08f4894,
+    'Fe|name:ric,first:ric,last:ric,missing:ric,kind:ric,transformers:ric': _m_79286de01edd,
     'Fe|name:ric,first:ric,last:ric,sources:ric': _m_8d9e12f5ada4,
     'Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m_961c0c1bf0c1,
     'Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m_d621e3e5f73d,
@@ -2346,6 +2379,7 @@ MAKERS = {
     'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m_4f0fff53f77f,
     'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m_0726ca89e21e,
     'Fe|value:ric,source:ric,also:dic,model_type:dic': _m_c7aa245baca7,
+    'Fe|version:ric,built:ric,transformers_backend:ric,source:ric': _m_70ce7bf934cb,
     'Fe|weights:ric,startup:ric,load:ric,capture:ric': _m_2fbc3114fd7c,
     'F|key:ri,operator:ri,value:ri,effect:ri,node:ri': _m_a84b12adbcf7,
     'F|key:ri,operator:ri,values:di,node:di,key_node:di': _m_da6b783478e1,

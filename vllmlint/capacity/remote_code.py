@@ -144,6 +144,12 @@ def _installs_packages(world, container) -> bool:
     return id(container) in _installing_containers(world)
 
 
+def installs_packages(world, container) -> bool:
+    """The container installs packages before vLLM starts (its transformers may be another than the image's):
+    the public name VL720 asks."""
+    return _installs_packages(world, container)
+
+
 def _installing_containers(world) -> set[int]:
     """Ids of the containers whose commands install packages, found in one pass over the run's shell commands
     (cached on the world: asked once per workload, it was a pass per workload)."""
@@ -190,4 +196,5 @@ def answer(world, work) -> bool | None:
 
 
 
-__all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code", "release_image", "describes", "answer"]
+__all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code", "release_image", "installs_packages", "describes",
+           "answer"]
