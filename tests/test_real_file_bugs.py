@@ -314,3 +314,39 @@ spec:
     found = lint_text(text, "rt.yaml", LintOptions(select=["VL109"])).findings
     assert [(f.span.line, f.span.col, f.value) for f in found] == [(12, 15, "VLLM_LOGGING_LEVL")]
     assert "VLLM_LOGGING_LEVEL" in found[0].message
+
+
+# --- found by the long fuzz: an invocation with no word from a file --------------------------------------------
+# Two containers of only `image:` (a Knative Service allows nameless containers): both run the image's own
+# entrypoint on port 8000, and every rule that points at "the invocation" once raised instead of pointing at the
+# container's image (VL717: internal error).
+KNATIVE_TWO_IMAGES = """apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: vllm-knative
+spec:
+  template:
+    spec:
+      containers:
+        - image: vllm/vllm-openai:v0.11.0
+        - image: vllm/vllm-openai:v0.11.0
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_an_invocation_of_only_an_image_points_at_the_image():
+    result = lint_text(KNATIVE_TWO_IMAGES, "kn.yaml", LintOptions())
+    assert not result.internal_error, [n.message for n in result.notices]
+    assert [(f.code, f.span.line, f.span.col) for f in result.findings if f.code == "VL717"] == [("VL717", 10, 18)]
+    for invocation in result_invocations(KNATIVE_TWO_IMAGES):
+        anchor = invocation.anchor
+        assert anchor.source is not None and anchor.text == "vllm/vllm-openai:v0.11.0"
+
+
+def result_invocations(text):
+    from vllmlint.engine import Linter
+
+    linter = Linter(LintOptions())
+    linter.add_text(text, "kn.yaml")
+    return linter.build().invocations

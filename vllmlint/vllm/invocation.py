@@ -205,6 +205,13 @@ class Invocation:
         for token in self.entry + self.tokens:
             if token.source is not None:
                 return token
+        # The image's own entrypoint and no word from a file (a container of only `image:`): the container's
+        # image, else the container itself, is where the server is written.
+        container = self.container
+        for node in (container.image, container.node) if container is not None else ():
+            if node is not None and node.source is not None:
+                scalar = node if isinstance(node, Scalar) else None
+                return Token(scalar.text if scalar is not None else "", node.source, node.start, node.end, node=scalar)
         raise ValueError("invocation without any token from a file")
 
     @property
