@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -337,7 +338,16 @@ def test_long_run_in_worker_processes(tmp_path):
                                 env=dict(env, VLLMLINT_FUZZ_EXAMPLES=str(share), VLLMLINT_FUZZ_PROGRESS=str(log)),
                                 cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                for k, log in enumerate(logs, start=1)]
+    outs = [tmp_path / f"worker.{k}.txt" for k in range(1, WORKERS + 1)]
+    for worker in workers:  # a worker that fails ends the run: the others are stopped, their inputs not counted
+        while worker.poll() is None and all(w.poll() in (None, 0) for w in workers):
+            time.sleep(1)
+    for worker in workers:
+        if worker.poll() is None:
+            worker.terminate()
     outputs = [worker.communicate()[0].decode("utf-8", "replace") for worker in workers]
+    for out, output in zip(outs, outputs, strict=True):
+        out.write_text(output, encoding="utf-8")
     counts = []
     for k, (worker, output, log) in enumerate(zip(workers, outputs, logs, strict=True), start=1):
         assert worker.returncode == 0, f"worker {k} (--hypothesis-seed={k}):\n{output[-4000:]}"

@@ -350,3 +350,21 @@ def result_invocations(text):
     linter = Linter(LintOptions())
     linter.add_text(text, "kn.yaml")
     return linter.build().invocations
+
+
+# --- found by the long fuzz: escaped surrogates in a repeated key ----------------------------------------------
+# JSON writes a character outside the BMP as an escaped pair (`"\ud83e\udd99"`): a repeated key made of one was
+# quoted in the VL001 message as two lone surrogates, and the JSON and SARIF reports failed to fingerprint it.
+def test_a_repeated_key_with_an_escaped_pair_is_quoted_as_its_character():
+    text = '{\n  "\\ud83e\\udd99apiVersion": "apps/v1",\n  "\\ud83e\\udd99apiVersion": "apps/v1",\n  "kind": "Pod"\n}\n'
+    result = lint_text(text, "m.json", LintOptions())
+    (duplicate,) = [f for f in result.findings if f.code == "VL001"]
+    assert "`\U0001f999apiVersion`" in duplicate.message and (duplicate.span.line, duplicate.span.col) == (3, 3)
+    assert len(duplicate.fingerprint()) == 32
+
+
+def test_a_lone_surrogate_in_a_value_still_fingerprints():
+    from vllmlint.finding import Finding, Severity, Span
+
+    finding = Finding("VL001", Severity.ERROR, "m", "f.yaml", Span(0, 0, 1, 1, 1, 1), value="\ud83e")
+    assert len(finding.fingerprint()) == 32

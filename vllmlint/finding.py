@@ -97,7 +97,8 @@ class Finding:
                  self.subject.container, self.value]
         import hashlib  # here, not at start-up: only baselines, SARIF and --upgrade-to need fingerprints
 
-        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+        # surrogatepass: a value quoted from a file may hold a lone surrogate (an escaped half of a pair)
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class NoticeLevel:

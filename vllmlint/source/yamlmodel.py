@@ -497,6 +497,8 @@ def _record_duplicates(pairs, source: SourceFile) -> None:
 def _record_repeated(keys: list[tuple[int, int, str]], source: SourceFile) -> None:
     seen: set[str] = set()
     for start, end, text in keys:
+        if not text.isascii() and _SURROGATE.search(text):  # `"\ud83e\udd99"` as the scalar itself reads it
+            text = fix_surrogates(text)
         if text in seen:
             source.duplicate_keys.append((start, end, text))
         seen.add(text)
