@@ -124,8 +124,8 @@ def _schema_message(error: Any, option: Option, release_text: str) -> str:
     if error.validator == "type":
         wanted = {"integer": "an integer", "number": "a number", "string": "a string",
                   "boolean": "a boolean"}.get(str(error.validator_value), str(error.validator_value))
-        return (f"{shown}: `{error.instance}` is not {wanted}, so vLLM's parser exits with an invalid-value "
-                f"error: give {wanted}.")
+        return (f"{shown}: give {wanted}. `{error.instance}` is not {wanted}, so vLLM's argument parser exits "
+                "with an invalid-value error before the server starts, and the container restarts in a loop.")
     if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return (f"{shown} is out of range: {release_text} accepts values {_describe_range(prop)}, and "
                 f"refuses to start otherwise. {_help_hint(option)}").rstrip()

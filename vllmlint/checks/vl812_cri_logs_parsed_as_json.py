@@ -52,8 +52,9 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                     continue
                 where = Token(parser.value, value.source, value.source_index(parser.value_start),
                               value.source_index(parser.end))
-                yield ctx.finding(where, f"Parse `{path.value}` with `@type cri` (fluent-plugin-parser-cri, with a "
-                                  "nested `<parse> @type json </parse>` for JSON messages) instead of `json`. On "
+                yield ctx.finding(where, f"Parse `{path.value}` with `@type cri` instead of `json`. The cri parser is "
+                                  "fluent-plugin-parser-cri; nest `<parse> @type json </parse>` in it for JSON "
+                                  "messages. On "
                                   "containerd and CRI-O nodes (every EKS node from Kubernetes 1.24, when dockershim "
                                   "was removed) the kubelet writes each container log line CRI-framed, `<time> "
                                   "<stdout|stderr> <P|F> <message>`, so no line is JSON: the json parser rejects "
