@@ -30,7 +30,7 @@ KNOWN_ACTION_OUTPUTS = {"actions/setup-python": {"python-version", "python-path"
 REMOVED_FLAGS = FIXTURES / "own" / "original-deployment-with-removed-flags.yaml"
 # Clean under every default rule, notices included (hpa-cpu-ok.yaml now has a VL707 info: its 1-replica GPU
 # Deployment surges on rollout); a NetworkPolicy gives no rule anything to report, alone or with the other file.
-CLEAN = FIXTURES / "original" / "fluentd-configmap.yaml"  # no findings, alone or next to a vLLM Deployment
+CLEAN = FIXTURES / "own" / "benchmark-client.yaml"  # no findings, alone or next to a vLLM Deployment
 # The console script of the environment the tests run in: what the install step's `vllmlint` output names.
 VLLMLINT = str(Path(sys.executable).parent / ("vllmlint.exe" if os.name == "nt" else "vllmlint"))
 PINNED = re.compile(r"^\s+uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40})  # (v\d+\.\d+\.\d+) \(tag (v\d+)\)$", re.M)
