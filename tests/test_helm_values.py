@@ -113,6 +113,13 @@ def test_catches_a_number_helm_prints_in_exponent_form():
     # Helm reads values as float64 and `quote` prints 1000000 as 1e+06 (helm/helm#12195): vLLM refuses it.
     text = STACK.replace("maxModelLen: 4096", "maxModelLen: 1000000")
     assert where(text, select=["VL106"]) == [("VL106", 15, 20, "--max-model-len=1e+06")]
+    (finding,) = lint_text(text, "values.yaml", LintOptions(select=["VL106"])).findings
+    assert finding.message.startswith('`--max-model-len 1e+06`: quote the number in the values file (`"1000000"`).')
+
+
+def test_a_quoted_number_is_printed_as_written():
+    text = STACK.replace("maxModelLen: 4096", 'maxModelLen: "1000000"')
+    assert where(text, select=["VL106"]) == []
 
 
 def test_catches_a_vllm_variable_the_release_ignores():

@@ -111,7 +111,7 @@ def _describe_range(prop: dict[str, Any]) -> str:
     return " and ".join(p for p in (low, high) if p)
 
 
-def _schema_message(error: Any, option: Option, release_text: str) -> str:
+def _schema_message(error: Any, option: Option, release_text: str, via: str = "") -> str:
     prop = error.schema if isinstance(error.schema, dict) else {}
     shown = f"`{option.name} {option.value}`" if not option.inline else f"`{option.token.text}`"
     if error.validator == "enum":
@@ -124,12 +124,29 @@ def _schema_message(error: Any, option: Option, release_text: str) -> str:
     if error.validator == "type":
         wanted = {"integer": "an integer", "number": "a number", "string": "a string",
                   "boolean": "a boolean"}.get(str(error.validator_value), str(error.validator_value))
+        number = _go_float_integer(str(error.instance)) if via == "chart-values" else None
+        if number is not None:
+            # A chart's values file (vllm.helm_values): Helm reads its numbers as float64, and a template prints
+            # `1000000` the way Go prints a float64, `1e+06`.
+            return (f"{shown}: quote the number in the values file (`\"{number}\"`). Helm reads every number of "
+                    f"a values file as a float64, and the chart's template prints {number} the way Go prints one, "
+                    f"`{error.instance}`, which is not {wanted}: vLLM's argument parser exits with an invalid-value "
+                    "error before the server starts (helm/helm#12195). A quoted value is printed as written.")
         return (f"{shown}: give {wanted}. `{error.instance}` is not {wanted}, so vLLM's argument parser exits "
                 "with an invalid-value error before the server starts, and the container restarts in a loop.")
     if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return (f"{shown} is out of range: {release_text} accepts values {_describe_range(prop)}, and "
                 f"refuses to start otherwise. {_help_hint(option)}").rstrip()
     return f"{shown}: {error.message} ({release_text})."
+
+
+def _go_float_integer(text: str) -> int | None:
+    """The whole number Go's `%v` of a float64 wrote in exponent form (`1e+06` -> 1000000), or None."""
+    mantissa, e, exponent = text.partition("e+")
+    if not e or not exponent.isdigit() or not mantissa.replace(".", "", 1).isdigit():
+        return None
+    number = float(text)
+    return int(number) if number.is_integer() and number < 1e18 else None
 
 
 def _help_hint(option: Option) -> str:
@@ -222,7 +239,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 if len(error.path) > 1 and isinstance(error.path[1], int):
                     items = _list_items(option) or []
                     where = items[error.path[1]][1] if error.path[1] < len(items) else where
-                yield ctx.finding(where, _schema_message(error, option, release_text),
+                yield ctx.finding(where, _schema_message(error, option, release_text, invocation.via),
                                   about=invocation, value=f"{option.canonical}={option.value}")
 
 
