@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from vllmlint.records import dataclass
 from vllmlint.k8s.quantity import parse_quantity
 from vllmlint.k8s.selectors import IN
-from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, path_at
 
 if TYPE_CHECKING:
     from vllmlint.k8s.objects import K8sObject, PodTemplate, World
@@ -35,14 +35,6 @@ class NodeDisk:
     origin: str
 
 
-def _get(node: Node | None, *path: str) -> Node | None:
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
 def _text(node: Node | None) -> str:
     return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
 
@@ -54,17 +46,17 @@ def _flag(node: Node | None) -> bool:
 def _ec2_root_volume(node_class: K8sObject) -> NodeDisk | None:
     """The EC2NodeClass's kubelet root volume: the mapping marked `rootVolume: true`, else the only mapping of a
     class that is not Bottlerocket (whose images live on a second, data volume). None when not written."""
-    mappings = _get(node_class.spec, "blockDeviceMappings")
+    mappings = path_at(node_class.spec, "blockDeviceMappings")
     items = [m for m in mappings.items if isinstance(m, Mapping)] if isinstance(mappings, Sequence) else []
     root = [m for m in items if _flag(m.get("rootVolume"))]
     if not root:
-        family = _text(_get(node_class.spec, "amiFamily")).lower()
-        terms = _get(node_class.spec, "amiSelectorTerms")
-        aliases = [_text(_get(t, "alias")).lower() for t in terms.items] if isinstance(terms, Sequence) else []
+        family = _text(path_at(node_class.spec, "amiFamily")).lower()
+        terms = path_at(node_class.spec, "amiSelectorTerms")
+        aliases = [_text(path_at(t, "alias")).lower() for t in terms.items] if isinstance(terms, Sequence) else []
         if len(items) != 1 or family == "bottlerocket" or any(a.startswith("bottlerocket") for a in aliases):
             return None
         root = items
-    size_node = _get(root[0], "ebs", "volumeSize")
+    size_node = path_at(root[0], "ebs", "volumeSize")
     size = parse_quantity(size_node)
     if size_node is None or size is None or size <= 0:
         return None
@@ -72,10 +64,10 @@ def _ec2_root_volume(node_class: K8sObject) -> NodeDisk | None:
 
 
 def _pool_disk(pool, world: World) -> NodeDisk | None:
-    ref = _get(pool.obj.spec, "template", "spec", "nodeClassRef")
-    if _text(_get(ref, "kind")) not in ("EC2NodeClass", ""):
+    ref = path_at(pool.obj.spec, "template", "spec", "nodeClassRef")
+    if _text(path_at(ref, "kind")) not in ("EC2NodeClass", ""):
         return None
-    name = _text(_get(ref, "name"))
+    name = _text(path_at(ref, "name"))
     if not name:
         return None
     found = [o for o in world.of_kind("EC2NodeClass") if o.name == name and o.api_version.startswith("karpenter.k8s.aws/")]
@@ -87,11 +79,11 @@ def _gke_pool_disk(name: str, world: World) -> NodeDisk | None:
     for obj in world.of_kind("ContainerNodePool"):
         if not obj.api_version.startswith("container.cnrm.cloud.google.com/"):
             continue
-        if (_text(_get(obj.spec, "resourceID")) or obj.name) == name:
+        if (_text(path_at(obj.spec, "resourceID")) or obj.name) == name:
             found.append(obj)
     if len(found) != 1:
         return None
-    size_node = _get(found[0].spec, "nodeConfig", "diskSizeGb")
+    size_node = path_at(found[0].spec, "nodeConfig", "diskSizeGb")
     try:
         size = int(_text(size_node))
     except ValueError:

@@ -851,6 +851,17 @@ def path_at(node: Node | None, *keys: str) -> Node | None:
     return node
 
 
+def field_at(node: Node | None, dotted: str) -> tuple[Node | None, Node | None]:
+    """(key node, value node) at a dotted path below `node` (`spec.model.modelURL`); (None, None) where a step is
+    missing or no mapping."""
+    key: Node | None = None
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return None, None
+        key, node = node.key_node(part), node.get(part)
+    return key, node
+
+
 def scalar_str(node: Node | None) -> str | None:
     """A scalar's value as a string as Kubernetes would see it in a string field, else None."""
     if not isinstance(node, Scalar):

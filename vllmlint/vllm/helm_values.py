@@ -18,7 +18,7 @@ from vllmlint.k8s.objects import K8sObject, World, string_map
 from vllmlint.lazyre import lazy_compile
 from vllmlint.source.helm_values import (LLM_D_MODELSERVICE, PRODUCTION_STACK, chart_table, go_int, helm_text,
                                          truthy)
-from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, scalar_str
+from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, field_at, scalar_str
 from vllmlint.vllm.images import parse_image
 from vllmlint.vllm.invocation import Invocation, OperatorPod, Token, _match_vllm, image_entrypoint
 
@@ -59,16 +59,6 @@ def chart_values_invocations(world: World) -> list[Invocation]:
 
 
 # --- reading fields -----------------------------------------------------------------------------------------
-def _field(node: Node | None, dotted: str) -> tuple[Node | None, Node | None]:
-    """(key node, value node) at a dotted path below `node`; (None, None) where a step is missing."""
-    key: Node | None = None
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping):
-            return None, None
-        key, node = node.key_node(part), node.get(part)
-    return key, node
-
-
 def _token(node: Node, text: str | None = None, dynamic: bool = False) -> Token:
     """A token at a values-file node (no YAML scalar of an argv: no fix edits it)."""
     return Token(helm_text(node) or "" if text is None else text, node.source, node.start, node.end, dynamic)
@@ -109,10 +99,10 @@ def _invocation(entry: list[Token], args: list[Token], image: Any, owner: ChartW
 def _production_stack(document: Document) -> list[Invocation]:
     table = chart_table()[PRODUCTION_STACK]
     root = document.root
-    key, enabled = _field(root, table["engine_enabled"]["path"])
+    key, enabled = field_at(root, table["engine_enabled"]["path"])
     if key is not None and not truthy(enabled):
         return []
-    _, items = _field(root, table["recognise"]["list"])
+    _, items = field_at(root, table["recognise"]["list"])
     found: list[Invocation] = []
     for item in items.items if isinstance(items, Sequence) else ():
         if isinstance(item, Mapping) and not _skipped(item, table):
@@ -124,7 +114,7 @@ def _production_stack(document: Document) -> list[Invocation]:
 
 def _skipped(item: Mapping, table: dict[str, Any]) -> bool:
     for rule in table.get("skip_item") or []:
-        key, value = _field(item, rule["path"])
+        key, value = field_at(item, rule["path"])
         if key is None:
             continue
         if rule["equals"] is False and isinstance(value, Scalar) and value.value is False:
@@ -165,7 +155,7 @@ def _argument(root: Node | None, item: Mapping, arg: dict[str, Any]) -> list[Tok
     form = arg["form"]
     if form == "constant":
         return [Token(text, None) for text in arg.get("values") or []]
-    key, value = _field(root if arg.get("root") else item, arg["path"])
+    key, value = field_at(root if arg.get("root") else item, arg["path"])
     if key is None:
         default = arg.get("default")
         return [Token(arg["flag"], None), Token(default, None)] if form == "value" and default is not None else []
@@ -189,7 +179,7 @@ def _argument(root: Node | None, item: Mapping, arg: dict[str, Any]) -> list[Tok
 
 
 def _env(root: Node | None, item: Mapping, env: dict[str, Any]) -> list[tuple[str, str | None, Node]]:
-    key, value = _field(root if env.get("root") else item, env["path"])
+    key, value = field_at(root if env.get("root") else item, env["path"])
     if key is None:
         return []
     form = env["form"]
@@ -240,7 +230,7 @@ def _stack_pod(root: Node | None, item: Mapping, owner: ChartWorkload, spec: dic
     elif truthy(item.get(spec["node_selector_terms"])) and not truthy(item.get(spec["node_name"])):
         fields["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": item.get(spec["node_selector_terms"])}}}
-    shared = _field(root, spec["shared_tolerations"])[1]
+    shared = field_at(root, spec["shared_tolerations"])[1]
     own = item.get(spec["tolerations"])
     override = helm_text(item.get(spec["tolerations_policy"])) == "override"
     listed = [t for node in ((own,) if override and truthy(own) else (shared, own))
@@ -264,10 +254,10 @@ def _modelservice(document: Document) -> list[Invocation]:
         spec = root.get(role)
         if not isinstance(spec, Mapping):
             continue
-        key, create = _field(spec, table["role_create"]["path"])
+        key, create = field_at(spec, table["role_create"]["path"])
         if key is not None and not truthy(create):
             continue
-        if role == requester.get("role") and truthy(_field(root, requester["path"])[1]):
+        if role == requester.get("role") and truthy(field_at(root, requester["path"])[1]):
             continue  # another template renders the decode pod (the requester's ReplicaSet)
         containers = spec.get(table["recognise"]["containers"])
         for container in containers.items if isinstance(containers, Sequence) else ():
@@ -280,7 +270,7 @@ def _modelservice(document: Document) -> list[Invocation]:
 
 def _model_token(root: Mapping, table: dict[str, Any]) -> Token | None:
     spec = table["model"]
-    uri_node, name_node = _field(root, spec["uri"])[1], _field(root, spec["name"])[1]
+    uri_node, name_node = field_at(root, spec["uri"])[1], field_at(root, spec["name"])[1]
     uri = helm_text(uri_node) if uri_node is not None else spec["default_uri"]
     where = uri_node if uri_node is not None else name_node
     if where is None:
@@ -304,7 +294,7 @@ def _model_token(root: Mapping, table: dict[str, Any]) -> Token | None:
 
 
 def _scalar_or_default(root: Node, dotted: str, default: str) -> Token:
-    key, value = _field(root, dotted)
+    key, value = field_at(root, dotted)
     text = helm_text(value)
     return _token(value, text) if isinstance(value, Scalar) and text is not None else Token(default, None)
 
@@ -344,8 +334,8 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     if model is not None:
         args.append(model)
     ports = table["port"]
-    if role == "decode" and not (isinstance(_field(root, ports["decode"]["unless"])[1], Scalar)
-                                 and _field(root, ports["decode"]["unless"])[1].value is False):  # type: ignore[union-attr]
+    if role == "decode" and not (isinstance(field_at(root, ports["decode"]["unless"])[1], Scalar)
+                                 and field_at(root, ports["decode"]["unless"])[1].value is False):  # type: ignore[union-attr]
         port = _scalar_or_default(root, ports["decode"]["path"], ports["decode"]["default"])
     else:
         port = _scalar_or_default(root, ports["service_port"]["path"], ports["service_port"]["default"])
@@ -353,14 +343,14 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
              port]
     args += _parallel_flags(parallelism, table["parallelism"]["flags"], spec.get(table["parallelism"]["path"]))
     served = table["served_name"]
-    key, name = _field(root, served["path"])
+    key, name = field_at(root, served["path"])
     if key is not None and isinstance(name, Scalar) and helm_text(name) is not None:
         args += [_token(key, served["flag"]), _token(name)]
     else:
         args += [Token(served["flag"], None), Token("random/model", None, dynamic=True)]
     tracing = table.get("tracing")
     if tracing:
-        key, enabled = _field(root, tracing["path"])
+        key, enabled = field_at(root, tracing["path"])
         if key is not None and truthy(enabled):
             for flag in tracing["flags"]:
                 args += [_token(key, flag), _token(key, "", dynamic=True)]
@@ -428,19 +418,19 @@ def _modelservice_gpu(root: Mapping, role: str, spec: Mapping, container: Mappin
     """The accelerator the chart requests for a container: its own `resources.limits` of the accelerator's
     resource, else dataLocal x tensor of it; None for DRA (claims), a CPU or simulator container, or when a value
     is no number."""
-    if truthy(_field(root, table["dra"])[1]) if table.get("dra") else False:
+    if truthy(field_at(root, table["dra"])[1]) if table.get("dra") else False:
         return None
-    role_type = _field(spec, table["role_accelerator_type"])[1] if table.get("role_accelerator_type") else None
-    kind = helm_text(role_type) if role_type is not None else helm_text(_field(root, table["accelerator_type"])[1])
+    role_type = field_at(spec, table["role_accelerator_type"])[1] if table.get("role_accelerator_type") else None
+    kind = helm_text(role_type) if role_type is not None else helm_text(field_at(root, table["accelerator_type"])[1])
     kind = kind or table["default_type"]
     if kind in (table.get("none_types") or []) or any(name in image for name in table.get("none_images") or []):
         return None
-    own = _field(root, "accelerator.resources")[1]
+    own = field_at(root, "accelerator.resources")[1]
     resource = helm_text(own.get(kind)) if isinstance(own, Mapping) and kind in own else None
     resource = resource or (table.get("resources") or {}).get(kind) or table["resources"].get(table["default_type"])
     if not resource:
         return None
-    limits = _field(container, "resources.limits")[1]
+    limits = field_at(container, "resources.limits")[1]
     written = limits.get(resource) if isinstance(limits, Mapping) else None
     if written is not None:
         count = go_int(written)
@@ -462,8 +452,8 @@ def _modelservice_pod(spec: Mapping, owner: ChartWorkload, table: dict[str, Any]
         return None
     fields: dict[str, Any] = {"nodeSelector": spec.get(table["node_selector"]),
                               "tolerations": spec.get(table["tolerations"])}
-    key = _field(spec, table["label_key"])[1]
-    values = _field(spec, table["label_values"])[1]
+    key = field_at(spec, table["label_key"])[1]
+    values = field_at(spec, table["label_values"])[1]
     if truthy(key):
         expression: dict[str, Any] = {"key": key, "operator": "In"}
         if truthy(values):

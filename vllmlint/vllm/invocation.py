@@ -16,7 +16,7 @@ from vllmlint.vllm.images import ImageRef, entry_applies, parse_image
 from vllmlint.k8s.objects import Container, World
 from vllmlint.vllm.release import release_from_tag
 from vllmlint.source.shell import split_commands, script_from_shell_args
-from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, scalar_str
+from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, SourceFile, field_at, scalar_str
 from vllmlint.lazyre import lazy_compile
 
 if TYPE_CHECKING:
@@ -951,16 +951,6 @@ def _operator_table() -> list[dict[str, Any]]:
     return list(data.get("operators") or []) if isinstance(data, dict) else []
 
 
-def _field(node: Node | None, path: str) -> tuple[Node | None, Node | None]:
-    """(key node, value node) at a dotted path from an object's root (`spec.model.modelURL`)."""
-    key: Node | None = None
-    for part in path.split("."):
-        if not isinstance(node, Mapping):
-            return None, None
-        key, node = node.key_node(part), node.get(part)
-    return key, node
-
-
 def _field_token(node: Node, text: str | None = None) -> Token:
     """A token at a manifest field (its key or its value); no YAML scalar of an argv, so no fix edits it."""
     return Token((scalar_str(node) or "") if text is None else text, node.source, node.start, node.end)
@@ -980,7 +970,7 @@ def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
     tokens: list[Token] = []
     model = entry.get("model")
     if model:
-        _, value = _field(root, model["path"])
+        _, value = field_at(root, model["path"])
         if isinstance(value, Scalar) and scalar_str(value):
             tokens.append(_field_token(value))
     for arg in entry.get("args") or []:
@@ -988,7 +978,7 @@ def operator_argv(obj: Any, entry: dict[str, Any]) -> list[Token]:
         if form == "constant":
             tokens.extend(Token(text, None) for text in arg.get("values") or [])
             continue
-        key, value = _field(root, arg["path"])
+        key, value = field_at(root, arg["path"])
         if key is None or value is None:
             continue
         if form == "list":
@@ -1019,7 +1009,7 @@ def operator_env(obj: Any) -> list[tuple[str, str | None, Node]]:
     spec = entry.get("env") if entry else None
     if not spec:
         return []
-    _, items = _field(obj.node, spec["path"])
+    _, items = field_at(obj.node, spec["path"])
     found: list[tuple[str, str | None, Node]] = []
     for item in items.items if isinstance(items, Sequence) else []:
         if not isinstance(item, Mapping):
@@ -1036,8 +1026,8 @@ def operator_image(obj: Any, entry: dict[str, Any]) -> ImageRef | None:
     spec = entry.get("image")
     if not spec:
         return None
-    _, name = _field(obj.node, spec["name"])
-    _, registry = _field(obj.node, spec["registry"]) if spec.get("registry") else (None, None)
+    _, name = field_at(obj.node, spec["name"])
+    _, registry = field_at(obj.node, spec["registry"]) if spec.get("registry") else (None, None)
     name_text = scalar_str(name) if isinstance(name, Scalar) else None
     if not name_text:
         return None
@@ -1543,13 +1533,13 @@ def operator_gpu(obj: Any) -> tuple[str, int, Node] | None:
     spec = entry.get("gpu") if entry is not None else None
     if not spec:
         return None
-    _, count_node = _field(obj.node, spec["count"])
+    _, count_node = field_at(obj.node, spec["count"])
     if not isinstance(count_node, Scalar) or not scalar_str(count_node):
         return None  # the controller adds no GPU request when the field is empty
     count = quantity_int(count_node)
     if count is None:
         return None
-    _, resource_node = _field(obj.node, spec["resource"]) if spec.get("resource") else (None, None)
+    _, resource_node = field_at(obj.node, spec["resource"]) if spec.get("resource") else (None, None)
     resource = scalar_str(resource_node) if isinstance(resource_node, Scalar) else None
     return resource or spec["default_resource"], count, count_node
 
@@ -1573,8 +1563,8 @@ def operator_pod(obj: Any) -> OperatorPod | None:
     spec = entry.get("placement") if entry is not None else None
     if not spec:
         return None
-    terms = _field(obj.node, spec["node_selector_terms"])[1] if spec.get("node_selector_terms") else None
-    tolerations = _field(obj.node, spec["tolerations"])[1] if spec.get("tolerations") else None
+    terms = field_at(obj.node, spec["node_selector_terms"])[1] if spec.get("node_selector_terms") else None
+    tolerations = field_at(obj.node, spec["tolerations"])[1] if spec.get("tolerations") else None
     return OperatorPod(obj, placement_of_fields(terms, tolerations))
 
 
