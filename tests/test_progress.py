@@ -60,7 +60,11 @@ def test_a_long_run_on_a_terminal_shows_it(tmp_path, quiet):
     bench_module().generate(tmp_path / "tree", 300, seed=3)
     master, slave = pty.openpty()
     env = dict(os.environ, NO_COLOR="1")
-    args = [sys.executable, "-m", "vllmlint", "--no-cache", *(["-q"] if quiet else []), str(tmp_path / "tree")]
+    # The line waits DELAY seconds and redraws every INTERVAL: both 0 here, so what is drawn does not depend on how
+    # fast the machine is (300 files took under DELAY on a quiet one, and nothing was drawn).
+    run = ("import sys, vllmlint.progress as p; p.DELAY = p.INTERVAL = 0; sys.argv = ['vllmlint', *sys.argv[1:]]; "
+           "from vllmlint.entry import main; main()")
+    args = [sys.executable, "-c", run, "--no-cache", *(["-q"] if quiet else []), str(tmp_path / "tree")]
     report = tmp_path / "report.txt"
     with open(report, "wb") as stdout:
         proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=stdout, stderr=slave)
