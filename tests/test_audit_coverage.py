@@ -91,6 +91,11 @@ SNIPPETS = {
                            "            vpc.amazonaws.com/efa: 1\n", node_type("p3.16xlarge")),
     "efa-count": deployment("        - meta-llama/Llama-3.1-70B-Instruct\n        - --tensor-parallel-size=8",
                             "            vpc.amazonaws.com/efa: 8\n", node_type("p4d.24xlarge"), gpus=8),
+    # "EFA (Elastic Fabric Adapter) Utilization" as the chapter writes it: its `resources` fragment in its own
+    # single-node Deployment, run with its NodePool (p3.16xlarge has the 8 GPUs but no EFA, g5.12xlarge the EFA
+    # but 4 GPUs).
+    "efa-april": (ROOT / "fixtures" / "original" / "single-node-deployment.yaml").read_text().replace(
+        "            nvidia.com/gpu: 8\n", "            nvidia.com/gpu: 8\n            vpc.amazonaws.com/efa: 1\n"),
     # "NCCL Settings Optimization": the chapter's env fragment.
     "nccl": deployment("        - meta-llama/Llama-3.1-8B-Instruct", """        env:
         - name: NCCL_DEBUG
@@ -337,6 +342,9 @@ ROWS: tuple[Row, ...] = (
         (("VL718", "snippet:efa-count", 30),), ("snippet:efa-count",)),
     Row("F10", "EFA / NCCL", "`vpc.amazonaws.com/efa` is a resource, not a node label (NodePool requirement)",
         CAUGHT, (("VL718", "original/karpenter-nodepool.yaml", 22),)),
+    Row("F11", "EFA / NCCL", "the chapter's EFA request on its own Deployment and NodePool: no type has both",
+        CAUGHT, (("VL718", "snippet:efa-april", 34), ("VL606", "snippet:efa-april", 33)),
+        ("snippet:efa-april", "original/karpenter-nodepool.yaml")),
     # --- Monitoring and logging ---------------------------------------------------------------------------
     Row("G01", "Metrics and Logs", "/metrics is on the API port 8000, not 8001", CAUGHT,
         (("VL301", "original/metrics-service-monitor.yaml", 12), ("VL301", "original/metrics-service-monitor.yaml", 25))),
@@ -388,7 +396,10 @@ def found(inputs: tuple[str, ...], select: tuple[str, ...]) -> frozenset[tuple[s
     linter = Linter(LintOptions(select=list(select)) if select else LintOptions())  # select: only those rules
     names = {}
     for name in inputs or ORIGINAL:
-        path = name.replace("snippet:", "snippet-") + ("" if "." in name.rsplit("/", 1)[-1] else ".yaml")
+        # One folder for the inputs of a row, as the chapter's files would sit: a NodePool is taken to be meant
+        # for the pods of its own folder (capacity.workload._pool_meant_for).
+        base = name.rsplit("/", 1)[-1].replace("snippet:", "snippet-")
+        path = "chapter/" + base + ("" if "." in base else ".yaml")
         names[path] = name
         linter.add_text(text_of(name), path, Path(path).suffix.lower())
     result = linter.run()
@@ -442,7 +453,7 @@ def test_the_markdown_table_matches_the_rows():
     counts = {s: sum(r.status == s for r in ROWS) for s in (CAUGHT, PARTLY, NOT_CAUGHT, NOT_CHECKABLE)}
     said = (f"{counts[CAUGHT]} caught, {counts[PARTLY]} partly, {counts[NOT_CAUGHT]} not caught, "
             f"{counts[NOT_CHECKABLE]} not checkable")
-    assert said in text
+    assert said in text and f"({len(ROWS)} rows)" in text
 
 
 if __name__ == "__main__":  # print the table's rows (to paste into docs/audit-coverage.md)
