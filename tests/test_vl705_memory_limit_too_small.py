@@ -222,3 +222,8 @@ def test_no_gpu_requested_or_gpu_from_elsewhere_is_left_alone():
     compose = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n    command: [Qwen/Qwen3-8B]\n" \
               "    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]}}}\n"
     assert lint(compose, "compose.yaml") == []
+
+
+def test_a_nameless_container_is_named_by_its_place():
+    (finding,) = lint(APRIL.replace("      - name: vllm-server\n        image:", "      - image:") % "")
+    assert finding.message.startswith("Request memory (and CPU) for container containers[0]:")

@@ -45,7 +45,7 @@ def check(ctx: Context):
             continue
         seen.add(id(container))
         listed = "; ".join(p.words for p in parts)
-        yield ctx.finding(node, f"The memory limit {scalar_str(node)} ({gib1(limit)}) of container {container.name} "
+        yield ctx.finding(node, f"The memory limit {scalar_str(node)} ({gib1(limit)}) of container {container.label} "
                           f"is below what vLLM holds in CPU RAM before it serves: at least {gib1(need)} ({listed}), "
                           "not counting the Python process itself. The kernel OOM-kills the container (exit code "
                           "137) during start-up, and it restarts into the same kill. Raise the limit well above "
@@ -67,13 +67,13 @@ def _unreserved(ctx: Context, work):
     best_effort = not any(c.resources.request(r) is not None
                           for c in container.pod.containers for r in ("cpu", "memory"))
     if best_effort:
-        head = (f"Request memory (and CPU) for container {container.name}: its resources name its {name} but no "
+        head = (f"Request memory (and CPU) for container {container.label}: its resources name its {name} but no "
                 "memory or CPU, so the pod is BestEffort.")
         why = ("The scheduler reserves no RAM or CPU for it on the GPU node, so other pods may take them, and under "
                "node memory pressure the kubelet evicts a BestEffort pod first and the kernel's OOM killer picks it "
                "first (oom_score_adj 1000), killing the server and every request in flight.")
     else:
-        head = f"Request memory for container {container.name}: its resources reserve no RAM on the GPU node."
+        head = f"Request memory for container {container.label}: its resources reserve no RAM on the GPU node."
         why = ("The scheduler may fill the node's memory with other pods, and under node memory pressure the kubelet "
                "evicts first the pods that use more than they requested, which a vLLM server with no request "
                "always does.")

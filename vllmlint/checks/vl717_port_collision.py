@@ -102,13 +102,7 @@ def _shared_port(ctx: Context, template, invocations) -> Iterator[Finding | None
 
 
 def _label(container: Container) -> str:
-    """The container's name, or for one without a name (the API server rejects it, but files are linted
-    before they are applied) its place in the pod: `containers[1]`."""
-    if container.name:
-        return container.name
-    section = [c for c in container.pod.containers if c.init == container.init]
-    index = next(i for i, c in enumerate(section) if c is container)
-    return f"{'initContainers' if container.init else 'containers'}[{index}]"
+    return container.label
 
 
 def _one(container: Container, first: bool = False) -> str:
