@@ -851,10 +851,10 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
         if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
                                for needle in needles):
             continue
-        words = read.get(id(holder))
-        if words is None:
-            words = read[id(holder)] = _assignment_words(holder, region)
-        for name, value, token in words:
+        assigned = read.get(id(holder))
+        if assigned is None:
+            assigned = read[id(holder)] = _assignment_words(holder, region)
+        for name, value, token in assigned:
             found.append(ShellAssignment(name, value, token, container, via))
     return found
 
