@@ -265,3 +265,107 @@ def test_does_not_compare_engines_with_their_own_data_parallel_ranks():
     text = pod(first_extra=", --data-parallel-size, '2', --data-parallel-rank, '0'",
                second_extra=", --data-parallel-size, '2', --data-parallel-rank, '1'")
     assert found(text) == []
+
+
+# --- other connectors that listen: MooncakeConnector, P2pNcclConnector (data/kv-transfer.yaml) ------------------
+def two(first, second, image="vllm/vllm-openai:v0.20.2", first_env="[]", second_env="[]", tp=""):
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: pd}}
+spec:
+  containers:
+  - name: prefill
+    image: {image}
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100",{tp} --kv-transfer-config, '{first}']
+    env: {first_env}
+  - name: decode
+    image: {image}
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, '{second}']
+    env: {second_env}
+"""
+
+
+MOONCAKE_P = '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}'
+MOONCAKE_D = '{"kv_connector":"MooncakeConnector","kv_role":"kv_consumer"}'
+
+
+def test_catches_two_mooncake_bootstrap_servers_on_the_default_port():
+    assert found(two(MOONCAKE_P, MOONCAKE_P)) == [(12, 81, Severity.ERROR, "prefill/decode:8998")]
+    (finding,) = lint(two(MOONCAKE_P, MOONCAKE_P))
+    assert "MooncakeConnector bootstrap server" in finding.message
+    assert "VLLM_MOONCAKE_BOOTSTRAP_PORT not set: vLLM 0.20.2's default 8998" in finding.message
+
+
+def test_catches_mooncake_tensor_parallel_side_channels_on_0_14_1():
+    # up to 0.14.1 every TP rank listens on the base port + its rank: 8998-8999 and 8999
+    env = "[{name: VLLM_MOONCAKE_BOOTSTRAP_PORT, value: '8999'}]"
+    assert found(two(MOONCAKE_P, MOONCAKE_P, image="vllm/vllm-openai:v0.14.1", second_env=env,
+                     tp=' --tensor-parallel-size, "2",')) == [(13, 55, Severity.ERROR, "prefill/decode:8999")]
+
+
+def test_catches_mooncake_beside_nixl_on_one_port():
+    nixl = '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '8998'}]"
+    assert found(two(MOONCAKE_P, nixl, second_env=env)) == [(13, 54, Severity.ERROR, "prefill/decode:8998")]
+
+
+def test_does_not_catch_a_mooncake_decode_server():
+    assert found(two(MOONCAKE_P, MOONCAKE_D)) == []
+    assert found(two(MOONCAKE_P, MOONCAKE_D, image="vllm/vllm-openai:v0.14.1")) == []
+
+
+def test_does_not_catch_mooncake_on_separate_ports_or_an_external_bootstrap_server():
+    assert found(two(MOONCAKE_P, MOONCAKE_P, second_env="[{name: VLLM_MOONCAKE_BOOTSTRAP_PORT, value: '8999'}]")) == []
+    external = ('{"kv_connector":"MooncakeConnector","kv_role":"kv_producer",'
+                '"kv_connector_extra_config":{"bootstrap_server_address":"10.0.0.9:8998"}}')
+    assert found(two(MOONCAKE_P, external, image="vllm/vllm-openai:v0.33.0")) == []
+    # before 0.32.0 the key does not exist: the embedded server still binds
+    assert found(two(MOONCAKE_P, external, image="vllm/vllm-openai:v0.29.0")) == [
+        (12, 81, Severity.ERROR, "prefill/decode:8998")]
+
+
+def test_does_not_catch_mooncake_where_it_is_not_known():
+    # an unknown release (what it binds changed), a release not read (0.15), a release before the connector
+    for image in ("vllm/vllm-openai:latest", "vllm/vllm-openai:v0.15.1", "vllm/vllm-openai:v0.12.0"):
+        assert found(two(MOONCAKE_P, MOONCAKE_P, image=image)) == [], image
+
+
+def test_catches_mooncake_inside_a_multi_connector():
+    multi = ('{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":['
+             '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"},'
+             '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}]}}')
+    assert found(two(MOONCAKE_P, multi)) == [(12, 81, Severity.ERROR, "prefill/decode:8998")]
+    # the child's own role counts, not the MultiConnector's
+    assert found(two(MOONCAKE_P, multi.replace('"MooncakeConnector","kv_role":"kv_producer"',
+                                               '"MooncakeConnector","kv_role":"kv_consumer"'))) == []
+
+
+def p2p(port, role="kv_producer"):
+    return ('{"kv_connector":"P2pNcclConnector","kv_role":"' + role + '"' + (f',"kv_port":"{port}"' if port else "")
+            + ',"kv_connector_extra_config":{"proxy_ip":"10.0.0.2","proxy_port":"30001","http_port":"8100"}}')
+
+
+def test_catches_p2p_nccl_kv_ports():
+    image = "vllm/vllm-openai:v0.11.2"
+    # both on the default kv_port
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image=image)) == [
+        (12, 81, Severity.ERROR, "prefill/decode:14579")]
+    # a TP=2 prefill takes 21001-21002
+    assert found(two(p2p(21001), p2p(21002, "kv_consumer"), image=image, tp=' --tensor-parallel-size, "2",')) == [
+        (12, 81, Severity.ERROR, "prefill/decode:21002")]
+
+
+def test_does_not_catch_p2p_nccl_where_it_does_not_collide_or_is_not_known():
+    assert found(two(p2p(21001), p2p(22001, "kv_consumer"), image="vllm/vllm-openai:v0.11.2")) == []
+    # removed in 0.24.0; unknown release with the default port
+    assert found(two(p2p(None), p2p(None), image="vllm/vllm-openai:v0.24.0")) == []
+    assert found(two(p2p(None), p2p(None), image="vllm/vllm-openai:latest")) == []
+
+
+def test_schema_requires_a_port_and_a_way_to_bind():
+    schema = json.loads((ROOT / "schemas" / "kv-transfer.schema.json").read_text())
+    data = load_yaml_data(ROOT / "data" / "kv-transfer.yaml")
+    row = dict(next(r for r in data["connectors"] if r["name"] == "MooncakeConnector"))
+    del row["binds"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**data, "connectors": [row]}, schema)

@@ -29,6 +29,7 @@ from vllmlint.vllm import kv_transfer as kvt
 from vllmlint.vllm.ports import runs_beside
 
 _WILDCARD = "*"
+_HOST = "podIP"  # vLLM's get_ip(): the pod's address, one for all containers of a pod
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 _ANY = ("0.0.0.0", "::", "*")
 
@@ -59,7 +60,7 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 continue
             seen.add(id(container))
             found = kvt.side_channels(invocation)
-            if found is not None:
+            if found is not None and any("host_env" in row for row, _ in found[1]):
                 wired.setdefault(id(template), (template, []))[1].append((invocation, *found))
             entry = bound.setdefault(id(template), (template, [], set()))
             entry[1].extend(_bound_ports(ctx, invocation, found))
@@ -96,8 +97,9 @@ def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding
         why = (f"{template.owner.kind} {template.owner.name} runs {replicas} pods" if replicas and replicas > 1
                else "Prefill and decode run in separate pods")
         for invocation, config, rows in items:
-            for row in rows:
-                yield _host(ctx, invocation, config, row, why)
+            for row, _ in rows:
+                if "host_env" in row:
+                    yield _host(ctx, invocation, config, row, why)
 
 
 def _reads(invocation, name: str) -> bool:
@@ -158,7 +160,8 @@ def _script_set(world) -> set[tuple[int, str]]:
     once per run (a scan of every script per container would be quadratic)."""
     from vllmlint.vllm.invocation import script_assignments
 
-    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")}
+    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")
+             if key in row}
     return {(id(a.container), a.name) for a in script_assignments(world, tuple(sorted(names)))
             if a.container is not None and a.name in names}
 
@@ -199,6 +202,40 @@ _RANKED = ("--data-parallel-rank", "--data-parallel-start-rank", "--data-paralle
            "--data-parallel-hybrid-lb", "--data-parallel-external-lb")
 
 
+def _listener(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, node: dict, release: str | None
+              ) -> tuple[int | None, str, Any, str] | None:
+    """(base port, address key, where the manifest says so, what it says) of one connector's listener; None when
+    it binds nothing or what it binds is not known here."""
+    container = invocation.container
+    if "host_env" in row:
+        address = _address(ctx, container, row["host_env"], row["host_default"])
+    else:
+        where_to = kvt.bind_address(row, release)
+        address = None if where_to is None else _WILDCARD if where_to == "any" else _HOST
+    if address is None or kvt.binds_nothing(row, node, release) is not False:
+        return None
+    option = kvt.value_option(config)
+    at_option = option.value_token or option.token
+    keyed = kvt.key_port(row, node, release)
+    if keyed is not None:
+        port, written = keyed
+        if port is None or release is None and not written:
+            return None
+        said = f"{row['port_key']} {port}" if written else f"{row['port_key']} not set: vLLM {release}'s default {port}"
+        return port, address, at_option, said
+    name = row["port_env"]
+    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
+    if var is not None:
+        if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
+            return None
+        where = var.source if var.source is not None else var.node
+        return digits_int(var.value.strip()), address, where, f"{name}={var.value.strip()}"
+    if _env_may_set(ctx, container, name) or release is None:
+        return None
+    port = kvt.default_port(row, release)
+    return port, address, at_option, f"{name} not set: vLLM {release}'s default {port}"
+
+
 def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
     container = invocation.container
     release = None if invocation.assumed else invocation.release
@@ -208,30 +245,17 @@ def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
         else _size(invocation, "--data-parallel-size")
     if found is not None:
         config, rows = found
-        for row in rows:
-            address = _address(ctx, container, row["host_env"], row["host_default"])
-            if address is None:
+        tp = _size(invocation, "--tensor-parallel-size")
+        for row, node in rows:
+            bound = _listener(ctx, invocation, config, row, node, release)
+            if bound is None:
                 continue
-            name = row["port_env"]
-            var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
-            if var is not None:
-                if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
-                    continue
-                port = digits_int(var.value.strip())
-                where = var.source if var.source is not None else var.node
-                said = f"{name}={var.value.strip()}"
-            else:
-                if _env_may_set(ctx, container, name) or release is None:
-                    continue
-                port = kvt.default_port(row, release)
-                option = kvt.value_option(config)
-                where = option.value_token or option.token
-                said = f"{name} not set: vLLM {release}'s default {port}"
+            port, address, where, said = bound
             if port is None or not 0 < port < 65536:
                 continue
-            span = kvt.port_span(row, release, _size(invocation, "--tensor-parallel-size"), dp)
-            yield _Bound(container, port, port + span - 1, address, f"the {row['name']} side channel ({said})", where,
-                         f"the {row['name']} side channel")
+            span = kvt.port_span(row, release, tp, dp)
+            what = f"the {row['name']} {kvt.by_release(row.get('binds'), release, 'what') or 'side channel'}"
+            yield _Bound(container, port, port + span - 1, address, f"{what} ({said})", where, what)
     events = kvt.kv_events_port(invocation, release)
     if events is not None:
         port, config = events
