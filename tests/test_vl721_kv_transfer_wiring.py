@@ -369,3 +369,71 @@ def test_schema_requires_a_port_and_a_way_to_bind():
     del row["binds"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**data, "connectors": [row]}, schema)
+
+
+# --- encoder-cache connectors (--ec-transfer-config) -----------------------------------------------------------
+def epd(consumer, producer='{"ec_connector":"ECMooncakeConnector","ec_role":"ec_producer"}',
+        image="vllm/vllm-openai:v0.33.0", namespace="epd", env="[]"):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: encoder, namespace: {namespace}}}
+spec:
+  selector: {{matchLabels: {{role: encoder}}}}
+  template:
+    metadata: {{labels: {{role: encoder}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, Qwen/Qwen2.5-VL-3B-Instruct, --ec-transfer-config, '{producer}']
+        env: {env}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: pd, namespace: {namespace}}}
+spec:
+  selector: {{matchLabels: {{role: pd}}}}
+  template:
+    metadata: {{labels: {{role: pd}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, Qwen/Qwen2.5-VL-3B-Instruct, --enable-mm-embeds, --ec-transfer-config, '{consumer}']
+"""
+
+
+def ec_mooncake(extra=""):
+    return '{"ec_connector":"ECMooncakeConnector","ec_role":"ec_consumer"' + extra + '}'
+
+
+def test_catches_the_mooncake_ec_consumer_on_loopback_across_pods():
+    # vLLM's 1E+1PD guide writes "ec_ip": "127.0.0.1" (one host); in separate pods the encoder dials its own loopback
+    assert found(epd(ec_mooncake(',"ec_ip":"127.0.0.1","ec_port":19019'))) == [
+        (26, 103, Severity.WARNING, "ec_ip=127.0.0.1")]
+    assert found(epd(ec_mooncake())) == [(26, 103, Severity.WARNING, "ec_ip=<unset>")]
+    assert found(epd(ec_mooncake(',"ec_ip":"0.0.0.0"'))) == [(26, 103, Severity.WARNING, "ec_ip=0.0.0.0")]
+
+
+def test_does_not_catch_a_routable_ec_ip_or_one_workload():
+    assert found(epd(ec_mooncake(',"ec_ip":"10.12.0.7"'))) == []
+    # the encoder runs another connector family (KV): the consumer has no peer workload here
+    assert found(epd(ec_mooncake(), producer='{"kv_connector":"NixlConnector","kv_role":"kv_both"}')) == []
+    # before the connector
+    assert found(epd(ec_mooncake(), image="vllm/vllm-openai:v0.29.0")) == []
+
+
+ECCPU = '{"ec_connector":"ECCPUConnector","ec_role":"ec_producer","ec_connector_extra_config":{"ec_enable_nixl":true}}'
+
+
+def test_catches_the_cpu_ec_producer_side_channel_on_localhost():
+    consumer = '{"ec_connector":"ECCPUConnector","ec_role":"ec_consumer"}'
+    assert found(epd(consumer, producer=ECCPU)) == [(12, 83, Severity.WARNING, "VLLM_EC_SIDE_CHANNEL_HOST=<unset>")]
+
+
+def test_does_not_catch_the_cpu_ec_connector_without_its_side_channel():
+    consumer = '{"ec_connector":"ECCPUConnector","ec_role":"ec_consumer"}'
+    # NIXL transfer off (the default): no listener
+    assert found(epd(consumer, producer=ECCPU.replace("true", "false"))) == []
+    env = "[{name: VLLM_EC_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
+    assert found(epd(consumer, producer=ECCPU, env=env)) == []

@@ -90,9 +90,12 @@ def value_option(config: JsonConfig) -> Option:
     return config.options[-1]
 
 
-def connector_nodes(config: JsonConfig) -> list[tuple[str, dict]]:
-    """The connectors a kv-transfer config runs, each with its own config: `kv_connector`, and a MultiConnector's
-    listed connectors (each child is a kv-transfer config of its own: MultiConnector builds
+KV_OPTION = "--kv-transfer-config"
+
+
+def connector_nodes(config: JsonConfig, key: str = "kv_connector") -> list[tuple[str, dict]]:
+    """The connectors a transfer config runs, each with its own config: `kv_connector` (`ec_connector`), and a
+    MultiConnector's listed connectors (each child is a kv-transfer config of its own: MultiConnector builds
     `KVTransferConfig(**child)`, nothing inherited but the engine ID)."""
     data = kv_transfer_data().get("multi_connector") or {}
     found: list[tuple[str, dict]] = []
@@ -100,7 +103,7 @@ def connector_nodes(config: JsonConfig) -> list[tuple[str, dict]]:
     def visit(node: Any, depth: int) -> None:
         if not isinstance(node, dict) or depth > 4:
             return
-        name = node.get("kv_connector")
+        name = node.get(key)
         if isinstance(name, str):
             found.append((name, node))
         if name == data.get("name"):
@@ -118,36 +121,67 @@ def connector_names(config: JsonConfig) -> list[str]:
     return [name for name, _ in connector_nodes(config)]
 
 
-def side_channel(name: str) -> dict[str, Any] | None:
-    """The data row of a connector that opens a side channel (NixlConnector, MooncakeConnector...), or None."""
-    return next((row for row in kv_transfer_data().get("connectors", []) if row.get("name") == name), None)
+def side_channel(name: str, option: str = KV_OPTION) -> dict[str, Any] | None:
+    """The data row of a connector that listens (NixlConnector, MooncakeConnector...) named in `option`, or None."""
+    return next((row for row in kv_transfer_data().get("connectors", [])
+                 if row.get("name") == name and row.get("option", KV_OPTION) == option), None)
 
 
-def side_channels(invocation: Invocation) -> tuple[JsonConfig, list[tuple[dict[str, Any], dict]]] | None:
-    """(the kv-transfer config, [(data row, the connector's own config)] of the side-channel connectors it runs),
-    or None when it runs none (or is unknown)."""
-    config = json_config(invocation, "--kv-transfer-config")
-    if config is None:
-        return None
-    rows = [(row, node) for row, node in ((side_channel(name), node) for name, node in connector_nodes(config))
-            if row is not None]
-    return (config, rows) if rows else None
+class Wired(NamedTuple):
+    """A connector that listens: its data row, its own config (a MultiConnector's child), the option naming it."""
+
+    row: dict[str, Any]
+    node: dict
+    config: JsonConfig
+
+
+def side_channels(invocation: Invocation) -> list[Wired]:
+    """The connectors that listen among those `--kv-transfer-config` and `--ec-transfer-config` run (none when a
+    config is unknown)."""
+    found: list[Wired] = []
+    keys: dict[str, str] = {}
+    for row in kv_transfer_data().get("connectors", []):
+        keys.setdefault(row.get("option", KV_OPTION), row.get("connector_key", "kv_connector"))
+    for option, key in keys.items():
+        config = json_config(invocation, option)
+        if config is None:
+            continue
+        for name, node in connector_nodes(config, key):
+            row = side_channel(name, option)
+            if row is not None:
+                found.append(Wired(row, node, config))
+    return found
 
 
 def bind_address(row: dict[str, Any], release: str | None) -> str | None:
-    """Where a connector without a host variable binds on `release`: "host" (vLLM's get_ip(), the pod's address)
-    or "any" (0.0.0.0); None when the release is unknown or not read."""
+    """Where a connector without a host variable binds on `release`: "host" (vLLM's get_ip(), the pod's address),
+    "any" (0.0.0.0) or "key" (its config's `host_key`); None when the release is unknown or not read."""
     value = by_release(row.get("binds"), release, "address")
-    return value if value in ("host", "any") else None
+    return value if value in ("host", "any", "key") else None
+
+
+def config_host(row: dict[str, Any], node: dict) -> tuple[str | None, bool]:
+    """(the host a connector's own config binds and advertises, whether written there): `host_key`'s value, or
+    its default; (None, True) when the written value is not a string."""
+    value = node.get(row["host_key"])
+    if value is None:
+        return row["host_key_default"], False
+    return (value, True) if isinstance(value, str) else (None, True)
 
 
 def binds_nothing(row: dict[str, Any], node: dict, release: str | None) -> bool | None:
     """Whether this connector's config makes it bind nothing: a role that does not listen (Mooncake's decode
-    side), or an extra-config key that points it at a server elsewhere; None when not known here."""
-    role = node.get("kv_role")
+    side, an encoder-cache consumer), a switch it needs left off, or an extra-config key that points it at a
+    server elsewhere; None when not known here."""
+    role = node.get(row.get("role_key", "kv_role"))
     if role in row.get("not_for_roles", ()):
         return True
-    extra = node.get("kv_connector_extra_config")
+    extra = node.get(row.get("extra_key", "kv_connector_extra_config"))
+    switch = row.get("only_with_extra_true")
+    if switch:
+        value = _truthy(extra.get(switch, False)) if isinstance(extra, dict) else False
+        if value is not True:
+            return None if value is None else True
     for entry in row.get("not_with_extra_config", ()):
         if release is None:
             return None
@@ -190,7 +224,7 @@ def port_span(row: dict[str, Any], release: str | None, tensor_parallel: int | N
 def _truthy(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"):
         return True
     if isinstance(value, str) and value.strip().lower() in ("false", "0"):
         return False
@@ -224,5 +258,5 @@ def kv_events_port(invocation: Invocation, release: str | None) -> tuple[int, Js
 
 
 __all__ = ["JsonConfig", "json_config", "connector_names", "connector_nodes", "side_channel", "side_channels",
-           "bind_address", "binds_nothing", "key_port", "default_port",
+           "Wired", "KV_OPTION", "bind_address", "config_host", "binds_nothing", "key_port", "default_port",
            "port_span", "kv_events_port", "kv_transfer_data", "by_release", "in_releases", "value_option"]
