@@ -45,7 +45,7 @@ spec:
 
 
 def pod(first_env="[]", second_env="[]", image="vllm/vllm-openai:v0.11.2", first_extra="", second_extra="",
-        sidecar=""):
+        sidecar="", first=NIXL, second=NIXL, tp=""):
     return f"""apiVersion: v1
 kind: Pod
 metadata: {{name: pd}}
@@ -53,11 +53,11 @@ spec:
   containers:
   - name: prefill
     image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100", --kv-transfer-config, {NIXL}{first_extra}]
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100",{tp} --kv-transfer-config, {first}{first_extra}]
     env: {first_env}
   - name: decode
     image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, {NIXL}{second_extra}]
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, {second}{second_extra}]
     env: {second_env}
 {sidecar}"""
 
@@ -269,20 +269,7 @@ def test_does_not_compare_engines_with_their_own_data_parallel_ranks():
 
 # --- other connectors that listen: MooncakeConnector, P2pNcclConnector (data/kv-transfer.yaml) ------------------
 def two(first, second, image="vllm/vllm-openai:v0.20.2", first_env="[]", second_env="[]", tp=""):
-    return f"""apiVersion: v1
-kind: Pod
-metadata: {{name: pd}}
-spec:
-  containers:
-  - name: prefill
-    image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100",{tp} --kv-transfer-config, '{first}']
-    env: {first_env}
-  - name: decode
-    image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, '{second}']
-    env: {second_env}
-"""
+    return pod(first_env, second_env, image, first=f"'{first}'", second=f"'{second}'", tp=tp)
 
 
 MOONCAKE_P = '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}'
