@@ -328,8 +328,10 @@ def test_catches_mooncake_inside_a_multi_connector():
 
 
 def p2p(port, role="kv_producer"):
+    """As vLLM's xPyD example writes it: http_port is the server's --port (8100 prefill, 8200 decode here)."""
+    http = "8100" if role == "kv_producer" else "8200"
     return ('{"kv_connector":"P2pNcclConnector","kv_role":"' + role + '"' + (f',"kv_port":"{port}"' if port else "")
-            + ',"kv_connector_extra_config":{"proxy_ip":"10.0.0.2","proxy_port":"30001","http_port":"8100"}}')
+            + ',"kv_connector_extra_config":{"proxy_ip":"10.0.0.2","proxy_port":"30001","http_port":"' + http + '"}}')
 
 
 def test_catches_p2p_nccl_kv_ports():
@@ -345,8 +347,8 @@ def test_catches_p2p_nccl_kv_ports():
 def test_does_not_catch_p2p_nccl_where_it_does_not_collide_or_is_not_known():
     assert found(two(p2p(21001), p2p(22001, "kv_consumer"), image="vllm/vllm-openai:v0.11.2")) == []
     # removed in 0.24.0; unknown release with the default port
-    assert found(two(p2p(None), p2p(None), image="vllm/vllm-openai:v0.24.0")) == []
-    assert found(two(p2p(None), p2p(None), image="vllm/vllm-openai:latest")) == []
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image="vllm/vllm-openai:v0.24.0")) == []
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image="vllm/vllm-openai:latest")) == []
 
 
 def test_schema_requires_a_port_and_a_way_to_bind():
@@ -424,3 +426,13 @@ def test_does_not_catch_the_cpu_ec_connector_without_its_side_channel():
     assert found(epd(consumer, producer=ECCPU.replace("true", "false"))) == []
     env = "[{name: VLLM_EC_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
     assert found(epd(consumer, producer=ECCPU, env=env)) == []
+
+
+def test_catches_a_p2p_nccl_http_port_that_is_not_the_servers_port():
+    # vLLM's xPyD example passes "http_port":"$port" beside --port $port; the proxy sends requests to http_port
+    assert found(two(p2p(21001), p2p(22001, "kv_consumer"), image="vllm/vllm-openai:v0.11.2")) == []
+    wrong = two(p2p(21001), p2p(22001, "kv_consumer").replace('"http_port":"8200"', '"http_port":"8100"'),
+                image="vllm/vllm-openai:v0.11.2")
+    assert found(wrong) == [(12, 81, Severity.WARNING, "http_port=8100")]
+    # without a proxy nothing is registered
+    assert found(wrong.replace('"proxy_ip":"10.0.0.2",', "")) == []

@@ -64,6 +64,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 continue
             seen.add(id(container))
             found = kvt.side_channels(invocation)
+            for item in found:
+                yield _api_port(ctx, invocation, item)
             if any(_advertises(item.row) for item in found):
                 wired.setdefault(id(template), (template, []))[1].append((invocation, found))
             entry = bound.setdefault(id(template), (template, [], set()))
@@ -110,6 +112,29 @@ def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding
                        else "Prefill and decode run in separate pods" if kv
                        else "The encoder and the servers using its cache run in separate pods")
                 yield _host(ctx, invocation, item, why)
+
+
+def _api_port(ctx: Context, invocation, item: kvt.Wired) -> Finding | None:
+    """P2pNcclConnector's `http_port`, which it registers with the proxy as this server's address: not vLLM's
+    `--port`, the proxy sends the requests where no server (or another one) listens."""
+    spec = item.row.get("api_port_key")
+    extra = item.node.get(item.row.get("extra_key", "kv_connector_extra_config"))
+    if not spec or not isinstance(extra, dict) or any(not extra.get(key) for key in spec["with"]):
+        return None
+    release = None if invocation.assumed else invocation.release
+    if release is not None and not kvt.in_releases(item.row.get("releases"), release):
+        return None
+    text = str(extra.get(spec["key"], "")).strip()
+    port = invocation.api_port
+    if not text.isdigit() or port is None or int(text) == port:
+        return None
+    option = kvt.value_option(item.config)
+    key = spec["key"]
+    return ctx.finding(option.value_token or option.token, f"Set `{key}` to {port}, this server's --port, not "
+                       f"{text}: {item.row['name']} registers <its address>:{key} with the proxy "
+                       f"({', '.join(spec['with'])}), which sends the requests there, where this server does not "
+                       "listen.", about=invocation.container, value=f"{key}={text}",
+                       severity=min(ctx.severity, Severity.WARNING))
 
 
 def _advertises(row: dict) -> bool:
