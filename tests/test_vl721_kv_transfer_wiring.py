@@ -45,7 +45,7 @@ spec:
 
 
 def pod(first_env="[]", second_env="[]", image="vllm/vllm-openai:v0.11.2", first_extra="", second_extra="",
-        sidecar=""):
+        sidecar="", first=NIXL, second=NIXL, tp=""):
     return f"""apiVersion: v1
 kind: Pod
 metadata: {{name: pd}}
@@ -53,11 +53,11 @@ spec:
   containers:
   - name: prefill
     image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100", --kv-transfer-config, {NIXL}{first_extra}]
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8100",{tp} --kv-transfer-config, {first}{first_extra}]
     env: {first_env}
   - name: decode
     image: {image}
-    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, {NIXL}{second_extra}]
+    command: [vllm, serve, Qwen/Qwen3-8B, --port, "8200", --kv-transfer-config, {second}{second_extra}]
     env: {second_env}
 {sidecar}"""
 
@@ -265,3 +265,174 @@ def test_does_not_compare_engines_with_their_own_data_parallel_ranks():
     text = pod(first_extra=", --data-parallel-size, '2', --data-parallel-rank, '0'",
                second_extra=", --data-parallel-size, '2', --data-parallel-rank, '1'")
     assert found(text) == []
+
+
+# --- other connectors that listen: MooncakeConnector, P2pNcclConnector (data/kv-transfer.yaml) ------------------
+def two(first, second, image="vllm/vllm-openai:v0.20.2", first_env="[]", second_env="[]", tp=""):
+    return pod(first_env, second_env, image, first=f"'{first}'", second=f"'{second}'", tp=tp)
+
+
+MOONCAKE_P = '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}'
+MOONCAKE_D = '{"kv_connector":"MooncakeConnector","kv_role":"kv_consumer"}'
+
+
+def test_catches_two_mooncake_bootstrap_servers_on_the_default_port():
+    assert found(two(MOONCAKE_P, MOONCAKE_P)) == [(12, 81, Severity.ERROR, "prefill/decode:8998")]
+    (finding,) = lint(two(MOONCAKE_P, MOONCAKE_P))
+    assert "MooncakeConnector bootstrap server" in finding.message
+    assert "VLLM_MOONCAKE_BOOTSTRAP_PORT not set: vLLM 0.20.2's default 8998" in finding.message
+
+
+def test_catches_mooncake_tensor_parallel_side_channels_on_0_14_1():
+    # up to 0.14.1 every TP rank listens on the base port + its rank: 8998-8999 and 8999
+    env = "[{name: VLLM_MOONCAKE_BOOTSTRAP_PORT, value: '8999'}]"
+    assert found(two(MOONCAKE_P, MOONCAKE_P, image="vllm/vllm-openai:v0.14.1", second_env=env,
+                     tp=' --tensor-parallel-size, "2",')) == [(13, 55, Severity.ERROR, "prefill/decode:8999")]
+
+
+def test_catches_mooncake_beside_nixl_on_one_port():
+    nixl = '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'
+    env = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '8998'}]"
+    assert found(two(MOONCAKE_P, nixl, second_env=env)) == [(13, 54, Severity.ERROR, "prefill/decode:8998")]
+
+
+def test_does_not_catch_a_mooncake_decode_server():
+    assert found(two(MOONCAKE_P, MOONCAKE_D)) == []
+    assert found(two(MOONCAKE_P, MOONCAKE_D, image="vllm/vllm-openai:v0.14.1")) == []
+
+
+def test_does_not_catch_mooncake_on_separate_ports_or_an_external_bootstrap_server():
+    assert found(two(MOONCAKE_P, MOONCAKE_P, second_env="[{name: VLLM_MOONCAKE_BOOTSTRAP_PORT, value: '8999'}]")) == []
+    external = ('{"kv_connector":"MooncakeConnector","kv_role":"kv_producer",'
+                '"kv_connector_extra_config":{"bootstrap_server_address":"10.0.0.9:8998"}}')
+    assert found(two(MOONCAKE_P, external, image="vllm/vllm-openai:v0.33.0")) == []
+    # before 0.32.0 the key does not exist: the embedded server still binds
+    assert found(two(MOONCAKE_P, external, image="vllm/vllm-openai:v0.29.0")) == [
+        (12, 81, Severity.ERROR, "prefill/decode:8998")]
+
+
+def test_does_not_catch_mooncake_where_it_is_not_known():
+    # an unknown release (what it binds changed), a release not read (0.15), a release before the connector
+    for image in ("vllm/vllm-openai:latest", "vllm/vllm-openai:v0.15.1", "vllm/vllm-openai:v0.12.0"):
+        assert found(two(MOONCAKE_P, MOONCAKE_P, image=image)) == [], image
+
+
+def test_catches_mooncake_inside_a_multi_connector():
+    multi = ('{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":['
+             '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"},'
+             '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}]}}')
+    assert found(two(MOONCAKE_P, multi)) == [(12, 81, Severity.ERROR, "prefill/decode:8998")]
+    # the child's own role counts, not the MultiConnector's
+    assert found(two(MOONCAKE_P, multi.replace('"MooncakeConnector","kv_role":"kv_producer"',
+                                               '"MooncakeConnector","kv_role":"kv_consumer"'))) == []
+
+
+def p2p(port, role="kv_producer"):
+    """As vLLM's xPyD example writes it: http_port is the server's --port (8100 prefill, 8200 decode here)."""
+    http = "8100" if role == "kv_producer" else "8200"
+    return ('{"kv_connector":"P2pNcclConnector","kv_role":"' + role + '"' + (f',"kv_port":"{port}"' if port else "")
+            + ',"kv_connector_extra_config":{"proxy_ip":"10.0.0.2","proxy_port":"30001","http_port":"' + http + '"}}')
+
+
+def test_catches_p2p_nccl_kv_ports():
+    image = "vllm/vllm-openai:v0.11.2"
+    # both on the default kv_port
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image=image)) == [
+        (12, 81, Severity.ERROR, "prefill/decode:14579")]
+    # a TP=2 prefill takes 21001-21002
+    assert found(two(p2p(21001), p2p(21002, "kv_consumer"), image=image, tp=' --tensor-parallel-size, "2",')) == [
+        (12, 81, Severity.ERROR, "prefill/decode:21002")]
+
+
+def test_does_not_catch_p2p_nccl_where_it_does_not_collide_or_is_not_known():
+    assert found(two(p2p(21001), p2p(22001, "kv_consumer"), image="vllm/vllm-openai:v0.11.2")) == []
+    # removed in 0.24.0; unknown release with the default port
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image="vllm/vllm-openai:v0.24.0")) == []
+    assert found(two(p2p(None), p2p(None, "kv_consumer"), image="vllm/vllm-openai:latest")) == []
+
+
+def test_schema_requires_a_port_and_a_way_to_bind():
+    schema = json.loads((ROOT / "schemas" / "kv-transfer.schema.json").read_text())
+    data = load_yaml_data(ROOT / "data" / "kv-transfer.yaml")
+    row = dict(next(r for r in data["connectors"] if r["name"] == "MooncakeConnector"))
+    del row["binds"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**data, "connectors": [row]}, schema)
+
+
+# --- encoder-cache connectors (--ec-transfer-config) -----------------------------------------------------------
+def epd(consumer, producer='{"ec_connector":"ECMooncakeConnector","ec_role":"ec_producer"}',
+        image="vllm/vllm-openai:v0.33.0", namespace="epd", env="[]"):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: encoder, namespace: {namespace}}}
+spec:
+  selector: {{matchLabels: {{role: encoder}}}}
+  template:
+    metadata: {{labels: {{role: encoder}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, Qwen/Qwen2.5-VL-3B-Instruct, --ec-transfer-config, '{producer}']
+        env: {env}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: pd, namespace: {namespace}}}
+spec:
+  selector: {{matchLabels: {{role: pd}}}}
+  template:
+    metadata: {{labels: {{role: pd}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: {image}
+        command: [vllm, serve, Qwen/Qwen2.5-VL-3B-Instruct, --enable-mm-embeds, --ec-transfer-config, '{consumer}']
+"""
+
+
+def ec_mooncake(extra=""):
+    return '{"ec_connector":"ECMooncakeConnector","ec_role":"ec_consumer"' + extra + '}'
+
+
+def test_catches_the_mooncake_ec_consumer_on_loopback_across_pods():
+    # vLLM's 1E+1PD guide writes "ec_ip": "127.0.0.1" (one host); in separate pods the encoder dials its own loopback
+    assert found(epd(ec_mooncake(',"ec_ip":"127.0.0.1","ec_port":19019'))) == [
+        (26, 103, Severity.WARNING, "ec_ip=127.0.0.1")]
+    assert found(epd(ec_mooncake())) == [(26, 103, Severity.WARNING, "ec_ip=<unset>")]
+    assert found(epd(ec_mooncake(',"ec_ip":"0.0.0.0"'))) == [(26, 103, Severity.WARNING, "ec_ip=0.0.0.0")]
+
+
+def test_does_not_catch_a_routable_ec_ip_or_one_workload():
+    assert found(epd(ec_mooncake(',"ec_ip":"10.12.0.7"'))) == []
+    # the encoder runs another connector family (KV): the consumer has no peer workload here
+    assert found(epd(ec_mooncake(), producer='{"kv_connector":"NixlConnector","kv_role":"kv_both"}')) == []
+    # before the connector
+    assert found(epd(ec_mooncake(), image="vllm/vllm-openai:v0.29.0")) == []
+
+
+ECCPU = '{"ec_connector":"ECCPUConnector","ec_role":"ec_producer","ec_connector_extra_config":{"ec_enable_nixl":true}}'
+
+
+def test_catches_the_cpu_ec_producer_side_channel_on_localhost():
+    consumer = '{"ec_connector":"ECCPUConnector","ec_role":"ec_consumer"}'
+    assert found(epd(consumer, producer=ECCPU)) == [(12, 83, Severity.WARNING, "VLLM_EC_SIDE_CHANNEL_HOST=<unset>")]
+
+
+def test_does_not_catch_the_cpu_ec_connector_without_its_side_channel():
+    consumer = '{"ec_connector":"ECCPUConnector","ec_role":"ec_consumer"}'
+    # NIXL transfer off (the default): no listener
+    assert found(epd(consumer, producer=ECCPU.replace("true", "false"))) == []
+    env = "[{name: VLLM_EC_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]"
+    assert found(epd(consumer, producer=ECCPU, env=env)) == []
+
+
+def test_catches_a_p2p_nccl_http_port_that_is_not_the_servers_port():
+    # vLLM's xPyD example passes "http_port":"$port" beside --port $port; the proxy sends requests to http_port
+    assert found(two(p2p(21001), p2p(22001, "kv_consumer"), image="vllm/vllm-openai:v0.11.2")) == []
+    wrong = two(p2p(21001), p2p(22001, "kv_consumer").replace('"http_port":"8200"', '"http_port":"8100"'),
+                image="vllm/vllm-openai:v0.11.2")
+    assert found(wrong) == [(12, 81, Severity.WARNING, "http_port=8100")]
+    # without a proxy nothing is registered
+    assert found(wrong.replace('"proxy_ip":"10.0.0.2",', "")) == []

@@ -143,3 +143,126 @@ def test_does_not_catch_values_from_elsewhere():
 def test_aws_names_data():
     names, prefixes = aws_variables()
     assert "AWS_SECRET_ACCESS_KEY" in names and "AWS_ENDPOINT_URL_" in prefixes
+
+
+# --- the same facts wherever the run writes the environment (vllm/invocation_env.py, shared with VL109) ------------
+def at(text, filename):
+    return [(f.span.line, f.span.col, f.value) for f in lint(text, filename)]
+
+
+MARKDOWN = """To run model from a S3 compatible object store run:
+
+```bash
+RUNAI_STREAMER_S3_USE_VIRTUAL_ADRESSING=0 \\
+AWS_EC2_METADATA_DISABLED=true \\
+AWS_ENDPOINT_URL=https://storage.googleapis.com \\
+vllm serve s3://core-llm/Llama-3-8b \\
+    --load-format runai_streamer
+```
+"""
+
+
+def test_catches_a_prefix_assignment_in_a_markdown_shell_block():
+    assert at(MARKDOWN, "README.md") == [
+        (4, 1, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADRESSING->RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING")]
+
+
+def test_does_not_catch_vllms_own_markdown_example():
+    assert at(MARKDOWN.replace("ADRESSING", "ADDRESSING"), "README.md") == []
+
+
+def test_catches_export_in_a_script_and_its_false_switch():
+    script = ("#!/bin/bash\nexport AWS_ENDPOINT_URL=http://minio:9000\n"
+              "export RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=false\n"
+              "export RUNAI_STREAMER_CONCURENCY=16\n"
+              "vllm serve s3://models/Qwen3-8B --load-format runai_streamer\n")
+    assert at(script, "serve.sh") == [(3, 8, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=false"),
+                                      (4, 8, "RUNAI_STREAMER_CONCURENCY->RUNAI_STREAMER_CONCURRENCY")]
+
+
+def test_does_not_catch_a_script_that_may_get_the_switch_from_its_shell():
+    script = "export AWS_ENDPOINT_URL=http://minio:9000\nvllm serve s3://models/Qwen3-8B --load-format runai_streamer\n"
+    assert at(script, "serve.sh") == []
+
+
+def test_does_not_catch_a_script_whose_vllm_does_not_stream():
+    script = "export RUNAI_STREAMER_CONCURENCY=16\nvllm serve Qwen/Qwen3-8B\n"
+    assert at(script, "serve.sh") == []
+
+
+DOCKER_RUN = """#!/bin/bash
+docker run --runtime nvidia --gpus all \\
+    -e AWS_ENDPOINT_URL=http://minio.local:9000 \\
+    -e AWS_ACCESS_KEY_ID=minio -e AWS_SECRET_ACCES_KEY=minio123 \\
+    vllm/vllm-openai:v0.29.0 \\
+    --model s3://models/Qwen3-8B --load-format runai_streamer
+"""
+
+
+def test_catches_docker_run_env():
+    assert at(DOCKER_RUN, "serve.sh") == [(4, 35, "AWS_SECRET_ACCES_KEY->AWS_SECRET_ACCESS_KEY")]
+
+
+def test_does_not_take_the_docker_clients_env_for_the_containers():
+    # exported before `docker run`: the docker client's environment, not the container's
+    script = "export RUNAI_STREAMER_CONCURENCY=16\n" + DOCKER_RUN.replace("SECRET_ACCES_", "SECRET_ACCESS_")
+    assert at(script, "serve.sh") == []
+
+
+def test_catches_dockerfile_env():
+    dockerfile = ("FROM vllm/vllm-openai:v0.29.0\nENV RUNAI_STREAMER_MEMORY_LIMT=8000000000 \\\n"
+                  "    RUNAI_STREAMER_CONCURRENCY=32\n"
+                  'CMD ["--model", "/models/Qwen3-32B", "--load-format", "runai_streamer"]\n')
+    assert at(dockerfile, "Dockerfile") == [(2, 5, "RUNAI_STREAMER_MEMORY_LIMT->RUNAI_STREAMER_MEMORY_LIMIT")]
+    assert at(dockerfile.replace("runai_streamer", "safetensors"), "Dockerfile") == []
+
+
+VLLMRUNTIME = """apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata: {name: llama-streamer}
+spec:
+  model:
+    modelURL: "s3://models/Llama-3.1-8B-Instruct"
+  vllmConfig:
+    port: 8000
+    extraArgs: ["--load-format", "runai_streamer"]
+    env:
+      - name: AWS_ENDPOINT_URL
+        value: "http://minio.minio.svc:9000"
+      - name: RUNAI_STREAMER_LOG_TO_STDER
+        value: "1"
+  deploymentConfig:
+    image:
+      registry: "docker.io"
+      name: "vllm/vllm-openai:v0.29.0"
+"""
+
+
+def test_catches_vllmruntime_env():
+    # the operator copies spec.vllmConfig.env into the container, which holds nothing else: the switch is missing
+    assert at(VLLMRUNTIME, "rt.yaml") == [(11, 15, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=<unset>"),
+                                          (13, 15, "RUNAI_STREAMER_LOG_TO_STDER->RUNAI_STREAMER_LOG_TO_STDERR")]
+
+
+STACK_VALUES = """servingEngineSpec:
+  modelSpec:
+  - name: "llama3"
+    repository: "vllm/vllm-openai"
+    tag: "v0.29.0"
+    modelURL: "s3://models/Llama-3.1-8B-Instruct"
+    replicaCount: 1
+    requestGPU: 1
+    vllmConfig:
+      extraArgs: ["--load-format", "runai_streamer"]
+    env:
+      - name: AWS_ENDPOINT_URL
+        value: "http://minio.minio.svc:9000"
+      - name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING
+        value: "0"
+      - name: RUNAI_STREAMER_MEMORY_LIMT
+        value: "5000000000"
+"""
+
+
+def test_catches_production_stack_chart_values_env():
+    assert at(STACK_VALUES, "values.yaml") == [(16, 15, "RUNAI_STREAMER_MEMORY_LIMT->RUNAI_STREAMER_MEMORY_LIMIT")]

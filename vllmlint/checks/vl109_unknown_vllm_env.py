@@ -5,8 +5,8 @@ from typing import Any, Iterator
 
 from vllmlint.vllm import catalog
 from vllmlint.finding import Finding, Severity
-from vllmlint.k8s.objects import Container
-from vllmlint.source.yamlmodel import Mapping, Node
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
+from vllmlint.vllm.invocation_env import SCRIPT, invocation_env
 from vllmlint.checks import Context
 from vllmlint.checks.messages import version_label
 from vllmlint.checks.near_miss import near_miss
@@ -17,14 +17,6 @@ _BOOL_WORDS = {"0", "1", "true", "false"}
 def _allowed(ctx: Context) -> set[str]:
     data = ctx.rule.data if isinstance(ctx.rule.data, dict) else {}
     return {entry["name"] for entry in data.get("not_vllm", [])}
-
-
-def _where(container: Container, name: str) -> Node:
-    item = container.env_node(name)
-    key = item.get("name") if isinstance(item, Mapping) else None
-    if key is not None:
-        return key
-    return item if item is not None else container.node
 
 
 def _bad_value(spec: dict[str, Any], value: str) -> str | None:
@@ -52,58 +44,19 @@ def _bad_value(spec: dict[str, Any], value: str) -> str | None:
 def check(ctx: Context) -> Iterator[Finding | None]:
     allowed = _allowed(ctx)
     every = catalog._index()["env"]
-    seen: set[int] = set()
     reads: dict[int, list[str]] = {}  # id of a release catalog -> the VLLM_ variables it reads, sorted once
-    for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or id(container) in seen:
+    for seen in invocation_env(ctx.world, ("VLLM_",)):
+        if seen.name in allowed:
             continue
-        seen.add(id(container))
-        for name, value in container.env.items():
-            if name.startswith("VLLM_") and name not in allowed:
-                yield _judge(ctx, invocation, name, value, _where(container, name), container, every, reads)
-    yield from _script_variables(ctx, allowed, every, reads)
-    for invocation in ctx.world.invocations:
-        if invocation.container is None and invocation.owner is not None:
-            from vllmlint.vllm.invocation import operator_env
-
-            # An operator's resource: the variables its controller copies into the vLLM container it builds.
-            for name, value, node in operator_env(invocation.owner):
-                if name.startswith("VLLM_") and name not in allowed:
-                    yield _judge(ctx, invocation, name, value, node, invocation.owner, every, reads)
-
-
-def _script_variables(ctx: Context, allowed: set[str], every: dict, reads: dict[int, list[str]]
-                      ) -> Iterator[Finding | None]:
-    """`VLLM_USE_V1=0 vllm serve ...`, `export VLLM_...=...` in a script: judged against the release the script's
-    own vLLM runs, when it says which (an image tag, a pinned install); silent when the release is assumed."""
-    if not any(invocation.container is None or invocation.script is not None for invocation in ctx.world.invocations):
-        return
-    from vllmlint.vllm.invocation import script_assignments
-
-    runs: dict[int, list] = {}  # the script's source file (standalone) or container -> its invocations
-    for invocation in ctx.world.invocations:
-        if invocation.launched is not None:
-            continue  # `docker run`: the script's variables set the docker client's environment, not vLLM's
-        if invocation.container is None:
-            source = invocation.anchor.source
-            runs.setdefault(id(source), []).append(invocation)
-        elif invocation.script is not None:
-            runs.setdefault(id(invocation.container), []).append(invocation)
-    for assignment in script_assignments(ctx.world, ("VLLM_",)):
-        name = assignment.name
-        if not name.startswith("VLLM_") or name in allowed:
-            continue
-        key = id(assignment.container) if assignment.container is not None else id(assignment.token.source)
-        invocations = runs.get(key, [])
-        releases = {invocation.release for invocation in invocations}
-        if len(releases) != 1 or None in releases or any(i.assumed for i in invocations):
-            continue  # no vLLM in that script, several releases, or one only assumed: not judged
-        if assignment.container is not None and name in assignment.container.env:
-            continue  # the container's own env already names it (judged above)
-        value = None if assignment.token.dynamic else assignment.value
-        yield _judge(ctx, invocations[0], name, value, assignment.token, assignment.container or invocations[0],
-                     every, reads)
+        invocations = seen.invocations
+        if seen.kind == SCRIPT:
+            # A script's `VLLM_USE_V1=0 vllm serve ...`: judged against the release the script's own vLLM runs,
+            # when it says which (an image tag, a pinned install); silent when the release is assumed.
+            releases = {invocation.release for invocation in invocations}
+            if len(releases) != 1 or None in releases or any(i.assumed for i in invocations):
+                continue
+        value = seen.value if seen.origin in (LITERAL, CONFIG_MAP) else None
+        yield _judge(ctx, invocations[0], seen.name, value, seen.where, seen.about, every, reads)
 
 
 def _judge(ctx: Context, invocation, name: str, value: str | None, where, about, every: dict,

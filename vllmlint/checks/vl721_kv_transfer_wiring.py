@@ -15,6 +15,10 @@ through `vllmlint.vllm.kv_transfer`). Compose services are left alone (their net
   on one port and address (or one on a wildcard address) collide, the second failing with "Address already in
   use". Only ports that are certain are compared: a literal or ConfigMap port, or the release's default when
   the release is known; the API port is port-collision's (VL717).
+- The other listeners (data rows): MooncakeConnector's side channel or bootstrap server and P2pNcclConnector's
+  `kv_port` (bound on the pod's address or every address, per release; a decode-only Mooncake binds nothing),
+  the encoder-cache connectors of `--ec-transfer-config` (ECCPUConnector's NIXL side channel, judged like
+  NixlConnector's; ECMooncakeConnector's consumer, which binds and advertises its config's `ec_ip`).
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from vllmlint.vllm import kv_transfer as kvt
 from vllmlint.vllm.ports import runs_beside
 
 _WILDCARD = "*"
+_HOST = "podIP"  # vLLM's get_ip(): the pod's address, one for all containers of a pod
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 _ANY = ("0.0.0.0", "::", "*")
 
@@ -47,7 +52,7 @@ class _Bound(NamedTuple):
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    wired: dict[int, tuple[Any, list]] = {}  # id(template) -> (template, [(invocation, config, rows)])
+    wired: dict[int, tuple[Any, list]] = {}  # id(template) -> (template, [(invocation, [Wired])])
     bound: dict[int, tuple[Any, list[_Bound], set[int]]] = {}  # id(template) -> (template, ports, vLLM containers)
     for template, invocations in ctx.world.vllm_templates().items():
         if template.owner.kind == "ComposeService":
@@ -59,8 +64,10 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                 continue
             seen.add(id(container))
             found = kvt.side_channels(invocation)
-            if found is not None:
-                wired.setdefault(id(template), (template, []))[1].append((invocation, *found))
+            for item in found:
+                yield _api_port(ctx, invocation, item)
+            if any(_advertises(item.row) for item in found):
+                wired.setdefault(id(template), (template, []))[1].append((invocation, found))
             entry = bound.setdefault(id(template), (template, [], set()))
             entry[1].extend(_bound_ports(ctx, invocation, found))
             entry[2].add(id(container))
@@ -85,19 +92,54 @@ def _replicas(owner) -> int | None:
 
 
 def _hosts(ctx: Context, wired: dict[int, tuple[Any, list]]) -> Iterator[Finding | None]:
-    by_namespace: dict[str, set[int]] = {}
-    for key, (template, _) in wired.items():
-        by_namespace.setdefault(template.namespace, set()).add(key)
+    # (namespace, KV or encoder cache) -> the workloads running such a connector: two of one kind are peers
+    by_namespace: dict[tuple[str, bool], set[int]] = {}
+    for key, (template, items) in wired.items():
+        for _, found in items:
+            for item in found:
+                by_namespace.setdefault((template.namespace, _is_kv(item.row)), set()).add(key)
     for template, items in wired.values():
         replicas = _replicas(template.owner)
-        separate = len(by_namespace[template.namespace]) > 1
-        if not separate and (replicas is None or replicas < 2):
-            continue  # one pod (or a count not known): the peer may be a container of the same pod
-        why = (f"{template.owner.kind} {template.owner.name} runs {replicas} pods" if replicas and replicas > 1
-               else "Prefill and decode run in separate pods")
-        for invocation, config, rows in items:
-            for row in rows:
-                yield _host(ctx, invocation, config, row, why)
+        for invocation, found in items:
+            for item in found:
+                if not _advertises(item.row):
+                    continue
+                kv = _is_kv(item.row)
+                separate = len(by_namespace[(template.namespace, kv)]) > 1
+                if not separate and (replicas is None or replicas < 2):
+                    continue  # one pod (or a count not known): the peer may be a container of the same pod
+                why = (f"{template.owner.kind} {template.owner.name} runs {replicas} pods" if replicas and replicas > 1
+                       else "Prefill and decode run in separate pods" if kv
+                       else "The encoder and the servers using its cache run in separate pods")
+                yield _host(ctx, invocation, item, why)
+
+
+def _api_port(ctx: Context, invocation, item: kvt.Wired) -> Finding | None:
+    """P2pNcclConnector's `http_port`, which it registers with the proxy as this server's address: not vLLM's
+    `--port`, the proxy sends the requests where no server (or another one) listens."""
+    spec = item.row.get("api_port_key")
+    extra = item.node.get(item.row.get("extra_key", "kv_connector_extra_config"))
+    if not spec or not isinstance(extra, dict) or any(not extra.get(key) for key in spec["with"]):
+        return None
+    release = None if invocation.assumed else invocation.release
+    if release is not None and not kvt.in_releases(item.row.get("releases"), release):
+        return None
+    text = str(extra.get(spec["key"], "")).strip()
+    port = invocation.api_port
+    if not text.isdigit() or port is None or int(text) == port:
+        return None
+    option = kvt.value_option(item.config)
+    key = spec["key"]
+    return ctx.finding(option.value_token or option.token, f"Set `{key}` to {port}, this server's --port, not "
+                       f"{text}: {item.row['name']} registers <its address>:{key} with the proxy "
+                       f"({', '.join(spec['with'])}), which sends the requests there, where this server does not "
+                       "listen.", about=invocation.container, value=f"{key}={text}",
+                       severity=min(ctx.severity, Severity.WARNING))
+
+
+def _advertises(row: dict) -> bool:
+    """Whether the connector tells its peer an address it chose (a host variable or a config field)."""
+    return "host_env" in row or "host_key" in row
 
 
 def _reads(invocation, name: str) -> bool:
@@ -107,24 +149,55 @@ def _reads(invocation, name: str) -> bool:
     return catalog is None or name in catalog.env
 
 
-def _host(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, why: str) -> Finding | None:
+def _is_kv(row: dict) -> bool:
+    return row.get("option", kvt.KV_OPTION) == kvt.KV_OPTION
+
+
+def _host(ctx: Context, invocation, item: kvt.Wired, why: str) -> Finding | None:
     container = invocation.container
-    name = row["host_env"]
+    row = item.row
     release = None if invocation.assumed else invocation.release
-    if release is not None and not kvt.in_releases(row.get("releases"), release) or not _reads(invocation, name):
-        return None  # a release without the connector or the variable
-    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
-    option = kvt.value_option(config)
+    if release is not None and not kvt.in_releases(row.get("releases"), release):
+        return None  # a release without the connector
+    if kvt.binds_nothing(row, item.node, release) is not False:
+        return None  # this side does not listen (or may not)
+    option = kvt.value_option(item.config)
     target = option.value_token or option.token
     connector = row["name"]
+    cache = "KV cache" if _is_kv(row) else "encoder cache"
+    severity = min(ctx.severity, Severity.WARNING)
+    if "host_key" in row:
+        key = row["host_key"]
+        host, written = kvt.config_host(row, item.node)
+        if host is None or "$" in host:
+            return None
+        value = host.strip().strip("[]").lower()
+        said = host.strip()
+        advice = f"Set `{key}` in {option.name} to the pod's IP (an address the peer can reach)"
+        if not written:
+            if value not in _LOOPBACK:
+                return None
+            return ctx.finding(target, f"{advice} for {connector}: unset, it binds and advertises `{said}` (vLLM's "
+                               f"default). {why}, so the peer dials its own loopback and the {cache} is not "
+                               "transferred.", about=container, value=f"{key}=<unset>", severity=severity)
+        if value in _ANY or value in _LOOPBACK:
+            what = "every address, which it also advertises" if value in _ANY else "the loopback address"
+            return ctx.finding(target, f"{advice}, not {said}: the {connector} listener binds {what}. {why}, so the "
+                               f"peer dials its own host and the {cache} is not transferred.", about=container,
+                               value=f"{key}={said}", severity=severity)
+        return None
+    name = row["host_env"]
+    if not _reads(invocation, name):
+        return None  # a release without the variable
+    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
     advice = f"Set {name} to the pod's IP (`valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}`)"
     if var is None:
         if _env_may_set(ctx, container, name):
             return None
         return ctx.finding(target, f"{advice} for {connector}: unset, the side channel binds "
                            f"`{row['host_default']}` (vLLM's default) and tells the peer to dial it. {why}, so the "
-                           "peer's handshake never reaches this pod and the KV cache is not transferred.",
-                           about=container, value=f"{name}=<unset>", severity=min(ctx.severity, Severity.WARNING))
+                           f"peer's handshake never reaches this pod and the {cache} is not transferred.",
+                           about=container, value=f"{name}=<unset>", severity=severity)
     if var.origin == FIELD or var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
         return None
     value = var.value.strip().strip("[]").lower()
@@ -133,13 +206,13 @@ def _host(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, why: str)
     if value in _ANY:
         return ctx.finding(where, f"{advice}, not {said}: the side channel binds every address but tells the peer "
                            f"to dial {said}, the peer's own host. {why}, so the peer reaches its own listener (an "
-                           "engine-ID mismatch) and the KV cache is not transferred.", about=container,
-                           value=f"{name}={said}", severity=min(ctx.severity, Severity.WARNING))
+                           f"engine-ID mismatch) and the {cache} is not transferred.", about=container,
+                           value=f"{name}={said}", severity=severity)
     if value in _LOOPBACK:
         return ctx.finding(where, f"{advice}, not the loopback address {said}: the side channel listens only inside "
                            f"this pod and tells the peer to dial its own loopback. {why}, so the handshake fails and "
-                           "the KV cache is not transferred.", about=container, value=f"{name}={said}",
-                           severity=min(ctx.severity, Severity.WARNING))
+                           f"the {cache} is not transferred.", about=container, value=f"{name}={said}",
+                           severity=severity)
     return None
 
 
@@ -158,7 +231,8 @@ def _script_set(world) -> set[tuple[int, str]]:
     once per run (a scan of every script per container would be quadratic)."""
     from vllmlint.vllm.invocation import script_assignments
 
-    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")}
+    names = {row[key] for row in kvt.kv_transfer_data().get("connectors", []) for key in ("host_env", "port_env")
+             if key in row}
     return {(id(a.container), a.name) for a in script_assignments(world, tuple(sorted(names)))
             if a.container is not None and a.name in names}
 
@@ -199,6 +273,44 @@ _RANKED = ("--data-parallel-rank", "--data-parallel-start-rank", "--data-paralle
            "--data-parallel-hybrid-lb", "--data-parallel-external-lb")
 
 
+def _listener(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, node: dict, release: str | None
+              ) -> tuple[int | None, str, Any, str] | None:
+    """(base port, address key, where the manifest says so, what it says) of one connector's listener; None when
+    it binds nothing or what it binds is not known here."""
+    container = invocation.container
+    if "host_env" in row:
+        address = _address(ctx, container, row["host_env"], row["host_default"])
+    else:
+        where_to = kvt.bind_address(row, release)
+        if where_to == "key":
+            host = kvt.config_host(row, node)[0]
+            address = _normal(host) if host is not None and "$" not in host else None
+        else:
+            address = None if where_to is None else _WILDCARD if where_to == "any" else _HOST
+    if address is None or kvt.binds_nothing(row, node, release) is not False:
+        return None
+    option = kvt.value_option(config)
+    at_option = option.value_token or option.token
+    keyed = kvt.key_port(row, node, release)
+    if keyed is not None:
+        port, written = keyed
+        if port is None or release is None and not written:
+            return None
+        said = f"{row['port_key']} {port}" if written else f"{row['port_key']} not set: vLLM {release}'s default {port}"
+        return port, address, at_option, said
+    name = row["port_env"]
+    var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
+    if var is not None:
+        if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
+            return None
+        where = var.source if var.source is not None else var.node
+        return digits_int(var.value.strip()), address, where, f"{name}={var.value.strip()}"
+    if _env_may_set(ctx, container, name) or release is None:
+        return None
+    port = kvt.default_port(row, release)
+    return port, address, at_option, f"{name} not set: vLLM {release}'s default {port}"
+
+
 def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
     container = invocation.container
     release = None if invocation.assumed else invocation.release
@@ -206,32 +318,18 @@ def _bound_ports(ctx: Context, invocation, found) -> Iterator[_Bound]:
         return  # the ports are offset by data-parallel ranks not known here
     dp = _size(invocation, "--data-parallel-size-local") if invocation.option("--data-parallel-size-local") \
         else _size(invocation, "--data-parallel-size")
-    if found is not None:
-        config, rows = found
-        for row in rows:
-            address = _address(ctx, container, row["host_env"], row["host_default"])
-            if address is None:
+    if found:
+        tp = _size(invocation, "--tensor-parallel-size")
+        for config, row, node in ((item.config, item.row, item.node) for item in found):
+            bound = _listener(ctx, invocation, config, row, node, release)
+            if bound is None:
                 continue
-            name = row["port_env"]
-            var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)
-            if var is not None:
-                if var.origin not in (LITERAL, CONFIG_MAP) or var.value is None:
-                    continue
-                port = digits_int(var.value.strip())
-                where = var.source if var.source is not None else var.node
-                said = f"{name}={var.value.strip()}"
-            else:
-                if _env_may_set(ctx, container, name) or release is None:
-                    continue
-                port = kvt.default_port(row, release)
-                option = kvt.value_option(config)
-                where = option.value_token or option.token
-                said = f"{name} not set: vLLM {release}'s default {port}"
+            port, address, where, said = bound
             if port is None or not 0 < port < 65536:
                 continue
-            span = kvt.port_span(row, release, _size(invocation, "--tensor-parallel-size"), dp)
-            yield _Bound(container, port, port + span - 1, address, f"the {row['name']} side channel ({said})", where,
-                         f"the {row['name']} side channel")
+            span = kvt.port_span(row, release, tp, dp)
+            what = f"the {row['name']} {kvt.by_release(row.get('binds'), release, 'what') or 'side channel'}"
+            yield _Bound(container, port, port + span - 1, address, f"{what} ({said})", where, what)
     events = kvt.kv_events_port(invocation, release)
     if events is not None:
         port, config = events

@@ -14,38 +14,29 @@ from urllib.parse import urlsplit
 from vllmlint.checks import Context
 from vllmlint.checks.near_miss import near_miss
 from vllmlint.finding import Finding
-from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, EnvVar, env_from_refs
-from vllmlint.source.yamlmodel import Mapping
+from vllmlint.k8s.pod import CONFIG_MAP, LITERAL, env_from_refs
+from vllmlint.vllm.invocation_env import CONTAINER, OPERATOR, SeenVar, invocation_env
 from vllmlint.vllm.streamer import aws_variables, load_format, streamer_data, streamer_variables
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
-    data = streamer_data()
-    formats = set(data.get("load_formats", ()))
-    seen: set[int] = set()
-    for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or id(container) in seen:
+    formats = set(streamer_data().get("load_formats", ()))
+    scopes: dict[int, list[SeenVar]] = {}  # what holds one environment -> the variables it sets
+    for seen in invocation_env(ctx.world, ("RUNAI_", "AWS_")):
+        scopes.setdefault(id(seen.scope), []).append(seen)
+    for env in scopes.values():
+        invocation = next((i for i in env[0].invocations if load_format(i) in formats), None)
+        if invocation is None:
             continue
-        fmt = load_format(invocation)
-        if fmt is None or fmt not in formats:
-            continue
-        seen.add(id(container))
-        env = container.resolved_env(ctx.world)
+        fmt = load_format(invocation) or ""
         model = invocation.model_name or ""
         s3 = model.startswith("s3://") and not (invocation.model is not None and invocation.model.dynamic)
-        yield from _near_misses(ctx, container, env, s3, fmt)
+        yield from _near_misses(ctx, env, s3, fmt)
         if s3:
-            yield from _endpoint(ctx, container, env)
+            yield from _endpoint(ctx, env)
 
 
-def _name_node(container, var: EnvVar):
-    item = container.env_node(var.name)
-    key = item.get("name") if isinstance(item, Mapping) else None
-    return key if key is not None else var.node
-
-
-def _near_misses(ctx: Context, container, env: list[EnvVar], s3: bool, fmt: str) -> Iterator[Finding | None]:
+def _near_misses(ctx: Context, env: list[SeenVar], s3: bool, fmt: str) -> Iterator[Finding | None]:
     streamer = streamer_variables()
     aws, prefixes = aws_variables()
     known = set(streamer) | set(aws)
@@ -63,29 +54,38 @@ def _near_misses(ctx: Context, container, env: list[EnvVar], s3: bool, fmt: str)
         meant = near_miss(name, candidates)
         if meant is None or meant in present:
             continue  # not close to a real name, or the real one is set too (the other is a leftover)
-        yield ctx.finding(_name_node(container, var), f"Rename `{name}` to `{meant}`: {whose} reads `{meant}`, and "
+        yield ctx.finding(var.where, f"Rename `{name}` to `{meant}`: {whose} reads `{meant}`, and "
                           f"no one reads `{name}`, so with `--load-format {fmt}` the setting is silently ignored.",
-                          about=container, value=f"{name}->{meant}")
+                          about=var.about, value=f"{name}->{meant}")
 
 
-def _literal(var: EnvVar | None) -> str | None:
+def _literal(var: SeenVar | None) -> str | None:
     if var is None or var.origin not in (LITERAL, CONFIG_MAP) or var.value is None or "$" in var.value:
         return None
     return var.value.strip()
 
 
-def _may_be_set(ctx: Context, container) -> bool:
+def _may_be_set(ctx: Context, var: SeenVar) -> bool:
+    """Whether the environment may hold variables the run does not show: an `envFrom` object not in the run, a
+    script's or an image's environment (the shell, `docker run -e`, an `--env-file`)."""
+    if var.kind == OPERATOR:
+        return False
+    if var.kind != CONTAINER:
+        return True
+    container = var.about
+    if container.is_compose:
+        return False
     namespace = container.pod.namespace
     return any(ref.name is None or ctx.world.find(ref.kind, ref.name, namespace) is None
-               for ref in env_from_refs(container.node)) if not container.is_compose else False
+               for ref in env_from_refs(container.node))
 
 
-def _endpoint(ctx: Context, container, env: list[EnvVar]) -> Iterator[Finding | None]:
+def _endpoint(ctx: Context, env: list[SeenVar]) -> Iterator[Finding | None]:
     fact = streamer_data().get("s3_compatible") or {}
     by_name = {var.name: var for var in env}
     endpoint_var = by_name.get(fact.get("endpoint_env", "AWS_ENDPOINT_URL"))
     endpoint = _literal(endpoint_var)
-    if endpoint is None:
+    if endpoint is None or endpoint_var is None:
         return
     try:
         host = (urlsplit(endpoint if "://" in endpoint else "https://" + endpoint).hostname or "").lower()
@@ -104,13 +104,12 @@ def _endpoint(ctx: Context, container, env: list[EnvVar]) -> Iterator[Finding | 
         value = _literal(addressing)
         if value is None or value in path_style:
             return
-        where = addressing.source if addressing.source is not None else addressing.node
         parse = " (the streamer reads it as an integer: `false` does not parse)" if not value.lstrip("-").isdigit() \
             else ""
-        yield ctx.finding(where, f"{advice}, not `{value}`{parse}: {why}", about=container, value=f"{name}={value}")
+        yield ctx.finding(addressing.value_at, f"{advice}, not `{value}`{parse}: {why}", about=addressing.about,
+                          value=f"{name}={value}")
         return
-    if _may_be_set(ctx, container):
+    if _may_be_set(ctx, endpoint_var):
         return
-    assert endpoint_var is not None
-    where = endpoint_var.source if endpoint_var.source is not None else endpoint_var.node
-    yield ctx.finding(where, f"{advice}: without it {why}", about=container, value=f"{name}=<unset>")
+    yield ctx.finding(endpoint_var.value_at, f"{advice}: without it {why}", about=endpoint_var.about,
+                      value=f"{name}=<unset>")

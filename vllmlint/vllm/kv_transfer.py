@@ -90,17 +90,22 @@ def value_option(config: JsonConfig) -> Option:
     return config.options[-1]
 
 
-def connector_names(config: JsonConfig) -> list[str]:
-    """The connectors a kv-transfer config runs: `kv_connector`, and a MultiConnector's listed connectors."""
+KV_OPTION = "--kv-transfer-config"
+
+
+def connector_nodes(config: JsonConfig, key: str = "kv_connector") -> list[tuple[str, dict]]:
+    """The connectors a transfer config runs, each with its own config: `kv_connector` (`ec_connector`), and a
+    MultiConnector's listed connectors (each child is a kv-transfer config of its own: MultiConnector builds
+    `KVTransferConfig(**child)`, nothing inherited but the engine ID)."""
     data = kv_transfer_data().get("multi_connector") or {}
-    names: list[str] = []
+    found: list[tuple[str, dict]] = []
 
     def visit(node: Any, depth: int) -> None:
         if not isinstance(node, dict) or depth > 4:
             return
-        name = node.get("kv_connector")
+        name = node.get(key)
         if isinstance(name, str):
-            names.append(name)
+            found.append((name, node))
         if name == data.get("name"):
             extra = node.get("kv_connector_extra_config")
             children = extra.get(data.get("key", "connectors")) if isinstance(extra, dict) else None
@@ -108,21 +113,93 @@ def connector_names(config: JsonConfig) -> list[str]:
                 visit(child, depth + 1)
 
     visit(config.value, 0)
-    return names
+    return found
 
 
-def side_channel(name: str) -> dict[str, Any] | None:
-    """The data row of a connector that opens a side channel (NixlConnector), or None."""
-    return next((row for row in kv_transfer_data().get("connectors", []) if row.get("name") == name), None)
+def connector_names(config: JsonConfig) -> list[str]:
+    """The connectors a kv-transfer config runs: `kv_connector`, and a MultiConnector's listed connectors."""
+    return [name for name, _ in connector_nodes(config)]
 
 
-def side_channels(invocation: Invocation) -> tuple[JsonConfig, list[dict[str, Any]]] | None:
-    """(the kv-transfer config, the side-channel connectors it runs), or None when it runs none (or is unknown)."""
-    config = json_config(invocation, "--kv-transfer-config")
-    if config is None:
+def side_channel(name: str, option: str = KV_OPTION) -> dict[str, Any] | None:
+    """The data row of a connector that listens (NixlConnector, MooncakeConnector...) named in `option`, or None."""
+    return next((row for row in kv_transfer_data().get("connectors", [])
+                 if row.get("name") == name and row.get("option", KV_OPTION) == option), None)
+
+
+class Wired(NamedTuple):
+    """A connector that listens: its data row, its own config (a MultiConnector's child), the option naming it."""
+
+    row: dict[str, Any]
+    node: dict
+    config: JsonConfig
+
+
+def side_channels(invocation: Invocation) -> list[Wired]:
+    """The connectors that listen among those `--kv-transfer-config` and `--ec-transfer-config` run (none when a
+    config is unknown)."""
+    found: list[Wired] = []
+    keys: dict[str, str] = {}
+    for row in kv_transfer_data().get("connectors", []):
+        keys.setdefault(row.get("option", KV_OPTION), row.get("connector_key", "kv_connector"))
+    for option, key in keys.items():
+        config = json_config(invocation, option)
+        if config is None:
+            continue
+        for name, node in connector_nodes(config, key):
+            row = side_channel(name, option)
+            if row is not None:
+                found.append(Wired(row, node, config))
+    return found
+
+
+def bind_address(row: dict[str, Any], release: str | None) -> str | None:
+    """Where a connector without a host variable binds on `release`: "host" (vLLM's get_ip(), the pod's address),
+    "any" (0.0.0.0) or "key" (its config's `host_key`); None when the release is unknown or not read."""
+    value = by_release(row.get("binds"), release, "address")
+    return value if value in ("host", "any", "key") else None
+
+
+def config_host(row: dict[str, Any], node: dict) -> tuple[str | None, bool]:
+    """(the host a connector's own config binds and advertises, whether written there): `host_key`'s value, or
+    its default; (None, True) when the written value is not a string."""
+    value = node.get(row["host_key"])
+    if value is None:
+        return row["host_key_default"], False
+    return (value, True) if isinstance(value, str) else (None, True)
+
+
+def binds_nothing(row: dict[str, Any], node: dict, release: str | None) -> bool | None:
+    """Whether this connector's config makes it bind nothing: a role that does not listen (Mooncake's decode
+    side, an encoder-cache consumer), a switch it needs left off, or an extra-config key that points it at a
+    server elsewhere; None when not known here."""
+    role = node.get(row.get("role_key", "kv_role"))
+    if role in row.get("not_for_roles", ()):
+        return True
+    extra = node.get(row.get("extra_key", "kv_connector_extra_config"))
+    switch = row.get("only_with_extra_true")
+    if switch:
+        value = _truthy(extra.get(switch, False)) if isinstance(extra, dict) else False
+        if value is not True:
+            return None if value is None else True
+    for entry in row.get("not_with_extra_config", ()):
+        if release is None:
+            return None
+        if in_releases(entry.get("releases"), release) and isinstance(extra, dict) and entry["key"] in extra:
+            return True
+    return False
+
+
+def key_port(row: dict[str, Any], node: dict, release: str | None) -> tuple[int | None, bool] | None:
+    """(port, written) of a connector whose port is a field of its own config (`kv_port`): the value written, or
+    the release's default; None when the row has no such field, (None, written) when not known."""
+    key = row.get("port_key")
+    if not key:
         return None
-    rows = [row for row in (side_channel(name) for name in connector_names(config)) if row is not None]
-    return (config, rows) if rows else None
+    if key in node:
+        text = str(node[key]).strip()
+        return (int(text) if text.isdigit() else None), True
+    return default_port(row, release), False
 
 
 def default_port(row: dict[str, Any], release: str | None) -> int | None:
@@ -139,13 +216,15 @@ def port_span(row: dict[str, Any], release: str | None, tensor_parallel: int | N
         return (tensor_parallel or 1) * dp if tensor_parallel is not None and data_parallel is not None else 1
     if per == "dp":
         return dp if data_parallel is not None else 1
+    if per == "tp":
+        return tensor_parallel if tensor_parallel is not None else 1
     return 1
 
 
 def _truthy(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"):
         return True
     if isinstance(value, str) and value.strip().lower() in ("false", "0"):
         return False
@@ -178,5 +257,6 @@ def kv_events_port(invocation: Invocation, release: str | None) -> tuple[int, Js
     return int(text), config
 
 
-__all__ = ["JsonConfig", "json_config", "connector_names", "side_channel", "side_channels", "default_port",
+__all__ = ["JsonConfig", "json_config", "connector_names", "connector_nodes", "side_channel", "side_channels",
+           "Wired", "KV_OPTION", "bind_address", "config_host", "binds_nothing", "key_port", "default_port",
            "port_span", "kv_events_port", "kv_transfer_data", "by_release", "in_releases", "value_option"]
