@@ -889,8 +889,9 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
 # --------------------------------------------------------------------------- hybrid (attention + gated DeltaNet) KV layout
 
 # vLLM 0.21 - 0.23 lays a hybrid model's KV cache out in pages of one size (Platform._align_hybrid_block_size,
-# vllm/platforms/interface.py lines 530-700 in 0.23.0, lines 505-675 in 0.21.0): the attention block size becomes the
-# smallest multiple of the kernel's block alignment whose page holds one layer's state of one sequence
+# vllm/platforms/interface.py lines 530-700 in 0.23.0, lines 505-675 in 0.21.0; the same formula in
+# vllm/model_executor/models/config.py line 535 in 0.17.1 and line 273 in 0.19.1, not used here before 0.21): the
+# attention block size becomes the smallest multiple of the kernel's block alignment whose page holds one layer's state of one sequence
 # (`attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size, kernel_block_alignment_size *
 # attn_page_size_1_token)`), and the state page is padded to it. A request holds cdiv(max_model_len, block) pages per
 # attention group and one per state group (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py lines
@@ -900,7 +901,7 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
 # not read further: outside 0.21 - 0.23 the estimate keeps its plain per-token layout.
 HYBRID_LAYOUT_RELEASES = ((0, 21, 0), (0, 24, 0))
 # The kernel block alignment: max(min of the backend's supported kernel block sizes, cache block size 16)
-# (interface.py lines 634-641 in 0.23.0); FlashAttention and FlashInfer support multiples of 16.
+# (interface.py lines 640-647 in 0.23.0); FlashAttention and FlashInfer support multiples of 16.
 KERNEL_BLOCK_ALIGNMENT = 16
 
 
@@ -917,8 +918,9 @@ class HybridLayout:
 def hybrid_kv_layout(model: ModelSpec, layers: range, tp: int, kv_bytes: int, act_bytes: int, max_len: int,
                      version: str | tuple[int, ...] | None, v1_engine: bool = True) -> HybridLayout | None:
     """The page layout of a gated-DeltaNet hybrid (Qwen3-Next, Qwen3.5) in vLLM 0.21 - 0.23; None elsewhere. Groups of
-    min(attention layers, state layers) layers share one tensor per slot (get_kv_cache_groups): 8 attention and 24
-    DeltaNet layers make one attention group and three state groups of 8."""
+    min(attention layers, state layers) layers (the larger count when it is below 1.5 x the smaller) share one tensor
+    per slot (_get_kv_cache_groups_uniform_page_size, vllm/v1/core/kv_cache_utils.py lines 1159-1179 in 0.23.0): 8
+    attention and 24 DeltaNet layers make one attention group and three state groups of 8."""
     numbers = release_numbers(version)
     linear = model.linear_attention
     start, end = HYBRID_LAYOUT_RELEASES
@@ -932,6 +934,7 @@ def hybrid_kv_layout(model: ModelSpec, layers: range, tp: int, kv_bytes: int, ac
     state_page = linear.state_page_bytes(tp, act_bytes)
     align = KERNEL_BLOCK_ALIGNMENT
     block = align * -(-state_page // (align * per_token))
-    group = min(len(attention), len(states))
+    counts = (len(attention), len(states))
+    group = max(counts) if max(counts) < 1.5 * min(counts) else min(counts)
     per_request = -(-len(attention) // group) * -(-max_len // block) + -(-len(states) // group)
     return HybridLayout(block, block * per_token * group, per_request)
