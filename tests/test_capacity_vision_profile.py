@@ -108,3 +108,58 @@ def test_the_logged_token_count_follows_from_the_logged_kv_memory(qwen35):
     result = estimate(qwen35, _rtx4090d(), gpu_memory_utilization=0.9, vllm_version="0.23.0", max_model_len=4096,
                       kv_cache_memory_bytes=int(10.21 * GiB))
     assert result.reported_kv_tokens() == 235706
+
+
+def test_the_image_limit_and_skip_mm_profiling_shape_the_pass(qwen35):
+    common = dict(gpu_memory_utilization=0.9, vllm_version="0.23.0", max_model_len=4096)
+    default = estimate(qwen35, _rtx4090d(), **common)
+    assert any("vision encoder's profiling pass" in note for note in default.notes)
+    no_images = estimate(qwen35, _rtx4090d(), mm_image_limit=0, **common)
+    skipped = estimate(qwen35, _rtx4090d(), skip_mm_profiling=True, **common)
+    sampler = 256 * 248320 * 12  # 0.21+: FlashInfer's top-k/top-p on compute capability 8.9
+    assert no_images.reserve_parts["activations"] == skipped.reserve_parts["activations"] == sampler
+    assert not any("vision encoder" in note for note in skipped.notes)
+
+
+def _workload(args: list[str]):
+    from vllmlint.capacity.workload import workloads
+    from vllmlint.engine import Linter
+
+    manifest = f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vl}}
+spec:
+  selector: {{matchLabels: {{app: vl}}}}
+  template:
+    metadata: {{labels: {{app: vl}}}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.23.0
+          args: {json.dumps(["--model", "Qwen/Qwen2.5-VL-7B-Instruct", *args])}
+"""
+    linter = Linter()
+    linter.add_text(manifest, "vl.yaml")
+    [work] = workloads(linter.build())
+    return work
+
+
+@pytest.mark.parametrize("args, limit, skip", [
+    ([], None, False),
+    (["--limit-mm-per-prompt", '{"image": 0, "video": 1}'], 0, False),
+    (["--limit-mm-per-prompt", '{"image": {"count": 2}}'], 2, False),
+    (["--limit-mm-per-prompt", "image=3,video=0"], 3, False),
+    (["--limit-mm-per-prompt", '{"video": 0}'], 999, False),
+    (["--language-model-only", "--limit-mm-per-prompt", '{"image": 4}'], 0, False),
+    (["--skip-mm-profiling"], None, True),
+])
+def test_the_workload_reads_the_multimodal_profiling_flags(args, limit, skip):
+    work = _workload(args)
+    assert (work.mm_image_limit, work.skip_mm_profiling) == (limit, skip)
+    assert work.estimate_inputs_known()
+    assert work.estimate_kwargs()["mm_image_limit"] == limit
+
+
+def test_an_unreadable_image_limit_makes_the_estimate_inputs_unknown():
+    work = _workload(["--limit-mm-per-prompt", '{"image": "x"}'])
+    assert not work.estimate_inputs_known()

@@ -354,6 +354,8 @@ def estimate(
     cudagraph_bytes: int | None = None,
     flashinfer_sampler: bool | None = None,
     v1_engine: bool | None = None,
+    mm_image_limit: int | None = None,
+    skip_mm_profiling: bool = False,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -364,6 +366,8 @@ def estimate(
     flashinfer_sampler None -> what the release's official image runs (sampler_bytes_per_logit); False for an
     install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
     v1_engine None -> the release's default engine (V1 from 0.8.0); False for VLLM_USE_V1=0 on 0.8 - 0.10.
+    mm_image_limit: the images a prompt may hold (`--limit-mm-per-prompt`; None: vLLM's default 999; 0 with
+    `--language-model-only`); skip_mm_profiling: `--skip-mm-profiling`. Both shape the vision encoder's profiling pass.
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -407,9 +411,12 @@ def estimate(
     sampler = sampler_bytes(sampler_rows, model.vocab_size, version, gpu=gpu, act_bytes=act_bytes,
                             flashinfer_sampler=flashinfer_sampler, v1_engine=v1)
 
-    encoder_peak, encoder_kept = vision_profile_bytes(model, tp, act_bytes, max_model_len=max_len,
-                                                      max_num_batched_tokens=batched_tokens, max_num_seqs=num_seqs,
-                                                      version=version, v1_engine=v1)
+    encoder_peak = encoder_kept = 0
+    if not skip_mm_profiling:
+        encoder_peak, encoder_kept = vision_profile_bytes(
+            model, tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
+            max_num_seqs=num_seqs, version=version, v1_engine=v1,
+            mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit))
 
     ranks: list[RankMemory] = []
     layouts: dict[int, HybridLayout] = {}
@@ -461,6 +468,10 @@ def estimate(
     max_sequences = binding.kv_cache_bytes // binding.kv_bytes_per_sequence if binding.kv_bytes_per_sequence else 0
 
     notes = _notes(model, gpu, tp, pp, max_len, quant, kv_cache_dtype, dtype, version, utilization, gpu_memory_utilization)
+    if encoder_peak and ranks[0].reserve_parts.get("activations") == encoder_peak and model.vision is not None:
+        notes.append(f"activations: the vision encoder's profiling pass on a {model.vision.max_tokens_per_image}-token "
+                     f"dummy image ({gib(encoder_peak)}); --limit-mm-per-prompt '{{\"image\": 0}}' or "
+                     "--skip-mm-profiling leave it out")
     if kv_cache_memory_bytes is not None and heaviest.weights_bytes + heaviest.reserve_bytes + int(kv_cache_memory_bytes) > total:
         notes.append("kv_cache_memory_bytes ignores gpu_memory_utilization: weights + reserve + this KV cache exceed the GPU")
     return Estimate(
@@ -845,11 +856,13 @@ def vision_profile_items(tokens_per_item: int, max_model_len: int, max_num_batch
 
 def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes: int, *, max_model_len: int,
                          max_num_batched_tokens: int, max_num_seqs: int,
-                         version: str | tuple[int, ...] | None = None, v1_engine: bool | None = None
-                         ) -> tuple[int, int]:
+                         version: str | tuple[int, ...] | None = None, v1_engine: bool | None = None,
+                         mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT) -> tuple[int, int]:
     """(peak, kept): what the profiling pass of the vision encoder holds at its peak, and what it leaves allocated
     through the text model's dummy forward and the sampler run (the pixel values and the encoder outputs). (0, 0)
-    where it is not modelled: no Qwen3-VL-family tower, the V0 engine, releases before 0.16.0.
+    where it is not modelled: no Qwen3-VL-family tower, the V0 engine, releases before 0.16.0, and an image limit of
+    0 (`--limit-mm-per-prompt '{"image": 0}'`, `--language-model-only`: the tower then profiles video or nothing, and
+    video is not modelled).
 
     For N patches of the largest image (max_pixels / patch^2, times the items), hidden d, MLP width I, TP t, dtype a:
     kept throughout: the float32 pixel values, N x (channels x temporal x patch^2) x 4 bytes;
@@ -868,8 +881,10 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
     v1 = uses_v1_engine(numbers) if v1_engine is None else v1_engine
     if vision is None or vision.family != "qwen3_vl" or not v1 or numbers < VISION_PROFILE_SINCE:
         return 0, 0
+    if mm_limit <= 0:
+        return 0, 0
     tokens = vision.max_tokens_per_image
-    items = vision_profile_items(tokens, max_model_len, max_num_batched_tokens, max_num_seqs)
+    items = vision_profile_items(tokens, max_model_len, max_num_batched_tokens, max_num_seqs, mm_limit)
     if not items:
         return 0, 0
     tp = max(1, int(tensor_parallel_size))
