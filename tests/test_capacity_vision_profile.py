@@ -163,3 +163,13 @@ def test_the_workload_reads_the_multimodal_profiling_flags(args, limit, skip):
 def test_an_unreadable_image_limit_makes_the_estimate_inputs_unknown():
     work = _workload(["--limit-mm-per-prompt", '{"image": "x"}'])
     assert not work.estimate_inputs_known()
+
+
+def test_the_data_parallel_encoder_runs_unsharded_on_each_rank(qwen35):
+    common = dict(tensor_parallel_size=2, gpu_memory_utilization=0.9, vllm_version="0.23.0", max_model_len=4096)
+    sharded = estimate(qwen35, _rtx4090d(), **common)
+    whole = estimate(qwen35, _rtx4090d(), mm_encoder_data_parallel=True, **common)
+    assert whole.reserve_parts["activations"] == 2120 * MiB  # the TP 1 figure
+    assert sharded.reserve_parts["activations"] < whole.reserve_parts["activations"]
+    assert _workload(["--mm-encoder-tp-mode", "data"]).estimate_kwargs()["mm_encoder_data_parallel"] is True
+    assert _workload(["--mm-encoder-tp-mode", "weights"]).mm_encoder_data_parallel is False

@@ -356,6 +356,7 @@ def estimate(
     v1_engine: bool | None = None,
     mm_image_limit: int | None = None,
     skip_mm_profiling: bool = False,
+    mm_encoder_data_parallel: bool = False,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -367,7 +368,9 @@ def estimate(
     install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
     v1_engine None -> the release's default engine (V1 from 0.8.0); False for VLLM_USE_V1=0 on 0.8 - 0.10.
     mm_image_limit: the images a prompt may hold (`--limit-mm-per-prompt`; None: vLLM's default 999; 0 with
-    `--language-model-only`); skip_mm_profiling: `--skip-mm-profiling`. Both shape the vision encoder's profiling pass.
+    `--language-model-only`); skip_mm_profiling: `--skip-mm-profiling`; mm_encoder_data_parallel:
+    `--mm-encoder-tp-mode data` (the tower unsharded on every rank, `is_vit_use_data_parallel`,
+    vllm/model_executor/models/vision.py line 142 in 0.23.0). They shape the vision encoder's profiling pass.
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -414,7 +417,7 @@ def estimate(
     encoder_peak = encoder_kept = 0
     if not skip_mm_profiling:
         encoder_peak, encoder_kept = vision_profile_bytes(
-            model, tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
+            model, 1 if mm_encoder_data_parallel else tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
             max_num_seqs=num_seqs, version=version, v1_engine=v1,
             mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit))
 

@@ -108,6 +108,7 @@ class Workload:
     # None: vLLM's default) and --skip-mm-profiling.
     mm_image_limit: int | None = None
     skip_mm_profiling: bool = False
+    mm_encoder_data_parallel: bool = False  # --mm-encoder-tp-mode data
     unknown: set[str] = field(default_factory=set)  # flags whose value is not known before run time
     options: dict[str, Option] = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
     landings: list[Landing] | None = None  # None: no GPU known
@@ -169,6 +170,7 @@ class Workload:
             v1_engine=self.v1_engine,
             mm_image_limit=self.mm_image_limit,
             skip_mm_profiling=self.skip_mm_profiling,
+            mm_encoder_data_parallel=self.mm_encoder_data_parallel,
         )
 
     @property
@@ -233,7 +235,7 @@ class Workload:
 ESTIMATE_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization", "--max-model-len",
                   "--dtype", "--quantization", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--max-num-seqs",
                   "--max-num-batched-tokens", "--cpu-offload-gb", "--limit-mm-per-prompt", "--skip-mm-profiling",
-                  "--language-model-only", "model")
+                  "--language-model-only", "--mm-encoder-tp-mode", "model")
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
             "-dpl": "--data-parallel-size-local", "-q": "--quantization"}
 _INT_FLAGS = {"--tensor-parallel-size": "tensor_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
@@ -297,6 +299,12 @@ def read_workload(invocation: Invocation) -> Workload:
                     work.skip_mm_profiling = True
                 else:
                     language_model_only = True
+            continue
+        if flag == "--mm-encoder-tp-mode":
+            if not option.value_known:
+                work.unknown.add(flag)
+            else:
+                work.mm_encoder_data_parallel = str(option.value).strip().lower() == "data"
             continue
         if flag == "--limit-mm-per-prompt":
             limit = _image_limit(option.value) if option.value_known else None
