@@ -834,11 +834,10 @@ def cudagraph_estimate_bytes(per_token_activation: int, max_num_seqs: int, max_n
 # whose block code is the same from 0.16.0 to 0.33.0 (qwen3_vl.py Qwen3_VisionBlock, Qwen2_5_VisionAttention in
 # qwen2_5_vl.py); before 0.16.0 (qk_reshaped was not made contiguous, 0.14.1) the term is not estimated.
 VISION_PROFILE_SINCE = (0, 16, 0)
-# The processor's pixel values are float32 (the HF fast image processor's output; moved to the GPU as they are by
-# group_and_batch_mm_kwargs, vllm/multimodal/utils.py lines 236-272 in 0.23.0) and cast to the tower's dtype by
-# `image_input["pixel_values"].type(self.visual.dtype)` (qwen3_vl.py line 2101 in 0.23.0), the copy live while
-# the tower runs. The float32 dtype is the processor's, not read in vLLM's code: an assumption.
-PIXEL_VALUE_BYTES = 4
+# The processor's pixel values reach the tower in the model dtype: vLLM casts every floating-point output of the HF
+# processor to it ("this emulates output.to(dtype=self.model_config.dtype)", vllm/multimodal/processing/context.py
+# lines 226-237 and 279-284 in 0.23.0, line 406 in 0.16.0, line 367 in 0.33.0), so `image_input["pixel_values"]
+# .type(self.visual.dtype)` (qwen3_vl.py line 2101 in 0.23.0) returns the same tensor, no copy.
 # The items a prompt may hold without --limit-mm-per-prompt: 999 (MultiModalConfig.get_limit_per_prompt,
 # vllm/config/multimodal.py lines 310-322 in 0.23.0; allowed_mm_limits, vllm/multimodal/processing/context.py line 393).
 DEFAULT_MM_LIMIT_PER_PROMPT = 999
@@ -868,8 +867,8 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
     video is not modelled).
 
     For N patches of the largest image (max_pixels / patch^2, times the items), hidden d, MLP width I, TP t, dtype a:
-    kept throughout: the float32 pixel values, N x (channels x temporal x patch^2) x 4 bytes;
-    during the tower: their copy in the model dtype, the position embeddings (N x d, `pos_embeds` of
+    kept throughout: the pixel values in the model dtype, N x (channels x temporal x patch^2) x a bytes;
+    during the tower: the position embeddings (N x d, `pos_embeds` of
     prepare_encoder_metadata, qwen3_vl.py lines 697-791 in 0.23.0) and the rotary cos/sin (2 x N x head_dim/2),
     plus the larger of one block's two peaks (Qwen3_VisionBlock.forward, qwen3_vl.py lines 446-466; the caller's
     block input stays referenced, qwen3_vl.py lines 815-823):
@@ -896,11 +895,11 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
     d, inner = vision.hidden_size, vision.intermediate_size
     head_dim = d // vision.num_heads
     pixel_width = vision.in_channels * vision.temporal_patch_size * vision.patch_size ** 2
-    pixels = patches * pixel_width * PIXEL_VALUE_BYTES
+    pixels = patches * pixel_width * act_bytes
     outputs = items * tokens * vision.out_hidden_size * (1 + vision.deepstack_layers) * act_bytes
     attention = 2 * d + 9 * -(-d // tp)
     mlp = 3 * d + 2 * -(-inner // tp)
-    during = patches * act_bytes * (pixel_width + d + head_dim + max(attention, mlp))
+    during = patches * act_bytes * (d + head_dim + max(attention, mlp))
     return pixels + during, pixels + outputs
 
 
