@@ -38,6 +38,20 @@ def _m_d731a27545c3(_HAS, _D, _F, _set):
         return hash((self.any,self.names,self.explicit,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric
+def _m_24e58110a030(_HAS, _D, _F, _set):
+    def __init__(self, block_size, block_bytes, blocks_per_request):
+        _set(self, 'block_size', block_size)
+        _set(self, 'block_bytes', block_bytes)
+        _set(self, 'blocks_per_request', blocks_per_request)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.block_size,self.block_bytes,self.blocks_per_request,) == (other.block_size,other.block_bytes,other.blocks_per_request,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.block_size,self.block_bytes,self.blocks_per_request,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|candidate:ric,origin:ric,deciding:di
 def _m_599296fea284(_HAS, _D, _F, _set):
     def __init__(self, candidate, origin, deciding=_D[0]):
@@ -66,6 +80,29 @@ def _m_477ed843ca05(_HAS, _D, _F, _set):
         return NotImplemented
     def __hash__(self):
         return hash((self.config,self.origin,self.tokenizer_config,self.generation_config,self.hf_quant_config,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic
+def _m_8df699493bfc(_HAS, _D, _F, _set):
+    def __init__(self, family, depth, hidden_size, intermediate_size, num_heads, patch_size, temporal_patch_size, spatial_merge_size, in_channels, out_hidden_size, deepstack_layers=_D[0], max_pixels=_D[1]):
+        _set(self, 'family', family)
+        _set(self, 'depth', depth)
+        _set(self, 'hidden_size', hidden_size)
+        _set(self, 'intermediate_size', intermediate_size)
+        _set(self, 'num_heads', num_heads)
+        _set(self, 'patch_size', patch_size)
+        _set(self, 'temporal_patch_size', temporal_patch_size)
+        _set(self, 'spatial_merge_size', spatial_merge_size)
+        _set(self, 'in_channels', in_channels)
+        _set(self, 'out_hidden_size', out_hidden_size)
+        _set(self, 'deepstack_layers', deepstack_layers)
+        _set(self, 'max_pixels', max_pixels)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.family,self.depth,self.hidden_size,self.intermediate_size,self.num_heads,self.patch_size,self.temporal_patch_size,self.spatial_merge_size,self.in_channels,self.out_hidden_size,self.deepstack_layers,self.max_pixels,) == (other.family,other.depth,other.hidden_size,other.intermediate_size,other.num_heads,other.patch_size,other.temporal_patch_size,other.spatial_merge_size,other.in_channels,other.out_hidden_size,other.deepstack_layers,other.max_pixels,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.family,self.depth,self.hidden_size,self.intermediate_size,self.num_heads,self.patch_size,self.temporal_patch_size,self.spatial_merge_size,self.in_channels,self.out_hidden_size,self.deepstack_layers,self.max_pixels,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic
@@ -173,9 +210,9 @@ def _m_4ea27e5bea00(_HAS, _D, _F, _set):
         return hash((self.id,self.env,self.flag,self.enabled,self.values,self.broad_paths,self.first,self.last,self.severity,self.api_key_severity,self.requires_flags,self.spans,self.problem,self.instead,self.sources,self.modalities,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic
-def _m_e4b58215cc85(_HAS, _D, _F, _set):
-    def __init__(self, id, family, architecture, parameters, num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size, tie_word_embeddings, max_position_embeddings, torch_dtype=_D[0], aliases=_D[1], torch_dtype_given=_D[2], attention_kind=_D[3], qkv_bias=_D[4], qk_norm=_D[5], sliding_window=_D[6], sliding_window_layers=_D[7], q_lora_rank=_D[8], kv_lora_rank=_D[9], qk_nope_head_dim=_D[10], qk_rope_head_dim=_D[11], v_head_dim=_D[12], num_experts=_D[13], experts_per_token=_D[14], moe_intermediate_size=_D[15], shared_experts=_D[16], first_dense_layers=_D[17], router_bias=_D[18], norms_per_layer=_D[19], checkpoint_quantization=_D[20], source=_D[21], parameters_estimated=_D[22], has_chat_template=_D[23], quantization=_D[24], modalities=_D[25], gated=_D[26], needs_trust_remote_code=_D[27], layer_types=_D[28], mlp_types=_D[29], shared_expert_intermediate_size=_D[30], attention_output_gate=_D[31], linear_attention=_D[32], vision_parameters=_D[33], quant_scheme=_D[34]):
+# Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,vision:dic,quant_scheme:dic
+def _m_6544440e0b64(_HAS, _D, _F, _set):
+    def __init__(self, id, family, architecture, parameters, num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size, tie_word_embeddings, max_position_embeddings, torch_dtype=_D[0], aliases=_D[1], torch_dtype_given=_D[2], attention_kind=_D[3], qkv_bias=_D[4], qk_norm=_D[5], sliding_window=_D[6], sliding_window_layers=_D[7], q_lora_rank=_D[8], kv_lora_rank=_D[9], qk_nope_head_dim=_D[10], qk_rope_head_dim=_D[11], v_head_dim=_D[12], num_experts=_D[13], experts_per_token=_D[14], moe_intermediate_size=_D[15], shared_experts=_D[16], first_dense_layers=_D[17], router_bias=_D[18], norms_per_layer=_D[19], checkpoint_quantization=_D[20], source=_D[21], parameters_estimated=_D[22], has_chat_template=_D[23], quantization=_D[24], modalities=_D[25], gated=_D[26], needs_trust_remote_code=_D[27], layer_types=_D[28], mlp_types=_D[29], shared_expert_intermediate_size=_D[30], attention_output_gate=_D[31], linear_attention=_D[32], vision_parameters=_D[33], vision=_D[34], quant_scheme=_D[35]):
         _set(self, 'id', id)
         _set(self, 'family', family)
         _set(self, 'architecture', architecture)
@@ -223,13 +260,14 @@ def _m_e4b58215cc85(_HAS, _D, _F, _set):
         _set(self, 'attention_output_gate', attention_output_gate)
         _set(self, 'linear_attention', linear_attention)
         _set(self, 'vision_parameters', vision_parameters)
+        _set(self, 'vision', vision)
         _set(self, 'quant_scheme', quant_scheme)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,) == (other.id,other.family,other.architecture,other.parameters,other.num_hidden_layers,other.hidden_size,other.intermediate_size,other.num_attention_heads,other.num_key_value_heads,other.head_dim,other.vocab_size,other.tie_word_embeddings,other.max_position_embeddings,other.torch_dtype,other.aliases,other.torch_dtype_given,other.attention_kind,other.qkv_bias,other.qk_norm,other.sliding_window,other.sliding_window_layers,other.q_lora_rank,other.kv_lora_rank,other.qk_nope_head_dim,other.qk_rope_head_dim,other.v_head_dim,other.num_experts,other.experts_per_token,other.moe_intermediate_size,other.shared_experts,other.first_dense_layers,other.router_bias,other.norms_per_layer,other.checkpoint_quantization,other.source,other.parameters_estimated,other.has_chat_template,other.quantization,other.modalities,other.gated,other.needs_trust_remote_code,other.layer_types,other.mlp_types,other.shared_expert_intermediate_size,other.attention_output_gate,other.linear_attention,other.vision_parameters,other.quant_scheme,)
+            return (self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.vision,self.quant_scheme,) == (other.id,other.family,other.architecture,other.parameters,other.num_hidden_layers,other.hidden_size,other.intermediate_size,other.num_attention_heads,other.num_key_value_heads,other.head_dim,other.vocab_size,other.tie_word_embeddings,other.max_position_embeddings,other.torch_dtype,other.aliases,other.torch_dtype_given,other.attention_kind,other.qkv_bias,other.qk_norm,other.sliding_window,other.sliding_window_layers,other.q_lora_rank,other.kv_lora_rank,other.qk_nope_head_dim,other.qk_rope_head_dim,other.v_head_dim,other.num_experts,other.experts_per_token,other.moe_intermediate_size,other.shared_experts,other.first_dense_layers,other.router_bias,other.norms_per_layer,other.checkpoint_quantization,other.source,other.parameters_estimated,other.has_chat_template,other.quantization,other.modalities,other.gated,other.needs_trust_remote_code,other.layer_types,other.mlp_types,other.shared_expert_intermediate_size,other.attention_output_gate,other.linear_attention,other.vision_parameters,other.vision,other.quant_scheme,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.quant_scheme,))
+        return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.vision,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic
@@ -312,9 +350,9 @@ def _m_9da584e2d03d(_HAS, _D, _F, _set):
         return hash((self.kind,self.namespace,self.name,self.container,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic
-def _m_debb5dd216b3(_HAS, _D, _F, _set):
-    def __init__(self, kind, conv_kernel, num_k_heads=_D[0], num_v_heads=_D[1], head_k_dim=_D[2], head_v_dim=_D[3], intermediate_size=_D[4], state_size=_D[5], n_groups=_D[6], dt_rank=_D[7], inner_norms=_D[8]):
+# Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic,temporal_state_bytes:dic
+def _m_0b104c42085a(_HAS, _D, _F, _set):
+    def __init__(self, kind, conv_kernel, num_k_heads=_D[0], num_v_heads=_D[1], head_k_dim=_D[2], head_v_dim=_D[3], intermediate_size=_D[4], state_size=_D[5], n_groups=_D[6], dt_rank=_D[7], inner_norms=_D[8], temporal_state_bytes=_D[9]):
         _set(self, 'kind', kind)
         _set(self, 'conv_kernel', conv_kernel)
         _set(self, 'num_k_heads', num_k_heads)
@@ -326,12 +364,13 @@ def _m_debb5dd216b3(_HAS, _D, _F, _set):
         _set(self, 'n_groups', n_groups)
         _set(self, 'dt_rank', dt_rank)
         _set(self, 'inner_norms', inner_norms)
+        _set(self, 'temporal_state_bytes', temporal_state_bytes)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.kind,self.conv_kernel,self.num_k_heads,self.num_v_heads,self.head_k_dim,self.head_v_dim,self.intermediate_size,self.state_size,self.n_groups,self.dt_rank,self.inner_norms,) == (other.kind,other.conv_kernel,other.num_k_heads,other.num_v_heads,other.head_k_dim,other.head_v_dim,other.intermediate_size,other.state_size,other.n_groups,other.dt_rank,other.inner_norms,)
+            return (self.kind,self.conv_kernel,self.num_k_heads,self.num_v_heads,self.head_k_dim,self.head_v_dim,self.intermediate_size,self.state_size,self.n_groups,self.dt_rank,self.inner_norms,self.temporal_state_bytes,) == (other.kind,other.conv_kernel,other.num_k_heads,other.num_v_heads,other.head_k_dim,other.head_v_dim,other.intermediate_size,other.state_size,other.n_groups,other.dt_rank,other.inner_norms,other.temporal_state_bytes,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.kind,self.conv_kernel,self.num_k_heads,self.num_v_heads,self.head_k_dim,self.head_v_dim,self.intermediate_size,self.state_size,self.n_groups,self.dt_rank,self.inner_norms,))
+        return hash((self.kind,self.conv_kernel,self.num_k_heads,self.num_v_heads,self.head_k_dim,self.head_v_dim,self.intermediate_size,self.state_size,self.n_groups,self.dt_rank,self.inner_norms,self.temporal_state_bytes,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic
@@ -1157,9 +1196,9 @@ def _m_98592794dea6(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
-def _m_74316cd0a49c(_HAS, _D, _F, _set):
-    def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], unknown=_HAS, options=_HAS, landings=_D[18], gpu_resource=_D[19], config_match=_D[20]):
+# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
+def _m_1c0ffd3afe60(_HAS, _D, _F, _set):
+    def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], mm_image_limit=_D[18], skip_mm_profiling=_D[19], mm_encoder_data_parallel=_D[20], unknown=_HAS, options=_HAS, landings=_D[21], gpu_resource=_D[22], config_match=_D[23]):
         self.invocation = invocation
         self.model_token = model_token
         self.model_name = model_name
@@ -1179,6 +1218,9 @@ def _m_74316cd0a49c(_HAS, _D, _F, _set):
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.enforce_eager = enforce_eager
+        self.mm_image_limit = mm_image_limit
+        self.skip_mm_profiling = skip_mm_profiling
+        self.mm_encoder_data_parallel = mm_encoder_data_parallel
         self.unknown = _F[0]() if unknown is _HAS else unknown
         self.options = _F[1]() if options is _HAS else options
         self.landings = landings
@@ -1186,7 +1228,7 @@ def _m_74316cd0a49c(_HAS, _D, _F, _set):
         self.config_match = config_match
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,) == (other.invocation,other.model_token,other.model_name,other.match,other.tensor_parallel_size,other.pipeline_parallel_size,other.data_parallel_size,other.data_parallel_size_local,other.nnodes,other.gpu_memory_utilization,other.max_model_len,other.dtype,other.quantization,other.quantization_given,other.kv_cache_dtype,other.kv_cache_memory_bytes,other.max_num_seqs,other.max_num_batched_tokens,other.enforce_eager,other.unknown,other.options,other.landings,other.gpu_resource,other.config_match,)
+            return (self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.mm_image_limit,self.skip_mm_profiling,self.mm_encoder_data_parallel,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,) == (other.invocation,other.model_token,other.model_name,other.match,other.tensor_parallel_size,other.pipeline_parallel_size,other.data_parallel_size,other.data_parallel_size_local,other.nnodes,other.gpu_memory_utilization,other.max_model_len,other.dtype,other.quantization,other.quantization_given,other.kv_cache_dtype,other.kv_cache_memory_bytes,other.max_num_seqs,other.max_num_batched_tokens,other.enforce_eager,other.mm_image_limit,other.skip_mm_profiling,other.mm_encoder_data_parallel,other.unknown,other.options,other.landings,other.gpu_resource,other.config_match,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -1292,9 +1334,9 @@ def _m_396de6d59068(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic
-def _m_9c1d22472280(_HAS, _D, _F, _set):
-    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1]):
+# Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic,hybrid_layout:dic
+def _m_98f4828e6ed5(_HAS, _D, _F, _set):
+    def __init__(self, model, gpu, tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, vllm_version, max_model_len, quantization, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, total_bytes, budget_bytes, weights_bytes, reserve_bytes, reserve_parts, kv_bytes_per_token, kv_bytes_per_sequence, kv_cache_bytes, kv_tokens, max_sequences, ranks, notes, kv_cache_memory_bytes_override=_D[0], engine=_D[1], hybrid_layout=_D[2]):
         self.model = model
         self.gpu = gpu
         self.tensor_parallel_size = tensor_parallel_size
@@ -1320,9 +1362,10 @@ def _m_9c1d22472280(_HAS, _D, _F, _set):
         self.notes = notes
         self.kv_cache_memory_bytes_override = kv_cache_memory_bytes_override
         self.engine = engine
+        self.hybrid_layout = hybrid_layout
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,self.engine,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,other.engine,)
+            return (self.model,self.gpu,self.tensor_parallel_size,self.pipeline_parallel_size,self.gpu_memory_utilization,self.vllm_version,self.max_model_len,self.quantization,self.kv_cache_dtype,self.max_num_batched_tokens,self.max_num_seqs,self.total_bytes,self.budget_bytes,self.weights_bytes,self.reserve_bytes,self.reserve_parts,self.kv_bytes_per_token,self.kv_bytes_per_sequence,self.kv_cache_bytes,self.kv_tokens,self.max_sequences,self.ranks,self.notes,self.kv_cache_memory_bytes_override,self.engine,self.hybrid_layout,) == (other.model,other.gpu,other.tensor_parallel_size,other.pipeline_parallel_size,other.gpu_memory_utilization,other.vllm_version,other.max_model_len,other.quantization,other.kv_cache_dtype,other.max_num_batched_tokens,other.max_num_seqs,other.total_bytes,other.budget_bytes,other.weights_bytes,other.reserve_bytes,other.reserve_parts,other.kv_bytes_per_token,other.kv_bytes_per_sequence,other.kv_cache_bytes,other.kv_tokens,other.max_sequences,other.ranks,other.notes,other.kv_cache_memory_bytes_override,other.engine,other.hybrid_layout,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2340,20 +2383,22 @@ def _m_dca55ebdbad8(_HAS, _D, _F, _set):
 MAKERS = {
     'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m_07568e7822c5,
     'Fe|any:ric,names:ric,explicit:ric': _m_d731a27545c3,
+    'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric': _m_24e58110a030,
     'Fe|candidate:ric,origin:ric,deciding:di': _m_599296fea284,
     'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m_477ed843ca05,
+    'Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic': _m_8df699493bfc,
     'Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m_e7873703d64a,
     'Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m_50b61c1745bc,
     'Fe|flag:ric,target:ric,last_release:ric,first_release:ric,status:ric': _m_a8c47cdde38e,
     'Fe|gpu:ric,gpu_count:dic,instance_type:dic': _m_ce3990847042,
     'Fe|id:ric,bytes:ric,words:ric,where:dic': _m_e422e727be51,
     'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m_4ea27e5bea00,
-    'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,quant_scheme:dic': _m_e4b58215cc85,
+    'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,vision:dic,quant_scheme:dic': _m_6544440e0b64,
     'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic': _m_39b073556a1e,
     'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m_9e15223cb86f,
     'Fe|key:ric,value:ric,node:ric,encoded:ric': _m_17eb30d6b11e,
     'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m_9da584e2d03d,
-    'Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic': _m_debb5dd216b3,
+    'Fe|kind:ric,conv_kernel:ric,num_k_heads:dic,num_v_heads:dic,head_k_dim:dic,head_v_dim:dic,intermediate_size:dic,state_size:dic,n_groups:dic,dt_rank:dic,inner_norms:dic,temporal_state_bytes:dic': _m_0b104c42085a,
     'Fe|kind:ric,group:ric,targets:ric,endpoints_field:ric,namespace_selector:ric,cluster_wide:dic': _m_4be6e01b14f5,
     'Fe|kind:ric,reason:dic,format:dic': _m_f65950bd52d0,
     'Fe|kind:ric,requirement:dic,taint:dic': _m_82aeef18b937,
@@ -2406,14 +2451,14 @@ MAKERS = {
     'Me|hf_cache:dic,online:dic': _m_4f07c1207d9a,
     'Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic': _m_042045cdc1c8,
     'Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic': _m_98592794dea6,
-    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m_74316cd0a49c,
+    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m_1c0ffd3afe60,
     'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m_fb4b95fdbe6b,
     'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m_64e6c2515f66,
     'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m_fdc58c76d261,
     'Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic': _m_b26c3f3841e9,
     'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m_7339474cbd6a,
     'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m_396de6d59068,
-    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic': _m_9c1d22472280,
+    'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic,hybrid_layout:dic': _m_98f4828e6ed5,
     'Me|name:ric,span:ric,code:ric,used:dic': _m_7321b1dcf056,
     'Me|name:ric,start:ric,end:ric,braced:ric': _m_1a764dcb61a6,
     'Me|name:ric,value:ric,name_word:ric,value_word:ric': _m_461280e53e18,

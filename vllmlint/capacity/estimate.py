@@ -180,6 +180,7 @@ class Estimate:
     notes: list[str]
     kv_cache_memory_bytes_override: int | None = None
     engine: str = "V1"  # "V0": the engine before 0.8.0, or VLLM_USE_V1=0 on 0.8 - 0.10
+    hybrid_layout: HybridLayout | None = None  # a gated-DeltaNet hybrid's pages in 0.21 - 0.23 (hybrid_kv_layout)
 
     @property
     def fits(self) -> bool:
@@ -204,6 +205,9 @@ class Estimate:
         """vLLM's "GPU KV cache size: N tokens": whole blocks of every layer's bytes per token (sliding-window
         layers counted like full ones: kv_cache_utils.py get_kv_cache_config, `num_blocks // len(groups)
         * block_size` with the blocks sized over all layers; 0.11.0 line 1080)."""
+        if self.hybrid_layout is not None:  # 0.21 - 0.23: max_concurrency x max_model_len (hybrid_kv_layout)
+            blocks = self.kv_cache_bytes // self.hybrid_layout.block_bytes
+            return int(blocks / self.hybrid_layout.blocks_per_request * self.max_model_len)
         per_block = self.kv_bytes_per_token * block_size
         return int(self.kv_cache_bytes // per_block * block_size) if per_block else 0
 
@@ -350,6 +354,9 @@ def estimate(
     cudagraph_bytes: int | None = None,
     flashinfer_sampler: bool | None = None,
     v1_engine: bool | None = None,
+    mm_image_limit: int | None = None,
+    skip_mm_profiling: bool = False,
+    mm_encoder_data_parallel: bool = False,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -360,6 +367,10 @@ def estimate(
     flashinfer_sampler None -> what the release's official image runs (sampler_bytes_per_logit); False for an
     install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
     v1_engine None -> the release's default engine (V1 from 0.8.0); False for VLLM_USE_V1=0 on 0.8 - 0.10.
+    mm_image_limit: the images a prompt may hold (`--limit-mm-per-prompt`; None: vLLM's default 999; 0 with
+    `--language-model-only`); skip_mm_profiling: `--skip-mm-profiling`; mm_encoder_data_parallel:
+    `--mm-encoder-tp-mode data` (the tower unsharded on every rank, `is_vit_use_data_parallel`,
+    vllm/model_executor/models/vision.py line 142 in 0.23.0). They shape the vision encoder's profiling pass.
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -403,7 +414,15 @@ def estimate(
     sampler = sampler_bytes(sampler_rows, model.vocab_size, version, gpu=gpu, act_bytes=act_bytes,
                             flashinfer_sampler=flashinfer_sampler, v1_engine=v1)
 
+    encoder_peak = encoder_kept = 0
+    if not skip_mm_profiling:
+        encoder_peak, encoder_kept = vision_profile_bytes(
+            model, 1 if mm_encoder_data_parallel else tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
+            max_num_seqs=num_seqs, version=version, v1_engine=v1,
+            mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit))
+
     ranks: list[RankMemory] = []
+    layouts: dict[int, HybridLayout] = {}
     layer_ranges = pp_layer_ranges(model.num_hidden_layers, pp)
     for index, layers in enumerate(layer_ranges):
         first, last = index == 0, index == pp - 1
@@ -411,6 +430,9 @@ def estimate(
         parts: dict[str, int] = {}
         forward = batched_tokens * per_token_activation
         parts["activations"] = max(forward, sampler if last else 0)  # the sampler runs after the forward pass has freed its buffers
+        if first and encoder_peak:
+            # the vision encoder's profiling pass runs first; its pixel values and outputs stay through the rest
+            parts["activations"] = max(encoder_peak, parts["activations"] + encoder_kept)
         parts["non-torch"] = non_torch_bytes(tp, pp) + allreduce_fusion_workspace_bytes(
             model.hidden_size, act_bytes, tp, pp, batched_tokens, version, gpu, enforce_eager)
         if version < (0, 6, 5):
@@ -432,6 +454,10 @@ def estimate(
         else:
             kv_cache = max(0, budget - weights - reserve)
         per_sequence += state_bytes_per_sequence(model, layers, tp, act_bytes)  # hybrid models: state per sequence
+        layout = hybrid_kv_layout(model, layers, tp, kv_bytes, act_bytes, max_len, version, v1)
+        if layout is not None:
+            per_sequence = layout.block_bytes * layout.blocks_per_request
+            layouts[index] = layout
         ranks.append(RankMemory(index, layers, weights, reserve, per_token, per_sequence, kv_cache, parts))
 
     def tokens_of(rank: RankMemory) -> int:
@@ -445,6 +471,10 @@ def estimate(
     max_sequences = binding.kv_cache_bytes // binding.kv_bytes_per_sequence if binding.kv_bytes_per_sequence else 0
 
     notes = _notes(model, gpu, tp, pp, max_len, quant, kv_cache_dtype, dtype, version, utilization, gpu_memory_utilization)
+    if encoder_peak and ranks[0].reserve_parts.get("activations") == encoder_peak and model.vision is not None:
+        notes.append(f"activations: the vision encoder's profiling pass on a {model.vision.max_tokens_per_image}-token "
+                     f"dummy image ({gib(encoder_peak)}); --limit-mm-per-prompt '{{\"image\": 0}}' or "
+                     "--skip-mm-profiling leave it out")
     if kv_cache_memory_bytes is not None and heaviest.weights_bytes + heaviest.reserve_bytes + int(kv_cache_memory_bytes) > total:
         notes.append("kv_cache_memory_bytes ignores gpu_memory_utilization: weights + reserve + this KV cache exceed the GPU")
     return Estimate(
@@ -473,6 +503,7 @@ def estimate(
         notes=notes,
         kv_cache_memory_bytes_override=kv_cache_memory_bytes,
         engine="V1" if v1 else "V0",
+        hybrid_layout=layouts.get(binding.pp_rank),
     )
 
 
@@ -789,3 +820,138 @@ def cudagraph_estimate_bytes(per_token_activation: int, max_num_seqs: int, max_n
     full = [size for size in sizes if size <= max_num_seqs]
     further = max(len(sizes) - 1, 0) + max(len(full) - 1, 0)
     return int(sizes[-1] * per_token_activation + further * CUDAGRAPH_BYTES_PER_GRAPH)
+
+
+# --------------------------------------------------------------------------- the vision encoder's profiling pass
+
+# vLLM's V1 profile_run first runs the multimodal encoder on dummy inputs of the largest size
+# (GPUModelRunner.profile_run, vllm/v1/worker/gpu_model_runner.py lines 6168-6225 in 0.23.0; the same code at
+# lines 5108-5165 in 0.16.0, 5248-5305 in 0.17.1, 5888-5945 in 0.21.0, 6072-6129 in 0.33.0): one modality, the one
+# with the most tokens per item, `mm_max_items_per_batch` items of `get_image_size_with_most_features`, through
+# `embed_multimodal`, the outputs kept in `encoder_cache` (and the batch of pixel values in the local
+# `batched_dummy_mm_inputs`) through the text model's dummy forward and the sampler run that follow. Its peak counts
+# against the KV budget like any other activation. Modelled for the Qwen3-VL vision transformer (Qwen3-VL, Qwen3.5),
+# whose block code is the same from 0.16.0 to 0.33.0 (qwen3_vl.py Qwen3_VisionBlock, Qwen2_5_VisionAttention in
+# qwen2_5_vl.py); before 0.16.0 (qk_reshaped was not made contiguous, 0.14.1) the term is not estimated.
+VISION_PROFILE_SINCE = (0, 16, 0)
+# The processor's pixel values reach the tower in the model dtype: vLLM casts every floating-point output of the HF
+# processor to it ("this emulates output.to(dtype=self.model_config.dtype)", vllm/multimodal/processing/context.py
+# lines 226-237 and 279-284 in 0.23.0, line 406 in 0.16.0, line 367 in 0.33.0), so `image_input["pixel_values"]
+# .type(self.visual.dtype)` (qwen3_vl.py line 2101 in 0.23.0) returns the same tensor, no copy.
+# The items a prompt may hold without --limit-mm-per-prompt: 999 (MultiModalConfig.get_limit_per_prompt,
+# vllm/config/multimodal.py lines 310-322 in 0.23.0; allowed_mm_limits, vllm/multimodal/processing/context.py line 393).
+DEFAULT_MM_LIMIT_PER_PROMPT = 999
+
+
+def vision_profile_items(tokens_per_item: int, max_model_len: int, max_num_batched_tokens: int, max_num_seqs: int,
+                         mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT) -> int:
+    """Items of the largest size the profiling pass encodes at once (MultiModalBudget._get_max_items,
+    vllm/multimodal/encoder_budget.py lines 140-185 in 0.23.0, chunked prefill on): the encoder budget
+    max(max_num_batched_tokens, tokens per item) (compute_mm_encoder_budget, vllm/v1/core/encoder_cache_manager.py
+    lines 309-314) over the tokens per item, at most max_num_seqs x the items one prompt can hold, at least 1."""
+    if tokens_per_item <= 0:
+        return 0
+    budget = max(int(max_num_batched_tokens), tokens_per_item)
+    per_prompt = max(1, min(mm_limit, int(max_model_len) // tokens_per_item))
+    return max(1, min(budget // tokens_per_item, int(max_num_seqs) * per_prompt))
+
+
+def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes: int, *, max_model_len: int,
+                         max_num_batched_tokens: int, max_num_seqs: int,
+                         version: str | tuple[int, ...] | None = None, v1_engine: bool | None = None,
+                         mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT) -> tuple[int, int]:
+    """(peak, kept): what the profiling pass of the vision encoder holds at its peak, and what it leaves allocated
+    through the text model's dummy forward and the sampler run (the pixel values and the encoder outputs). (0, 0)
+    where it is not modelled: no Qwen3-VL-family tower, the V0 engine, releases before 0.16.0, and an image limit of
+    0 (`--limit-mm-per-prompt '{"image": 0}'`, `--language-model-only`: the tower then profiles video or nothing, and
+    video is not modelled).
+
+    For N patches of the largest image (max_pixels / patch^2, times the items), hidden d, MLP width I, TP t, dtype a:
+    kept throughout: the pixel values in the model dtype, N x (channels x temporal x patch^2) x a bytes;
+    during the tower: the position embeddings (N x d, `pos_embeds` of
+    prepare_encoder_metadata, qwen3_vl.py lines 697-791 in 0.23.0) and the rotary cos/sin (2 x N x head_dim/2),
+    plus the larger of one block's two peaks (Qwen3_VisionBlock.forward, qwen3_vl.py lines 446-466; the caller's
+    block input stays referenced, qwen3_vl.py lines 815-823):
+      attention (Qwen2_5_VisionAttention.forward, qwen2_5_vl.py lines 400-458 in 0.23.0): block input, norm1, qkv
+        (3d/t), qk_reshaped made contiguous (2d/t), qk_rotated (2d/t), the attention output (d/t) and its
+        contiguous rearrangement (d/t): 2d + 9d/t per patch;
+      MLP (Qwen3_VisionMLP.forward, qwen3_vl.py line 409): block input, the residual sum, norm2, linear_fc1 and the
+        activation's output (I/t each): 3d + 2I/t per patch.
+    The encoder outputs (N / merge^2 x out_hidden x (1 + deepstack) x a) stay in encoder_cache afterwards."""
+    vision = model.vision
+    numbers = release_numbers(version)
+    v1 = uses_v1_engine(numbers) if v1_engine is None else v1_engine
+    if vision is None or vision.family != "qwen3_vl" or not v1 or numbers < VISION_PROFILE_SINCE:
+        return 0, 0
+    if mm_limit <= 0:
+        return 0, 0
+    tokens = vision.max_tokens_per_image
+    items = vision_profile_items(tokens, max_model_len, max_num_batched_tokens, max_num_seqs, mm_limit)
+    if not items:
+        return 0, 0
+    tp = max(1, int(tensor_parallel_size))
+    merge = vision.spatial_merge_size
+    patches = items * tokens * merge * merge
+    d, inner = vision.hidden_size, vision.intermediate_size
+    head_dim = d // vision.num_heads
+    pixel_width = vision.in_channels * vision.temporal_patch_size * vision.patch_size ** 2
+    pixels = patches * pixel_width * act_bytes
+    outputs = items * tokens * vision.out_hidden_size * (1 + vision.deepstack_layers) * act_bytes
+    attention = 2 * d + 9 * -(-d // tp)
+    mlp = 3 * d + 2 * -(-inner // tp)
+    during = patches * act_bytes * (d + head_dim + max(attention, mlp))
+    return pixels + during, pixels + outputs
+
+
+# --------------------------------------------------------------------------- hybrid (attention + gated DeltaNet) KV layout
+
+# vLLM 0.21 - 0.23 lays a hybrid model's KV cache out in pages of one size (Platform._align_hybrid_block_size,
+# vllm/platforms/interface.py lines 530-700 in 0.23.0, lines 505-675 in 0.21.0; the same formula in
+# vllm/model_executor/models/config.py line 535 in 0.17.1 and line 273 in 0.19.1, not used here before 0.21): the
+# attention block size becomes the smallest multiple of the kernel's block alignment whose page holds one layer's state of one sequence
+# (`attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size, kernel_block_alignment_size *
+# attn_page_size_1_token)`), and the state page is padded to it. A request holds cdiv(max_model_len, block) pages per
+# attention group and one per state group (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py lines
+# 627-636 in 0.23.0, mamba_cache_mode "none"); the log's token figure is `max_concurrency * max_model_len`
+# (kv_cache_utils.py line 1742 in 0.23.0), max_concurrency = num_blocks / blocks per request (lines 899-917).
+# 0.24.0 moved that report (no `num_tokens = int(max_concurrency * max_model_len)` in kv_cache_utils.py) and it was
+# not read further: outside 0.21 - 0.23 the estimate keeps its plain per-token layout.
+HYBRID_LAYOUT_RELEASES = ((0, 21, 0), (0, 24, 0))
+# The kernel block alignment: max(min of the backend's supported kernel block sizes, cache block size 16)
+# (interface.py lines 640-647 in 0.23.0); FlashAttention and FlashInfer support multiples of 16.
+KERNEL_BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True)
+class HybridLayout:
+    """A hybrid model's KV pages on one rank: `block_size` tokens per attention page, `block_bytes` per block over
+    the layers of a group, `blocks_per_request` for one max_model_len request."""
+
+    block_size: int
+    block_bytes: int
+    blocks_per_request: int
+
+
+def hybrid_kv_layout(model: ModelSpec, layers: range, tp: int, kv_bytes: int, act_bytes: int, max_len: int,
+                     version: str | tuple[int, ...] | None, v1_engine: bool = True) -> HybridLayout | None:
+    """The page layout of a gated-DeltaNet hybrid (Qwen3-Next, Qwen3.5) in vLLM 0.21 - 0.23; None elsewhere. Groups of
+    min(attention layers, state layers) layers (the larger count when it is below 1.5 x the smaller) share one tensor
+    per slot (_get_kv_cache_groups_uniform_page_size, vllm/v1/core/kv_cache_utils.py lines 1159-1179 in 0.23.0): 8
+    attention and 24 DeltaNet layers make one attention group and three state groups of 8."""
+    numbers = release_numbers(version)
+    linear = model.linear_attention
+    start, end = HYBRID_LAYOUT_RELEASES
+    if linear is None or linear.kind != "gated_deltanet" or not v1_engine or not start <= numbers < end:
+        return None
+    attention = [layer for layer in layers if _kv_per_token_layer(model, tp, kv_bytes, layer)]
+    states = [layer for layer in layers if model.layer_kind(layer) == "linear"]
+    if not attention or not states:
+        return None
+    per_token = _kv_per_token_layer(model, tp, kv_bytes, attention[0])
+    state_page = linear.state_page_bytes(tp, act_bytes)
+    align = KERNEL_BLOCK_ALIGNMENT
+    block = align * -(-state_page // (align * per_token))
+    counts = (len(attention), len(states))
+    group = max(counts) if max(counts) < 1.5 * min(counts) else min(counts)
+    per_request = -(-len(attention) // group) * -(-max_len // block) + -(-len(states) // group)
+    return HybridLayout(block, block * per_token * group, per_request)

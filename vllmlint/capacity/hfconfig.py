@@ -32,6 +32,7 @@ from vllmlint.capacity.specs import (
     ModelFact,
     ModelSpec,
     QuantScheme,
+    VisionTower,
     _DTYPES,
     _quant_method,
     _with_parameters,
@@ -422,7 +423,9 @@ def linear_attention_of(text: Mapping[str, Any], hidden: int) -> LinearAttention
                                num_k_heads=_int(text, "linear_num_key_heads") or 0,
                                num_v_heads=_int(text, "linear_num_value_heads") or 0,
                                head_k_dim=_int(text, "linear_key_head_dim") or 0,
-                               head_v_dim=_int(text, "linear_value_head_dim") or 0)
+                               head_v_dim=_int(text, "linear_value_head_dim") or 0,
+                               temporal_state_bytes=4 if (model_type.startswith("qwen3_5")
+                                                          and text.get("mamba_ssm_dtype") == "float32") else 0)
     if model_type == "jamba":
         expand = _int(text, "mamba_expand") or 2
         return LinearAttention(kind="mamba", conv_kernel=_int(text, "mamba_d_conv") or 4,
@@ -443,8 +446,19 @@ def linear_attention_of(text: Mapping[str, Any], hidden: int) -> LinearAttention
     return None
 
 
-# Vision towers whose MLP is gated (three matrices: gate, up, down); the others (SigLIP, CLIP, Llama-4) have two.
-_GATED_VISION = ("qwen2_5_vl", "qwen3_vl", "mistral3", "pixtral")
+# Vision towers whose MLP is gated (three matrices: gate, up, down); the others (SigLIP, CLIP, Llama-4, and the
+# Qwen3-VL tower of Qwen3-VL and Qwen3.5: Qwen3_VisionMLP's linear_fc1 / linear_fc2, vllm/model_executor/models/
+# qwen3_vl.py lines 377-407 in 0.23.0) have two.
+_GATED_VISION = ("qwen2_5_vl", "mistral3", "pixtral")
+# Model types built on the Qwen3-VL vision transformer (qwen3_vl.py Qwen3_VisionTransformer; qwen3_5.py line 578 in
+# 0.23.0 builds the same class): learned position embeddings of num_position_embeddings rows (`self.pos_embed`), the
+# patch merger and one deepstack merger per `deepstack_visual_indexes` entry (qwen3_vl.py lines 520-640 in 0.23.0).
+_QWEN3_VISION = ("qwen3_vl", "qwen3_5")
+# The largest image the Qwen3-VL family's processors accept: `size.longest_edge` of the checkpoints'
+# preprocessor_config.json, 16777216 pixels (4096 x 4096; Qwen/Qwen3.5-2B-Base's file as printed in a public
+# transcript found by code search, the same value quoted for the Qwen3.5 family elsewhere; the Qwen/Qwen3.5-4B
+# file itself was not read here). The value vLLM's profiling pass sizes its dummy image by (VisionTower.max_pixels).
+QWEN3_VISION_MAX_PIXELS = 16777216
 # Vision towers with learned absolute position embeddings (SigLIP, CLIP, Llama-4); the others use rotary ones.
 _POSITIONAL_VISION = ("gemma3", "llama4", "siglip", "clip", "llava", "paligemma", "idefics3")
 
@@ -476,7 +490,13 @@ def vision_parameters(config: Mapping[str, Any], text_hidden: int) -> int:
         total += (image // patch) ** 2 * h
     merge = _int(vision, "spatial_merge_size") or _int(config, "spatial_merge_size") or 2
     out = _int(vision, "out_hidden_size") or text_hidden
-    if outer.startswith(("qwen2_5_vl", "qwen2_vl", "qwen3_vl")):
+    if outer.startswith(_QWEN3_VISION):
+        merged = h * merge * merge
+        merger = merged * merged + merged + merged * out + out  # linear_fc1, linear_fc2
+        deepstack = len(vision.get("deepstack_visual_indexes") or [])
+        total += (_int(vision, "num_position_embeddings") or 0) * h  # pos_embed
+        total += merger + 2 * h + deepstack * (merger + 2 * merged)  # norms: LayerNorm(h), postshuffle LayerNorm(4h)
+    elif outer.startswith(("qwen2_5_vl", "qwen2_vl")):
         merged = h * merge * merge
         total += merged * merged + merged + merged * out + out + h
     elif outer.startswith(("mistral3", "pixtral")):
@@ -488,6 +508,26 @@ def vision_parameters(config: Mapping[str, Any], text_hidden: int) -> int:
     else:
         total += h * text_hidden + h
     return total
+
+
+def vision_tower(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
+    """The vision tower's shape where the estimate models vLLM's encoder profiling pass (the Qwen3-VL family);
+    None otherwise."""
+    vision = config.get("vision_config")
+    outer = str(config.get("model_type") or "")
+    if not isinstance(vision, dict) or not outer.startswith(_QWEN3_VISION):
+        return None
+    depth, h = _int(vision, "depth") or 0, _int(vision, "hidden_size") or 0
+    heads = _int(vision, "num_heads") or 0
+    if not depth or not h or not heads:
+        return None
+    return VisionTower(
+        family="qwen3_vl", depth=depth, hidden_size=h, intermediate_size=_int(vision, "intermediate_size") or 4 * h,
+        num_heads=heads, patch_size=_int(vision, "patch_size") or 16,
+        temporal_patch_size=_int(vision, "temporal_patch_size") or 2,
+        spatial_merge_size=_int(vision, "spatial_merge_size") or 2, in_channels=_int(vision, "in_channels") or 3,
+        out_hidden_size=_int(vision, "out_hidden_size") or text_hidden,
+        deepstack_layers=len(vision.get("deepstack_visual_indexes") or []), max_pixels=QWEN3_VISION_MAX_PIXELS)
 
 
 # --------------------------------------------------------------------------- quantization
@@ -1026,6 +1066,7 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
         attention_output_gate=model_type.startswith("qwen3_next") or bool(merged.get("attn_output_gate")),
         linear_attention=linear_attention_of(merged, hidden) if pattern else None,
         vision_parameters=vision_parameters(config, hidden),
+        vision=vision_tower(config, hidden),
     )
     scheme = quant_scheme(config, hf_quant_config, model)
     if scheme is not None:

@@ -95,6 +95,9 @@ class ModelSpec:
     attention_output_gate: bool = False  # Qwen3-Next: q_proj also produces a per-head output gate (2x its rows)
     linear_attention: LinearAttention | None = None  # the state layers of hybrid models (see `layer_types`)
     vision_parameters: int = 0  # the vision tower and its projector (multimodal checkpoints)
+    # The vision tower's shape where the estimate models vLLM's encoder profiling pass (VisionTower.family);
+    # None for text models and for towers whose profiling is not modelled.
+    vision: VisionTower | None = None
     # How the checkpoint's own quantization treats each module (read from its quantization config); None:
     # every linear at `checkpoint_quantization`'s size, or unquantized.
     quant_scheme: QuantScheme | None = None
@@ -770,6 +773,10 @@ class LinearAttention:
     n_groups: int = 1  # mamba2
     dt_rank: int = 0  # mamba
     inner_norms: bool = False  # Jamba's dt/B/C layernorms
+    # Bytes per element of the temporal (recurrent) state where it differs from the model dtype (0: the model
+    # dtype's): Qwen3.5's config asks for `mamba_ssm_dtype: float32`, which vLLM applies to the SSM cache
+    # (Qwen3_5ForConditionalGenerationConfig, vllm/model_executor/models/config.py lines 536-560 in 0.23.0).
+    temporal_state_bytes: int = 0
 
     def _conv_dim(self) -> int:
         if self.kind == "gated_deltanet":
@@ -804,6 +811,14 @@ class LinearAttention:
             other += self.dt_rank + 2 * self.state_size
         return linear, other
 
+    def state_page_bytes(self, tp: int, model_bytes: int) -> int:
+        """One layer's state of one sequence in bytes, as vLLM's MambaSpec.page_size_bytes sums it: the conv state in
+        the model dtype plus the temporal state in its own dtype (gated DeltaNet; the other kinds in the model
+        dtype)."""
+        conv = _split(self._conv_dim(), tp) * (self.conv_kernel - 1)
+        temporal = self.state_elements(tp) - conv
+        return conv * model_bytes + temporal * (self.temporal_state_bytes or model_bytes)
+
     def state_elements(self, tp: int = 1) -> int:
         """Cached elements of one sequence in one such layer on one rank (conv state + temporal state)."""
         conv = _split(self._conv_dim(), tp) * (self.conv_kernel - 1)
@@ -812,6 +827,35 @@ class LinearAttention:
         if self.kind == "mamba2":
             return conv + _split(self.num_v_heads, tp) * self.head_v_dim * self.state_size
         return conv + _split(self.intermediate_size, tp) * self.state_size
+
+
+@dataclass(frozen=True)
+class VisionTower:
+    """A vision tower's shape, as far as vLLM's profiling of the multimodal encoder depends on it.
+
+    family `qwen3_vl`: the Qwen3-VL vision transformer that Qwen3-VL, Qwen3-VL-MoE, Qwen3.5 and Qwen3.5-MoE
+    share (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer; qwen3_5.py builds the same class).
+    `max_pixels` is the image processor's `size.longest_edge` (preprocessor_config.json), the largest image the
+    dummy input of the profiling pass is resized to."""
+
+    family: str
+    depth: int
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    patch_size: int
+    temporal_patch_size: int
+    spatial_merge_size: int
+    in_channels: int
+    out_hidden_size: int
+    deepstack_layers: int = 0  # Qwen3-VL's deepstack mergers (len(deepstack_visual_indexes))
+    max_pixels: int = 0
+
+    @property
+    def max_tokens_per_image(self) -> int:
+        """Merged tokens of the largest image: max_pixels / (patch x merge)^2 (Qwen2VLProcessingInfo
+        get_image_size_with_most_features factorizes exactly that many merged patches)."""
+        return self.max_pixels // (self.patch_size * self.spatial_merge_size) ** 2
 
 
 QUANT_PARTS = ("attention", "mlp", "experts", "shared")

@@ -104,6 +104,11 @@ class Workload:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
+    # The vision encoder's profiling pass: images per prompt (--limit-mm-per-prompt; 0 with --language-model-only;
+    # None: vLLM's default) and --skip-mm-profiling.
+    mm_image_limit: int | None = None
+    skip_mm_profiling: bool = False
+    mm_encoder_data_parallel: bool = False  # --mm-encoder-tp-mode data
     unknown: set[str] = field(default_factory=set)  # flags whose value is not known before run time
     options: dict[str, Option] = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
     landings: list[Landing] | None = None  # None: no GPU known
@@ -163,6 +168,9 @@ class Workload:
             max_num_seqs=self.max_num_seqs,
             enforce_eager=self.enforce_eager,
             v1_engine=self.v1_engine,
+            mm_image_limit=self.mm_image_limit,
+            skip_mm_profiling=self.skip_mm_profiling,
+            mm_encoder_data_parallel=self.mm_encoder_data_parallel,
         )
 
     @property
@@ -226,7 +234,8 @@ class Workload:
 # "--cpu-offload-gb" is here because weights offloaded to CPU memory are not modelled: with it, no estimate.
 ESTIMATE_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization", "--max-model-len",
                   "--dtype", "--quantization", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--max-num-seqs",
-                  "--max-num-batched-tokens", "--cpu-offload-gb", "model")
+                  "--max-num-batched-tokens", "--cpu-offload-gb", "--limit-mm-per-prompt", "--skip-mm-profiling",
+                  "--language-model-only", "--mm-encoder-tp-mode", "model")
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
             "-dpl": "--data-parallel-size-local", "-q": "--quantization"}
 _INT_FLAGS = {"--tensor-parallel-size": "tensor_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
@@ -238,9 +247,38 @@ _OTHER_FLAGS = ("--gpu-memory-utilization", "--quantization")
 _STR_FLAGS = {"--dtype": "dtype", "--kv-cache-dtype": "kv_cache_dtype"}
 
 
+def _image_limit(value: object) -> int | None:
+    """The image count of a --limit-mm-per-prompt value: JSON (`{"image": 2, "video": 0}`, `{"image": {"count": 2,
+    ...}}`) or the older `image=2,video=0` form; 999 (vLLM's default) when it names no image; None when unreadable."""
+    import json
+
+    text = str(value or "").strip()
+    entries: dict = {}
+    try:
+        parsed = json.loads(text)
+        if not isinstance(parsed, dict):
+            return None
+        entries = parsed
+    except ValueError:
+        for part in text.split(","):
+            key, sep, count = part.partition("=")
+            if not sep:
+                return None
+            entries[key.strip()] = count.strip()
+    image = entries.get("image", 999)
+    if isinstance(image, dict):
+        image = image.get("count", 999)
+    try:
+        number = int(image)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 0 else None
+
+
 def read_workload(invocation: Invocation) -> Workload:
     """The settings of one invocation (no placement: see `workloads`)."""
     work = Workload(invocation)
+    language_model_only = False
     for option in invocation.options:
         # `canonical`: how the release's own parser reads it (`--max_model_len`, a prefix like `--max-model`).
         flag = getattr(option, "canonical", None) or option.name.replace("_", "-")
@@ -252,6 +290,28 @@ def read_workload(invocation: Invocation) -> Workload:
             continue
         if flag == "--enforce-eager":
             work.enforce_eager = option.value is None or str(option.value).lower() not in ("false", "0")
+            continue
+        if flag in ("--skip-mm-profiling", "--language-model-only"):
+            if option.value is not None and not option.value_known:
+                work.unknown.add(flag)
+            elif option.value is None or str(option.value).lower() not in ("false", "0"):
+                if flag == "--skip-mm-profiling":
+                    work.skip_mm_profiling = True
+                else:
+                    language_model_only = True
+            continue
+        if flag == "--mm-encoder-tp-mode":
+            if not option.value_known:
+                work.unknown.add(flag)
+            else:
+                work.mm_encoder_data_parallel = str(option.value).strip().lower() == "data"
+            continue
+        if flag == "--limit-mm-per-prompt":
+            limit = _image_limit(option.value) if option.value_known else None
+            if limit is None:
+                work.unknown.add(flag)
+            else:
+                work.mm_image_limit = limit
             continue
         if flag not in _INT_FLAGS and flag not in _STR_FLAGS and flag not in _OTHER_FLAGS:
             continue
@@ -279,6 +339,8 @@ def read_workload(invocation: Invocation) -> Workload:
         elif flag == "--quantization":
             work.quantization = None if value.lower() in ("none", "") else value.lower()
             work.quantization_given = True
+    if language_model_only:  # every modality's limit is 0 (MultiModalConfig.get_limit_per_prompt)
+        work.mm_image_limit = 0
 
     token = invocation.model
     if token is None:
