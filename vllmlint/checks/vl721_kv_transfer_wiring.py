@@ -362,16 +362,16 @@ def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: se
         first, port = clash
         same = first.container is second.container
         if same:
-            head = (f"Give {second.short} and {first.short} of container `{second.container.name}` separate ports: "
+            head = (f"Give {second.short} and {first.short} of container `{second.container.label}` separate ports: "
                     f"both bind port {port}.")
         else:
-            head = (f"Give {second.short} of container `{second.container.name}` and {first.short} of container "
-                    f"`{first.container.name}` separate ports: both bind port {port} in one pod.")
+            head = (f"Give {second.short} of container `{second.container.label}` and {first.short} of container "
+                    f"`{first.container.label}` separate ports: both bind port {port} in one pod.")
         yield ctx.finding(second.where, f"{head} {_upper(second.what)} takes {_span(second)} and {first.what} takes "
                           f"{_span(first)}{'' if same else ', and containers of a pod share its network'}: the "
                           "second to start fails with \"Address already in use\" and its vLLM exits.",
-                          about=second.container, value=(f"{second.container.name}:{port}" if same else
-                                                         f"{first.container.name}/{second.container.name}:{port}"))
+                          about=second.container, value=(f"{second.container.label}:{port}" if same else
+                                                         f"{first.container.label}/{second.container.label}:{port}"))
     for other in template.containers:
         if id(other) in vllm_containers or not runs_beside(other):
             continue
@@ -381,9 +381,9 @@ def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: se
             hit = next((b for b in ports if b.low <= declared.number <= b.high), None)
             if hit is None:
                 continue
-            yield ctx.finding(declared.number_node or declared.node, f"Move container `{other.name}` or "
-                              f"{hit.short} of container `{hit.container.name}` to another port: both use "
+            yield ctx.finding(declared.number_node or declared.node, f"Move container `{other.label}` or "
+                              f"{hit.short} of container `{hit.container.label}` to another port: both use "
                               f"{declared.number}. {_upper(hit.what)} binds {_span(hit)}, and containers of a "
                               "pod share its network: whichever starts second fails with \"Address already in "
                               "use\".", about=other,
-                              value=f"{hit.container.name}/{other.name}:{declared.number}")
+                              value=f"{hit.container.label}/{other.label}:{declared.number}")
