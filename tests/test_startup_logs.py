@@ -49,6 +49,8 @@ KNOWN_WEIGHT_MISSES: dict[str, str] = {
     "v1-0.28.0-gpt-oss-120b-rtx-pro-4500-tp8": "MXFP4 weights at TP 8 on compute capability 12.0: 9.98 GiB per rank where "
                                                "the 64.38 GiB of TP 1 give 8.05 and the estimate 7.61 (the MoE backend's "
                                                "padding of the sharded intermediate size is not modelled)",
+    "v1-0.14.1-gpt-oss-120b-h100": "MXFP4 weights on an H100 at TP 1: 64.38 GiB logged against 60.69 estimated (the "
+                                   "gpt-oss-20b miss above at 120B scale)",
 }
 # KV cache outside 5% / 0.5 GiB for a reason named here (the reason is the documentation; the list must stay true).
 KNOWN_KV_MISSES: dict[str, str] = {
@@ -57,6 +59,8 @@ KNOWN_KV_MISSES: dict[str, str] = {
                                                    "network transport's buffers are not modelled",
     "v0-0.10.1-r1-0528-qwen3-8b-dynamic-bnb4-t4-1024": "its weights are 1.5 GiB short (the dynamic 4-bit checkpoint's "
                                                        "16-bit blocks above), which the KV cache pays for",
+    "v1-0.14.1-gpt-oss-120b-h100": "its weights are 3.7 GiB short (the MXFP4 miss above), which the KV cache pays for: "
+                                   "the reserve itself is 7.61 GiB estimated against 7.51 logged",
 }
 AGGREGATE_TARGET = 0.90
 
