@@ -139,6 +139,14 @@ class Workload:
         return self.invocation.container
 
     @property
+    def pod_container(self) -> Container | None:
+        """The container vLLM runs in: the manifest's, or the one a Helm chart renders around a values file's
+        entry (vllm.helm_pod: read by the rules that know a chart's pod, never added to the world)."""
+        from vllmlint.vllm.helm_pod import pod_container
+
+        return pod_container(self.invocation)
+
+    @property
     def world_size(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
 

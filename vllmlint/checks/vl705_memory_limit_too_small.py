@@ -3,7 +3,8 @@
 Only a limit OOM-kills: the kubelet sets the memory cgroup's limit to `resources.limits.memory`
 (a request only schedules). What vLLM holds comes from `vllmlint.capacity.host_memory`, whose amounts
 and releases are sourced data (data/host-memory.yaml); each is a lower bound, so the limit is reported
-only when it is below their sum.
+only when it is below their sum. A Helm values file is judged on the pod its chart renders (`limitMemory`, or
+`resources` as written: vllmlint.vllm.helm_pod).
 """
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from vllmlint.capacity.lint import capacity_workloads
 from vllmlint.capacity.workload import gib1
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.helm_pod import unknown
 from vllmlint.checks import Context
 
 
 def check(ctx: Context):
     seen = set()
     for work in capacity_workloads(ctx.world):
-        container = work.container
-        if container is None or container.is_compose or id(container) in seen:
+        container = work.pod_container  # a manifest's, or the pod a chart renders from its values
+        if container is None or container.is_compose or id(container) in seen or unknown(container, "resources") \
+                or unknown(container, "env"):
             continue  # Compose `mem_limit` / deploy limits: not read (documented)
         node = container.resource("limits", "memory")
         limit = quantity_int(node) if node is not None else None

@@ -39,6 +39,10 @@ class ChartWorkload(K8sObject):
         self.env: list[tuple[str, str | None, Node]] = []
         self.pod: OperatorPod | None = None  # where the chart's pod lands (its node affinity, tolerations)
         self.image_node: Node | None = None  # the value naming the image's tag (VL201 points at it)
+        # The vLLM container of the pod the chart renders (vllm.helm_pod), and the parts of that pod the values
+        # cannot tell (a rule reading one stays silent).
+        self.container: Any = None
+        self.unknown: frozenset[str] = frozenset()
         self._annotation_node = annotations
 
     @property
@@ -148,6 +152,10 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     owner.pod = _stack_pod(root, item, owner, table.get("placement") or {})
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
+    if isinstance(root, Mapping):
+        from vllmlint.vllm.helm_pod import stack_pod
+
+        owner.container = stack_pod(root, item, owner)
     return _invocation([Token(text, None) for text in command], args, image, owner)
 
 
@@ -317,6 +325,9 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     parallelism = _parallelism(spec, table["parallelism"])
     owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"])
     owner.pod = _modelservice_pod(spec, owner, table.get("placement") or {})
+    from vllmlint.vllm.helm_pod import modelservice_pod
+
+    owner.container = modelservice_pod(root, spec, container, owner)
     if mode == "custom" or mode not in commands:
         command = _listed(container.get("command"))
         return _invocation(command, own_args, image, owner) if command and mode == "custom" else None
@@ -418,8 +429,10 @@ def _modelservice_gpu(root: Mapping, role: str, spec: Mapping, container: Mappin
     """The accelerator the chart requests for a container: its own `resources.limits` of the accelerator's
     resource, else dataLocal x tensor of it; None for DRA (claims), a CPU or simulator container, or when a value
     is no number."""
-    if truthy(field_at(root, table["dra"])[1]) if table.get("dra") else False:
-        return None
+    role_dra = field_at(spec, table["role_dra"]) if table.get("role_dra") else (None, None)
+    dra = role_dra[1] if role_dra[0] is not None else field_at(root, table["dra"])[1] if table.get("dra") else None
+    if truthy(dra):
+        return None  # DRA: the accelerator comes from resource claims
     role_type = field_at(spec, table["role_accelerator_type"])[1] if table.get("role_accelerator_type") else None
     kind = helm_text(role_type) if role_type is not None else helm_text(field_at(root, table["accelerator_type"])[1])
     kind = kind or table["default_type"]
