@@ -557,7 +557,8 @@ def download_dir(work: Workload) -> tuple[str | None, str]:
         if option.value_known and option.value is not None:
             return option.value.rstrip("/") or "/", "--download-dir"
         return None, "--download-dir"
-    env = work.container.env if work.container is not None else {}
+    container = work.pod_container
+    env = container.env if container is not None else {}
     for name, suffix in (("HF_HUB_CACHE", ""), ("HUGGINGFACE_HUB_CACHE", ""), ("HF_HOME", "/hub"),
                          ("XDG_CACHE_HOME", "/huggingface/hub")):
         if name in env and env[name] is None:
@@ -586,7 +587,7 @@ def _image_home(work: Workload) -> str | None:
     image's USER; None when the image, its user or that uid's HOME is not known, or several builds disagree."""
     from vllmlint.vllm.images import image_builds
 
-    image, container = work.invocation.image, work.container
+    image, container = work.invocation.image, work.pod_container
     if image is None or container is None or container.is_compose:
         return None
     builds = image_builds(image, work.release)
@@ -649,9 +650,13 @@ def _sized(node: Node | None) -> tuple[int, Node] | None:
 def weights_storage(work: Workload) -> WeightsStorage | None:
     """Where vLLM downloads this workload's weights (a Hugging Face id, not `--load-format dummy`) in a
     Kubernetes container; None when nothing is downloaded or the place is not in the manifest."""
-    container = work.container
+    from vllmlint.vllm.helm_pod import unknown
+
+    container = work.pod_container  # a manifest's, or the pod a Helm chart renders from its values
     if container is None or container.is_compose or work.model is None or not downloaded_by_name(work):
         return None
+    if any(unknown(container, part) for part in ("volumes", "volumeMounts", "env", "resources")):
+        return None  # a chart's pod whose storage the values cannot tell
     if "--load-format" in work.options and work.options["--load-format"].value in ("dummy",):
         return None
     path, why = download_dir(work)

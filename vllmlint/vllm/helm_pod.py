@@ -150,7 +150,20 @@ def stack_pod(root: Mapping, item: Mapping, owner: Any) -> Container | None:
         pod["containers"].append({"name": "sidecar", "volumeMounts": [{"name": "storage", "mountPath": "/data"}]})
     if volumes:
         pod["volumes"] = volumes
-    return _container(owner, pod, item, unknown_parts)
+    runtime = spec["runtime_class"]
+    if runtime["path"] in item:
+        chosen = item.get(runtime["path"])
+    else:
+        key, written = field_at(root, runtime["shared"])
+        chosen = written if key is not None else runtime["default"]
+    if _true(chosen):
+        pod["runtimeClassName"] = chosen
+    scheduler = field_at(root, runtime["scheduler"])[1]
+    if truthy(scheduler):
+        pod["schedulerName"] = scheduler
+    annotations = item.get(runtime["pod_annotations"])
+    metadata = {"annotations": annotations} if isinstance(annotations, Mapping) else None
+    return _container(owner, pod, item, unknown_parts, metadata)
 
 
 def _stack_probes(root: Mapping, spec: dict[str, Any], unknown_parts: set[str]) -> dict[str, Any]:
@@ -301,7 +314,8 @@ def _env_item(root: Mapping, item: Mapping, name_node: Node | None) -> Mapping |
 _CONTAINER_PARTS = {"startupProbe": "probes", "livenessProbe": "probes", "readinessProbe": "probes",
                     "resources": "resources", "volumeMounts": "volumeMounts", "env": "env", "ports": "ports",
                     "securityContext": "securityContext"}
-_POD_PARTS = {"volumes": "volumes", "hostIPC": "hostIPC", "securityContext": "securityContext"}
+_POD_PARTS = {"volumes": "volumes", "hostIPC": "hostIPC", "securityContext": "securityContext",
+              "runtimeClassName": "accelerator", "schedulerName": "accelerator", "resourceClaims": "accelerator"}
 
 
 def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any) -> Container | None:
@@ -323,6 +337,8 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
     if owner.gpu is not None:
         for section in ("limits", "requests"):
             made[section].setdefault(owner.gpu[0], _count(owner.gpu))
+    if owner.dra:
+        made["claims"] = [{"name": "accelerator"}]  # _helpers.tpl lines 327-335: the DRA claim of the accelerator
     if "resources" in container:
         unknown_parts.add("resources")  # extraConfig.resources beside the template's own
     container["resources"] = made
@@ -334,10 +350,19 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
     uri = helm_text(field_at(root, "modelArtifacts.uri")[1]) or chart_table()[LLM_D_MODELSERVICE]["model"]["default_uri"]
     scheme = uri.partition("://")[0] if "://" in uri else ""
     mount_model = truthy(written.get(mounts_spec["mount_model_volume"]))
+    read_only: Any = None
+    if scheme == "oci":
+        read_only = True
+    elif scheme.startswith("pvc"):
+        key, value = field_at(root, mounts_spec["read_only"])
+        read_only = value if key is not None else mounts_spec["default_read_only"]
     if mount_model:
         path_node = field_at(root, mounts_spec["mount_path"])[1]
         path = path_node if isinstance(path_node, Scalar) and truthy(path_node) else mounts_spec["default_mount_path"]
-        mounts.append({"name": "model-storage", "mountPath": path})
+        mount: dict[str, Any] = {"name": "model-storage", "mountPath": path}
+        if read_only is not None:
+            mount["readOnly"] = read_only
+        mounts.append(mount)
     if "volumeMounts" in container:
         unknown_parts.add("volumeMounts")
     if mounts:
@@ -347,6 +372,12 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
         path_node = field_at(root, mounts_spec["mount_path"])[1]
         env.append({"name": "HF_HOME", "value": path_node if isinstance(path_node, Scalar) and truthy(path_node)
                     else mounts_spec["default_mount_path"]})
+    elif mount_model and scheme == "pvc+hf":
+        parts = uri.partition("://")[2].split("/")
+        env.append({"name": "HF_HUB_CACHE", "value": mounts_spec["hub_cache_prefix"] + "/".join(parts[1:len(parts) - 2])})
+    secret = field_at(root, mounts_spec["auth_secret"])[1]
+    if truthy(secret):
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret, "key": "HF_TOKEN"}}})
     if "env" in container:
         unknown_parts.add("env")
     container["env"] = env
@@ -418,16 +449,20 @@ def _model_volume(root: Mapping, scheme: str, uri: str, spec: dict[str, Any]) ->
             else spec["default_size"]}}
     if scheme.startswith("pvc"):
         claim = uri.partition("://")[2].split("/", 1)[0]
-        return {"name": "model-storage", "persistentVolumeClaim": {"claimName": claim}}
+        read_only = field_at(root, "modelArtifacts.readOnly")
+        return {"name": "model-storage", "persistentVolumeClaim": {
+            "claimName": claim, "readOnly": read_only[1] if read_only[0] is not None else True}}
     if scheme == "oci":
         return {"name": "model-storage", "image": {"reference": uri.partition("://")[2]}}
     return {"name": "model-storage"}
 
 
-def _container(owner: Any, pod: dict[str, Any], anchor: Mapping, unknown_parts: set[str]) -> Container | None:
+def _container(owner: Any, pod: dict[str, Any], anchor: Mapping, unknown_parts: set[str],
+               metadata: dict[str, Any] | None = None) -> Container | None:
     spec = synthetic(pod, anchor)
-    assert isinstance(spec, Mapping)
-    template = PodTemplate(owner, spec, None, owner.kind)
+    meta = synthetic(metadata, anchor) if metadata is not None else None
+    assert isinstance(spec, Mapping) and (meta is None or isinstance(meta, Mapping))
+    template = PodTemplate(owner, spec, meta, owner.kind)
     owner.unknown = frozenset(unknown_parts)
     containers = template.containers
     return containers[0] if containers else None

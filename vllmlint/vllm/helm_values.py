@@ -43,6 +43,8 @@ class ChartWorkload(K8sObject):
         # cannot tell (a rule reading one stays silent).
         self.container: Any = None
         self.unknown: frozenset[str] = frozenset()
+        self.dra = False  # llm-d: the accelerator comes from a DRA claim
+        self.gpu_note: tuple[str, Node] | None = None  # why a GPU count the file writes makes no request, where
         self._annotation_node = annotations
 
     @property
@@ -149,6 +151,11 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     for arg in table["args"]:
         args.extend(_argument(root, item, arg))
     owner.gpu = _stack_gpu(item, table["gpu"])
+    written = item.get(table["gpu"]["count"])
+    if owner.gpu is None and not truthy(item.get(table["gpu"].get("replaced_by", ""))) and truthy(written) \
+            and isinstance(written, Scalar) and isinstance(written.value, float) and go_int(written) == 0:
+        owner.gpu_note = (f"`{table['gpu']['count']}: {helm_text(written)}` is read with sprig's `int`, which "
+                          "truncates it to 0: the chart writes no GPU request at all", written)
     owner.pod = _stack_pod(root, item, owner, table.get("placement") or {})
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
@@ -323,7 +330,7 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     mode = helm_text(container.get(command_spec["path"])) or command_spec["default"]
     commands = table["commands"]
     parallelism = _parallelism(spec, table["parallelism"])
-    owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"])
+    owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"], owner)
     owner.pod = _modelservice_pod(spec, owner, table.get("placement") or {})
     from vllmlint.vllm.helm_pod import modelservice_pod
 
@@ -424,14 +431,15 @@ def _parallel_flags(parallelism: dict[str, tuple[int | None, Node | None]], flag
 
 
 def _modelservice_gpu(root: Mapping, role: str, spec: Mapping, container: Mapping, image: str,
-                      parallelism: dict[str, tuple[int | None, Node | None]], table: dict[str, Any]
-                      ) -> tuple[str, int, Node] | None:
+                      parallelism: dict[str, tuple[int | None, Node | None]], table: dict[str, Any],
+                      owner: ChartWorkload) -> tuple[str, int, Node] | None:
     """The accelerator the chart requests for a container: its own `resources.limits` of the accelerator's
     resource, else dataLocal x tensor of it; None for DRA (claims), a CPU or simulator container, or when a value
     is no number."""
     role_dra = field_at(spec, table["role_dra"]) if table.get("role_dra") else (None, None)
     dra = role_dra[1] if role_dra[0] is not None else field_at(root, table["dra"])[1] if table.get("dra") else None
     if truthy(dra):
+        owner.dra = True
         return None  # DRA: the accelerator comes from resource claims
     role_type = field_at(spec, table["role_accelerator_type"])[1] if table.get("role_accelerator_type") else None
     kind = helm_text(role_type) if role_type is not None else helm_text(field_at(root, table["accelerator_type"])[1])
