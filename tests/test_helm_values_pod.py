@@ -225,3 +225,105 @@ def test_llm_d_model_volume_and_hf_home():
     assert [(v.name, v.size_limit) for v in container.pod.volumes] == [("metrics-volume", None),
                                                                       ("model-storage", 40 * 2**30)]
     assert container.env["HF_HOME"] == "/model-cache"
+
+
+# --- VL609 / VL706: where the weights are downloaded ----------------------------------------------------------
+LLAMA_8B_MS = """modelArtifacts:
+  uri: "hf://meta-llama/Llama-3.1-8B-Instruct"
+  name: "meta-llama/Llama-3.1-8B-Instruct"
+{size}decode:
+  create: true
+  containers:
+  - name: "vllm"
+    image: "ghcr.io/llm-d/llm-d-cuda:v0.4.0"
+    modelCommand: vllmServe
+    mountModelVolume: true
+prefill:
+  create: false
+"""
+
+
+def test_catches_llm_d_default_model_volume_size_at_the_container():
+    """modelArtifacts.size defaults to 5Mi (values.yaml line 74): the chart's default, at the container entry."""
+    [(line, col, message)] = found(LLAMA_8B_MS.format(size=""), "VL609")
+    assert (line, col) == (7, 5)
+    assert "(sizeLimit 5Mi), the chart's default" in message and "modelArtifacts.size" in message
+
+
+def test_catches_a_small_model_artifacts_size_at_its_value():
+    assert where(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609") == [(4, 9)]
+
+
+def test_does_not_catch_a_model_artifacts_size_that_holds_the_weights():
+    assert where(LLAMA_8B_MS.format(size="  size: 40Gi\n"), "VL609") == []
+
+
+def test_catches_production_stack_weights_on_the_writable_layer_at_the_model():
+    text = stack(TP4, model="meta-llama/Llama-3.1-70B-Instruct")
+    [(line, col, message)] = found(text, "VL706")
+    assert (line, col) == (7, 15)
+    assert "/tmp/hub (env HF_HOME)" in message and "set pvcStorage" in message
+
+
+def test_does_not_catch_production_stack_weights_on_pvc_storage():
+    text = stack('    pvcStorage: "300Gi"\n' + TP4, model="meta-llama/Llama-3.1-70B-Instruct")
+    assert where(text, "VL706") == []
+
+
+# --- VL703: unwritable caches ---------------------------------------------------------------------------------
+READ_ONLY = "  containerSecurityContext:\n    readOnlyRootFilesystem: true\n"
+
+
+def test_catches_a_read_only_root_filesystem_at_the_values_field():
+    assert where(stack('    pvcStorage: "50Gi"\n', READ_ONLY), "VL703") == [(4, 29)]
+
+
+def test_does_not_catch_an_extra_volume_at_tmp_and_the_cache():
+    entry = '''    pvcStorage: "50Gi"
+    extraVolumes: [{name: tmp, emptyDir: {}}, {name: cache, emptyDir: {}}]
+    extraVolumeMounts: [{name: tmp, mountPath: /tmp}, {name: cache, mountPath: /root/.cache}]
+'''
+    assert where(stack(entry, READ_ONLY), "VL703") == []
+
+
+def test_does_not_catch_env_from_a_config_map_the_run_does_not_hold():
+    """servingEngineSpec.configs makes an envFrom ConfigMap: the variables that move the caches are unknown."""
+    spec = READ_ONLY + "  configs:\n    HF_HOME: /data\n"
+    assert where(stack('    pvcStorage: "50Gi"\n', spec), "VL703") == []
+
+
+# --- VL704: no GPU --------------------------------------------------------------------------------------------
+def no_gpu(entry="", spec='  runtimeClassName: ""\n'):
+    return f"""servingEngineSpec:
+{spec}  modelSpec:
+  - name: "opt125m"
+    repository: "vllm/vllm-openai"
+    tag: "v0.10.1"
+    modelURL: "facebook/opt-125m"
+    requestCPU: 6
+    requestMemory: "16Gi"
+{entry}"""
+
+
+def test_catches_a_fractional_request_gpu_at_its_value():
+    [(line, col, message)] = found(no_gpu("    requestGPU: 0.5\n"), "VL704")
+    assert (line, col) == (10, 17) and "truncates it to 0" in message
+
+
+def test_catches_no_request_gpu_at_the_tag():
+    [(line, col, message)] = found(no_gpu(), "VL704")
+    assert (line, col) == (6, 10) and "set requestGPU" in message
+
+
+def test_does_not_catch_the_charts_default_runtime_class_nvidia():
+    """helm/values.yaml line 368: runtimeClassName "nvidia" exposes the node's GPUs when the file leaves it."""
+    assert where(no_gpu(spec=""), "VL704") == []
+
+
+def test_does_not_catch_a_gpu_request():
+    assert where(no_gpu("    requestGPU: 1\n"), "VL704") == []
+
+
+def test_does_not_catch_llm_d_dra():
+    text = LLAMA_8B_MS.format(size="  size: 40Gi\n").replace("decode:\n", "accelerator:\n  dra: true\ndecode:\n")
+    assert where(text, "VL704") == []
