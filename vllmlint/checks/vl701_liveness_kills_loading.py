@@ -46,6 +46,8 @@ def check(ctx: Context):
     # A manifest's containers, then the pods Helm charts render from values files (vllm.helm_pod).
     for invocations in invocations_by_container(ctx.world) + chart_groups(ctx.world):
         container = pod_container(invocations[0])
+        if container is None:
+            continue
         # The startup probe when there is one: the kubelet kills the container after failureThreshold failures of
         # it whether or not a liveness probe exists, and runs no liveness probe before it succeeds.
         startup = container.probe("startup")

@@ -4,8 +4,9 @@ What the server answers is data (`data/server-endpoints.yaml`, read through `vll
 paths of each release, and the prefixes `--api-key` protects. A probe is judged only when it targets the vLLM
 container's own API port (containers share the pod's network: a probe on a sidecar's port is the sidecar's
 business; a port that is not vLLM's is reported only when no other container runs in the pod, declared ports
-or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent. A Helm values file is judged on the probes its chart renders (vllm.helm_pod);
-its missing readiness gate is not (the chart writes its own Services).
+or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent. A Helm
+values file is judged on the probes its chart renders (vllm.helm_pod); its missing readiness gate is not (the
+chart writes its own Services).
 """
 from __future__ import annotations
 

@@ -52,8 +52,8 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     ray: set[int] | None = None  # containers that run `ray start`, found once (a scan per container is quadratic)
     for invocation in ctx.world.invocations:
         container = pod_container(invocation)  # a manifest's, or the pod a Helm chart renders from its values
-        if container is None or unknown(container, "resources") or unknown(container, "accelerator") \
-                or unknown(container, "env") or unknown(container, "securityContext") or container.init or id(container) in seen or invocation.image is None:
+        if container is None or container.init or id(container) in seen or invocation.image is None \
+                or any(unknown(container, part) for part in ("resources", "accelerator", "env", "securityContext")):
             continue
         seen.add(id(container))
         builds = image_builds(invocation.image, invocation.release if invocation.release_origin != "--upgrade-to"

@@ -39,24 +39,31 @@ def chart_groups(world: Any) -> list[list[Any]]:
     return [[invocation] for invocation in world.invocations if chart_container(invocation) is not None]
 
 
+def _chart_owner(container: Container | None) -> Any:
+    """The ChartWorkload whose pod `container` is; None for a manifest's container."""
+    owner: Any = container.pod.owner if container is not None else None
+    return owner if hasattr(owner, "chart") else None
+
+
 def chart_default(node: Node | None, container: Container | None) -> bool:
     """Whether `node` of a chart's pod is the chart's own value (placed at the entry), not the values file's."""
-    owner = container.pod.owner if container is not None else None
-    return hasattr(owner, "chart") and node is not None and is_synthetic(node, owner.node)
+    owner = _chart_owner(container)
+    return owner is not None and node is not None and is_synthetic(node, owner.node)
 
 
 def unknown(container: Container | None, part: str) -> bool:
     """Whether a part of a chart's pod ("volumes", "volumeMounts", "probes", "resources", "env", "hostIPC",
-    "securityContext") is unknown: the rule reading it stays silent. False for a manifest's container."""
-    owner = container.pod.owner if container is not None else None
-    return hasattr(owner, "chart") and part in owner.unknown
+    "securityContext", "accelerator", "ports") is unknown: the rule reading it stays silent. False for a
+    manifest's container."""
+    owner = _chart_owner(container)
+    return owner is not None and part in owner.unknown
 
 
 def chart_hint(container: Container | None, part: str) -> str:
     """How to fix `part` ("shm") in the values of the chart whose pod `container` is (data `pod.<part>.hint`);
     "" for a manifest's container."""
-    owner = container.pod.owner if container is not None else None
-    if not hasattr(owner, "chart"):
+    owner = _chart_owner(container)
+    if owner is None:
         return ""
     return str(((chart_table().get(owner.chart) or {}).get("pod") or {}).get(part, {}).get("hint") or "")
 
@@ -129,7 +136,7 @@ def stack_pod(root: Mapping, item: Mapping, owner: Any) -> Container | None:
     mounts, volumes = _stack_volumes(root, item, spec, unknown_parts)
     if mounts:
         container["volumeMounts"] = mounts
-    env, env_from = _stack_env(root, item, spec["env"], owner)
+    env, env_from = _stack_env(root, item, spec, owner)
     container["env"] = env
     if env_from:
         container["envFrom"] = env_from
@@ -253,12 +260,13 @@ def _stack_volumes(root: Mapping, item: Mapping, spec: dict[str, Any], unknown_p
         size = item.get(shm["size"])
         mounts.append({"name": "shm", "mountPath": "/dev/shm"})
         volumes.append({"name": "shm", "emptyDir": {
-            "medium": "Memory", "sizeLimit": size if truthy(size) and isinstance(size, Scalar) else shm["default_size"]}})
+            "medium": "Memory",
+            "sizeLimit": size if truthy(size) and isinstance(size, Scalar) else shm["default_size"]}})
     template = spec["chat_template"]
     if truthy(item.get(template["path"])):
         mounts.append({"name": "templates", "mountPath": template["mount_path"]})
         volumes.append({"name": "templates", "configMap": {"name": "chat-templates"}}
-                       if "chatTemplateConfigMap" in item else
+                       if template["config_map"] in item else
                        {"name": "templates", "persistentVolumeClaim": {"claimName": "vllm-templates-pvc"}})
     extra = spec["extra"]
     for key, into in ((extra["volume_mounts"], mounts), (extra["volumes"], volumes)):
@@ -274,13 +282,14 @@ def _stack_volumes(root: Mapping, item: Mapping, spec: dict[str, Any], unknown_p
     return mounts, volumes
 
 
-def _stack_env(root: Mapping, item: Mapping, spec: dict[str, Any], owner: Any) -> tuple[list[Any], list[Any]]:
+def _stack_env(root: Mapping, item: Mapping, pod: dict[str, Any], owner: Any) -> tuple[list[Any], list[Any]]:
+    spec = pod["env"]
     env: list[Any] = list(spec["constant"])
     homes = spec["hf_home"]
-    shared = truthy(field_at(root, "sharedPvcStorage.enabled")[1])
-    env.append({"name": "HF_HOME", "value": homes["shared"] if shared else homes["storage"] if "pvcStorage" in item
-                else homes["default"]})
-    env.append({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    shared = truthy(field_at(root, pod["shared_storage"]["path"])[1])
+    env.append({"name": "HF_HOME", "value": homes["shared"] if shared else homes["storage"]
+                if pod["storage"]["path"] in item else homes["default"]})
+    env.extend(spec["after_hf_home"])
     for name, value, node in owner.env:  # VLLM_USE_V1, HF_TOKEN, VLLM_API_KEY, then the env lists as written
         written = _env_item(root, item, node)
         if written is not None:
@@ -289,21 +298,26 @@ def _stack_env(root: Mapping, item: Mapping, spec: dict[str, Any], owner: Any) -
             env.append({"name": name, "value": value})
         else:
             env.append({"name": name, "valueFrom": {"secretKeyRef": {"name": "secrets", "key": name}}})
-    lmcache = item.get("lmcacheConfig")
-    if isinstance(lmcache, Mapping) and truthy(lmcache.get("enabled")):
-        env += [{"name": "LMCACHE_USE_EXPERIMENTAL", "value": "True"}, {"name": "VLLM_RPC_TIMEOUT", "value": "1000000"}]
+    lmcache = spec["lmcache"]
+    if truthy(field_at(item, lmcache["path"])[1]):
+        env += list(lmcache["env"])
     env_from: list[Any] = []
-    if truthy(field_at(root, "servingEngineSpec.configs")[1]):
+    sources = spec["env_from"]
+    if truthy(field_at(root, sources["config_map"])[1]):
         env_from.append({"configMapRef": {"name": "configs"}})
-    secret = item.get("envFromSecret")
+    secret = field_at(item, sources["secret"])[1]
     if truthy(secret):
         env_from.append({"secretRef": {"name": helm_text(field_at(secret, "name")[1]) or "secret"}})
     return env, env_from
 
 
 def _env_item(root: Mapping, item: Mapping, name_node: Node | None) -> Mapping | None:
-    """The env list item (servingEngineSpec.env, the modelSpec's env) whose `name` is `name_node`."""
-    for listed in (field_at(root, "servingEngineSpec.env")[1], item.get("env")):
+    """The item of an env list the chart copies as written (servingEngineSpec.env, the modelSpec's env) whose
+    `name` is `name_node`."""
+    for env in chart_table()[PRODUCTION_STACK].get("env") or []:
+        if env["form"] != "list":
+            continue
+        listed = field_at(root if env.get("root") else item, env["path"])[1]
         for entry in listed.items if isinstance(listed, Sequence) else ():
             if isinstance(entry, Mapping) and entry.get("name") is name_node:
                 return entry
@@ -347,18 +361,20 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
     if truthy(own_mounts) and not isinstance(own_mounts, Sequence):
         unknown_parts.add("volumeMounts")
     mounts_spec = table["volume_mounts"]
-    uri = helm_text(field_at(root, "modelArtifacts.uri")[1]) or chart_table()[LLM_D_MODELSERVICE]["model"]["default_uri"]
+    model = chart_table()[LLM_D_MODELSERVICE]["model"]
+    uri = helm_text(field_at(root, model["uri"])[1]) or model["default_uri"]
     scheme = uri.partition("://")[0] if "://" in uri else ""
     mount_model = truthy(written.get(mounts_spec["mount_model_volume"]))
     read_only: Any = None
     if scheme == "oci":
         read_only = True
     elif scheme.startswith("pvc"):
-        key, value = field_at(root, mounts_spec["read_only"])
-        read_only = value if key is not None else mounts_spec["default_read_only"]
+        written_key, written_value = field_at(root, mounts_spec["read_only"])
+        read_only = written_value if written_key is not None else mounts_spec["default_read_only"]
     if mount_model:
         path_node = field_at(root, mounts_spec["mount_path"])[1]
-        path = path_node if isinstance(path_node, Scalar) and truthy(path_node) else mounts_spec["default_mount_path"]
+        path: Any = (path_node if isinstance(path_node, Scalar) and truthy(path_node)
+                     else mounts_spec["default_mount_path"])
         mount: dict[str, Any] = {"name": "model-storage", "mountPath": path}
         if read_only is not None:
             mount["readOnly"] = read_only
@@ -367,14 +383,16 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
         unknown_parts.add("volumeMounts")
     if mounts:
         container["volumeMounts"] = mounts
-    env: list[Any] = list(written.get("env").items) if isinstance(written.get("env"), Sequence) else []
+    own_env = written.get("env")
+    env: list[Any] = list(own_env.items) if isinstance(own_env, Sequence) else []
     if mount_model and scheme == "hf":
         path_node = field_at(root, mounts_spec["mount_path"])[1]
         env.append({"name": "HF_HOME", "value": path_node if isinstance(path_node, Scalar) and truthy(path_node)
                     else mounts_spec["default_mount_path"]})
     elif mount_model and scheme == "pvc+hf":
         parts = uri.partition("://")[2].split("/")
-        env.append({"name": "HF_HUB_CACHE", "value": mounts_spec["hub_cache_prefix"] + "/".join(parts[1:len(parts) - 2])})
+        env.append({"name": "HF_HUB_CACHE",
+                    "value": mounts_spec["hub_cache_prefix"] + "/".join(parts[1:len(parts) - 2])})
     secret = field_at(root, mounts_spec["auth_secret"])[1]
     if truthy(secret):
         env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret, "key": "HF_TOKEN"}}})
@@ -396,7 +414,7 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
     containers = spec.get("containers")
     if any(isinstance(c, Mapping) and truthy(c.get(mounts_spec["mount_model_volume"]))
            for c in (containers.items if isinstance(containers, Sequence) else ())):
-        volumes.append(_model_volume(root, scheme, uri, volumes_spec))
+        volumes.append(_model_volume(root, scheme, uri, volumes_spec, read_only))
     _extra(spec.get(table["extra_config"]["pod"]), pod, _POD_PARTS, unknown_parts)
     if "volumes" in pod:
         unknown_parts.add("volumes")
@@ -441,7 +459,7 @@ def _has_action(node: Node | None) -> bool:
     return False
 
 
-def _model_volume(root: Mapping, scheme: str, uri: str, spec: dict[str, Any]) -> dict[str, Any]:
+def _model_volume(root: Mapping, scheme: str, uri: str, spec: dict[str, Any], read_only: Any) -> dict[str, Any]:
     if scheme == "hf":
         key, size = field_at(root, spec["size"])
         return {"name": "model-storage", "emptyDir": {
@@ -449,9 +467,7 @@ def _model_volume(root: Mapping, scheme: str, uri: str, spec: dict[str, Any]) ->
             else spec["default_size"]}}
     if scheme.startswith("pvc"):
         claim = uri.partition("://")[2].split("/", 1)[0]
-        read_only = field_at(root, "modelArtifacts.readOnly")
-        return {"name": "model-storage", "persistentVolumeClaim": {
-            "claimName": claim, "readOnly": read_only[1] if read_only[0] is not None else True}}
+        return {"name": "model-storage", "persistentVolumeClaim": {"claimName": claim, "readOnly": read_only}}
     if scheme == "oci":
         return {"name": "model-storage", "image": {"reference": uri.partition("://")[2]}}
     return {"name": "model-storage"}

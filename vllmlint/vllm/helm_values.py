@@ -7,8 +7,9 @@ token the values file holds sits at its node (a flag made from a field at the fi
 so every rule that reads invocations reports on the values file's lines; what the template adds by itself
 (`--host 0.0.0.0`, a default port) has no position. The owner of an invocation (`ChartWorkload`) is what the
 entry or container is called in the file; the capacity rules read its GPU request and VL109 its env from it, as
-for an operator's resource. The pod around the container (probes, volumes, /dev/shm) is the chart's: pod-level
-rules do not read a values file.
+for an operator's resource. The pod the chart renders around the container (probes, resources, volumes,
+/dev/shm, security contexts) is `ChartWorkload.container`, built by `vllm.helm_pod` from the same values (data
+`pod`): the pod-level rules that ask for it (`helm_pod.pod_container`) read it on the values file's lines.
 """
 from __future__ import annotations
 
