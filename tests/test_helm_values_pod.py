@@ -327,3 +327,40 @@ def test_does_not_catch_a_gpu_request():
 def test_does_not_catch_llm_d_dra():
     text = LLAMA_8B_MS.format(size="  size: 40Gi\n").replace("decode:\n", "accelerator:\n  dra: true\ndecode:\n")
     assert where(text, "VL704") == []
+
+
+# --- llm-d's routing proxy ------------------------------------------------------------------------------------
+PROBED = """modelArtifacts:
+  uri: "hf://Qwen/Qwen3-8B"
+  name: "Qwen/Qwen3-8B"
+  size: 40Gi
+{routing}decode:
+  create: true
+  containers:
+  - name: "vllm"
+    image: "ghcr.io/llm-d/llm-d-cuda:v0.4.0"
+    modelCommand: vllmServe
+    mountModelVolume: true
+    readinessProbe:
+      httpGet: {{path: /health, port: 8000}}
+prefill:
+  create: false
+"""
+
+
+def test_does_not_catch_a_decode_probe_on_the_routing_proxys_port():
+    """The decode pod's routing proxy (a native sidecar on routing.servicePort, 8000) listens there; vLLM is on
+    8200."""
+    assert where(PROBED.format(routing=""), "VL702") == []
+
+
+def test_with_the_proxy_off_the_probe_must_check_the_service_port():
+    """Proxy disabled: vLLM serves routing.servicePort (8000) itself, so the probe on 8000 is right."""
+    assert where(PROBED.format(routing="routing:\n  proxy:\n    enabled: false\n"), "VL702") == []
+    moved = PROBED.format(routing="routing:\n  servicePort: 9000\n  proxy:\n    enabled: false\n")
+    assert where(moved, "VL702") == [(17, 38)]
+
+
+def test_the_vllm_container_is_the_charts_not_the_proxy():
+    [container] = containers(PROBED.format(routing=""))
+    assert container.name == "vllm" and [c.name for c in container.pod.containers if c.init] == ["routing-proxy"]

@@ -400,6 +400,9 @@ def modelservice_pod(root: Mapping, spec: Mapping, written: Mapping, owner: Any)
         unknown_parts.add("env")
     container["env"] = env
     pod: dict[str, Any] = {"containers": [container]}
+    init = _init_containers(root, spec, owner.kind, table["init_containers"], unknown_parts)
+    if init:
+        pod["initContainers"] = init
     context = spec.get(table["security_context"]["pod"])
     if truthy(context):
         pod["securityContext"] = context
@@ -427,6 +430,29 @@ def _count(gpu: tuple[str, int, Node]) -> Any:
     from vllmlint.source.helm_values import go_int
 
     return gpu[2] if isinstance(gpu[2], Scalar) and go_int(gpu[2]) == gpu[1] else str(gpu[1])
+
+
+def _init_containers(root: Mapping, spec: Mapping, role: str, table: dict[str, Any], unknown_parts: set[str]
+                     ) -> list[Any]:
+    """The routing proxy (a native sidecar of the decode pod, listening on the service port) and the role's own
+    init containers as written."""
+    found: list[Any] = []
+    proxy = table["proxy"]
+    own = spec.get(table["path"])
+    if role == proxy["role"]:
+        key, enabled = field_at(root, proxy["enabled"])
+        value = proxy["default_enabled"] if key is None else enabled.value if isinstance(enabled, Scalar) else None
+        # The block is written when enabled is true (or the role has init containers); the proxy in it unless
+        # enabled is false.
+        if value is True or (truthy(own) and value is not False):
+            port_node = field_at(root, proxy["port"])[1]
+            port = port_node if isinstance(port_node, Scalar) and truthy(port_node) else proxy["default_port"]
+            found.append({"name": "routing-proxy", "restartPolicy": "Always", "ports": [{"containerPort": port}]})
+    if isinstance(own, Sequence):
+        found.extend(own.items)
+    elif truthy(own):
+        unknown_parts.add("ports")  # init containers the values do not show: one may listen anywhere
+    return found
 
 
 def _pairs(node: Node | None) -> list[tuple[str, Node]]:
@@ -480,5 +506,4 @@ def _container(owner: Any, pod: dict[str, Any], anchor: Mapping, unknown_parts: 
     assert isinstance(spec, Mapping) and (meta is None or isinstance(meta, Mapping))
     template = PodTemplate(owner, spec, meta, owner.kind)
     owner.unknown = frozenset(unknown_parts)
-    containers = template.containers
-    return containers[0] if containers else None
+    return next((c for c in template.containers if not c.init), None)  # the vLLM container comes first
