@@ -364,3 +364,15 @@ def test_with_the_proxy_off_the_probe_must_check_the_service_port():
 def test_the_vllm_container_is_the_charts_not_the_proxy():
     [container] = containers(PROBED.format(routing=""))
     assert container.name == "vllm" and [c.name for c in container.pod.containers if c.init] == ["routing-proxy"]
+
+
+def test_catches_a_kv_offload_larger_than_the_charts_default_shm_size_at_the_flag():
+    """The chart's /dev/shm is 20Gi (`default "20Gi" $modelSpec.shmSize`); vLLM 0.29 keeps the offload in it."""
+    entry = '''    vllmConfig:
+      tensorParallelSize: 2
+      extraArgs: ["--kv-offloading-size", "40"]
+'''
+    [(line, col, message)] = found(stack(entry, tag="v0.29.0"), "VL608")
+    assert (line, col) == (14, 19)
+    assert "sizeLimit, the chart's default" in message and "set shmSize" in message and "41Gi" in message
+    assert where(stack(entry + '    shmSize: "48Gi"\n', tag="v0.29.0"), "VL608") == []
