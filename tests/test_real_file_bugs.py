@@ -1,4 +1,6 @@
 """Bugs found on real files (issue 26): each pinned with the file shape that showed it."""
+from pathlib import Path
+
 from vllmlint.engine import LintOptions, lint_text
 from vllmlint.source.shell import read_script
 
@@ -368,3 +370,19 @@ def test_a_lone_surrogate_in_a_value_still_fingerprints():
 
     finding = Finding("VL001", Severity.ERROR, "m", "f.yaml", Span(0, 0, 1, 1, 1, 1), value="\ud83e")
     assert len(finding.fingerprint()) == 32
+
+
+# --- a digest-pinned image: the note says the release can only come from the annotation ----------------------
+def test_digest_pinned_image_note_names_the_annotation_as_the_only_source():
+    # The audited chapter's Deployment: `vllm/vllm-openai@sha256:...` (v0.29.0-cu129), no annotation.
+    text = (Path(__file__).resolve().parent.parent / "fixtures/audited/single-gpu-deployment.yaml").read_text()
+    result = lint_text(text, "single-gpu-deployment.yaml", LintOptions())
+    (note,) = [n for n in result.notices if n.code == "VL006"]
+    assert "pin the image" not in note.message
+    assert "pinned by digest, so vllmlint can learn its release only from the `vllmlint.io/vllm-version` " \
+           "annotation" in note.message
+    # A floating tag still gets "pin the image".
+    result = lint_text(text.replace("@sha256:3e10e8189823e0f7ae4620c271bcdaaf64127ec7d0edc351591a508498b7684a",
+                                    ":latest"), "single-gpu-deployment.yaml", LintOptions())
+    (note,) = [n for n in result.notices if n.code == "VL006"]
+    assert "pin the image" in note.message

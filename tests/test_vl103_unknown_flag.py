@@ -118,3 +118,16 @@ def test_unknown_flag_on_an_unknown_release_says_which_release_stood_in_after_th
     assert finding.message.startswith(
         f"`--rank` is not an option of the vLLM server (vLLM {newest}), which refuses to start with it. The release "
         f"is unknown: it was checked against {newest}, the newest known release.")
+
+
+def test_message_names_the_release_run_and_the_catalogued_release_that_stood_in_for_it():
+    # 0.8.3 is not catalogued: 0.8.5.post1's parser stands in, and the message says both, not only 0.8.5.post1
+    [finding] = lint(pod('["--model", "Qwen/Qwen2.5-7B-Instruct", "--enable-foo"]', "vllm/vllm-openai:v0.8.3"),
+                     "pod.yaml")
+    assert (finding.span.line, finding.span.col) == (8, 51)
+    assert "(vLLM 0.8.3, checked against 0.8.5.post1, the closest catalogued release)" in finding.message
+
+
+def test_message_of_a_catalogued_release_names_it_alone():
+    [finding] = lint(pod('["--model", "Qwen/Qwen2.5-7B-Instruct", "--enable-foo"]'), "pod.yaml")
+    assert "(vLLM 0.29.0)" in finding.message

@@ -156,3 +156,29 @@ spec:
           resources: {limits: {nvidia.com/gpu: 8}}
 """
     assert found(text) == []
+
+
+# --- shell scripts and Markdown shell blocks: a server started from the command line ------------------------
+SPECULATIVE = """python -m vllm.entrypoints.openai.api_server \\
+  --model meta-llama/Llama-3.1-70B-Instruct \\
+  --speculative-model meta-llama/Llama-3.1-8B-Instruct \\
+  --num-speculative-tokens 5
+"""
+
+
+def test_catches_the_chapters_shell_command():
+    # catches: the April chapter's speculative-decoding command (fixtures/original/speculative-decoding.sh).
+    assert found(SPECULATIVE, "serve.sh") == [(2, 11, "revision:meta-llama/Llama-3.1-70B-Instruct", Severity.INFO)]
+
+
+def test_catches_a_markdown_shell_block():
+    text = "# Serve\n\n```bash\nvllm serve Qwen/Qwen3-8B --port 8000\n```\n"
+    assert found(text, "README.md") == [(4, 12, "revision:Qwen/Qwen3-8B", Severity.INFO)]
+
+
+def test_does_not_catch_a_pinned_or_offline_script():
+    # does not catch: `--revision` given, or the script runs vLLM offline (prefix or export).
+    assert found("vllm serve Qwen/Qwen3-8B --revision c1899de289a04d12100db370d81485cdf75e47ca\n", "serve.sh") == []
+    assert found("HF_HUB_OFFLINE=1 vllm serve Qwen/Qwen3-8B\n", "serve.sh") == []
+    assert found("export HF_HUB_OFFLINE=1\nvllm serve Qwen/Qwen3-8B\n", "serve.sh") == []
+    assert found("vllm serve /models/target --port 8000\n", "serve.sh") == []

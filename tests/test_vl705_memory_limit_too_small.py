@@ -166,3 +166,64 @@ def test_audited_chapter_is_silent():
     for path in sorted((ROOT / "fixtures" / "audited").glob("*.yaml")):
         linter.add_file(path, path.name)
     assert linter.run().findings == []
+
+
+# --- a GPU container with no memory request or limit: nothing reserves its RAM (info) ------------------------
+APRIL = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm-inference}
+spec:
+  selector: {matchLabels: {app: vllm-inference}}
+  template:
+    metadata: {labels: {app: vllm-inference}}
+    spec:
+      containers:
+      - name: vllm-server
+        image: vllm/vllm-openai:v0.29.0
+        args: [meta-llama/Llama-3.1-8B-Instruct]
+        resources:
+          limits:
+            nvidia.com/gpu: 1%s
+"""
+
+
+def test_gpu_container_without_memory_request_or_limit_is_an_info():
+    # catches: the April chapter's container, whose resources name only the GPU.
+    (finding,) = lint(APRIL % "")
+    assert (finding.span.line, finding.span.col, finding.severity) == (15, 29, Severity.INFO)
+    assert finding.value == "no-memory-request"
+    assert finding.message.startswith("Request memory (and CPU) for container vllm-server")
+    assert "BestEffort" in finding.message
+
+
+def test_cpu_request_alone_still_leaves_memory_unreserved():
+    # catches: a CPU request makes the pod Burstable, but memory is still unreserved.
+    (finding,) = lint(APRIL % "\n          requests: {cpu: '4'}")
+    assert finding.span.line == 15 and finding.message.startswith("Request memory for container vllm-server")
+    assert "BestEffort" not in finding.message
+
+
+def test_a_memory_request_or_limit_is_enough():
+    # does not catch: memory requested (or limited: the request defaults to the limit).
+    assert lint(APRIL % "\n          requests: {memory: 16Gi}") == []
+    assert lint(APRIL % "\n            memory: 16Gi") == []
+
+
+def test_a_limitrange_in_the_run_may_fill_it_in():
+    # does not catch: a LimitRange gives containers without a request its default.
+    limit_range = "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults}\nspec:\n  limits:\n" \
+                  "  - type: Container\n    defaultRequest: {memory: 8Gi}\n"
+    assert lint(APRIL % "" + limit_range) == []
+
+
+def test_no_gpu_requested_or_gpu_from_elsewhere_is_left_alone():
+    # does not catch: no GPU in the container's resources (VL704's case), or a Compose service.
+    assert lint(APRIL.replace("        resources:\n          limits:\n            nvidia.com/gpu: 1%s\n", "")) == []
+    compose = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.29.0\n    command: [Qwen/Qwen3-8B]\n" \
+              "    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]}}}\n"
+    assert lint(compose, "compose.yaml") == []
+
+
+def test_a_nameless_container_is_named_by_its_place():
+    (finding,) = lint(APRIL.replace("      - name: vllm-server\n        image:", "      - image:") % "")
+    assert finding.message.startswith("Request memory (and CPU) for container containers[0]:")

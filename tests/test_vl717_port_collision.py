@@ -251,3 +251,22 @@ def test_audited_fixtures_are_silent():
             if path.is_file():
                 linter.add_file(path, path.name)
         assert [f for f in linter.run().findings if f.code == "VL717"] == [], chapter  # VL001 of broken.yaml is never hidden
+
+
+# --- a container without a name is named by its place -------------------------------------------------------
+def test_a_nameless_container_is_named_by_its_index():
+    # Found on a real file: the message said "Container `` declares containerPort 8000".
+    nameless = PROXY.replace("  - name: proxy\n    image:", "  - image:")
+    (finding,) = lint(pod(sidecar=nameless))
+    assert (finding.span.line, finding.span.col) == (14, 23)
+    assert "``" not in finding.message and "``" not in finding.value
+    assert finding.message.startswith("The unnamed container `containers[1]` declares containerPort 8000")
+    assert finding.value == "vllm/containers[1]:8000"
+
+
+def test_two_nameless_vllm_containers_are_named_by_their_index():
+    text = pod("[vllm, serve, Qwen/Qwen3-8B]").replace("  - name: vllm\n    image:", "  - image:") + (
+        "  - image: vllm/vllm-openai:v0.10.1\n    command: [vllm, serve, Qwen/Qwen3-0.6B]\n")
+    (finding,) = lint(text)
+    assert finding.message.startswith("The unnamed containers `containers[0]` and `containers[1]` both run vLLM")
+    assert finding.value == "containers[0]/containers[1]:8000"

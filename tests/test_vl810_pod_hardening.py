@@ -209,3 +209,10 @@ def test_openshift_is_judged_per_folder(tmp_path):
     result, _ = lint_paths([str(tmp_path)], LintOptions(select=["VL810"]))
     by_folder = {f.path.rsplit("/", 2)[-2]: f.value for f in result.findings}
     assert by_folder == {"ocp": "missing:automountServiceAccountToken", "eks": ALL}
+
+
+def test_a_nameless_container_is_named_by_its_place():
+    text = pod().replace("  - name: vllm\n    image:", "  - image:")
+    [finding] = lint(text)
+    assert (finding.span.line, finding.span.col) == (6, 5)
+    assert "vLLM container `containers[0]` lacks" in finding.message

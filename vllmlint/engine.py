@@ -380,8 +380,17 @@ class Linter:
         if owner is not None:
             fork = f", {invocation.fork}" if getattr(invocation, "fork", None) else ""
             image = f" (image {invocation.image.raw}{fork})" if invocation.image is not None else ""
-            message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin the "
-                       "image, or annotate `vllmlint.io/vllm-version` when it is pinned by digest")
+            ref = invocation.image
+            if ref is not None and ref.digest and not ref.tag:
+                # A digest names bytes, not a release: nothing in the reference or the image table says which
+                # vLLM it holds, so the annotation is the one way to tell (vllm.workload_release).
+                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: the "
+                           "image is pinned by digest, so vllmlint can learn its release only from the "
+                           "`vllmlint.io/vllm-version` annotation: add it to the workload's or the pod template's "
+                           "metadata with the release the digest holds (e.g. `vllmlint.io/vllm-version: \"0.29.0\"`)")
+            else:
+                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin "
+                           "the image to a release tag, or annotate `vllmlint.io/vllm-version`")
         elif invocation.via == "dockerfile":  # vllm.dockerfile.VIA_DOCKERFILE
             image = f" (FROM {invocation.image.raw})" if invocation.image is not None else ""
             message = (f"vLLM release unknown for this image{image}; assuming vLLM {version}: pin the base image's "

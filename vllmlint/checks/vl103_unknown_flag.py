@@ -55,7 +55,11 @@ def _which(invocation: Invocation) -> str:
     release = invocation.catalog.version
     if invocation.assumed:
         return f"checked against {release}, the newest known release"
-    return f"in no release up to {release}" if invocation.beyond_catalog else f"vLLM {release}"
+    if invocation.beyond_catalog:
+        return f"in no release up to {release}"
+    if invocation.release and invocation.release != release:  # a patch vllmlint does not catalogue stands in
+        return f"vLLM {invocation.release}, checked against {release}, the closest catalogued release"
+    return f"vLLM {release}"
 
 
 def _fix(invocation: Invocation, option: Option) -> Fix | None:

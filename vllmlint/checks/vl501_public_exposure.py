@@ -624,7 +624,7 @@ def _host_network(ctx: Context, vllm_templates: dict) -> Iterator:
                 host_port = port.node.get("hostPort")
                 if host_port is None or port.number != invocation.api_port or not isinstance(host_port, Scalar):
                     continue
-                yield ctx.finding(host_port, f"Container {container.name} publishes vLLM's API port {port.number} as "
+                yield ctx.finding(host_port, f"Container {container.label} publishes vLLM's API port {port.number} as "
                                   f"`hostPort: {scalar_str(host_port)}` on its node, with no `--api-key`: anything that "
                                   "reaches the node reaches the API. Use a ClusterIP Service behind an authenticated "
                                   "gateway, or set `--api-key`.", about=container, value="hostPort",

@@ -177,11 +177,11 @@ def _interfaces(ctx: Context, template: PodTemplate) -> Iterator[Finding | None]
         if not missing:
             continue
         names = " and ".join(missing)
-        yield ctx.finding(node, f"Container `{container.name}` is one pod of a multi-node vLLM server and {why}, "
+        yield ctx.finding(node, f"Container `{container.label}` is one pod of a multi-node vLLM server and {why}, "
                           f"but sets no {names}: NCCL and Gloo may pick an interface the other pods cannot reach, "
                           f"and then the group hangs at start-up. Set {names} to the interface the pods share (e.g. "
                           "`eth0`, or the Multus interface).",
-                          about=container, value=f"{container.name}:{','.join(missing)}",
+                          about=container, value=f"{container.label}:{','.join(missing)}",
                           # Info: which interface NCCL and Gloo pick depends on the node's interfaces and routes,
                           # which the manifests do not show; the default often works.
                           severity=min(ctx.severity, Severity.INFO))

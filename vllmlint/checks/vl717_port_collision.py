@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from vllmlint.finding import Finding
+from vllmlint.k8s.objects import Container
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.k8s.quantity import digits_int
 from vllmlint.vllm.images import image_builds
@@ -80,24 +81,41 @@ def _shared_port(ctx: Context, template, invocations) -> Iterator[Finding | None
                 if other_server[0].anchor.source is None:
                     continue
                 where = _port_token(other_server[0]) or other_server[0].anchor
-                yield ctx.finding(where, f"Containers `{container.name}` and `{other.name}` both run vLLM on port "
+                yield ctx.finding(where, f"{_pair(container, other)} both run vLLM on port "
                                   f"{port} of one pod, and containers of a pod share its network: "
                                   + _two_servers_outcome(invocation, other_server[0])
                                   + " Give one of them another `--port`.",
-                                  about=other, value=f"{container.name}/{other.name}:{port}")
+                                  about=other, value=f"{_label(container)}/{_label(other)}:{port}")
                 continue
             for declared in other.container_ports:
                 if declared.number != port or declared.protocol != "TCP":
                     continue
                 reported.add(pair)
                 yield ctx.finding(declared.number_node or declared.node,
-                                  f"Container `{other.name}` declares containerPort {port}, the port vLLM in "
-                                  f"container `{container.name}` listens on ({said}), and containers of a pod "
+                                  f"{_one(other, True)} declares containerPort {port}, the port vLLM in "
+                                  f"{_one(container)} listens on ({said}), and containers of a pod "
                                   "share its network: whichever starts second fails with \"address already in "
                                   "use\". Move vLLM to another `--port` (and its probes and Service targetPort "
                                   "with it), or the sidecar to another port.",
-                                  about=other, value=f"{container.name}/{other.name}:{port}")
+                                  about=other, value=f"{_label(container)}/{_label(other)}:{port}")
                 break
+
+
+def _label(container: Container) -> str:
+    return container.label
+
+
+def _one(container: Container, first: bool = False) -> str:
+    said = f"container `{_label(container)}`" if container.name else f"the unnamed container `{_label(container)}`"
+    return said[0].upper() + said[1:] if first else said
+
+
+def _pair(first: Container, second: Container) -> str:
+    if first.name and second.name:
+        return f"Containers `{first.name}` and `{second.name}`"
+    if not first.name and not second.name:
+        return f"The unnamed containers `{_label(first)}` and `{_label(second)}`"
+    return f"{_one(first, True)} and {_one(second)}"
 
 
 def _two_servers_outcome(first: Invocation, second: Invocation) -> str:

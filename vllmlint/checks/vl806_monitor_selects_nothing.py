@@ -164,8 +164,9 @@ def _no_service_labelled(ctx, monitor: Monitor, selector: LabelSelector, service
         pods = [t for t in vllm if t.owner.name in names and monitor.scope.includes(t.namespace)]
     if not pods and not by_name:
         return
-    front = by_name or [s for s in services if monitor.scope.includes(s.namespace)
-                        and any(t in fronts.get(id(s), ()) for t in pods)]
+    wanted_pods = set(pods)  # pod templates compare by identity: a set, not a scan of each Service's list
+    front = by_name or [s for s in services if id(s) in fronts and monitor.scope.includes(s.namespace)
+                        and not wanted_pods.isdisjoint(fronts[id(s)])]
     wanted = _pairs(selector)
     if front:
         service = front[0]

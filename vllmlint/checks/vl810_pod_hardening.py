@@ -200,7 +200,7 @@ def _missing(ctx: Context, container: Container, missing: list[str]) -> Finding 
     count = f"{len(items)} settings" if len(items) > 1 else "a setting"
     # At the container's `securityContext` key when it has one, else at its name.
     where = container.node.key_node("securityContext") or container.node.get("name") or container.node
-    return ctx.finding(where, f"vLLM container `{container.name}` lacks {count} of the hardening baseline. Set "
+    return ctx.finding(where, f"vLLM container `{container.label}` lacks {count} of the hardening baseline. Set "
                        + ", ".join(items) + "; give `runAsUser` a `runAsGroup`, an `fsGroup` and a writable HOME or "
                        "cache volume (never `runAsNonRoot: true` alone on a root image).", about=container,
                        value="missing:" + ",".join(s.split(":")[0] for s in missing))

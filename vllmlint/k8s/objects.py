@@ -177,6 +177,16 @@ class Container:
         return self.pod.owner.kind == "ComposeService"
 
     @property
+    def label(self) -> str:
+        """The container's name, or for one without a name (the API server rejects it, but files are linted
+        before they are applied) its place in the pod: `containers[1]`, `initContainers[0]`."""
+        if self.name:
+            return self.name
+        section = [c for c in self.pod.containers if c.init == self.init]
+        index = next((i for i, c in enumerate(section) if c is self), 0)
+        return f"{'initContainers' if self.init else 'containers'}[{index}]"
+
+    @property
     def env(self) -> dict[str, str | None]:
         """Literal env values by name; None where the value comes from elsewhere (valueFrom)."""
         if self.is_compose:

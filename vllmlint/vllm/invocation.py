@@ -844,27 +844,45 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
                 continue
             if pair is not None:
                 found.append(ShellAssignment(pair[0], pair[1], token, command.container, command.via))
-    from vllmlint.source.shell import read_script
-
+    read = world.fact(_script_assignment_words)
     for holder, container, via in scripts.values():
         text = holder.text
         region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
         if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
                                for needle in needles):
             continue
-        scalar = holder if isinstance(holder, Scalar) else None
-        source = holder.source if isinstance(holder, Scalar) else holder
-        for word in (read_script(text, *region) if region is not None else read_script(text)).assignments:
-            pair = _split_assignment(word.text)
-            if pair is None:
-                continue
-            if scalar is not None:
-                start, end = scalar.source_index(word.start), scalar.source_index(word.end)
-            else:
-                start, end = word.start, word.end
-            found.append(ShellAssignment(pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar),
-                                         container, via))
+        assigned = read.get(id(holder))
+        if assigned is None:
+            assigned = read[id(holder)] = _assignment_words(holder, region)
+        for name, value, token in assigned:
+            found.append(ShellAssignment(name, value, token, container, via))
     return found
+
+
+def _script_assignment_words(world: World) -> dict[int, list[tuple[str, str, Token]]]:
+    """The memo of `_assignment_words` per script of the world (filled as rules ask: VL109, VL802 and VL721
+    ask for the same scripts, which are then read once)."""
+    return {}
+
+
+def _assignment_words(holder: Scalar | SourceFile, region: tuple[int, int] | None) -> list[tuple[str, str, Token]]:
+    """The leading and standalone `NAME=value` words of one script, as (name, value, token in its file)."""
+    from vllmlint.source.shell import read_script
+
+    text = holder.text
+    scalar = holder if isinstance(holder, Scalar) else None
+    source = holder.source if isinstance(holder, Scalar) else holder
+    words: list[tuple[str, str, Token]] = []
+    for word in (read_script(text, *region) if region is not None else read_script(text)).assignments:
+        pair = _split_assignment(word.text)
+        if pair is None:
+            continue
+        if scalar is not None:
+            start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+        else:
+            start, end = word.start, word.end
+        words.append((pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar)))
+    return words
 
 
 def operator_command(container: Container) -> list[Token] | None:
