@@ -376,3 +376,14 @@ def test_catches_a_kv_offload_larger_than_the_charts_default_shm_size_at_the_fla
     assert (line, col) == (14, 19)
     assert "sizeLimit, the chart's default" in message and "set shmSize" in message and "41Gi" in message
     assert where(stack(entry + '    shmSize: "48Gi"\n', tag="v0.29.0"), "VL608") == []
+
+
+def test_catches_llm_d_gpus_written_without_memory_as_info_at_the_gpu_value():
+    text = modelservice(container="    resources:\n      limits:\n        nvidia.com/gpu: \"2\"\n")
+    result = lint_text(text, "values.yaml", LintOptions(select=["VL705"]))
+    assert [(f.span.line, f.span.col, f.severity.name) for f in result.findings] == [(16, 25, "INFO")]
+
+
+def test_does_not_catch_a_gpu_count_the_chart_fills_in():
+    """No `resources` in the values: the chart writes dataLocal x tensor GPUs; the file names no GPU to fix."""
+    assert where(modelservice(), "VL705") == []
