@@ -74,7 +74,7 @@ def is_cpu_image(image: ImageRef | None) -> bool:
 def workload_image(work: Workload) -> ImageRef | None:
     if work.invocation.image is not None:
         return work.invocation.image
-    container = work.container
+    container = work.pod_container
     node = container.image if container is not None else None
     text = node.value if node is not None and isinstance(node.value, str) else None
     return parse_image(text) if text else None
@@ -108,7 +108,7 @@ def uses_v0_engine(work: Workload) -> bool:
     if key < version_key(str(engine.get("v1_default_from", "0.8.0"))):
         return True
     switch = engine.get("v0_switch", {})
-    env = work.container.env if work.container is not None else {}
+    env = work.pod_container.env if work.pod_container is not None else {}
     return (env.get(switch.get("name", "VLLM_USE_V1")) or "").strip() == switch.get("value", "0") \
         and key <= version_key(str(engine.get("v0_last", "0.0.0")))
 
@@ -234,7 +234,7 @@ def _kv_offload(work: Workload, ranks: int) -> HostPart | None:
 def _lmcache_local_cpu(work: Workload, ranks: int) -> HostPart | None:
     if kv_offload_backend(work) == "lmcache":
         return None  # the flag sets LMCache's size itself (counted by _kv_offload)
-    container = work.container
+    container = work.pod_container
     env = container.env if container is not None else {}
     name = _part("lmcache-local-cpu").get("env", "LMCACHE_MAX_LOCAL_CPU_SIZE")
     transfer = work.options.get("--kv-transfer-config")
@@ -289,7 +289,7 @@ def _streamer(work: Workload, ranks: int) -> HostPart | None:
         return None  # streamed into GPU memory
     name = loader.get("env", "RUNAI_STREAMER_MEMORY_LIMIT")
     key = extra_spec.get("limit_key", "memory_limit")
-    env = work.container.env if work.container is not None else {}
+    env = work.pod_container.env if work.pod_container is not None else {}
     where: Positioned | None
     if key in values:  # vLLM copies it into the variable
         text, how = str(values[key]), f"{key} {values[key]} in {extra_flag}"
@@ -297,7 +297,7 @@ def _streamer(work: Workload, ranks: int) -> HostPart | None:
         where = (last.value_token or last.token) if last is not None else None
     elif name in env:
         text, how = env[name] or "", f"{name}={env[name]}"
-        where = work.container.env_node(name) if work.container is not None else None
+        where = work.pod_container.env_node(name) if work.pod_container is not None else None
         if env[name] is None:
             return None  # from a ConfigMap or Secret
     else:
@@ -338,7 +338,7 @@ def _cpu_kv(work: Workload) -> HostPart | None:
     release = effective_release(work)
     env_part = _part("cpu-kv-cache-env")
     name = env_part.get("env", "VLLM_CPU_KVCACHE_SPACE")
-    container = work.container
+    container = work.pod_container
     env = container.env if container is not None else {}
     if name in env:
         value = env[name]
@@ -369,7 +369,7 @@ def _cpu_kv(work: Workload) -> HostPart | None:
 
 def host_memory(work: Workload) -> list[HostPart]:
     """The parts of CPU RAM this workload's container is certain to hold (possibly none)."""
-    if work.container is None or work.container.pod.owner.kind in SERVING_RUNTIME_KINDS:
+    if work.pod_container is None or work.pod_container.pod.owner.kind in SERVING_RUNTIME_KINDS:
         return []  # a ServingRuntime's resources are defaults the InferenceService may replace
     parts: list[HostPart | None]
     if is_cpu_image(workload_image(work)):

@@ -144,6 +144,14 @@ class Workload:
         return self.invocation.container
 
     @property
+    def pod_container(self) -> Container | None:
+        """The container vLLM runs in: the manifest's, or the one a Helm chart renders around a values file's
+        entry (vllm.helm_pod: read by the rules that know a chart's pod, never added to the world)."""
+        from vllmlint.vllm.helm_pod import pod_container
+
+        return pod_container(self.invocation)
+
+    @property
     def world_size(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
 
@@ -611,7 +619,8 @@ def download_dir(work: Workload) -> tuple[str | None, str]:
         if option.value_known and option.value is not None:
             return option.value.rstrip("/") or "/", "--download-dir"
         return None, "--download-dir"
-    env = work.container.env if work.container is not None else {}
+    container = work.pod_container
+    env = container.env if container is not None else {}
     for name, suffix in (("HF_HUB_CACHE", ""), ("HUGGINGFACE_HUB_CACHE", ""), ("HF_HOME", "/hub"),
                          ("XDG_CACHE_HOME", "/huggingface/hub")):
         if name in env and env[name] is None:
@@ -640,7 +649,7 @@ def _image_home(work: Workload) -> str | None:
     image's USER; None when the image, its user or that uid's HOME is not known, or several builds disagree."""
     from vllmlint.vllm.images import image_builds
 
-    image, container = work.invocation.image, work.container
+    image, container = work.invocation.image, work.pod_container
     if image is None or container is None or container.is_compose:
         return None
     builds = image_builds(image, work.release)
@@ -703,9 +712,13 @@ def _sized(node: Node | None) -> tuple[int, Node] | None:
 def weights_storage(work: Workload) -> WeightsStorage | None:
     """Where vLLM downloads this workload's weights (a Hugging Face id, not `--load-format dummy`) in a
     Kubernetes container; None when nothing is downloaded or the place is not in the manifest."""
-    container = work.container
+    from vllmlint.vllm.helm_pod import unknown
+
+    container = work.pod_container  # a manifest's, or the pod a Helm chart renders from its values
     if container is None or container.is_compose or work.model is None or not downloaded_by_name(work):
         return None
+    if any(unknown(container, part) for part in ("volumes", "volumeMounts", "env", "resources")):
+        return None  # a chart's pod whose storage the values cannot tell
     if "--load-format" in work.options and work.options["--load-format"].value in ("dummy",):
         return None
     path, why = download_dir(work)

@@ -5,6 +5,7 @@ from vllmlint.capacity.lint import capacity_workloads
 from vllmlint.capacity.workload import gib1
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import Scalar, scalar_str
+from vllmlint.vllm.helm_pod import chart_default, chart_hint, unknown
 from vllmlint.checks import Context
 
 
@@ -25,15 +26,25 @@ def _disk_backed_shm(container) -> bool:
     return any(m.mount_path == "/dev/shm" for m in container.volume_mounts)
 
 
-def _shm_bytes(template, container) -> int | None:
-    """The size of the container's /dev/shm when a memory-backed emptyDir with a sizeLimit is mounted there;
-    None when it is the node's (hostIPC), unbounded by the manifest, or not memory-backed."""
+def _shm_limit(template, container):
+    """The sizeLimit node of the memory-backed emptyDir mounted at the container's /dev/shm; None when it is the
+    node's (hostIPC), unbounded by the manifest, or not memory-backed."""
     memory = {v.name: v for v in template.volumes if v.medium == "Memory"}
     for mount in container.volume_mounts:
         volume = memory.get(mount.name) if mount.mount_path == "/dev/shm" else None
         if volume is not None and volume.size_limit_node is not None:
-            return quantity_int(volume.size_limit_node)
+            return volume.size_limit_node
     return None
+
+
+def _shm_bytes(template, container) -> int | None:
+    node = _shm_limit(template, container)
+    return quantity_int(node) if node is not None else None
+
+
+def _unknown(container) -> bool:
+    """A chart's pod whose volumes, mounts or IPC the values cannot tell (vllm.helm_pod)."""
+    return any(unknown(container, part) for part in ("volumes", "volumeMounts", "hostIPC"))
 
 
 def _offload_in_shm(ctx: Context, work, container):
@@ -54,24 +65,28 @@ def _offload_in_shm(ctx: Context, work, container):
         limit = _shm_bytes(template, container)
         if limit is None or limit >= size:
             return
-        have = f"its memory-backed /dev/shm is capped at {gib1(limit)} (the emptyDir's sizeLimit)"
+        default = ", the chart's default" if chart_default(_shm_limit(template, container), container) else ""
+        have = f"its memory-backed /dev/shm is capped at {gib1(limit)} (the emptyDir's sizeLimit{default})"
     else:
         have = ("its /dev/shm is mounted from a volume that is not memory-backed"
                 if not container.is_compose and _disk_backed_shm(container)
                 else "it has only the runtime's default 64 MB /dev/shm")
+    needed = f"{-(-size // 2**30) + 1}Gi"
+    hint = chart_hint(container, "shm_size")
+    fix = (f"{hint} to {needed} or more" if hint and _shm_limit(template, container) is not None
+           else f"mount an `emptyDir: {{medium: Memory, sizeLimit: {needed}}}` at /dev/shm")
     yield ctx.finding(where, f"vLLM {work.release or 'of this image'} keeps the {gib1(size)} CPU KV-cache offload "
                       f"buffer (--kv-offloading-size, native backend) in /dev/shm (/dev/shm/vllm_offload_<id>.mmap), "
                       f"but {have}: start-up fails with a bus error or no space left on device when the ranks fill "
-                      f"the mapping. Fix: mount an `emptyDir: {{medium: Memory, sizeLimit: "
-                      f"{-(-size // 2**30) + 1}Gi}}` at /dev/shm and raise the memory limit by as much (tmpfs pages "
-                      "count against it), or lower --kv-offloading-size.",
+                      f"the mapping. Fix: {fix} and raise the memory limit by as much (tmpfs pages count against "
+                      "it), or lower --kv-offloading-size.",
                       about=work.invocation, value=f"shm-offload:{size}")
 
 
 def check(ctx: Context):
     for work in capacity_workloads(ctx.world):
-        container = work.container
-        if container is None:
+        container = work.pod_container  # a manifest's, or the pod a chart renders from its values
+        if container is None or _unknown(container):
             continue
         yield from _offload_in_shm(ctx, work, container)
         if work.world_size <= 1:
@@ -96,6 +111,9 @@ def check(ctx: Context):
         have = ("the container's /dev/shm is mounted from a volume that is not memory-backed" if disk
                 else "the container has only the runtime's default 64 MB /dev/shm")
         memory = " Give the emptyDir `medium: Memory`." if disk else ""
+        hint = chart_hint(container, "shm")
+        if hint:
+            fix = hint
         yield ctx.finding(where, f"TP {work.tensor_parallel_size} x PP {work.pipeline_parallel_size} workers need "
                           f"shared memory, but {have}. They exchange tensors through it (NCCL, PyTorch "
                           f"multiprocessing): expect NCCL errors or crashes under load.{memory} Fix: {fix}.",

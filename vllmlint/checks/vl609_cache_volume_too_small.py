@@ -1,7 +1,12 @@
-"""VL609: the weights vLLM downloads do not fit where they are downloaded to."""
+"""VL609: the weights vLLM downloads do not fit where they are downloaded to.
+
+For a Helm values file, in the pod its chart renders (vllm.helm_pod): llm-d modelservice's model-storage emptyDir
+is sized by modelArtifacts.size, 5Mi when the values leave it out (the chart's default, reported at the container).
+"""
 from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.workload import WeightsStorage, download_bytes, gib1, weights_storage
 from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.helm_pod import chart_default, chart_hint
 from vllmlint.checks import Context
 
 
@@ -34,9 +39,13 @@ def check(ctx: Context):
             continue
         if weights <= size:
             continue
+        container = work.pod_container
+        if chart_default(node, container):
+            where += ", the chart's default"
+        hint = chart_hint(container, "volumes")
         yield ctx.finding(node, f"{model_words(work)} is downloaded to {path} ({why}), on {where}: {gib1(size)}, but "
                           f"its weights take about {gib1(weights)}. The download fills the volume and the kubelet "
                           "evicts the pod (or the write fails), over and over. Give the cache at least "
-                          f"{gib1(weights * 1.1)} (Kubernetes `Gi` is 2^30 bytes, `G` is 10^9), or pre-load the "
-                          "weights on a PVC.",
+                          f"{gib1(weights * 1.1)} (Kubernetes `Gi` is 2^30 bytes, `G` is 10^9"
+                          f"{'; ' + hint if hint else ''}), or pre-load the weights on a PVC.",
                           about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")

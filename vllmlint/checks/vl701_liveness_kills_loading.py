@@ -10,13 +10,16 @@ probe fails, the kubelet kills the container", liveness probe or not
 is `initialDelaySeconds + failureThreshold x periodSeconds` of the startup probe when there is one, else of
 the liveness probe. The time it needs is a lower bound from `data/load-time.yaml`
 (`vllmlint.capacity.loadtime`: start, load, CUDA-graph capture; a download is not counted); only a budget
-below it is reported.
+below it is reported. A Helm values file is judged on the probes its chart renders (vllmlint.vllm.helm_pod:
+production-stack's servingEngineSpec probes merged over the chart's own, llm-d's container probes as written);
+a budget that is the chart's default is reported at the modelSpec entry and said to be the chart's.
 """
 from __future__ import annotations
 
 from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.loadtime import assumptions, estimate
 from vllmlint.vllm.endpoints import api_ports, invocations_by_container, probe_targets_port, server_invocations
+from vllmlint.vllm.helm_pod import chart_default, chart_groups, pod_container
 from vllmlint.checks import Context
 
 
@@ -40,8 +43,11 @@ def _where(probe):
 
 def check(ctx: Context):
     works = {id(w.invocation): w for w in capacity_workloads(ctx.world)}
-    for invocations in invocations_by_container(ctx.world):
-        container = invocations[0].container
+    # A manifest's containers, then the pods Helm charts render from values files (vllm.helm_pod).
+    for invocations in invocations_by_container(ctx.world) + chart_groups(ctx.world):
+        container = pod_container(invocations[0])
+        if container is None:
+            continue
         # The startup probe when there is one: the kubelet kills the container after failureThreshold failures of
         # it whether or not a liveness probe exists, and runs no liveness probe before it succeeds.
         startup = container.probe("startup")
@@ -67,8 +73,11 @@ def check(ctx: Context):
                if startup is not None else
                f"Add a startupProbe on the same port with failureThreshold x periodSeconds of {suggest} s or more "
                f"(the liveness probe waits for it)")
+        where = _where(probe)
+        if chart_default(where, container):
+            which += " (the chart's default)"
         yield ctx.finding(
-            _where(probe),
+            where,
             f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but {model_words(work)} needs at "
             f"least {need.total:.0f} s at every start ({_breakdown(need)}); vLLM's port refuses "
             f"connections until the model is loaded, so the kubelet restarts the container before it is up, the "

@@ -4,7 +4,9 @@ What the server answers is data (`data/server-endpoints.yaml`, read through `vll
 paths of each release, and the prefixes `--api-key` protects. A probe is judged only when it targets the vLLM
 container's own API port (containers share the pod's network: a probe on a sidecar's port is the sidecar's
 business; a port that is not vLLM's is reported only when no other container runs in the pod, declared ports
-or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent.
+or not) and only on evidence: an unknown release, a conditional route or an unresolvable port is silent. A Helm
+values file is judged on the probes its chart renders (vllm.helm_pod); its missing readiness gate is not (the
+chart writes its own Services).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from vllmlint.k8s.services import service_selector
 from vllmlint.source.yamlmodel import Scalar, scalar_str
 from vllmlint.vllm.endpoints import (always_served, api_key_set, api_ports, guarded, invocations_by_container, normalize,
                                      post_only, served, server_invocations)
+from vllmlint.vllm.helm_pod import chart_default, chart_groups, chart_hint, pod_container, unknown
 from vllmlint.vllm.invocation import VIA_COMMAND, VIA_IMAGE_ENTRYPOINT
 from vllmlint.checks import Context
 from vllmlint.lazyre import lazy_compile
@@ -178,6 +181,22 @@ def check(ctx: Context):
                     several_folders = len({_folder(source) for source in ctx.world.sources}) > 1
                 yield from _no_readiness(ctx, container, services.get(id(container.pod), ()), several_folders,
                                          summaries)
+    # The pods Helm charts render from values files (vllm.helm_pod): their probes, on the chart's rendering. No
+    # Service of the run selects them (the chart writes its own): the missing readiness gate is not judged.
+    for invocations in chart_groups(ctx.world):
+        container = pod_container(invocations[0])
+        if unknown(container, "probes") or unknown(container, "ports") or unknown(container, "env"):
+            continue
+        headless = _headless(invocations)
+        if headless is not None:
+            ports = api_ports(headless)
+            if ports is not None:
+                yield from _headless_probes(ctx, container, headless, ports)
+            continue
+        servers = server_invocations(invocations)
+        ports = api_ports(servers) if servers else None
+        if servers is not None and ports is not None:
+            yield from _probes(ctx, container, servers, ports)
 
 
 def _probes(ctx, container, servers, ports):
@@ -196,9 +215,12 @@ def _probes(ctx, container, servers, ports):
                 continue  # another container of the pod, or another program of this one, may listen there
             named = f" (`{scalar_str(probe.port_node)}`)" if isinstance(probe.port_node, Scalar) and \
                 not _NUMBER.match(scalar_str(probe.port_node) or "") else ""
+            if chart_default(where, container):
+                named += " (the chart's default)"
+            hint = chart_hint(container, "probes")
             yield ctx.finding(where, f"The {probe.kind} probe checks port {probe.port}{named}, but nothing in this "
                               f"pod listens there: vLLM serves on {api} (`--port`, default 8000) and runs alone in "
-                              f"the pod, so the probe always fails. Probe port {api}.",
+                              f"the pod, so the probe always fails. Probe port {api}{': ' + hint if hint else ''}.",
                               about=container, value=f"{probe.kind}:{probe.port}")
             continue
         if probe.handler == "grpc":

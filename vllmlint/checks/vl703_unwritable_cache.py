@@ -8,7 +8,9 @@ a read-only mount or source or a Secret/ConfigMap/projected/downwardAPI/image vo
 such a volume that can hold files is a cache filled beforehand: info, suggesting HF_HUB_OFFLINE=1); the container's own
 filesystem is not writable under `readOnlyRootFilesystem: true`, and for a non-root uid only its own home
 and /tmp are (a HOME of `/` or `/nonexistent` is not). Anything the run cannot tell (an image not in the
-table, an env value from a Secret, a uid the table does not know, an OpenShift-assigned uid) is silent.
+table, an env value from a Secret, a uid the table does not know, an OpenShift-assigned uid) is silent. A Helm
+values file is judged on the pod its chart renders (vllm.helm_pod: production-stack's HF_HOME /data or /tmp and
+containerSecurityContext, llm-d's container as written).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from vllmlint.k8s.objects import Container, World, targets_openshift
 from vllmlint.k8s.pod import CONFIG_MAP, LITERAL
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
 from vllmlint.vllm.caches import Cache, caches, compile_off_by_default, may_fall_back_to_v0
+from vllmlint.vllm.helm_pod import unknown
 from vllmlint.vllm.images import ImageBuild, image_builds
 from vllmlint.vllm.invocation import Invocation
 from vllmlint.vllm.release import version_key
@@ -38,15 +41,17 @@ _TRUE = ("1", "true", "yes", "on")
 _TCP_OPTIONS = ("--data-parallel", "--headless", "--api-server-count", "--disable-frontend-multiprocessing")
 # Python's tempfile.gettempdir() candidates after the environment's (CPython Lib/tempfile.py).
 _TEMP_DIRS = ("/tmp", "/var/tmp", "/usr/tmp")
+# What a chart's pod must show for the rule to judge it (vllm.helm_pod).
+_CHART_PARTS = ("volumes", "volumeMounts", "env", "securityContext")
 
 
 def check(ctx: Context) -> Iterator[Finding | None]:
     seen: set[int] = set()
     for work in workloads(ctx.world):
         invocation = work.invocation
-        container = invocation.container
+        container = work.pod_container  # a manifest's, or the pod a Helm chart renders from its values
         if container is None or container.is_compose or container.init or id(container) in seen \
-                or invocation.image is None:
+                or invocation.image is None or any(unknown(container, part) for part in _CHART_PARTS):
             continue
         seen.add(id(container))
         release = invocation.release

@@ -7,7 +7,9 @@ extended resource outside the kubernetes.io domain, since any may be a device; f
 and schedulers). Without a device the CUDA build cannot start ("Failed to infer device type",
 "No CUDA GPUs are available"), or, where a node's default runtime is nvidia and the image's
 NVIDIA_VISIBLE_DEVICES=all applies, it uses GPUs the scheduler gave to other pods
-(https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).
+(https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/). A Helm values file is judged on the pod its chart
+renders (vllm.helm_pod: production-stack's requestGPU and runtimeClassName, default "nvidia"; llm-d's
+accelerator).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from vllmlint.checks import Context
 from vllmlint.finding import Finding
 from vllmlint.k8s.objects import Container, World
 from vllmlint.source.yamlmodel import Mapping, Node, Sequence, scalar_str
+from vllmlint.vllm.helm_pod import chart_hint, pod_container, unknown
 from vllmlint.vllm.images import image_builds
 from vllmlint.vllm.invocation import Invocation, Token
 
@@ -48,8 +51,9 @@ def check(ctx: Context) -> Iterator[Finding | None]:
     seen: set[int] = set()
     ray: set[int] | None = None  # containers that run `ray start`, found once (a scan per container is quadratic)
     for invocation in ctx.world.invocations:
-        container = invocation.container
-        if container is None or container.init or id(container) in seen or invocation.image is None:
+        container = pod_container(invocation)  # a manifest's, or the pod a Helm chart renders from its values
+        if container is None or container.init or id(container) in seen or invocation.image is None \
+                or any(unknown(container, part) for part in ("resources", "accelerator", "env", "securityContext")):
             continue
         seen.add(id(container))
         builds = image_builds(invocation.image, invocation.release if invocation.release_origin != "--upgrade-to"
@@ -190,6 +194,8 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
     where: Node | Token | None = image if image is not None and image.source is not None else None
     if where is None and container.is_compose:
         where = container.node.get("build")  # the image it builds: the finding stays in the Compose file
+    if where is None and getattr(invocation.owner, "image_node", None) is not None:
+        where = invocation.owner.image_node  # a Helm values file: the image's tag (or image) value
     if where is None or where.source is None:
         where = invocation.anchor
     raw = invocation.image.raw if invocation.image is not None else "this image"
@@ -202,6 +208,9 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
         how = (f"reserve {some}: `deploy.resources.reservations.devices: [{{driver: nvidia, count: {count}, "
                f"capabilities: [gpu]}}]` (or `gpus: all`){why}")
         what = "no GPU is reserved for this Compose service"
+    elif chart_hint(container, "gpu"):
+        how = f"request {some}: {chart_hint(container, 'gpu')}{why}"
+        what = "the container requests no accelerator"
     else:
         how = f"request {some}: `resources.limits: {{nvidia.com/gpu: {count}}}`{why}"
         what = "the container requests no accelerator"
@@ -217,5 +226,8 @@ def _finding(ctx: Context, invocation: Invocation, container: Container) -> Find
                   "scheduler gave to other pods")
     detail = "" if container.is_compose else "It requests no `nvidia.com/gpu` or other device resource: "
     effect = effect if detail else effect[0].upper() + effect[1:]
+    note = getattr(invocation.owner, "gpu_note", None)  # a Helm values file's count the chart reads as 0
+    if note:
+        detail, where = f"{note[0]}: ", note[1]
     message = f"`{raw}` is a CUDA build of vLLM, but {what}. {detail}{effect}. Fix: {how}."
     return ctx.finding(where, message, about=container, value=f"no-gpu:{raw}")

@@ -3,13 +3,15 @@
 Only a limit OOM-kills: the kubelet sets the memory cgroup's limit to `resources.limits.memory`
 (a request only schedules). What vLLM holds comes from `vllmlint.capacity.host_memory`, whose amounts
 and releases are sourced data (data/host-memory.yaml); each is a lower bound, so the limit is reported
-only when it is below their sum.
+only when it is below their sum. A Helm values file is judged on the pod its chart renders (`limitMemory`, or
+`resources` as written: vllmlint.vllm.helm_pod).
 
 Info: a GPU container whose `resources` name its GPUs but no memory (neither request nor limit, and no
 LimitRange in the run to fill one in): nothing reserves the RAM vLLM needs on the node, and a pod whose
 containers request no CPU or memory at all is BestEffort, the first the kubelet evicts and the OOM killer
 picks (https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/,
-https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/).
+https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/). On a values file, only when the
+GPUs are in the `resources` the file writes (not a count the chart fills in).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from vllmlint.capacity.lint import capacity_workloads
 from vllmlint.capacity.workload import gib1
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
+from vllmlint.vllm.helm_pod import unknown
 from vllmlint.checks import Context
 from vllmlint.finding import Severity
 
@@ -26,8 +29,9 @@ def check(ctx: Context):
     seen = set()
     limit_ranges = bool(ctx.world.of_kind("LimitRange"))
     for work in capacity_workloads(ctx.world):
-        container = work.container
-        if container is None or container.is_compose or id(container) in seen:
+        container = work.pod_container  # a manifest's, or the pod a chart renders from its values
+        if container is None or container.is_compose or id(container) in seen or unknown(container, "resources") \
+                or unknown(container, "env"):
             continue  # Compose `mem_limit` / deploy limits: not read (documented)
         if not limit_ranges:
             unreserved = _unreserved(ctx, work)
@@ -55,10 +59,15 @@ def check(ctx: Context):
 
 def _unreserved(ctx: Context, work):
     """Info: the container's own `resources` request GPUs and say nothing about memory."""
-    container = work.container
-    if work.gpu_resource is None:
+    container = work.pod_container
+    if work.gpu_resource is None or container is None:
         return None
     name, count, gpu_node = work.gpu_resource
+    owner = work.invocation.owner if work.invocation.container is None else None
+    if owner is not None:  # a Helm values file: the GPUs must sit in the `resources` it writes
+        written_resources = owner.node.get("resources") if hasattr(owner, "chart") else None
+        if written_resources is None or not written_resources.start <= gpu_node.start < written_resources.end:
+            return None
     written = container.resource("limits", name) or container.resource("requests", name)
     if count <= 0 or written is None or written is not gpu_node:
         return None  # the GPUs come from elsewhere (an operator's profile, a runtime's defaults)

@@ -6,7 +6,8 @@ The scheduler reserves room for them only through `ephemeral-storage` requests, 
 kubelet evicts first the pods whose usage exceeds their requests
 (https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/#pod-selection-for-kubelet-eviction).
 A bounded place (an emptyDir `sizeLimit`, an `ephemeral-storage` limit) is VL609's: it compares the bound
-with the weights. Where the weights land is `capacity.workload.weights_storage`, shared with VL609.
+with the weights. Where the weights land is `capacity.workload.weights_storage`, shared with VL609; for a Helm
+values file, in the pod its chart renders (vllm.helm_pod: production-stack's HF_HOME /tmp without pvcStorage).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from vllmlint.finding import Positioned, Severity
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import scalar_str
 from vllmlint.vllm.image_variants import hub_release, image_min_bytes
+from vllmlint.vllm.helm_pod import chart_hint
 from vllmlint.vllm.invocation import image_entry
 from vllmlint.checks import Context
 
@@ -39,7 +41,7 @@ def _home_known(work) -> bool:
     image = work.invocation.image
     if image is not None and image_entry(image, work.release) is not None:
         return True
-    container = work.container
+    container = work.pod_container
     pod_volumes = {v.name: v for v in container.pod.volumes}
     for mount in container.volume_mounts:
         volume = pod_volumes.get(mount.name)
@@ -65,7 +67,7 @@ def _image(work) -> tuple[int, str] | None:
 
 def _image_alone(ctx, work, disk: NodeDisk | None, seen: set[int]):
     """The image alone does not fit the node disk the run names (whatever holds the weights)."""
-    container = work.container
+    container = work.pod_container
     if disk is None or container is None or container.image is None or id(container) in seen:
         return
     image = _image(work)
@@ -83,7 +85,7 @@ def _image_alone(ctx, work, disk: NodeDisk | None, seen: set[int]):
 def check(ctx: Context):
     seen: set[int] = set()
     for work in capacity_workloads(ctx.world):
-        container = work.container
+        container = work.pod_container
         disk = node_disk(container.pod, ctx.world) if container is not None and not container.is_compose else None
         alone = list(_image_alone(ctx, work, disk, seen))
         if alone:
@@ -92,11 +94,11 @@ def check(ctx: Context):
         storage = weights_storage(work)
         if storage is None or not storage.on_node_disk:
             continue
-        if work.container is not None and work.container.pod.owner.kind in SERVING_RUNTIME_KINDS:
+        if work.pod_container is not None and work.pod_container.pod.owner.kind in SERVING_RUNTIME_KINDS:
             continue  # a ServingRuntime's resources are defaults the InferenceService may replace
         if storage.size_limit is not None or storage.ephemeral_limit is not None:
             continue  # bounded: VL609 compares the bound with the weights
-        env = work.container.env if work.container is not None else {}
+        env = work.pod_container.env if work.pod_container is not None else {}
         if any((env.get(name) or "").strip().lower() in ("1", "true", "yes", "on") for name in _OFFLINE):
             continue  # nothing is downloaded (VL710 judges whether the cache holds the model)
         if storage.why.startswith("the default") and not _home_known(work):
@@ -121,7 +123,7 @@ def check(ctx: Context):
                 continue
         request = storage.ephemeral_request
         # The scheduler and the eviction ranking both count the pod's requests, summed over its containers.
-        reserved = _pod_request(work.container)
+        reserved = _pod_request(work.pod_container)
         if reserved is not None and reserved >= weights:
             continue
         place = (f"the emptyDir `{storage.volume_name}` without sizeLimit" if storage.kind == "emptyDir"
@@ -130,6 +132,9 @@ def check(ctx: Context):
                 f"It goes to {storage.path} ({storage.why}), on {place}")
         fix = (f"Mount a PVC with the weights there, or request ephemeral-storage of at least {gib1(weights * 1.1)} "
                "so that the scheduler picks a node with that much disk.")
+        hint = chart_hint(work.pod_container, "storage")
+        if hint:
+            fix = f"In the values, {hint}."
         if reserved is not None:
             node: Positioned
             if request is not None:

@@ -7,8 +7,9 @@ token the values file holds sits at its node (a flag made from a field at the fi
 so every rule that reads invocations reports on the values file's lines; what the template adds by itself
 (`--host 0.0.0.0`, a default port) has no position. The owner of an invocation (`ChartWorkload`) is what the
 entry or container is called in the file; the capacity rules read its GPU request and VL109 its env from it, as
-for an operator's resource. The pod around the container (probes, volumes, /dev/shm) is the chart's: pod-level
-rules do not read a values file.
+for an operator's resource. The pod the chart renders around the container (probes, resources, volumes,
+/dev/shm, security contexts) is `ChartWorkload.container`, built by `vllm.helm_pod` from the same values (data
+`pod`): the pod-level rules that ask for it (`helm_pod.pod_container`) read it on the values file's lines.
 """
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ class ChartWorkload(K8sObject):
         self.env: list[tuple[str, str | None, Node]] = []
         self.pod: OperatorPod | None = None  # where the chart's pod lands (its node affinity, tolerations)
         self.image_node: Node | None = None  # the value naming the image's tag (VL201 points at it)
+        # The vLLM container of the pod the chart renders (vllm.helm_pod), and the parts of that pod the values
+        # cannot tell (a rule reading one stays silent).
+        self.container: Any = None
+        self.unknown: frozenset[str] = frozenset()
+        self.dra = False  # llm-d: the accelerator comes from a DRA claim
+        self.gpu_note: tuple[str, Node] | None = None  # why a GPU count the file writes makes no request, where
         self._annotation_node = annotations
 
     @property
@@ -145,9 +152,18 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     for arg in table["args"]:
         args.extend(_argument(root, item, arg))
     owner.gpu = _stack_gpu(item, table["gpu"])
+    written = item.get(table["gpu"]["count"])
+    if owner.gpu is None and not truthy(item.get(table["gpu"].get("replaced_by", ""))) and truthy(written) \
+            and isinstance(written, Scalar) and isinstance(written.value, float) and go_int(written) == 0:
+        owner.gpu_note = (f"`{table['gpu']['count']}: {helm_text(written)}` is read with sprig's `int`, which "
+                          "truncates it to 0: the chart writes no GPU request at all", written)
     owner.pod = _stack_pod(root, item, owner, table.get("placement") or {})
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
+    if isinstance(root, Mapping):
+        from vllmlint.vllm.helm_pod import stack_pod
+
+        owner.container = stack_pod(root, item, owner)
     return _invocation([Token(text, None) for text in command], args, image, owner)
 
 
@@ -315,8 +331,11 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     mode = helm_text(container.get(command_spec["path"])) or command_spec["default"]
     commands = table["commands"]
     parallelism = _parallelism(spec, table["parallelism"])
-    owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"])
+    owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"], owner)
     owner.pod = _modelservice_pod(spec, owner, table.get("placement") or {})
+    from vllmlint.vllm.helm_pod import modelservice_pod
+
+    owner.container = modelservice_pod(root, spec, container, owner)
     if mode == "custom" or mode not in commands:
         command = _listed(container.get("command"))
         return _invocation(command, own_args, image, owner) if command and mode == "custom" else None
@@ -413,13 +432,16 @@ def _parallel_flags(parallelism: dict[str, tuple[int | None, Node | None]], flag
 
 
 def _modelservice_gpu(root: Mapping, role: str, spec: Mapping, container: Mapping, image: str,
-                      parallelism: dict[str, tuple[int | None, Node | None]], table: dict[str, Any]
-                      ) -> tuple[str, int, Node] | None:
+                      parallelism: dict[str, tuple[int | None, Node | None]], table: dict[str, Any],
+                      owner: ChartWorkload) -> tuple[str, int, Node] | None:
     """The accelerator the chart requests for a container: its own `resources.limits` of the accelerator's
     resource, else dataLocal x tensor of it; None for DRA (claims), a CPU or simulator container, or when a value
     is no number."""
-    if truthy(field_at(root, table["dra"])[1]) if table.get("dra") else False:
-        return None
+    role_dra = field_at(spec, table["role_dra"]) if table.get("role_dra") else (None, None)
+    dra = role_dra[1] if role_dra[0] is not None else field_at(root, table["dra"])[1] if table.get("dra") else None
+    if truthy(dra):
+        owner.dra = True
+        return None  # DRA: the accelerator comes from resource claims
     role_type = field_at(spec, table["role_accelerator_type"])[1] if table.get("role_accelerator_type") else None
     kind = helm_text(role_type) if role_type is not None else helm_text(field_at(root, table["accelerator_type"])[1])
     kind = kind or table["default_type"]

@@ -1,0 +1,389 @@
+"""The pod a Helm chart renders around a values file's vLLM server (vllmlint.vllm.helm_pod) and the pod-level
+rules that read it (VL608, VL701, VL702, VL705): catches / does not catch, with the position of every finding on
+the values file's own lines, or at the modelSpec entry when the value is the chart's default."""
+from vllmlint.engine import LintOptions, Linter, lint_text
+from vllmlint.k8s.quantity import quantity_int
+from vllmlint.vllm.helm_pod import chart_container, chart_default
+
+
+def found(text, code, filename="values.yaml"):
+    result = lint_text(text, filename, LintOptions(select=[code]))
+    assert not result.internal_error, [n.message for n in result.notices]
+    return [(f.span.line, f.span.col, f.message) for f in result.findings if f.code == code]
+
+
+def where(text, code):
+    return [(line, col) for line, col, _ in found(text, code)]
+
+
+def containers(text):
+    linter = Linter()
+    linter.add_text(text, "values.yaml", ".yaml")
+    return [chart_container(invocation) for invocation in linter.build().invocations]
+
+
+def stack(entry="", spec="", image="vllm/vllm-openai", tag="v0.10.1", model="Qwen/Qwen2.5-14B-Instruct"):
+    return f"""servingEngineSpec:
+  runtimeClassName: ""
+{spec}  modelSpec:
+  - name: "qwen"
+    repository: "{image}"
+    tag: "{tag}"
+    modelURL: "{model}"
+    replicaCount: 1
+    requestCPU: 8
+    requestMemory: "64Gi"
+    requestGPU: 4
+{entry}"""
+
+
+def modelservice(decode="", container=""):
+    return f"""modelArtifacts:
+  uri: "hf://Qwen/Qwen3-8B"
+  name: "Qwen/Qwen3-8B"
+  size: 40Gi
+decode:
+  create: true
+  parallelism:
+    tensor: 2
+{decode}  containers:
+  - name: "vllm"
+    image: "ghcr.io/llm-d/llm-d-cuda:v0.4.0"
+    modelCommand: vllmServe
+    mountModelVolume: true
+{container}prefill:
+  create: false
+"""
+
+
+EXTRA_TP = """    vllmConfig:
+      extraArgs: ["--tensor-parallel-size", "4"]
+"""
+
+
+# --- VL608: /dev/shm ------------------------------------------------------------------------------------------
+def test_catches_tensor_parallel_size_in_extra_args_at_the_flag():
+    assert where(stack(EXTRA_TP), "VL608") == [(13, 19)]
+
+
+def test_the_message_says_how_the_chart_mounts_dev_shm():
+    message = found(stack(EXTRA_TP), "VL608")[0][2]
+    assert "vllmConfig.tensorParallelSize" in message and "shmSize" in message
+
+
+def test_does_not_catch_vllm_config_tensor_parallel_size():
+    """The chart mounts a 20Gi memory-backed emptyDir at /dev/shm when vllmConfig has the key."""
+    assert where(stack("    vllmConfig:\n      tensorParallelSize: 4\n"), "VL608") == []
+
+
+def test_does_not_catch_an_extra_volume_at_dev_shm():
+    entry = EXTRA_TP + """    extraVolumes:
+    - name: dshm
+      emptyDir: {medium: Memory, sizeLimit: 16Gi}
+    extraVolumeMounts:
+    - name: dshm
+      mountPath: /dev/shm
+"""
+    assert where(stack(entry), "VL608") == []
+
+
+def test_does_not_catch_lmcache_enable_pd_which_shares_the_nodes_ipc():
+    entry = EXTRA_TP + "    lmcacheConfig:\n      enabled: true\n      enablePD: true\n"
+    assert where(stack(entry), "VL608") == []
+
+
+def test_does_not_catch_extra_volumes_it_cannot_read():
+    """extraVolumes as a map: what the chart renders is unknown, the rule is silent."""
+    entry = EXTRA_TP + "    extraVolumes: {dshm: {emptyDir: {medium: Memory}}}\n"
+    assert where(stack(entry), "VL608") == []
+
+
+def test_catches_llm_d_tensor_parallelism_without_dev_shm_at_the_tensor_key():
+    """The chart writes --tensor-parallel-size from parallelism.tensor: the flag sits at the key."""
+    assert where(modelservice(), "VL608") == [(8, 5)]
+
+
+def test_does_not_catch_llm_d_with_a_memory_backed_dev_shm():
+    decode = "  volumes:\n  - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}\n"
+    container = "    volumeMounts:\n    - {name: dshm, mountPath: /dev/shm}\n"
+    assert where(modelservice(decode, container), "VL608") == []
+
+
+def test_does_not_catch_llm_d_extra_config_volumes_with_a_template_action():
+    """A pod-level extraConfig is rendered with tpl: its volumes are unknown."""
+    decode = "  extraConfig:\n    volumes: '{{ .Values.shmVolumes }}'\n"
+    assert where(modelservice(decode), "VL608") == []
+
+
+# --- VL701: the startup budget --------------------------------------------------------------------------------
+LLAMA_70B = dict(model="meta-llama/Llama-3.1-70B-Instruct")
+TP4 = "    vllmConfig:\n      tensorParallelSize: 4\n"
+
+
+def test_catches_a_short_startup_probe_at_its_failure_threshold():
+    spec = "  startupProbe:\n    initialDelaySeconds: 5\n    failureThreshold: 3\n"
+    assert where(stack(TP4, spec, **LLAMA_70B), "VL701") == [(5, 23)]
+
+
+def test_catches_the_charts_liveness_probe_at_the_entry_when_the_startup_probe_is_removed():
+    """`startupProbe: null` deletes the chart's startup probe; its liveness probe (15 + 3 x 10 s) is the chart's
+    default: reported at the modelSpec entry, and said to be the chart's."""
+    text = stack(TP4, "  startupProbe: null\n", model="meta-llama/Llama-3.1-405B-Instruct")
+    [(line, col, message)] = found(text, "VL701")
+    assert (line, col) == (5, 5)
+    assert "liveness probe" in message and "(the chart's default)" in message and "45 s" in message
+
+
+def test_does_not_catch_the_charts_own_startup_probe():
+    """15 + 60 x 10 s (helm/values.yaml lines 314-327) is above the lower bound of a 70B model."""
+    assert where(stack(TP4, **LLAMA_70B), "VL701") == []
+
+
+def test_a_zero_in_the_values_is_the_templates_default():
+    """`failureThreshold | default 3`: 0 is empty to sprig's default."""
+    [container] = containers(stack(TP4, "  startupProbe:\n    failureThreshold: 0\n"))
+    probe = container.probe("startup")
+    assert probe.timing("failureThreshold") == 3 and chart_default(probe.timings["failureThreshold"].node, container)
+    assert probe.timing("periodSeconds") == 10
+
+
+# --- VL702: the probe's port ----------------------------------------------------------------------------------
+def test_catches_a_moved_container_port_with_the_charts_probes_at_the_entry():
+    text = stack(spec="  containerPort: 8080\n")
+    findings = found(text, "VL702")
+    assert [(line, col) for line, col, _ in findings] == [(5, 5)] * 3
+    assert all("checks port 8000 (the chart's default)" in message and "servingEngineSpec.containerPort" in message
+               for _, _, message in findings)
+
+
+def test_catches_a_probe_port_the_file_writes_at_its_value():
+    spec = "  containerPort: 8080\n  startupProbe: null\n  livenessProbe: null\n  readinessProbe:\n" \
+           "    httpGet: {path: /health, port: 8000}\n"
+    assert where(stack(spec=spec), "VL702") == [(7, 36)]
+
+
+def test_does_not_catch_probes_moved_with_the_port():
+    spec = "  containerPort: 8080\n" + "".join(f"  {kind}:\n    httpGet: {{port: 8080}}\n"
+                                              for kind in ("startupProbe", "livenessProbe", "readinessProbe"))
+    assert where(stack(spec=spec), "VL702") == []
+
+
+def test_does_not_catch_the_lora_sidecar_pod():
+    """enableLoRA with pvcStorage adds a sidecar container: another program of the pod may listen on 8000."""
+    entry = '    enableLoRA: true\n    pvcStorage: "50Gi"\n'
+    assert where(stack(entry, "  containerPort: 8080\n"), "VL702") == []
+
+
+# --- VL705: the memory limit ----------------------------------------------------------------------------------
+CPU_IMAGE = dict(image="public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo", tag="v0.9.1",
+                 model="TinyLlama/TinyLlama-1.1B-Chat-v1.0")
+KV_40 = "    env:\n    - name: VLLM_CPU_KVCACHE_SPACE\n      value: \"40\"\n"
+
+
+def test_catches_limit_memory_below_the_cpu_kv_cache_at_the_value():
+    assert where(stack('    limitMemory: "8Gi"\n' + KV_40, **CPU_IMAGE), "VL705") == [(12, 18)]
+
+
+def test_catches_resources_as_written_at_the_limit():
+    entry = "    resources:\n      limits: {memory: 8Gi, cpu: 4}\n" + KV_40
+    assert where(stack(entry, **CPU_IMAGE), "VL705") == [(13, 24)]
+
+
+def test_does_not_catch_without_a_memory_limit():
+    """requestMemory only schedules; the chart writes a memory limit only for limitMemory."""
+    assert where(stack(KV_40, **CPU_IMAGE), "VL705") == []
+
+
+def test_does_not_catch_a_limit_that_holds_the_cache():
+    assert where(stack('    limitMemory: "64Gi"\n' + KV_40, **CPU_IMAGE), "VL705") == []
+
+
+# --- the pod itself -------------------------------------------------------------------------------------------
+def test_production_stack_pod_as_the_chart_renders_it():
+    entry = '    limitMemory: "32Gi"\n    pvcStorage: "50Gi"\n    shmSize: "8Gi"\n' + TP4
+    [container] = containers(stack(entry))
+    pod = container.pod
+    assert [(v.name, v.kind) for v in pod.volumes] == [("storage", "persistentVolumeClaim"), ("shm", "emptyDir")]
+    assert pod.volume("shm").medium == "Memory" and pod.volume("shm").size_limit == 8 * 2**30
+    assert [m.mount_path for m in container.volume_mounts] == ["/data", "/dev/shm"]
+    assert container.env["HF_HOME"] == "/data"
+    assert container.resources is not None and container.resource("limits", "nvidia.com/gpu").value == 4
+    assert container.ports == [("container-port", 8000), ("zmq-port", 55555), ("ucx-port", 9999)]
+    assert sorted(p.kind for p in container.probes) == ["liveness", "readiness", "startup"]
+
+
+def test_llm_d_role_level_dra_requests_no_gpu():
+    """_helpers-dra.tpl lines 6-28: <role>.accelerator.dra turns the device-plugin request off."""
+    [container] = containers(modelservice("  accelerator:\n    dra: true\n"))
+    assert container.resource("limits", "nvidia.com/gpu") is None
+    [plain] = containers(modelservice())
+    assert quantity_int(plain.resource("limits", "nvidia.com/gpu")) == 2
+
+
+def test_llm_d_model_volume_and_hf_home():
+    [container] = containers(modelservice())
+    assert [(v.name, v.size_limit) for v in container.pod.volumes] == [("metrics-volume", None),
+                                                                      ("model-storage", 40 * 2**30)]
+    assert container.env["HF_HOME"] == "/model-cache"
+
+
+# --- VL609 / VL706: where the weights are downloaded ----------------------------------------------------------
+LLAMA_8B_MS = """modelArtifacts:
+  uri: "hf://meta-llama/Llama-3.1-8B-Instruct"
+  name: "meta-llama/Llama-3.1-8B-Instruct"
+{size}decode:
+  create: true
+  containers:
+  - name: "vllm"
+    image: "ghcr.io/llm-d/llm-d-cuda:v0.4.0"
+    modelCommand: vllmServe
+    mountModelVolume: true
+prefill:
+  create: false
+"""
+
+
+def test_catches_llm_d_default_model_volume_size_at_the_container():
+    """modelArtifacts.size defaults to 5Mi (values.yaml line 74): the chart's default, at the container entry."""
+    [(line, col, message)] = found(LLAMA_8B_MS.format(size=""), "VL609")
+    assert (line, col) == (7, 5)
+    assert "(sizeLimit 5Mi), the chart's default" in message and "modelArtifacts.size" in message
+
+
+def test_catches_a_small_model_artifacts_size_at_its_value():
+    assert where(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609") == [(4, 9)]
+
+
+def test_does_not_catch_a_model_artifacts_size_that_holds_the_weights():
+    assert where(LLAMA_8B_MS.format(size="  size: 40Gi\n"), "VL609") == []
+
+
+def test_catches_production_stack_weights_on_the_writable_layer_at_the_model():
+    text = stack(TP4, model="meta-llama/Llama-3.1-70B-Instruct")
+    [(line, col, message)] = found(text, "VL706")
+    assert (line, col) == (7, 15)
+    assert "/tmp/hub (env HF_HOME)" in message and "set pvcStorage" in message
+
+
+def test_does_not_catch_production_stack_weights_on_pvc_storage():
+    text = stack('    pvcStorage: "300Gi"\n' + TP4, model="meta-llama/Llama-3.1-70B-Instruct")
+    assert where(text, "VL706") == []
+
+
+# --- VL703: unwritable caches ---------------------------------------------------------------------------------
+READ_ONLY = "  containerSecurityContext:\n    readOnlyRootFilesystem: true\n"
+
+
+def test_catches_a_read_only_root_filesystem_at_the_values_field():
+    assert where(stack('    pvcStorage: "50Gi"\n', READ_ONLY), "VL703") == [(4, 29)]
+
+
+def test_does_not_catch_an_extra_volume_at_tmp_and_the_cache():
+    entry = '''    pvcStorage: "50Gi"
+    extraVolumes: [{name: tmp, emptyDir: {}}, {name: cache, emptyDir: {}}]
+    extraVolumeMounts: [{name: tmp, mountPath: /tmp}, {name: cache, mountPath: /root/.cache}]
+'''
+    assert where(stack(entry, READ_ONLY), "VL703") == []
+
+
+def test_does_not_catch_env_from_a_config_map_the_run_does_not_hold():
+    """servingEngineSpec.configs makes an envFrom ConfigMap: the variables that move the caches are unknown."""
+    spec = READ_ONLY + "  configs:\n    HF_HOME: /data\n"
+    assert where(stack('    pvcStorage: "50Gi"\n', spec), "VL703") == []
+
+
+# --- VL704: no GPU --------------------------------------------------------------------------------------------
+def no_gpu(entry="", spec='  runtimeClassName: ""\n'):
+    return f"""servingEngineSpec:
+{spec}  modelSpec:
+  - name: "opt125m"
+    repository: "vllm/vllm-openai"
+    tag: "v0.10.1"
+    modelURL: "facebook/opt-125m"
+    requestCPU: 6
+    requestMemory: "16Gi"
+{entry}"""
+
+
+def test_catches_a_fractional_request_gpu_at_its_value():
+    [(line, col, message)] = found(no_gpu("    requestGPU: 0.5\n"), "VL704")
+    assert (line, col) == (10, 17) and "truncates it to 0" in message
+
+
+def test_catches_no_request_gpu_at_the_tag():
+    [(line, col, message)] = found(no_gpu(), "VL704")
+    assert (line, col) == (6, 10) and "set requestGPU" in message
+
+
+def test_does_not_catch_the_charts_default_runtime_class_nvidia():
+    """helm/values.yaml line 368: runtimeClassName "nvidia" exposes the node's GPUs when the file leaves it."""
+    assert where(no_gpu(spec=""), "VL704") == []
+
+
+def test_does_not_catch_a_gpu_request():
+    assert where(no_gpu("    requestGPU: 1\n"), "VL704") == []
+
+
+def test_does_not_catch_llm_d_dra():
+    text = LLAMA_8B_MS.format(size="  size: 40Gi\n").replace("decode:\n", "accelerator:\n  dra: true\ndecode:\n")
+    assert where(text, "VL704") == []
+
+
+# --- llm-d's routing proxy ------------------------------------------------------------------------------------
+PROBED = """modelArtifacts:
+  uri: "hf://Qwen/Qwen3-8B"
+  name: "Qwen/Qwen3-8B"
+  size: 40Gi
+{routing}decode:
+  create: true
+  containers:
+  - name: "vllm"
+    image: "ghcr.io/llm-d/llm-d-cuda:v0.4.0"
+    modelCommand: vllmServe
+    mountModelVolume: true
+    readinessProbe:
+      httpGet: {{path: /health, port: 8000}}
+prefill:
+  create: false
+"""
+
+
+def test_does_not_catch_a_decode_probe_on_the_routing_proxys_port():
+    """The decode pod's routing proxy (a native sidecar on routing.servicePort, 8000) listens there; vLLM is on
+    8200."""
+    assert where(PROBED.format(routing=""), "VL702") == []
+
+
+def test_with_the_proxy_off_the_probe_must_check_the_service_port():
+    """Proxy disabled: vLLM serves routing.servicePort (8000) itself, so the probe on 8000 is right."""
+    assert where(PROBED.format(routing="routing:\n  proxy:\n    enabled: false\n"), "VL702") == []
+    moved = PROBED.format(routing="routing:\n  servicePort: 9000\n  proxy:\n    enabled: false\n")
+    assert where(moved, "VL702") == [(17, 38)]
+
+
+def test_the_vllm_container_is_the_charts_not_the_proxy():
+    [container] = containers(PROBED.format(routing=""))
+    assert container.name == "vllm" and [c.name for c in container.pod.containers if c.init] == ["routing-proxy"]
+
+
+def test_catches_a_kv_offload_larger_than_the_charts_default_shm_size_at_the_flag():
+    """The chart's /dev/shm is 20Gi (`default "20Gi" $modelSpec.shmSize`); vLLM 0.29 keeps the offload in it."""
+    entry = '''    vllmConfig:
+      tensorParallelSize: 2
+      extraArgs: ["--kv-offloading-size", "40"]
+'''
+    [(line, col, message)] = found(stack(entry, tag="v0.29.0"), "VL608")
+    assert (line, col) == (14, 19)
+    assert "sizeLimit, the chart's default" in message and "set shmSize" in message and "41Gi" in message
+    assert where(stack(entry + '    shmSize: "48Gi"\n', tag="v0.29.0"), "VL608") == []
+
+
+def test_catches_llm_d_gpus_written_without_memory_as_info_at_the_gpu_value():
+    text = modelservice(container="    resources:\n      limits:\n        nvidia.com/gpu: \"2\"\n")
+    result = lint_text(text, "values.yaml", LintOptions(select=["VL705"]))
+    assert [(f.span.line, f.span.col, f.severity.name) for f in result.findings] == [(16, 25, "INFO")]
+
+
+def test_does_not_catch_a_gpu_count_the_chart_fills_in():
+    """No `resources` in the values: the chart writes dataLocal x tensor GPUs; the file names no GPU to fix."""
+    assert where(modelservice(), "VL705") == []
