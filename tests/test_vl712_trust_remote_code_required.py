@@ -237,7 +237,7 @@ TOKENIZER_CAPPED = "vllm/vllm-openai:v0.14.1"  # transformers<5,>=4.56.0: every 
 def test_catches_a_tokenizer_that_is_repository_code(image, name, col):
     findings = lint(pod(image=image, command=f"[vllm, serve, {name}]"))
     assert [(f.span.line, f.span.col, f.severity) for f in findings] == [(8, col, Severity.ERROR)]
-    assert findings[0].message.startswith(f"Add --trust-remote-code (after reading the repository's tokenization_")
+    assert findings[0].message.startswith("Add --trust-remote-code (after reading the repository's tokenization_")
     assert "auto_map.AutoTokenizer" in findings[0].message and "Failed to load the tokenizer" in findings[0].message
 
 
