@@ -76,6 +76,8 @@ def test_catches(text, line, col, value, instead):
      "Use vllm/vllm-openai:v0.24.0-cu129 (the multi-arch tag)"),
     ("{node.kubernetes.io/instance-type: a4x-maxgpu-4g-metal}", "vllm/vllm-openai:v0.8.5", "arch:arm64",
      "GB300 comes with an NVIDIA Grace CPU"),
+    ("{nvidia.com/gpu.product: NVIDIA-GH200-480GB}", "vllm/vllm-openai:v0.10.1.1", "arch:arm64",
+     "GH200 comes with an NVIDIA Grace CPU"),
 ])
 def test_catches_grace_nodes_named_by_their_gpu(selector, image, value, says):
     findings = found(pod(image, selector))

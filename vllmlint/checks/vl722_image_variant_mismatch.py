@@ -5,7 +5,7 @@ What each tag of vllm/vllm-openai is built for is data/image-variants.yaml (vllm
 the node's architecture and driver come from the pod's node selector and required node affinity (and the
 requirements of the Karpenter NodePools it lands on), the GPU from `capacity.workload` landings. A node whose
 architecture is not named is arm64 when every GPU the pod can land on only comes with an NVIDIA Grace CPU
-(gpus.yaml `host_cpu`: GB200, GB300, named by an instance type such as a4x-highgpu-4g or a GPU label). Silent
+(gpus.yaml `host_cpu`: GH200, GB200, GB300, named by an instance type such as a4x-highgpu-4g or a GPU label). Silent
 when the image's variant, the node's driver, architecture or GPU is not named.
 """
 from __future__ import annotations
