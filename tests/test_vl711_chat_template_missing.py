@@ -205,6 +205,15 @@ def test_catches_a_base_checkpoint_listed_in_repositories(name):
     assert where(served_pod(IMG, [f"args: [{name}]"], JOB)) == [(8, 12, W)]
 
 
+def test_catches_the_mistral_7b_base_entry():
+    # an entry of its own (vocabulary 32000, a 4096 sliding window), its tokenizer_config.json without a template
+    assert where(pod(IMG, ["args: [mistralai/Mistral-7B-v0.1]"])) == [(8, 12, N)]
+    assert where(served_pod(IMG, ["args: [mistralai/Mistral-7B-v0.1, --max-model-len, '8192']"], JOB)) == [(8, 12, W)]
+    # its chat-tuned repositories and quantized copies are not what the fact describes
+    assert where(served_pod(IMG, ["args: [mistralai/Mistral-7B-Instruct-v0.1]"], JOB)) == []
+    assert where(served_pod(IMG, ["args: [TheBloke/Mistral-7B-v0.1-AWQ]"], JOB)) == []
+
+
 def test_catches_a_base_checkpoint_behind_the_openai_chat_route_on_vllm_serve():
     text = pod("vllm/vllm-openai:v0.10.1.1", ["command: [vllm, serve, meta-llama/Llama-3.2-1B]"], ROUTE)
     [finding] = findings(text)
