@@ -387,6 +387,41 @@ def test_catalogued_repositories_name_an_entry_the_resolver_picks():
         assert name not in {n.lower() for n in ids}, name  # an entry's own id holds its facts on the entry
 
 
+# The weight format a repository name's suffix announces (what sizing uses, names.split_quantization) against
+# the quant_method config.json states (the catalogued fact): a listed copy whose name says another width is a
+# data error, since VL601 would size it by its name.
+_NAME_FORMATS = {"awq": {"awq"}, "gptq": {"gptq-int4", "gptq-int8", "int4", "int8"}, "fp8": {"fp8"},
+                 "compressed-tensors": {"fp8", "int8", "int4"}}
+
+
+def test_quantized_repositories_agree_with_the_width_their_name_announces():
+    from vllmlint.capacity.names import split_quantization
+    from vllmlint.capacity.specs import catalogued_repositories
+
+    quantized = {name: facts["quantization"] for name, (_m, facts) in catalogued_repositories().items()
+                 if "quantization" in facts}
+    assert {"qwen/qwen2.5-7b-instruct-awq", "qwen/qwen2.5-7b-instruct-gptq-int4", "qwen/qwen3-4b-fp8",
+            "redhatai/meta-llama-3.1-8b-instruct-fp8", "redhatai/meta-llama-3.1-8b-instruct-quantized.w4a16"} <= set(quantized)
+    for name, fact in quantized.items():
+        suffix = split_quantization(name)[1]
+        assert suffix in _NAME_FORMATS[fact.value], (name, suffix, fact.value)
+        assert fact.source.startswith("https://"), name
+
+
+def test_a_listed_quantized_copy_gives_its_own_quant_method():
+    from vllmlint.capacity.specs import repository_fact
+
+    qwen = next(m for m in models() if m.id == "Qwen/Qwen2.5-7B-Instruct")
+    assert repository_fact(qwen, "Qwen/Qwen2.5-7B-Instruct-AWQ", "quantization").value == "awq"
+    assert repository_fact(qwen, "qwen/qwen2.5-7b-instruct-gptq-int4", "quantization").value == "gptq"
+    assert repository_fact(qwen, "Qwen/Qwen2.5-7B-Instruct", "quantization").value is None  # the entry's own
+    assert repository_fact(qwen, "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "quantization") is None  # not listed
+    assert repository_fact(qwen, "Qwen/Qwen2.5-7B-Instruct-AWQ", "has_chat_template") is None  # not read for it
+    llama = next(m for m in models() if m.id == "meta-llama/Llama-3.1-8B-Instruct")
+    assert repository_fact(llama, "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", "quantization").value \
+        == "compressed-tensors"
+
+
 def test_a_repository_fact_is_about_that_repository_only():
     from vllmlint.capacity.specs import repository_fact
 

@@ -53,8 +53,10 @@ def test_quantization_is_reconciled_with_checkpoint_quantization():
 def test_the_base_model_has_no_template_and_its_model_type():
     llama2 = resolve_model("meta-llama/Llama-2-7b-hf").model
     assert llama2.has_chat_template.value is False and llama2.has_chat_template.model_type == "llama"
+    mistral = resolve_model("mistralai/Mistral-7B-v0.1").model
+    assert mistral.has_chat_template.value is False and mistral.has_chat_template.model_type == "mistral"
     chat = [m.id for m in models() if m.has_chat_template.value is False]
-    assert chat == ["meta-llama/Llama-2-7b-hf"]
+    assert sorted(chat) == ["meta-llama/Llama-2-7b-hf", "mistralai/Mistral-7B-v0.1"]
 
 
 def test_repository_facts_apply_to_the_repository_only():

@@ -207,12 +207,23 @@ def test_model_type_from_architecture():
 
 
 # --- quantization kernels ----------------------------------------------------------------------------
-@pytest.mark.parametrize("image, method, col", [
-    ("v0.10.1", "awq_marlin", 62), ("v0.12.0", "gptq_marlin", 62), ("v0.6.4.post1", "marlin", 62),
+@pytest.mark.parametrize("image, model, method, col", [
+    ("v0.10.1", "Qwen/Qwen2.5-7B-Instruct-AWQ", "awq_marlin", 62),
+    ("v0.12.0", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "gptq_marlin", 68),
+    ("v0.6.4.post1", "Qwen/Qwen2.5-7B-Instruct-AWQ", "marlin", 62),
 ])
-def test_marlin_below_8(image, method, col):
-    args = f"[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, {method}]"
+def test_marlin_below_8(image, model, method, col):
+    args = f"[{model}, --quantization, {method}]"
     assert found(deployment(T4, image, args)) == [(13, col, Severity.ERROR, f"{method}:T4")]
+
+
+def test_a_method_the_checkpoint_does_not_load_is_vl716s():
+    # Qwen's AWQ copy is catalogued with quant_method awq: vLLM stops on the mismatch with gptq_marlin before it
+    # compares the GPU's capability, so VL607 is silent and VL716 reports it.
+    args = "[Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, gptq_marlin]"
+    assert found(deployment(T4, "v0.12.0", args)) == []
+    assert [(f.code, f.value) for f in lint(deployment(T4, "v0.12.0", args), codes=("VL607", "VL716"))] \
+        == [("VL716", "gptq_marlin:awq")]
 
 
 def test_awq_checkpoint_on_a_v100():

@@ -197,11 +197,21 @@ def test_a_config_file_may_set_chat_template():
 
 
 # --- base checkpoints catalogued beside their chat-tuned entry (models.yaml `repositories`) ---------------
-@pytest.mark.parametrize("name", ["meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B", "meta-llama/Meta-Llama-3-8B"])
+@pytest.mark.parametrize("name", ["meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B", "meta-llama/Meta-Llama-3-8B",
+                                  "meta-llama/Llama-3.1-70B"])
 def test_catches_a_base_checkpoint_listed_in_repositories(name):
     # The resolver sizes it as its -Instruct entry; the template fact is the base repository's own.
     assert where(pod(IMG, [f"args: [{name}]"])) == [(8, 12, N)]
     assert where(served_pod(IMG, [f"args: [{name}]"], JOB)) == [(8, 12, W)]
+
+
+def test_catches_the_mistral_7b_base_entry():
+    # an entry of its own (vocabulary 32000, a 4096 sliding window), its tokenizer_config.json without a template
+    assert where(pod(IMG, ["args: [mistralai/Mistral-7B-v0.1]"])) == [(8, 12, N)]
+    assert where(served_pod(IMG, ["args: [mistralai/Mistral-7B-v0.1, --max-model-len, '8192']"], JOB)) == [(8, 12, W)]
+    # its chat-tuned repositories and quantized copies are not what the fact describes
+    assert where(served_pod(IMG, ["args: [mistralai/Mistral-7B-Instruct-v0.1]"], JOB)) == []
+    assert where(served_pod(IMG, ["args: [TheBloke/Mistral-7B-v0.1-AWQ]"], JOB)) == []
 
 
 def test_catches_a_base_checkpoint_behind_the_openai_chat_route_on_vllm_serve():
@@ -213,6 +223,12 @@ def test_catches_a_base_checkpoint_behind_the_openai_chat_route_on_vllm_serve():
 
 def test_does_not_catch_the_chat_tuned_entry_of_a_listed_base():
     assert where(served_pod(IMG, ["args: [meta-llama/Llama-3.2-1B-Instruct]"], JOB)) == []
+    assert where(served_pod(IMG, ["args: [meta-llama/Llama-3.1-70B-Instruct, -tp, '4']"], JOB)) == []
+
+
+def test_does_not_catch_an_official_quantized_copy():
+    # listed in `repositories` for its quantization only: nothing is known about its tokenizer
+    assert where(served_pod(IMG, ["args: [Qwen/Qwen2.5-7B-Instruct-AWQ]"], JOB)) == []
 
 
 def test_does_not_catch_a_base_checkpoint_without_a_sourced_fact():

@@ -221,3 +221,52 @@ def test_a_config_file_may_set_trust_remote_code():
     assert found(pod(command=command)) == []
     assert found(pod(command="[vllm, serve, deepseek-ai/DeepSeek-V3, --max-model-len, '4096']")) == [
         (8, 28, Severity.ERROR, "deepseek-ai/DeepSeek-V3@0.7.3")]
+
+
+# --- repository tokenizer code (data/tokenizer-code.yaml) ----------------------------------------------
+TOKENIZER_CAPPED = "vllm/vllm-openai:v0.14.1"  # transformers<5,>=4.56.0: every allowed release refuses it
+
+
+@pytest.mark.parametrize("image,name,col", [
+    # chatglm: vLLM's own config class loads the config without the flag; the tokenizer still needs it
+    (TOKENIZER_CAPPED, "THUDM/chatglm3-6b", 28),
+    ("vllm/vllm-openai:v0.12.0", "internlm/internlm2-7b", 28),
+    ("vllm/vllm-openai:v0.19.0", "baichuan-inc/Baichuan2-7B-Chat-4bits", 28),
+    (TOKENIZER_CAPPED, "THUDM/ChatGLM3-6B", 28),  # the Hub's ids are case-insensitive
+])
+def test_catches_a_tokenizer_that_is_repository_code(image, name, col):
+    findings = lint(pod(image=image, command=f"[vllm, serve, {name}]"))
+    assert [(f.span.line, f.span.col, f.severity) for f in findings] == [(8, col, Severity.ERROR)]
+    assert findings[0].message.startswith("Add --trust-remote-code (after reading the repository's tokenization_")
+    assert "auto_map.AutoTokenizer" in findings[0].message and "Failed to load the tokenizer" in findings[0].message
+
+
+def test_catches_a_tokenizer_that_is_repository_code_with_the_model_option():
+    text = pod(image=TOKENIZER_CAPPED, command="[python3, -m, vllm.entrypoints.openai.api_server, --model, "
+                                               "THUDM/chatglm3-6b, --tokenizer, THUDM/chatglm3-6b]")
+    assert [(f.span.line, f.span.col) for f in lint(text)] == [(8, 73)]
+
+
+@pytest.mark.parametrize("image,command", [
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm3-6b, --trust-remote-code]"),
+    ("vllm/vllm-openai:v0.29.0", "[vllm, serve, THUDM/chatglm3-6b]"),  # transformers 5 decides otherwise: not judged
+    ("vllm/vllm-openai:v0.10.1.1", "[vllm, serve, THUDM/chatglm3-6b]"),  # uncapped: a transformers 5 may be installed
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm3-6b, --tokenizer, my-org/glm-tokenizer]"),  # another tokenizer
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm3-6b, --tokenizer-revision, v1.0]"),
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm3-6b, --revision, 0123abcd]"),  # the tokenizer follows --revision
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm3-6b, --skip-tokenizer-init]"),  # no tokenizer loaded
+    (TOKENIZER_CAPPED, "[vllm, serve, THUDM/chatglm2-6b]"),  # not listed: no source read
+    (TOKENIZER_CAPPED, "[sh, -c, 'pip install transformers==5.25.0 && vllm serve THUDM/chatglm3-6b']"),
+])
+def test_does_not_catch_a_tokenizer_not_known_to_be_refused(image, command):
+    assert lint(pod(image=image, command=command)) == []
+
+
+def test_tokenizer_code_table_matches_its_schema_and_is_sourced():
+    schema = json.loads((schemas_dir() / "tokenizer-code.schema.json").read_text(encoding="utf-8"))
+    data = load_yaml_data(knowledge_dir() / "tokenizer-code.yaml")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(data)
+    for repo in data["repositories"]:
+        assert repo["auto_map"].split(".")[1] == repo["tokenizer_class"], repo["id"]
+        assert repo["id"].split("/")[1] in repo["source"] or repo["id"] in repo["source"], repo["id"]

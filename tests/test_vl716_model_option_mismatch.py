@@ -61,6 +61,17 @@ CATCHES = [
                                             "--mm-processor-kwargs, '{\"a\": 1}']"]), [(8, 46, N), (8, 85, N)]),
     ("quantization and multimodal at once", pod(OLD, [f"args: [--model, {QWEN}, --quantization, awq, "
                                                       "--limit-mm-per-prompt, image=1]"]), [(8, 63, E), (8, 68, E)]),
+    # official quantized copies listed in models.yaml `repositories` with their own quant_method
+    ("awq on Qwen's GPTQ-Int4 copy", pod(NEW, ["args: [Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4, --quantization, awq]"]),
+     [(8, 64, E)]),
+    ("gptq on Qwen's AWQ copy", pod(NEW, ["args: [Qwen/Qwen2.5-72B-Instruct-AWQ, --quantization, gptq, -tp, '4']"]),
+     [(8, 59, E)]),
+    ("gptq on a compressed-tensors FP8 copy", pod(NEW, ["args: [RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8, "
+                                                        "--quantization, gptq]"]), [(8, 69, E)]),
+    ("awq on RedHatAI's w4a16 (GPTQ) copy", pod(OLD, ["args: [--model, RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized"
+                                                      ".w4a16, --quantization, awq]"]), [(8, 90, E)]),
+    ("awq_marlin on Qwen's FP8 copy", pod(NEW, ["args: [Qwen/Qwen3-4B-FP8, --quantization, awq_marlin]"]),
+     [(8, 47, E)]),
 ]
 SILENT = [
     ("fp8 quantizes while loading", pod(NEW, [f"args: [{QWEN}, --quantization, fp8]"])),
@@ -70,6 +81,11 @@ SILENT = [
     ("an AWQ copy is not the catalogued repository", pod(NEW, ["args: [Qwen/Qwen2.5-7B-Instruct-AWQ, "
                                                                "--quantization, awq]"])),
     ("a base variant the fact is not about", pod(NEW, ["args: [Qwen/Qwen2.5-7B, --quantization, awq]"])),
+    ("awq_marlin on Qwen's AWQ copy", pod(NEW, ["args: [Qwen/Qwen2.5-7B-Instruct-AWQ, --quantization, awq_marlin]"])),
+    ("gptq_marlin on RedHatAI's w4a16 copy", pod(NEW, ["args: [RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16, "
+                                                       "--quantization, gptq_marlin]"])),
+    ("gptq on Qwen's GPTQ-Int4 copy", pod(NEW, ["args: [Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4, --quantization, gptq]"])),
+    ("a quantized copy not listed", pod(NEW, ["args: [Qwen/Qwen2.5-3B-Instruct-GPTQ-Int8, --quantization, awq]"])),
     ("a local path matched by its words", pod(NEW, ["args: [/models/qwen2.5-7b-instruct, --quantization, awq]"])),
     ("a model not in the catalog", pod(NEW, ["args: [TheBloke/Llama-2-7B-AWQ, --quantization, awq]"])),
     ("--quantization from an unresolved $(VAR)", pod(NEW, [f'args: [{QWEN}, --quantization, "$(QUANT)"]'])),

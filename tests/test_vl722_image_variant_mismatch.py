@@ -66,6 +66,43 @@ def test_catches(text, line, col, value, instead):
     assert findings[0][3].startswith(instead)
 
 
+@pytest.mark.parametrize("selector, image, value, says", [
+    # no kubernetes.io/arch, but every node the pod can land on has a Grace CPU (gpus.yaml host_cpu)
+    ("{cloud.google.com/gke-accelerator: nvidia-gb200}", "vllm/vllm-openai:v0.10.1.1", "arch:arm64",
+     "Use a release published for arm64"),
+    ("{node.kubernetes.io/instance-type: a4x-highgpu-4g}", "vllm/vllm-openai:v0.9.0", "arch:arm64",
+     "a4x-highgpu-4g (4 x GB200), from nodeSelector, whose GB200 comes with an NVIDIA Grace CPU"),
+    ("{nvidia.com/gpu.product: NVIDIA-GB200}", "vllm/vllm-openai:v0.24.0-x86_64-cu129", "arch:arm64",
+     "Use vllm/vllm-openai:v0.24.0-cu129 (the multi-arch tag)"),
+    ("{node.kubernetes.io/instance-type: a4x-maxgpu-4g-metal}", "vllm/vllm-openai:v0.8.5", "arch:arm64",
+     "GB300 comes with an NVIDIA Grace CPU"),
+    ("{nvidia.com/gpu.product: NVIDIA-GH200-480GB}", "vllm/vllm-openai:v0.10.1.1", "arch:arm64",
+     "GH200 comes with an NVIDIA Grace CPU"),
+])
+def test_catches_grace_nodes_named_by_their_gpu(selector, image, value, says):
+    findings = found(pod(image, selector))
+    assert [(f[0], f[1], f[2]) for f in findings] == [(8, 12, value)]
+    assert says in findings[0][3]
+
+
+@pytest.mark.parametrize("selector, image, value, says", [
+    # B300 is compute capability 10.3 (sm_103): the CUDA 12.9 builds of 0.24-0.31 skip it
+    ("{nvidia.com/gpu.product: NVIDIA-B300-SXM6-AC}", "vllm/vllm-openai:v0.29.0-cu129", "sm:B300",
+     "Use vllm/vllm-openai:v0.29.0 (CUDA 13.0.2) on B300"),
+    ("{node.kubernetes.io/instance-type: p6-b300.48xlarge}", "vllm/vllm-openai:v0.26.0-cu129", "sm:B300",
+     "p6-b300.48xlarge (8 x B300)"),
+    ("{karpenter.k8s.aws/instance-gpu-name: b300}", "vllm/vllm-openai:v0.24.0-cu129", "sm:B300",
+     "compute capability 10.3"),
+    # GB300 (A4X Max): the multi-arch -cu129 tag holds arm64, but no 10.3 kernels either
+    ("{cloud.google.com/gke-accelerator: nvidia-gb300}", "vllm/vllm-openai:v0.29.0-cu129", "sm:GB300",
+     "Use vllm/vllm-openai:v0.29.0 (CUDA 13.0.2) on GB300"),
+])
+def test_catches_blackwell_ultra_without_kernels(selector, image, value, says):
+    findings = found(pod(image, selector))
+    assert [(f[0], f[1], f[2]) for f in findings] == [(8, 12, value)]
+    assert says in findings[0][3]
+
+
 def test_catches_driver_of_a_karpenter_pool():
     """The driver label is on the NodePool the pod lands on (its template labels)."""
     pool = """apiVersion: karpenter.sh/v1
@@ -111,6 +148,21 @@ spec:
           - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}"""),  # one term is open
     pod("vllm/vllm-openai:v0.29.0", "{nvidia.com/gpu.product: NVIDIA-B200}"),  # B200 has its kernels
     pod("vllm/vllm-openai:v0.29.0-cu129", "{nvidia.com/gpu.product: NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition}"),
+    pod("vllm/vllm-openai:v0.29.0", "{nvidia.com/gpu.product: NVIDIA-B300-SXM6-AC}"),  # CUDA 13 covers 10.3
+    pod("vllm/vllm-openai:v0.10.1.1", "{nvidia.com/gpu.product: NVIDIA-B300-SXM6-AC}"),  # 10.0 code runs on 10.3
+    pod("vllm/vllm-openai:v0.10.1.1", "{node.kubernetes.io/instance-type: p6-b300.48xlarge}"),  # HGX B300: x86
+    pod("vllm/vllm-openai:v0.14.1", "{cloud.google.com/gke-accelerator: nvidia-gb200}"),  # multi-arch
+    pod("vllm/vllm-openai:v0.29.0", "{node.kubernetes.io/instance-type: a4x-maxgpu-4g-metal}"),
+    # the pod names amd64 itself: what it says wins over what the GPU implies
+    pod("vllm/vllm-openai:v0.10.1.1", "{kubernetes.io/arch: amd64, nvidia.com/gpu.product: NVIDIA-GB200}"),
+    pod("vllm/vllm-openai:v0.10.1.1", "{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"),  # x86 or Grace: unknown
+    pod("vllm/vllm-openai:v0.10.1.1", "{}", """
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-GB200, NVIDIA-B200]}"""),  # GB200 or x86 B200
 ])
 def test_does_not_catch(text):
     assert found(text) == []

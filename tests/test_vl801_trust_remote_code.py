@@ -171,3 +171,13 @@ def test_no_auto_map_holds_on_any_release():
 @pytest.mark.parametrize("flag", ["--trust-remote-code=false", "--trust-remote-code=0"])
 def test_a_flag_turned_off_is_not_reported(flag):
     assert found(pod(command=f"[vllm, serve, Qwen/Qwen2.5-7B-Instruct, {flag}]")) == []
+
+
+def test_silent_where_the_tokenizer_is_repository_code():
+    # THUDM/chatglm3-6b: vLLM loads the chatglm config itself, but the tokenizer is repository code (VL712's case)
+    assert found(pod(image="vllm/vllm-openai:v0.14.1", command="[vllm, serve, THUDM/chatglm3-6b, --trust-remote-code]")) \
+        == []
+    # a release that may run transformers 5 is not judged: still info
+    ((_line, _col, severity, _value),) = found(pod(image="vllm/vllm-openai:v0.29.0",
+                                                   command="[vllm, serve, THUDM/chatglm3-6b, --trust-remote-code]"))
+    assert severity == Severity.INFO

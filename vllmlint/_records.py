@@ -270,9 +270,25 @@ def _m_6544440e0b64(_HAS, _D, _F, _set):
         return hash((self.id,self.family,self.architecture,self.parameters,self.num_hidden_layers,self.hidden_size,self.intermediate_size,self.num_attention_heads,self.num_key_value_heads,self.head_dim,self.vocab_size,self.tie_word_embeddings,self.max_position_embeddings,self.torch_dtype,self.aliases,self.torch_dtype_given,self.attention_kind,self.qkv_bias,self.qk_norm,self.sliding_window,self.sliding_window_layers,self.q_lora_rank,self.kv_lora_rank,self.qk_nope_head_dim,self.qk_rope_head_dim,self.v_head_dim,self.num_experts,self.experts_per_token,self.moe_intermediate_size,self.shared_experts,self.first_dense_layers,self.router_bias,self.norms_per_layer,self.checkpoint_quantization,self.source,self.parameters_estimated,self.has_chat_template,self.quantization,self.modalities,self.gated,self.needs_trust_remote_code,self.layer_types,self.mlp_types,self.shared_expert_intermediate_size,self.attention_output_gate,self.linear_attention,self.vision_parameters,self.vision,self.quant_scheme,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic
-def _m_39b073556a1e(_HAS, _D, _F, _set):
-    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5], sm_count=_D[6], mig_parent=_D[7], mig_profile=_D[8]):
+# Fe|id:ric,model_type:ric,auto_map:ric,tokenizer_class:ric,source:ric
+def _m_a660a24ccc86(_HAS, _D, _F, _set):
+    def __init__(self, id, model_type, auto_map, tokenizer_class, source):
+        _set(self, 'id', id)
+        _set(self, 'model_type', model_type)
+        _set(self, 'auto_map', auto_map)
+        _set(self, 'tokenizer_class', tokenizer_class)
+        _set(self, 'source', source)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.id,self.model_type,self.auto_map,self.tokenizer_class,self.source,) == (other.id,other.model_type,other.auto_map,other.tokenizer_class,other.source,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.id,self.model_type,self.auto_map,self.tokenizer_class,self.source,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic,host_arch:dic
+def _m_44d01b81def8(_HAS, _D, _F, _set):
+    def __init__(self, id, name, architecture, compute_capability, bf16, fp8, marketing_memory_gb, nvidia_smi_total_mib, cuda_total_gib, cuda_total_estimated, cuda_total_source, aws_gpu_memory_mib, gpu_product_labels=_D[0], gke_accelerator_labels=_D[1], karpenter_gpu_names=_D[2], source=_D[3], aliases=_D[4], eks_accelerator_labels=_D[5], sm_count=_D[6], mig_parent=_D[7], mig_profile=_D[8], host_arch=_D[9]):
         _set(self, 'id', id)
         _set(self, 'name', name)
         _set(self, 'architecture', architecture)
@@ -294,12 +310,13 @@ def _m_39b073556a1e(_HAS, _D, _F, _set):
         _set(self, 'sm_count', sm_count)
         _set(self, 'mig_parent', mig_parent)
         _set(self, 'mig_profile', mig_profile)
+        _set(self, 'host_arch', host_arch)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,other.sm_count,other.mig_parent,other.mig_profile,)
+            return (self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,self.host_arch,) == (other.id,other.name,other.architecture,other.compute_capability,other.bf16,other.fp8,other.marketing_memory_gb,other.nvidia_smi_total_mib,other.cuda_total_gib,other.cuda_total_estimated,other.cuda_total_source,other.aws_gpu_memory_mib,other.gpu_product_labels,other.gke_accelerator_labels,other.karpenter_gpu_names,other.source,other.aliases,other.eks_accelerator_labels,other.sm_count,other.mig_parent,other.mig_profile,other.host_arch,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,))
+        return hash((self.id,self.name,self.architecture,self.compute_capability,self.bf16,self.fp8,self.marketing_memory_gb,self.nvidia_smi_total_mib,self.cuda_total_gib,self.cuda_total_estimated,self.cuda_total_source,self.aws_gpu_memory_mib,self.gpu_product_labels,self.gke_accelerator_labels,self.karpenter_gpu_names,self.source,self.aliases,self.eks_accelerator_labels,self.sm_count,self.mig_parent,self.mig_profile,self.host_arch,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric
@@ -2394,7 +2411,8 @@ MAKERS = {
     'Fe|id:ric,bytes:ric,words:ric,where:dic': _m_e422e727be51,
     'Fe|id:ric,env:ric,flag:ric,enabled:ric,values:ric,broad_paths:ric,first:ric,last:ric,severity:ric,api_key_severity:ric,requires_flags:ric,spans:ric,problem:ric,instead:ric,sources:dic,modalities:dic': _m_4ea27e5bea00,
     'Fe|id:ric,family:ric,architecture:ric,parameters:ric,num_hidden_layers:ric,hidden_size:ric,intermediate_size:ric,num_attention_heads:ric,num_key_value_heads:ric,head_dim:ric,vocab_size:ric,tie_word_embeddings:ric,max_position_embeddings:ric,torch_dtype:dic,aliases:dic,torch_dtype_given:dic,attention_kind:dic,qkv_bias:dic,qk_norm:dic,sliding_window:dic,sliding_window_layers:dic,q_lora_rank:dic,kv_lora_rank:dic,qk_nope_head_dim:dic,qk_rope_head_dim:dic,v_head_dim:dic,num_experts:dic,experts_per_token:dic,moe_intermediate_size:dic,shared_experts:dic,first_dense_layers:dic,router_bias:dic,norms_per_layer:dic,checkpoint_quantization:dic,source:dic,parameters_estimated:dic,has_chat_template:dic,quantization:dic,modalities:dic,gated:dic,needs_trust_remote_code:dic,layer_types:dic,mlp_types:dic,shared_expert_intermediate_size:dic,attention_output_gate:dic,linear_attention:dic,vision_parameters:dic,vision:dic,quant_scheme:dic': _m_6544440e0b64,
-    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic': _m_39b073556a1e,
+    'Fe|id:ric,model_type:ric,auto_map:ric,tokenizer_class:ric,source:ric': _m_a660a24ccc86,
+    'Fe|id:ric,name:ric,architecture:ric,compute_capability:ric,bf16:ric,fp8:ric,marketing_memory_gb:ric,nvidia_smi_total_mib:ric,cuda_total_gib:ric,cuda_total_estimated:ric,cuda_total_source:ric,aws_gpu_memory_mib:ric,gpu_product_labels:dic,gke_accelerator_labels:dic,karpenter_gpu_names:dic,source:dic,aliases:dic,eks_accelerator_labels:dic,sm_count:dic,mig_parent:dic,mig_profile:dic,host_arch:dic': _m_44d01b81def8,
     'Fe|id:ric,name:ric,written:ric,locations:ric,moved_by:ric,releases:ric,source:ric': _m_9e15223cb86f,
     'Fe|key:ric,value:ric,node:ric,encoded:ric': _m_17eb30d6b11e,
     'Fe|kind:dic,namespace:dic,name:dic,container:dic': _m_9da584e2d03d,

@@ -121,6 +121,72 @@ def needs_trust_remote_code(model: ModelSpec, release: str | None, *, release_im
     return None
 
 
+# --- tokenizer code (data/tokenizer-code.yaml) --------------------------------------------------------------
+@dataclass(frozen=True)
+class TokenizerCode:
+    """A repository whose tokenizer_config.json names a tokenizer class that is code in the repository
+    (auto_map.AutoTokenizer) and that transformers does not have."""
+
+    id: str
+    model_type: str
+    auto_map: str
+    tokenizer_class: str
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _tokenizer_data() -> tuple[dict[str, TokenizerCode], tuple[int, ...], tuple[int, ...]]:
+    from vllmlint.data import load_yaml_data
+
+    raw: Any = load_yaml_data(knowledge_dir() / "tokenizer-code.yaml")
+    listed = {str(r["id"]).lower(): TokenizerCode(str(r["id"]), str(r["model_type"]), str(r["auto_map"]),
+                                                   str(r["tokenizer_class"]), str(r["source"]))
+              for r in raw["repositories"]}
+    versions = raw["transformers"]
+    return listed, _numbers(str(versions["refuses_below"])), _numbers(str(versions["not_judged_from"]))
+
+
+def tokenizer_code(name: str | None) -> TokenizerCode | None:
+    """The tokenizer-code fact of the repository `name` (its id, case-insensitively); None when not listed."""
+    return _tokenizer_data()[0].get((name or "").strip().lower())
+
+
+def _tokenizer_loaded_from(invocation, name: str) -> bool:
+    """The tokenizer vLLM loads is the repository `name`'s at main: no other `--tokenizer`, a tokenizer revision
+    (`--tokenizer-revision`, else `--revision`) absent or main, and the tokenizer is loaded at all."""
+    if invocation.option("--skip-tokenizer-init"):
+        return False
+    others = invocation.option("--tokenizer")
+    if others and not all(o.value_known and str(o.value).strip().lower() == name.strip().lower() for o in others):
+        return False
+    if invocation.option("--tokenizer-revision"):
+        return not off_main(invocation, "--tokenizer-revision")
+    return not off_main(invocation, "--revision")
+
+
+def tokenizer_needs_flag(world, work) -> tuple[TokenizerCode, ReleaseRange] | None:
+    """(fact, release range) when the repository this workload serves has repository tokenizer code and every
+    transformers its vLLM release accepts refuses it without --trust-remote-code (the release caps transformers
+    below data/tokenizer-code.yaml `refuses_below`); None otherwise: not listed, another tokenizer or revision, a
+    release that may run a later transformers, packages installed first, or a config not described."""
+    name = work.model_name
+    fact = tokenizer_code(name)
+    invocation = work.invocation
+    if fact is None or name is None or not describes(invocation) or not _tokenizer_loaded_from(invocation, name):
+        return None
+    container = invocation.container
+    if container is not None and _installs_packages(world, container):
+        return None
+    row = release_range(invocation.release)
+    if row is None:
+        return None
+    _listed, refuses_below, _not_judged = _tokenizer_data()
+    below = row.transformers_below
+    if below is None or below > refuses_below:
+        return None  # the release may run a transformers that decides otherwise
+    return fact, row
+
+
 # --- the fact for one invocation: what VL712 and VL801 act on ----------------------------------------------
 # Flags that make vLLM read another config than the repository's config.json: then the repository's config
 # code is not what is loaded (vllm/engine/arg_utils.py: --config-format mistral reads params.json;
@@ -184,7 +250,10 @@ def describes(invocation) -> bool:
 def answer(world, work) -> bool | None:
     """`needs_trust_remote_code()` for the repository this workload serves: None unless it names a catalogued
     repository by its id (a fork or quantized copy has its own config), or when the container installs
-    packages first (its transformers may be another). The one answer VL712 and VL801 act on."""
+    packages first (its transformers may be another); True as well when its tokenizer is repository code
+    (`tokenizer_needs_flag`). The one answer VL712 and VL801 act on."""
+    if tokenizer_needs_flag(world, work) is not None:
+        return True  # the tokenizer is repository code, whatever the config needs
     match = work.match
     if match is None or match.how not in ("exact id", "case-insensitive id"):
         return None
@@ -197,4 +266,4 @@ def answer(world, work) -> bool | None:
 
 
 __all__ = ["ReleaseRange", "release_range", "needs_trust_remote_code", "release_image", "installs_packages", "describes",
-           "answer"]
+           "answer", "TokenizerCode", "tokenizer_code", "tokenizer_needs_flag"]

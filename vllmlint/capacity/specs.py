@@ -158,6 +158,9 @@ class GPU:
     sm_count: int | None = None  # streaming multiprocessors (AMD: compute units): vLLM's num_compute_units()
     mig_parent: str | None = None  # a MIG device (mig-profiles.yaml): the id of the GPU it is a slice of
     mig_profile: str | None = None  # its profile, "1g.10gb"
+    # The CPU architecture (kubernetes.io/arch) of every node with this GPU, when the GPU only comes with one CPU:
+    # "arm64" for the Grace superchips (GB200, GB300); None when nodes differ or the catalog does not say.
+    host_arch: str | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -338,6 +341,7 @@ def gpu_from_entry(entry: dict[str, Any]) -> GPU:
         aliases=tuple(entry.get("aliases") or ()),
         eks_accelerator_labels=tuple(labels.get("eks_accelerator") or ()),
         sm_count=int(entry["sm_count"]) if entry.get("sm_count") else None,
+        host_arch=(entry.get("host_cpu") or {}).get("arch"),
     )
 
 

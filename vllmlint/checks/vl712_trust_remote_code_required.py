@@ -6,10 +6,15 @@ where it is not needed) uses too: both read the same facts (data/capacity/models
 `needs_trust_remote_code`, data/config-registry.yaml per release) through `remote_code.describes()` and
 `remote_code.answer()`, so they never disagree. This check only reports True answers for a catalogued repository id served as such, at its main branch (`--revision` and
 `--code-revision` absent or `main`: the facts were read there).
+
+A repository whose tokenizer is code (data/tokenizer-code.yaml: tokenizer_config.json auto_map.AutoTokenizer
+names a class transformers does not have) needs the flag to load its tokenizer even where vLLM loads its config
+without it (vLLM's own config classes for chatglm, internvl_chat): reported on releases whose transformers
+requirement is capped below 5 (`remote_code.tokenizer_needs_flag`), with its own message.
 """
 from __future__ import annotations
 
-from vllmlint.capacity.remote_code import answer, describes, release_image, release_range
+from vllmlint.capacity.remote_code import answer, describes, release_image, release_range, tokenizer_needs_flag
 from vllmlint.capacity.workload import workloads
 from vllmlint.checks import Context
 from vllmlint.vllm.release import version_key
@@ -17,11 +22,15 @@ from vllmlint.vllm.release import version_key
 
 def check(ctx: Context):
     for work in workloads(ctx.world):
-        match = work.match
-        if match is None or work.model_token is None:
-            continue
         invocation = work.invocation
-        if invocation.option("--trust-remote-code") or not describes(invocation):
+        if work.model_token is None or invocation.option("--trust-remote-code") or not describes(invocation):
+            continue
+        tokenizer = tokenizer_needs_flag(ctx.world, work)
+        if tokenizer is not None:
+            yield _tokenizer_finding(ctx, work, *tokenizer)
+            continue
+        match = work.match
+        if match is None:
             continue
         if answer(ctx.world, work) is not True:
             continue
@@ -51,3 +60,17 @@ def check(ctx: Context):
             f"vLLM {invocation.release} (transformers{row.transformers}{built}) cannot load it, so the pod fails "
             "at start with transformers' \"requires you to execute the configuration file\" error. " + fix,
             about=invocation, value=f"{model.id}@{invocation.release}")
+
+
+def _tokenizer_finding(ctx: Context, work, fact, row):
+    invocation = work.invocation
+    built = f", image built {row.last_built}" if release_image(invocation) else ""
+    return ctx.finding(
+        work.model_token,
+        f"Add --trust-remote-code (after reading the repository's {fact.auto_map.split('.')[0]}.py) to serve "
+        f"{work.model_name}: its tokenizer is code in the repository (tokenizer_config.json auto_map.AutoTokenizer "
+        f"{fact.auto_map}) and transformers has no {fact.tokenizer_class}, so vLLM {invocation.release} "
+        f"(transformers{row.transformers}{built}) cannot load the tokenizer without the flag and the pod fails at "
+        "start (transformers: \"contains custom code which must be executed to correctly load the model\"; vLLM: "
+        "\"Failed to load the tokenizer\"). This holds whatever vLLM knows about the model's config.",
+        about=invocation, value=f"tokenizer:{fact.id}@{invocation.release}")

@@ -3,8 +3,10 @@ driver, an amd64-only tag on arm64 nodes, no kernels for the node's GPU.
 
 What each tag of vllm/vllm-openai is built for is data/image-variants.yaml (vllmlint.vllm.image_variants);
 the node's architecture and driver come from the pod's node selector and required node affinity (and the
-requirements of the Karpenter NodePools it lands on), the GPU from `capacity.workload` landings. Silent when
-the image's variant, the node's driver, architecture or GPU is not named.
+requirements of the Karpenter NodePools it lands on), the GPU from `capacity.workload` landings. A node whose
+architecture is not named is arm64 when every GPU the pod can land on only comes with an NVIDIA Grace CPU
+(gpus.yaml `host_cpu`: GH200, GB200, GB300, named by an instance type such as a4x-highgpu-4g or a GPU label). Silent
+when the image's variant, the node's driver, architecture or GPU is not named.
 """
 from __future__ import annotations
 
@@ -105,13 +107,40 @@ def _driver(ctx, work, variant: Variant, sets: list[list[Requirement]]):
                       about=work.invocation, value=f"driver:{variant.cuda_major}")
 
 
-def _arch(ctx, work, variant: Variant, sets: list[list[Requirement]]):
+def _implied_arch(work) -> tuple[str, str] | None:
+    """(arch, why) when every node the pod can land on has a GPU that only comes with one CPU architecture
+    (gpus.yaml `host_cpu`: the Grace superchips GB200 and GB300 are arm64), named by an instance type or a
+    GPU label; None when some landing's GPU does not say, or they differ."""
+    landings = work.hosting_landings()
+    arches = {landing.candidate.gpu.host_arch for landing in landings}
+    if not landings or len(arches) != 1 or None in arches:
+        return None
+    first = landings[0]
+    return str(next(iter(arches))), f"{first.label}, from {first.origin}, whose {first.candidate.gpu.id} comes with " \
+        f"an NVIDIA Grace CPU"
+
+
+def _node_arches(work, sets: list[list[Requirement]]) -> tuple[set[str], str] | None:
+    """The architectures the pod's nodes can have and why (named by kubernetes.io/arch, or implied by the
+    GPU of every landing); None when some way to place the pod says neither."""
     node_arches: set[str] = set()
+    implied: tuple[str, str] | None = None
     for requirements in sets:
         allowed = _arches(requirements)
         if allowed is None:
-            return
+            implied = implied or _implied_arch(work)
+            if implied is None:
+                return None
+            allowed = {implied[0]}
         node_arches |= allowed
+    return node_arches, (implied[1] if implied else "")
+
+
+def _arch(ctx, work, variant: Variant, sets: list[list[Requirement]]):
+    named = _node_arches(work, sets)
+    if named is None:
+        return
+    node_arches, why = named
     if not node_arches or node_arches & set(variant.arches):
         return
     wanted = sorted(node_arches)
@@ -119,8 +148,9 @@ def _arch(ctx, work, variant: Variant, sets: list[list[Requirement]]):
         advice = f"Use {_named(variant, variant.tag)} (the multi-arch tag)"
     else:
         advice = f"Use a release published for {'/'.join(wanted)} (vllm/vllm-openai is multi-arch from 0.11.0)"
+    nodes = f"{'/'.join(wanted)} nodes" + (f" ({why})" if why else "")
     yield ctx.finding(work.container.image, f"{advice}: {work.invocation.image.raw} holds only the "
-                      f"{'/'.join(variant.arches)} image, and the pod selects {'/'.join(wanted)} nodes. The node "
+                      f"{'/'.join(variant.arches)} image, and the pod selects {nodes}. The node "
                       "pulls the image of its own architecture: with none in the tag the pull fails (\"no matching "
                       "manifest\") or the binaries do not run (\"exec format error\"), and the pod never starts.",
                       about=work.invocation, value=f"arch:{'/'.join(wanted)}")
@@ -135,10 +165,8 @@ def _gpu(ctx, work, variant: Variant, sets: list[list[Requirement]]):
     hosting = work.hosting_landings()
     if not hosting:
         return
-    node_arches: set[str] = set()
-    for requirements in sets:
-        allowed = _arches(requirements)
-        node_arches |= allowed if allowed is not None else set(variant.arches)
+    named = _node_arches(work, sets)
+    node_arches = named[0] if named is not None else set(variant.arches)
     arches = sorted(node_arches & set(variant.arches)) or list(variant.arches)
     floor = capability_floor(variant.release)
     failing = []
