@@ -13,6 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from vllmlint.data import knowledge_dir, rules_dir, schemas_dir
+from vllmlint.source.files import is_dockerfile
 from vllmlint.source.yamlmodel import SourceFile, parse_documents
 
 RULE_PATHS = sorted(rules_dir().glob("VL*.yaml"))
@@ -139,8 +140,8 @@ def test_snippets_parse_as_yaml(path):
         return
     problems = []
     for label, filename, source, should_parse in snippets(rule):
-        if filename.endswith(".sh"):
-            continue
+        if filename.endswith((".sh", ".md")) or is_dockerfile(filename):
+            continue  # shell, Markdown and Dockerfile examples are not YAML
         error = yaml_error(filename, source)
         if rule["code"] in DELIBERATELY_BROKEN and not should_parse:
             if error is None:

@@ -23,7 +23,6 @@ the image tables say (`data/image-entrypoints.yaml`), read by the callers.
 """
 from __future__ import annotations
 
-import json
 import re
 from vllmlint.records import dataclass, field
 
@@ -310,6 +309,8 @@ def json_words(instruction: Instruction) -> list[Word] | None:
     args = instruction.args.strip()
     if not args.startswith("["):
         return None
+    import json  # here, not at start-up: a run reads no JSON module unless a Dockerfile needs one
+
     try:
         values = json.loads(args)
     except ValueError:

@@ -54,10 +54,10 @@ def invocation_env(world: Any, prefixes: tuple[str, ...]) -> list[SeenVar]:
                                      tuple(invocations), CONTAINER, var))
     found.extend(_script_env(world, prefixes, by_container))
     found.extend(_docker_run_env(world, prefixes))
-    from vllmlint.vllm.dockerfile import VIA_DOCKERFILE
-
     for invocation in world.invocations:
-        if invocation.via == VIA_DOCKERFILE and invocation.container is None:
+        # "dockerfile": vllm.dockerfile.VIA_DOCKERFILE, not imported for it (a run without Dockerfiles loads no
+        # Dockerfile reader)
+        if invocation.via == "dockerfile" and invocation.container is None:
             found.extend(_dockerfile_env(invocation, prefixes))
         elif invocation.container is None and invocation.owner is not None:
             from vllmlint.vllm.invocation import operator_env
