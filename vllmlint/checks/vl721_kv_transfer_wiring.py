@@ -170,10 +170,10 @@ def _host(ctx: Context, invocation, item: kvt.Wired, why: str) -> Finding | None
     cache = "KV cache" if _is_kv(row) else "encoder cache"
     severity = min(ctx.severity, Severity.WARNING)
     if "advertise_extra_key" in row:
-        written = kvt.advertised_extra(row, item.node, release)
-        if written is None or "$" in written[1]:
+        advertised = kvt.advertised_extra(row, item.node, release)
+        if advertised is None or "$" in advertised[1]:
             return None  # unset (or a release that does not read it): vLLM advertises get_ip(), the pod's address
-        key, said = written[0], written[1].strip()
+        key, said = advertised[0], advertised[1].strip()
         value = said.strip("[]").lower()
         if value not in _ANY and value not in _LOOPBACK:
             return None
