@@ -67,8 +67,8 @@ SNIPPETS = {
                        "        - --max-loras=4\n        - --max-lora-rank=64"),
     # "Tool Calling" needs the server's --tool-call-parser beside --enable-auto-tool-choice.
     "tool-choice": deployment("        - meta-llama/Llama-3.1-8B-Instruct\n        - --enable-auto-tool-choice"),
-    # "Vision-Language Model (VLM) Serving": an image model with no media allowlist. The April model
-    # (llava-hf/llava-v1.6-mistral-7b-hf) is not in the catalog; Qwen2.5-VL is.
+    # "Vision-Language Model (VLM) Serving": an image model with no media allowlist, the April chapter's
+    # llava-hf/llava-v1.6-mistral-7b-hf and the audit's Qwen2.5-VL (both catalogued with their modalities).
     "vlm": deployment("        - Qwen/Qwen2.5-VL-7B-Instruct"),
     "vlm-llava": deployment("        - llava-hf/llava-v1.6-mistral-7b-hf"),
     # "FP8 Quantization" on the chapter's NodePool types (p3.16xlarge: V100).
@@ -252,9 +252,8 @@ ROWS: tuple[Row, ...] = (
     Row("B08", "Current CLI Feature Configuration", "`--enable-auto-tool-choice` needs a `--tool-call-parser`",
         CAUGHT, (("VL108", "snippet:tool-choice", 22),), ("snippet:tool-choice",)),
     Row("B09", "Current CLI Feature Configuration", "multimodal URLs need SSRF controls (allowed media domains)",
-        PARTLY, (("VL804", "snippet:vlm", 21),), ("snippet:vlm",),
-        gap="the April chapter's llava-hf/llava-v1.6-mistral-7b-hf is not in the model catalog, so its modalities "
-            "are unknown and VL804 stays silent on it (catalog data: the `catalog` helper's item)"),
+        CAUGHT, (("VL804", "snippet:vlm", 21), ("VL804", "snippet:vlm-llava", 21)),
+        ("snippet:vlm", "snippet:vlm-llava")),
     Row("B10", "Capabilities and Support Boundaries", "FP8 needs device support (V100 has none)", CAUGHT,
         (("VL607", "snippet:fp8", 24),), ("snippet:fp8",)),
     Row("B11", "Capabilities and Support Boundaries",

@@ -63,3 +63,18 @@ def test_every_generated_entry_says_where_it_was_verified():
     items = {item["id"]: item for item in stored()}
     assert entry(items["Qwen/Qwen3-30B-A3B-Instruct-2507"])["verified"].startswith("verified against github.com/gogongxt/python")
     assert items["Qwen/Qwen3-30B-A3B-Instruct-2507"]["config"]["rope_theta"] == 10_000_000
+
+
+def test_llava_next_text_config_takes_mistral_defaults_and_keeps_the_top_level_class():
+    # llava-hf/llava-v1.6-mistral-7b-hf: its text_config (model_type mistral) names no hidden size, heads or
+    # layers, and names its language model's class; vLLM looks up the checkpoint's own class.
+    item = {item["id"]: item for item in stored()}["llava-hf/llava-v1.6-mistral-7b-hf"]
+    assert "hidden_size" not in item["config"]["text_config"]
+    model = model_from_config_json(item["config"], item["id"])
+    assert model is not None
+    assert model.architecture == "LlavaNextForConditionalGeneration"
+    # MistralConfig defaults (4096, 32 layers, 32 heads); the file's own 32064 vocabulary and 8 KV heads win
+    assert (model.hidden_size, model.num_hidden_layers, model.num_attention_heads) == (4096, 32, 32)
+    assert (model.vocab_size, model.num_key_value_heads, model.head_dim) == (32_064, 8, 128)
+    assert model.sliding_window is None  # the file's explicit null wins over the class's 4096
+    assert entry(item)["modalities"]["value"] == ["text", "image"]

@@ -145,8 +145,12 @@ def test_does_not_catch_what_the_chart_does_not_deploy():
 
 
 def test_does_not_catch_the_chart_values_without_findings():
-    text = STACK.replace('      extraArgs: ["--max-seq-len-to-capture", "8192"]\n', "")
+    # Recreate: the chart's default rollout (maxSurge 100%, maxUnavailable 0) would need a spare GPU (VL707)
+    text = STACK.replace('      extraArgs: ["--max-seq-len-to-capture", "8192"]\n', "").replace(
+        '  runtimeClassName: ""\n', '  runtimeClassName: ""\n  strategy: {type: Recreate}\n')
     assert where(text) == []
+    assert [f[:3] for f in where(STACK.replace('      extraArgs: ["--max-seq-len-to-capture", "8192"]\n', ""))] == [
+        ("VL707", 8, 5)]
 
 
 # --- llm-d modelservice ------------------------------------------------------------------------------------------
@@ -254,6 +258,7 @@ def test_fixtures_report_on_the_values_files_lines():
         ("helm-values-vllm-stack.yaml", 25, 15, "VL109"),  # VLLM_ENABLE_CUDA_COMPATIBILITY: 0.8.5 ignores it
         ("helm-values-llm-d.yaml", 10, 8, "VL601"),  # Qwen3-32B on one L4 (acceleratorTypes, tensor 1)
         ("helm-values-llm-d.yaml", 31, 9, "VL102"),  # --max-seq-len-to-capture: removed in 0.11.0
+        ("helm-values-llm-d.yaml", 21, 3, "VL707"),  # no decode.strategy: Kubernetes's 25%/25% surges a GPU pod
     }
 
 

@@ -387,3 +387,65 @@ def test_catches_llm_d_gpus_written_without_memory_as_info_at_the_gpu_value():
 def test_does_not_catch_a_gpu_count_the_chart_fills_in():
     """No `resources` in the values: the chart writes dataLocal x tensor GPUs; the file names no GPU to fix."""
     assert where(modelservice(), "VL705") == []
+
+
+# --- VL707: the Deployment's rollout --------------------------------------------------------------------------
+def test_catches_the_stack_charts_default_strategy_at_the_replica_count():
+    # chart.engineStrategy: maxSurge 100%, maxUnavailable 0 when servingEngineSpec.strategy is not set
+    ((line, col, message),) = found(stack(), "VL707")
+    assert (line, col) == (8, 5)  # replicaCount
+    assert message.startswith("the rolling update of the Deployment the chart renders for modelSpec entry `qwen` "
+                              "needs 4 spare nvidia.com/gpu before any old pod stops: with maxSurge 100% (the "
+                              "chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica")
+    assert "Set servingEngineSpec.strategy" in message
+
+
+def test_catches_the_stack_default_at_the_entry_without_a_replica_count():
+    text = stack().replace("    replicaCount: 1\n", "")
+    ((line, col, message),) = found(text, "VL707")
+    assert (line, col) == (4, 5)  # the modelSpec entry
+    assert "of 1 replica (replicaCount not set: the API's default)" in message
+
+
+def test_catches_a_written_stack_strategy_at_max_unavailable():
+    spec = "  strategy:\n    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}\n"
+    ((line, col, message),) = found(stack(spec=spec), "VL707")
+    assert (line, col) == (4, 34)
+    assert "with maxSurge 1, maxUnavailable 0 of 1 replica" in message
+    assert "chart's default" not in message
+
+
+def test_does_not_catch_the_stack_chart_with_recreate_keda_or_no_gpu():
+    assert found(stack(spec="  strategy:\n    type: Recreate\n"), "VL707") == []
+    assert found(stack(spec="  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n"), "VL707") == []
+    # keda.enabled: no replicas in the template (a ScaledObject scales it)
+    assert found(stack(entry="    keda:\n      enabled: true\n"), "VL707") == []
+    assert found(stack().replace("requestGPU: 4", "requestGPU: 0"), "VL707") == []
+    # four replicas and a written 25%/25%: one old pod goes first
+    spec = "  strategy: {rollingUpdate: {maxSurge: 25%, maxUnavailable: 25%}}\n"
+    assert found(stack(spec=spec).replace("replicaCount: 1", "replicaCount: 4"), "VL707") == []
+
+
+def test_catches_llm_d_without_a_strategy_at_the_role():
+    # no decode.strategy: the template writes none, Kubernetes's 25%/25% on the chart's 1 replica
+    ((line, col, message),) = found(modelservice(), "VL707")
+    assert (line, col) == (5, 1)  # decode
+    assert ("with maxSurge 25% by default = 1, maxUnavailable 25% by default = 0 of 1 replica (decode.replicas not "
+            "set: the chart's default)") in message
+    assert "needs 2 spare nvidia.com/gpu" in message  # parallelism.tensor 2
+    assert "Set decode.strategy" in message
+
+
+def test_catches_llm_d_replicas_at_their_key():
+    ((line, col, _),) = found(modelservice(decode="  replicas: 2\n"), "VL707")
+    assert (line, col) == (9, 3)
+
+
+def test_does_not_catch_llm_d_with_a_strategy_prefill_at_zero_or_multinode():
+    one_at_a_time = "  strategy:\n    rollingUpdate: {maxSurge: 0, maxUnavailable: 1}\n"
+    assert found(modelservice(decode=one_at_a_time), "VL707") == []
+    assert found(modelservice(decode="  replicas: 0\n"), "VL707") == []
+    assert found("multinode: true\n" + modelservice(), "VL707") == []
+    # the chart's prefill default is 0 replicas
+    prefill = modelservice().replace("decode:", "prefill:", 1).replace("prefill:\n  create: false\n", "")
+    assert found(prefill, "VL707") == []

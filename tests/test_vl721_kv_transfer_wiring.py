@@ -436,3 +436,75 @@ def test_catches_a_p2p_nccl_http_port_that_is_not_the_servers_port():
     assert found(wrong) == [(12, 81, Severity.WARNING, "http_port=8100")]
     # without a proxy nothing is registered
     assert found(wrong.replace('"proxy_ip":"10.0.0.2",', "")) == []
+
+
+# --- MoRIIOConnector: two listeners on every address, extra-config ports + dp rank + tp rank -----------------------
+def moriio(role="kv_producer", **extra):
+    """As vLLM's MoRIIO usage guide writes it (0.33.0 docs/features/moriio_connector_usage.md): the ports are
+    strings of kv_connector_extra_config; http_port is the server's --port (8100 prefill, 8200 decode here)."""
+    fields = {"proxy_ip": "10.0.0.2", "proxy_ping_port": "36367",
+              "http_port": "8100" if role == "kv_producer" else "8200", **extra}
+    return json.dumps({"kv_connector": "MoRIIOConnector", "kv_role": role, "kv_connector_extra_config": fields},
+                      separators=(",", ":"))
+
+
+def test_catches_moriio_handshake_and_notify_listeners_on_the_default_ports():
+    # both containers on 6301 and 61005 (every worker of every role binds both), at the second's option
+    assert found(two(moriio(), moriio("kv_consumer"), image="vllm/vllm-openai:v0.33.0")) == [
+        (12, 81, Severity.ERROR, "prefill/decode:6301"), (12, 81, Severity.ERROR, "prefill/decode:61005")]
+    first, second = lint(two(moriio(), moriio("kv_consumer"), image="vllm/vllm-openai:v0.33.0"))
+    assert "MoRIIOConnector handshake listener (handshake_port not set: vLLM 0.33.0's default 6301)" in first.message
+    assert "MoRIIOConnector notify listener (notify_port not set: vLLM 0.33.0's default 61005)" in second.message
+
+
+def test_catches_moriio_ports_offset_by_tensor_parallel_ranks():
+    # a TP=2 prefill binds 6301-6302 and 61005-61006 (base + dp rank + tp rank): the decode's 6302 collides
+    decode = moriio("kv_consumer", handshake_port="6302", notify_port="7501")
+    assert found(two(moriio(), decode, image="vllm/vllm-openai:v0.20.2", tp=' --tensor-parallel-size, "2",')) == [
+        (12, 81, Severity.ERROR, "prefill/decode:6302")]
+    # without TP the prefill binds 6301 only
+    assert found(two(moriio(), decode, image="vllm/vllm-openai:v0.20.2")) == []
+
+
+def test_does_not_catch_moriio_on_its_own_ports_or_where_not_known():
+    # the guide's two instances on one host: 6301/6105 and 7301/7501
+    apart = two(moriio(handshake_port="6301", notify_port="6105"),
+                moriio("kv_consumer", handshake_port="7301", notify_port="7501"), image="vllm/vllm-openai:v0.33.0")
+    assert found(apart) == []
+    # an empty port takes the default, as _set_port_defaults does
+    assert found(two(moriio(handshake_port="", notify_port="6105"),
+                     moriio("kv_consumer", notify_port="7501"), image="vllm/vllm-openai:v0.33.0")) == [
+        (12, 81, Severity.ERROR, "prefill/decode:6301")]
+    # an unknown release, a release not read (0.15), a release before the connector (0.13.0)
+    for image in ("vllm/vllm-openai:latest", "vllm/vllm-openai:v0.15.1", "vllm/vllm-openai:v0.13.0"):
+        assert found(two(moriio(), moriio("kv_consumer"), image=image)) == [], image
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1", "0.0.0.0", "localhost"])
+def test_catches_a_moriio_host_ip_the_peer_cannot_reach(value):
+    transfer = "'" + moriio("kv_consumer", host_ip=value, http_port="8000") + "'"
+    assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer)) == [
+        (13, 69, Severity.WARNING, f"host_ip={value}")]
+    (finding,) = lint(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer))
+    assert finding.message.startswith(f"Remove `host_ip` from kv_connector_extra_config (vLLM then advertises the pod's "
+                                      f"address) or set it to the pod's IP, not {value}")
+    assert "Deployment decode runs 2 pods" in finding.message
+
+
+def test_does_not_catch_moriio_without_host_ip_or_where_it_is_not_read():
+    # unset: vLLM advertises get_ip(), the pod's address
+    plain = "'" + moriio("kv_consumer", http_port="8000") + "'"
+    assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=plain)) == []
+    loopback = "'" + moriio("kv_consumer", host_ip="127.0.0.1", http_port="8000") + "'"
+    # one pod; a routable address; 0.23.0 has no host_ip key (it advertises get_ip())
+    assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=loopback, replicas=1)) == []
+    assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=loopback.replace("127.0.0.1", "10.1.2.3"))) == []
+    assert found(deployment(image="vllm/vllm-openai:v0.23.0", transfer=loopback)) == []
+
+
+def test_catches_a_moriio_http_port_that_is_not_the_servers_port():
+    wrong = two(moriio(handshake_port="6301", notify_port="6105"),
+                moriio("kv_consumer", handshake_port="7301", notify_port="7501", http_port="8100"),
+                image="vllm/vllm-openai:v0.33.0")
+    assert found(wrong) == [(12, 81, Severity.WARNING, "http_port=8100")]
+    assert found(wrong.replace('"proxy_ip":"10.0.0.2",', "")) == []  # no proxy: nothing registered

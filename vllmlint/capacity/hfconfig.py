@@ -1027,7 +1027,9 @@ def model_from_config_json(config: dict[str, Any], model_id: str = "local/config
     model = ModelSpec(
         id=model_id,
         family=model_type or "unknown",
-        architecture=str((merged.get("architectures") or ["unknown"])[0]),
+        # The checkpoint's own class (what vLLM looks up in its registry) is the top-level one: a llava-style
+        # text_config names its language model's class (MistralForCausalLM) too.
+        architecture=str((config.get("architectures") or merged.get("architectures") or ["unknown"])[0]),
         parameters=0,
         num_hidden_layers=layers,
         hidden_size=hidden,

@@ -5,6 +5,11 @@ calculated from percentage by rounding up" for maxSurge and "by rounding down" f
 25% by default (https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#max-surge,
 #max-unavailable). With maxUnavailable 0 the controller keeps every old pod until a new one is Ready, so
 the new pod needs GPUs nobody frees: it stays Pending until the cluster has spare GPUs.
+
+A Helm values file is judged on the Deployment its chart renders (vllm.helm_pod.chart_rollout): production-stack
+writes `servingEngineSpec.strategy` when set, else its own maxSurge 100% / maxUnavailable 0, with replicaCount
+(default 1); llm-d's modelservice writes `<role>.strategy` when set, else none (Kubernetes's default), with
+`<role>.replicas` (the chart's decode 1, prefill 0). A finding on the chart's default sits at the entry and says so.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from vllmlint.k8s.placement import node_count_cap
 from vllmlint.k8s.quantity import quantity_int
 from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
 from vllmlint.checks import Context
+from vllmlint.vllm.helm_pod import chart_rollout, pod_container, unknown
 
 
 def _resolve(setting, replicas: int, round_up: bool) -> int:
@@ -173,18 +179,83 @@ def check(ctx: Context):
                           f"until spare {noun} appear.{capacity} Use `strategy: {{type: Recreate}}` (a short outage), or "
                           "`rollingUpdate: {maxSurge: 0, maxUnavailable: 1}` to replace the pods one at a time.",
                           about=owner, value=f"surge:{surge}/unavailable:{unavailable}@{count}", severity=severity)
+    yield from _chart_findings(ctx)
 
 
-def _words(surge_setting, unavailable_setting, count, surge, unavailable) -> str:
+def _chart_pods(ctx: Context):
+    """The Deployments charts render from values files, each with (resource, GPUs per pod) summed over the
+    containers of one pod; None for the GPUs when a container's resources are unknown or none is requested."""
+    groups: dict = {}
+    for invocation in ctx.world.invocations:
+        rollout = chart_rollout(invocation)
+        container = pod_container(invocation)
+        if rollout is not None and container is not None:
+            groups.setdefault(rollout.key, (rollout, {}))[1][id(container)] = container
+    for rollout, containers in groups.values():
+        if any(unknown(container, "resources") for container in containers.values()):
+            yield rollout, None
+            continue
+        total: dict[str, int] = {}
+        for container in containers.values():
+            request = requested_accelerator(container)
+            if request is not None and request[1] > 0:
+                total[request[0]] = total.get(request[0], 0) + request[1]
+        yield rollout, next(((name, total[name]) for name in ACCELERATOR_RESOURCES if name in total), None)
+
+
+def _chart_findings(ctx: Context):
+    """The rule on the Deployment a values file makes its chart render (vllm.helm_pod.chart_rollout)."""
+    for rollout, gpus in _chart_pods(ctx):
+        deployment = rollout.deployment
+        strategy, replicas, spec = deployment.strategy, deployment.replicas, deployment.spec
+        if gpus is None or strategy is None or replicas is None or spec is None or \
+                strategy.type.value != "RollingUpdate":
+            continue
+        strategy_node = spec.get("strategy")
+        rolling = strategy_node.get("rollingUpdate") if isinstance(strategy_node, Mapping) else None
+        rolling = rolling if isinstance(rolling, Mapping) else None
+        surge_setting, unavailable_setting = strategy.max_surge, strategy.max_unavailable
+        if surge_setting is None or unavailable_setting is None or \
+                _given_but_unread(rolling, "maxSurge", surge_setting) or \
+                _given_but_unread(rolling, "maxUnavailable", unavailable_setting):
+            continue  # a value this reader cannot resolve: silent
+        count = replicas.value
+        if count < 1:
+            continue  # no pods (llm-d's prefill by default), nothing to roll
+        surge = _resolve(surge_setting, count, round_up=True)
+        unavailable = _resolve(unavailable_setting, count, round_up=False)
+        if surge == 0 or unavailable > 0:
+            continue
+        resource, per_pod = gpus
+        if rollout.default_strategy or not isinstance(strategy_node, Mapping):
+            # the chart's (or Kubernetes's) default: at the replicas the file writes, else at the entry
+            where = rollout.count_key if rollout.count_key is not None else rollout.anchor
+        else:
+            written = rolling.key_node("maxUnavailable") if rolling is not None else None
+            where = written if written is not None else strategy_node
+        noun = "GPUs" if resource.endswith("/gpu") else "accelerators"
+        settings = _words(surge_setting, unavailable_setting, count, surge, unavailable,
+                          chart_strategy=rollout.default_strategy,
+                          count_note=rollout.count_default if rollout.default_replicas else "")
+        yield ctx.finding(where, f"the rolling update of the Deployment the chart renders for {rollout.label} needs "
+                          f"{per_pod} spare {resource} before any old pod stops: with {settings} it starts a new pod "
+                          f"first, and that pod waits Pending until spare {noun} appear. "
+                          f"{rollout.hint[:1].upper()}{rollout.hint[1:]}.", about=deployment,
+                          value=f"surge:{surge}/unavailable:{unavailable}@{count}",
+                          severity=min(ctx.severity, Severity.INFO))
+
+
+def _words(surge_setting, unavailable_setting, count, surge, unavailable, chart_strategy: bool = False,
+           count_note: str = "") -> str:
     def one(name, setting, resolved):
         written = setting.value if isinstance(setting.value, int) else f"{setting.value}"
-        default = "" if setting.node is not None else " by default"
+        default = " (the chart's default)" if chart_strategy else "" if setting.node is not None else " by default"
         if isinstance(setting.value, int):
             return f"{name} {written}{default}"
         return f"{name} {written}{default} = {resolved}"
     pods = "replica" if count == 1 else "replicas"
     return (f"{one('maxSurge', surge_setting, surge)}, {one('maxUnavailable', unavailable_setting, unavailable)} "
-            f"of {count} {pods}")
+            f"of {count} {pods}{f' ({count_note})' if count_note else ''}")
 
 
 def _anchor(root: Mapping, spec: Mapping, strategy_node):

@@ -17,6 +17,9 @@ through `vllmlint.vllm.kv_transfer`). Compose services are left alone (their net
   the release is known; the API port is port-collision's (VL717).
 - The other listeners (data rows): MooncakeConnector's side channel or bootstrap server and P2pNcclConnector's
   `kv_port` (bound on the pod's address or every address, per release; a decode-only Mooncake binds nothing),
+  MoRIIOConnector's handshake and notify listeners (every address, extra-config `handshake_port` 6301 and
+  `notify_port` 61005 plus data-parallel rank + TP rank; it advertises the pod's address unless its extra
+  config's `host_ip` says otherwise, reported when that is a loopback or wildcard address),
   the encoder-cache connectors of `--ec-transfer-config` (ECCPUConnector's NIXL side channel, judged like
   NixlConnector's; ECMooncakeConnector's consumer, which binds and advertises its config's `ec_ip`).
 """
@@ -139,7 +142,7 @@ def _api_port(ctx: Context, invocation, item: kvt.Wired) -> Finding | None:
 
 def _advertises(row: dict) -> bool:
     """Whether the connector tells its peer an address it chose (a host variable or a config field)."""
-    return "host_env" in row or "host_key" in row
+    return "host_env" in row or "host_key" in row or "advertise_extra_key" in row
 
 
 def _reads(invocation, name: str) -> bool:
@@ -166,6 +169,20 @@ def _host(ctx: Context, invocation, item: kvt.Wired, why: str) -> Finding | None
     connector = row["name"]
     cache = "KV cache" if _is_kv(row) else "encoder cache"
     severity = min(ctx.severity, Severity.WARNING)
+    if "advertise_extra_key" in row:
+        advertised = kvt.advertised_extra(row, item.node, release)
+        if advertised is None or "$" in advertised[1]:
+            return None  # unset (or a release that does not read it): vLLM advertises get_ip(), the pod's address
+        key, said = advertised[0], advertised[1].strip()
+        value = said.strip("[]").lower()
+        if value not in _ANY and value not in _LOOPBACK:
+            return None
+        extra = row.get("extra_key", "kv_connector_extra_config")
+        return ctx.finding(target, f"Remove `{key}` from {extra} (vLLM then advertises the pod's address) or set it "
+                           f"to the pod's IP, not {said}: {connector} tells the peer to dial {said}, the peer's own "
+                           f"{'loopback' if value in _LOOPBACK else 'host'}. {why}, so the handshake never reaches "
+                           f"this pod and the {cache} is not transferred.", about=container, value=f"{key}={said}",
+                           severity=severity)
     if "host_key" in row:
         key = row["host_key"]
         host, written = kvt.config_host(row, item.node)
@@ -296,7 +313,8 @@ def _listener(ctx: Context, invocation, config: kvt.JsonConfig, row: dict, node:
         port, written = keyed
         if port is None or release is None and not written:
             return None
-        said = f"{row['port_key']} {port}" if written else f"{row['port_key']} not set: vLLM {release}'s default {port}"
+        key = kvt.port_key_name(row)
+        said = f"{key} {port}" if written else f"{key} not set: vLLM {release}'s default {port}"
         return port, address, at_option, said
     name = row["port_env"]
     var = next((v for v in container.resolved_env(ctx.world) if v.name == name), None)

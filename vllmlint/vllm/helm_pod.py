@@ -12,9 +12,9 @@ part stays silent.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from vllmlint.k8s.objects import Container, PodTemplate
+from vllmlint.k8s.objects import Container, K8sObject, PodTemplate
 from vllmlint.k8s.operators import is_synthetic, synthetic
 from vllmlint.source.helm_values import LLM_D_MODELSERVICE, PRODUCTION_STACK, chart_table, helm_text, truthy
 from vllmlint.source.yamlmodel import Mapping, Node, Scalar, Sequence, field_at
@@ -112,6 +112,78 @@ def _true(value: Any) -> bool:
     if isinstance(value, Node):
         return truthy(value)
     return bool(value)
+
+
+# --- the Deployment's rollout --------------------------------------------------------------------------------
+class ChartRollout(NamedTuple):
+    """The Deployment a chart renders for an entry, as far as its rollout goes: `deployment` is a Deployment
+    object whose `spec` holds `replicas` and `strategy` as the templates write them (the file's nodes where the
+    file writes them, the chart's values placed at `anchor`); `key` names the entry (the containers of one pod
+    share it); `default_strategy` / `default_replicas` tell the chart's own values from the file's (a strategy
+    the chart leaves out entirely is Kubernetes's default, as in a manifest without one)."""
+
+    deployment: K8sObject
+    key: int
+    anchor: Node
+    default_strategy: bool
+    default_replicas: bool
+    hint: str
+    label: str  # the entry as the values file names it: modelSpec entry `llama`, `decode`
+    count_key: Node | None  # the key of the replica count the file writes (replicaCount, replicas)
+    count_default: str  # where the count comes from when the file does not write it
+
+
+def chart_rollout(invocation: Any) -> ChartRollout | None:
+    """The rollout of the Deployment a chart renders for a values-file invocation; None for any other, or when
+    the chart renders no Deployment whose replicas it writes (an autoscaled or multi-node entry)."""
+    owner = getattr(invocation, "owner", None)
+    return getattr(owner, "rollout", None) if hasattr(owner, "chart") else None
+
+
+def _rollout(owner: Any, anchor: Node, key: int, replicas: Any, strategy: Any, default_strategy: bool,
+             default_replicas: bool, hint: str, label: str, count_key: Node | None, count_default: str
+             ) -> ChartRollout:
+    spec: dict[str, Any] = {"replicas": replicas}
+    if strategy is not None:
+        spec["strategy"] = strategy
+    node = synthetic({"spec": spec}, anchor)
+    assert isinstance(node, Mapping)
+    deployment = K8sObject("Deployment", "apps/v1", owner.name, "", node, owner.source)
+    return ChartRollout(deployment, key, anchor, default_strategy, default_replicas, hint, label, count_key,
+                        count_default)
+
+
+def stack_rollout(root: Mapping, item: Mapping, owner: Any) -> ChartRollout | None:
+    """deployment-vllm-multi.yaml's replicas (replicaCount) and strategy (servingEngineSpec.strategy, else the
+    chart's maxSurge 100% / maxUnavailable 0) for a modelSpec entry; None with keda.enabled."""
+    spec = (chart_table()[PRODUCTION_STACK].get("pod") or {}).get("rollout")
+    if not spec or truthy(field_at(item, spec["autoscaled"])[1]):
+        return None
+    key, replicas = field_at(item, spec["replicas"]["path"])
+    strategy = field_at(root, spec["strategy"]["path"])[1]
+    written = truthy(strategy)
+    return _rollout(owner, item, id(item), replicas if key is not None else spec["replicas"]["default"],
+                    strategy if written else spec["strategy"]["default"], not written, key is None, spec["hint"],
+                    f"modelSpec entry `{owner.name}`" if owner.name else "a modelSpec entry", key,
+                    f"{spec['replicas']['path']} not set: the API's default")
+
+
+def modelservice_rollout(root: Mapping, role: str, spec: Mapping, owner: Any) -> ChartRollout | None:
+    """decode-deployment.yaml / prefill-deployment.yaml's replicas (as written, else the chart's values.yaml) and
+    strategy (as written, else none: Kubernetes's default); None for multinode (LeaderWorkerSets)."""
+    table = (chart_table()[LLM_D_MODELSERVICE].get("pod") or {}).get("rollout")
+    if not table or truthy(field_at(root, table["multinode"])[1]):
+        return None
+    defaults = table["replicas"]["defaults"]
+    key, replicas = field_at(spec, table["replicas"]["path"])
+    if key is None and role not in defaults:
+        return None
+    strategy = field_at(spec, table["strategy"]["path"])[1]
+    anchor = root.key_node(role) or spec
+    return _rollout(owner, anchor, id(spec), replicas if key is not None else defaults[role],
+                    strategy if truthy(strategy) else None, False, key is None,
+                    str(table["hint"]).replace("<role>", role), f"`{role}`", key,
+                    f"{role}.{table['replicas']['path']} not set: the chart's default")
 
 
 # --- vLLM production-stack ----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ class ChartWorkload(K8sObject):
         self.unknown: frozenset[str] = frozenset()
         self.dra = False  # llm-d: the accelerator comes from a DRA claim
         self.gpu_note: tuple[str, Node] | None = None  # why a GPU count the file writes makes no request, where
+        self.rollout: Any = None  # the Deployment's replicas and strategy as the chart renders them (vllm.helm_pod)
         self._annotation_node = annotations
 
     @property
@@ -161,9 +162,10 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
     if isinstance(root, Mapping):
-        from vllmlint.vllm.helm_pod import stack_pod
+        from vllmlint.vllm.helm_pod import stack_pod, stack_rollout
 
         owner.container = stack_pod(root, item, owner)
+        owner.rollout = stack_rollout(root, item, owner)
     return _invocation([Token(text, None) for text in command], args, image, owner)
 
 
@@ -333,9 +335,10 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
     parallelism = _parallelism(spec, table["parallelism"])
     owner.gpu = _modelservice_gpu(root, role, spec, container, image_text, parallelism, table["gpu"], owner)
     owner.pod = _modelservice_pod(spec, owner, table.get("placement") or {})
-    from vllmlint.vllm.helm_pod import modelservice_pod
+    from vllmlint.vllm.helm_pod import modelservice_pod, modelservice_rollout
 
     owner.container = modelservice_pod(root, spec, container, owner)
+    owner.rollout = modelservice_rollout(root, role, spec, owner)
     if mode == "custom" or mode not in commands:
         command = _listed(container.get("command"))
         return _invocation(command, own_args, image, owner) if command and mode == "custom" else None

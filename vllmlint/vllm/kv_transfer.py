@@ -122,9 +122,15 @@ def connector_names(config: JsonConfig) -> list[str]:
 
 
 def side_channel(name: str, option: str = KV_OPTION) -> dict[str, Any] | None:
-    """The data row of a connector that listens (NixlConnector, MooncakeConnector...) named in `option`, or None."""
-    return next((row for row in kv_transfer_data().get("connectors", [])
-                 if row.get("name") == name and row.get("option", KV_OPTION) == option), None)
+    """The (first) data row of a connector that listens (NixlConnector, MooncakeConnector...) named in `option`,
+    or None."""
+    return next(iter(listener_rows(name, option)), None)
+
+
+def listener_rows(name: str, option: str = KV_OPTION) -> list[dict[str, Any]]:
+    """Every data row of a connector named in `option`: one per listener it opens (MoRIIOConnector has two)."""
+    return [row for row in kv_transfer_data().get("connectors", [])
+            if row.get("name") == name and row.get("option", KV_OPTION) == option]
 
 
 class Wired(NamedTuple):
@@ -147,9 +153,7 @@ def side_channels(invocation: Invocation) -> list[Wired]:
         if config is None:
             continue
         for name, node in connector_nodes(config, key):
-            row = side_channel(name, option)
-            if row is not None:
-                found.append(Wired(row, node, config))
+            found.extend(Wired(row, node, config) for row in listener_rows(name, option))
     return found
 
 
@@ -190,16 +194,48 @@ def binds_nothing(row: dict[str, Any], node: dict, release: str | None) -> bool 
     return False
 
 
+def port_key_name(row: dict[str, Any]) -> str | None:
+    """The config key that holds a listener's port (`kv_port`, or an extra-config key such as MoRIIOConnector's
+    `handshake_port`); None when an environment variable holds it."""
+    return row.get("port_key") or row.get("port_extra_key")
+
+
 def key_port(row: dict[str, Any], node: dict, release: str | None) -> tuple[int | None, bool] | None:
-    """(port, written) of a connector whose port is a field of its own config (`kv_port`): the value written, or
-    the release's default; None when the row has no such field, (None, written) when not known."""
+    """(port, written) of a connector whose port is a field of its own config (`kv_port`) or of its extra config
+    (`handshake_port`): the value written, or the release's default; None when the row has no such field,
+    (None, written) when not known. An empty extra-config value takes the default, as MoRIIOConnector's
+    `_set_port_defaults` does (`not extra_config["handshake_port"]`)."""
     key = row.get("port_key")
+    holder: Any = node
     if not key:
-        return None
-    if key in node:
-        text = str(node[key]).strip()
+        key = row.get("port_extra_key")
+        if not key:
+            return None
+        holder = node.get(row.get("extra_key", "kv_connector_extra_config"))
+        if holder is None:
+            holder = {}
+        if not isinstance(holder, dict):
+            return None, True
+        if key in holder and holder[key] in ("", 0, None):
+            return default_port(row, release), False
+    if key in holder:
+        text = str(holder[key]).strip()
         return (int(text) if text.isdigit() else None), True
     return default_port(row, release), False
+
+
+def advertised_extra(row: dict[str, Any], node: dict, release: str | None) -> tuple[str, str] | None:
+    """(key, value) of the extra-config address a connector advertises to its peer (MoRIIOConnector's `host_ip`)
+    when written as a string and read by `release` (an unknown release: the newest's rule); None otherwise (vLLM
+    then advertises get_ip(), the pod's address)."""
+    spec = row.get("advertise_extra_key")
+    if not spec:
+        return None
+    if release is not None and not in_releases(spec.get("releases"), release):
+        return None
+    extra = node.get(row.get("extra_key", "kv_connector_extra_config"))
+    value = extra.get(spec["key"]) if isinstance(extra, dict) else None
+    return (spec["key"], value) if isinstance(value, str) and value.strip() else None
 
 
 def default_port(row: dict[str, Any], release: str | None) -> int | None:
@@ -218,6 +254,8 @@ def port_span(row: dict[str, Any], release: str | None, tensor_parallel: int | N
         return dp if data_parallel is not None else 1
     if per == "tp":
         return tensor_parallel if tensor_parallel is not None else 1
+    if per == "dp_plus_tp":  # base + dp_rank + tp_rank (MoRIIOConnector's get_port_offset with tp_size 1)
+        return (tensor_parallel or 1) + dp - 1 if tensor_parallel is not None and data_parallel is not None else 1
     return 1
 
 
@@ -259,4 +297,5 @@ def kv_events_port(invocation: Invocation, release: str | None) -> tuple[int, Js
 
 __all__ = ["JsonConfig", "json_config", "connector_names", "connector_nodes", "side_channel", "side_channels",
            "Wired", "KV_OPTION", "bind_address", "config_host", "binds_nothing", "key_port", "default_port",
+           "listener_rows", "port_key_name", "advertised_extra",
            "port_span", "kv_events_port", "kv_transfer_data", "by_release", "in_releases", "value_option"]
