@@ -394,7 +394,7 @@ def test_catches_the_stack_charts_default_strategy_at_the_replica_count():
     # chart.engineStrategy: maxSurge 100%, maxUnavailable 0 when servingEngineSpec.strategy is not set
     ((line, col, message),) = found(stack(), "VL707")
     assert (line, col) == (8, 5)  # replicaCount
-    assert message.startswith("the rolling update of the Deployment the chart renders for modelSpec entry `qwen` "
+    assert message.startswith("the rolling update of the chart's Deployment for modelSpec entry `qwen` "
                               "needs 4 spare nvidia.com/gpu before any old pod stops: with maxSurge 100% (the "
                               "chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica")
     assert "Set servingEngineSpec.strategy" in message

@@ -237,7 +237,7 @@ def _chart_findings(ctx: Context):
         settings = _words(surge_setting, unavailable_setting, count, surge, unavailable,
                           chart_strategy=rollout.default_strategy,
                           count_note=rollout.count_default if rollout.default_replicas else "")
-        yield ctx.finding(where, f"the rolling update of the Deployment the chart renders for {rollout.label} needs "
+        yield ctx.finding(where, f"the rolling update of the chart's Deployment for {rollout.label} needs "
                           f"{per_pod} spare {resource} before any old pod stops: with {settings} it starts a new pod "
                           f"first, and that pod waits Pending until spare {noun} appear. "
                           f"{rollout.hint[:1].upper()}{rollout.hint[1:]}.", about=deployment,
