@@ -44,8 +44,42 @@ def test_the_qwen25_vl_config_gives_the_windowed_tower(qwen25vl):
 
 def test_other_towers_get_no_profiled_shape():
     config = json.loads(CONFIG.read_text(encoding="utf-8"))["config"]
-    assert vision_tower(dict(config, model_type="qwen2_vl"), 3584) is None  # Qwen2-VL's tower: not modelled
+    assert vision_tower(dict(config, model_type="llava"), 3584) is None
     assert vision_tower(dict(config, vision_config=dict(config["vision_config"], intermediate_size=None)), 3584) is None
+    # Qwen2-VL's vision_config has no `embed_dim` / `mlp_ratio` here: no shape rather than a guessed one
+    assert vision_tower(dict(config, model_type="qwen2_vl"), 3584) is None
+
+
+# A Qwen2-VL config shaped like Qwen2-VL-7B-Instruct's (the tower's width is `embed_dim`, its output `hidden_size`).
+QWEN2_VL_CONFIG = {
+    "architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", "hidden_size": 3584,
+    "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+    "vocab_size": 152064, "max_position_embeddings": 32768, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3,
+                      "hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2},
+}
+
+
+def test_the_qwen2_vl_pass_uses_its_own_mlp():
+    model = model_from_config_json(QWEN2_VL_CONFIG, "Qwen/Qwen2-VL-7B-Instruct")
+    vision = model.vision
+    assert (vision.family, vision.hidden_size, vision.intermediate_size, vision.out_hidden_size) == (
+        "qwen2_vl", 1280, 5120, 3584)
+    # max_model_len 32768: 4 frames, 2 x 16384 tokens
+    patches = 2 * 16384 * 4
+    pixels = patches * PIXELS_PER_PATCH * 2
+    peak, kept = _profile(model, max_model_len=32768)
+    # fc1 and QuickGELU's native temporaries, 2d + 3I (17920), over the attention's 11d (14080)
+    assert peak == pixels + patches * 2 * (80 + 2 * 1280 + 3 * 5120)
+    assert kept == pixels + 2 * 16384 * 3584 * 2
+    # --enforce-eager turns the custom op on: its kernel writes one output, 2d + 2I (12800) < 11d
+    eager, _ = _profile(model, max_model_len=32768, enforce_eager=True)
+    assert eager == pixels + patches * 2 * (80 + 11 * 1280)
+    # from 0.16.0 (the block code read is the same to 0.33.0); not before
+    assert _profile(model, version="0.16.0", max_model_len=32768)[0] == peak
+    assert _profile(model, version="0.14.1", max_model_len=32768) == (0, 0)
+    tower = estimate(model, find_gpu("A100-80GB"), vllm_version="0.23.0", max_model_len=32768)
+    assert tower.reserve_parts["activations"] == peak
 
 
 def test_the_profiled_video_takes_as_many_frames_as_max_model_len_holds(qwen25vl):
@@ -148,3 +182,13 @@ def test_the_workload_reads_the_video_limit(args, images, videos):
 
 def test_an_unreadable_video_limit_makes_the_estimate_inputs_unknown():
     assert not _workload(["--limit-mm-per-prompt", '{"image": 1, "video": "x"}']).estimate_inputs_known()
+
+
+def test_qwen2_vl_tower_weights_use_embed_dim_not_the_merger_output():
+    from vllmlint.capacity.hfconfig import vision_parameters
+
+    h, inner, out, merged = 1280, 5120, 3584, 1280 * 4
+    per_layer = 4 * h * h + 4 * h + 2 * h * inner + inner + h + 4 * h  # qkv/proj, fc1/fc2, two LayerNorms
+    patch = 3 * 14 * 14 * 2 * h + 2 * h
+    merger = merged * merged + merged + merged * out + out + h
+    assert vision_parameters(QWEN2_VL_CONFIG, 3584) == 32 * per_layer + patch + merger  # 0.68B, not 5.2B at h 3584

@@ -423,7 +423,8 @@ def estimate(
             model, 1 if mm_encoder_data_parallel else tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
             max_num_seqs=num_seqs, version=version, v1_engine=v1,
             mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit),
-            video_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_video_limit is None else int(mm_video_limit))
+            video_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_video_limit is None else int(mm_video_limit),
+            enforce_eager=enforce_eager)
 
     ranks: list[RankMemory] = []
     layouts: dict[int, HybridLayout] = {}
@@ -477,7 +478,7 @@ def estimate(
     notes = _notes(model, gpu, tp, pp, max_len, quant, kv_cache_dtype, dtype, version, utilization, gpu_memory_utilization)
     if encoder_peak and ranks[0].reserve_parts.get("activations") == encoder_peak and model.vision is not None:
         video_limit = DEFAULT_MM_LIMIT_PER_PROMPT if mm_video_limit is None else int(mm_video_limit)
-        if model.vision.family == "qwen2_5_vl" and video_limit > 0:
+        if model.vision.family in ("qwen2_5_vl", "qwen2_vl") and video_limit > 0:
             notes.append(f"activations: the vision encoder's profiling pass on a "
                          f"{qwen2_vl_video_tokens(model.vision, max_len)}-token dummy video ({gib(encoder_peak)}); "
                          "a smaller --max-model-len, --limit-mm-per-prompt '{\"video\": 0}' or --skip-mm-profiling "
@@ -873,6 +874,10 @@ def vision_profile_items(tokens_per_item: int, max_model_len: int, max_num_batch
 # normalisation that is the identity unless `mm_device_do_normalize` is set (FusedInputNorm, vision.py line 587 in
 # 0.30.0).
 QWEN25_VISION_PROFILE_SINCE = (0, 22, 1)
+# Qwen2-VL's tower (qwen2_vl.py Qwen2VisionBlock, Qwen2VisionAttention and Qwen2VisionMLP forwards): the same code from
+# 0.16.0 to 0.33.0; the video logic of Qwen2VLProcessingInfo likewise (the tie between image and video went to the
+# image before 0.19, to "video" after: the same patches either way).
+QWEN2_VISION_PROFILE_SINCE = VISION_PROFILE_SINCE
 # The frames of the profiling video (`_MAX_FRAMES_PER_VIDEO = 14`, qwen2_vl.py line 117 in 0.23.0, the same in
 # 0.22.1 - 0.33.0).
 QWEN2_VL_MAX_FRAMES_PER_VIDEO = 14
@@ -899,7 +904,7 @@ def qwen2_vl_video_tokens(vision: VisionTower, max_model_len: int) -> int:
 
 def _qwen25_vision_profile_bytes(vision: VisionTower, tp: int, act_bytes: int, *, max_model_len: int,
                                  max_num_batched_tokens: int, max_num_seqs: int, image_limit: int,
-                                 video_limit: int) -> tuple[int, int]:
+                                 video_limit: int, enforce_eager: bool = False) -> tuple[int, int]:
     """(peak, kept) of Qwen2.5-VL's encoder pass (0.22.1 - 0.33.0). The profiled modality is the one with the most
     tokens per item, the tie going to "video" (`get_modality_with_max_tokens`, encoder_budget.py line 184 in 0.23.0):
     a video of qwen2_vl_video_tokens (never fewer tokens than the image), the image only when videos are off.
@@ -911,7 +916,16 @@ def _qwen25_vision_profile_bytes(vision: VisionTower, tp: int, act_bytes: int, *
         2d/t, the rotated qk 2d/t, the output d/t and its contiguous copy d/t: 2d + 9d/t per patch;
       MLP (lines 515-518 and Qwen2_5_VisionMLP.forward, lines 340-344): block input, attention output, norm2's output and
         its residual sum (`self.norm2(x, residual=x_attn)`), gate_up 2I/t, the activation I/t (SiluAndMul, its native
-        form compiled: one output) and down_proj's output d: 5d + 3I/t."""
+        form compiled: one output) and down_proj's output d: 5d + 3I/t.
+    Qwen2-VL (family `qwen2_vl`, from 0.16.0): the same video and attention (Qwen2VisionAttention.forward, qwen2_vl.py
+    lines 356-395 in 0.23.0: qkv 3d/t, the concatenated qk 2d/t, the rotated qk 2d/t, the output and its contiguous
+    copy); its MLP (Qwen2VisionBlock.forward `x = x + self.mlp(self.norm2(x))`, lines 428-445, Qwen2VisionMLP.forward
+    lines 272-276: fc1 / act /
+    fc2) holds the block input, norm2's output and fc1's I/t, and QuickGELU's PyTorch-native form
+    `x * torch.sigmoid(1.702 * x)` (activation.py line 520) two more I/t while it runs: 2d + 3I/t. QuickGELU is a
+    CustomOp, off when vLLM compiles with Inductor (`custom_ops` "none", vllm/config/vllm.py lines 1135-1142 in
+    0.23.0) and on with --enforce-eager (compilation mode NONE, line 1059; `custom_ops` "all"), where its CUDA kernel
+    writes one output: 2d + 2I/t."""
     if video_limit > 0:
         tokens, limit = qwen2_vl_video_tokens(vision, max_model_len), video_limit
     elif image_limit > 0:
@@ -928,7 +942,10 @@ def _qwen25_vision_profile_bytes(vision: VisionTower, tp: int, act_bytes: int, *
     pixels = patches * vision.in_channels * vision.temporal_patch_size * vision.patch_size ** 2 * act_bytes
     outputs = items * tokens * vision.out_hidden_size * act_bytes
     attention = 2 * d + 9 * -(-d // tp)
-    mlp = 5 * d + 3 * -(-inner // tp)
+    if vision.family == "qwen2_vl":
+        mlp = 2 * d + (2 if enforce_eager else 3) * -(-inner // tp)
+    else:
+        mlp = 5 * d + 3 * -(-inner // tp)
     during = patches * act_bytes * (head_dim + max(attention, mlp))
     return pixels + during, pixels + outputs
 
@@ -937,7 +954,8 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
                          max_num_batched_tokens: int, max_num_seqs: int,
                          version: str | tuple[int, ...] | None = None, v1_engine: bool | None = None,
                          mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT,
-                         video_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT) -> tuple[int, int]:
+                         video_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT,
+                         enforce_eager: bool = False) -> tuple[int, int]:
     """(peak, kept): what the profiling pass of the vision encoder holds at its peak, and what it leaves allocated
     through the text model's dummy forward and the sampler run (the pixel values and the encoder outputs). Qwen2.5-VL:
     _qwen25_vision_profile_bytes (from 0.22.1; `mm_limit` images, `video_limit` videos). (0, 0)
@@ -960,12 +978,14 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
     vision = model.vision
     numbers = release_numbers(version)
     v1 = uses_v1_engine(numbers) if v1_engine is None else v1_engine
-    if vision is not None and vision.family == "qwen2_5_vl":
-        if not v1 or numbers < QWEN25_VISION_PROFILE_SINCE:
+    if vision is not None and vision.family in ("qwen2_5_vl", "qwen2_vl"):
+        since = QWEN25_VISION_PROFILE_SINCE if vision.family == "qwen2_5_vl" else QWEN2_VISION_PROFILE_SINCE
+        if not v1 or numbers < since:
             return 0, 0
         return _qwen25_vision_profile_bytes(vision, max(1, int(tensor_parallel_size)), act_bytes,
                                             max_model_len=max_model_len, max_num_batched_tokens=max_num_batched_tokens,
-                                            max_num_seqs=max_num_seqs, image_limit=mm_limit, video_limit=video_limit)
+                                            max_num_seqs=max_num_seqs, image_limit=mm_limit, video_limit=video_limit,
+                                            enforce_eager=enforce_eager)
     if vision is None or vision.family != "qwen3_vl" or not v1 or numbers < VISION_PROFILE_SINCE:
         return 0, 0
     if mm_limit <= 0:
