@@ -312,6 +312,64 @@ def test_the_cuda_graph_reserve_is_within_0_1_gib_of_the_logged_estimate(case):
     assert predicted == pytest.approx(case.observed["cudagraph_gib"], abs=0.1)
 
 
+# vLLM's own estimate (profile_cudagraph_memory, gpu_model_runner.py lines 5862-5956 in 0.19.1, 6049-6143 in 0.21.0,
+# 6265-6366 in 0.22.1, 6576-6738 in 0.26.0): max over modes of the first capture (the largest size) plus, per mode,
+# (graphs - 1) x the measured capture of the second-largest size (descs[:2]; at least 1 MiB). Both are driver
+# measurements (torch.cuda.mem_get_info); the planner keeps one figure per further graph, fitted on the 36-layer log.
+
+
+def _graph_counts(case) -> tuple[int, int]:
+    import re
+
+    text = "\n".join(str(case.data.get(key) or "") for key in ("quoted", "lines"))
+    found = re.search(r"PIECEWISE=(\d+) \(largest=\d+\), FULL=(\d+)", text)
+    assert found, case.id
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_the_graph_formula_reproduces_vllms_printed_estimate_on_a_held_back_0_19_log():
+    # Phi-3-mini (32 layers, 0.19.1, not fitted): vLLM prints "Estimated CUDA graph memory: 0.51 GiB total" although
+    # 0.19 does not charge it (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS False, envs.py line 250 in 0.19.1)
+    from vllmlint.capacity.estimate import GiB, _activation_bytes_per_token, cudagraph_estimate_bytes
+
+    case = BY_ID["v1-0.19.1-phi-3-mini-fp16-rtx3090-wsl-4k"]
+    assert "v1-0.19.1-phi-3-mini-fp16-rtx3090-wsl-4k" not in startup_logs.FITTED
+    assert _graph_counts(case) == (51, 35)
+    model, _ = startup_logs.case_model(case)
+    formula = cudagraph_estimate_bytes(_activation_bytes_per_token(model, 1, 2), 256, 2048, "0.19.1")
+    assert formula / GiB == pytest.approx(case.observed["cudagraph_gib"], abs=0.005)  # 0.506 against the printed 0.51
+
+
+def test_the_per_graph_cost_does_not_follow_the_layer_count_on_the_logs_that_print_it():
+    # What each further graph costs, from vLLM's printed total less the planner's first capture, over the further
+    # graphs: the 32-layer Phi-3-mini (0.19.1) and the 36-layer Qwen3-8B (0.21.0) agree within the printing's
+    # rounding (0.005 GiB over 84 graphs: 0.06 MiB), where a cost per layer would differ by 12% (0.7 MiB).
+    from vllmlint.capacity.estimate import _activation_bytes_per_token, cudagraph_capture_sizes
+
+    def per_graph_mib(case_id: str, seqs: int, tokens: int) -> tuple[float, int]:
+        case = BY_ID[case_id]
+        model, _ = startup_logs.case_model(case)
+        sizes = cudagraph_capture_sizes(seqs, tokens, case.release)
+        pieces, full = _graph_counts(case)
+        assert (pieces, full) == (len(sizes), len([s for s in sizes if s <= seqs]))
+        first = sizes[-1] * _activation_bytes_per_token(model, 1, 2)
+        return (case.observed["cudagraph_gib"] * 2**30 - first) / 2**20 / (pieces + full - 2), model.num_hidden_layers
+
+    phi, phi_layers = per_graph_mib("v1-0.19.1-phi-3-mini-fp16-rtx3090-wsl-4k", 256, 2048)
+    qwen, qwen_layers = per_graph_mib("v1-0.21.0-qwen3-8b-rtx-a5000-16k", 256, 8192)
+    assert (phi_layers, qwen_layers) == (32, 36)
+    assert abs(phi - qwen) < 0.12  # the two roundings
+    assert abs(phi - qwen * phi_layers / qwen_layers) > 0.5
+    # the 48-layer MoE logs: 28 further graphs print 0.14 GiB, 10 print 0.15 GiB. Per layer (7.6 MiB a graph) the
+    # first would be 0.21 GiB and more; with any single first capture and cost per graph the two cannot both hold
+    # (more graphs, a larger first capture, a smaller total): neither form fits them, so the fitted figure stays.
+    moe_22 = BY_ID["v1-0.22.1-qwen3-30b-a3b-fp8-h100-8k"]
+    moe_26 = BY_ID["v1-0.26.1rc1-qwen3-coder-30b-a3b-a100-80gb-128k"]
+    assert (_graph_counts(moe_22), _graph_counts(moe_26)) == ((19, 11), (7, 5))
+    assert moe_22.observed["cudagraph_gib"] < moe_26.observed["cudagraph_gib"]
+    assert 28 * qwen * 48 / 36 / 1024 > moe_22.observed["cudagraph_gib"] + 0.05
+
+
 # --------------------------------------------------------------------------- non-torch memory: all-reduce fusion (0.17+)
 
 

@@ -25,6 +25,7 @@ from vllmlint.capacity.specs import (
     kv_heads_per_rank,
     layer_params,
     state_bytes_per_sequence,
+    VisionTower,
 )
 from vllmlint.capacity.hfconfig import checkpoint_quantization_name, linear_weight_bytes
 from vllmlint.vllm.release import release_numbers
@@ -355,6 +356,7 @@ def estimate(
     flashinfer_sampler: bool | None = None,
     v1_engine: bool | None = None,
     mm_image_limit: int | None = None,
+    mm_video_limit: int | None = None,
     skip_mm_profiling: bool = False,
     mm_encoder_data_parallel: bool = False,
 ) -> Estimate:
@@ -368,7 +370,8 @@ def estimate(
     install without FlashInfer (the log says "FlashInfer is not available. Falling back to the PyTorch-native").
     v1_engine None -> the release's default engine (V1 from 0.8.0); False for VLLM_USE_V1=0 on 0.8 - 0.10.
     mm_image_limit: the images a prompt may hold (`--limit-mm-per-prompt`; None: vLLM's default 999; 0 with
-    `--language-model-only`); skip_mm_profiling: `--skip-mm-profiling`; mm_encoder_data_parallel:
+    `--language-model-only`); mm_video_limit: the videos a prompt may hold (the same flag; None: 999);
+    skip_mm_profiling: `--skip-mm-profiling`; mm_encoder_data_parallel:
     `--mm-encoder-tp-mode data` (the tower unsharded on every rank, `is_vit_use_data_parallel`,
     vllm/model_executor/models/vision.py line 142 in 0.23.0). They shape the vision encoder's profiling pass.
     """
@@ -419,7 +422,9 @@ def estimate(
         encoder_peak, encoder_kept = vision_profile_bytes(
             model, 1 if mm_encoder_data_parallel else tp, act_bytes, max_model_len=max_len, max_num_batched_tokens=batched_tokens,
             max_num_seqs=num_seqs, version=version, v1_engine=v1,
-            mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit))
+            mm_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_image_limit is None else int(mm_image_limit),
+            video_limit=DEFAULT_MM_LIMIT_PER_PROMPT if mm_video_limit is None else int(mm_video_limit),
+            enforce_eager=enforce_eager)
 
     ranks: list[RankMemory] = []
     layouts: dict[int, HybridLayout] = {}
@@ -472,9 +477,16 @@ def estimate(
 
     notes = _notes(model, gpu, tp, pp, max_len, quant, kv_cache_dtype, dtype, version, utilization, gpu_memory_utilization)
     if encoder_peak and ranks[0].reserve_parts.get("activations") == encoder_peak and model.vision is not None:
-        notes.append(f"activations: the vision encoder's profiling pass on a {model.vision.max_tokens_per_image}-token "
-                     f"dummy image ({gib(encoder_peak)}); --limit-mm-per-prompt '{{\"image\": 0}}' or "
-                     "--skip-mm-profiling leave it out")
+        video_limit = DEFAULT_MM_LIMIT_PER_PROMPT if mm_video_limit is None else int(mm_video_limit)
+        if model.vision.family in ("qwen2_5_vl", "qwen2_vl") and video_limit > 0:
+            notes.append(f"activations: the vision encoder's profiling pass on a "
+                         f"{qwen2_vl_video_tokens(model.vision, max_len)}-token dummy video ({gib(encoder_peak)}); "
+                         "a smaller --max-model-len, --limit-mm-per-prompt '{\"video\": 0}' or --skip-mm-profiling "
+                         "shrink it")
+        else:
+            notes.append(f"activations: the vision encoder's profiling pass on a {model.vision.max_tokens_per_image}-token "
+                         f"dummy image ({gib(encoder_peak)}); --limit-mm-per-prompt '{{\"image\": 0}}' or "
+                         "--skip-mm-profiling leave it out")
     if kv_cache_memory_bytes is not None and heaviest.weights_bytes + heaviest.reserve_bytes + int(kv_cache_memory_bytes) > total:
         notes.append("kv_cache_memory_bytes ignores gpu_memory_utilization: weights + reserve + this KV cache exceed the GPU")
     return Estimate(
@@ -856,13 +868,98 @@ def vision_profile_items(tokens_per_item: int, max_model_len: int, max_num_batch
     return max(1, min(budget // tokens_per_item, int(max_num_seqs) * per_prompt))
 
 
+# Qwen2.5-VL's tower (qwen2_5_vl.py Qwen2_5_VisionBlock.forward, Qwen2_5_VisionAttention.forward, Qwen2_5_VisionMLP
+# .forward): the same code from 0.22.1 to 0.33.0 (the block changed in 0.17, 0.18, 0.19 and 0.22, the attention in 0.17
+# and 0.22; 0.22.0 was not read). The transformer's forward differs after 0.22.1 only by its signature and by an input
+# normalisation that is the identity unless `mm_device_do_normalize` is set (FusedInputNorm, vision.py line 587 in
+# 0.30.0).
+QWEN25_VISION_PROFILE_SINCE = (0, 22, 1)
+# Qwen2-VL's tower (qwen2_vl.py Qwen2VisionBlock, Qwen2VisionAttention and Qwen2VisionMLP forwards): the same code from
+# 0.16.0 to 0.33.0; the video logic of Qwen2VLProcessingInfo likewise (the tie between image and video went to the
+# image before 0.19, to "video" after: the same patches either way).
+QWEN2_VISION_PROFILE_SINCE = VISION_PROFILE_SINCE
+# The frames of the profiling video (`_MAX_FRAMES_PER_VIDEO = 14`, qwen2_vl.py line 117 in 0.23.0, the same in
+# 0.22.1 - 0.33.0).
+QWEN2_VL_MAX_FRAMES_PER_VIDEO = 14
+
+
+def qwen2_vl_video_tokens(vision: VisionTower, max_model_len: int) -> int:
+    """Tokens of the video vLLM profiles a Qwen2-VL-style tower with (Qwen2VLProcessingInfo, qwen2_vl.py lines
+    1029-1080 in 0.23.0): frames of the largest image, as many as fit in max_model_len (`_get_max_video_frames` counts
+    up from one frame while the next still fits), at most 14, at least one; frames padded to the temporal patch
+    (line 919: `num_frames + num_frames % temporal_patch_size`, the ceiling `-num_frames % ...` from 0.27.1: the same
+    for 2), each pair one image's tokens (`grid_t = padded // temporal_patch_size`). With mm_counts {"video": 1}
+    (encoder_budget.py line 91) a single video may take all the frames."""
+    per_image = vision.max_tokens_per_image
+    step = max(1, vision.temporal_patch_size)
+
+    def tokens(frames: int) -> int:
+        return max(-(-frames // step), 1) * per_image
+
+    frames = 1
+    while frames < QWEN2_VL_MAX_FRAMES_PER_VIDEO and tokens(frames + 1) <= max_model_len:
+        frames += 1
+    return tokens(max(1, frames))
+
+
+def _qwen25_vision_profile_bytes(vision: VisionTower, tp: int, act_bytes: int, *, max_model_len: int,
+                                 max_num_batched_tokens: int, max_num_seqs: int, image_limit: int,
+                                 video_limit: int, enforce_eager: bool = False) -> tuple[int, int]:
+    """(peak, kept) of Qwen2.5-VL's encoder pass (0.22.1 - 0.33.0). The profiled modality is the one with the most
+    tokens per item, the tie going to "video" (`get_modality_with_max_tokens`, encoder_budget.py line 184 in 0.23.0):
+    a video of qwen2_vl_video_tokens (never fewer tokens than the image), the image only when videos are off.
+    For N patches, hidden d, MLP width I, TP t, dtype a: kept, the pixel values N x (channels x temporal x patch^2) x a
+    and the outputs N / merge^2 x out_hidden x a; during the tower the rotary cos/sin (N x head_dim) and one block's
+    larger peak (Qwen2_5_VisionBlock.forward, qwen2_5_vl.py lines 504-520 in 0.23.0; the caller keeps the window-ordered
+    input, lines 1082-1106):
+      attention (Qwen2_5_VisionAttention.forward, lines 400-458): block input, norm1, qkv 3d/t, the contiguous qk
+        2d/t, the rotated qk 2d/t, the output d/t and its contiguous copy d/t: 2d + 9d/t per patch;
+      MLP (lines 515-518 and Qwen2_5_VisionMLP.forward, lines 340-344): block input, attention output, norm2's output and
+        its residual sum (`self.norm2(x, residual=x_attn)`), gate_up 2I/t, the activation I/t (SiluAndMul, its native
+        form compiled: one output) and down_proj's output d: 5d + 3I/t.
+    Qwen2-VL (family `qwen2_vl`, from 0.16.0): the same video and attention (Qwen2VisionAttention.forward, qwen2_vl.py
+    lines 356-395 in 0.23.0: qkv 3d/t, the concatenated qk 2d/t, the rotated qk 2d/t, the output and its contiguous
+    copy); its MLP (Qwen2VisionBlock.forward `x = x + self.mlp(self.norm2(x))`, lines 428-445, Qwen2VisionMLP.forward
+    lines 272-276: fc1 / act /
+    fc2) holds the block input, norm2's output and fc1's I/t, and QuickGELU's PyTorch-native form
+    `x * torch.sigmoid(1.702 * x)` (activation.py line 520) two more I/t while it runs: 2d + 3I/t. QuickGELU is a
+    CustomOp, off when vLLM compiles with Inductor (`custom_ops` "none", vllm/config/vllm.py lines 1135-1142 in
+    0.23.0) and on with --enforce-eager (compilation mode NONE, line 1059; `custom_ops` "all"), where its CUDA kernel
+    writes one output: 2d + 2I/t."""
+    if video_limit > 0:
+        tokens, limit = qwen2_vl_video_tokens(vision, max_model_len), video_limit
+    elif image_limit > 0:
+        tokens, limit = vision.max_tokens_per_image, image_limit
+    else:
+        return 0, 0
+    items = vision_profile_items(tokens, max_model_len, max_num_batched_tokens, max_num_seqs, limit)
+    if not items:
+        return 0, 0
+    merge = vision.spatial_merge_size
+    patches = items * tokens * merge * merge
+    d, inner = vision.hidden_size, vision.intermediate_size
+    head_dim = d // vision.num_heads
+    pixels = patches * vision.in_channels * vision.temporal_patch_size * vision.patch_size ** 2 * act_bytes
+    outputs = items * tokens * vision.out_hidden_size * act_bytes
+    attention = 2 * d + 9 * -(-d // tp)
+    if vision.family == "qwen2_vl":
+        mlp = 2 * d + (2 if enforce_eager else 3) * -(-inner // tp)
+    else:
+        mlp = 5 * d + 3 * -(-inner // tp)
+    during = patches * act_bytes * (head_dim + max(attention, mlp))
+    return pixels + during, pixels + outputs
+
+
 def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes: int, *, max_model_len: int,
                          max_num_batched_tokens: int, max_num_seqs: int,
                          version: str | tuple[int, ...] | None = None, v1_engine: bool | None = None,
-                         mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT) -> tuple[int, int]:
+                         mm_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT,
+                         video_limit: int = DEFAULT_MM_LIMIT_PER_PROMPT,
+                         enforce_eager: bool = False) -> tuple[int, int]:
     """(peak, kept): what the profiling pass of the vision encoder holds at its peak, and what it leaves allocated
-    through the text model's dummy forward and the sampler run (the pixel values and the encoder outputs). (0, 0)
-    where it is not modelled: no Qwen3-VL-family tower, the V0 engine, releases before 0.16.0, and an image limit of
+    through the text model's dummy forward and the sampler run (the pixel values and the encoder outputs). Qwen2.5-VL:
+    _qwen25_vision_profile_bytes (from 0.22.1; `mm_limit` images, `video_limit` videos). (0, 0)
+    where it is not modelled: no Qwen3-VL-family or Qwen2.5-VL tower, the V0 engine, releases before 0.16.0, and an image limit of
     0 (`--limit-mm-per-prompt '{"image": 0}'`, `--language-model-only`: the tower then profiles video or nothing, and
     video is not modelled).
 
@@ -881,6 +978,14 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
     vision = model.vision
     numbers = release_numbers(version)
     v1 = uses_v1_engine(numbers) if v1_engine is None else v1_engine
+    if vision is not None and vision.family in ("qwen2_5_vl", "qwen2_vl"):
+        since = QWEN25_VISION_PROFILE_SINCE if vision.family == "qwen2_5_vl" else QWEN2_VISION_PROFILE_SINCE
+        if not v1 or numbers < since:
+            return 0, 0
+        return _qwen25_vision_profile_bytes(vision, max(1, int(tensor_parallel_size)), act_bytes,
+                                            max_model_len=max_model_len, max_num_batched_tokens=max_num_batched_tokens,
+                                            max_num_seqs=max_num_seqs, image_limit=mm_limit, video_limit=video_limit,
+                                            enforce_eager=enforce_eager)
     if vision is None or vision.family != "qwen3_vl" or not v1 or numbers < VISION_PROFILE_SINCE:
         return 0, 0
     if mm_limit <= 0:

@@ -459,6 +459,19 @@ _QWEN3_VISION = ("qwen3_vl", "qwen3_5")
 # transcript found by code search, the same value quoted for the Qwen3.5 family elsewhere; the Qwen/Qwen3.5-4B
 # file itself was not read here). The value vLLM's profiling pass sizes its dummy image by (VisionTower.max_pixels).
 QWEN3_VISION_MAX_PIXELS = 16777216
+# Model types built on the Qwen2.5-VL vision transformer (qwen2_5_vl.py Qwen2_5_VisionTransformer: windowed attention,
+# a gated MLP, rotary positions, no deepstack).
+_QWEN25_VISION = ("qwen2_5_vl",)
+# Qwen2-VL's own tower (qwen2_vl.py Qwen2VisionTransformer: LayerNorm, fc1 / QuickGELU / fc2, full attention). Its
+# vision_config names the tower's width `embed_dim` and the merger's output `hidden_size`.
+_QWEN2_VISION = ("qwen2_vl",)
+# The largest image Qwen2-VL's image processor accepts by default in the Qwen2.5-VL checkpoints: `size.longest_edge`
+# (`max_pixels`) 12845056 = 16384 x 28 x 28, the "4-16384 visual tokens per image" of Qwen's model cards; the same
+# value vLLM's own Qwen2-VL example passes (examples/pooling/embed/vision_embedding_offline.py lines 238 and 263 in
+# 0.23.0). Qwen/Qwen2.5-VL-7B-Instruct's preprocessor_config.json itself was not read here; a third-party 0.23.0
+# start-up log of that checkpoint (found by exact-phrase search, its repository not given by the index) prints an
+# encoder budget of 114688 tokens, 7 x 16384, which this value gives (estimate.qwen2_vl_video_tokens).
+QWEN2_VISION_MAX_PIXELS = 12845056
 # Vision towers with learned absolute position embeddings (SigLIP, CLIP, Llama-4); the others use rotary ones.
 _POSITIONAL_VISION = ("gemma3", "llama4", "siglip", "clip", "llava", "paligemma", "idefics3")
 
@@ -477,6 +490,8 @@ def vision_parameters(config: Mapping[str, Any], text_hidden: int) -> int:
     outer = str(config.get("model_type") or "")
     depth = _int(vision, "num_hidden_layers", "depth", "num_layers") or 0
     h = _int(vision, "hidden_size", "embed_dim", "width") or 0
+    if outer.startswith(_QWEN2_VISION) and _int(vision, "embed_dim"):
+        h = _int(vision, "embed_dim") or 0  # Qwen2-VL: `hidden_size` is the merger's output (qwen2_vl.py)
     if not depth or not h:
         return 0
     inner = _int(vision, "intermediate_size") or int((vision.get("mlp_ratio") or 4) * h)
@@ -490,6 +505,8 @@ def vision_parameters(config: Mapping[str, Any], text_hidden: int) -> int:
         total += (image // patch) ** 2 * h
     merge = _int(vision, "spatial_merge_size") or _int(config, "spatial_merge_size") or 2
     out = _int(vision, "out_hidden_size") or text_hidden
+    if outer.startswith(_QWEN2_VISION):
+        out = _int(vision, "hidden_size") or text_hidden
     if outer.startswith(_QWEN3_VISION):
         merged = h * merge * merge
         merger = merged * merged + merged + merged * out + out  # linear_fc1, linear_fc2
@@ -511,16 +528,37 @@ def vision_parameters(config: Mapping[str, Any], text_hidden: int) -> int:
 
 
 def vision_tower(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
-    """The vision tower's shape where the estimate models vLLM's encoder profiling pass (the Qwen3-VL family);
-    None otherwise."""
+    """The vision tower's shape where the estimate models vLLM's encoder profiling pass (the Qwen3-VL family,
+    Qwen2.5-VL and Qwen2-VL); None otherwise."""
     vision = config.get("vision_config")
     outer = str(config.get("model_type") or "")
-    if not isinstance(vision, dict) or not outer.startswith(_QWEN3_VISION):
+    if not isinstance(vision, dict) or not outer.startswith((*_QWEN3_VISION, *_QWEN25_VISION, *_QWEN2_VISION)):
         return None
+    if outer.startswith(_QWEN2_VISION):
+        width, heads = _int(vision, "embed_dim") or 0, _int(vision, "num_heads") or 0
+        depth, ratio = _int(vision, "depth") or 0, vision.get("mlp_ratio")
+        if not width or not heads or not depth or not isinstance(ratio, (int, float)) or ratio <= 0:
+            return None
+        return VisionTower(
+            family="qwen2_vl", depth=depth, hidden_size=width, intermediate_size=int(width * ratio), num_heads=heads,
+            patch_size=_int(vision, "patch_size") or 14, temporal_patch_size=_int(vision, "temporal_patch_size") or 2,
+            spatial_merge_size=_int(vision, "spatial_merge_size") or 2,
+            in_channels=_int(vision, "in_channels", "in_chans") or 3,
+            out_hidden_size=_int(vision, "hidden_size") or text_hidden, max_pixels=QWEN2_VISION_MAX_PIXELS)
     depth, h = _int(vision, "depth") or 0, _int(vision, "hidden_size") or 0
     heads = _int(vision, "num_heads") or 0
     if not depth or not h or not heads:
         return None
+    if outer.startswith(_QWEN25_VISION):
+        inner = _int(vision, "intermediate_size")
+        if not inner:
+            return None
+        return VisionTower(
+            family="qwen2_5_vl", depth=depth, hidden_size=h, intermediate_size=inner, num_heads=heads,
+            patch_size=_int(vision, "patch_size") or 14, temporal_patch_size=_int(vision, "temporal_patch_size") or 2,
+            spatial_merge_size=_int(vision, "spatial_merge_size") or 2,
+            in_channels=_int(vision, "in_channels", "in_chans") or 3,
+            out_hidden_size=_int(vision, "out_hidden_size") or text_hidden, max_pixels=QWEN2_VISION_MAX_PIXELS)
     return VisionTower(
         family="qwen3_vl", depth=depth, hidden_size=h, intermediate_size=_int(vision, "intermediate_size") or 4 * h,
         num_heads=heads, patch_size=_int(vision, "patch_size") or 16,

@@ -838,7 +838,10 @@ class VisionTower:
     """A vision tower's shape, as far as vLLM's profiling of the multimodal encoder depends on it.
 
     family `qwen3_vl`: the Qwen3-VL vision transformer that Qwen3-VL, Qwen3-VL-MoE, Qwen3.5 and Qwen3.5-MoE
-    share (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer; qwen3_5.py builds the same class).
+    share (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer; qwen3_5.py builds the same class);
+    `qwen2_5_vl`: Qwen2.5-VL's windowed vision transformer (qwen2_5_vl.py Qwen2_5_VisionTransformer), profiled with a
+    video (estimate.qwen2_vl_video_tokens); `qwen2_vl`: Qwen2-VL's tower (qwen2_vl.py Qwen2VisionTransformer), profiled
+    the same way.
     `max_pixels` is the image processor's `size.longest_edge` (preprocessor_config.json), the largest image the
     dummy input of the profiling pass is resized to."""
 

@@ -107,6 +107,7 @@ class Workload:
     # The vision encoder's profiling pass: images per prompt (--limit-mm-per-prompt; 0 with --language-model-only;
     # None: vLLM's default) and --skip-mm-profiling.
     mm_image_limit: int | None = None
+    mm_video_limit: int | None = None  # videos per prompt, the same flag (Qwen2.5-VL profiles a video)
     skip_mm_profiling: bool = False
     mm_encoder_data_parallel: bool = False  # --mm-encoder-tp-mode data
     unknown: set[str] = field(default_factory=set)  # flags whose value is not known before run time
@@ -177,6 +178,7 @@ class Workload:
             enforce_eager=self.enforce_eager,
             v1_engine=self.v1_engine,
             mm_image_limit=self.mm_image_limit,
+            mm_video_limit=self.mm_video_limit,
             skip_mm_profiling=self.skip_mm_profiling,
             mm_encoder_data_parallel=self.mm_encoder_data_parallel,
         )
@@ -255,9 +257,10 @@ _OTHER_FLAGS = ("--gpu-memory-utilization", "--quantization")
 _STR_FLAGS = {"--dtype": "dtype", "--kv-cache-dtype": "kv_cache_dtype"}
 
 
-def _image_limit(value: object) -> int | None:
-    """The image count of a --limit-mm-per-prompt value: JSON (`{"image": 2, "video": 0}`, `{"image": {"count": 2,
-    ...}}`) or the older `image=2,video=0` form; 999 (vLLM's default) when it names no image; None when unreadable."""
+def _image_limit(value: object, modality: str = "image") -> int | None:
+    """The image (or `modality`) count of a --limit-mm-per-prompt value: JSON (`{"image": 2, "video": 0}`,
+    `{"image": {"count": 2, ...}}`) or the older `image=2,video=0` form; 999 (vLLM's default) when it names no such
+    item; None when unreadable."""
     import json
 
     text = str(value or "").strip()
@@ -273,7 +276,7 @@ def _image_limit(value: object) -> int | None:
             if not sep:
                 return None
             entries[key.strip()] = count.strip()
-    image = entries.get("image", 999)
+    image = entries.get(modality, 999)
     if isinstance(image, dict):
         image = image.get("count", 999)
     try:
@@ -316,10 +319,11 @@ def read_workload(invocation: Invocation) -> Workload:
             continue
         if flag == "--limit-mm-per-prompt":
             limit = _image_limit(option.value) if option.value_known else None
-            if limit is None:
+            videos = _image_limit(option.value, "video") if option.value_known else None
+            if limit is None or videos is None:
                 work.unknown.add(flag)
             else:
-                work.mm_image_limit = limit
+                work.mm_image_limit, work.mm_video_limit = limit, videos
             continue
         if flag not in _INT_FLAGS and flag not in _STR_FLAGS and flag not in _OTHER_FLAGS:
             continue
@@ -348,7 +352,7 @@ def read_workload(invocation: Invocation) -> Workload:
             work.quantization = None if value.lower() in ("none", "") else value.lower()
             work.quantization_given = True
     if language_model_only:  # every modality's limit is 0 (MultiModalConfig.get_limit_per_prompt)
-        work.mm_image_limit = 0
+        work.mm_image_limit = work.mm_video_limit = 0
 
     token = invocation.model
     if token is None:
