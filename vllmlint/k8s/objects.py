@@ -140,8 +140,16 @@ class PodTemplate(_Labelled):
 
     @property
     def placement(self) -> Placement:
-        """Node selector, required node affinity and tolerations."""
-        return placement(self)
+        """Node selector, required node affinity and tolerations (read once per sealed world: the capacity and
+        scheduling rules ask for every pod; read only)."""
+        memo = self.owner._memo  # the owner's sealed memo (`seal`), one entry per template of it
+        if memo is None:
+            return placement(self)
+        key = ("placement", id(self))
+        found = memo.get(key)
+        if found is None or found[0] is not self:
+            found = memo[key] = (self, placement(self))
+        return found[1]
 
     @property
     def security_context(self) -> _pod.SecurityContext:

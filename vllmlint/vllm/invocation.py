@@ -821,6 +821,28 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
     """Every variable assignment in the shell commands of the run (`world.shell_commands` and the scripts
     they come from). With `needles`, only scripts whose text holds one of them are read again for their
     leading and standalone assignments (which `ShellCommand.tokens` leave out)."""
+    in_commands, scripts = world.fact(_command_assignments)
+    found = list(in_commands)
+    read = world.fact(_script_assignment_words)
+    for holder, container, via in scripts:
+        text = holder.text
+        region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
+        if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
+                               for needle in needles):
+            continue
+        assigned = read.get(id(holder))
+        if assigned is None:
+            assigned = read[id(holder)] = _assignment_words(holder, region)
+        for name, value, token in assigned:
+            found.append(ShellAssignment(name, value, token, container, via))
+    return found
+
+
+def _command_assignments(world: World) -> tuple[list[ShellAssignment], list[tuple[Scalar | SourceFile,
+                                                                                   Container | None, str]]]:
+    """(the assignments the words of the run's commands make: `export NAME=value`, `-e NAME=value`,
+    `--env=NAME=value`; the scripts those commands come from, each once, in run order): what
+    `script_assignments` reads whatever it looks for, once per world."""
     found: list[ShellAssignment] = []
     scripts: dict[int, tuple[Scalar | SourceFile, Container | None, str]] = {}
     for command in world.shell_commands:
@@ -844,19 +866,7 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
                 continue
             if pair is not None:
                 found.append(ShellAssignment(pair[0], pair[1], token, command.container, command.via))
-    read = world.fact(_script_assignment_words)
-    for holder, container, via in scripts.values():
-        text = holder.text
-        region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
-        if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
-                               for needle in needles):
-            continue
-        assigned = read.get(id(holder))
-        if assigned is None:
-            assigned = read[id(holder)] = _assignment_words(holder, region)
-        for name, value, token in assigned:
-            found.append(ShellAssignment(name, value, token, container, via))
-    return found
+    return found, list(scripts.values())
 
 
 def _script_assignment_words(world: World) -> dict[int, list[tuple[str, str, Token]]]:
