@@ -445,11 +445,13 @@ def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile,
     from vllmlint.source.shell import read_script
 
     result: list[list[Token]] = []
+    offsets = scalar.source_indexes() if scalar is not None else None  # `source_index`, looked up once
+    last = len(scalar.text) if scalar is not None else 0
     for command in (read_script(script, *region).commands if region is not None else split_commands(script)):
         tokens: list[Token] = []
         for word in command.words:
-            if scalar is not None:
-                start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+            if offsets is not None:
+                start, end = offsets[min(max(word.start, 0), last)], offsets[min(max(word.end, 0), last)]
             else:
                 start, end = word.start, word.end
             tokens.append(Token(word.text, source, start, end, word.dynamic, scalar))
@@ -883,12 +885,14 @@ def _assignment_words(holder: Scalar | SourceFile, region: tuple[int, int] | Non
     scalar = holder if isinstance(holder, Scalar) else None
     source = holder.source if isinstance(holder, Scalar) else holder
     words: list[tuple[str, str, Token]] = []
+    offsets = scalar.source_indexes() if scalar is not None else None  # `source_index`, looked up once
+    last = len(scalar.text) if scalar is not None else 0
     for word in (read_script(text, *region) if region is not None else read_script(text)).assignments:
         pair = _split_assignment(word.text)
         if pair is None:
             continue
-        if scalar is not None:
-            start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+        if offsets is not None:
+            start, end = offsets[min(max(word.start, 0), last)], offsets[min(max(word.end, 0), last)]
         else:
             start, end = word.start, word.end
         words.append((pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar)))
