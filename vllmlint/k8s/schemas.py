@@ -401,12 +401,12 @@ def _fast(bundle: str, key: str, ref: str = ""):
                             return False
                 for name in r:  # `_has`, through the index at hand
                     if type(index) is dict:
-                        position = index.get(name)
+                        at = index.get(name)
                     else:
-                        position = index.index(name) if name in index else None
-                    if position is None:
+                        at = index.index(name) if name in index else None  # type: ignore[union-attr]
+                    if at is None:
                         return False
-                    item = items[position][1]
+                    item = items[at][1]
                     if isinstance(item, Scalar) and item.value is None:
                         return False
                 return True
