@@ -171,3 +171,54 @@ def test_selected_templates_are_remembered_per_selector_and_copied():
     first.clear()
     assert [t.owner.name for t in world.selected_templates(selector, "")] == ["llm"]
     assert world.selected_templates(None, "") == []
+
+
+def test_selectable_templates_narrow_by_a_label_every_match_carries():
+    from vllmlint.k8s.selectors import label_selector
+
+    text = DEPLOYMENT + """\
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: other}
+spec:
+  template:
+    metadata: {labels: {app: other}}
+    spec:
+      containers: [{name: c, image: busybox}]
+"""
+    world = _world(text)
+    by_app = label_selector(world.of_kind("Service")[0].node.get("spec").get("selector"))
+    assert [t.owner.name for t in world.selectable_templates(by_app)] == ["llm"]
+    # A label controllers add (`pod-template-hash`) is on no manifest: it never narrows, every template may match.
+    (hash_only,), _ = parse_documents(SourceFile("s.yaml", "{pod-template-hash: abc}\n"))
+    assert [t.owner.name for t in world.selectable_templates(label_selector(hash_only.root))] == ["llm", "other"]
+
+
+def test_placement_is_read_once_per_sealed_world():
+    template = _world().templates[0]
+    assert template.placement is template.placement
+    assert [r.key for r in template.placement.node_selector] == []
+
+
+def test_a_script_is_read_once_and_shared():
+    from vllmlint.source.shell import read_script
+
+    text = "export A=1\nvllm serve m --port 8000\n"
+    first = read_script(text)
+    assert read_script(text) is first  # the build and the rules read the same reading
+    assert [w.text for w in first.assignments] == []
+    assert [w.text for w in first.commands[1].words] == ["vllm", "serve", "m", "--port", "8000"]
+    second_line = read_script(text, text.index("vllm"))
+    assert second_line is not first and [w.text for w in second_line.commands[0].words][:2] == ["vllm", "serve"]
+
+
+def test_source_indexes_are_source_index_of_every_offset():
+    text = "cmd: |\n  export A=1\n  vllm serve m \\\n    --port 8000\n"
+    source = SourceFile("t.yaml", text)
+    (doc,), _ = parse_documents(source)
+    scalar = doc.root.get("cmd")
+    offsets = scalar.source_indexes()
+    assert [offsets[i] for i in range(len(scalar.text) + 1)] == [scalar.source_index(i)
+                                                                  for i in range(len(scalar.text) + 1)]
+    assert source.line_col(offsets[scalar.text.index("--port")]) == (4, 5)

@@ -23,6 +23,7 @@ from vllmlint.capacity.specs import (
     QuantScheme,
     find_gpu,
     kv_heads_per_rank,
+    LayerParams,
     layer_params,
     state_bytes_per_sequence,
     VisionTower,
@@ -305,12 +306,21 @@ def _activation_bytes_per_token(model: ModelSpec, tp: int, act_bytes: int) -> in
 def _rank_weights(model: ModelSpec, layers: range, tp: int, first: bool, last: bool,
                   linear_bytes: float | QuantScheme, other_bytes: int) -> int:
     total = 0.0
+    # A layer's parameters depend on its token mixer and whether its MLP is MoE (`layer_params`): each shape
+    # is counted once, and the sum still adds layer by layer (the same float additions, in the same order).
+    shapes: dict[tuple[str, bool], tuple[LayerParams, float]] = {}
     for layer in layers:
-        params = layer_params(model, layer, tp)
+        shape = (model.layer_kind(layer), model.is_moe_layer(layer))
+        known = shapes.get(shape)
+        if known is None:
+            params = layer_params(model, layer, tp)
+            known = shapes[shape] = (params, params.linear * linear_bytes + params.other * other_bytes
+                                     if not isinstance(linear_bytes, QuantScheme) else 0.0)
+        params, size = known
         if isinstance(linear_bytes, QuantScheme):  # the checkpoint's own, per module (partial quantization)
             total += linear_bytes.layer_bytes(params, layer, other_bytes) + params.other * other_bytes
         else:
-            total += params.linear * linear_bytes + params.other * other_bytes
+            total += size
     if first and model.vision_parameters:
         total += -(-model.vision_parameters // tp) * other_bytes  # the vision tower, sharded, unquantized
     vocab_rows = -(-_padded_vocab(model.vocab_size) // tp)
@@ -449,11 +459,17 @@ def estimate(
         reserve = sum(parts.values())
 
         per_token = per_sequence = 0
+        kv_shapes: dict[tuple[str, bool], tuple[int, int]] = {}  # the same per token mixer (integers: exact)
         for layer in layers:
-            size = _kv_per_token_layer(model, tp, kv_bytes, layer)
-            per_token += size
-            window = model.sliding_window if model.is_sliding_layer(layer) else None
-            per_sequence += size * sequence_tokens(model, window, max_len, batched_tokens, version, v1)
+            shape = (model.layer_kind(layer), model.is_sliding_layer(layer))
+            known = kv_shapes.get(shape)
+            if known is None:
+                size = _kv_per_token_layer(model, tp, kv_bytes, layer)
+                window = model.sliding_window if shape[1] else None
+                known = kv_shapes[shape] = (size, size * sequence_tokens(model, window, max_len, batched_tokens,
+                                                                         version, v1))
+            per_token += known[0]
+            per_sequence += known[1]
         if kv_cache_memory_bytes is not None:
             kv_cache = int(kv_cache_memory_bytes)
         else:

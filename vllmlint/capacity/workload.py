@@ -552,6 +552,26 @@ def admitting_pools(template: PodTemplate, world: World) -> list[NodePool]:
     return found
 
 
+def _gpus_for(world: World, labels: list[Requirement], requirements: list[Requirement]) -> list[Candidate] | None:
+    """`gpus_for_node_constraints(labels, requirements)`, once per world for the constraints that say the same
+    (keys, operators, values: all it reads): the replicas of a workload, and workloads pinned to the same GPU
+    product, share one answer (read only)."""
+    key = (tuple((r.key, r.operator, r.values) for r in labels), tuple((r.key, r.operator, r.values) for r in requirements))
+    memo = world.fact(_node_gpus)
+    try:
+        return memo[key]
+    except KeyError:
+        found = memo[key] = gpus_for_node_constraints(labels, requirements)
+        return found
+    except TypeError:  # values in a list, not a tuple: asked each time
+        return gpus_for_node_constraints(labels, requirements)
+
+
+def _node_gpus(world: World) -> dict[tuple, list[Candidate] | None]:
+    """The memo `_gpus_for` fills (kept by `World.fact`)."""
+    return {}
+
+
 def landings(template: PodTemplate, world: World) -> list[Landing] | None:
     """Where a pod can land, each with its origin; None when no GPU is known for some place it could land."""
     placement = template.placement
@@ -569,14 +589,14 @@ def landings(template: PodTemplate, world: World) -> list[Landing] | None:
             chosen = {r.key for r in selector}
             labels = [r for r in pool.labels if r.key not in chosen] + selector
             deciding = (*labels, *pool.requirements, *expressions)
-            candidates = gpus_for_node_constraints(labels, [*pool.requirements, *expressions])
+            candidates = _gpus_for(world, labels, [*pool.requirements, *expressions])
             if candidates is None:
                 return None  # a pool whose hardware we do not know: never guess
             for candidate in candidates:  # none when the pool's hardware contradicts the pod's selector
                 from_pools = True
                 found.setdefault(candidate, Landing(candidate, f"NodePool {pool.name}", deciding))
         if not from_pools:
-            candidates = gpus_for_node_constraints(selector, expressions)
+            candidates = _gpus_for(world, selector, expressions)
             if candidates is None:
                 return None
             origin = " and ".join(part for part, used in (("nodeSelector", selector), ("node affinity", expressions))

@@ -3,6 +3,7 @@ import re
 from vllmlint.k8s.monitoring import POD, SERVICE, monitors
 from vllmlint.k8s.objects import PodTemplate
 from vllmlint.k8s.quantity import digits_int
+from vllmlint.k8s.selectors import label_selector
 from vllmlint.k8s.services import resolve_container_port, service_ports, service_selector
 from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
 from vllmlint.checks import Context
@@ -74,52 +75,68 @@ def check(ctx: Context):
 def _service_monitors(ctx, services, vllm):
     """ServiceMonitor / VMServiceScrape endpoints that reach vLLM pods on a port other than the API port. An
     endpoint `port` that names no port of the Service scrapes nothing at all: that is VL806's."""
-    # (Service, endpoint port, endpoint targetPort) whose pods were all found scraped on the right port: another
-    # monitor asking the same of the same Service finds nothing either (N monitors, Services and workloads
-    # sharing labels were N^3 port resolutions).
-    clean: set[tuple] = set()
+    # Monitors that select the same Services (same selector, same namespaces) and scrape the same endpoint port
+    # reach the same pods: the first vLLM pod scraped on a wrong port is looked for once per such group, and once
+    # per Service (N monitors, Services and workloads sharing labels were N^3 port resolutions, then N^2 scans).
+    selections: dict[tuple, list] = {}  # (selector, namespaces) -> the Services selected
+    wrong: dict[tuple, tuple | None] = {}  # (Service, endpoint port, targetPort) -> (template, port) or None
+    first: dict[tuple, tuple | None] = {}  # (selection, endpoint port, targetPort) -> (Service, template, port)
     for monitor in monitors(ctx.world):
         if monitor.targets != SERVICE:
             continue
-        targets = [s for s in ctx.world.selected_objects("Service", monitor.selector)
-                   if monitor.scope.includes(s.namespace)]
+        selector = label_selector(monitor.selector)
+        scope = monitor.scope
+        selection = (selector.valid, tuple((r.key, r.operator, r.values) for r in selector.match_labels),
+                     tuple((r.key, r.operator, r.values) for r in selector.match_expressions), scope.any, scope.names)
+        targets = selections.get(selection)
+        if targets is None:
+            targets = selections[selection] = [s for s in ctx.world.selected_objects("Service", monitor.selector)
+                                               if scope.includes(s.namespace)]
         for endpoint in monitor.endpoints:
-            reported = False
-            for service in targets:
-                if reported:
-                    continue
-                port_name = scalar_str(endpoint.port_node)
-                target_port = endpoint.target_port_node
-                key = (id(service), port_name, target_port.value if isinstance(target_port, Scalar) else None)
-                if key in clean:
-                    continue
-                templates = _selected(ctx, service_selector(service), service.namespace, vllm)
-                if not templates:
-                    continue
-                clean.add(key)  # taken back below when a template of the Service is scraped on the wrong port
-                for template in templates:
-                    if port_name is not None:
-                        match = [p for p in service_ports(service) if p.name == port_name]
-                        if not match:
-                            break  # names no port of the Service: nothing is scraped (VL806)
-                        number = resolve_container_port(template, match[0].target)
-                        where = endpoint.port_node
-                    elif isinstance(target_port, Scalar):
-                        number = resolve_container_port(template, target_port.value)
-                        where = target_port
-                    else:
-                        continue
-                    if _mismatch(number, vllm[template]):
-                        clean.discard(key)
-                        if port_name is not None:
-                            fix = ctx.build_fix(_service_port_name_fix, where, service, template, vllm[template])
-                        else:
-                            fix = ctx.build_fix(_port_fix, where, vllm[template], "the endpoint's targetPort")
-                        yield ctx.finding(where, f"{monitor.obj.kind} scrapes vLLM pods on port {number}, but vLLM "
-                                          f"serves /metrics on its API port {_describe(vllm[template][0])}: scrape "
-                                          "the API port.", about=monitor.obj, value=str(number), fix=fix)
-                        reported = True
-                        break
+            port_name = scalar_str(endpoint.port_node)
+            target_port = endpoint.target_port_node
+            value = target_port.value if isinstance(target_port, Scalar) else None
+            group = (selection, port_name, value)
+            if group not in first:
+                first[group] = next((found for service in targets
+                                     for found in [_wrong_port(ctx, service, port_name, target_port, vllm, wrong)]
+                                     if found is not None), None)
+            found = first[group]
+            if found is None:
+                continue
+            service, template, number = found
+            if port_name is not None:
+                where = endpoint.port_node
+                fix = ctx.build_fix(_service_port_name_fix, where, service, template, vllm[template])
+            else:
+                where = target_port
+                fix = ctx.build_fix(_port_fix, where, vllm[template], "the endpoint's targetPort")
+            yield ctx.finding(where, f"{monitor.obj.kind} scrapes vLLM pods on port {number}, but vLLM "
+                              f"serves /metrics on its API port {_describe(vllm[template][0])}: scrape "
+                              "the API port.", about=monitor.obj, value=str(number), fix=fix)
+
+
+def _wrong_port(ctx, service, port_name, target_port, vllm, wrong) -> tuple | None:
+    """(Service, the first vLLM pod template behind it scraped on a port other than its API port, that port) for
+    an endpoint `port` (a Service port name) or `targetPort`; None when every one is scraped right."""
+    key = (id(service), port_name, target_port.value if isinstance(target_port, Scalar) else None)
+    if key in wrong:
+        return wrong[key]
+    wrong[key] = None
+    for template in _selected(ctx, service_selector(service), service.namespace, vllm):
+        if port_name is not None:
+            match = [p for p in service_ports(service) if p.name == port_name]
+            if not match:
+                break  # names no port of the Service: nothing is scraped (VL806)
+            number = resolve_container_port(template, match[0].target)
+        elif isinstance(target_port, Scalar):
+            number = resolve_container_port(template, target_port.value)
+        else:
+            continue
+        if _mismatch(number, vllm[template]):
+            wrong[key] = (service, template, number)
+            break
+    return wrong[key]
 
 
 def _pod_monitors(ctx, vllm):

@@ -140,8 +140,16 @@ class PodTemplate(_Labelled):
 
     @property
     def placement(self) -> Placement:
-        """Node selector, required node affinity and tolerations."""
-        return placement(self)
+        """Node selector, required node affinity and tolerations (read once per sealed world: the capacity and
+        scheduling rules ask for every pod; read only)."""
+        memo = self.owner._memo  # the owner's sealed memo (`seal`), one entry per template of it
+        if memo is None:
+            return placement(self)
+        key = ("placement", id(self))
+        found = memo.get(key)
+        if found is None or found[0] is not self:
+            found = memo[key] = (self, placement(self))
+        return found[1]
 
     @property
     def security_context(self) -> _pod.SecurityContext:
@@ -392,6 +400,13 @@ _CONTROLLER_LABELS = frozenset({
 })
 
 
+def template_label_pair(selector: LabelSelector) -> tuple[str, str] | None:
+    """A `(key, value)` label every pod template `selector` selects carries in its manifest (labels
+    controllers add, which `PodTemplate.implicit_label` answers for, never narrow), to look candidates up in an
+    index; None when there is none (any template may match)."""
+    return selector.first_pair(_CONTROLLER_LABELS)
+
+
 def namespaces_compatible(a: str, b: str) -> bool:
     return not a or not b or a == b
 
@@ -494,6 +509,12 @@ class World:
         if memo is not None:
             memo[key] = (selector, shared)  # the node kept: its id stays its own
         return list(shared)
+
+    def selectable_templates(self, selector: LabelSelector) -> list[PodTemplate]:
+        """The pod templates of the world `selector` may select, in run order (a superset: filter them with
+        `selected_by`): those carrying its `template_label_pair`, else every template. Read only."""
+        pair = template_label_pair(selector)
+        return self.templates if pair is None else self._index()[1].get(pair, [])
 
     def selected_objects(self, kind: str, selector: Node | None) -> list[K8sObject]:
         """Objects of `kind` whose labels a selector matches (namespaces are the caller's business)."""

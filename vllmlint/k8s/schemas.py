@@ -399,8 +399,15 @@ def _fast(bundle: str, key: str, ref: str = ""):
                         item = items[position][1]
                         if not (isinstance(item, Scalar) and item.value is None) and not fn(item):
                             return False
-                for name in r:
-                    if not _has(v, name):
+                for name in r:  # `_has`, through the index at hand
+                    if type(index) is dict:
+                        at = index.get(name)
+                    else:
+                        at = index.index(name) if name in index else None  # type: ignore[union-attr]
+                    if at is None:
+                        return False
+                    item = items[at][1]
+                    if isinstance(item, Scalar) and item.value is None:
                         return False
                 return True
             checks.append(mapping)

@@ -115,8 +115,30 @@ def split_commands(script: str) -> list[Command]:
     return read_script(script).commands
 
 
+# read_script's results by (text, start, end): a container's script is read by the build (its commands) and
+# again by rules (its assignments, whether vLLM runs alone, fixes): 3,448 reads of 693 scripts at 1,000 linked
+# files. Every caller gets the same Script: read it, never change it. Bounded for a long-lived process (the
+# language server); texts longer than _MEMO_TEXT are read each time (a long Markdown file is read once or twice).
+_READ: dict[tuple[str, int, int | None], Script] = {}
+_MEMO_ENTRIES = 16384
+_MEMO_TEXT = 1 << 16
+
+
 def read_script(script: str, start: int = 0, end: int | None = None) -> Script:
-    """Read script[start:end] (all of it by default); every offset is an offset into `script`."""
+    """Read script[start:end] (all of it by default); every offset is an offset into `script`. The result is
+    shared by every caller reading the same text: read only."""
+    if len(script) > _MEMO_TEXT:
+        return _read_script(script, start, end)
+    key = (script, start, end)
+    found = _READ.get(key)
+    if found is None:
+        if len(_READ) >= _MEMO_ENTRIES:
+            _READ.clear()
+        found = _READ[key] = _read_script(script, start, end)
+    return found
+
+
+def _read_script(script: str, start: int, end: int | None) -> Script:
     result = Script()
     _Reader(script, result).read(start, len(script) if end is None else min(end, len(script)), None, 0)
     result.comments.sort(key=lambda c: c.start)

@@ -106,6 +106,11 @@ class Scalar(Node):
         """Character offset into the file of `offset` into this scalar's text (also inside block scalars)."""
         return _offset_map(self)[min(max(offset, 0), len(self.text))]
 
+    def source_indexes(self) -> SequenceOf[int]:
+        """`source_index` of every offset 0..len(text), as one sequence (for a reader mapping every word of a
+        script: `source_indexes()[offset]` is `source_index(offset)` for an offset inside the text)."""
+        return _offset_map(self)
+
     @property
     def _offsets(self) -> SequenceOf[int] | None:
         """The offset map `_offset_map` computed, kept by the file (`SourceFile.scalar_offsets`) rather than in a

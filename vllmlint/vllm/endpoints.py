@@ -30,6 +30,7 @@ def _key(release: str | None) -> tuple[int, ...] | None:
         return None
 
 
+@lru_cache(maxsize=1)  # of the table: the same for every probe
 def _sampled_range() -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     keys = [k for k in (_key(r) for r in table().get("sampled_releases") or []) if k is not None]
     return (min(keys), max(keys)) if keys else None
@@ -66,6 +67,7 @@ def _matches(entry: dict[str, Any], path: str) -> bool:
     return path == target
 
 
+@lru_cache(maxsize=4096)  # a function of the table, the path and the release: probes repeat them
 def served(path: str, release: str | None) -> bool | None:
     path = normalize(path)
     key = known_release(release)
@@ -112,6 +114,7 @@ def post_only(path: str, release: str | None) -> bool | None:
     return answer
 
 
+@lru_cache(maxsize=4096)
 def guarded(path: str, release: str | None) -> bool | None:
     """Whether `--api-key` protects `path` in `release` (True / False / None: not known)."""
     path = normalize(path)

@@ -445,11 +445,13 @@ def _shell_tokens(script: str, scalar: Scalar | None, source: SourceFile,
     from vllmlint.source.shell import read_script
 
     result: list[list[Token]] = []
+    offsets = scalar.source_indexes() if scalar is not None else None  # `source_index`, looked up once
+    last = len(scalar.text) if scalar is not None else 0
     for command in (read_script(script, *region).commands if region is not None else split_commands(script)):
         tokens: list[Token] = []
         for word in command.words:
-            if scalar is not None:
-                start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+            if offsets is not None:
+                start, end = offsets[min(max(word.start, 0), last)], offsets[min(max(word.end, 0), last)]
             else:
                 start, end = word.start, word.end
             tokens.append(Token(word.text, source, start, end, word.dynamic, scalar))
@@ -821,6 +823,28 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
     """Every variable assignment in the shell commands of the run (`world.shell_commands` and the scripts
     they come from). With `needles`, only scripts whose text holds one of them are read again for their
     leading and standalone assignments (which `ShellCommand.tokens` leave out)."""
+    in_commands, scripts = world.fact(_command_assignments)
+    found = list(in_commands)
+    read = world.fact(_script_assignment_words)
+    for holder, container, via in scripts:
+        text = holder.text
+        region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
+        if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
+                               for needle in needles):
+            continue
+        assigned = read.get(id(holder))
+        if assigned is None:
+            assigned = read[id(holder)] = _assignment_words(holder, region)
+        for name, value, token in assigned:
+            found.append(ShellAssignment(name, value, token, container, via))
+    return found
+
+
+def _command_assignments(world: World) -> tuple[list[ShellAssignment], list[tuple[Scalar | SourceFile,
+                                                                                   Container | None, str]]]:
+    """(the assignments the words of the run's commands make: `export NAME=value`, `-e NAME=value`,
+    `--env=NAME=value`; the scripts those commands come from, each once, in run order): what
+    `script_assignments` reads whatever it looks for, once per world."""
     found: list[ShellAssignment] = []
     scripts: dict[int, tuple[Scalar | SourceFile, Container | None, str]] = {}
     for command in world.shell_commands:
@@ -844,19 +868,7 @@ def script_assignments(world: World, needles: tuple[str, ...] = ()) -> list[Shel
                 continue
             if pair is not None:
                 found.append(ShellAssignment(pair[0], pair[1], token, command.container, command.via))
-    read = world.fact(_script_assignment_words)
-    for holder, container, via in scripts.values():
-        text = holder.text
-        region = holder.region if isinstance(holder, SourceFile) else None  # a Markdown shell block: its own part
-        if needles and not any(needle in (text if region is None else text[region[0]:region[1]])
-                               for needle in needles):
-            continue
-        assigned = read.get(id(holder))
-        if assigned is None:
-            assigned = read[id(holder)] = _assignment_words(holder, region)
-        for name, value, token in assigned:
-            found.append(ShellAssignment(name, value, token, container, via))
-    return found
+    return found, list(scripts.values())
 
 
 def _script_assignment_words(world: World) -> dict[int, list[tuple[str, str, Token]]]:
@@ -873,12 +885,14 @@ def _assignment_words(holder: Scalar | SourceFile, region: tuple[int, int] | Non
     scalar = holder if isinstance(holder, Scalar) else None
     source = holder.source if isinstance(holder, Scalar) else holder
     words: list[tuple[str, str, Token]] = []
+    offsets = scalar.source_indexes() if scalar is not None else None  # `source_index`, looked up once
+    last = len(scalar.text) if scalar is not None else 0
     for word in (read_script(text, *region) if region is not None else read_script(text)).assignments:
         pair = _split_assignment(word.text)
         if pair is None:
             continue
-        if scalar is not None:
-            start, end = scalar.source_index(word.start), scalar.source_index(word.end)
+        if offsets is not None:
+            start, end = offsets[min(max(word.start, 0), last)], offsets[min(max(word.end, 0), last)]
         else:
             start, end = word.start, word.end
         words.append((pair[0], pair[1], Token(word.text, source, start, end, word.dynamic, scalar)))
