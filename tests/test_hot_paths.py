@@ -201,16 +201,36 @@ def test_placement_is_read_once_per_sealed_world():
     assert [r.key for r in template.placement.node_selector] == []
 
 
-def test_a_script_is_read_once_and_shared():
-    from vllmlint.source.shell import read_script
+def test_a_script_is_read_once_and_shared_within_a_run_only():
+    from vllmlint.source.shell import read_script, scripts_read_once
 
     text = "export A=1\nvllm serve m --port 8000\n"
-    first = read_script(text)
-    assert read_script(text) is first  # the build and the rules read the same reading
-    assert [w.text for w in first.assignments] == []
-    assert [w.text for w in first.commands[1].words] == ["vllm", "serve", "m", "--port", "8000"]
-    second_line = read_script(text, text.index("vllm"))
-    assert second_line is not first and [w.text for w in second_line.commands[0].words][:2] == ["vllm", "serve"]
+    with scripts_read_once():
+        first = read_script(text)
+        with scripts_read_once():  # a nested scope shares the outer one's memo
+            assert read_script(text) is first  # the build and the rules read the same reading
+        assert read_script(text) is first
+        assert [w.text for w in first.assignments] == []
+        assert [w.text for w in first.commands[1].words] == ["vllm", "serve", "m", "--port", "8000"]
+        second_line = read_script(text, text.index("vllm"))
+        assert second_line is not first and [w.text for w in second_line.commands[0].words][:2] == ["vllm", "serve"]
+    # Outside a run nothing is kept: a long-lived process (the language server) holds no reading of old texts.
+    assert read_script(text) is not first and read_script(text) is not read_script(text)
+
+
+def test_a_lint_run_reads_each_script_once(monkeypatch):
+    from vllmlint.source import shell
+
+    reads = []
+    real = shell._read_script
+    monkeypatch.setattr(shell, "_read_script", lambda *a: reads.append(a[1:]) or real(*a))
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+            "    image: vllm/vllm-openai:v0.29.0\n    command: [sh, -c, 'export VLLM_X=1; vllm serve m --port 8000']\n")
+    from vllmlint.engine import LintOptions, lint_text
+
+    lint_text(text, "pod.yaml", LintOptions())
+    assert reads and len(reads) == len(set(reads))  # no (text, region) read twice in one run
+    assert shell._READ is None  # and the memo is gone once the run is over
 
 
 def test_source_indexes_are_source_index_of_every_offset():

@@ -494,7 +494,10 @@ class Linter:
 
     def run(self) -> LintResult:
         """The result of everything added: the world built, the rules checked, the result finished."""
-        return self.check(self.build())
+        from vllmlint.source.shell import scripts_read_once
+
+        with scripts_read_once():  # the build and the rules read a script once between them
+            return self.check(self.build())
 
     def check(self, world: World) -> LintResult:
         """The rules checked on `world` (from `build`), and the result finished."""

@@ -8,6 +8,7 @@ from vllmlint.engine import Linter, LintOptions, LintResult, upgrade_result
 from vllmlint.records import replace
 from vllmlint.run.processes import checks_in_processes
 from vllmlint.source.files import collect_files, is_kustomization
+from vllmlint.source.shell import scripts_read_once
 
 # adds the run's inputs (files, standard input) to a fresh Linter. `Linter`, not "Linter": a string becomes a
 # ForwardRef, whose compile() sets up the compiler's AST types at every start (9 M instructions, measured).
@@ -35,7 +36,12 @@ def uncached_lint(feed: Feed, options: LintOptions) -> LintResult:
 
 def lint_once(feed: Feed, options: LintOptions) -> LintResult:
     """One run in one piece: every input read into one world, the rules checked on it (in forked copies too, on
-    large runs: `processes`)."""
+    large runs: `processes`). The readers, the build and the rules read each script once between them."""
+    with scripts_read_once():
+        return _lint_once(feed, options)
+
+
+def _lint_once(feed: Feed, options: LintOptions) -> LintResult:
     linter = Linter(options)
     linter.checker = checks_in_processes
     if options.freeze_gc:

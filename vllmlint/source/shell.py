@@ -19,6 +19,8 @@ printed (`cat <<EOF` or `echo`/`printf` to the terminal: a usage text) runs noth
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from typing import Iterator
 
 from vllmlint.lazyre import lazy_compile
 from vllmlint.records import dataclass, field
@@ -115,26 +117,43 @@ def split_commands(script: str) -> list[Command]:
     return read_script(script).commands
 
 
-# read_script's results by (text, start, end): a container's script is read by the build (its commands) and
-# again by rules (its assignments, whether vLLM runs alone, fixes): 3,448 reads of 693 scripts at 1,000 linked
-# files. Every caller gets the same Script: read it, never change it. Bounded for a long-lived process (the
-# language server); texts longer than _MEMO_TEXT are read each time (a long Markdown file is read once or twice).
-_READ: dict[tuple[str, int, int | None], Script] = {}
+# read_script's results by (text, start, end) while a run holds the memo open (`scripts_read_once`): a container's
+# script is read by the build (its commands) and again by rules (its assignments, whether vLLM runs alone, fixes):
+# 3,448 reads of 693 scripts at 1,000 linked files. Every caller gets the same Script: read it, never change it.
+# Outside a run (None) every read is fresh, so nothing outlives the run that made it (the language server runs for
+# days); within a run it is bounded, and texts longer than _MEMO_TEXT are read each time.
+_READ: dict[tuple[str, int, int | None], Script] | None = None
 _MEMO_ENTRIES = 16384
 _MEMO_TEXT = 1 << 16
 
 
+@contextmanager
+def scripts_read_once() -> Iterator[None]:
+    """Within it, read_script reads each (text, region) once and hands every caller that one Script; the memo is
+    dropped when the outermost scope ends."""
+    global _READ
+    outer = _READ
+    if outer is None:
+        _READ = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _READ = None
+
+
 def read_script(script: str, start: int = 0, end: int | None = None) -> Script:
-    """Read script[start:end] (all of it by default); every offset is an offset into `script`. The result is
-    shared by every caller reading the same text: read only."""
-    if len(script) > _MEMO_TEXT:
+    """Read script[start:end] (all of it by default); every offset is an offset into `script`. Within
+    `scripts_read_once` the result is shared by every caller reading the same text: read only."""
+    memo = _READ
+    if memo is None or len(script) > _MEMO_TEXT:
         return _read_script(script, start, end)
     key = (script, start, end)
-    found = _READ.get(key)
+    found = memo.get(key)
     if found is None:
-        if len(_READ) >= _MEMO_ENTRIES:
-            _READ.clear()
-        found = _READ[key] = _read_script(script, start, end)
+        if len(memo) >= _MEMO_ENTRIES:
+            memo.clear()
+        found = memo[key] = _read_script(script, start, end)
     return found
 
 
