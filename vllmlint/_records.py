@@ -38,18 +38,19 @@ def _m_d731a27545c3(_HAS, _D, _F, _set):
         return hash((self.any,self.names,self.explicit,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric
-def _m_24e58110a030(_HAS, _D, _F, _set):
-    def __init__(self, block_size, block_bytes, blocks_per_request):
+# Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric,mamba_cache_mode:dic
+def _m_079e49bfc724(_HAS, _D, _F, _set):
+    def __init__(self, block_size, block_bytes, blocks_per_request, mamba_cache_mode=_D[0]):
         _set(self, 'block_size', block_size)
         _set(self, 'block_bytes', block_bytes)
         _set(self, 'blocks_per_request', blocks_per_request)
+        _set(self, 'mamba_cache_mode', mamba_cache_mode)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.block_size,self.block_bytes,self.blocks_per_request,) == (other.block_size,other.block_bytes,other.blocks_per_request,)
+            return (self.block_size,self.block_bytes,self.blocks_per_request,self.mamba_cache_mode,) == (other.block_size,other.block_bytes,other.blocks_per_request,other.mamba_cache_mode,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.block_size,self.block_bytes,self.blocks_per_request,))
+        return hash((self.block_size,self.block_bytes,self.blocks_per_request,self.mamba_cache_mode,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|candidate:ric,origin:ric,deciding:di
@@ -2401,7 +2402,7 @@ def _m_dca55ebdbad8(_HAS, _D, _F, _set):
 MAKERS = {
     'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m_07568e7822c5,
     'Fe|any:ric,names:ric,explicit:ric': _m_d731a27545c3,
-    'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric': _m_24e58110a030,
+    'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric,mamba_cache_mode:dic': _m_079e49bfc724,
     'Fe|candidate:ric,origin:ric,deciding:di': _m_599296fea284,
     'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m_477ed843ca05,
     'Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic': _m_8df699493bfc,
