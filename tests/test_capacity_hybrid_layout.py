@@ -100,3 +100,44 @@ def test_the_0_27_1_prefix_caching_log_gives_its_token_figure(qwen36):
     plain = estimate(qwen36, "H100-80GB", kv_cache_memory_bytes=int(41.03 * GiB), **common)
     assert plain.hybrid_layout.blocks_per_request == 6 + 3
     assert plain.reported_kv_tokens() == pytest.approx(292522 * 12 / 9, rel=0.001)
+
+
+def _workload(args: list[str]):
+    from vllmlint.capacity.workload import workloads
+    from vllmlint.engine import Linter
+
+    manifest = f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vl}}
+spec:
+  selector: {{matchLabels: {{app: vl}}}}
+  template:
+    metadata: {{labels: {{app: vl}}}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.27.1
+          args: {json.dumps(["--model", "Qwen/Qwen3.5-4B", *args])}
+"""
+    linter = Linter()
+    linter.add_text(manifest, "vl.yaml")
+    [work] = workloads(linter.build())
+    return work
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], None),
+    (["--enable-prefix-caching"], True),
+    (["--no-enable-prefix-caching"], False),
+    (["--enable-prefix-caching", "--no-enable-prefix-caching"], False),  # the last one wins, as in argparse
+])
+def test_the_workload_reads_the_prefix_caching_flag(args, expected):
+    work = _workload(args)
+    assert work.enable_prefix_caching is expected
+    assert work.estimate_inputs_known()
+    assert work.estimate_kwargs()["enable_prefix_caching"] is expected
+
+
+def test_an_unresolved_prefix_caching_value_leaves_the_estimate_unknown():
+    work = _workload(["--enable-prefix-caching", "$(PREFIX_CACHING)"])
+    assert not work.estimate_inputs_known()
