@@ -1,4 +1,4 @@
-"""The vision encoder's profiling pass (0.16+, Qwen3-VL family) and the hybrid KV page layout (0.21 - 0.23), pinned on
+"""The vision encoder's profiling pass (0.16+, Qwen3-VL family) and the hybrid KV page layout (0.21 - 0.23; 0.24 - 0.33 in test_capacity_hybrid_layout.py), pinned on
 both sides of their release boundaries and against the Qwen3.5-4B start-up log (vLLM 0.23.0, RTX 4090 D)."""
 from __future__ import annotations
 

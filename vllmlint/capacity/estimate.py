@@ -801,6 +801,18 @@ def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_
 #   each further graph: CUDAGRAPH_BYTES_PER_GRAPH, fitted to LMCache/LMCache#3430 (vLLM 0.21.0, Qwen3-8B,
 #     "PIECEWISE=51 (largest=512), FULL=35 (largest=256)", "Estimated CUDA graph memory: 0.52 GiB total"):
 #     (0.52 GiB - 512 x 100 KiB) / 84 = 5.7 MiB (the printed 0.52 is rounded: 5.7 +- 0.06 MiB).
+# Read in 0.26.0 - 0.33.0 (the "hybrid" branch): the V1 runner's profile_cudagraph_memory is the same text from 0.26.0
+# to 0.33.0 but for ROCm's capture context (gpu_model_runner.py lines 6576-6738 in 0.26.0, 6645-6807 in 0.27.1,
+# 6268-6410 in 0.33.0); the default mode is FULL_AND_PIECEWISE (optimization level O2, vllm/config/vllm.py line 409
+# and 291 in 0.27.1, 435 and 311 in 0.33.0); the capture sizes are computed as in 0.21 without speculative decoding
+# (`_set_cudagraph_sizes`, config/vllm.py lines 2151-2419 in 0.30.0); the estimate is charged by default
+# (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, envs.py line 295 in 0.27.1, 329 in 0.33.0). The V2 model runner, the default
+# on CUDA for every generative model from 0.29.0 (VllmConfig.use_v2_model_runner, config/vllm.py line 645 in 0.29.0)
+# and for DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES before (config/vllm.py lines 68-77 in 0.26.0, 69-80 in 0.28.0),
+# returns 0 in 0.26.0 - 0.28.x (gpu/model_runner.py line 705 in 0.26.0, 843 in 0.28.0: not modelled, the planner
+# keeps the V1 figure for those architectures) and from 0.29.0 measures every PIECEWISE graph and extrapolates the
+# FULL ones from the two largest (gpu/cudagraph_utils.py lines 718-822 in 0.29.0, 847-949 in 0.30.0): the same graph
+# counts, a measured per-graph cost, so CUDAGRAPH_BYTES_PER_GRAPH stays the fitted figure.
 CUDAGRAPH_BYTES_PER_GRAPH = int(5.7 * 2**20)
 # The largest default capture size: 512, and 1024 on data-center Blackwell (compute capability 10.x) from 0.28.0
 # (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`, vllm/config/vllm.py
@@ -1017,7 +1029,7 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
 # --------------------------------------------------------------------------- hybrid (attention + gated DeltaNet) KV layout
 
 # vLLM lays a hybrid model's KV cache out in pages of one size (Platform._align_hybrid_block_size,
-# vllm/platforms/interface.py lines 505-675 in 0.21.0, 530-700 in 0.23.0, 765-925 in 0.27.1, 940-1137 in 0.33.0;
+# vllm/platforms/interface.py lines 505-675 in 0.21.0, 530-700 in 0.23.0, 765-941 in 0.27.1, 940-1137 in 0.33.0;
 # the same formula in vllm/model_executor/models/config.py line 535 in 0.17.1 and line 273 in 0.19.1, not used here
 # before 0.21): the attention block size becomes the smallest multiple of the kernel's block alignment whose page
 # holds one layer's state of one sequence (`attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size,
