@@ -129,11 +129,18 @@ def test_qwen3_next_gated_deltanet_state_per_sequence():
     # gated_delta_net_state_shape (mamba_utils.py): conv (2 x 16 x 128 + 32 x 128) x (4 - 1) = 24,576 and
     # temporal 32 x 128 x 128 = 524,288 elements per layer, bf16, 36 linear layers
     assert state_bytes_per_sequence(model) == 36 * (24_576 + 524_288) * 2 == 39_518_208
-    plan = estimate(model, "H100-80GB", tensor_parallel_size=4, max_model_len=4096)
+    plan = estimate(model, "H100-80GB", tensor_parallel_size=4, max_model_len=4096, vllm_version="0.20.2")
     # 12 full-attention layers; 2 KV heads < TP 4: one replicated head of 256 per rank
     assert plan.kv_bytes_per_token == 12 * 2 * 1 * 256 * 2
     # per rank: conv 8192 / 4 x 3 = 6,144 and temporal 8 x 128 x 128 = 131,072 elements per linear layer
+    # (before 0.21, where no page layout is modelled)
     assert plan.kv_bytes_per_sequence == 12_288 * 4096 + 36 * (6_144 + 131_072) * 2
+    # 0.33.0 (the newest release read) pages it (hybrid_kv_layout): prefix caching on by default, so "align"; on an
+    # H100 FlashInfer's GDN prefill aligns blocks to 64 tokens: 64 x cdiv(274,432 B, 64 x 1,024 B) = 320-token blocks;
+    # groups of 12 layers: cdiv(4096, 320) = 13 attention blocks + 3 state groups x (2 + 1 checkpoint block)
+    newest = estimate(model, "H100-80GB", tensor_parallel_size=4, max_model_len=4096)
+    assert newest.hybrid_layout.block_size == 320
+    assert newest.kv_bytes_per_sequence == 320 * 1024 * 12 * (13 + 3 * 3)
     # q_proj doubled for the output gate: 2048 x 16 x 256 x 2
     assert layer_params(model, 3).attention == 2048 * 16 * 256 * 2 + 2 * 2048 * 2 * 256 + 16 * 256 * 2048
     assert abs(count_parameters(model) / 80e9 - 1) < 0.03

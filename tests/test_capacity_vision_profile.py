@@ -1,4 +1,4 @@
-"""The vision encoder's profiling pass (0.16+, Qwen3-VL family) and the hybrid KV page layout (0.21 - 0.23), pinned on
+"""The vision encoder's profiling pass (0.16+, Qwen3-VL family) and the hybrid KV page layout (0.21 - 0.23; 0.24 - 0.33 in test_capacity_hybrid_layout.py), pinned on
 both sides of their release boundaries and against the Qwen3.5-4B start-up log (vLLM 0.23.0, RTX 4090 D)."""
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_the_hybrid_layout_pads_the_attention_page_to_one_deltanet_state(qwen35)
     assert layout.block_bytes == 528 * 4096 * 8
     assert layout.blocks_per_request == 8 + 3  # cdiv(4096, 528) attention blocks, one per state group
     assert hybrid_kv_layout(qwen35, layers, 1, 2, 2, 4096, "0.20.0") is None
-    assert hybrid_kv_layout(qwen35, layers, 1, 2, 2, 4096, "0.24.0") is None
+    # 0.24 - 0.33 and the prefix-caching ("align") layout: tests/test_capacity_hybrid_layout.py
 
 
 def test_the_logged_token_count_follows_from_the_logged_kv_memory(qwen35):

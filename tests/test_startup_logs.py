@@ -63,15 +63,7 @@ KNOWN_KV_MISSES: dict[str, str] = {
                                    "the reserve itself is 7.61 GiB estimated against 7.51 logged",
 }
 # Tokens / concurrency outside the KV bound while the KV bytes meet it, for a reason named here.
-KNOWN_TOKEN_MISSES: dict[str, str] = {
-    "v1-0.27.1-qwen36-27b-fp8-h100-4k-eager": "a hybrid (Gated-DeltaNet) model with --enable-prefix-caching: vLLM sets "
-                                              "mamba_cache_mode 'align' (model_executor/models/config.py line 628 in "
-                                              "0.27.1), so each of the three linear-attention groups takes 2 blocks per "
-                                              "request (MambaSpec.max_memory_usage_bytes, v1/kv_cache_interface.py lines "
-                                              "735-736) next to the attention group's 6, and the logged tokens are "
-                                              "concurrency x max_model_len (v1/core/kv_cache_utils.py lines 2226-2238, "
-                                              "937-962): 857 / 12 x 4096; the estimator counts 1 block per linear group",
-}
+KNOWN_TOKEN_MISSES: dict[str, str] = {}
 AGGREGATE_TARGET = 0.90
 
 

@@ -38,18 +38,19 @@ def _m_d731a27545c3(_HAS, _D, _F, _set):
         return hash((self.any,self.names,self.explicit,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
-# Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric
-def _m_24e58110a030(_HAS, _D, _F, _set):
-    def __init__(self, block_size, block_bytes, blocks_per_request):
+# Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric,mamba_cache_mode:dic
+def _m_079e49bfc724(_HAS, _D, _F, _set):
+    def __init__(self, block_size, block_bytes, blocks_per_request, mamba_cache_mode=_D[0]):
         _set(self, 'block_size', block_size)
         _set(self, 'block_bytes', block_bytes)
         _set(self, 'blocks_per_request', blocks_per_request)
+        _set(self, 'mamba_cache_mode', mamba_cache_mode)
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.block_size,self.block_bytes,self.blocks_per_request,) == (other.block_size,other.block_bytes,other.blocks_per_request,)
+            return (self.block_size,self.block_bytes,self.blocks_per_request,self.mamba_cache_mode,) == (other.block_size,other.block_bytes,other.blocks_per_request,other.mamba_cache_mode,)
         return NotImplemented
     def __hash__(self):
-        return hash((self.block_size,self.block_bytes,self.blocks_per_request,))
+        return hash((self.block_size,self.block_bytes,self.blocks_per_request,self.mamba_cache_mode,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|candidate:ric,origin:ric,deciding:di
@@ -1213,9 +1214,9 @@ def _m_98592794dea6(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,mm_video_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
-def _m_037f87b1ee3a(_HAS, _D, _F, _set):
-    def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], mm_image_limit=_D[18], mm_video_limit=_D[19], skip_mm_profiling=_D[20], mm_encoder_data_parallel=_D[21], unknown=_HAS, options=_HAS, landings=_D[22], gpu_resource=_D[23], config_match=_D[24]):
+# Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,mm_video_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,enable_prefix_caching:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic
+def _m_cfd2a8fa0cfb(_HAS, _D, _F, _set):
+    def __init__(self, invocation, model_token=_D[0], model_name=_D[1], match=_D[2], tensor_parallel_size=_D[3], pipeline_parallel_size=_D[4], data_parallel_size=_D[5], data_parallel_size_local=_D[6], nnodes=_D[7], gpu_memory_utilization=_D[8], max_model_len=_D[9], dtype=_D[10], quantization=_D[11], quantization_given=_D[12], kv_cache_dtype=_D[13], kv_cache_memory_bytes=_D[14], max_num_seqs=_D[15], max_num_batched_tokens=_D[16], enforce_eager=_D[17], mm_image_limit=_D[18], mm_video_limit=_D[19], skip_mm_profiling=_D[20], mm_encoder_data_parallel=_D[21], enable_prefix_caching=_D[22], unknown=_HAS, options=_HAS, landings=_D[23], gpu_resource=_D[24], config_match=_D[25]):
         self.invocation = invocation
         self.model_token = model_token
         self.model_name = model_name
@@ -1239,6 +1240,7 @@ def _m_037f87b1ee3a(_HAS, _D, _F, _set):
         self.mm_video_limit = mm_video_limit
         self.skip_mm_profiling = skip_mm_profiling
         self.mm_encoder_data_parallel = mm_encoder_data_parallel
+        self.enable_prefix_caching = enable_prefix_caching
         self.unknown = _F[0]() if unknown is _HAS else unknown
         self.options = _F[1]() if options is _HAS else options
         self.landings = landings
@@ -1246,7 +1248,7 @@ def _m_037f87b1ee3a(_HAS, _D, _F, _set):
         self.config_match = config_match
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.mm_image_limit,self.mm_video_limit,self.skip_mm_profiling,self.mm_encoder_data_parallel,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,) == (other.invocation,other.model_token,other.model_name,other.match,other.tensor_parallel_size,other.pipeline_parallel_size,other.data_parallel_size,other.data_parallel_size_local,other.nnodes,other.gpu_memory_utilization,other.max_model_len,other.dtype,other.quantization,other.quantization_given,other.kv_cache_dtype,other.kv_cache_memory_bytes,other.max_num_seqs,other.max_num_batched_tokens,other.enforce_eager,other.mm_image_limit,other.mm_video_limit,other.skip_mm_profiling,other.mm_encoder_data_parallel,other.unknown,other.options,other.landings,other.gpu_resource,other.config_match,)
+            return (self.invocation,self.model_token,self.model_name,self.match,self.tensor_parallel_size,self.pipeline_parallel_size,self.data_parallel_size,self.data_parallel_size_local,self.nnodes,self.gpu_memory_utilization,self.max_model_len,self.dtype,self.quantization,self.quantization_given,self.kv_cache_dtype,self.kv_cache_memory_bytes,self.max_num_seqs,self.max_num_batched_tokens,self.enforce_eager,self.mm_image_limit,self.mm_video_limit,self.skip_mm_profiling,self.mm_encoder_data_parallel,self.enable_prefix_caching,self.unknown,self.options,self.landings,self.gpu_resource,self.config_match,) == (other.invocation,other.model_token,other.model_name,other.match,other.tensor_parallel_size,other.pipeline_parallel_size,other.data_parallel_size,other.data_parallel_size_local,other.nnodes,other.gpu_memory_utilization,other.max_model_len,other.dtype,other.quantization,other.quantization_given,other.kv_cache_dtype,other.kv_cache_memory_bytes,other.max_num_seqs,other.max_num_batched_tokens,other.enforce_eager,other.mm_image_limit,other.mm_video_limit,other.skip_mm_profiling,other.mm_encoder_data_parallel,other.enable_prefix_caching,other.unknown,other.options,other.landings,other.gpu_resource,other.config_match,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2401,7 +2403,7 @@ def _m_dca55ebdbad8(_HAS, _D, _F, _set):
 MAKERS = {
     'Fe|accelerator:ric,user:ric,passwd:ric,home_writable:ric,passwd_complete:ric,source:ric,workdir:dic': _m_07568e7822c5,
     'Fe|any:ric,names:ric,explicit:ric': _m_d731a27545c3,
-    'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric': _m_24e58110a030,
+    'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric,mamba_cache_mode:dic': _m_079e49bfc724,
     'Fe|candidate:ric,origin:ric,deciding:di': _m_599296fea284,
     'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m_477ed843ca05,
     'Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic': _m_8df699493bfc,
@@ -2470,7 +2472,7 @@ MAKERS = {
     'Me|hf_cache:dic,online:dic': _m_4f07c1207d9a,
     'Me|index:ric,from_instruction:ric,image:ric,name:ric,parent:dic,entrypoint:dic,cmd:dic,env:fic,shell:fic,instructions:fic,entrypoint_set_here:dic': _m_042045cdc1c8,
     'Me|instruction:ric,exec_form:ric,words:fic,shell:fic,script:dic,script_offsets:fic': _m_98592794dea6,
-    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,mm_video_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m_037f87b1ee3a,
+    'Me|invocation:ric,model_token:dic,model_name:dic,match:dic,tensor_parallel_size:dic,pipeline_parallel_size:dic,data_parallel_size:dic,data_parallel_size_local:dic,nnodes:dic,gpu_memory_utilization:dic,max_model_len:dic,dtype:dic,quantization:dic,quantization_given:dic,kv_cache_dtype:dic,kv_cache_memory_bytes:dic,max_num_seqs:dic,max_num_batched_tokens:dic,enforce_eager:dic,mm_image_limit:dic,mm_video_limit:dic,skip_mm_profiling:dic,mm_encoder_data_parallel:dic,enable_prefix_caching:dic,unknown:fic,options:fic,landings:dic,gpu_resource:dic,config_match:dic': _m_cfd2a8fa0cfb,
     'Me|invocation:ric,names:ric,adapters:fic,port:dic': _m_fb4b95fdbe6b,
     'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m_64e6c2515f66,
     'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m_fdc58c76d261,

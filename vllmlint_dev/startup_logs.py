@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from dataclasses import dataclass, field, replace
@@ -80,6 +81,13 @@ class Case:
     @property
     def unexplained(self) -> str | None:
         return self.data.get("unexplained")
+
+    @property
+    def enable_prefix_caching(self) -> bool | None:
+        """--enable-prefix-caching as vLLM's own "non-default args: {...}" line in the quoted log prints it
+        (`'enable_prefix_caching': True`); None when the log does not say (the release's default)."""
+        match = re.search(r"non-default args: \{.*'enable_prefix_caching': (True|False)", self.data.get("quoted") or "")
+        return None if match is None else match.group(1) == "True"
 
 
 @dataclass
@@ -175,6 +183,7 @@ def predict(case: Case) -> Prediction:
         enforce_eager=bool(config.get("enforce_eager", False)),
         flashinfer_sampler=config.get("flashinfer_sampler"),
         v1_engine=case.format == "v1",  # a "# GPU blocks" log is the V0 engine, also where 0.8-0.10 ran it
+        enable_prefix_caching=case.enable_prefix_caching,
     )
     block = int(config.get("block_size") or 16)
     tokens = result.reported_kv_tokens(block)

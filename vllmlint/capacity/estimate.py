@@ -13,6 +13,8 @@ bytes; gib() formats.  docs/capacity.md explains each term and where its figure 
 """
 from __future__ import annotations
 
+import math
+
 from vllmlint.records import dataclass, field
 
 from vllmlint.capacity.specs import (
@@ -182,7 +184,7 @@ class Estimate:
     notes: list[str]
     kv_cache_memory_bytes_override: int | None = None
     engine: str = "V1"  # "V0": the engine before 0.8.0, or VLLM_USE_V1=0 on 0.8 - 0.10
-    hybrid_layout: HybridLayout | None = None  # a gated-DeltaNet hybrid's pages in 0.21 - 0.23 (hybrid_kv_layout)
+    hybrid_layout: HybridLayout | None = None  # a gated-DeltaNet hybrid's pages in 0.21 - 0.33 (hybrid_kv_layout)
 
     @property
     def fits(self) -> bool:
@@ -207,7 +209,7 @@ class Estimate:
         """vLLM's "GPU KV cache size: N tokens": whole blocks of every layer's bytes per token (sliding-window
         layers counted like full ones: kv_cache_utils.py get_kv_cache_config, `num_blocks // len(groups)
         * block_size` with the blocks sized over all layers; 0.11.0 line 1080)."""
-        if self.hybrid_layout is not None:  # 0.21 - 0.23: max_concurrency x max_model_len (hybrid_kv_layout)
+        if self.hybrid_layout is not None:  # 0.21 - 0.33: max_concurrency x max_model_len (hybrid_kv_layout)
             blocks = self.kv_cache_bytes // self.hybrid_layout.block_bytes
             return int(blocks / self.hybrid_layout.blocks_per_request * self.max_model_len)
         per_block = self.kv_bytes_per_token * block_size
@@ -369,6 +371,7 @@ def estimate(
     mm_video_limit: int | None = None,
     skip_mm_profiling: bool = False,
     mm_encoder_data_parallel: bool = False,
+    enable_prefix_caching: bool | None = None,
 ) -> Estimate:
     """Per-GPU memory plan for serving `model` on `gpu` x (TP x PP), the way vLLM's startup would size it.
 
@@ -384,6 +387,8 @@ def estimate(
     skip_mm_profiling: `--skip-mm-profiling`; mm_encoder_data_parallel:
     `--mm-encoder-tp-mode data` (the tower unsharded on every rank, `is_vit_use_data_parallel`,
     vllm/model_executor/models/vision.py line 142 in 0.23.0). They shape the vision encoder's profiling pass.
+    enable_prefix_caching: `--enable-prefix-caching` / `--no-enable-prefix-caching` (None: the release's default);
+    it sets a gated-DeltaNet hybrid's mamba_cache_mode and so its blocks per request (hybrid_kv_layout).
     """
     if isinstance(model, str):
         from vllmlint.capacity.names import resolve_model
@@ -475,7 +480,8 @@ def estimate(
         else:
             kv_cache = max(0, budget - weights - reserve)
         per_sequence += state_bytes_per_sequence(model, layers, tp, act_bytes)  # hybrid models: state per sequence
-        layout = hybrid_kv_layout(model, layers, tp, kv_bytes, act_bytes, max_len, version, v1)
+        layout = hybrid_kv_layout(model, layers, tp, kv_bytes, act_bytes, max_len, version, v1,
+                                  enable_prefix_caching=enable_prefix_caching, compute_capability=gpu.capability)
         if layout is not None:
             per_sequence = layout.block_bytes * layout.blocks_per_request
             layouts[index] = layout
@@ -811,6 +817,18 @@ def sequence_tokens(model: ModelSpec, window: int | None, max_len: int, batched_
 #   each further graph: CUDAGRAPH_BYTES_PER_GRAPH, fitted to LMCache/LMCache#3430 (vLLM 0.21.0, Qwen3-8B,
 #     "PIECEWISE=51 (largest=512), FULL=35 (largest=256)", "Estimated CUDA graph memory: 0.52 GiB total"):
 #     (0.52 GiB - 512 x 100 KiB) / 84 = 5.7 MiB (the printed 0.52 is rounded: 5.7 +- 0.06 MiB).
+# Read in 0.26.0 - 0.33.0 (the "hybrid" branch): the V1 runner's profile_cudagraph_memory is the same text from 0.26.0
+# to 0.33.0 but for ROCm's capture context (gpu_model_runner.py lines 6576-6738 in 0.26.0, 6645-6807 in 0.27.1,
+# 6268-6410 in 0.33.0); the default mode is FULL_AND_PIECEWISE (optimization level O2, vllm/config/vllm.py line 409
+# and 291 in 0.27.1, 435 and 311 in 0.33.0); the capture sizes are computed as in 0.21 without speculative decoding
+# (`_set_cudagraph_sizes`, config/vllm.py lines 2151-2419 in 0.30.0); the estimate is charged by default
+# (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, envs.py line 295 in 0.27.1, 329 in 0.33.0). The V2 model runner, the default
+# on CUDA for every generative model from 0.29.0 (VllmConfig.use_v2_model_runner, config/vllm.py line 645 in 0.29.0)
+# and for DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES before (config/vllm.py lines 68-77 in 0.26.0, 69-80 in 0.28.0),
+# returns 0 in 0.26.0 - 0.28.x (gpu/model_runner.py line 705 in 0.26.0, 843 in 0.28.0: not modelled, the planner
+# keeps the V1 figure for those architectures) and from 0.29.0 measures every PIECEWISE graph and extrapolates the
+# FULL ones from the two largest (gpu/cudagraph_utils.py lines 718-822 in 0.29.0, 847-949 in 0.30.0): the same graph
+# counts, a measured per-graph cost, so CUDAGRAPH_BYTES_PER_GRAPH stays the fitted figure.
 CUDAGRAPH_BYTES_PER_GRAPH = int(5.7 * 2**20)
 # The largest default capture size: 512, and 1024 on data-center Blackwell (compute capability 10.x) from 0.28.0
 # (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`, vllm/config/vllm.py
@@ -1026,39 +1044,83 @@ def vision_profile_bytes(model: ModelSpec, tensor_parallel_size: int, act_bytes:
 
 # --------------------------------------------------------------------------- hybrid (attention + gated DeltaNet) KV layout
 
-# vLLM 0.21 - 0.23 lays a hybrid model's KV cache out in pages of one size (Platform._align_hybrid_block_size,
-# vllm/platforms/interface.py lines 530-700 in 0.23.0, lines 505-675 in 0.21.0; the same formula in
-# vllm/model_executor/models/config.py line 535 in 0.17.1 and line 273 in 0.19.1, not used here before 0.21): the
-# attention block size becomes the smallest multiple of the kernel's block alignment whose page holds one layer's state of one sequence
-# (`attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size, kernel_block_alignment_size *
-# attn_page_size_1_token)`), and the state page is padded to it. A request holds cdiv(max_model_len, block) pages per
-# attention group and one per state group (MambaSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py lines
-# 627-636 in 0.23.0, mamba_cache_mode "none"); the log's token figure is `max_concurrency * max_model_len`
-# (kv_cache_utils.py line 1742 in 0.23.0), max_concurrency = num_blocks / blocks per request (lines 899-917).
-# 0.24.0 moved that report (no `num_tokens = int(max_concurrency * max_model_len)` in kv_cache_utils.py) and it was
-# not read further: outside 0.21 - 0.23 the estimate keeps its plain per-token layout.
-HYBRID_LAYOUT_RELEASES = ((0, 21, 0), (0, 24, 0))
+# vLLM lays a hybrid model's KV cache out in pages of one size (Platform._align_hybrid_block_size,
+# vllm/platforms/interface.py lines 505-675 in 0.21.0, 530-700 in 0.23.0, 765-941 in 0.27.1, 940-1137 in 0.33.0;
+# the same formula in vllm/model_executor/models/config.py line 535 in 0.17.1 and line 273 in 0.19.1, not used here
+# before 0.21): the attention block size becomes the smallest multiple of the kernel's block alignment whose page
+# holds one layer's state of one sequence (`attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size,
+# kernel_block_alignment_size * attn_page_size_1_token)`), and the state page is padded to it. A request holds
+# cdiv(max_model_len, block) pages per attention group and, per state group, `MambaSpec.max_memory_usage_bytes` /
+# page: 1 with mamba_cache_mode "none", 2 with "align" (vllm/v1/kv_cache_interface.py lines 627-636 in 0.23.0,
+# 729-738 in 0.27.1; 0.29.0 adds `num_prefill_checkpoint_blocks`, 0 for Qwen's gated DeltaNet up to 0.32.0). The
+# log's token figure is `max_concurrency * max_model_len` (kv_cache_utils.py line 1742 in 0.23.0,
+# `get_kv_cache_capacity` lines 1788-1798 in 0.24.0, 1877-1887 in 0.27.1, 1120-1128 in 0.33.0), max_concurrency =
+# num_blocks / blocks per request (`get_max_concurrency_for_kv_cache_config`: lines 899-917 in 0.23.0, the same
+# text to 0.26.0, where the per-group bytes are summed before one cdiv; a sum of per-group cdivs from 0.27.1,
+# lines 937-962; the same count for these page multiples).
+# Read in 0.21.0, 0.22.1, 0.23.0, 0.24.0, 0.25.1, 0.26.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0.
+HYBRID_LAYOUT_RELEASES = ((0, 21, 0), (0, 34, 0))
 # The kernel block alignment: max(min of the backend's supported kernel block sizes, cache block size 16)
-# (interface.py lines 640-647 in 0.23.0); FlashAttention and FlashInfer support multiples of 16.
+# (interface.py lines 640-647 in 0.23.0); FlashAttention and FlashInfer support multiples of 16
+# (`MultipleOf(16)`, vllm/v1/attention/backends/flash_attn.py line 84 in 0.27.1, line 367 in 0.33.0).
 KERNEL_BLOCK_ALIGNMENT = 16
+# Prefix caching on a hybrid model is off by default before 0.28.0 and on from 0.28.0:
+#   0.21.0 - 0.25.x: `ModelConfig.is_prefix_caching_supported` is False for attn_type "hybrid" (vllm/config/model.py
+#     lines 1804-1809 in 0.21.0, 1883-1888 in 0.25.1), the default (`default_prefix_caching`,
+#     vllm/engine/arg_utils.py line 2304 in 0.21.0, 2484 in 0.25.1);
+#   0.26.0 - 0.27.x: supported (model.py line 1895 in 0.26.0) but opt-in: `default_prefix_caching = (
+#     model_config.is_prefix_caching_supported and not model_config.is_hybrid)` (arg_utils.py lines 2520-2522 in
+#     0.26.0, 2604-2606 in 0.27.1);
+#   0.28.0 on: `default_prefix_caching = model_config.is_prefix_caching_supported` (arg_utils.py line 2650 in 0.28.0,
+#     3045 in 0.33.0), True for hybrids (model.py line 2072 in 0.28.0, 2277 in 0.33.0).
+# With prefix caching on, `MambaModelConfig.verify_and_update_config` sets mamba_cache_mode "align" for models
+# without `SupportsMambaPrefixCaching` (Qwen3-Next and Qwen3.5 never declare it): "all" falls back to "align"
+# (vllm/model_executor/models/config.py lines 350-365 in 0.23.0, 613-628 in 0.27.1; line 765 in 0.33.0 sets
+# "align" directly); without it, "none" (lines 651-652 in 0.27.1, 781-782 in 0.33.0). `--mamba-cache-mode` defaults
+# to "none" in every release read (vllm/config/cache.py line 133 in 0.23.0, 139 in 0.27.1, 304 in 0.33.0).
+HYBRID_PREFIX_CACHING_DEFAULT_SINCE = (0, 28, 0)
+# From 0.29.0 FlashAttention 4 runs head_dim 256 with 128-token pages on compute capability 10.x/11.x
+# (`_get_fa4_hd256_block_size`, `FA4_HD256_PAGE_SIZE = 128`, flash_attn.py lines 93-116 and fa_utils.py lines 14,
+# 224-233 in 0.29.0): whether FA4 is the backend there is not known here, so no layout is given.
+FA4_HD256_SINCE = (0, 29, 0)
+# 0.33.0, mamba_cache_mode "align": Qwen's gated DeltaNet with FlashInfer's prefill kernel (chosen on compute
+# capability 9.0; on 10.x/12.x only with head_k_dim 128 and a CUDA 13 runtime: `_resolve_gdn_prefill_backend`,
+# vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py lines 148-270) aligns the blocks to
+# `FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64` (vllm/v1/attention/backends/gdn_attn.py line 34; interface.py lines
+# 1090-1095) and holds one more state block per request (`num_prefill_checkpoint_blocks=1`,
+# qwen_gdn_linear_attn.py lines 689-700 and 739-751).
+GDN_PREFILL_CHECKPOINT_SINCE = (0, 33, 0)
+FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64
+
+
+def hybrid_prefix_caching_default(version: str | tuple[int, ...] | None) -> bool:
+    """Whether a hybrid (attention + state layers) model runs with prefix caching when no flag says (see
+    HYBRID_PREFIX_CACHING_DEFAULT_SINCE)."""
+    return release_numbers(version) >= HYBRID_PREFIX_CACHING_DEFAULT_SINCE
 
 
 @dataclass(frozen=True)
 class HybridLayout:
     """A hybrid model's KV pages on one rank: `block_size` tokens per attention page, `block_bytes` per block over
-    the layers of a group, `blocks_per_request` for one max_model_len request."""
+    the layers of a group, `blocks_per_request` for one max_model_len request, vLLM's `mamba_cache_mode`."""
 
     block_size: int
     block_bytes: int
     blocks_per_request: int
+    mamba_cache_mode: str = "none"
 
 
 def hybrid_kv_layout(model: ModelSpec, layers: range, tp: int, kv_bytes: int, act_bytes: int, max_len: int,
-                     version: str | tuple[int, ...] | None, v1_engine: bool = True) -> HybridLayout | None:
-    """The page layout of a gated-DeltaNet hybrid (Qwen3-Next, Qwen3.5) in vLLM 0.21 - 0.23; None elsewhere. Groups of
-    min(attention layers, state layers) layers (the larger count when it is below 1.5 x the smaller) share one tensor
-    per slot (_get_kv_cache_groups_uniform_page_size, vllm/v1/core/kv_cache_utils.py lines 1159-1179 in 0.23.0): 8
-    attention and 24 DeltaNet layers make one attention group and three state groups of 8."""
+                     version: str | tuple[int, ...] | None, v1_engine: bool = True,
+                     enable_prefix_caching: bool | None = None,
+                     compute_capability: tuple[int, int] = (8, 0)) -> HybridLayout | None:
+    """The page layout of a gated-DeltaNet hybrid (Qwen3-Next, Qwen3.5) in vLLM 0.21.0 - 0.33.x; None elsewhere and
+    where the layout depends on what is not known here (FA4's head_dim-256 pages from 0.29.0 on compute capability
+    10.x/11.x; 0.33.0's FlashInfer GDN prefill in "align" mode on 10.x/12.x). Groups of min(attention layers, state
+    layers) layers (the larger count when it is below 1.5 x the smaller) share one tensor per slot
+    (_get_kv_cache_groups_uniform_page_size, vllm/v1/core/kv_cache_utils.py lines 1159-1179 in 0.23.0; from 0.27.1
+    over buckets of mergeable specs, the same two buckets here): 8 attention and 24 DeltaNet layers make one
+    attention group and three state groups of 8. enable_prefix_caching None: the release's default."""
     numbers = release_numbers(version)
     linear = model.linear_attention
     start, end = HYBRID_LAYOUT_RELEASES
@@ -1068,11 +1130,20 @@ def hybrid_kv_layout(model: ModelSpec, layers: range, tp: int, kv_bytes: int, ac
     states = [layer for layer in layers if model.layer_kind(layer) == "linear"]
     if not attention or not states:
         return None
+    if numbers >= FA4_HD256_SINCE and model.head_dim == 256 and compute_capability[0] in (10, 11):
+        return None
+    prefix_caching = hybrid_prefix_caching_default(numbers) if enable_prefix_caching is None else enable_prefix_caching
+    mode = "align" if prefix_caching else "none"
+    align, state_blocks = KERNEL_BLOCK_ALIGNMENT, (2 if mode == "align" else 1)
+    if mode == "align" and numbers >= GDN_PREFILL_CHECKPOINT_SINCE:
+        if compute_capability == (9, 0):
+            align, state_blocks = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), state_blocks + 1
+        elif compute_capability[0] in (10, 12) and linear.head_k_dim == 128:
+            return None  # FlashInfer's GDN prefill only with a CUDA 13 runtime: not known here
     per_token = _kv_per_token_layer(model, tp, kv_bytes, attention[0])
     state_page = linear.state_page_bytes(tp, act_bytes)
-    align = KERNEL_BLOCK_ALIGNMENT
     block = align * -(-state_page // (align * per_token))
     counts = (len(attention), len(states))
     group = max(counts) if max(counts) < 1.5 * min(counts) else min(counts)
-    per_request = -(-len(attention) // group) * -(-max_len // block) + -(-len(states) // group)
-    return HybridLayout(block, block * per_token * group, per_request)
+    per_request = -(-len(attention) // group) * -(-max_len // block) + -(-len(states) // group) * state_blocks
+    return HybridLayout(block, block * per_token * group, per_request, mode)

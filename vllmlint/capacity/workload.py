@@ -110,6 +110,9 @@ class Workload:
     mm_video_limit: int | None = None  # videos per prompt, the same flag (Qwen2.5-VL profiles a video)
     skip_mm_profiling: bool = False
     mm_encoder_data_parallel: bool = False  # --mm-encoder-tp-mode data
+    # --enable-prefix-caching / --no-enable-prefix-caching (None: the release's default); a gated-DeltaNet hybrid's
+    # blocks per request follow it (estimate.hybrid_kv_layout)
+    enable_prefix_caching: bool | None = None
     unknown: set[str] = field(default_factory=set)  # flags whose value is not known before run time
     options: dict[str, Option] = field(default_factory=dict)  # flag -> the Option it came from (last occurrence)
     landings: list[Landing] | None = None  # None: no GPU known
@@ -181,6 +184,7 @@ class Workload:
             mm_video_limit=self.mm_video_limit,
             skip_mm_profiling=self.skip_mm_profiling,
             mm_encoder_data_parallel=self.mm_encoder_data_parallel,
+            enable_prefix_caching=self.enable_prefix_caching,
         )
 
     @property
@@ -245,7 +249,7 @@ class Workload:
 ESTIMATE_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization", "--max-model-len",
                   "--dtype", "--quantization", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--max-num-seqs",
                   "--max-num-batched-tokens", "--cpu-offload-gb", "--limit-mm-per-prompt", "--skip-mm-profiling",
-                  "--language-model-only", "--mm-encoder-tp-mode", "model")
+                  "--language-model-only", "--mm-encoder-tp-mode", "--enable-prefix-caching", "model")
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
             "-dpl": "--data-parallel-size-local", "-q": "--quantization"}
 _INT_FLAGS = {"--tensor-parallel-size": "tensor_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
@@ -310,6 +314,14 @@ def read_workload(invocation: Invocation) -> Workload:
                     work.skip_mm_profiling = True
                 else:
                     language_model_only = True
+            continue
+        if flag in ("--enable-prefix-caching", "--no-enable-prefix-caching"):
+            if option.value is not None and not option.value_known:
+                work.unknown.add("--enable-prefix-caching")
+            else:
+                on = option.value is None or str(option.value).strip().lower() not in ("false", "0")
+                negated = option.name.replace("_", "-").startswith("--no-")  # the catalog's canonical is the positive
+                work.enable_prefix_caching = not on if negated else on
             continue
         if flag == "--mm-encoder-tp-mode":
             if not option.value_known:
