@@ -128,10 +128,13 @@ __all__ = ["VIA_DOCKERFILE", "dockerfile_invocations", "split_words"]
 # --- a Compose service that builds its image --------------------------------------------------------------
 class Built:
     """What a Compose service's `build:` gives it, from a Dockerfile of the run: the image the build starts from,
-    the Dockerfile's `ENTRYPOINT` and `CMD` (exec form) as tokens in the Dockerfile, and a release it installs."""
+    the Dockerfile's `ENTRYPOINT` and `CMD` (exec form) as tokens in the Dockerfile, a release it installs, and
+    the image's `ENV` (name -> the source Stage.effective_env's value) with the Dockerfile it is written in."""
 
-    def __init__(self, path: str, image, entry: list[Token] | None, cmd: list[Token], pin: tuple[str, str] | None):
+    def __init__(self, path: str, image, entry: list[Token] | None, cmd: list[Token], pin: tuple[str, str] | None,
+                 source: SourceFile | None = None, env: dict | None = None):
         self.path, self.image, self.entry, self.cmd, self.pin = path, image, entry, cmd, pin
+        self.source, self.env = source, env or {}
 
     @property
     def note(self) -> str:
@@ -182,4 +185,5 @@ def compose_build(service, sources) -> Built | None:
         if not entrypoint.exec_form or _is_shell(entrypoint) or len(argvs) != 1:
             return None  # a shell runs the service's command: not followed here
         entry = argvs[0]
-    return Built(source.display_path, image, entry, _cmd_args(source, cmd), _installed(source, dockerfile, stage))
+    return Built(source.display_path, image, entry, _cmd_args(source, cmd), _installed(source, dockerfile, stage),
+                 source, stage.effective_env())
