@@ -384,12 +384,12 @@ class Linter:
             if ref is not None and ref.digest and not ref.tag:
                 # A digest names bytes, not a release: nothing in the reference or the image table says which
                 # vLLM it holds, so the annotation is the one way to tell (vllm.workload_release).
-                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: the "
+                message = (f"{_owner_words(owner)}: vLLM release unknown{image}; assuming vLLM {version}: the "
                            "image is pinned by digest, so vllmlint can learn its release only from the "
                            "`vllmlint.io/vllm-version` annotation: add it to the workload's or the pod template's "
                            "metadata with the release the digest holds (e.g. `vllmlint.io/vllm-version: \"0.29.0\"`)")
             else:
-                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin "
+                message = (f"{_owner_words(owner)}: vLLM release unknown{image}; assuming vLLM {version}: pin "
                            "the image to a release tag, or annotate `vllmlint.io/vllm-version`")
         elif invocation.via == "dockerfile":  # vllm.dockerfile.VIA_DOCKERFILE
             image = f" (FROM {invocation.image.raw})" if invocation.image is not None else ""
@@ -415,7 +415,7 @@ class Linter:
         if where is None:
             return
         owner = container.pod.owner
-        name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+        name = _owner_words(owner)
         message = (f"{name}: image {invocation.image.raw} is not in vllmlint's image table; its arguments are checked "
                    "as the arguments of vLLM's OpenAI server because the repository name contains `vllm` (annotate "
                    "`vllmlint.io/vllm-version` to pin the release it runs)")
@@ -553,6 +553,13 @@ class Linter:
     def _parse(self, source: SourceFile):
         cache = self.parse_cache
         return parse_documents(source) if cache is None else cache.parse(source)
+
+
+def _owner_words(owner) -> str:
+    """A workload as the notes name it: `Deployment vllm`, `Compose service vllm` (as Compose's messages say),
+    `modelSpec llama3` (a values file's entry)."""
+    kind = "Compose service" if owner.kind == "ComposeService" else owner.kind
+    return f"{kind} {owner.name}" if owner.name else kind
 
 
 def _workload_count(world: World) -> int:
