@@ -394,10 +394,18 @@ def test_catches_the_stack_charts_default_strategy_at_the_replica_count():
     # chart.engineStrategy: maxSurge 100%, maxUnavailable 0 when servingEngineSpec.strategy is not set
     ((line, col, message),) = found(stack(), "VL707")
     assert (line, col) == (8, 5)  # replicaCount
-    assert message.startswith("the rolling update of the chart's Deployment for modelSpec entry `qwen` "
-                              "needs 4 spare nvidia.com/gpu before any old pod stops: with maxSurge 100% (the "
+    assert message.startswith("the rolling update of modelSpec entry `qwen` needs 4 spare nvidia.com/gpu before "
+                              "any old pod stops: the chart's Deployment, with maxSurge 100% (the "
                               "chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica")
     assert "Set servingEngineSpec.strategy" in message
+
+
+def test_the_first_line_is_short_with_a_longer_entry_name():
+    from vllmlint.formatters.report import split_message
+
+    ((_, _, message),) = found(stack().replace('"qwen"', '"mistral-7b-instr"'), "VL707")
+    head, _ = split_message(message)
+    assert head == "the rolling update of modelSpec entry `mistral-7b-instr` needs 4 spare nvidia.com/gpu before any old pod stops"
 
 
 def test_catches_the_stack_default_at_the_entry_without_a_replica_count():

@@ -237,9 +237,9 @@ def _chart_findings(ctx: Context):
         settings = _words(surge_setting, unavailable_setting, count, surge, unavailable,
                           chart_strategy=rollout.default_strategy,
                           count_note=rollout.count_default if rollout.default_replicas else "")
-        yield ctx.finding(where, f"the rolling update of the chart's Deployment for {rollout.label} needs "
-                          f"{per_pod} spare {resource} before any old pod stops: with {settings} it starts a new pod "
-                          f"first, and that pod waits Pending until spare {noun} appear. "
+        yield ctx.finding(where, f"the rolling update of {rollout.label} needs {per_pod} spare {resource} before any "
+                          f"old pod stops: the chart's Deployment, with {settings}, starts a new pod first, and that "
+                          f"pod waits Pending until spare {noun} appear. "
                           f"{rollout.hint[:1].upper()}{rollout.hint[1:]}.", about=deployment,
                           value=f"surge:{surge}/unavailable:{unavailable}@{count}",
                           severity=min(ctx.severity, Severity.INFO))
