@@ -250,6 +250,17 @@ def test_catches_llm_d_default_model_volume_size_at_the_container():
     assert "(sizeLimit 5Mi), the chart's default" in message and "modelArtifacts.size" in message
 
 
+def test_vl609_first_line_says_weights_against_the_volume():
+    from vllmlint.formatters.report import split_message
+
+    [(_, _, message)] = found(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609")
+    head, rest = split_message(message)
+    assert head == ("the weights of meta-llama/Llama-3.1-8B-Instruct (about 15.0 GiB) do not fit the 5.0 GiB they "
+                    "are downloaded to")
+    assert rest.startswith("The download goes to /model-cache/hub (env HF_HOME), on the emptyDir `model-storage` "
+                           "(sizeLimit 5Gi), fills it, and the kubelet evicts the pod"), rest
+
+
 def test_catches_a_small_model_artifacts_size_at_its_value():
     assert where(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609") == [(4, 9)]
 
