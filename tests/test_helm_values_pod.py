@@ -405,9 +405,9 @@ def test_catches_the_stack_charts_default_strategy_at_the_replica_count():
     # chart.engineStrategy: maxSurge 100%, maxUnavailable 0 when servingEngineSpec.strategy is not set
     ((line, col, message),) = found(stack(), "VL707")
     assert (line, col) == (8, 5)  # replicaCount
-    assert message.startswith("the rolling update of modelSpec entry `qwen` needs 4 spare nvidia.com/gpu before "
-                              "any old pod stops: the chart's Deployment, with maxSurge 100% (the "
-                              "chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica")
+    assert message.startswith("modelSpec entry `qwen` needs 4 spare nvidia.com/gpu to roll out: with maxSurge 100% "
+                              "(the chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica, the "
+                              "chart's Deployment starts a new pod before any old pod stops")
     assert "Set servingEngineSpec.strategy" in message
 
 
@@ -416,7 +416,7 @@ def test_the_first_line_is_short_with_a_longer_entry_name():
 
     ((_, _, message),) = found(stack().replace('"qwen"', '"mistral-7b-instr"'), "VL707")
     head, _ = split_message(message)
-    assert head == "the rolling update of modelSpec entry `mistral-7b-instr` needs 4 spare nvidia.com/gpu before any old pod stops"
+    assert head == "modelSpec entry `mistral-7b-instr` needs 4 spare nvidia.com/gpu to roll out"
 
 
 def test_catches_the_stack_default_at_the_entry_without_a_replica_count():
