@@ -468,3 +468,39 @@ def test_does_not_catch_llm_d_with_a_strategy_prefill_at_zero_or_multinode():
     # the chart's prefill default is 0 replicas
     prefill = modelservice().replace("decode:", "prefill:", 1).replace("prefill:\n  create: false\n", "")
     assert found(prefill, "VL707") == []
+
+
+# --- VL802: a credential written in the values file ------------------------------------------------------------
+REAL_HF = "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"
+
+
+def test_vl802_catches_a_literal_hf_token_the_chart_stores_in_a_secret_at_its_value():
+    """production-stack's `hf_token: <string>`: the chart puts it in a Secret it renders, from this file."""
+    ((line, col, message),) = found(stack(f"    hf_token: {REAL_HF}\n"), "VL802")
+    assert (line, col) == (12, 15)
+    assert message.startswith("hf_token of modelSpec qwen is a Hugging Face")
+    assert REAL_HF not in message
+
+
+def test_vl802_catches_a_literal_token_in_an_env_list_of_either_chart():
+    env = f"    env:\n    - name: HF_TOKEN\n      value: {REAL_HF}\n"
+    assert where(stack(env), "VL802") == [(14, 14)]
+    assert where(modelservice(container=env), "VL802") == [(16, 14)]
+
+
+def test_vl802_catches_the_api_key_of_the_whole_file_once_by_its_path():
+    text = stack(spec='  vllmApiKey: "Zq8vLr2NwX4tKp7m"\n')
+    ((line, col, message),) = found(text, "VL802")
+    assert (line, col) == (3, 15) and message.startswith("servingEngineSpec.vllmApiKey is a credential")
+    assert "`vllmApiKey: {secretName: ..., secretKey: ...}`" in message
+
+
+def test_vl802_a_placeholder_is_info():
+    ((line, col, message),) = found(stack("    hf_token: <hf-token>\n"), "VL802")
+    assert (line, col) == (12, 15) and "placeholder" in message
+
+
+def test_vl802_does_not_catch_a_secret_reference():
+    assert where(stack("    hf_token:\n      secretName: hf\n      secretKey: token\n"), "VL802") == []
+    env = "    env:\n    - name: HF_TOKEN\n      valueFrom: {secretKeyRef: {name: hf, key: token}}\n"
+    assert where(stack(env), "VL802") == []

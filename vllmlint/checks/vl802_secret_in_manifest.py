@@ -106,6 +106,31 @@ def _containers(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 yield from _scan(reporter, scalar, written, what, container, var.name)
 
 
+def _chart_values(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
+    """A Helm values file (vllm.helm_values): the strings the chart makes into the container's env, and the ones it
+    stores in a Secret it renders itself (production-stack's `hf_token`, `vllmApiKey`), are in the repository."""
+    names = secrets.credential_variables()
+    for invocation in ctx.world.invocations:
+        owner = invocation.owner
+        literals = getattr(owner, "literals", None) if invocation.container is None else None
+        if not literals:
+            continue
+        whose = f"{owner.kind} {owner.name}".strip()
+        for kind, name, text, node in literals:
+            if kind == "secret":  # vllm.helm_values.SECRET_VALUE; a root key (`servingEngineSpec.x`) by its path
+                what = name if "." in name else f"{name} of {whose}"
+                key = name.rsplit(".", 1)[-1]
+                yield from reporter.report(node, secrets.judge(text), text, what, owner, key,
+                                           f"The chart stores it in a Secret it renders from this file: create "
+                                           f"the Secret outside the repository and name it instead "
+                                           f"(`{key}: {{secretName: ..., secretKey: ...}}`).")
+            elif name in names:
+                yield from reporter.report(node, secrets.judge(text), text, f"{name} in {whose}", owner, name,
+                                           _FROM_SECRET)
+            else:
+                yield from _scan(reporter, node, text, f"{name} in {whose}", owner, name)
+
+
 def _config_maps(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
     keys = secrets.credential_keys()
     for config_map in ctx.world.of_kind("ConfigMap"):
@@ -252,5 +277,6 @@ def check(ctx: Context):
     yield from _secret_objects(ctx, reporter)
     yield from _config_maps(ctx, reporter)
     yield from _containers(ctx, reporter)
+    yield from _chart_values(ctx, reporter)
     yield from _invocations(ctx, reporter)
     yield from _scripts(ctx, reporter)
