@@ -446,6 +446,16 @@ class Linter:
 
             found = ((id(o), compose_build(o, world.sources)) for o in world.of_kind("ComposeService"))
             builds = {key: built for key, built in found if built is not None}
+        building = [o for o in world.of_kind("ComposeService") if "build" in o.node and id(o) not in (builds or {})]
+        if building:  # services that run an image built from a Dockerfile the run does not read: say so
+            from vllmlint.vllm.dockerfile import unread_build
+
+            for service in building:
+                unread = unread_build(service, world.sources)
+                if unread is not None:
+                    self.result.notices.append(Notice(
+                        "VL005", unread[0], service.source.display_path, unread[1], "note",
+                        ("Compose build not read", "Compose builds not read")))
         world.invocations = find_invocations(world, self.options.upgrade_to, builds)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
