@@ -266,3 +266,16 @@ STACK_VALUES = """servingEngineSpec:
 
 def test_catches_production_stack_chart_values_env():
     assert at(STACK_VALUES, "values.yaml") == [(16, 15, "RUNAI_STREAMER_MEMORY_LIMT->RUNAI_STREAMER_MEMORY_LIMIT")]
+
+
+def test_catches_a_typo_in_the_env_of_the_image_a_compose_service_builds(tmp_path, monkeypatch):
+    from vllmlint.engine import lint_paths
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Dockerfile").write_text(
+        'FROM vllm/vllm-openai:v0.29.0\nENV RUNAI_STREAMER_LOG_TO_STDER=1\nENTRYPOINT ["vllm", "serve"]\n')
+    (tmp_path / "compose.yaml").write_text(
+        'services:\n  a:\n    build: ./app\n    command: ["s3://bucket/llama", "--load-format", "runai_streamer"]\n')
+    monkeypatch.chdir(tmp_path)
+    result, _ = lint_paths(["."], LintOptions(select=["VL723"]))
+    assert [(f.path, f.span.line, f.span.col) for f in result.findings] == [("app/Dockerfile", 2, 5)]
