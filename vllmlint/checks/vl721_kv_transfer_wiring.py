@@ -382,6 +382,9 @@ def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: se
         if same:
             head = (f"Give {second.short} and {first.short} of container `{second.container.label}` separate ports: "
                     f"both bind port {port}.")
+        elif second.short == first.short:  # one listener in two containers: named once (a short first line)
+            head = (f"Give {second.short}s of containers `{second.container.label}` and `{first.container.label}` "
+                    f"separate ports: both bind port {port} in one pod.")
         else:
             head = (f"Give {second.short} of container `{second.container.label}` and {first.short} of container "
                     f"`{first.container.label}` separate ports: both bind port {port} in one pod.")

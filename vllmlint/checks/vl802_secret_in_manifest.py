@@ -41,8 +41,9 @@ class _Reporter:
             return
         spans.append((start, end))
         if judgement.kind == secrets.REAL:
-            message = (f"{what} is {secrets.describe(judgement)} written as a literal "
-                       f"({secrets.mask(value)}): everyone who can read the repository or the object has it. "
+            # the mask after the `: `, off the first line (formatters.report.split_message)
+            message = (f"{what} is {secrets.describe(judgement)} written as a literal: everyone who can read the "
+                       f"repository or the object has it ({secrets.mask(value)}). "
                        f"{fix_real} Rotate it: it is already exposed.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:real:{len(value.strip())}")
         else:
@@ -82,7 +83,8 @@ def _scan(reporter: _Reporter, node: Node, text: str, what: str, about: About, l
 
 def _owner(container: Container) -> str:
     owner = container.pod.owner
-    return f"{owner.kind} {owner.name}".strip()
+    kind = "Compose service" if owner.kind == "ComposeService" else owner.kind  # as Compose's messages say
+    return f"{kind} {owner.name}".strip()
 
 
 def _containers(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
