@@ -386,6 +386,10 @@ def test_catches_a_kv_offload_larger_than_the_charts_default_shm_size_at_the_fla
     [(line, col, message)] = found(stack(entry, tag="v0.29.0"), "VL608")
     assert (line, col) == (14, 19)
     assert "sizeLimit, the chart's default" in message and "set shmSize" in message and "41Gi" in message
+    from vllmlint.formatters.report import split_message
+
+    assert split_message(message)[0] == ("vLLM 0.29.0 keeps the 40.0 GiB CPU KV-cache offload buffer in /dev/shm, "
+                                         "but its memory-backed /dev/shm is capped at 20.0 GiB")
     assert where(stack(entry + '    shmSize: "48Gi"\n', tag="v0.29.0"), "VL608") == []
 
 

@@ -486,8 +486,8 @@ def test_catches_a_moriio_host_ip_the_peer_cannot_reach(value):
     assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer)) == [
         (13, 69, Severity.WARNING, f"host_ip={value}")]
     (finding,) = lint(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer))
-    assert finding.message.startswith(f"Remove `host_ip` from kv_connector_extra_config (vLLM then advertises the pod's "
-                                      f"address) or set it to the pod's IP, not {value}")
+    assert finding.message.startswith(f"Remove `host_ip` from kv_connector_extra_config or set it to the pod's IP, "
+                                      f"not {value}: without it vLLM advertises the pod's address; ")
     assert "Deployment decode runs 2 pods" in finding.message
 
 

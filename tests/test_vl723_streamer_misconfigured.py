@@ -125,6 +125,17 @@ def test_catches_path_style_not_turned_on(value, said):
     assert (line, severity, found_value) == (9, Severity.WARNING, f"RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING={said}")
 
 
+def test_a_word_the_streamer_cannot_parse_is_named_as_written():
+    from vllmlint.formatters.report import split_message
+
+    env = ("[{name: AWS_ENDPOINT_URL, value: 'http://10.0.0.5:9000'}, "
+           "{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: 'no'}]")
+    (finding,) = lint(pod(env))
+    head, rest = split_message(finding.message)
+    assert head == "Set `RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0` for the S3-compatible endpoint 10.0.0.5, not `no`"
+    assert rest.startswith("The streamer reads it as an integer, and `no` does not parse; ")
+
+
 def test_does_not_catch_path_style_or_aws():
     env = ("[{name: AWS_ENDPOINT_URL, value: 'http://minio:9000'}, "
            "{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: '0'}]")
