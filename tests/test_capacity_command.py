@@ -124,3 +124,15 @@ def test_usage_errors():
 def test_listed_by_the_cli():
     done = subprocess.run([sys.executable, "-m", "vllmlint", "--help"], cwd=ROOT, capture_output=True, text=True)
     assert "capacity" in done.stdout
+
+
+def test_values_files_and_dockerfiles_name_their_workloads(tmp_path):
+    # A values file's entry is named as the linter names it (role/container, modelSpec/name), never "script".
+    [row], done = estimates(str(ROOT / "fixtures" / "own" / "helm-values-llm-d.yaml"))
+    assert row["workload"] == {"object": "decode/vllm", "container": "",
+                               "file": "fixtures/own/helm-values-llm-d.yaml", "line": 10}, done.stderr
+    done = capacity(str(ROOT / "fixtures" / "own" / "helm-values-llm-d.yaml"))
+    assert done.stdout.splitlines()[0] == "decode/vllm (fixtures/own/helm-values-llm-d.yaml:10)"
+    (tmp_path / "Dockerfile").write_text('FROM vllm/vllm-openai:v0.29.0\nCMD ["Qwen/Qwen3-8B"]\n')
+    done = capacity("Dockerfile", cwd=tmp_path)
+    assert "image (Dockerfile:2): not estimated: no GPU known" in done.stderr, done.stderr

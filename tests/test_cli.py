@@ -153,6 +153,11 @@ def test_rules_and_explain():
     assert code == 0 and out.startswith("VL102 removed-flag (error") and "Why is this bad" in out
     code, _, err = run_cli("explain", "VL999")
     assert code == 2 and "unknown rule" in err
+    # a vLLM flag is not a rule: say which command explains it
+    code, _, err = run_cli("explain", "--swap-space")
+    assert code == 2 and "`--swap-space` is a flag, not a rule: `vllmlint flag --swap-space`" in err, err
+    code, _, err = run_cli("explain", "swap-space")
+    assert code == 2 and "`vllmlint flag --swap-space` shows the flag" in err, err
 
 
 def test_the_fixtures_folder_from_another_directory(tmp_path):

@@ -219,7 +219,8 @@ def test_environment_forms_feed_the_env_rules():
       VLLM_WORKER_MULTIPROC_METHODS: ${METHOD:-spawn}
     command: --model m
 """
-    assert found(text, ["VL109"]) == [(5, 9, W, "VL109"), (11, 38, W, "VL109")]
+    # Both at the name: the list entry, the map's key (as a Kubernetes `name:`), not the value.
+    assert found(text, ["VL109"]) == [(5, 9, W, "VL109"), (11, 7, W, "VL109")]
 
 
 def test_environment_values_are_interpolated():
@@ -306,3 +307,11 @@ def test_folder_search_reads_dotenv_and_env_files(tmp_path):
     assert [(Path(f.path).name, f.span.line, f.span.col, f.code) for f in result.findings] == [
         ("compose.yaml", 4, 15, "VL109"), ("compose.yaml", 5, 24, "VL102")]
     assert result.files_checked == 3
+
+
+def test_messages_name_a_compose_service_as_compose_does():
+    text = ("services:\n  vllm:\n    image: vllm/vllm-openai:v0.28.0\n"
+            "    command: [--model, Qwen/Qwen3-8B, --swap-space, '4']\n")
+    findings = lint_text(text, "compose.yaml", LintOptions(select=["VL102"])).findings
+    assert [(f.span.line, f.span.col) for f in findings] == [(4, 39)]
+    assert "Compose service vllm runs 0.28.0" in findings[0].message, findings[0].message

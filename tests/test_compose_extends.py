@@ -54,7 +54,8 @@ def test_extends_environment_merged_by_name(tmp_path):
                       "      VLLM_ATTENTION_BACKND: FLASHINFER\n")
     found = _lint(tmp_path, {"compose.yaml": compose}, ["VL109"])
     # web's own VLLM_LOGGING_LEVL wins over the base's; its other typo is its own; the base's is the base's
-    assert [(f[1], f[2], f[4]) for f in found] == [(6, 26, "vllm-base"), (12, 26, "web"), (13, 30, "web")]
+    # (at the names: the environment map's keys)
+    assert [(f[1], f[2], f[4]) for f in found] == [(6, 7, "vllm-base"), (12, 7, "web"), (13, 7, "web")]
 
 
 def test_extends_lists_appended(tmp_path):

@@ -132,6 +132,32 @@ def test_compose_build_runs_the_dockerfiles_release_and_entrypoint(tmp_path):
     assert [(f["path"], f["line"], f["column"]) for f in findings] == [("app/Dockerfile", 4, 34)]
 
 
+def test_a_compose_build_whose_dockerfile_is_not_linted_is_a_note(tmp_path):
+    # `vllmlint compose.yaml` alone: the service runs an image built from a Dockerfile the run does not read, so
+    # nothing about its vLLM is checked; a note says so instead of a silent "All checks passed".
+    import os
+
+    from vllmlint.engine import lint_paths
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Dockerfile").write_text('FROM vllm/vllm-openai:v0.29.0\nCMD ["m", "--swap-space", "4"]\n')
+    (tmp_path / "compose.yaml").write_text("services:\n  vllm:\n    build: ./app\n  web:\n    build:\n"
+                                           "      context: https://github.com/example/web.git\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        alone, _ = lint_paths(["compose.yaml"], LintOptions())
+        both, _ = lint_paths(["."], LintOptions())
+    finally:
+        os.chdir(cwd)
+    notes = [(n.path, n.line, n.message) for n in alone.notices if "built from" in n.message]
+    assert notes == [("compose.yaml", 3, "Compose service vllm runs an image built from app/Dockerfile, which is not "
+                      "among the linted files: its vLLM is not checked (lint it too: `vllmlint compose.yaml "
+                      "app/Dockerfile`)")]
+    assert [n for n in both.notices if "built from" in n.message] == []  # read, and a URL context is not a file to name
+    assert [f.code for f in both.findings if f.code == "VL102"] == ["VL102"]
+
+
 def test_a_folder_run_collects_dockerfiles(tmp_path):
     (tmp_path / "Containerfile").write_text('FROM vllm/vllm-openai:v0.29.0\nCMD ["m", "--swap-space", "4"]\n')
     out = subprocess.run([sys.executable, "-m", "vllmlint", "--no-cache", "--select", "VL102", "."], cwd=tmp_path,

@@ -400,6 +400,18 @@ def test_split_message_cuts_a_long_first_sentence_at_its_colon():
     assert split_message(short) == (short, None)  # short enough: one line
 
 
+
+def test_split_message_keeps_the_colon_when_it_cuts_again_at_a_semicolon():
+    from vllmlint.formatters import split_message
+
+    image = "vault.habana.ai/gaudi-docker/1.18.0/ubuntu22.04/habanalabs/pytorch-installer-2.4.0:latest"
+    message = (f"Image `{image}` has `:latest`; it changes under you and differs between nodes: pin a release tag "
+               "or a digest `@sha256:...`.")
+    assert split_message(message) == (
+        f"Image `{image}` has `:latest`",
+        "It changes under you and differs between nodes: pin a release tag or a digest `@sha256:...`.")
+
+
 def test_text_output_prints_help_under_the_excerpt():
     source = SourceFile("t.yaml", "image: nginx:latest\n", "t.yaml")
     message = "Image `nginx:latest` has `:latest`, which changes under you. Pin a release tag."

@@ -148,9 +148,10 @@ def test_does_not_catch_the_chart_values_without_findings():
     # Recreate: the chart's default rollout (maxSurge 100%, maxUnavailable 0) would need a spare GPU (VL707)
     text = STACK.replace('      extraArgs: ["--max-seq-len-to-capture", "8192"]\n', "").replace(
         '  runtimeClassName: ""\n', '  runtimeClassName: ""\n  strategy: {type: Recreate}\n')
-    assert where(text) == []
+    # `hf_token: hf_xxx` is a placeholder the chart would store in its Secret (VL802 info, at the value)
+    assert [f[:3] for f in where(text)] == [("VL802", 18, 15)]
     assert [f[:3] for f in where(STACK.replace('      extraArgs: ["--max-seq-len-to-capture", "8192"]\n', ""))] == [
-        ("VL707", 8, 5)]
+        ("VL707", 8, 5), ("VL802", 17, 15)]
 
 
 # --- llm-d modelservice ------------------------------------------------------------------------------------------

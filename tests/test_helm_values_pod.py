@@ -250,6 +250,17 @@ def test_catches_llm_d_default_model_volume_size_at_the_container():
     assert "(sizeLimit 5Mi), the chart's default" in message and "modelArtifacts.size" in message
 
 
+def test_vl609_first_line_says_weights_against_the_volume():
+    from vllmlint.formatters.report import split_message
+
+    [(_, _, message)] = found(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609")
+    head, rest = split_message(message)
+    assert head == ("the weights of meta-llama/Llama-3.1-8B-Instruct (about 15.0 GiB) do not fit the 5.0 GiB they "
+                    "are downloaded to")
+    assert rest.startswith("The download goes to /model-cache/hub (env HF_HOME), on the emptyDir `model-storage` "
+                           "(sizeLimit 5Gi), fills it, and the kubelet evicts the pod"), rest
+
+
 def test_catches_a_small_model_artifacts_size_at_its_value():
     assert where(LLAMA_8B_MS.format(size="  size: 5Gi\n"), "VL609") == [(4, 9)]
 
@@ -375,6 +386,10 @@ def test_catches_a_kv_offload_larger_than_the_charts_default_shm_size_at_the_fla
     [(line, col, message)] = found(stack(entry, tag="v0.29.0"), "VL608")
     assert (line, col) == (14, 19)
     assert "sizeLimit, the chart's default" in message and "set shmSize" in message and "41Gi" in message
+    from vllmlint.formatters.report import split_message
+
+    assert split_message(message)[0] == ("vLLM 0.29.0 keeps the 40.0 GiB CPU KV-cache offload buffer in /dev/shm, "
+                                         "but its memory-backed /dev/shm is capped at 20.0 GiB")
     assert where(stack(entry + '    shmSize: "48Gi"\n', tag="v0.29.0"), "VL608") == []
 
 
@@ -394,10 +409,18 @@ def test_catches_the_stack_charts_default_strategy_at_the_replica_count():
     # chart.engineStrategy: maxSurge 100%, maxUnavailable 0 when servingEngineSpec.strategy is not set
     ((line, col, message),) = found(stack(), "VL707")
     assert (line, col) == (8, 5)  # replicaCount
-    assert message.startswith("the rolling update of the chart's Deployment for modelSpec entry `qwen` "
-                              "needs 4 spare nvidia.com/gpu before any old pod stops: with maxSurge 100% (the "
-                              "chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica")
+    assert message.startswith("modelSpec entry `qwen` needs 4 spare nvidia.com/gpu to roll out: with maxSurge 100% "
+                              "(the chart's default) = 1, maxUnavailable 0 (the chart's default) of 1 replica, the "
+                              "chart's Deployment starts a new pod before any old pod stops")
     assert "Set servingEngineSpec.strategy" in message
+
+
+def test_the_first_line_is_short_with_a_longer_entry_name():
+    from vllmlint.formatters.report import split_message
+
+    ((_, _, message),) = found(stack().replace('"qwen"', '"mistral-7b-instr"'), "VL707")
+    head, _ = split_message(message)
+    assert head == "modelSpec entry `mistral-7b-instr` needs 4 spare nvidia.com/gpu to roll out"
 
 
 def test_catches_the_stack_default_at_the_entry_without_a_replica_count():
@@ -449,3 +472,39 @@ def test_does_not_catch_llm_d_with_a_strategy_prefill_at_zero_or_multinode():
     # the chart's prefill default is 0 replicas
     prefill = modelservice().replace("decode:", "prefill:", 1).replace("prefill:\n  create: false\n", "")
     assert found(prefill, "VL707") == []
+
+
+# --- VL802: a credential written in the values file ------------------------------------------------------------
+REAL_HF = "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"
+
+
+def test_vl802_catches_a_literal_hf_token_the_chart_stores_in_a_secret_at_its_value():
+    """production-stack's `hf_token: <string>`: the chart puts it in a Secret it renders, from this file."""
+    ((line, col, message),) = found(stack(f"    hf_token: {REAL_HF}\n"), "VL802")
+    assert (line, col) == (12, 15)
+    assert message.startswith("hf_token of modelSpec qwen is a Hugging Face")
+    assert REAL_HF not in message
+
+
+def test_vl802_catches_a_literal_token_in_an_env_list_of_either_chart():
+    env = f"    env:\n    - name: HF_TOKEN\n      value: {REAL_HF}\n"
+    assert where(stack(env), "VL802") == [(14, 14)]
+    assert where(modelservice(container=env), "VL802") == [(16, 14)]
+
+
+def test_vl802_catches_the_api_key_of_the_whole_file_once_by_its_path():
+    text = stack(spec='  vllmApiKey: "Zq8vLr2NwX4tKp7m"\n')
+    ((line, col, message),) = found(text, "VL802")
+    assert (line, col) == (3, 15) and message.startswith("servingEngineSpec.vllmApiKey is a credential")
+    assert "`vllmApiKey: {secretName: ..., secretKey: ...}`" in message
+
+
+def test_vl802_a_placeholder_is_info():
+    ((line, col, message),) = found(stack("    hf_token: <hf-token>\n"), "VL802")
+    assert (line, col) == (12, 15) and "placeholder" in message
+
+
+def test_vl802_does_not_catch_a_secret_reference():
+    assert where(stack("    hf_token:\n      secretName: hf\n      secretKey: token\n"), "VL802") == []
+    env = "    env:\n    - name: HF_TOKEN\n      valueFrom: {secretKeyRef: {name: hf, key: token}}\n"
+    assert where(stack(env), "VL802") == []

@@ -85,7 +85,7 @@ def test_github_format_annotates_one_note_per_kind(tmp_path):
 
 def test_one_note_of_a_kind_is_printed_in_full(tmp_path):
     _, _, err = run_cli(*_unpinned(tmp_path, 1), cwd=tmp_path)
-    assert err.startswith("vllmlint: note: c0.yaml:4: ComposeService vllm0: vLLM release unknown")
+    assert err.startswith("vllmlint: note: c0.yaml:4: Compose service vllm0: vLLM release unknown")
 
 
 def test_ignoring_a_notice_code_hides_it(tmp_path):

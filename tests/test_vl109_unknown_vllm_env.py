@@ -64,3 +64,28 @@ def test_vl109_and_vl723_read_one_path():
     from vllmlint.vllm import invocation_env
 
     assert vl109.invocation_env is invocation_env.invocation_env is vl723.invocation_env
+
+
+def test_catches_dockerfile_env_of_the_image_a_compose_service_builds(tmp_path):
+    # Compose runs the image it builds: the Dockerfile's ENV is the service's environment too (the service's own
+    # `environment` replaces a variable of the same name). Adding the Compose file must not hide the finding.
+    import os
+
+    from vllmlint.engine import lint_paths
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Dockerfile").write_text(
+        "FROM vllm/vllm-openai:v0.28.0\nENV HF_HUB_ENABLE_HF_TRANSFER=1 \\\n    VLLM_USE_V1=0 VLLM_ATTENTON_BACKEND=X\n"
+        'ENTRYPOINT ["vllm", "serve", "Qwen/Qwen3-8B"]\n')
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  vllm:\n    build: ./app\n    environment:\n      VLLM_ATTENTON_BACKEND: FLASH_ATTN\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result, _ = lint_paths(["."], LintOptions(select=["VL109"]))
+    finally:
+        os.chdir(cwd)
+    assert not result.internal_error
+    # The Dockerfile's VLLM_USE_V1 (3:5); its VLLM_ATTENTON_BACKEND is replaced by the service's (5:7), reported once.
+    assert sorted((f.path, f.span.line, f.span.col, f.value) for f in result.findings) == [
+        ("app/Dockerfile", 3, 5, "VLLM_USE_V1"), ("compose.yaml", 5, 7, "VLLM_ATTENTON_BACKEND")]

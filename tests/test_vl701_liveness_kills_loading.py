@@ -46,6 +46,16 @@ AT_CACHE = "{name: m, mountPath: /root/.cache/huggingface}"
 
 
 # --- catches -----------------------------------------------------------------------------------------
+def test_the_first_line_is_short_with_a_long_model_name_and_the_charts_default():
+    from vllmlint.formatters.report import split_message
+
+    (finding,) = lint(pod(LIVE, model="deepseek-ai/DeepSeek-R1-Distill-Llama-70B"))
+    head, rest = split_message(finding.message)
+    assert len(head) <= 120 and rest, head
+    assert head == ("The liveness probe gives vLLM 30 s to start, "
+                    "but deepseek-ai/DeepSeek-R1-Distill-Llama-70B needs at least 43 s")
+
+
 def test_default_liveness_on_70b_writable_layer():
     # 141 GB: 10 s + 28 s load + 5 s capture, against 0 + 3 x 10 = 30 s (the download is not counted)
     assert found(pod(LIVE)) == [(11, 77, Severity.WARNING, "30s<43s")]
@@ -53,7 +63,9 @@ def test_default_liveness_on_70b_writable_layer():
 
 def test_the_message_names_budget_need_and_fix():
     (finding,) = lint(pod(LIVE))
-    assert finding.message.startswith("The liveness probe (there is no startup probe) gives vLLM 30 s")
+    assert finding.message.startswith("The liveness probe gives vLLM 30 s to start, but "
+                                      "meta-llama/Llama-3.1-70B-Instruct needs at least 43 s: ")
+    assert "there is no startup probe" in finding.message
     assert "at least 43 s at every start (10 s to start, 28 s to load 141.1 GB at 5 GB/s" in finding.message
     assert "download" not in finding.message  # no rate is known to be faster than every real download
     assert "starts over" in finding.message and "Add a startupProbe" in finding.message

@@ -198,3 +198,28 @@ def test_fixed_node_count_of_unknown_hardware_stays_info():
     # An instance type the catalog does not know: how many GPUs a node has is unknown, so the cap says nothing.
     findings = lint(counted_pool("replicas: 1", instance="x9.mystery") + deployment(gpus="4"))
     assert [f.severity for f in findings] == [Severity.INFO]
+
+
+def test_the_first_line_is_short_with_a_long_rendered_name():
+    from vllmlint.formatters.report import split_message
+
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: requester-llm-d-modelservice-prefill}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: v}}
+  template:
+    metadata: {labels: {app: v}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.29.0
+        args: [Qwen/Qwen3-8B]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    result = lint_text(text, "deploy.yaml", LintOptions(select=["VL707"]))
+    [finding] = result.findings
+    assert (finding.span.line, finding.span.col) == (5, 3)
+    assert split_message(finding.message)[0] == (
+        "Deployment/requester-llm-d-modelservice-prefill needs 1 spare nvidia.com/gpu to roll out")

@@ -162,6 +162,15 @@ def test_message_names_the_model_the_release_the_error_and_the_evidence():
     assert "LoRA adapters are served" in adapter.message and "naming the base model" in adapter.message
 
 
+def test_an_assumed_release_stays_off_the_first_line():
+    from vllmlint.formatters.report import split_message
+
+    [finding] = findings(pod("vllm/vllm-openai:latest", ["args: [meta-llama/Llama-3.1-70B]"]))
+    head, rest = split_message(finding.message)
+    assert head.startswith("`meta-llama/Llama-3.1-70B` has no chat template and vLLM ") and len(head) <= 120, head
+    assert "the workload's release is unknown" in rest and "assumed" not in head
+
+
 def test_a_fallback_template_of_vllm_silences_it():
     # A model whose config.json model_type has a fallback in vLLM's registry (PaliGemma from 0.9.2).
     entry = {"id": "example/paligemma-base", "family": "paligemma", "architecture": "PaliGemmaForConditionalGeneration",

@@ -46,6 +46,10 @@ def test_deepseek_v3_on_the_0_7_3_image():
     (finding,) = lint(pod())
     assert "requires you to execute the configuration file" in finding.message
     assert "configuration_deepseek.DeepseekV3Config" in finding.message and "4.51.0" in finding.message
+    from vllmlint.formatters.report import split_message
+
+    assert split_message(finding.message)[0] == ("deepseek-ai/DeepSeek-V3 is served without --trust-remote-code, but "
+                                                 "its config.json is code in the repository")
     assert "0.8.3 or later" in finding.message and "image built 2025-03-25" in finding.message
 
 

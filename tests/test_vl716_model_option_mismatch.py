@@ -120,10 +120,16 @@ def test_does_not_catch(title, text):
 
 def test_messages_quote_vllms_errors_and_say_what_to_do():
     [unquantized] = findings(pod(NEW, [f"args: [{QWEN}, --quantization, awq]"]))
-    assert unquantized.message.startswith("`--quantization awq` loads only a checkpoint quantized with AWQ")
+    assert unquantized.message.startswith("`--quantization awq` needs a checkpoint quantized with AWQ")
     assert "Cannot find the config file for awq" in unquantized.message and "`fp8`" in unquantized.message
     [mismatch] = findings(pod(NEW, [f"args: [{R1}, --quantization, gptq]"]))
     assert "quantized with `fp8`" in mismatch.message and "does not match" in mismatch.message
+    from vllmlint.formatters.report import split_message
+
+    assert split_message(mismatch.message)[0] == ("`--quantization gptq` does not load `deepseek-ai/DeepSeek-R1`, "
+                                                  "quantized with `fp8`")
+    assert split_message(unquantized.message)[0] == ("`--quantization awq` needs a checkpoint quantized with AWQ, and "
+                                                     "`Qwen/Qwen2.5-7B-Instruct` is not quantized")
     assert "pass `--quantization fp8`" in mismatch.message
     [refused] = findings(pod(OLD, [f"args: [--model, {LLAMA}, --limit-mm-per-prompt, image=2]"]))
     assert "`limit_mm_per_prompt` is only supported for multimodal models" in refused.message

@@ -153,8 +153,8 @@ def test_catches_two_containers_on_the_default_port():
     # 0.11.2: both bind localhost:5600; the finding is at the second container's --kv-transfer-config
     assert found(pod()) == [(12, 81, Severity.ERROR, "prefill/decode:5600")]
     (finding,) = lint(pod())
-    assert finding.message.startswith("Give the NixlConnector side channel of container `decode` and the "
-                                      "NixlConnector side channel of container `prefill` separate ports")
+    assert finding.message.startswith("Give the NixlConnector side channels of containers `decode` and `prefill` "
+                                      "separate ports: both bind port 5600 in one pod.")
 
 
 def test_catches_two_containers_on_one_explicit_port():
@@ -229,7 +229,7 @@ def test_catches_kv_events_of_two_containers_on_one_port():
     second = "[{name: VLLM_NIXL_SIDE_CHANNEL_PORT, value: '5700'}]"
     text = pod(first, second, first_extra=events, second_extra=events)
     assert [v for _, _, _, v in found(text)] == ["prefill/decode:5557"]
-    assert "Give the KV-events publisher of container `decode` and the KV-events publisher of container `prefill`" \
+    assert "Give the KV-events publishers of containers `decode` and `prefill`" \
         in lint(text)[0].message
 
 
@@ -486,8 +486,8 @@ def test_catches_a_moriio_host_ip_the_peer_cannot_reach(value):
     assert found(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer)) == [
         (13, 69, Severity.WARNING, f"host_ip={value}")]
     (finding,) = lint(deployment(image="vllm/vllm-openai:v0.29.0", transfer=transfer))
-    assert finding.message.startswith(f"Remove `host_ip` from kv_connector_extra_config (vLLM then advertises the pod's "
-                                      f"address) or set it to the pod's IP, not {value}")
+    assert finding.message.startswith(f"Remove `host_ip` from kv_connector_extra_config or set it to the pod's IP, "
+                                      f"not {value}: without it vLLM advertises the pod's address; ")
     assert "Deployment decode runs 2 pods" in finding.message
 
 

@@ -125,6 +125,17 @@ def test_catches_path_style_not_turned_on(value, said):
     assert (line, severity, found_value) == (9, Severity.WARNING, f"RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING={said}")
 
 
+def test_a_word_the_streamer_cannot_parse_is_named_as_written():
+    from vllmlint.formatters.report import split_message
+
+    env = ("[{name: AWS_ENDPOINT_URL, value: 'http://10.0.0.5:9000'}, "
+           "{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: 'no'}]")
+    (finding,) = lint(pod(env))
+    head, rest = split_message(finding.message)
+    assert head == "Set `RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0` for the S3-compatible endpoint 10.0.0.5, not `no`"
+    assert rest.startswith("The streamer reads it as an integer, and `no` does not parse; ")
+
+
 def test_does_not_catch_path_style_or_aws():
     env = ("[{name: AWS_ENDPOINT_URL, value: 'http://minio:9000'}, "
            "{name: RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING, value: '0'}]")
@@ -266,3 +277,16 @@ STACK_VALUES = """servingEngineSpec:
 
 def test_catches_production_stack_chart_values_env():
     assert at(STACK_VALUES, "values.yaml") == [(16, 15, "RUNAI_STREAMER_MEMORY_LIMT->RUNAI_STREAMER_MEMORY_LIMIT")]
+
+
+def test_catches_a_typo_in_the_env_of_the_image_a_compose_service_builds(tmp_path, monkeypatch):
+    from vllmlint.engine import lint_paths
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Dockerfile").write_text(
+        'FROM vllm/vllm-openai:v0.29.0\nENV RUNAI_STREAMER_LOG_TO_STDER=1\nENTRYPOINT ["vllm", "serve"]\n')
+    (tmp_path / "compose.yaml").write_text(
+        'services:\n  a:\n    build: ./app\n    command: ["s3://bucket/llama", "--load-format", "runai_streamer"]\n')
+    monkeypatch.chdir(tmp_path)
+    result, _ = lint_paths(["."], LintOptions(select=["VL723"]))
+    assert [(f.path, f.span.line, f.span.col) for f in result.findings] == [("app/Dockerfile", 2, 5)]

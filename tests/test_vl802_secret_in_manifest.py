@@ -74,7 +74,8 @@ def test_placeholder_message_differs_and_names_the_sample():
         "documentation sample `token-abc123`). Give the real value")
     assert finding.value == "VLLM_API_KEY:placeholder"
     (real,) = lint(pod(f"[{{name: HF_TOKEN, value: {HF}}}]"))
-    assert "Hugging Face user access token written as a literal (hf_****, 37 characters)" in real.message
+    assert "Hugging Face user access token written as a literal: everyone who can read the repository or the object " \
+        "has it (hf_****, 37 characters)" in real.message
     assert "Rotate it" in real.message and real.value == "HF_TOKEN:real:37"
 
 

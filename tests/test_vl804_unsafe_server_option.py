@@ -268,7 +268,16 @@ def test_multimodal_without_allowed_media_domains(qwen_takes_images, args, image
 def test_multimodal_message(qwen_takes_images):
     (finding,) = lint(pod("[]", "[Qwen/Qwen2.5-7B-Instruct]"))
     assert finding.message.startswith("Qwen/Qwen2.5-7B-Instruct takes image input and `--allowed-media-domains` "
-                                      "is not set on vLLM 0.29.0: ")
+                                      "is not set: on vLLM 0.29.0, every request may name")
+
+
+def test_multimodal_message_first_line_leaves_an_assumed_release_out(qwen_takes_images):
+    from vllmlint.formatters.report import split_message
+
+    (finding,) = lint(pod("[]", "[Qwen/Qwen2.5-7B-Instruct]", "vllm/vllm-openai:latest"))
+    head, rest = split_message(finding.message)
+    assert head == "Qwen/Qwen2.5-7B-Instruct takes image input and `--allowed-media-domains` is not set"
+    assert "(assumed: the release is unknown)" in rest
     assert "SSRF" in finding.message and "NetworkPolicy" in finding.message
 
 

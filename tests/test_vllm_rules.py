@@ -86,6 +86,18 @@ def test_deprecated_flag_quotes_vllm_and_names_the_removal():
     assert "removed in vLLM 0.17.0" in finding.message
 
 
+def test_deprecated_flag_first_line_is_the_flag_and_the_release():
+    from vllmlint.formatters.report import split_message
+
+    text = 'FROM vllm/vllm-openai:v0.10.1\nCMD ["--model", "Qwen/Qwen3-8B", "--disable-log-requests"]\n'
+    [finding] = lint(text, ["VL104"], None, "Dockerfile")
+    assert (finding.span.line, finding.span.col) == (2, 34)
+    head, rest = split_message(finding.message)
+    assert head == "`--disable-log-requests` is deprecated in vLLM 0.10.1"
+    assert rest.startswith("It is the release this image runs (image tag vllm/vllm-openai:v0.10.1) (checked against "
+                           "0.10.2, the closest catalogued release after it). vLLM says:"), rest
+
+
 def test_deprecated_flag_is_quiet_on_a_release_before_the_deprecation():
     assert lint("vllm serve Qwen/Qwen3-8B --disable-log-requests\n", ["VL104"], "0.9.2", "serve.sh") == []
 

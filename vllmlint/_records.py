@@ -1308,9 +1308,9 @@ def _m_b26c3f3841e9(_HAS, _D, _F, _set):
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
-# Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
-def _m_7339474cbd6a(_HAS, _D, _F, _set):
-    def __init__(self, kind, entry, tokens, container, via, image=_D[0], release=_D[1], release_origin=_D[2], assumed=_D[3], beyond_catalog=_D[4], options=_HAS, positionals=_HAS, script=_D[5], owner=_D[6], operator_release=_D[7], image_note=_D[8], launched=_D[9], fork=_D[10], plugin_values=_HAS, entrypoint_assumed=_D[11], _option_index=_D[12]):
+# Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,built:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic
+def _m_c1fd827ba9f1(_HAS, _D, _F, _set):
+    def __init__(self, kind, entry, tokens, container, via, image=_D[0], release=_D[1], release_origin=_D[2], assumed=_D[3], beyond_catalog=_D[4], options=_HAS, positionals=_HAS, script=_D[5], owner=_D[6], operator_release=_D[7], image_note=_D[8], built=_D[9], launched=_D[10], fork=_D[11], plugin_values=_HAS, entrypoint_assumed=_D[12], _option_index=_D[13]):
         self.kind = kind
         self.entry = entry
         self.tokens = tokens
@@ -1327,6 +1327,7 @@ def _m_7339474cbd6a(_HAS, _D, _F, _set):
         self.owner = owner
         self.operator_release = operator_release
         self.image_note = image_note
+        self.built = built
         self.launched = launched
         self.fork = fork
         self.plugin_values = _F[2]() if plugin_values is _HAS else plugin_values
@@ -1334,7 +1335,7 @@ def _m_7339474cbd6a(_HAS, _D, _F, _set):
         self._option_index = _option_index
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.kind,self.entry,self.tokens,self.container,self.via,self.image,self.release,self.release_origin,self.catalog,self.assumed,self.beyond_catalog,self.options,self.positionals,self.script,self.owner,self.operator_release,self.image_note,self.launched,self.fork,self.plugin_values,self.entrypoint_assumed,self._option_index,) == (other.kind,other.entry,other.tokens,other.container,other.via,other.image,other.release,other.release_origin,other.catalog,other.assumed,other.beyond_catalog,other.options,other.positionals,other.script,other.owner,other.operator_release,other.image_note,other.launched,other.fork,other.plugin_values,other.entrypoint_assumed,other._option_index,)
+            return (self.kind,self.entry,self.tokens,self.container,self.via,self.image,self.release,self.release_origin,self.catalog,self.assumed,self.beyond_catalog,self.options,self.positionals,self.script,self.owner,self.operator_release,self.image_note,self.built,self.launched,self.fork,self.plugin_values,self.entrypoint_assumed,self._option_index,) == (other.kind,other.entry,other.tokens,other.container,other.via,other.image,other.release,other.release_origin,other.catalog,other.assumed,other.beyond_catalog,other.options,other.positionals,other.script,other.owner,other.operator_release,other.image_note,other.built,other.launched,other.fork,other.plugin_values,other.entrypoint_assumed,other._option_index,)
         return NotImplemented
     return {'__init__': __init__, '__eq__': __eq__}
 
@@ -2477,7 +2478,7 @@ MAKERS = {
     'Me|invocation:ric,token:ric,option:dic,is_value:dic,is_model:dic,spec:dic': _m_64e6c2515f66,
     'Me|kept:fic,suppressed:fic,problems:fic,notices:fic': _m_fdc58c76d261,
     'Me|keyword:ric,start:ric,end:ric,args_start:ric,args:dic,offsets:fic': _m_b26c3f3841e9,
-    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m_7339474cbd6a,
+    'Me|kind:ric,entry:ric,tokens:ric,container:ric,via:ric,image:dic,release:dic,release_origin:dic,catalog:rc,assumed:dic,beyond_catalog:dic,options:fic,positionals:fic,script:dic,owner:dic,operator_release:dic,image_note:dic,built:dic,launched:dic,fork:dic,plugin_values:fic,entrypoint_assumed:dic,_option_index:dic': _m_c1fd827ba9f1,
     'Me|language:ric,text:ric,start_line:ric,first_offset:ric,end_offset:ric,sniffed:dic,applied:dic': _m_396de6d59068,
     'Me|model:ric,gpu:ric,tensor_parallel_size:ric,pipeline_parallel_size:ric,gpu_memory_utilization:ric,vllm_version:ric,max_model_len:ric,quantization:ric,kv_cache_dtype:ric,max_num_batched_tokens:ric,max_num_seqs:ric,total_bytes:ric,budget_bytes:ric,weights_bytes:ric,reserve_bytes:ric,reserve_parts:ric,kv_bytes_per_token:ric,kv_bytes_per_sequence:ric,kv_cache_bytes:ric,kv_tokens:ric,max_sequences:ric,ranks:ric,notes:ric,kv_cache_memory_bytes_override:dic,engine:dic,hybrid_layout:dic': _m_98f4828e6ed5,
     'Me|name:ric,span:ric,code:ric,used:dic': _m_7321b1dcf056,

@@ -110,7 +110,7 @@ def rules_command(fmt):
         click.echo(f"{r.code}  {r.name:32s} {r.severity.label:8s} {flags:10s} {r.summary}")
 
 
-@cli.command("explain")
+@cli.command("explain", context_settings={"ignore_unknown_options": True})  # `explain --swap-space`: a flag
 @click.argument("rule")
 def explain_command(rule):
     """Print a rule's documentation (by code or name)."""
@@ -122,8 +122,21 @@ def explain_command(rule):
         found = find_rule(rule)
     except KeyError:
         names = [r.code for r in all_rules().values()] + [r.name for r in all_rules().values()]
-        usage_error(f"unknown rule `{rule}`{_did_you_mean(rule, names)}: see `vllmlint rules`")
+        flag = _flag_named(rule)
+        if flag is not None and rule.startswith("-"):
+            usage_error(f"`{rule}` is a flag, not a rule: `vllmlint flag {flag}` shows its history across vLLM "
+                        "releases; `vllmlint rules` lists the rules")
+        also = f"; `vllmlint flag {flag}` shows the flag" if flag is not None else ""
+        usage_error(f"unknown rule `{rule}`{_did_you_mean(rule, names)}: see `vllmlint rules`{also}")
     click.echo(rule_help(found), nl=False)
+
+
+def _flag_named(text: str) -> str | None:
+    """`--name` when `text` (`--swap-space`, `swap-space`) names an option of a vLLM release vllmlint knows."""
+    from vllmlint.vllm import catalog
+
+    name = "--" + text.lstrip("-")
+    return name if catalog.history(name) is not None else None
 
 
 def main():

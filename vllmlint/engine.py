@@ -384,12 +384,12 @@ class Linter:
             if ref is not None and ref.digest and not ref.tag:
                 # A digest names bytes, not a release: nothing in the reference or the image table says which
                 # vLLM it holds, so the annotation is the one way to tell (vllm.workload_release).
-                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: the "
+                message = (f"{_owner_words(owner)}: vLLM release unknown{image}; assuming vLLM {version}: the "
                            "image is pinned by digest, so vllmlint can learn its release only from the "
                            "`vllmlint.io/vllm-version` annotation: add it to the workload's or the pod template's "
                            "metadata with the release the digest holds (e.g. `vllmlint.io/vllm-version: \"0.29.0\"`)")
             else:
-                message = (f"{owner.kind} {owner.name}: vLLM release unknown{image}; assuming vLLM {version}: pin "
+                message = (f"{_owner_words(owner)}: vLLM release unknown{image}; assuming vLLM {version}: pin "
                            "the image to a release tag, or annotate `vllmlint.io/vllm-version`")
         elif invocation.via == "dockerfile":  # vllm.dockerfile.VIA_DOCKERFILE
             image = f" (FROM {invocation.image.raw})" if invocation.image is not None else ""
@@ -415,7 +415,7 @@ class Linter:
         if where is None:
             return
         owner = container.pod.owner
-        name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+        name = _owner_words(owner)
         message = (f"{name}: image {invocation.image.raw} is not in vllmlint's image table; its arguments are checked "
                    "as the arguments of vLLM's OpenAI server because the repository name contains `vllm` (annotate "
                    "`vllmlint.io/vllm-version` to pin the release it runs)")
@@ -446,6 +446,16 @@ class Linter:
 
             found = ((id(o), compose_build(o, world.sources)) for o in world.of_kind("ComposeService"))
             builds = {key: built for key, built in found if built is not None}
+        building = [o for o in world.of_kind("ComposeService") if "build" in o.node and id(o) not in (builds or {})]
+        if building:  # services that run an image built from a Dockerfile the run does not read: say so
+            from vllmlint.vllm.dockerfile import unread_build
+
+            for service in building:
+                unread = unread_build(service, world.sources)
+                if unread is not None:
+                    self.result.notices.append(Notice(
+                        "VL005", unread[0], service.source.display_path, unread[1], "note",
+                        ("Compose build not read", "Compose builds not read")))
         world.invocations = find_invocations(world, self.options.upgrade_to, builds)
         for source in self._shell_sources:
             world.invocations.extend(script_invocations(source, world.shell_commands))
@@ -556,6 +566,13 @@ class Linter:
     def _parse(self, source: SourceFile):
         cache = self.parse_cache
         return parse_documents(source) if cache is None else cache.parse(source)
+
+
+def _owner_words(owner) -> str:
+    """A workload as the notes name it: `Deployment vllm`, `Compose service vllm` (as Compose's messages say),
+    `modelSpec llama3` (a values file's entry)."""
+    kind = "Compose service" if owner.kind == "ComposeService" else owner.kind
+    return f"{kind} {owner.name}" if owner.name else kind
 
 
 def _workload_count(world: World) -> int:

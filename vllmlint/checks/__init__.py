@@ -99,7 +99,8 @@ def describe_workload(invocation: Invocation) -> str:
     if container is None and invocation.owner is None:
         return "this image" if invocation.via == "dockerfile" else "this script"  # vllm.dockerfile.VIA_DOCKERFILE
     owner = container.pod.owner if container is not None else invocation.owner
-    name = f"{owner.kind} {owner.name}" if owner.name else owner.kind
+    kind = "Compose service" if owner.kind == "ComposeService" else owner.kind  # as Compose's own messages say
+    name = f"{kind} {owner.name}" if owner.name else kind
     fork = getattr(invocation, "fork", None)
     return f"{name} ({fork})" if fork else name
 

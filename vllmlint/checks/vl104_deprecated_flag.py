@@ -9,8 +9,8 @@ from vllmlint.vllm import catalog
 from vllmlint.vllm.flags import OK
 from vllmlint.vllm.flagtable import first_sentence, removed
 from vllmlint.vllm.release import version_key
-from vllmlint.checks import Context
-from vllmlint.checks.messages import catalog_note, release_phrase
+from vllmlint.checks import Context, describe_workload
+from vllmlint.checks.messages import catalog_note
 from vllmlint.lazyre import lazy_compile
 
 _REMOVED_IN = lazy_compile(r"removed in v?(\d+\.\d+(?:\.\d+)?)", re.I)
@@ -62,8 +62,17 @@ def check(ctx: Context) -> Iterator[Finding | None]:
                     else f" It is gone by vLLM {gone}, which refuses to start with it."
             hint = (removed().get(spelling) or {}).get("replacement", "")
             instead = f" Instead: {first_sentence(hint)}" if hint else " Switch to its replacement before upgrading."
-            yield ctx.finding(option.token, f"`{option.name}` is deprecated in {release_phrase(invocation)}"
+            # The first line is the flag and the release (`: ` cuts it); which workload runs it follows.
+            yield ctx.finding(option.token, f"`{option.name}` is deprecated in vLLM {target}: {_whose(invocation)}"
                               f"{catalog_note(invocation)}.{said}{when}{instead}", about=invocation, value=spelling)
+
+
+def _whose(invocation) -> str:
+    """Whose release it is: 'it is the release Deployment x runs (image tag ...)', or that it is assumed."""
+    if invocation.release is None or invocation.assumed:
+        return f"the release {describe_workload(invocation)} runs is unknown, and this one is assumed"
+    origin = f" ({invocation.release_origin})" if invocation.release_origin else ""
+    return f"it is the release {describe_workload(invocation)} runs{origin}"
 
 
 def _clip(text: str, limit: int = 320) -> str:

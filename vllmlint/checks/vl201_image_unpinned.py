@@ -31,5 +31,6 @@ def check(ctx: Context) -> Iterator[Finding | None]:
 def _message(image, text: str) -> str:
     what = "`:latest`" if image.tag == "latest" else "no tag (so `:latest`)"
     example = " (e.g. `vllm/vllm-openai:v0.29.0`)" if image.repository.endswith("vllm/vllm-openai") else ""
-    return (f"Image `{text}` has {what}, which changes under you and differs between nodes: pin a release "
+    # "; it changes": a long image name leaves the why for the next line (formatters.report.split_message).
+    return (f"Image `{text}` has {what}; it changes under you and differs between nodes: pin a release "
             f"tag{example} or a digest `@sha256:...`.")

@@ -66,19 +66,21 @@ def _offload_in_shm(ctx: Context, work, container):
         if limit is None or limit >= size:
             return
         default = ", the chart's default" if chart_default(_shm_limit(template, container), container) else ""
-        have = f"its memory-backed /dev/shm is capped at {gib1(limit)} (the emptyDir's sizeLimit{default})"
+        have = f"its memory-backed /dev/shm is capped at {gib1(limit)}"
+        whence = f"{gib1(limit)} is the emptyDir's sizeLimit{default}; "
     else:
-        have = ("its /dev/shm is mounted from a volume that is not memory-backed"
-                if not container.is_compose and _disk_backed_shm(container)
-                else "it has only the runtime's default 64 MB /dev/shm")
+        have = ("its /dev/shm is not memory-backed" if not container.is_compose and _disk_backed_shm(container)
+                else "it has only the runtime's default 64 MB there")
+        whence = "it is mounted from a volume on disk; " if have.endswith("not memory-backed") else ""
     needed = f"{-(-size // 2**30) + 1}Gi"
     hint = chart_hint(container, "shm_size")
     fix = (f"{hint} to {needed} or more" if hint and _shm_limit(template, container) is not None
            else f"mount an `emptyDir: {{medium: Memory, sizeLimit: {needed}}}` at /dev/shm")
+    # The first line (up to the `: `) is the buffer against /dev/shm; the file and the flag follow it.
     yield ctx.finding(where, f"vLLM {work.release or 'of this image'} keeps the {gib1(size)} CPU KV-cache offload "
-                      f"buffer (--kv-offloading-size, native backend) in /dev/shm (/dev/shm/vllm_offload_<id>.mmap), "
-                      f"but {have}: start-up fails with a bus error or no space left on device when the ranks fill "
-                      f"the mapping. Fix: {fix} and raise the memory limit by as much (tmpfs pages count against "
+                      f"buffer in /dev/shm, but {have}: {whence}the buffer is /dev/shm/vllm_offload_<id>.mmap "
+                      f"(--kv-offloading-size, native backend), and start-up fails with a bus error or no space left "
+                      f"on device when the ranks fill the mapping. Fix: {fix} and raise the memory limit by as much (tmpfs pages count against "
                       "it), or lower --kv-offloading-size.",
                       about=work.invocation, value=f"shm-offload:{size}")
 

@@ -43,8 +43,10 @@ def check(ctx: Context):
         if chart_default(node, container):
             where += ", the chart's default"
         hint = chart_hint(container, "volumes")
-        yield ctx.finding(node, f"{model_words(work)} is downloaded to {path} ({why}), on {where}: {gib1(size)}, but "
-                          f"its weights take about {gib1(weights)}. The download fills the volume and the kubelet "
+        # The first line (up to the `: `) is the problem in figures; where the download goes follows it.
+        yield ctx.finding(node, f"the weights of {model_words(work)} (about {gib1(weights)}) do not fit the "
+                          f"{gib1(size)} they are downloaded to: the download goes to {path} ({why}), on {where}, "
+                          "fills it, and the kubelet "
                           "evicts the pod (or the write fails), over and over. Give the cache at least "
                           f"{gib1(weights * 1.1)} (Kubernetes `Gi` is 2^30 bytes, `G` is 10^9"
                           f"{'; ' + hint if hint else ''}), or pre-load the weights on a PVC.",

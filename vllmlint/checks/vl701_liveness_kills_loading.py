@@ -67,7 +67,8 @@ def check(ctx: Context):
         seconds = budget(probe)
         if seconds >= need.total:
             continue
-        which = "startup probe" if startup is not None else "liveness probe (there is no startup probe)"
+        which = "startup probe" if startup is not None else "liveness probe"
+        alone = "" if startup is not None else "; there is no startup probe"
         suggest = _suggest(need.total)
         fix = (f"Raise the startup probe's failureThreshold x periodSeconds to {suggest} s or more"
                if startup is not None else
@@ -78,10 +79,11 @@ def check(ctx: Context):
             which += " (the chart's default)"
         yield ctx.finding(
             where,
-            f"The {which} gives vLLM {seconds} s ({_formula(probe)}) to start, but {model_words(work)} needs at "
-            f"least {need.total:.0f} s at every start ({_breakdown(need)}); vLLM's port refuses "
-            f"connections until the model is loaded, so the kubelet restarts the container before it is up, the "
-            f"load starts over, CrashLoopBackOff. {fix}.",
+            # The first line (up to the `: `) says what is wrong in few words; the figures follow it.
+            f"The {which} gives vLLM {seconds} s to start, but {model_words(work)} needs at least "
+            f"{need.total:.0f} s: {seconds} s is {_formula(probe)}{alone}; it needs at least {need.total:.0f} s at "
+            f"every start ({_breakdown(need)}). vLLM's port refuses connections until the model is loaded, so the "
+            f"kubelet restarts the container before it is up, the load starts over, CrashLoopBackOff. {fix}.",
             about=container, value=f"{seconds}s<{need.total:.0f}s")
 
 

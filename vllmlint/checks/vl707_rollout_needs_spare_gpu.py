@@ -174,8 +174,8 @@ def check(ctx: Context):
         noun = "GPUs" if resource.endswith("/gpu") else "accelerators"
         settings = _words(surge_setting, unavailable_setting, count, surge, unavailable)
         where = _anchor(owner.node, spec, strategy_node)
-        yield ctx.finding(where, f"the rolling update of {owner.describe()} needs {per_pod} spare {resource} before "
-                          f"any old pod stops: with {settings} it starts a new pod first, and that pod waits Pending "
+        yield ctx.finding(where, f"{owner.describe()} needs {per_pod} spare {resource} to roll out: with {settings} "
+                          f"its rolling update starts a new pod before any old pod stops, and that pod waits Pending "
                           f"until spare {noun} appear.{capacity} Use `strategy: {{type: Recreate}}` (a short outage), or "
                           "`rollingUpdate: {maxSurge: 0, maxUnavailable: 1}` to replace the pods one at a time.",
                           about=owner, value=f"surge:{surge}/unavailable:{unavailable}@{count}", severity=severity)
@@ -237,9 +237,9 @@ def _chart_findings(ctx: Context):
         settings = _words(surge_setting, unavailable_setting, count, surge, unavailable,
                           chart_strategy=rollout.default_strategy,
                           count_note=rollout.count_default if rollout.default_replicas else "")
-        yield ctx.finding(where, f"the rolling update of the chart's Deployment for {rollout.label} needs "
-                          f"{per_pod} spare {resource} before any old pod stops: with {settings} it starts a new pod "
-                          f"first, and that pod waits Pending until spare {noun} appear. "
+        yield ctx.finding(where, f"{rollout.label} needs {per_pod} spare {resource} to roll out: with {settings}, "
+                          f"the chart's Deployment starts a new pod before any old pod stops, and that pod waits "
+                          f"Pending until spare {noun} appear. "
                           f"{rollout.hint[:1].upper()}{rollout.hint[1:]}.", about=deployment,
                           value=f"surge:{surge}/unavailable:{unavailable}@{count}",
                           severity=min(ctx.severity, Severity.INFO))

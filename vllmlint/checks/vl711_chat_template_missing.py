@@ -227,8 +227,10 @@ def _finding(ctx: Context, work: Workload, release: str, shown: str | None, *, u
              lora: bool = False) -> Finding | None:
     invocation = work.invocation
     name = work.model_name
-    assumed = " (assumed: the workload's release is unknown)" if invocation.release is None or invocation.assumed else ""
-    message = (f"`{name}` has no chat template and vLLM {release}{assumed} has no fallback template for it: its "
+    # An assumed release is said after the `: `, off the first line.
+    assumed = (f"vLLM {release} is assumed (the workload's release is unknown); "
+               if invocation.release is None or invocation.assumed else "")
+    message = (f"`{name}` has no chat template and vLLM {release} has no fallback template for it: {assumed}its "
                "tokenizer_config.json defines none, and every /v1/chat/completions request is answered with an error "
                "(\"As of transformers v4.44, default chat template is no longer allowed\"). ")
     if shown:

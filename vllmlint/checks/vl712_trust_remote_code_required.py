@@ -55,8 +55,9 @@ def check(ctx: Context):
                    f"{facts.architecture_since} or later with --trust-remote-code{newer}.")
         yield ctx.finding(
             work.model_token,
+            # The first line (up to the `: `) is the problem; the config class and the releases follow it.
             f"{work.model_name} is served without --trust-remote-code, but its config.json is code in the "
-            f"repository (auto_map.AutoConfig {facts.remote_config}, model_type {facts.model_type}) and {since}: "
+            f"repository: auto_map.AutoConfig {facts.remote_config}, model_type {facts.model_type}, and {since}; "
             f"vLLM {invocation.release} (transformers{row.transformers}{built}) cannot load it, so the pod fails "
             "at start with transformers' \"requires you to execute the configuration file\" error. " + fix,
             about=invocation, value=f"{model.id}@{invocation.release}")

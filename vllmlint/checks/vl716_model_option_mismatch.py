@@ -61,15 +61,16 @@ def _quantization(ctx: Context, work: Workload, model: ModelSpec, name: str, rel
     vllm = _release_phrase(work.invocation, release)
     if stored is None:
         files = " or ".join(f"`{f}`" for f in row.get("config_files") or ())
-        message = (f"`--quantization {method}` loads only a checkpoint quantized with {method.split('_')[0].upper()} "
-                   f"beforehand, and `{name}` is not quantized (its config.json has no quantization_config, no "
-                   f"{files}): {vllm} exits at start with \"Cannot find the config file for {method}\". Fix: drop "
+        # The first line (up to the first `: `) names the flag and the model; the files read follow.
+        message = (f"`--quantization {method}` needs a checkpoint quantized with {method.split('_')[0].upper()}, and "
+                   f"`{name}` is not quantized: its config.json has no quantization_config, no "
+                   f"{files}, and {vllm} exits at start with \"Cannot find the config file for {method}\". Fix: drop "
                    f"`--quantization` to serve the original weights, or serve a repository quantized with "
                    f"{method.split('_')[0].upper()}{_online(work)}.")
         yield ctx.finding(option.value_token, message, about=work.invocation, value=f"{method}:unquantized")
         return
-    message = (f"`--quantization {method}` does not load `{name}`, whose checkpoint is quantized with `{stored}` "
-               f"(config.json quantization_config.quant_method): {vllm} exits at start with \"Quantization method "
+    message = (f"`--quantization {method}` does not load `{name}`, quantized with `{stored}`: its config.json "
+               f"quantization_config.quant_method says so, and {vllm} exits at start with \"Quantization method "
                f"specified in the model config ({stored}) does not match the quantization method specified in the "
                f"`quantization` argument ({method})\". Fix: drop `--quantization` (vLLM reads `{stored}` from the "
                f"checkpoint) or pass `--quantization {stored}`.")

@@ -178,8 +178,8 @@ def _host(ctx: Context, invocation, item: kvt.Wired, why: str) -> Finding | None
         if value not in _ANY and value not in _LOOPBACK:
             return None
         extra = row.get("extra_key", "kv_connector_extra_config")
-        return ctx.finding(target, f"Remove `{key}` from {extra} (vLLM then advertises the pod's address) or set it "
-                           f"to the pod's IP, not {said}: {connector} tells the peer to dial {said}, the peer's own "
+        return ctx.finding(target, f"Remove `{key}` from {extra} or set it to the pod's IP, not {said}: without it "
+                           f"vLLM advertises the pod's address; {connector} tells the peer to dial {said}, the peer's own "
                            f"{'loopback' if value in _LOOPBACK else 'host'}. {why}, so the handshake never reaches "
                            f"this pod and the {cache} is not transferred.", about=container, value=f"{key}={said}",
                            severity=severity)
@@ -382,6 +382,9 @@ def _collisions(ctx: Context, template, ports: list[_Bound], vllm_containers: se
         if same:
             head = (f"Give {second.short} and {first.short} of container `{second.container.label}` separate ports: "
                     f"both bind port {port}.")
+        elif second.short == first.short:  # one listener in two containers: named once (a short first line)
+            head = (f"Give {second.short}s of containers `{second.container.label}` and `{first.container.label}` "
+                    f"separate ports: both bind port {port} in one pod.")
         else:
             head = (f"Give {second.short} of container `{second.container.label}` and {first.short} of container "
                     f"`{first.container.label}` separate ports: both bind port {port} in one pod.")

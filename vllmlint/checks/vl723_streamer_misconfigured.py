@@ -104,9 +104,10 @@ def _endpoint(ctx: Context, env: list[SeenVar]) -> Iterator[Finding | None]:
         value = _literal(addressing)
         if value is None or value in path_style:
             return
-        parse = " (the streamer reads it as an integer: `false` does not parse)" if not value.lstrip("-").isdigit() \
-            else ""
-        yield ctx.finding(addressing.value_at, f"{advice}, not `{value}`{parse}: {why}", about=addressing.about,
+        # after the `: `, off the first line; the value as written (`false`, `no`, ...)
+        parse = f"the streamer reads it as an integer, and `{value}` does not parse; " \
+            if not value.lstrip("-").isdigit() else ""
+        yield ctx.finding(addressing.value_at, f"{advice}, not `{value}`: {parse}{why}", about=addressing.about,
                           value=f"{name}={value}")
         return
     if _may_be_set(ctx, endpoint_var):

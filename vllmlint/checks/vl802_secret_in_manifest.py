@@ -41,8 +41,9 @@ class _Reporter:
             return
         spans.append((start, end))
         if judgement.kind == secrets.REAL:
-            message = (f"{what} is {secrets.describe(judgement)} written as a literal "
-                       f"({secrets.mask(value)}): everyone who can read the repository or the object has it. "
+            # the mask after the `: `, off the first line (formatters.report.split_message)
+            message = (f"{what} is {secrets.describe(judgement)} written as a literal: everyone who can read the "
+                       f"repository or the object has it ({secrets.mask(value)}). "
                        f"{fix_real} Rotate it: it is already exposed.")
             finding = self.ctx.finding(where, message, about=about, value=f"{label}:real:{len(value.strip())}")
         else:
@@ -82,7 +83,8 @@ def _scan(reporter: _Reporter, node: Node, text: str, what: str, about: About, l
 
 def _owner(container: Container) -> str:
     owner = container.pod.owner
-    return f"{owner.kind} {owner.name}".strip()
+    kind = "Compose service" if owner.kind == "ComposeService" else owner.kind  # as Compose's messages say
+    return f"{kind} {owner.name}".strip()
 
 
 def _containers(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
@@ -104,6 +106,31 @@ def _containers(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
                 yield from reporter.report(where, secrets.judge(value), value, what, container, var.name, _FROM_SECRET)
             else:
                 yield from _scan(reporter, scalar, written, what, container, var.name)
+
+
+def _chart_values(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
+    """A Helm values file (vllm.helm_values): the strings the chart makes into the container's env, and the ones it
+    stores in a Secret it renders itself (production-stack's `hf_token`, `vllmApiKey`), are in the repository."""
+    names = secrets.credential_variables()
+    for invocation in ctx.world.invocations:
+        owner = invocation.owner
+        literals = getattr(owner, "literals", None) if invocation.container is None else None
+        if not literals:
+            continue
+        whose = f"{owner.kind} {owner.name}".strip()
+        for kind, name, text, node in literals:
+            if kind == "secret":  # vllm.helm_values.SECRET_VALUE; a root key (`servingEngineSpec.x`) by its path
+                what = name if "." in name else f"{name} of {whose}"
+                key = name.rsplit(".", 1)[-1]
+                yield from reporter.report(node, secrets.judge(text), text, what, owner, key,
+                                           f"The chart stores it in a Secret it renders from this file: create "
+                                           f"the Secret outside the repository and name it instead "
+                                           f"(`{key}: {{secretName: ..., secretKey: ...}}`).")
+            elif name in names:
+                yield from reporter.report(node, secrets.judge(text), text, f"{name} in {whose}", owner, name,
+                                           _FROM_SECRET)
+            else:
+                yield from _scan(reporter, node, text, f"{name} in {whose}", owner, name)
 
 
 def _config_maps(ctx: Context, reporter: _Reporter) -> Iterator[Finding | None]:
@@ -252,5 +279,6 @@ def check(ctx: Context):
     yield from _secret_objects(ctx, reporter)
     yield from _config_maps(ctx, reporter)
     yield from _containers(ctx, reporter)
+    yield from _chart_values(ctx, reporter)
     yield from _invocations(ctx, reporter)
     yield from _scripts(ctx, reporter)

@@ -135,8 +135,10 @@ def _absent(ctx: Context, entry: UnsafeEntry, invocation: Invocation, keyed, mem
     where = invocation.model if invocation.model is not None else invocation.anchor
     yield ctx.finding(
         where,
-        f"{name} takes {' and '.join(matter)} input and `{entry.flag}` is not set on vLLM "
-        f"{version_label(invocation)}: {entry.problem}{_key_phrase(entry, keyed)}. {entry.instead}.",
+        # The release after the `: `, so that an assumed one ("(assumed: the release is unknown)") stays off the
+        # first line.
+        f"{name} takes {' and '.join(matter)} input and `{entry.flag}` is not set: on vLLM "
+        f"{version_label(invocation)}, {entry.problem}{_key_phrase(entry, keyed)}. {entry.instead}.",
         about=invocation, value=f"{entry.id}:{name}", severity=_level(ctx, entry, keyed, where))
 
 

@@ -110,7 +110,8 @@ def _text(row: dict[str, Any], color: bool = False) -> str:
     where = ""
     if row["workload"]:
         w = row["workload"]
-        where = f"{w['object']} (container {w['container']}, {w['file']}:{w['line']})\n"
+        container = f"container {w['container']}, " if w["container"] else ""
+        where = f"{w['object']} ({container}{w['file']}:{w['line']})\n"
     gpu = f"{row['instance_type']} ({row['gpus_per_node']} x {row['gpu']})" if row["instance_type"] else row["gpu"]
     parts = ", ".join(f"{name} {size:.2f}" for name, size in row["reserve_parts_gib"].items())
     pairs = [
@@ -255,8 +256,12 @@ def _manifest_rows(paths: tuple[str, ...], fallback_gpu: GPU | None,
         container = invocation.container
         anchor = work.model_token if work.model_token is not None and work.model_token.source else invocation.anchor
         line = anchor.source.line_col(anchor.start)[0] if anchor.source else 0
+        # The object: a manifest's or Compose file's, a values file's entry (vllm.helm_values.ChartWorkload), else
+        # the Dockerfile's image or the script.
+        owner = container.pod.owner if container is not None else invocation.owner
         described = {
-            "object": container.pod.owner.describe() if container is not None else "script",
+            "object": owner.describe() if owner is not None else
+            "image" if invocation.via == "dockerfile" else "script",  # vllm.dockerfile.VIA_DOCKERFILE
             "container": container.name if container is not None else "",
             "file": anchor.source.display_path if anchor.source else "",
             "line": line,

@@ -183,13 +183,16 @@ def split_message(message: str) -> tuple[str, str | None]:
     # its first `; ` ("problem; what follows"), never in its first 40 characters (a prefix such as
     # "after an upgrade to vLLM 0.29.0: ...").
     joint = ". "  # how a piece cut from the end of the head joins what `rest` already holds
+    cut = False  # the head was cut at a mark already: what follows the piece is joined with that mark
     for mark in ":;":
         if len(head) <= SHORT_MESSAGE:
             break
         for index, kind in _breaks_within(breaks, len(head)):
             if kind == mark and index >= 40:
                 after = head[index + 2:].strip()
-                head, rest, joint = head[:index], (after + (" " + rest if rest else "")).strip(), mark + " "
+                glue = joint if cut else " "  # uncut, the piece ends its sentence with its own period
+                head, rest, joint = head[:index], (after + (glue + rest if rest else "")).strip(), mark + " "
+                cut = True
                 break
     if len(head) > SHORT_MESSAGE:  # still too long: cut before a top-level ", so " (the consequence)
         for index, kind in _breaks_within(breaks, len(head)):

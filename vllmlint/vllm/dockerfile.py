@@ -128,10 +128,13 @@ __all__ = ["VIA_DOCKERFILE", "dockerfile_invocations", "split_words"]
 # --- a Compose service that builds its image --------------------------------------------------------------
 class Built:
     """What a Compose service's `build:` gives it, from a Dockerfile of the run: the image the build starts from,
-    the Dockerfile's `ENTRYPOINT` and `CMD` (exec form) as tokens in the Dockerfile, and a release it installs."""
+    the Dockerfile's `ENTRYPOINT` and `CMD` (exec form) as tokens in the Dockerfile, a release it installs, and
+    the image's `ENV` (name -> the source Stage.effective_env's value) with the Dockerfile it is written in."""
 
-    def __init__(self, path: str, image, entry: list[Token] | None, cmd: list[Token], pin: tuple[str, str] | None):
+    def __init__(self, path: str, image, entry: list[Token] | None, cmd: list[Token], pin: tuple[str, str] | None,
+                 source: SourceFile | None = None, env: dict | None = None):
         self.path, self.image, self.entry, self.cmd, self.pin = path, image, entry, cmd, pin
+        self.source, self.env = source, env or {}
 
     @property
     def note(self) -> str:
@@ -144,21 +147,13 @@ def compose_build(service, sources) -> Built | None:
     run) or an inline Dockerfile. Compose runs the image it builds (also when `image:` names it)."""
     import posixpath
 
-    from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
+    from vllmlint.source.yamlmodel import Mapping, scalar_str
 
-    node = service.node.get("build") if isinstance(service.node, Mapping) else None
-    if node is None:
+    found = _build_file(service)
+    if found is None:
         return None
-    if isinstance(node, Scalar):
-        context, name, build_args = scalar_str(node), "Dockerfile", None
-    elif isinstance(node, Mapping):
-        context = scalar_str(node.get("context")) or "."
-        name = scalar_str(node.get("dockerfile")) or "Dockerfile"
-        build_args = node.get("args")
-    else:
-        return None
-    if not context or "://" in context or context.startswith("git@") or "$" in context + name:
-        return None
+    node, context, name = found
+    build_args = node.get("args") if isinstance(node, Mapping) else None
     home = posixpath.dirname(service.source.path.replace("\\", "/"))
     wanted = posixpath.normpath(posixpath.join(home, context, name))
     source = next((s for s in sources if posixpath.normpath(s.path.replace("\\", "/")) == wanted), None)
@@ -182,4 +177,42 @@ def compose_build(service, sources) -> Built | None:
         if not entrypoint.exec_form or _is_shell(entrypoint) or len(argvs) != 1:
             return None  # a shell runs the service's command: not followed here
         entry = argvs[0]
-    return Built(source.display_path, image, entry, _cmd_args(source, cmd), _installed(source, dockerfile, stage))
+    return Built(source.display_path, image, entry, _cmd_args(source, cmd), _installed(source, dockerfile, stage),
+                 source, stage.effective_env())
+
+
+def _build_file(service):
+    """(the `build` node, its context, the Dockerfile's name) of a Compose service that builds from a local folder;
+    None without `build:`, for a URL or git context, `dockerfile_inline` or a name holding a variable."""
+    from vllmlint.source.yamlmodel import Mapping, Scalar, scalar_str
+
+    node = service.node.get("build") if isinstance(service.node, Mapping) else None
+    if isinstance(node, Scalar):
+        context, name = scalar_str(node), "Dockerfile"
+    elif isinstance(node, Mapping) and node.get("dockerfile_inline") is None:
+        context = scalar_str(node.get("context")) or "."
+        name = scalar_str(node.get("dockerfile")) or "Dockerfile"
+    else:
+        return None
+    if not context or "://" in context or context.startswith("git@") or "$" in context + name:
+        return None
+    return node, context, name
+
+
+def unread_build(service, sources) -> tuple[str, int] | None:
+    """(a note, its line) for a Compose service that builds its image from a local Dockerfile the run does not
+    read: the service runs that image, so nothing about its vLLM can be checked."""
+    import posixpath
+
+    found = _build_file(service)
+    if found is None or compose_build(service, sources) is not None:
+        return None
+    node, context, name = found
+    home = posixpath.dirname(service.source.display_path.replace("\\", "/"))
+    shown = posixpath.normpath(posixpath.join(home, context, name))
+    if any(posixpath.normpath(s.display_path.replace("\\", "/")) == shown for s in sources):
+        return None  # read, but it holds no final stage or a shell ENTRYPOINT (compose_build says why not)
+    key = service.node.key_node("build")
+    line = service.source.line_col((key if key is not None else node).start)[0]
+    return (f"Compose service {service.name} runs an image built from {shown}, which is not among the linted files: "
+            f"its vLLM is not checked (lint it too: `vllmlint {service.source.display_path} {shown}`)", line)

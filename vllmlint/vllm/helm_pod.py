@@ -128,7 +128,7 @@ class ChartRollout(NamedTuple):
     default_strategy: bool
     default_replicas: bool
     hint: str
-    label: str  # the entry as the values file names it: modelSpec entry `llama`, `decode`
+    label: str  # the entry as the values file names it: modelSpec entry `llama`, the `decode` role
     count_key: Node | None  # the key of the replica count the file writes (replicaCount, replicas)
     count_default: str  # where the count comes from when the file does not write it
 
@@ -182,7 +182,7 @@ def modelservice_rollout(root: Mapping, role: str, spec: Mapping, owner: Any) ->
     anchor = root.key_node(role) or spec
     return _rollout(owner, anchor, id(spec), replicas if key is not None else defaults[role],
                     strategy if truthy(strategy) else None, False, key is None,
-                    str(table["hint"]).replace("<role>", role), f"`{role}`", key,
+                    str(table["hint"]).replace("<role>", role), f"the `{role}` role", key,
                     f"{role}.{table['replicas']['path']} not set: the chart's default")
 
 

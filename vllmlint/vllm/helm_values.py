@@ -47,6 +47,9 @@ class ChartWorkload(K8sObject):
         self.dra = False  # llm-d: the accelerator comes from a DRA claim
         self.gpu_note: tuple[str, Node] | None = None  # why a GPU count the file writes makes no request, where
         self.rollout: Any = None  # the Deployment's replicas and strategy as the chart renders them (vllm.helm_pod)
+        # Literal strings this file writes that the chart makes into the container's env or a Secret it renders
+        # (secret-in-manifest, VL802): (SECRET_VALUE or ENV_VALUE, the key or variable name, the text, its node).
+        self.literals: list[tuple[str, str, str, Scalar]] = []
         self._annotation_node = annotations
 
     @property
@@ -80,6 +83,36 @@ def _listed(node: Node | None) -> list[Token]:
         text = helm_text(item)
         tokens.append(_token(item, text if text is not None else "", dynamic=text is None or "{{" in text))
     return tokens
+
+
+SECRET_VALUE, ENV_VALUE = "secret", "env"  # ChartWorkload.literals: a value the chart stores in a Secret, an env value
+
+
+def _literals(root: Node | None, item: Mapping, spec: dict[str, Any]) -> list[tuple[str, str, str, Scalar]]:
+    """The literal strings of one `env` entry of the table: a string the chart stores in a Secret it renders
+    (`form: secret`; a map names an existing Secret instead), or the `value`s of an env list."""
+    key, value = field_at(root if spec.get("root") else item, spec["path"])
+    if key is None:
+        return []
+    if spec["form"] == "secret":
+        if isinstance(value, Scalar) and isinstance(value.value, str) and value.value:
+            # an entry's key by its name (`hf_token`), a key of the file's root by its path
+            name = spec["path"] if spec.get("root") else spec["path"].rsplit(".", 1)[-1]
+            return [(SECRET_VALUE, name, value.value, value)]
+        return []
+    return _env_values(value) if spec["form"] == "list" else []
+
+
+def _env_values(node: Node | None) -> list[tuple[str, str, str, Scalar]]:
+    """The literal string `value`s of an env list, with their names."""
+    found: list[tuple[str, str, str, Scalar]] = []
+    for item in node.items if isinstance(node, Sequence) else ():
+        if not isinstance(item, Mapping):
+            continue
+        name, value = scalar_str(item.get("name")), item.get("value")
+        if name and isinstance(value, Scalar) and isinstance(value.value, str) and value.value:
+            found.append((ENV_VALUE, name, value.value, value))
+    return found
 
 
 def _env_list(node: Node | None) -> list[tuple[str, str | None, Node]]:
@@ -161,6 +194,7 @@ def _model_spec(root: Node | None, item: Mapping, table: dict[str, Any], documen
     owner.pod = _stack_pod(root, item, owner, table.get("placement") or {})
     for env in table.get("env") or []:
         owner.env.extend(_env(root, item, env))
+        owner.literals.extend(_literals(root, item, env))
     if isinstance(root, Mapping):
         from vllmlint.vllm.helm_pod import stack_pod, stack_rollout
 
@@ -328,6 +362,7 @@ def _container(root: Mapping, role: str, spec: Mapping, container: Mapping, tabl
                           LLM_D_MODELSERVICE, spec.get("annotations"))
     owner.image_node = image_node
     owner.env = _env_list(container.get(table["env"]["path"]))
+    owner.literals = _env_values(container.get(table["env"]["path"]))
     own_args = _listed(container.get(table["args"]["path"]))
     command_spec = table["model_command"]
     mode = helm_text(container.get(command_spec["path"])) or command_spec["default"]

@@ -154,6 +154,7 @@ class Invocation:
     owner: Any = None  # the object (K8sObject) of an invocation without a container: an operator's resource
     operator_release: tuple[str, str] | None = None  # (release, origin) an operator pins (KAITO's vLLM)
     image_note: str = ""  # how a Compose `image` was interpolated (`, ${TAG:-v0.8.5} at its default`)
+    built: Any = None  # the Dockerfile a Compose service's `build:` runs (vllm.dockerfile.Built): its ENV
     # `docker run`/`podman run ... IMAGE` in a script started it: the image it runs and, when the image was
     # a variable the script sets (`IMAGE=...; docker run "$IMAGE"`), where (see `launched_image`).
     launched: LaunchedImage | None = None
@@ -582,8 +583,10 @@ def container_invocations(container: Container, world: World, upgrade_to: str | 
     # `build:` of a Compose service: what the engine read of that Dockerfile (vllm.dockerfile.compose_build).
     built = builds.get(id(container.pod.owner)) if builds and container.is_compose else None
     for invocation in _container_invocations(container, world, upgrade_to, commands, built):
-        if built is not None and built.pin is not None:
-            invocation.operator_release = built.pin  # `RUN pip install vllm==X` in the Dockerfile it builds
+        if built is not None:
+            invocation.built = built
+            if built.pin is not None:
+                invocation.operator_release = built.pin  # `RUN pip install vllm==X` in the Dockerfile it builds
         yield invocation
 
 

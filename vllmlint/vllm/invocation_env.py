@@ -7,7 +7,8 @@ function the rules that judge variables by name share (VL109 the `VLLM_*` ones, 
   (`export NAME=value`, `NAME=value vllm serve ...`: `script_assignments`), seen by the vLLM that script runs
   (not by a `docker run` it launches: those set the docker client's environment);
 - a `docker run -e NAME=value` / `--env NAME=value` of the command that launches the vLLM image;
-- a Dockerfile's `ENV` (the final stage and the stages it continues), seen by the server its image runs;
+- a Dockerfile's `ENV` (the final stage and the stages it continues), seen by the server its image runs, and
+  by a Compose service that builds it (unless the service's own `environment`/`env_file` sets the variable);
 - an operator's resource: what its controller copies into the container it builds (production-stack's
   `VLLMRuntime` `spec.vllmConfig.env`, a Helm chart's values: `operator_env`).
 
@@ -47,11 +48,18 @@ def invocation_env(world: Any, prefixes: tuple[str, ...]) -> list[SeenVar]:
             by_container.setdefault(id(invocation.container), []).append(invocation)
     for invocations in by_container.values():
         container = invocations[0].container
-        for var in container.resolved_env(world):
+        own = container.resolved_env(world)
+        for var in own:
             if var.name.startswith(prefixes):
                 found.append(SeenVar(var.name, var.value, var.origin, _name_node(container, var),
                                      var.source if var.source is not None else var.node, container, container,
                                      tuple(invocations), CONTAINER, var))
+        built = invocations[0].built  # a Compose service's `build:`: the image's ENV, unless the service sets it
+        if built is not None and built.source is not None:
+            written = {var.name for var in own}
+            for seen in _stage_env(built.env, built.source, prefixes, container, container, tuple(invocations)):
+                if seen.name not in written:
+                    found.append(seen)
     found.extend(_script_env(world, prefixes, by_container))
     found.extend(_docker_run_env(world, prefixes))
     for invocation in world.invocations:
@@ -70,7 +78,13 @@ def invocation_env(world: Any, prefixes: tuple[str, ...]) -> list[SeenVar]:
 
 
 def _name_node(container: Any, var: EnvVar) -> Any:
-    """The name of a container's variable (`name:` of a Kubernetes entry; a Compose entry is its own node)."""
+    """The name of a container's variable (`name:` of a Kubernetes entry, the key of a Compose `environment` map;
+    a Compose list entry `NAME=value` is its own node)."""
+    if container.is_compose:
+        environment = container.node.get("environment")
+        key = environment.key_node(var.name) if isinstance(environment, Mapping) else None
+        if key is not None:
+            return key
     item = container.env_node(var.name)
     key = item.get("name") if isinstance(item, Mapping) else None
     if key is not None:
@@ -155,21 +169,29 @@ def _dockerfile_env(invocation: Any, prefixes: tuple[str, ...]) -> list[SeenVar]
     if source is None:
         return []
     from vllmlint.source.dockerfile import read_dockerfile
-    from vllmlint.vllm.invocation import Token
 
     stage = read_dockerfile(source.text).final
     if stage is None:
         return []
+    return _stage_env(stage.effective_env(), source, prefixes, invocation, source, (invocation,))
+
+
+def _stage_env(effective: dict, source: Any, prefixes: tuple[str, ...], about: Any, scope: Any,
+               invocations: tuple) -> list[SeenVar]:
+    """A Dockerfile stage's `ENV` (`Stage.effective_env`), written in `source`, as the variables `invocations` see
+    (`scope`: the Dockerfile alone, or the Compose service whose environment the image's joins)."""
+    from vllmlint.vllm.invocation import Token
+
     found: list[SeenVar] = []
-    for name, env in stage.effective_env().items():
+    for name, env in effective.items():
         if not name.startswith(prefixes):
             continue
         word, value_word = env.name_word, env.value_word
         where = Token(name, source, word.start, word.end)
         value_at = Token(value_word.text, source, value_word.start, value_word.end, value_word.dynamic)
         value = None if value_word.dynamic else env.value
-        found.append(SeenVar(name, value, LITERAL if value is not None else UNKNOWN, where, value_at, invocation,
-                             source, (invocation,), DOCKERFILE))
+        found.append(SeenVar(name, value, LITERAL if value is not None else UNKNOWN, where, value_at, about,
+                             scope, invocations, DOCKERFILE))
     return found
 
 
