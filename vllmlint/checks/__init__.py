@@ -65,6 +65,8 @@ class Context:
         span: Span = source.span(where.start, where.end)
         if fix is not None and _is_dockerfile(source.path):
             fix = None  # the fix edits write YAML and shell text: none is built for a Dockerfile's words
+        if fix is not None and isinstance(about, Invocation) and _release_guessed(about):
+            fix = _unsafe(fix)  # judged against an assumed release: the one that runs may accept what it drops
         if not (message.isascii() and value.isascii()):
             # A check may quote what it decoded itself (VL106 reads JSON flag values, where `"\ud83e"` is
             # a lone surrogate): no encoding can write one, so JSON, SARIF and fingerprints would fail.
@@ -73,6 +75,35 @@ class Context:
 
         return Finding(self.rule.code, severity or self.severity, intern(message), source.display_path, span,
                        subject_of(about), value, fix)  # type: ignore[arg-type]  # a PendingFix until resolved
+
+
+def _release_guessed(invocation: Invocation) -> bool:
+    """The run assumed the newest release (nothing names it: no release tag, annotation or `--vllm-version`) for an
+    image that is not vLLM's own: a fork's or a private build, whose release may be any. (vLLM's own image untagged
+    or `latest` is the newest release at pull time, and a script runs the vLLM installed: the newest is the guess
+    that holds.)"""
+    if not invocation.assumed or invocation.image is None:
+        return False
+    from vllmlint.vllm.release import upstream_image
+
+    return invocation.fork is not None or not upstream_image(invocation.image)
+
+
+def _unsafe(fix: Fix | PendingFix) -> Fix | PendingFix:
+    """The fix, never safe: a fix promises the same behaviour on the release that runs (`Fix.safety`), which a run
+    that guessed the release of a fork's or private image cannot promise: the build may still accept the flag a
+    safe fix would delete. `--unsafe-fixes` still applies it."""
+    if isinstance(fix, PendingFix):
+        return PendingFix(_built_unsafe, (fix.builder, *fix.args))
+    from vllmlint.fix.edits import UNSAFE
+    from vllmlint.records import replace
+
+    return replace(fix, safety=UNSAFE)
+
+
+def _built_unsafe(builder: Callable, *args) -> Fix | None:
+    fix = builder(*args)
+    return _unsafe(fix) if fix is not None else None  # type: ignore[return-value]  # a built Fix stays a Fix
 
 
 def _is_dockerfile(path: str) -> bool:
