@@ -2,8 +2,9 @@
 
 `--enable-prefix-caching` and `--enable-chunked-prefill` have no argparse default (None in every catalogued
 release): vLLM resolves them at start-up from the model, the platform and other options. When that resolution is
-known to give True (data/engine-defaults.yaml: the release, a generative decoder model vllmlint knows, a CUDA build
-of vLLM), the switch only repeats the default. Silent wherever one of those is not known.
+known to give True (data/engine-defaults.yaml: the release, a generative decoder model vllmlint knows or, where the
+release turns it on for them too, a hybrid model whose architecture vLLM marks IsHybrid, a CUDA build of vLLM), the
+switch only repeats the default. Silent wherever one of those is not known.
 """
 from __future__ import annotations
 
@@ -90,30 +91,49 @@ def check(ctx: Context) -> Iterator[Finding | None]:
         if not asked or not _cuda_build(invocation) or _pooling(invocation, shape.get("pooling_flags") or {}):
             continue
         works = by_invocation.get(id(invocation)) or []
-        model = _decoder(works[0] if works else None, shape)
-        if model is None:
+        known = _model_kind(works[0] if works else None, shape, data.get("hybrid_models") or {}, release)
+        if known is None:
             continue
+        kind, model = known
         for entry, option in asked:
             period = _period(entry["periods"], release)
-            if period is None or any(invocation.option(flag) for flag in period.get("silent_with") or ()):
+            if period is None or kind not in (period.get("models") or ("decoder",)) \
+                    or any(invocation.option(flag) for flag in period.get("silent_with") or ()):
                 continue
             flag = option.spec.canonical_flag if option.spec is not None else f"--{entry['option']}"
             yield ctx.finding(option.token, f"`{flag}` repeats the default: drop it. {release_phrase(invocation)} "
-                              f"turns it on by itself for a generative decoder model such as {model}, so the flag "
+                              f"turns it on by itself for {_KINDS[kind]} such as {model}, so the flag "
                               "changes nothing (to turn it off, write `--no-" + flag[2:] + "`).",
                               about=invocation, value=flag)
 
 
-def _decoder(work: Any, shape: dict[str, Any]) -> str | None:
-    """The model's name when the workload's model is a generative decoder model vllmlint knows; else None."""
+_KINDS = {"decoder": "a generative decoder model",
+          "hybrid": "a hybrid model (attention with Mamba or linear-attention layers)"}
+
+
+def _model_kind(work: Any, shape: dict[str, Any], hybrid: dict[str, Any], release: str) -> tuple[str, str] | None:
+    """("decoder", name) for a generative decoder model vllmlint knows, ("hybrid", name) for a generative model
+    whose architecture the release marks IsHybrid (data `hybrid_models`); None for any other model (pure Mamba,
+    state layers of an architecture not listed, pooling, unknown)."""
     if work is None:
         return None
     spec = work.config_match.model if work.config_match is not None else work.model
     if spec is None:
         return None
-    if not str(spec.architecture).endswith(str(shape.get("architecture_suffix") or "\0")):
+    architecture = str(spec.architecture)
+    if not architecture.endswith(str(shape.get("architecture_suffix") or "\0")):
         return None
-    if set(spec.layer_types or ()) & set(shape.get("state_layer_types") or ()) or spec.linear_attention is not None:
-        return None  # hybrid (Mamba, gated DeltaNet): prefix caching opt-in or unsupported in these releases
     named = work.model_name
-    return str(spec.id) if not named or named == spec.id else f"`{named}` (read as {spec.id})"
+    name = str(spec.id) if not named or named == spec.id else f"`{named}` (read as {spec.id})"
+    key = version_key(release)
+    listed = [entry for entry in hybrid.get("architectures") or () if entry["name"] == architecture]
+    if listed:
+        if not any(version_key(str(entry["from"])) <= key <= version_key(str(entry.get("through") or release))
+                   for entry in listed):
+            return None  # a release not read for this architecture
+        # vLLM resolves it as hybrid, or as a plain decoder when every layer is attention (granite-4.0-micro);
+        # the periods listing `hybrid` turn the switch on for both, so either reading gives the same default.
+        return "hybrid", name
+    if set(spec.layer_types or ()) & set(shape.get("state_layer_types") or ()) or spec.linear_attention is not None:
+        return None  # state layers of an architecture not listed (attention-free Mamba, a hybrid not read)
+    return "decoder", name
