@@ -281,6 +281,55 @@ def test_does_not_catch_production_stack_weights_on_pvc_storage():
     assert where(text, "VL706") == []
 
 
+def test_catches_production_stack_pvc_storage_smaller_than_the_weights_at_its_value():
+    """pvc.yaml lines 26-28: the chart's claim requests pvcStorage; HF_HOME is /data on it (lines 226-230)."""
+    [(line, col, message)] = found(stack('    pvcStorage: "20Gi"\n'), "VL609")
+    assert (line, col) == (12, 17)
+    assert "do not fit the 20.0 GiB" in message and "/data/hub (env HF_HOME)" in message
+    assert "PersistentVolumeClaim the chart creates" in message and "raise pvcStorage" in message
+    assert "no space left" in message and "evicts" not in message
+
+
+def test_catches_the_8b_model_on_a_5gi_pvc_storage():
+    text = stack('    pvcStorage: "5Gi"\n', model="meta-llama/Llama-3.1-8B-Instruct")
+    assert where(text, "VL609") == [(12, 17)]
+
+
+def test_does_not_catch_pvc_storage_that_holds_the_weights():
+    assert where(stack('    pvcStorage: "50Gi"\n'), "VL609") == []
+
+
+def test_does_not_catch_pvc_storage_bound_to_an_existing_volume():
+    """pvcMatchLabels (a selector) or storageClass "" binds a PersistentVolume of any size at least the request."""
+    assert where(stack('    pvcStorage: "20Gi"\n    pvcMatchLabels:\n      model: qwen\n'), "VL609") == []
+    assert where(stack('    pvcStorage: "20Gi"\n    storageClass: ""\n'), "VL609") == []
+
+
+def test_catches_pvc_storage_with_a_named_storage_class():
+    assert where(stack('    pvcStorage: "20Gi"\n    storageClass: "gp3"\n'), "VL609") == [(12, 17)]
+
+
+def test_does_not_catch_pvc_storage_when_the_download_goes_to_the_shared_storage():
+    """sharedPvcStorage.enabled: HF_HOME is /data/shared-pvc-storage, another claim (lines 226-228)."""
+    text = "sharedPvcStorage:\n  enabled: true\n" + stack('    pvcStorage: "20Gi"\n')
+    assert where(text, "VL609") == []
+
+
+def test_does_not_catch_pvc_storage_for_an_unknown_model():
+    assert where(stack('    pvcStorage: "1Gi"\n', model="acme/private-model"), "VL609") == []
+
+
+def test_does_not_catch_pvc_storage_with_a_download_dir_elsewhere():
+    entry = '    pvcStorage: "5Gi"\n    vllmConfig:\n      extraArgs: ["--download-dir", "/models"]\n'
+    assert where(stack(entry), "VL609") == []
+
+
+def test_does_not_catch_an_llm_d_claim_the_chart_does_not_create():
+    """pvc+hf://: the claim is the user's own (_helpers.tpl lines 370-376); modelArtifacts.size sizes no claim."""
+    text = LLAMA_8B_MS.format(size="  size: 1Gi\n").replace("hf://", "pvc+hf://models/")
+    assert where(text, "VL609") == []
+
+
 # --- VL703: unwritable caches ---------------------------------------------------------------------------------
 READ_ONLY = "  containerSecurityContext:\n    readOnlyRootFilesystem: true\n"
 
@@ -399,9 +448,37 @@ def test_catches_llm_d_gpus_written_without_memory_as_info_at_the_gpu_value():
     assert [(f.span.line, f.span.col, f.severity.name) for f in result.findings] == [(16, 25, "INFO")]
 
 
-def test_does_not_catch_a_gpu_count_the_chart_fills_in():
-    """No `resources` in the values: the chart writes dataLocal x tensor GPUs; the file names no GPU to fix."""
-    assert where(modelservice(), "VL705") == []
+def test_catches_llm_d_without_resources_as_info_at_the_container():
+    """No `resources` in the values: the chart renders dataLocal x tensor GPUs and nothing else (_helpers.tpl lines
+    286-326; examples/output-gaudi.yaml lines 95-99), a BestEffort pod, reported at the container's name."""
+    result = lint_text(modelservice(), "values.yaml", LintOptions(select=["VL705"]))
+    assert [(f.span.line, f.span.col, f.severity.name) for f in result.findings] == [(10, 5, "INFO")]
+    message = result.findings[0].message
+    assert message.startswith("Request memory (and CPU) for container vllm: the chart renders its resources with 2 "
+                              "nvidia.com/gpu (from accelerator.type and parallelism) but no memory or CPU"), message
+
+
+def test_catches_llm_d_resources_with_cpu_only_at_the_resources_key():
+    text = modelservice(container="    resources:\n      limits:\n        cpu: \"16\"\n")
+    [(line, col, message)] = found(text, "VL705")
+    assert (line, col) == (14, 5)
+    assert message.startswith("Request memory for container vllm: the resources the chart renders reserve no RAM")
+
+
+def test_does_not_catch_llm_d_with_a_memory_request_and_chart_gpus():
+    text = modelservice(container="    resources:\n      requests:\n        memory: 64Gi\n        cpu: \"8\"\n")
+    assert where(text, "VL705") == []
+
+
+def test_does_not_catch_llm_d_on_cpu():
+    assert where("accelerator:\n  type: cpu\n" + modelservice(), "VL705") == []
+
+
+def test_does_not_catch_production_stack_chart_resources():
+    """chart.resources requires requestMemory and requestCPU (_helpers.tpl lines 170-171): never BestEffort."""
+    assert where(stack(), "VL705") == []
+    no_memory = stack().replace('    requestMemory: "64Gi"\n', "").replace("    requestCPU: 8\n", "")
+    assert where(no_memory, "VL705") == []
 
 
 # --- VL707: the Deployment's rollout --------------------------------------------------------------------------

@@ -729,6 +729,9 @@ class WeightsStorage:
     size_limit: tuple[int, Node] | None = None  # the emptyDir's sizeLimit
     ephemeral_limit: tuple[int, Node] | None = None  # the container's ephemeral-storage limit
     ephemeral_request: tuple[int, Node] | None = None  # the container's own ephemeral-storage request
+    # A PersistentVolumeClaim whose size is known: one a Helm chart creates from its values at the size they
+    # write (vllm.helm_pod.chart_claim_size: production-stack's pvcStorage).
+    claim_size: tuple[int, Node] | None = None
 
     @property
     def volume_name(self) -> str:
@@ -748,7 +751,7 @@ def _sized(node: Node | None) -> tuple[int, Node] | None:
 def weights_storage(work: Workload) -> WeightsStorage | None:
     """Where vLLM downloads this workload's weights (a Hugging Face id, not `--load-format dummy`) in a
     Kubernetes container; None when nothing is downloaded or the place is not in the manifest."""
-    from vllmlint.vllm.helm_pod import unknown
+    from vllmlint.vllm.helm_pod import chart_claim_size, unknown
 
     container = work.pod_container  # a manifest's, or the pod a Helm chart renders from its values
     if container is None or container.is_compose or work.model is None or not downloaded_by_name(work):
@@ -772,11 +775,14 @@ def weights_storage(work: Workload) -> WeightsStorage | None:
     size_limit = None
     if kind == "emptyDir" and backing.volume is not None:
         size_limit = _sized(backing.volume.size_limit_node)
+    claim_size = None
+    if kind == "volume" and backing.volume is not None:
+        claim_size = _sized(chart_claim_size(container, backing.volume.claim_name))
     resources = container.resources
     request = resources.requests.get("ephemeral-storage")
     return WeightsStorage(path, why, backing, kind, size_limit,
                           _sized(container.resource("limits", "ephemeral-storage")),
-                          _sized(request.node) if request is not None else None)
+                          _sized(request.node) if request is not None else None, claim_size)
 
 
 def download_bytes(work: Workload) -> int | None:

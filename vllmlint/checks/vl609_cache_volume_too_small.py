@@ -1,7 +1,9 @@
 """VL609: the weights vLLM downloads do not fit where they are downloaded to.
 
 For a Helm values file, in the pod its chart renders (vllm.helm_pod): llm-d modelservice's model-storage emptyDir
-is sized by modelArtifacts.size, 5Mi when the values leave it out (the chart's default, reported at the container).
+is sized by modelArtifacts.size, 5Mi when the values leave it out (the chart's default, reported at the container);
+production-stack's PersistentVolumeClaim at /data (HF_HOME) requests pvcStorage (reported there). A claim of a
+manifest, or one a chart binds to an existing volume, is not sized here.
 """
 from vllmlint.capacity.lint import capacity_workloads, model_words
 from vllmlint.capacity.workload import WeightsStorage, download_bytes, gib1, weights_storage
@@ -12,6 +14,10 @@ from vllmlint.checks import Context
 
 def _room(storage: WeightsStorage):
     """(bytes available, YAML node that sets it, description), or None when unbounded or unknown."""
+    if storage.kind == "volume" and storage.claim_size is not None:
+        size, node = storage.claim_size
+        return size, node, (f"the PersistentVolumeClaim the chart creates for the volume `{storage.volume_name}` "
+                            f"(requests.storage {scalar_str(node)})")
     if storage.kind in ("volume", "memory"):
         return None  # a PVC, hostPath, NFS...: its size is not ours to know here; tmpfs: the memory limit
     if storage.size_limit is not None:
@@ -42,12 +48,14 @@ def check(ctx: Context):
         container = work.pod_container
         if chart_default(node, container):
             where += ", the chart's default"
-        hint = chart_hint(container, "volumes")
+        claim = storage.kind == "volume"
+        hint = chart_hint(container, "claim" if claim else "volumes")
+        effect = ("the write fails (no space left on the device) and the server exits" if claim
+                  else "the kubelet evicts the pod (or the write fails)")
         # The first line (up to the `: `) is the problem in figures; where the download goes follows it.
         yield ctx.finding(node, f"the weights of {model_words(work)} (about {gib1(weights)}) do not fit the "
                           f"{gib1(size)} they are downloaded to: the download goes to {path} ({why}), on {where}, "
-                          "fills it, and the kubelet "
-                          "evicts the pod (or the write fails), over and over. Give the cache at least "
+                          f"fills it, and {effect}, over and over. Give the cache at least "
                           f"{gib1(weights * 1.1)} (Kubernetes `Gi` is 2^30 bytes, `G` is 10^9"
                           f"{'; ' + hint if hint else ''}), or pre-load the weights on a PVC.",
                           about=work.invocation, value=f"{gib1(weights)}>{gib1(size)}")

@@ -59,6 +59,24 @@ def unknown(container: Container | None, part: str) -> bool:
     return owner is not None and part in owner.unknown
 
 
+def chart_claim_size(container: Container | None, claim: str | None) -> Node | None:
+    """The size a PersistentVolumeClaim the chart creates for the pod of `container` requests (the values file's
+    node: production-stack's pvcStorage), when a provisioner creates it at that size; None for any other claim
+    (one the chart does not create, or that binds an existing volume) and for a manifest's container."""
+    owner = _chart_owner(container)
+    return owner.claims.get(claim) if owner is not None and claim else None
+
+
+def chart_fills_accelerator_alone(container: Container | None) -> bool:
+    """Whether the chart whose pod `container` is adds its accelerator count to the resources the values write
+    and nothing else (llm-d: no memory or CPU unless written; data `pod.resources.fills_accelerator_alone`)."""
+    owner = _chart_owner(container)
+    if owner is None:
+        return False
+    return bool((((chart_table().get(owner.chart) or {}).get("pod") or {}).get("resources") or {})
+                .get("fills_accelerator_alone"))
+
+
 def chart_hint(container: Container | None, part: str) -> str:
     """How to fix `part` ("shm") in the values of the chart whose pod `container` is (data `pod.<part>.hint`);
     "" for a manifest's container."""
@@ -206,6 +224,7 @@ def stack_pod(root: Mapping, item: Mapping, owner: Any) -> Container | None:
     else:
         unknown_parts.add("resources")
     mounts, volumes = _stack_volumes(root, item, spec, unknown_parts)
+    owner.claims = _stack_claims(item, spec["claim"]) if "claim" in spec else {}
     if mounts:
         container["volumeMounts"] = mounts
     env, env_from = _stack_env(root, item, spec, owner)
@@ -322,7 +341,8 @@ def _stack_volumes(root: Mapping, item: Mapping, spec: dict[str, Any], unknown_p
             empty = value.get("emptyDir")
             volumes.append({"name": "storage", "emptyDir": empty if isinstance(empty, Mapping) else {}})
         elif isinstance(value, Scalar) and isinstance(value.value, str):
-            volumes.append({"name": "storage", "persistentVolumeClaim": {"claimName": "storage-claim"}})
+            claim = (spec.get("claim") or {}).get("name") or "storage-claim"
+            volumes.append({"name": "storage", "persistentVolumeClaim": {"claimName": claim}})
         else:
             unknown_parts.add("volumes")  # a volume with a name only (no source the template writes)
     shm = spec["shm"]
@@ -352,6 +372,20 @@ def _stack_volumes(root: Mapping, item: Mapping, spec: dict[str, Any], unknown_p
         mounts.append({"name": "shared-pvc-storage", "mountPath": shared["mount_path"]})
         volumes.append({"name": "shared-pvc-storage", "persistentVolumeClaim": {"claimName": "shared-pvc-storage"}})
     return mounts, volumes
+
+
+def _stack_claims(item: Mapping, spec: dict[str, Any]) -> dict[str, Node]:
+    """pvc.yaml's claim for a modelSpec entry: requests.storage is pvcStorage as written (a non-empty string);
+    none known when a selector or `storageClass: ""` binds it to an existing volume."""
+    size = item.get(spec["size"])
+    if not isinstance(size, Scalar) or not isinstance(size.value, str) or not size.value or "{{" in size.text:
+        return {}
+    if truthy(item.get(spec["selector"])):
+        return {}  # selector.matchLabels: an existing PersistentVolume, at least that size
+    storage_class = item.get(spec["storage_class"])
+    if spec["storage_class"] in item and helm_text(storage_class) in ("", None):
+        return {}  # storageClassName "": only a pre-created PersistentVolume without a class binds it
+    return {spec["name"]: size}
 
 
 def _stack_env(root: Mapping, item: Mapping, pod: dict[str, Any], owner: Any) -> tuple[list[Any], list[Any]]:

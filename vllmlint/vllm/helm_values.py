@@ -44,6 +44,9 @@ class ChartWorkload(K8sObject):
         # cannot tell (a rule reading one stays silent).
         self.container: Any = None
         self.unknown: frozenset[str] = frozenset()
+        # The PersistentVolumeClaims the chart creates for the pod, by claim name: the node of the size each
+        # requests (production-stack's pvcStorage), when the claim gets a volume of that size.
+        self.claims: dict[str, Node] = {}
         self.dra = False  # llm-d: the accelerator comes from a DRA claim
         self.gpu_note: tuple[str, Node] | None = None  # why a GPU count the file writes makes no request, where
         self.rollout: Any = None  # the Deployment's replicas and strategy as the chart renders them (vllm.helm_pod)
