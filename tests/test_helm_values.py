@@ -260,6 +260,7 @@ def test_fixtures_report_on_the_values_files_lines():
         ("helm-values-llm-d.yaml", 10, 8, "VL601"),  # Qwen3-32B on one L4 (acceleratorTypes, tensor 1)
         ("helm-values-llm-d.yaml", 31, 9, "VL102"),  # --max-seq-len-to-capture: removed in 0.11.0
         ("helm-values-llm-d.yaml", 21, 3, "VL707"),  # no decode.strategy: Kubernetes's 25%/25% surges a GPU pod
+        ("helm-values-llm-d.yaml", 27, 5, "VL705"),  # info: no resources, the chart adds only the GPU (BestEffort)
     }
 
 

@@ -2278,9 +2278,9 @@ def _m_d3c04ca923fb(_HAS, _D, _F, _set):
         self.volume = volume
     return {'__init__': __init__}
 
-# M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di
-def _m_dc9bc1697669(_HAS, _D, _F, _set):
-    def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2]):
+# M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di,claim_size:di
+def _m_9497e708b1ed(_HAS, _D, _F, _set):
+    def __init__(self, path, why, backing, kind, size_limit=_D[0], ephemeral_limit=_D[1], ephemeral_request=_D[2], claim_size=_D[3]):
         self.path = path
         self.why = why
         self.backing = backing
@@ -2288,6 +2288,7 @@ def _m_dc9bc1697669(_HAS, _D, _F, _set):
         self.size_limit = size_limit
         self.ephemeral_limit = ephemeral_limit
         self.ephemeral_request = ephemeral_request
+        self.claim_size = claim_size
     return {'__init__': __init__}
 
 # M|pod:ri,node:ri,name:ri,init:di,_memo:di
@@ -2551,7 +2552,7 @@ MAKERS = {
     'M|owner:ri,spec:ri,metadata:ri,role:di,_containers:di,_labels:di,_volumes:di': _m_232c4e1df036,
     'M|path:ri,match:ri,node:ri,backends:ri,rewritten:di': _m_d3de81537bfc,
     'M|path:ri,mount:ri,volume:ri': _m_d3c04ca923fb,
-    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di': _m_dc9bc1697669,
+    'M|path:ri,why:ri,backing:ri,kind:ri,size_limit:di,ephemeral_limit:di,ephemeral_request:di,claim_size:di': _m_9497e708b1ed,
     'M|pod:ri,node:ri,name:ri,init:di,_memo:di': _m_d1c8e15e4617,
     'M|policy:ri,direction:ri,node:ri,peers:ri,ports:ri': _m_0ca4c89ebe85,
     'M|protocol:ri,port:ri,end_port:ri,node:ri': _m_3bbb75320bfb,
