@@ -474,6 +474,24 @@ def test_does_not_catch_llm_d_on_cpu():
     assert where("accelerator:\n  type: cpu\n" + modelservice(), "VL705") == []
 
 
+def test_does_not_catch_llm_d_dra_without_resources():
+    """DRA: the accelerator is a resource claim, no count the chart adds (_helpers.tpl lines 298-304)."""
+    assert where("accelerator:\n  dra: true\n" + modelservice(), "VL705") == []
+
+
+def test_does_not_catch_llm_d_without_resources_beside_a_limit_range():
+    """A LimitRange in the run may give the container a default memory request."""
+    limit_range = ("apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults}\nspec:\n  limits:\n"
+                   "  - type: Container\n    defaultRequest: {memory: 8Gi}\n")
+    linter = Linter(LintOptions(select=["VL705"]))
+    linter.add_text(modelservice(), "values.yaml", ".yaml")
+    assert [f.code for f in linter.run().findings] == ["VL705"]  # the same run without the LimitRange
+    linter = Linter(LintOptions(select=["VL705"]))
+    linter.add_text(modelservice(), "values.yaml", ".yaml")
+    linter.add_text(limit_range, "limits.yaml", ".yaml")
+    assert linter.run().findings == []
+
+
 def test_does_not_catch_production_stack_chart_resources():
     """chart.resources requires requestMemory and requestCPU (_helpers.tpl lines 170-171): never BestEffort."""
     assert where(stack(), "VL705") == []
