@@ -153,10 +153,12 @@ def _aibrix(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         node = labels.get(_AIBRIX_LABEL) if isinstance(labels, Mapping) else None
         if node is None:
             continue
-        yield ctx.finding(node, f"The AIBrix label `{_AIBRIX_LABEL}: {value}` sends requests for model `{value}` "
-                          f"to this pod, but vLLM here serves only {_describe(servers)}: every request through "
-                          f"the AIBrix gateway gets 404 \"The model `{value}` does not exist\". Add "
-                          f"`--served-model-name {value}`, or change the label to a name vLLM serves.",
+        # The problem and the fix first (the first line ends at the first `: `); the names served follow.
+        yield ctx.finding(node, f"vLLM here does not serve `{value}`, the model of its AIBrix label: add "
+                          f"`--served-model-name {value}`, or change the label to a name vLLM serves. The AIBrix "
+                          f"label `{_AIBRIX_LABEL}: {value}` sends requests for model `{value}` to this pod, but "
+                          f"vLLM here serves only {_describe(servers)}: every request through the AIBrix gateway "
+                          f"gets 404 \"The model `{value}` does not exist\".",
                           about=template, value=f"{_AIBRIX_LABEL}={value}")
 
 
@@ -196,10 +198,11 @@ def _inference_models(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         for name, node in asked:
             if any(s.serves(name) for s in servers):
                 continue
-            yield ctx.finding(node, f"`{name}` is {role} {model.kind} {model.name}, whose InferencePool {pool.name} "
+            yield ctx.finding(node, f"The pool's vLLM pods do not serve `{name}`, {role} {model.kind} {model.name}: "
+                              "serve it (`--served-model-name`, `--lora-modules`), or name a model the pool serves. "
+                              f"`{name}` is {role} {model.kind} {model.name}, whose InferencePool {pool.name} "
                               f"selects vLLM pods that serve only {_describe(servers)}: requests routed to it "
-                              f"get 404 \"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
-                              "`--lora-modules`), or name a model the pool serves.",
+                              f"get 404 \"The model `{name}` does not exist\".",
                               about=model, value=f"{model.name}:{name}")
 
 
@@ -299,10 +302,11 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         for name, token in asked:
             if any(s.serves(name) for s in servers):
                 continue
-            yield ctx.finding(token, f"The benchmark client asks for model `{name}`, but the vLLM server it sends "
-                              f"to ({target[2]}) serves only {_describe(servers)}: every request gets 404 "
-                              f"\"The model `{name}` does not exist\". Pass `--served-model-name` with a name the "
-                              "server serves (the client's `--model` is also its tokenizer).",
+            yield ctx.finding(token, f"The vLLM server the benchmark client sends to does not serve `{name}`: pass "
+                              "`--served-model-name` with a name the server serves (the client's `--model` is also "
+                              f"its tokenizer). The benchmark client asks for model `{name}`, but the vLLM server it "
+                              f"sends to ({target[2]}) serves only {_describe(servers)}: every request gets 404 "
+                              f"\"The model `{name}` does not exist\".",
                               about=container, value=f"{target[2]}:{name}")
 
 
