@@ -270,11 +270,13 @@ def _routes(ctx: Context, cache: dict) -> Iterator[Finding | None]:
                         servers = _pool_servers(ctx, pool, cache)
                         if servers is None or _rewritten(ctx, pool) or any(s.serves(name) for s in servers):
                             continue
-                        yield ctx.finding(value_node, f"HTTPRoute {route.name} sends requests for model `{name}` to "
-                                          f"InferencePool {pool.name}, whose vLLM pods serve only "
-                                          f"{_describe(servers)}: the request keeps its model name and gets 404 "
-                                          f"\"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
-                                          "`--lora-modules`), or match the name the pool serves.",
+                        yield ctx.finding(value_node, f"The pool's vLLM pods do not serve `{name}`, a model "
+                                          f"HTTPRoute {route.name} routes to: serve it (`--served-model-name`, "
+                                          "`--lora-modules`), or match the name the pool serves. HTTPRoute "
+                                          f"{route.name} sends requests for model `{name}` to InferencePool "
+                                          f"{pool.name}, whose vLLM pods serve only {_describe(servers)}: the "
+                                          f"request keeps its model name and gets 404 \"The model `{name}` does "
+                                          "not exist\".",
                                           about=route, value=f"{route.name}:{name}")
 
 
@@ -353,9 +355,9 @@ def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             continue
         if not all(checks_model(url.path, s.release) for s in servers):
             continue  # an endpoint not known to check the name (data/server-endpoints.yaml `model_checked`)
-        yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
-                          f"only {_describe(servers)}: it gets 404 \"The model `{model}` does not exist\". Ask for "
-                          "a name the server serves.", about=container, value=f"{url.hostname}:{model}")
+        yield ctx.finding(body, f"The vLLM server does not serve `{model}`, the model this request asks for: ask "
+                          f"for a name the server serves. The vLLM server at {url_text} serves only "
+                          f"{_describe(servers)}: the request gets 404 \"The model `{model}` does not exist\".", about=container, value=f"{url.hostname}:{model}")
 
 
 __all__ = ["served", "Served"]
