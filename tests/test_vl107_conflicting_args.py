@@ -49,7 +49,7 @@ spec:
 def test_compose_serve_repeated(command, col):
     (finding,) = lint(compose(command), "compose.yaml")
     assert (finding.span.line, finding.span.col, finding.severity) == (4, col, Severity.ERROR)
-    assert "a Compose `command` replaces only the image's CMD" in finding.message
+    assert "A Compose `command` replaces only the image's CMD" in finding.message
     assert "from `command`" in finding.message and "`args`" not in finding.message
 
 

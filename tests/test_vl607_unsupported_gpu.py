@@ -323,7 +323,7 @@ def test_catches_a_cuda_image_selecting_neuron_instances(selector):
 def test_catches_a_cuda_image_on_a_pool_of_neuron_instances():
     [finding] = lint(neuron_pod("{node-type: accel}", "[trn1.32xlarge, inf2.48xlarge]"))
     assert (finding.span.line, finding.span.col) == (24, 16)
-    assert "it lands on NodePool accel, whose instance types are trn1.32xlarge, inf2.48xlarge, which have AWS " \
+    assert "It lands on NodePool accel, whose instance types are trn1.32xlarge, inf2.48xlarge, which have AWS " \
            "Neuron devices (inferentia2, trainium)" in finding.message
 
 

@@ -118,7 +118,7 @@ data:
         "name: X", "name: VLLM_SERVER_DEV_MODE")
     ((line, col, severity, _, value),) = found(text)
     assert (line, col, severity, value) == (15, 11, W, "server-dev-mode:VLLM_SERVER_DEV_MODE")
-    assert "(from ConfigMap vllm-env, key VLLM_SERVER_DEV_MODE)" in lint(text)[0].message
+    assert "It comes from ConfigMap vllm-env, key VLLM_SERVER_DEV_MODE." in lint(text)[0].message
 
 
 def test_compose_environment():
@@ -297,7 +297,7 @@ def test_markdown_export_before_vllm_serve():
     findings = lint(markdown, "README.md")
     assert [(f.span.line, f.span.col, f.severity, f.value) for f in findings] == [
         (4, 8, INFO, "runtime-lora-updating:VLLM_ALLOW_RUNTIME_LORA_UPDATING")]
-    assert "(exported by the script)" in findings[0].message
+    assert "The script exports it." in findings[0].message
     markdown = "```bash\nvllm serve Qwen/Qwen3-8B --allowed-local-media-path /\n```\n"
     assert [(f.span.line, f.span.col, f.severity) for f in lint(markdown, "docs/run.md")] == [(2, 26, INFO)]
     manifest = "```yaml\n" + pod('[{name: VLLM_SERVER_DEV_MODE, value: "1"}]') + "```\n"

@@ -293,7 +293,7 @@ def _unknown_value(ctx: Context, invocation: Invocation, option: Option, known: 
     hint = f" Did you mean `{near[0]}`?" if near else ""
     return ctx.finding(option.value_token or option.token,
                        f"`{option.name} {option.value}`: `{option.value}` is not among the values {release_text} "
-                       f"knows ({', '.join(known_values)}); vLLM checks it at start-up and fails unless a "
+                       f"knows: use one of {', '.join(known_values)}; vLLM checks it at start-up and fails unless a "
                        f"plugin registers it.{hint}", about=invocation, value=f"{known.name}={option.value}",
                        severity=min(ctx.severity, Severity.WARNING))
 
@@ -340,7 +340,7 @@ def _json_value(ctx: Context, invocation: Invocation, option: Option, known: Opt
             near = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean `{near[0]}`?" if near else ""
             yield ctx.finding(where, f"`{option.name}` sets `{key}` to `{value}`, which {release_text} does not "
-                              f"accept (one of {', '.join(allowed)}).{hint}", about=invocation,
+                              f"accept: use one of {', '.join(allowed)}.{hint}", about=invocation,
                               value=f"{known.name}.{key}={value}")
 
 

@@ -101,15 +101,18 @@ def _serve_serve(ctx: Context, invocation: Invocation) -> Iterator[Finding | Non
             and all(t.source is None for t in invocation.entry):
         # Compose: `command` (string or list) replaces only the image's CMD; the ENTRYPOINT stays.
         image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
-        said = f"The image{image} already runs `{entry}` (its entrypoint), and a Compose `command` replaces only " \
-               "the image's CMD, so this service runs"
-        where = "from `command` (or set `entrypoint` to run something else)"
+        # What to do on the first line (up to the sentence's end); the rest of the why follows.
+        stray = "vllm serve" if first.text == "vllm" else "serve"
+        said = f"The image{image} already runs `{entry}` (its entrypoint): drop `{stray}` from `command`. A " \
+               "Compose `command` replaces only the image's CMD, so this service runs"
+        where = ""
     elif invocation.via == VIA_IMAGE_ENTRYPOINT:
         image = f" `{invocation.image.raw}`" if invocation.image is not None else ""
         said, where = f"The image{image} already runs `{entry}`, so these `args` run", "from `args`, or set `command`"
     else:
         said, where = "This runs", "after `vllm serve`"
-    drop = f"Drop `{'vllm serve' if first.text == 'vllm' else 'serve'}` {where}."
+    drop = f"Drop `{'vllm serve' if first.text == 'vllm' else 'serve'}` {where}." if where \
+        else "Or set `entrypoint` to run something else."
     # `vllm serve` has one positional, `model_tag` (nargs="?", 0.11.1 vllm/entrypoints/openai/cli_args.py
     # l.251-256): the stray word fills it, and argparse reports every further positional and exits.
     rest = positionals[1:]
@@ -231,8 +234,9 @@ def _batched_below_model_len(ctx: Context, invocation: Invocation) -> Iterator[F
         why = "chunked prefill is turned off"
     option = batched[-1]
     yield ctx.finding(option.value_token or option.token,
-                      f"`--max-num-batched-tokens {option.value}` is below `--max-model-len {length[-1].value}` and "
-                      f"{why}: vLLM refuses to start (\"max_num_batched_tokens ({tokens}) is smaller than "
-                      f"max_model_len ({model_len})\"). Raise `--max-num-batched-tokens` to at least {model_len}, "
-                      "lower `--max-model-len`, or enable chunked prefill (`--enable-chunked-prefill`).",
+                      f"Raise `--max-num-batched-tokens {option.value}` to at least `--max-model-len "
+                      f"{length[-1].value}`: it is below it and {why}, and vLLM refuses to start "
+                      f"(\"max_num_batched_tokens ({tokens}) is smaller than "
+                      f"max_model_len ({model_len})\"). Or lower `--max-model-len`, or enable chunked prefill "
+                      "(`--enable-chunked-prefill`).",
                       about=invocation, value=f"batched<{model_len}")

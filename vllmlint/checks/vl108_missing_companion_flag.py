@@ -157,9 +157,9 @@ def _ray(ctx, invocation, ray_visible):
     if gpus is None or tp * pp <= gpus:
         return  # on one node vLLM starts a local Ray instance itself
     yield ctx.finding(backend.value_token or backend.token,
-                      f"`--distributed-executor-backend ray` with tensor x pipeline parallelism {tp} x {pp} = "
-                      f"{tp * pp} GPUs, but the pod has {gpus} (`nvidia.com/gpu`) and no Ray cluster is in sight "
-                      "(no KubeRay resource, no `ray start`, no `RAY_ADDRESS`): vLLM starts a one-node Ray and "
-                      "waits for a placement group that never fits. Start a Ray head and workers (KubeRay, or "
+                      f"`--distributed-executor-backend ray` needs a Ray cluster for {tp * pp} GPUs, and none is in "
+                      f"sight: tensor x pipeline parallelism {tp} x {pp} = {tp * pp} GPUs, but the pod has {gpus} "
+                      "(`nvidia.com/gpu`) and there is no KubeRay resource, no `ray start`, no `RAY_ADDRESS`, so "
+                      "vLLM starts a one-node Ray and waits for a placement group that never fits. Start a Ray head and workers (KubeRay, or "
                       "`ray start` in a LeaderWorkerSet), or use `--nnodes`/`--node-rank` with the mp backend.",
                       about=invocation, value="ray", severity=min(ctx.severity, Severity.WARNING))

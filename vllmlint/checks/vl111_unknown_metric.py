@@ -233,8 +233,8 @@ def _explain(ctx: Context, name: str, targets: list[Exports], mode: str) -> tupl
         if kind == "counter":
             if mode == "name":
                 return None, None  # an adapter may expose the family under its own name
-            return (f"`{name}` is a counter: {releases} exposes it as `{name}_total`, and `{name}` matches no "
-                    f"series. Query `{name}_total`.", warning)
+            return (f"`{name}` matches no series: query `{name}_total`. It is a counter, and {releases} exposes "
+                    f"it as `{name}_total`.", warning)
         if kind == "histogram":
             if mode == "name":
                 return None, None

@@ -134,9 +134,11 @@ def _services(ctx: Context, vllm_templates: dict) -> Iterator:
         for port, what in distributed:
             # Its own finding, at the port: a suppression of the API finding must not hide an open rendezvous.
             where = f"a LoadBalancer that is {restricted}" if lowered else f"{reach} ({kind})"
+            # The port's number on the first line, what it is after it (formatters.report.split_message).
+            number = what.split(" ", 1)[0]
             yield ctx.finding(port.port_node or port.node, f"Service {service.name} exposes vLLM's distributed port "
-                              f"{what} on {where}: it runs no authentication at all. Serve it from a headless "
-                              "ClusterIP Service on an isolated network.", about=service,
+                              f"{number} on {where}: it runs no authentication at all. It is port {what}. Serve it from a "
+                              "headless ClusterIP Service on an isolated network.", about=service,
                               value=f"distributed:{what.split()[0]}", severity=Severity.INFO if lowered else None)
         if distributed and len(distributed) == len(service_ports(service)):
             continue  # only distributed ports: the API is not exposed by this Service
@@ -449,10 +451,12 @@ def _routes(ctx: Context, vllm_templates: dict, found: list[Route]) -> Iterator:
                 beyond = _forwards_beyond_api(path, release)
                 if beyond is None:
                     continue
-                yield ctx.finding(path.node or backend.node, f"{label} forwards {beyond} to vLLM ({service.kind} {service.name}) "
-                                  f"through {through}: `--api-key` guards only {_prefixes_text(release)}, so those "
-                                  "paths answer without a key. Route only the API prefixes (for example `/v1`) or "
-                                  "authenticate in front of vLLM.", about=route.obj, value=route.kind,
+                # The problem and the fix first; the paths, the Service and the gateway follow.
+                yield ctx.finding(path.node or backend.node, f"{label} forwards paths `--api-key` does not guard to "
+                                  "vLLM: route only the API prefixes (for example `/v1`) or authenticate in front of "
+                                  f"vLLM. It forwards {beyond} to vLLM ({service.kind} {service.name}) through "
+                                  f"{through}, and `--api-key` guards only {_prefixes_text(release)}, so those paths "
+                                  "answer without a key.", about=route.obj, value=route.kind,
                                   severity=Severity.INFO if severity == Severity.INFO else None)
 
 
@@ -587,10 +591,11 @@ def _nginx_config(ctx: Context, vllm_templates: dict, template: PodTemplate, con
                 beyond = _forwards_beyond_api(path, invocation.release)
                 if beyond is not None:
                     reported.add(id(service))
-                    yield ctx.finding(where, f"{label} forwards {beyond} to vLLM (Service {service.name}), exposed by "
-                                      f"{through}: `--api-key` guards only {_prefixes_text(invocation.release)}, so "
-                                      "those paths answer without a key. Forward only the API prefixes or authenticate "
-                                      "at the gateway.", about=config_map, value="proxy_pass", severity=level)
+                    yield ctx.finding(where, f"{label} forwards paths `--api-key` does not guard to vLLM: forward "
+                                      "only the API prefixes or authenticate at the gateway. It forwards "
+                                      f"{beyond} to vLLM (Service {service.name}), exposed by {through}, and "
+                                      f"`--api-key` guards only {_prefixes_text(invocation.release)}, so those paths "
+                                      "answer without a key.", about=config_map, value="proxy_pass", severity=level)
 
 
 # --- 3. host network and host ports ------------------------------------------------------------------------

@@ -31,9 +31,10 @@ def check(ctx: Context):
         if work.max_model_len <= limit or _override(work):
             continue
         yield ctx.finding(work.value_token("--max-model-len") or work.model_anchor,
-                          f"--max-model-len {work.max_model_len} is beyond the {limit}-token context of "
-                          f"{model_words(work)} (max_position_embeddings in its config.json): vLLM refuses to start "
-                          f"(\"User-specified max_model_len ({work.max_model_len}) is greater than the derived "
-                          f"max_model_len\"). Use --max-model-len {limit} or less; for a longer context, extend "
-                          "RoPE with --hf-overrides (e.g. rope_scaling with YaRN) if the model supports it.",
+                          f"Lower --max-model-len {work.max_model_len} to {limit} or less: it is beyond the "
+                          f"{limit}-token context of {model_words(work)} (max_position_embeddings in its "
+                          "config.json), and vLLM refuses to start (\"User-specified max_model_len "
+                          f"({work.max_model_len}) is greater than the derived max_model_len\"). For a longer "
+                          "context, extend RoPE with --hf-overrides (e.g. rope_scaling with YaRN) if the model "
+                          "supports it.",
                           about=work.invocation, value=f"{work.max_model_len}>{limit}")

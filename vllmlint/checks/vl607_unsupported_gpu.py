@@ -134,9 +134,11 @@ def _cuda_image_elsewhere(ctx, work):
             reason = _neuron_pools(ctx.world, container)
     if reason:
         build = "vLLM's CUDA build" if upstream else "a CUDA build of vLLM"
-        yield ctx.finding(container.image, f"{image.raw} is {build}, but {reason}: it finds no CUDA device "
-                          "and fails at start-up. Use the matching build (vllm/vllm-openai-rocm for AMD, vllm/vllm-tpu "
-                          "for TPU, the Neuron or Gaudi images) for that hardware.", about=work.invocation,
+        # The problem and the fix on the first line; why the pod has no NVIDIA GPU follows.
+        yield ctx.finding(container.image, f"{image.raw} is {build} on hardware with no CUDA device: use the "
+                          "matching build (vllm/vllm-openai-rocm for AMD, vllm/vllm-tpu for TPU, the Neuron or Gaudi "
+                          f"images) for that hardware. {reason[0].upper()}{reason[1:]}, so it finds no CUDA device "
+                          "and fails at start-up.", about=work.invocation,
                           value=f"cuda-image:{image.name}")
 
 
@@ -277,10 +279,11 @@ def _half_refused(ctx, work):
         return
     kind = model_type_of(model)
     runs = f"vLLM {work.release}" if work.release else "the newest vLLM"
-    yield ctx.finding(where, f"--dtype {work.dtype} for {model.id}: {runs} refuses float16 for model type {kind} and "
-                      f"stops (\"The model type '{kind}' does not support float16. Reason: Numerical instability. "
-                      "Please use bfloat16 or float32 instead.\"), on any GPU. Use --dtype bfloat16 (compute capability "
-                      "8.0+) or drop --dtype.", about=work.invocation, value=f"half:{kind}")
+    yield ctx.finding(where, f"--dtype {work.dtype} for {model.id}: use --dtype bfloat16 (compute capability 8.0+) or "
+                      f"drop --dtype. {runs.replace('the newest', 'The newest')} refuses float16 for model type {kind} and stops "
+                      f"(\"The model type '{kind}' does not support float16. Reason: Numerical instability. "
+                      "Please use bfloat16 or float32 instead.\"), on any GPU.", about=work.invocation,
+                      value=f"half:{kind}")
 
 
 def _instead_of_bf16(work) -> str:

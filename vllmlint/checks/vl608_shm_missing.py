@@ -70,7 +70,7 @@ def _offload_in_shm(ctx: Context, work, container):
         whence = f"{gib1(limit)} is the emptyDir's sizeLimit{default}; "
     else:
         have = ("its /dev/shm is not memory-backed" if not container.is_compose and _disk_backed_shm(container)
-                else "it has only the runtime's default 64 MB there")
+                else "it is the runtime's default 64 MB")
         whence = "it is mounted from a volume on disk; " if have.endswith("not memory-backed") else ""
     needed = f"{-(-size // 2**30) + 1}Gi"
     hint = chart_hint(container, "shm_size")
@@ -80,8 +80,8 @@ def _offload_in_shm(ctx: Context, work, container):
     yield ctx.finding(where, f"vLLM {work.release or 'of this image'} keeps the {gib1(size)} CPU KV-cache offload "
                       f"buffer in /dev/shm, but {have}: {whence}the buffer is /dev/shm/vllm_offload_<id>.mmap "
                       f"(--kv-offloading-size, native backend), and start-up fails with a bus error or no space left "
-                      f"on device when the ranks fill the mapping. Fix: {fix} and raise the memory limit by as much (tmpfs pages count against "
-                      "it), or lower --kv-offloading-size.",
+                      f"on device when the ranks fill the mapping. Fix: {fix} and raise the memory limit by as much "
+                      "(tmpfs pages count against it), or lower --kv-offloading-size.",
                       about=work.invocation, value=f"shm-offload:{size}")
 
 

@@ -279,10 +279,10 @@ def _path(ctx, container, servers, probe, release):
         return
     if api_key_set(container, servers, ctx.world) is not True:
         return
-    yield ctx.finding(node, f"The {probe.kind} probe asks for `{raw}` without an Authorization header, but vLLM "
-                      "runs with `--api-key` (or VLLM_API_KEY), which answers 401 on every path under /v1 without "
-                      "`Authorization: Bearer <key>`: the probe always fails. Probe `/health`, which the key does "
-                      "not protect.", about=container, value=f"{probe.kind}:{path}:401")
+    yield ctx.finding(node, f"The {probe.kind} probe of `{raw}` always fails with 401: probe `/health`, which "
+                      "`--api-key` does not protect. It sends no Authorization header, but vLLM runs with `--api-key` (or "
+                      "VLLM_API_KEY), which answers 401 on every path under /v1 without "
+                      "`Authorization: Bearer <key>`.", about=container, value=f"{probe.kind}:{path}:401")
 
 
 def _folder(source) -> str | None:

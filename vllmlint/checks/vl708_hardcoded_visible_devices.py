@@ -105,8 +105,8 @@ def _nvidia(ctx, container, var, value, gpus):
                 "indices or UUIDs, not the ones the scheduler allocated, so the pod may use another pod's GPU")
     else:
         return  # a CDI name (`nvidia.com/gpu=0`), `$(VAR)`, anything else: not judged
-    yield ctx.finding(_where(var), f"NVIDIA_VISIBLE_DEVICES{_from(var)} is set by hand in a container that gets "
-                      f"{gpus} from the device plugin: {what}. Remove it and let the device plugin choose.",
+    yield ctx.finding(_where(var), f"NVIDIA_VISIBLE_DEVICES{_from(var)} is set by hand: remove it and let the device "
+                      f"plugin choose. This container gets {gpus} from the device plugin, and {what}.",
                       about=container, value=f"{var.name}={value}")
 
 
@@ -137,10 +137,11 @@ def _ordinals(ctx, container, var, value, count, gpus, needed):
     if beyond:
         first = len(shown)
         seen = "no GPU at all" if first == 0 else f"only {first} of the {count} GPUs"
-        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} names device {beyond[0]}, but the device "
-                          f"plugin gives this container {gpus}, numbered 0 to {count - 1} inside it: CUDA stops at "
-                          f"the first missing ordinal, so vLLM sees {seen}.{_fails(needed, first)} Remove the "
-                          "variable; the device plugin already limits the container to its GPUs.",
+        yield ctx.finding(_where(var), f"{var.name}={value}{_from(var)} names device {beyond[0]}, not in this "
+                          "container: remove the variable. The device plugin gives this container "
+                          f"{gpus}, numbered 0 to {count - 1} inside it: CUDA stops at the first missing ordinal, so "
+                          f"vLLM sees {seen}.{_fails(needed, first)} The device plugin already limits the container "
+                          "to its GPUs.",
                           about=container, value=f"{var.name}:{beyond[0]}>={count}")
         return
     used = len(set(ordinals))

@@ -143,9 +143,9 @@ def check(ctx: Context):
             continue
         yield ctx.finding(
             work.model_token,
-            f"{work.model_name} is a gated Hugging Face repository, but the container has no token (no HF_TOKEN or "
-            "HUGGING_FACE_HUB_TOKEN, no token file, no envFrom that could bring one) and no volume at "
-            f"{hf_home} that could already hold the model: the download fails with 401 \"Cannot access gated "
-            "repo\" and vLLM exits at start. Set HF_TOKEN from a Secret (valueFrom.secretKeyRef) holding the token "
-            "of an account that was granted access, or serve the model from a pre-loaded volume.",
+            f"{work.model_name} is a gated Hugging Face repository and the container has no token: set HF_TOKEN "
+            "from a Secret (valueFrom.secretKeyRef) holding the token of an account that was granted access, or "
+            "serve the model from a pre-loaded volume. It has no HF_TOKEN or HUGGING_FACE_HUB_TOKEN, no token file, "
+            f"no envFrom that could bring one, and no volume at {hf_home} that could already hold the model, so the "
+            "download fails with 401 \"Cannot access gated repo\" and vLLM exits at start.",
             about=invocation, value=f"no-token:{work.model_name}", severity=severity)

@@ -177,10 +177,11 @@ def _interfaces(ctx: Context, template: PodTemplate) -> Iterator[Finding | None]
         if not missing:
             continue
         names = " and ".join(missing)
-        yield ctx.finding(node, f"Container `{container.label}` is one pod of a multi-node vLLM server and {why}, "
-                          f"but sets no {names}: NCCL and Gloo may pick an interface the other pods cannot reach, "
-                          f"and then the group hangs at start-up. Set {names} to the interface the pods share (e.g. "
-                          "`eth0`, or the Multus interface).",
+        them = "them" if len(missing) > 1 else "it"
+        yield ctx.finding(node, f"Container `{container.label}` of a multi-node vLLM server sets no {names}: set "
+                          f"{them} to the interface the pods share (e.g. `eth0`, or the Multus interface). It is one "
+                          f"pod of the server and {why}, so NCCL and Gloo may pick an interface the other pods "
+                          "cannot reach, and then the group hangs at start-up.",
                           about=container, value=f"{container.label}:{','.join(missing)}",
                           # Info: which interface NCCL and Gloo pick depends on the node's interfaces and routes,
                           # which the manifests do not show; the default often works.
@@ -231,11 +232,12 @@ def _ordered_start(ctx: Context, owner: K8sObject, templates, works) -> Iterator
         if found is None:
             return  # without such a probe the ordered start only staggers the pods: harmless
         work, probe = found
-        yield ctx.finding(_probe_where(probe), f"StatefulSet {owner.name} keeps podManagementPolicy OrderedReady (the "
+        yield ctx.finding(_probe_where(probe), f"StatefulSet {owner.name} never creates pod 1: set "
+                          "`podManagementPolicy: Parallel`. It keeps podManagementPolicy OrderedReady (the "
                           f"default), which creates pod 1 only once pod 0 is Ready, but pod 0's {probe.kind} probe "
                           f"checks vLLM's API on port {probe.port}, which opens only once every pod of the "
-                          "multi-node server has joined: pod 0 never gets Ready and pod 1 is never created. Set "
-                          "`podManagementPolicy: Parallel`.", about=work.invocation,
+                          "multi-node server has joined: pod 0 never gets Ready and pod 1 is never created.",
+                          about=work.invocation,
                           value=f"{owner.name}:OrderedReady")
     elif owner.kind == "LeaderWorkerSet":
         if scalar_str(spec.get("startupPolicy")) != "LeaderReady":
@@ -322,11 +324,12 @@ def _headless_dns(ctx: Context, owner: K8sObject, templates, works) -> Iterator[
         for host, token in addresses:
             if not _names_service(host, service):
                 continue
-            yield ctx.finding(token, f"The peers of this multi-node vLLM server reach `{host}` through the headless "
-                              f"Service {service.name}, which publishes a pod's DNS record only once the pod is Ready, "
-                              f"and the pod's {probe.kind} probe checks vLLM's API (port {probe.port}), which opens "
-                              "only once the peers have joined: the name never resolves and the group never forms. "
-                              f"Set `publishNotReadyAddresses: true` on Service {service.name}.",
+            yield ctx.finding(token, f"`{host}` never resolves: set `publishNotReadyAddresses: true` on Service "
+                              f"{service.name}. The peers of this multi-node vLLM server reach `{host}` through the "
+                              f"headless Service {service.name}, which publishes a pod's DNS record only once the pod "
+                              f"is Ready, and the pod's {probe.kind} probe checks vLLM's API (port {probe.port}), "
+                              "which opens only once the peers have joined: the name never resolves and the group "
+                              "never forms.",
                               about=service, value=f"{service.name}:{host}")
             return
 

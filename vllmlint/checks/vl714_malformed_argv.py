@@ -67,9 +67,10 @@ def _key_value_for_json(ctx: Context, invocation: Invocation, option: Option) ->
         how, error = "parsed with `json.loads`", f"\"Value {option.value} cannot be converted ...\""
     else:
         how, error = "validated as JSON by its config class", "(an invalid-value error)"
-    yield ctx.finding(where, f"`{option.name}` takes JSON only on vLLM {release} ({how}), and `{option.value}` is "
-                      f"the `key=value` form: argparse exits with a usage error {error}. Fix: write "
-                      f"`{suggestion}` (quoted as one argument).",
+    # The problem and the fix on the first line; how the release reads the value follows.
+    yield ctx.finding(where, f"`{option.name}` takes JSON only on vLLM {release}, and `{option.value}` is the "
+                      f"`key=value` form: write `{suggestion}` (quoted as one argument). The value is {how}, and "
+                      f"argparse exits with a usage error {error}.",
                       about=invocation, value=f"{spec.name}={option.value}")
 
 

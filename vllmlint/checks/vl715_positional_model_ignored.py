@@ -91,8 +91,10 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
                    "container exits. Fix: drop `serve`.")
         return ctx.finding(first, message, about=invocation, value=f"serve-model:{first.text}")
     if entry.get("positional_arg") == "rejected":
-        message = (f"The image `{image}` runs `{runs}`, whose parser has no positional argument: {what} stops it "
-                   f"with \"unrecognized arguments\" and the container exits. Fix: {instead}.")
+        # The problem and the fix on the first line (up to the first `: `); the parser's why follows.
+        message = (f"The image `{image}` accepts no positional argument: {instead}. It runs `{runs}`, whose parser has "
+                   f"no positional argument: {what} stops it with \"unrecognized arguments\" and the container "
+                   "exits.")
         return ctx.finding(first, message, about=invocation, value=f"rejected:{first.text}")
     rest = invocation.model_positionals[1:]
     if rest:
@@ -101,9 +103,10 @@ def _finding(ctx: Context, invocation: Invocation, first: Token, entry: dict) ->
         if any(t.dynamic for t in rest):
             return None  # `$(ARGS)` may expand to flags only
         extra = " ".join(t.text for t in rest)
-        message = (f"The image `{image}` runs `{runs}`, whose parser has one optional positional argument "
-                   f"(`model_tag`, never read by the api_server): {what} fills it, and argparse stops the server "
-                   f"with \"unrecognized arguments: {extra}\", so the container exits. Fix: {instead}.")
+        message = (f"The image `{image}` exits on a second positional argument: {instead}. It runs `{runs}`, "
+                   "whose parser has one optional positional argument (`model_tag`, never read by the api_server): "
+                   f"{what} fills it, and argparse stops the server with \"unrecognized arguments: {extra}\", so "
+                   "the container exits.")
         return ctx.finding(first, message, about=invocation, value=f"extra:{first.text}")
     spec = invocation.catalog.option("--model")
     default = f" ({spec.default})" if spec is not None and spec.default else ""

@@ -113,13 +113,14 @@ def _multimodal(ctx: Context, work: Workload, model: ModelSpec, name: str, relea
         vllm = _release_phrase(work.invocation, release)
         flag = option.canonical
         if kind == "refused":
-            message = (f"`{flag}` is only for multimodal models, and `{name}` ({model.architecture}) takes text only: "
-                       f"{vllm} exits at start with \"`{flag[2:].replace('-', '_')}` is only supported for multimodal "
+            # the architecture after the first line's `: ` (formatters.report.split_message)
+            message = (f"`{flag}` is only for multimodal models, and `{name}` takes text only: its architecture is "
+                       f"{model.architecture}, and {vllm} exits at start with \"`{flag[2:].replace('-', '_')}` is only supported for multimodal "
                        f"models\". Fix: drop `{flag}`, or serve a multimodal model.")
             yield ctx.finding(option.token, message, about=work.invocation, value=f"refused:{flag}")
         else:
-            message = (f"`{flag}` is only for multimodal models, and `{name}` ({model.architecture}) takes text only: "
-                       f"{vllm} starts and ignores it; the model cannot take images, audio or video. Fix: drop "
+            message = (f"`{flag}` is only for multimodal models, and `{name}` takes text only: its architecture is "
+                       f"{model.architecture}, and {vllm} starts and ignores it; the model cannot take images, audio or video. Fix: drop "
                        f"`{flag}`, or serve a multimodal model if the clients send media.")
             yield ctx.finding(option.token, message, about=work.invocation, value=f"ignored:{flag}",
                               severity=min(ctx.severity, Severity.INFO))

@@ -93,10 +93,10 @@ def _shared_port(ctx: Context, template, invocations) -> Iterator[Finding | None
                 reported.add(pair)
                 yield ctx.finding(declared.number_node or declared.node,
                                   f"{_one(other, True)} declares containerPort {port}, the port vLLM in "
-                                  f"{_one(container)} listens on ({said}), and containers of a pod "
-                                  "share its network: whichever starts second fails with \"address already in "
-                                  "use\". Move vLLM to another `--port` (and its probes and Service targetPort "
-                                  "with it), or the sidecar to another port.",
+                                  f"{_one(container)} listens on: move vLLM to another `--port` (and its probes "
+                                  "and Service targetPort with it), or the sidecar to another port. vLLM listens on "
+                                  f"{said}, and containers of a pod share its network: whichever starts "
+                                  "second fails with \"address already in use\".",
                                   about=other, value=f"{_label(container)}/{_label(other)}:{port}")
                 break
 
@@ -185,8 +185,8 @@ def _vllm_port(ctx: Context) -> Iterator[Finding | None]:
                 continue  # another number, or `tcp://...` (VL110's case)
             where = var.source if var.origin == LITERAL and var.source is not None else var.node
             origin = f" (from ConfigMap {var.ref_name})" if var.origin == CONFIG_MAP else ""
-            yield ctx.finding(where, f"VLLM_PORT={var.value.strip()}{origin} is also the API port, and vLLM "
-                              f"{invocation.release} takes VLLM_PORT for its engine before the API server binds "
-                              f"its port (fixed in {fact.get('first_fixed')}): the server exits with \"address "
-                              "already in use\". Set VLLM_PORT to a port nothing else uses, or remove it.",
+            yield ctx.finding(where, f"VLLM_PORT={var.value.strip()}{origin} is also the API port: set VLLM_PORT to a "
+                              f"port nothing else uses, or remove it. vLLM {invocation.release} takes VLLM_PORT for "
+                              "its engine before the API server binds its port (fixed in "
+                              f"{fact.get('first_fixed')}), so the server exits with \"address already in use\".",
                               about=container, value=f"VLLM_PORT={port}")

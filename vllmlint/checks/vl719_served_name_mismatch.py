@@ -153,10 +153,12 @@ def _aibrix(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         node = labels.get(_AIBRIX_LABEL) if isinstance(labels, Mapping) else None
         if node is None:
             continue
-        yield ctx.finding(node, f"The AIBrix label `{_AIBRIX_LABEL}: {value}` sends requests for model `{value}` "
-                          f"to this pod, but vLLM here serves only {_describe(servers)}: every request through "
-                          f"the AIBrix gateway gets 404 \"The model `{value}` does not exist\". Add "
-                          f"`--served-model-name {value}`, or change the label to a name vLLM serves.",
+        # The problem and the fix first (the first line ends at the first `: `); the names served follow.
+        yield ctx.finding(node, f"vLLM here does not serve `{value}`, the model of its AIBrix label: add "
+                          f"`--served-model-name {value}`, or change the label to a name vLLM serves. The AIBrix "
+                          f"label `{_AIBRIX_LABEL}: {value}` sends requests for model `{value}` to this pod, but "
+                          f"vLLM here serves only {_describe(servers)}: every request through the AIBrix gateway "
+                          f"gets 404 \"The model `{value}` does not exist\".",
                           about=template, value=f"{_AIBRIX_LABEL}={value}")
 
 
@@ -196,10 +198,11 @@ def _inference_models(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         for name, node in asked:
             if any(s.serves(name) for s in servers):
                 continue
-            yield ctx.finding(node, f"`{name}` is {role} {model.kind} {model.name}, whose InferencePool {pool.name} "
+            yield ctx.finding(node, f"The pool's vLLM pods do not serve `{name}`, {role} {model.kind} {model.name}: "
+                              "serve it (`--served-model-name`, `--lora-modules`), or name a model the pool serves. "
+                              f"`{name}` is {role} {model.kind} {model.name}, whose InferencePool {pool.name} "
                               f"selects vLLM pods that serve only {_describe(servers)}: requests routed to it "
-                              f"get 404 \"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
-                              "`--lora-modules`), or name a model the pool serves.",
+                              f"get 404 \"The model `{name}` does not exist\".",
                               about=model, value=f"{model.name}:{name}")
 
 
@@ -267,11 +270,13 @@ def _routes(ctx: Context, cache: dict) -> Iterator[Finding | None]:
                         servers = _pool_servers(ctx, pool, cache)
                         if servers is None or _rewritten(ctx, pool) or any(s.serves(name) for s in servers):
                             continue
-                        yield ctx.finding(value_node, f"HTTPRoute {route.name} sends requests for model `{name}` to "
-                                          f"InferencePool {pool.name}, whose vLLM pods serve only "
-                                          f"{_describe(servers)}: the request keeps its model name and gets 404 "
-                                          f"\"The model `{name}` does not exist\". Serve it (`--served-model-name`, "
-                                          "`--lora-modules`), or match the name the pool serves.",
+                        yield ctx.finding(value_node, f"The pool's vLLM pods do not serve `{name}`, a model "
+                                          f"HTTPRoute {route.name} routes to: serve it (`--served-model-name`, "
+                                          "`--lora-modules`), or match the name the pool serves. HTTPRoute "
+                                          f"{route.name} sends requests for model `{name}` to InferencePool "
+                                          f"{pool.name}, whose vLLM pods serve only {_describe(servers)}: the "
+                                          f"request keeps its model name and gets 404 \"The model `{name}` does "
+                                          "not exist\".",
                                           about=route, value=f"{route.name}:{name}")
 
 
@@ -299,10 +304,11 @@ def _bench_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
         for name, token in asked:
             if any(s.serves(name) for s in servers):
                 continue
-            yield ctx.finding(token, f"The benchmark client asks for model `{name}`, but the vLLM server it sends "
-                              f"to ({target[2]}) serves only {_describe(servers)}: every request gets 404 "
-                              f"\"The model `{name}` does not exist\". Pass `--served-model-name` with a name the "
-                              "server serves (the client's `--model` is also its tokenizer).",
+            yield ctx.finding(token, f"The vLLM server the benchmark client sends to does not serve `{name}`: pass "
+                              "`--served-model-name` with a name the server serves (the client's `--model` is also "
+                              f"its tokenizer). The benchmark client asks for model `{name}`, but the vLLM server it "
+                              f"sends to ({target[2]}) serves only {_describe(servers)}: every request gets 404 "
+                              f"\"The model `{name}` does not exist\".",
                               about=container, value=f"{target[2]}:{name}")
 
 
@@ -349,9 +355,9 @@ def _curl_clients(ctx: Context, cache: dict) -> Iterator[Finding | None]:
             continue
         if not all(checks_model(url.path, s.release) for s in servers):
             continue  # an endpoint not known to check the name (data/server-endpoints.yaml `model_checked`)
-        yield ctx.finding(body, f"This request asks for model `{model}`, but the vLLM server at {url_text} serves "
-                          f"only {_describe(servers)}: it gets 404 \"The model `{model}` does not exist\". Ask for "
-                          "a name the server serves.", about=container, value=f"{url.hostname}:{model}")
+        yield ctx.finding(body, f"The vLLM server does not serve `{model}`, the model this request asks for: ask "
+                          f"for a name the server serves. The vLLM server at {url_text} serves only "
+                          f"{_describe(servers)}: the request gets 404 \"The model `{model}` does not exist\".", about=container, value=f"{url.hostname}:{model}")
 
 
 __all__ = ["served", "Served"]

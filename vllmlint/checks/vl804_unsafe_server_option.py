@@ -259,8 +259,9 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
             detail = _detail(entry, release, env)
             if detail is None:
                 continue
-            origin = (f" (from ConfigMap {var.ref_name}, key {var.ref_key})" if var.origin == CONFIG_MAP
-                      else " (exported by the script)" if isinstance(var, _Exported) else "")
+            # Where the value comes from follows the problem, off the first line (formatters.report.split_message).
+            origin = (f" It comes from ConfigMap {var.ref_name}, key {var.ref_key}." if var.origin == CONFIG_MAP
+                      else " The script exports it." if isinstance(var, _Exported) else "")
             where = f" on vLLM {version_label(invocation)}" if entry.first is not None else ""
             assumed = ""
             if where and (invocation.release is None or invocation.assumed):  # the assumption after the problem
@@ -268,8 +269,8 @@ def _env_entries(ctx, table, container, invocation, env_vars, env, invocations, 
                 where, assumed = f" on vLLM {version}", f"The release is unknown: {version} is assumed. "
             yield ctx.finding(
                 _where(var),
-                f"`{var.name}={(var.value or '').strip()}`{origin}{where} {entry.problem}{detail}"
-                f"{_key_phrase(entry, keyed)}. {assumed}{entry.instead}.",
+                f"`{var.name}={(var.value or '').strip()}`{where} {entry.problem}{detail}"
+                f"{_key_phrase(entry, keyed)}.{origin} {assumed}{entry.instead}.",
                 about=container, value=f"{entry.id}:{var.name}", severity=_level(ctx, entry, keyed, _where(var)))
 
 
@@ -307,5 +308,6 @@ def _flag_entries(ctx, table, invocation, env, keyed, memo):
             continue
         yield ctx.finding(
             option.token,
-            f"`{shown}` on vLLM {version_label(invocation)} {entry.problem}{detail_path}{detail}{_key_phrase(entry, keyed)}. {entry.instead}.",
+            f"`{shown}` on vLLM {version_label(invocation)} {entry.problem}{detail_path}{detail}"
+            f"{_key_phrase(entry, keyed)}. {entry.instead}.",
             about=invocation, value=f"{entry.id}:{release}", severity=_level(ctx, entry, keyed, option.token))

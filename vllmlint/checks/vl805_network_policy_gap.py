@@ -530,11 +530,14 @@ def _distributed(ctx: Context, policies: list[NetworkPolicy], vllm: list[PodTemp
             opened_ports = "; ".join(f"{fact['port']} ({fact['what']})" for fact, _ in found)
             components = " and ".join(dict.fromkeys(fact["component"] for fact, _ in found))
             plural = "s" if len(found) > 1 else ""
-            yield ctx.finding(found[0][1], f"An ingress rule of NetworkPolicy {rule.policy.name} opens port{plural} "
-                              f"{opened_ports} of the pods of {_describe(template)} to {whom}. {components} trust "
-                              "whoever reaches these ports: anything that does can join, disrupt or run code in the "
-                              "vLLM server's group. Allow them only from the group's own pods (a `podSelector` of "
-                              "their labels).",
+            numbers = ", ".join(str(fact["port"]) for fact, _ in found)
+            # The policy, the ports and the fix on the first line (up to the first `: `); what they are follows.
+            yield ctx.finding(found[0][1], f"NetworkPolicy {rule.policy.name} opens {components} port{plural} "
+                              f"{numbers} to {whom}: allow them only from the group's own pods (a `podSelector` of "
+                              f"their labels). An ingress rule of NetworkPolicy {rule.policy.name} opens "
+                              f"port{plural} {opened_ports} of the pods of {_describe(template)} to {whom}. "
+                              f"{components} trust whoever reaches these ports: anything that does can join, "
+                              "disrupt or run code in the vLLM server's group.",
                               about=rule.policy.obj, value="open:" + ",".join(str(f["port"]) for f, _ in found))
 
 

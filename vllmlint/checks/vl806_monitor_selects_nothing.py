@@ -189,10 +189,10 @@ def _service_monitor(ctx, monitor: Monitor, selector: LabelSelector, run: _Run):
         elsewhere = [s for s in labelled if id(s) in fronts]
         if elsewhere:
             service = elsewhere[0]
-            yield ctx.finding(monitor.selector, f"{kind} {monitor.obj.name} selects no Service: it "
-                              f"{_scope_text(monitor)}, and Service {service.name}, which has its labels and fronts "
-                              f"the vLLM pods, is in namespace `{service.namespace}`. Add `{service.namespace}` to "
-                              "`namespaceSelector.matchNames` (or move the monitor there).",
+            yield ctx.finding(monitor.selector, f"{kind} {monitor.obj.name} selects no Service: add "
+                              f"`{service.namespace}` to `namespaceSelector.matchNames` (or move the monitor there). "
+                              f"It {_scope_text(monitor)}, and Service {service.name}, which has its labels and "
+                              f"fronts the vLLM pods, is in namespace `{service.namespace}`.",
                               about=monitor.obj, value=f"namespace:{service.namespace}")
             return
         yield from _no_service_labelled(ctx, monitor, selector, run)

@@ -361,10 +361,10 @@ def _keda_ratio(ctx: Context, obj: K8sObject, metric: MetricTarget) -> Iterator[
         if number > 1:
             start, end = match.span(1)
             place = _Place(query.source, query.source_index(start), query.source_index(end))
-            yield ctx.finding(place, f"ScaledObject {obj.name} compares `{names[0]}` with {match.group(1)}, but it is a "
-                              "ratio from 0 to 1 (vLLM: \"1 means 100 percent usage\"): the comparison never holds, "
-                              "the query returns nothing and the trigger never fires. Compare with the fraction: "
-                              f"{_fraction(number)}.", about=obj, value=f"ratio:{names[0]}>{match.group(1)}")
+            yield ctx.finding(place, f"ScaledObject {obj.name} compares the ratio `{names[0]}` with {match.group(1)}: "
+                              f"compare with the fraction, {_fraction(number)}. It is a ratio from 0 to 1 (vLLM: "
+                              "\"1 means 100 percent usage\"): the comparison never holds, the query returns nothing "
+                              "and the trigger never fires.", about=obj, value=f"ratio:{names[0]}>{match.group(1)}")
             return
     if numbers:
         return
@@ -384,7 +384,9 @@ def _scales_ranks(ctx: Context, obj: K8sObject, target: K8sObject) -> Iterator[F
         return
     ref = scale_target(obj)
     where = ref.node.get("name") if ref is not None else None
-    yield ctx.finding(where or obj.node, f"{obj.kind} {obj.name} scales StatefulSet {target.name}, whose pods are the "
+    # The problem and the fix on the first line (up to the first `: `); why the pods are ranks follows.
+    yield ctx.finding(where or obj.node, f"{obj.kind} {obj.name} scales StatefulSet {target.name}, whose pods are "
+                      "ranks of one vLLM server: scale whole groups, not pods. Its pods are the "
                       "ranks of one multi-node vLLM server (`--nnodes`/`--node-rank`, or more TP x PP ranks than one "
                       "pod's GPUs): vLLM fixes the number of ranks when the server starts, so a new replica is a rank "
                       "that never joins and removing one breaks the server. Scale whole groups: a LeaderWorkerSet "

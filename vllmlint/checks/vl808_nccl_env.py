@@ -226,10 +226,11 @@ def _unknown(ctx, container, var, where, prefix, known):
         return ctx.finding(where, f"`{var.name}`{_from(var)} is read by nothing vllmlint knows: did you mean {names}? "
                            "As written it is silently ignored.", about=container, value=var.name,
                            severity=min(ctx.severity, Severity.WARNING))
-    return ctx.finding(where, f"`{var.name}`{_from(var)} is not read by NCCL (2.18 to 2.30), PyTorch, aws-ofi-nccl, "
-                       "NVIDIA's IB SHARP plugin or GKE's TCPX/TCPXO plugins (data/nccl-env.yaml): it has no effect "
-                       "unless another library in the image reads it. Check the name against the documentation of "
-                       "what should read it, or delete it.", about=container, value=var.name,
+    # The problem and the fix on the first line (up to the first `: `); the libraries looked at follow.
+    return ctx.finding(where, f"`{var.name}`{_from(var)} is read by nothing vllmlint knows: check the name against "
+                       "the documentation of what should read it, or delete it. It is not read by NCCL (2.18 to "
+                       "2.30), PyTorch, aws-ofi-nccl, NVIDIA's IB SHARP plugin or GKE's TCPX/TCPXO plugins "
+                       "(data/nccl-env.yaml), so it has no effect unless another library in the image reads it.", about=container, value=var.name,
                        severity=min(ctx.severity, Severity.INFO))
 
 

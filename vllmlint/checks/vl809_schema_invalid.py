@@ -210,8 +210,10 @@ def _additional(obj, data, error, path, defs) -> Iterator[tuple[Node, str, str]]
             close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
             if close:
                 hint = f"Did you mean `{close[0]}`?"
-        yield key_node, f"{_dotted(path + (key,))}:unknown", (f"`{key}` is not a field of {_in(path)} in {_schema_name(obj)}, so the API server "
-                         f"rejects {_what(obj)} (kubectl's strict field validation). {hint or 'Remove it.'}")
+        # the schema after the first line's `: ` (formatters.report.split_message)
+        yield key_node, f"{_dotted(path + (key,))}:unknown", (
+            f"`{key}` is not a field of {_in(path)}: {_schema_name(obj)} has no such field, so the API server "
+            f"rejects {_what(obj)} (kubectl's strict field validation). {hint or 'Remove it.'}")
 
 
 def _expected(schema: dict) -> list[str]:

@@ -78,11 +78,13 @@ def _image(ctx: Context, group: Group, leader: Member, worker: Member) -> Iterat
         ra, rb = release_from_tag(a[2]), release_from_tag(b[2])
         if not (_vllm_image(ours.value) and _vllm_image(theirs.value)) or ra is None or rb is None or ra == rb:
             return
-    yield ctx.finding(ours, f"The {_role(group, worker)} of the multi-node vLLM server {group.describe()} runs image "
+    # The problem and the fix first (the first line ends at the first `: `); the server and images follow.
+    yield ctx.finding(ours, f"The {_role(group, worker)} and the {_role(group, leader)} run different images: use one "
+                      "image, pinned (a tag or digest), for the leader and the workers. The "
+                      f"{_role(group, worker)} of the multi-node vLLM server {group.describe()} runs image "
                       f"`{ours.value}`, the {_role(group, leader)} `{theirs.value}`: every node of one server must run "
                       "the same vLLM build (the ranks exchange tensors and engine state, and a different vLLM, "
-                      "PyTorch or NCCL on one node makes the group fail to form or crash). Use one image, pinned "
-                      "(a tag or digest), for the leader and the workers.",
+                      "PyTorch or NCCL on one node makes the group fail to form or crash).",
                       about=worker.container, value=f"image:{ours.value}!={theirs.value}")
 
 
@@ -130,9 +132,10 @@ def _model(invocation: Invocation) -> tuple[str, Token] | None:
 def _options(ctx: Context, group: Group, leader: Invocation, worker: Invocation) -> Iterator[Finding | None]:
     ours, theirs = _model(worker), _model(leader)
     if ours is not None and theirs is not None and ours[0] != theirs[0]:
-        yield ctx.finding(ours[1], f"This worker of the multi-node vLLM server {group.describe()} serves model "
+        yield ctx.finding(ours[1], "This worker and the leader serve different models: give the workers the leader's "
+                          f"model. This worker of the multi-node vLLM server {group.describe()} serves model "
                           f"`{ours[0]}`, the leader `{theirs[0]}`: every rank loads its shard of one model, so "
-                          "the group either fails to start or serves garbage. Give the workers the leader's model.",
+                          "the group either fails to start or serves garbage.",
                           about=worker, value=f"model:{ours[0]}!={theirs[0]}")
     for flag in _COMPARED:
         mine, other = last_option(worker, flag), last_option(leader, flag)
@@ -142,11 +145,12 @@ def _options(ctx: Context, group: Group, leader: Invocation, worker: Invocation)
         if a is None or b is None or a == b:
             continue
         where = mine.value_token or mine.token
-        yield ctx.finding(where, f"This worker of the multi-node vLLM server {group.describe()} passes `{flag} "
-                          f"{mine.value}`, the leader `{flag} {other.value}`: every rank builds the engine from its "
-                          "own arguments, so ranks that disagree on the model's shape, length or type build process "
-                          f"groups that never match (the server hangs at start-up or fails). Pass the leader's "
-                          f"`{flag} {other.value}` on every node.", about=worker,
+        yield ctx.finding(where, f"This worker and the leader disagree on `{flag}`: pass the leader's `{flag} "
+                          f"{other.value}` on every node. This worker of the multi-node vLLM server "
+                          f"{group.describe()} passes `{flag} {mine.value}`, the leader `{flag} {other.value}`: every "
+                          "rank builds the engine from its own arguments, so ranks that disagree on the model's "
+                          "shape, length or type build process groups that never match (the server hangs at "
+                          "start-up or fails).", about=worker,
                           value=f"{flag}:{a}!={b}")
 
 
