@@ -164,39 +164,38 @@ def check(ctx: Context):
     several_folders = False
     for invocations in invocations_by_container(ctx.world):
         container = invocations[0].container
-        headless = _headless(invocations)
-        if headless is not None:
-            ports = api_ports(headless)
-            if ports is not None:
-                yield from _headless_probes(ctx, container, headless, ports)
-            continue
-        servers = server_invocations(invocations)
-        ports = api_ports(servers) if servers else None
-        if servers is not None and ports is not None:
-            yield from _probes(ctx, container, servers, ports)
-            if container.probe("readiness") is None and container.probe("startup") is None:
-                if services is None:
-                    services = _services_by_template(ctx)
-                    # One count per run (it was computed per container: quadratic on large trees).
-                    several_folders = len({_folder(source) for source in ctx.world.sources}) > 1
-                yield from _no_readiness(ctx, container, services.get(id(container.pod), ()), several_folders,
-                                         summaries)
+        serves_api = yield from _container_probes(ctx, container, invocations)
+        if serves_api and container.probe("readiness") is None and container.probe("startup") is None:
+            if services is None:
+                services = _services_by_template(ctx)
+                # One count per run (it was computed per container: quadratic on large trees).
+                several_folders = len({_folder(source) for source in ctx.world.sources}) > 1
+            yield from _no_readiness(ctx, container, services.get(id(container.pod), ()), several_folders,
+                                     summaries)
     # The pods Helm charts render from values files (vllm.helm_pod): their probes, on the chart's rendering. No
     # Service of the run selects them (the chart writes its own): the missing readiness gate is not judged.
     for invocations in chart_groups(ctx.world):
         container = pod_container(invocations[0])
         if unknown(container, "probes") or unknown(container, "ports") or unknown(container, "env"):
             continue
-        headless = _headless(invocations)
-        if headless is not None:
-            ports = api_ports(headless)
-            if ports is not None:
-                yield from _headless_probes(ctx, container, headless, ports)
-            continue
-        servers = server_invocations(invocations)
-        ports = api_ports(servers) if servers else None
-        if servers is not None and ports is not None:
-            yield from _probes(ctx, container, servers, ports)
+        yield from _container_probes(ctx, container, invocations)
+
+
+def _container_probes(ctx: Context, container, invocations):
+    """The findings on one vLLM container's probes (a headless server's, or the API server's); returns whether the
+    container serves vLLM's API on a known port (the readiness gate is then judged too)."""
+    headless = _headless(invocations)
+    if headless is not None:
+        ports = api_ports(headless)
+        if ports is not None:
+            yield from _headless_probes(ctx, container, headless, ports)
+        return False
+    servers = server_invocations(invocations)
+    ports = api_ports(servers) if servers else None
+    if servers is None or ports is None:
+        return False
+    yield from _probes(ctx, container, servers, ports)
+    return True
 
 
 def _probes(ctx, container, servers, ports):
