@@ -68,3 +68,29 @@ def cli():
 # The result cache (vllmlint.cache) stays off in the tests, which patch modules in-process: a result cached by
 # one test must not be replayed in another. tests/test_cache.py turns it on, in a folder of its own.
 os.environ["VLLMLINT_NO_CACHE"] = "1"
+
+
+def capacity_workload(image: str, model: str, args: list[str]):
+    """The one capacity workload of a one-container Deployment running `image` with `--model MODEL ARGS`."""
+    import json
+
+    from vllmlint.capacity.workload import workloads
+    from vllmlint.engine import Linter
+
+    manifest = f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: vl}}
+spec:
+  selector: {{matchLabels: {{app: vl}}}}
+  template:
+    metadata: {{labels: {{app: vl}}}}
+    spec:
+      containers:
+        - name: vllm
+          image: {image}
+          args: {json.dumps(["--model", model, *args])}
+"""
+    linter = Linter()
+    linter.add_text(manifest, "vl.yaml")
+    [work] = workloads(linter.build())
+    return work

@@ -15,6 +15,7 @@ from vllmlint.capacity.estimate import (
     hybrid_prefix_caching_default,
 )
 from vllmlint.capacity.hfconfig import model_from_config_json
+from conftest import capacity_workload
 
 CONFIGS = Path(__file__).parent / "data" / "startup-logs" / "configs"
 
@@ -104,26 +105,7 @@ def test_the_0_27_1_prefix_caching_log_gives_its_token_figure(qwen36):
 
 
 def _workload(args: list[str]):
-    from vllmlint.capacity.workload import workloads
-    from vllmlint.engine import Linter
-
-    manifest = f"""apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: vl}}
-spec:
-  selector: {{matchLabels: {{app: vl}}}}
-  template:
-    metadata: {{labels: {{app: vl}}}}
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.27.1
-          args: {json.dumps(["--model", "Qwen/Qwen3.5-4B", *args])}
-"""
-    linter = Linter()
-    linter.add_text(manifest, "vl.yaml")
-    [work] = workloads(linter.build())
-    return work
+    return capacity_workload("vllm/vllm-openai:v0.27.1", "Qwen/Qwen3.5-4B", args)
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -18,6 +18,7 @@ from vllmlint.capacity.estimate import (
 )
 from vllmlint.capacity.hfconfig import QWEN2_VISION_MAX_PIXELS, model_from_config_json, vision_tower
 from vllmlint.capacity.specs import find_gpu
+from conftest import capacity_workload
 
 CONFIG = Path(__file__).parent.parent / "vllmlint_dev" / "model_configs" / "Qwen__Qwen2.5-VL-7B-Instruct.json"
 PIXELS_PER_PATCH = 3 * 2 * 14 * 14  # channels x temporal patch x patch^2
@@ -145,26 +146,7 @@ def test_the_estimate_carries_the_pass_and_says_so(qwen25vl):
 
 
 def _workload(args: list[str]):
-    from vllmlint.capacity.workload import workloads
-    from vllmlint.engine import Linter
-
-    manifest = f"""apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: vl}}
-spec:
-  selector: {{matchLabels: {{app: vl}}}}
-  template:
-    metadata: {{labels: {{app: vl}}}}
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.23.0
-          args: {json.dumps(["--model", "Qwen/Qwen2.5-VL-7B-Instruct", *args])}
-"""
-    linter = Linter()
-    linter.add_text(manifest, "vl.yaml")
-    [work] = workloads(linter.build())
-    return work
+    return capacity_workload("vllm/vllm-openai:v0.23.0", "Qwen/Qwen2.5-VL-7B-Instruct", args)
 
 
 @pytest.mark.parametrize("args, images, videos", [

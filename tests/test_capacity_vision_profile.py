@@ -16,6 +16,7 @@ from vllmlint.capacity.estimate import (
 )
 from vllmlint.capacity.hfconfig import model_from_config_json, vision_parameters
 from vllmlint.capacity.specs import gpu_from_entry
+from conftest import capacity_workload
 
 CONFIG = Path(__file__).parent / "data" / "startup-logs" / "configs" / "qwen3.5-4b.json"
 MiB = 2**20
@@ -122,26 +123,7 @@ def test_the_image_limit_and_skip_mm_profiling_shape_the_pass(qwen35):
 
 
 def _workload(args: list[str]):
-    from vllmlint.capacity.workload import workloads
-    from vllmlint.engine import Linter
-
-    manifest = f"""apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: vl}}
-spec:
-  selector: {{matchLabels: {{app: vl}}}}
-  template:
-    metadata: {{labels: {{app: vl}}}}
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.23.0
-          args: {json.dumps(["--model", "Qwen/Qwen2.5-VL-7B-Instruct", *args])}
-"""
-    linter = Linter()
-    linter.add_text(manifest, "vl.yaml")
-    [work] = workloads(linter.build())
-    return work
+    return capacity_workload("vllm/vllm-openai:v0.23.0", "Qwen/Qwen2.5-VL-7B-Instruct", args)
 
 
 @pytest.mark.parametrize("args, limit, skip", [
