@@ -132,13 +132,32 @@ def mutation(draw, data: bytes) -> bytes:
     return data
 
 
+def _dockerfile_seeds() -> list[tuple[str, bytes]]:
+    """The rules' Dockerfile examples (no fixture is a Dockerfile): the Dockerfile reader is fuzzed too."""
+    from ruamel.yaml import YAML
+
+    from vllmlint.data import rules_dir
+
+    seeds = []
+    for rule in sorted(rules_dir().glob("VL*.yaml")):
+        examples = YAML(typ="safe").load(rule.read_text(encoding="utf-8")).get("examples") or {}
+        for group in ("fails", "passes"):
+            for number, example in enumerate(examples.get(group) or []):
+                if example.get("filename") == "Dockerfile":
+                    seeds.append((f"{rule.stem}/{group}{number}/Dockerfile", example["source"].encode("utf-8")))
+    return seeds
+
+
+SEEDS = [(p.relative_to(FIXTURES).as_posix(), p) for p in FILES] + _dockerfile_seeds()
+
+
 @st.composite
 def mutated_fixture(draw) -> tuple[str, bytes]:
-    path = draw(st.sampled_from(FILES))
-    data = path.read_bytes()
+    name, seed = draw(st.sampled_from(SEEDS))
+    data = seed.read_bytes() if isinstance(seed, Path) else seed
     for _ in range(draw(st.integers(1, 3))):
         data = draw(mutation(data))
-    return path.relative_to(FIXTURES).as_posix(), data
+    return name, data
 
 
 # --- hostile shapes: inputs of several files that stress one reader each --------------------------------------
