@@ -21,7 +21,7 @@ from vllmlint.source.helm_values import (LLM_D_MODELSERVICE, PRODUCTION_STACK, c
                                          truthy)
 from vllmlint.source.yamlmodel import Document, Mapping, Node, Scalar, Sequence, field_at, scalar_str
 from vllmlint.vllm.images import parse_image
-from vllmlint.vllm.invocation import Invocation, OperatorPod, Token, _match_vllm, image_entrypoint
+from vllmlint.vllm.invocation import Invocation, OperatorPod, Token, _match_vllm, env_entries, image_entrypoint
 
 VIA_CHART_VALUES: Final = "chart-values"  # a Helm chart's values file (data/chart-values.yaml)
 
@@ -119,15 +119,7 @@ def _env_values(node: Node | None) -> list[tuple[str, str, str, Scalar]]:
 
 
 def _env_list(node: Node | None) -> list[tuple[str, str | None, Node]]:
-    found: list[tuple[str, str | None, Node]] = []
-    for item in node.items if isinstance(node, Sequence) else ():
-        if not isinstance(item, Mapping):
-            continue
-        name_node, value = item.get("name"), item.get("value")
-        name = scalar_str(name_node)
-        if name and name_node is not None:
-            found.append((name, helm_text(value) if isinstance(value, Scalar) else None, name_node))
-    return found
+    return env_entries(node, helm_text)
 
 
 def _invocation(entry: list[Token], args: list[Token], image: Any, owner: ChartWorkload) -> Invocation | None:

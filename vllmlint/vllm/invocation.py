@@ -1045,14 +1045,21 @@ def operator_env(obj: Any) -> list[tuple[str, str | None, Node]]:
     if not spec:
         return []
     _, items = field_at(obj.node, spec["path"])
+    return env_entries(items)
+
+
+def env_entries(node: Node | None, text: Callable[[Scalar], str | None] = scalar_str
+                ) -> list[tuple[str, str | None, Node]]:
+    """(name, literal value or None, name node) of each `{name, value}` item of a Kubernetes-style env list;
+    `text` renders a value scalar (a Helm values file: as the chart's template prints it)."""
     found: list[tuple[str, str | None, Node]] = []
-    for item in items.items if isinstance(items, Sequence) else []:
+    for item in node.items if isinstance(node, Sequence) else []:
         if not isinstance(item, Mapping):
             continue
         name_node, value = item.get("name"), item.get("value")
         name = scalar_str(name_node)
         if name and name_node is not None:
-            found.append((name, scalar_str(value) if isinstance(value, Scalar) else None, name_node))
+            found.append((name, text(value) if isinstance(value, Scalar) else None, name_node))
     return found
 
 
