@@ -117,6 +117,14 @@ def _probe(folder: Path, *args: str, env: dict | None = None) -> tuple[str, set[
     return proc.stdout, set(modules.split()), set(compiled.split()) - {"-"}
 
 
+def _imported_by_python() -> set[str]:
+    """What this Python imports by itself, before any code of ours: start-up (3.13's `site` reads `.pth` files as
+    utf-8-sig) and `import pathlib` (3.11's imports urllib.parse, which imports ipaddress; 3.13's does not). The test
+    asks only about what vllmlint imports."""
+    code = "import sys, pathlib; print(' '.join(sys.modules))"
+    return set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+
+
 def _git_repository(folder: Path, tracked: dict[str, str], ignore: str) -> None:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     (folder / ".gitignore").write_text(ignore, encoding="utf-8")
@@ -134,10 +142,11 @@ def test_a_one_file_vllm_run_in_a_repository_imports_and_compiles_only_what_it_u
     out, modules, compiled = _probe(tmp_path, "deploy.yaml")
     assert "deploy.yaml:12:49: VL102" in out  # it did lint
     # A tracked file needs no ignore pattern (vllmlint.source.wildmatch); near misses (difflib), shell quoting of a fix (shlex)
-    # and wide characters (unicodedata) are not needed to print its findings.
+    # and wide characters (unicodedata) are not needed to print its findings; nor URL and address parsing (urllib.parse,
+    # ipaddress: 2 and 1.5 ms of a one-file run on CPython 3.13) when the file has no URL or address to parse.
     for unused in ("vllmlint.source.wildmatch", "difflib", "heapq", "shlex", "unicodedata", "hashlib", "subprocess", "tempfile",
-                   "encodings.utf_8_sig"):
-        assert unused not in modules, unused
+                   "encodings.utf_8_sig", "urllib.parse", "ipaddress"):
+        assert unused not in modules - _imported_by_python(), unused
     # Nor the readers of other inputs: Compose, Markdown, nginx; nor the renamed codes when nothing is ignored.
     for unused in ("vllmlint.source.compose", "vllmlint.source.markdown", "vllmlint.source.nginx", "vllmlint.renames"):
         assert unused not in modules, unused

@@ -9,7 +9,6 @@ from `s3://`. The streamer's CPU buffer is counted by memory-limit-too-small (VL
 from __future__ import annotations
 
 from typing import Iterator
-from urllib.parse import urlsplit
 
 from vllmlint.checks import Context
 from vllmlint.checks.near_miss import near_miss
@@ -87,6 +86,8 @@ def _endpoint(ctx: Context, env: list[SeenVar]) -> Iterator[Finding | None]:
     endpoint = _literal(endpoint_var)
     if endpoint is None or endpoint_var is None:
         return
+    from urllib.parse import urlsplit  # here, not at start-up (2 ms of a one-file run)
+
     try:
         host = (urlsplit(endpoint if "://" in endpoint else "https://" + endpoint).hostname or "").lower()
     except ValueError:
