@@ -378,3 +378,12 @@ def test_a_one_file_run_compiles_no_record_and_imports_no_dataclasses(tmp_path):
     compiled, imported, defined = proc.stderr.strip().splitlines()[-1].split()
     assert int(defined) > 50  # it did run
     assert (compiled, imported) == ("0", "False")
+
+
+def test_the_console_script_tunes_the_gc_before_it_imports_the_rest_of_vllmlint():
+    # Importing the console script's module imports nothing heavy: main() sets the GC threshold first, so the
+    # imports of the run (the modules' code, functions and classes, which live to the end) cause no collection.
+    code = ("import sys; import vllmlint.entry; "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('vllmlint'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert set(out) <= {"vllmlint", "vllmlint.bundle", "vllmlint.entry", "vllmlint.gc_policy"}, out

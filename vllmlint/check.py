@@ -14,26 +14,12 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from vllmlint.check_options import _did_you_mean
 from vllmlint.finding import Severity
+from vllmlint.gc_policy import GC_THRESHOLD, gc_tuned
 
 if TYPE_CHECKING:
     from vllmlint.baseline import Baseline
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-# The cyclic GC runs a generation-0 pass every 700 new container objects by default; a run builds hundreds of
-# thousands of YAML nodes that all live to the end, so those passes find nothing. A larger threshold for this
-# one-shot process: 1,000 files of bench/bench.py's corpus 4.16 s -> 2.87 s, peak memory 139 -> 146 MB
-# (measured 2026-12-01). Only the console script sets it; the library leaves the embedding process alone.
-GC_THRESHOLD = (100_000, 50, 100)
-
-
-def gc_tuned() -> bool:
-    """Whether the console script tunes the cyclic GC (GC_THRESHOLD, the model frozen while the rules run and at
-    exit). `VLLMLINT_GC_DEFAULT=1` leaves Python's defaults, to measure what the tuning saves (bench/FIGURES.md)."""
-    import os
-
-    return not os.environ.get("VLLMLINT_GC_DEFAULT")
-
 
 def lint_command_line(argv: list[str]) -> None:
     """`vllmlint check ARGV`: parsed by check_options.parse (its help, its usage errors), then run."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import sys
 
-from vllmlint.check import GC_THRESHOLD, gc_tuned, lint_command_line, run_guarded
+from vllmlint.gc_policy import GC_THRESHOLD, gc_tuned
 
-__all__ = ["GC_THRESHOLD", "lint_command_line", "main", "run_guarded"]
+__all__ = ["GC_THRESHOLD", "main"]
 
 
 def main() -> None:
@@ -18,6 +18,8 @@ def main() -> None:
 
     if gc_tuned():
         gc.set_threshold(*GC_THRESHOLD)  # before the run's imports: the modules' code, functions and classes live on
+    from vllmlint.check import run_guarded
+
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         argv = argv[1:]
@@ -46,7 +48,7 @@ def _for_click(argv: list[str]) -> bool:
 def _run_check(argv: list[str]) -> None:
     """`check` with click's parameters, ended as click's standalone `main` ends a command: an interrupt (or end of
     input) prints a blank line and `Aborted!` and exits 1; a closed pipe exits 1 and silences later flushes."""
-    from vllmlint.check import echo
+    from vllmlint.check import echo, lint_command_line
 
     try:
         try:
