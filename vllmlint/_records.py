@@ -83,6 +83,44 @@ def _m_477ed843ca05(_HAS, _D, _F, _set):
         return hash((self.config,self.origin,self.tokenizer_config,self.generation_config,self.hf_quant_config,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|container:ric,low:ric,high:ric,address:ric,what:ric,where:ric,short:dic
+def _m_ddb13d371cf4(_HAS, _D, _F, _set):
+    def __init__(self, container, low, high, address, what, where, short=_D[0]):
+        _set(self, 'container', container)
+        _set(self, 'low', low)
+        _set(self, 'high', high)
+        _set(self, 'address', address)
+        _set(self, 'what', what)
+        _set(self, 'where', where)
+        _set(self, 'short', short)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.container,self.low,self.high,self.address,self.what,self.where,self.short,) == (other.container,other.low,other.high,other.address,other.what,other.where,other.short,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.container,self.low,self.high,self.address,self.what,self.where,self.short,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|deployment:ric,key:ric,anchor:ric,default_strategy:ric,default_replicas:ric,hint:ric,label:ric,count_key:ric,count_default:ric
+def _m_4e967ecb3910(_HAS, _D, _F, _set):
+    def __init__(self, deployment, key, anchor, default_strategy, default_replicas, hint, label, count_key, count_default):
+        _set(self, 'deployment', deployment)
+        _set(self, 'key', key)
+        _set(self, 'anchor', anchor)
+        _set(self, 'default_strategy', default_strategy)
+        _set(self, 'default_replicas', default_replicas)
+        _set(self, 'hint', hint)
+        _set(self, 'label', label)
+        _set(self, 'count_key', count_key)
+        _set(self, 'count_default', count_default)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.deployment,self.key,self.anchor,self.default_strategy,self.default_replicas,self.hint,self.label,self.count_key,self.count_default,) == (other.deployment,other.key,other.anchor,other.default_strategy,other.default_replicas,other.hint,other.label,other.count_key,other.count_default,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.deployment,self.key,self.anchor,self.default_strategy,self.default_replicas,self.hint,self.label,self.count_key,self.count_default,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic
 def _m_8df699493bfc(_HAS, _D, _F, _set):
     def __init__(self, family, depth, hidden_size, intermediate_size, num_heads, patch_size, temporal_patch_size, spatial_merge_size, in_channels, out_hidden_size, deepstack_layers=_D[0], max_pixels=_D[1]):
@@ -620,6 +658,46 @@ def _m_7b8503278dd2(_HAS, _D, _F, _set):
         return hash((self.name,self.reader,self.source,self.first,self.last,self.ib_transport,self.renamed_to,self.renamed_in,self.deprecated,self.removed,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
+# Fe|name:ric,value:ric,origin:ric,where:ric,value_at:ric,about:ric,scope:ric,invocations:ric,kind:ric,var:dic
+def _m_d9a261ce6dd2(_HAS, _D, _F, _set):
+    def __init__(self, name, value, origin, where, value_at, about, scope, invocations, kind, var=_D[0]):
+        _set(self, 'name', name)
+        _set(self, 'value', value)
+        _set(self, 'origin', origin)
+        _set(self, 'where', where)
+        _set(self, 'value_at', value_at)
+        _set(self, 'about', about)
+        _set(self, 'scope', scope)
+        _set(self, 'invocations', invocations)
+        _set(self, 'kind', kind)
+        _set(self, 'var', var)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name,self.value,self.origin,self.where,self.value_at,self.about,self.scope,self.invocations,self.kind,self.var,) == (other.name,other.value,other.origin,other.where,other.value_at,other.about,other.scope,other.invocations,other.kind,other.var,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.name,self.value,self.origin,self.where,self.value_at,self.about,self.scope,self.invocations,self.kind,self.var,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|options:ric,name:ric,kind:ric,help:ric,convert:dic,default:dic,metavar:dic,choices:dic
+def _m_f8b158136c38(_HAS, _D, _F, _set):
+    def __init__(self, options, name, kind, help, convert=_D[0], default=_D[1], metavar=_D[2], choices=_D[3]):
+        _set(self, 'options', options)
+        _set(self, 'name', name)
+        _set(self, 'kind', kind)
+        _set(self, 'help', help)
+        _set(self, 'convert', convert)
+        _set(self, 'default', default)
+        _set(self, 'metavar', metavar)
+        _set(self, 'choices', choices)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.options,self.name,self.kind,self.help,self.convert,self.default,self.metavar,self.choices,) == (other.options,other.name,other.kind,other.help,other.convert,other.default,other.metavar,other.choices,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.options,self.name,self.kind,self.help,self.convert,self.default,self.metavar,self.choices,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
 # Fe|path:ric,start:ric,end:ric,replacement:ric
 def _m_de44f4df3228(_HAS, _D, _F, _set):
     def __init__(self, path, start, end, replacement):
@@ -701,6 +779,36 @@ def _m_91b79e32315b(_HAS, _D, _F, _set):
         return NotImplemented
     def __hash__(self):
         return hash((self.repo_id,self.anchor,self.pinned,self.container,self.how,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|row:ric,node:ric,config:ric
+def _m_46399d6cf4dd(_HAS, _D, _F, _set):
+    def __init__(self, row, node, config):
+        _set(self, 'row', row)
+        _set(self, 'node', node)
+        _set(self, 'config', config)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.row,self.node,self.config,) == (other.row,other.node,other.config,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.row,self.node,self.config,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|severity:ric,fact:ric,clause:ric,detail:ric,value:ric
+def _m_fd51dd47c4a9(_HAS, _D, _F, _set):
+    def __init__(self, severity, fact, clause, detail, value):
+        _set(self, 'severity', severity)
+        _set(self, 'fact', fact)
+        _set(self, 'clause', clause)
+        _set(self, 'detail', detail)
+        _set(self, 'value', value)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.severity,self.fact,self.clause,self.detail,self.value,) == (other.severity,other.fact,other.clause,other.detail,other.value,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.severity,self.fact,self.clause,self.detail,self.value,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|start:ric,end:ric
@@ -805,6 +913,19 @@ def _m_0726ca89e21e(_HAS, _D, _F, _set):
         return NotImplemented
     def __hash__(self):
         return hash((self.value,self.model_type,self.remote_config,self.transformers_since,self.vllm_since,self.architecture_since,self.source,))
+    return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
+
+# Fe|value:ric,options:ric
+def _m_03acc5eb74b7(_HAS, _D, _F, _set):
+    def __init__(self, value, options):
+        _set(self, 'value', value)
+        _set(self, 'options', options)
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.value,self.options,) == (other.value,other.options,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.value,self.options,))
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__}
 
 # Fe|value:ric,source:ric,also:dic,model_type:dic
@@ -2408,6 +2529,8 @@ MAKERS = {
     'Fe|block_size:ric,block_bytes:ric,blocks_per_request:ric,mamba_cache_mode:dic': _m_079e49bfc724,
     'Fe|candidate:ric,origin:ric,deciding:di': _m_599296fea284,
     'Fe|config:ric,origin:ric,tokenizer_config:dic,generation_config:dic,hf_quant_config:dic': _m_477ed843ca05,
+    'Fe|container:ric,low:ric,high:ric,address:ric,what:ric,where:ric,short:dic': _m_ddb13d371cf4,
+    'Fe|deployment:ric,key:ric,anchor:ric,default_strategy:ric,default_replicas:ric,hint:ric,label:ric,count_key:ric,count_default:ric': _m_4e967ecb3910,
     'Fe|family:ric,depth:ric,hidden_size:ric,intermediate_size:ric,num_heads:ric,patch_size:ric,temporal_patch_size:ric,spatial_merge_size:ric,in_channels:ric,out_hidden_size:ric,deepstack_layers:dic,max_pixels:dic': _m_8df699493bfc,
     'Fe|first:ric,endpoints:dic,logs:dic,requires_env:dic,source:dic': _m_e7873703d64a,
     'Fe|first:ric,last:ric,transformers:ric,last_built:ric,config_registry:ric,source:ric': _m_50b61c1745bc,
@@ -2435,17 +2558,22 @@ MAKERS = {
     'Fe|name:ric,flags:ric,takes_value:ric,type:ric,nargs:dic,choices:dic,choices_enforced:dic,known_values:dic,choices_unknown:dic,known_values_source:dic,default:dic,json:dic,json_keys:dic,json_key_values:fic,deprecated:dic,deprecation:dic,help:dic,positional:dic,minimum:dic,exclusive_minimum:dic,maximum:dic,exclusive_maximum:dic,json_parser:dic': _m_961c0c1bf0c1,
     'Fe|name:ric,pattern:ric,prefix:ric,min_entropy:ric': _m_d621e3e5f73d,
     'Fe|name:ric,reader:ric,source:ric,first:dic,last:dic,ib_transport:dic,renamed_to:dic,renamed_in:dic,deprecated:dic,removed:dic': _m_7b8503278dd2,
+    'Fe|name:ric,value:ric,origin:ric,where:ric,value_at:ric,about:ric,scope:ric,invocations:ric,kind:ric,var:dic': _m_d9a261ce6dd2,
+    'Fe|options:ric,name:ric,kind:ric,help:ric,convert:dic,default:dic,metavar:dic,choices:dic': _m_f8b158136c38,
     'Fe|path:ric,start:ric,end:ric,replacement:ric': _m_de44f4df3228,
     'Fe|raw:ric,registry:ric,repository:ric,tag:ric,digest:ric': _m_420bbf933518,
     'Fe|release:ric,fork:ric,plugin_values:ric,source:ric': _m_42786460d69f,
     'Fe|release:ric,tag:ric,cuda:ric,arches:ric,capabilities:ric,also_runs:ric,lacks:ric,source:ric,others:ric,arch_tags:ric': _m_3e50af2cb243,
     'Fe|repo_id:ric,anchor:ric,pinned:ric,container:ric,how:ric': _m_91b79e32315b,
+    'Fe|row:ric,node:ric,config:ric': _m_46399d6cf4dd,
+    'Fe|severity:ric,fact:ric,clause:ric,detail:ric,value:ric': _m_fd51dd47c4a9,
     'Fe|start:ric,end:ric': _m_75269f94542a,
     'Fe|start:ric,end:ric,line:ric,col:ric,end_line:ric,end_col:ric': _m_db3b80404959,
     'Fe|token:ric,kind:ric,option:dic,spelling:dic,value:dic,implied_value:dic,candidates:dic,json_path:dic,normalized:dic': _m_af32b040a750,
     'Fe|type:ric,family:ric,accelerator:ric,neuron_devices:ric,neuron_cores:ric,source:dic': _m_913d6c208137,
     'Fe|type:ric,provider:ric,family:ric,gpu:ric,gpu_count:ric,vcpus:dic,memory_gib:dic,source:dic': _m_4f0fff53f77f,
     'Fe|value:ric,model_type:ric,remote_config:ric,transformers_since:dic,vllm_since:dic,architecture_since:dic,source:dic': _m_0726ca89e21e,
+    'Fe|value:ric,options:ric': _m_03acc5eb74b7,
     'Fe|value:ric,source:ric,also:dic,model_type:dic': _m_c7aa245baca7,
     'Fe|version:ric,built:ric,transformers_backend:ric,source:ric': _m_70ce7bf934cb,
     'Fe|weights:ric,startup:ric,load:ric,capture:ric': _m_2fbc3114fd7c,

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+
+from vllmlint.records import dataclass
 
 from vllmlint.formatters import FORMATS
 
@@ -23,7 +25,8 @@ class UsageError(Exception):
     """A command line `check` cannot run: one line, exit 2."""
 
 
-class Param(NamedTuple):
+@dataclass(frozen=True)
+class Param:
     options: tuple[str, ...]  # "--format", "-o"; a switch lists its on form: `--render` (and `--no-render`)
     name: str  # the keyword `run_check` receives
     kind: str  # "flag" (True when given), "switch" (--x/--no-x, None when neither), "value", "multi" (repeatable)

@@ -1,5 +1,6 @@
 """VL606: the GPUs a pod requests differ from the GPUs its vLLM invocation uses, or no node has that many."""
-from typing import NamedTuple
+
+from vllmlint.records import dataclass
 
 from vllmlint.capacity.lint import capacity_workloads, gpus_needed_per_pod, listing
 from vllmlint.capacity.workload import RAY_KINDS, SERVING_RUNTIME_KINDS, Landing, requested_accelerator
@@ -48,7 +49,8 @@ def _ray_group(spec, name):
     return None
 
 
-class _Part(NamedTuple):
+@dataclass(frozen=True)
+class _Part:
     """One fact about the requested GPU count: `fact` (what is wrong), `clause` (the same fact joined after
     another one on the same token), `detail` (why it matters, what to do)."""
 

@@ -25,7 +25,9 @@ through `vllmlint.vllm.kv_transfer`). Compose services are left alone (their net
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator
+
+from vllmlint.records import dataclass
 
 from vllmlint.checks import Context
 from vllmlint.finding import Finding, Severity
@@ -41,7 +43,8 @@ _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 _ANY = ("0.0.0.0", "::", "*")
 
 
-class _Bound(NamedTuple):
+@dataclass(frozen=True)
+class _Bound:
     """Ports [low, high] one container binds, on which address (`*` for every address), what binds them and where
     the manifest says so."""
 

@@ -12,7 +12,9 @@ part stays silent.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from vllmlint.records import dataclass
 
 from vllmlint.k8s.objects import Container, K8sObject, PodTemplate
 from vllmlint.k8s.operators import is_synthetic, synthetic
@@ -133,7 +135,8 @@ def _true(value: Any) -> bool:
 
 
 # --- the Deployment's rollout --------------------------------------------------------------------------------
-class ChartRollout(NamedTuple):
+@dataclass(frozen=True)
+class ChartRollout:
     """The Deployment a chart renders for an entry, as far as its rollout goes: `deployment` is a Deployment
     object whose `spec` holds `replicas` and `strategy` as the templates write them (the file's nodes where the
     file writes them, the chart's values placed at `anchor`); `key` names the entry (the containers of one pod

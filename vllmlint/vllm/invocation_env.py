@@ -16,7 +16,9 @@ Each variable comes with where its name and value are written, so a rule points 
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from vllmlint.records import dataclass
 
 from vllmlint.k8s.pod import LITERAL, UNKNOWN, EnvVar
 from vllmlint.source.yamlmodel import Mapping
@@ -24,7 +26,8 @@ from vllmlint.source.yamlmodel import Mapping
 CONTAINER, SCRIPT, DOCKER_RUN, DOCKERFILE, OPERATOR = "container", "script", "docker-run", "dockerfile", "operator"
 
 
-class SeenVar(NamedTuple):
+@dataclass(frozen=True)
+class SeenVar:
     """One variable a vLLM invocation sees and where the run writes it."""
 
     name: str

@@ -10,7 +10,9 @@ value is not in the manifest (`$VAR`), is not a JSON object, or a `--config` fil
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from vllmlint.records import dataclass
 
 from vllmlint.vllm.release import version_key
 
@@ -46,7 +48,8 @@ def by_release(rows: list[dict[str, Any]] | None, release: str | None, field: st
     return next((row.get(field) for row in rows or () if in_releases(row.get("releases"), release)), None)
 
 
-class JsonConfig(NamedTuple):
+@dataclass(frozen=True)
+class JsonConfig:
     """A JSON option as vLLM builds it, and the options that set it, in argv order."""
 
     value: dict
@@ -133,7 +136,8 @@ def listener_rows(name: str, option: str = KV_OPTION) -> list[dict[str, Any]]:
             if row.get("name") == name and row.get("option", KV_OPTION) == option]
 
 
-class Wired(NamedTuple):
+@dataclass(frozen=True)
+class Wired:
     """A connector that listens: its data row, its own config (a MultiConnector's child), the option naming it."""
 
     row: dict[str, Any]
