@@ -160,7 +160,10 @@ def _compiled_key(path: str) -> str | None:
     for name in ("rules", "data"):
         for folder in _folders(name):
             if path.startswith(folder):
-                return f"{name}/{Path(path[len(folder):]).as_posix()}"
+                relative = path[len(folder):]
+                if "/." in "/" + relative or "//" in relative or os.sep != "/":
+                    relative = Path(relative).as_posix()  # what pathlib would write otherwise (./x, a//b, a\\b)
+                return f"{name}/{relative}"
     resolved = str(Path(path).resolve())
     for name in ("rules", "data"):
         folder = _folders(name)[1]

@@ -85,7 +85,13 @@ def _documentation(path: Path) -> dict:
 def all_rules() -> dict[str, Rule]:
     """Every rule, keyed by code, in code order."""
     rules: dict[str, Rule] = {}
-    for path in sorted(rules_dir().glob("VL*.yaml")):
+    folder = rules_dir()
+    try:  # names, not pathlib's glob and sort: Path objects compare part by part (a tenth of a one-file run's rules)
+        names = sorted(name for name in os.listdir(folder) if name.startswith("VL") and name.endswith(".yaml"))
+    except OSError:
+        names = []
+    for name in names:
+        path = folder / name
         raw = load_rule_metadata(path)
         if "docs" in raw:  # read from the YAML itself (a checkout): no second read for the documentation
             _DOCUMENTATION[path] = raw
