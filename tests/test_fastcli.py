@@ -99,6 +99,12 @@ def test_help_lists_every_option_and_every_command():
 def test_the_parser_knows_the_groups_commands_and_no_option_reads_as_a_typo_of_one():
     context = click.Context(cli)
     assert isinstance(cli, DefaultGroup) and list(COMMANDS) == cli.list_commands(context)
+    # One declaration: each command's click command is where check_options.COMMANDS says, under its name, and
+    # click knows no command the declaration does not list.
+    for name in COMMANDS:
+        command = cli.get_command(context, name)
+        assert isinstance(command, click.Command) and command.name == name, name
+    assert set(cli.commands) == set(COMMANDS)
     # DefaultGroup asks `did you mean` of a first word that looks like a command: never of these.
     words = ["-", "--"] + [o for param in CHECK_PARAMS for o in param.options]
     assert [w for w in words if _did_you_mean(w, list(COMMANDS))] == []

@@ -137,16 +137,18 @@ CHECK_PARAMS: tuple[Param, ...] = (
 # The options whose command-line order pairs each --output with the --format before it (`format_order`).
 PAIRED = ("formats", "outputs")
 
-# The group's own first words, and its subcommands with their one-line help (tests/test_fastcli.py checks the
-# list against click's): a command line starting with one of them is not the default command's.
+# The group's own first words, and its subcommands: the one list of them. Each has its one-line help and the click
+# command that runs it (`module:attribute`, imported only when that command runs: cli.DefaultGroup). A command line
+# starting with one of them is not the default command's.
 GROUP_WORDS = ("-h", "--help", "-V", "--version")
 COMMANDS = {
-    "capacity": "Estimate GPU memory and KV-cache capacity for a model on a GPU.",
-    "check": "Lint PATHS (files, folders, or - for standard input) [the default].",
-    "explain": "Print a rule's documentation (by code or name).",
-    "flag": "What vllmlint knows of a vLLM flag, across releases.",
-    "rules": "List every rule: code, name, default severity, fixable, summary.",
-    "server": "Run the language server (LSP) on standard input/output.",
+    "capacity": ("Estimate GPU memory and KV-cache capacity for a model on a GPU.", "vllmlint.commands.capacity:command"),
+    "check": ("Lint PATHS (files, folders, or - for standard input) [the default].", "vllmlint.cli:check_command"),
+    "explain": ("Print a rule's documentation (by code or name).", "vllmlint.cli:explain_command"),
+    "flag": ("What vllmlint knows of a vLLM flag, across releases.", "vllmlint.commands.flag:command"),
+    "rules": ("List every rule: code, name, default severity, fixable, summary.", "vllmlint.cli:rules_command"),
+    # the language server: pygls is imported only when it runs
+    "server": ("Run the language server (LSP) on standard input/output.", "vllmlint.server.command:command"),
 }
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
 
@@ -283,5 +285,5 @@ def help_text(group: bool = True, width: int | None = None) -> str:
            "", "  PATHS: files, folders, or - for standard input [default: .]. Exit codes: 0 clean, 1 findings at",
            "  or above --fail-on, 2 usage or internal error.", "", "Options:", *table(rows)]
     if group:
-        out += ["", "Commands:", *table(list(COMMANDS.items()))]
+        out += ["", "Commands:", *table([(name, text) for name, (text, _) in COMMANDS.items()])]
     return "\n".join(out) + "\n"

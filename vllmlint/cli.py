@@ -11,14 +11,6 @@ import click
 from vllmlint.check import echo, lint_command_line, run_guarded, usage_error
 from vllmlint.check_options import CHECK_PARAMS, COMMANDS, _did_you_mean, help_text, looks_like_a_command
 
-# Subcommands that live in their own modules, imported only when used (start-up time matters).
-LAZY_COMMANDS = {
-    "flag": "vllmlint.commands.flag:command",
-    "capacity": "vllmlint.commands.capacity:command",
-    "server": "vllmlint.server.command:command",  # the language server: pygls is imported only when it runs
-}
-
-
 def _print_version(ctx, _param, value) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -47,19 +39,21 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def list_commands(self, ctx):
-        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+        return sorted(COMMANDS)
 
     def get_command(self, ctx, name):
-        if name in LAZY_COMMANDS and name not in self.commands:
+        """The click command of `name`, from where check_options.COMMANDS says it is (imported when first asked:
+        start-up time matters)."""
+        if name in COMMANDS and name not in self.commands:
             import importlib
 
-            module_name, attribute = LAZY_COMMANDS[name].split(":")
+            module_name, attribute = COMMANDS[name][1].split(":")
             self.add_command(getattr(importlib.import_module(module_name), attribute), name)
         return self.commands.get(name)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             help="Lint vLLM deployments: " + COMMANDS["check"])
+             help="Lint vLLM deployments: " + COMMANDS["check"][0])
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version (and the commit it was built from) and exit.")
 def cli():
@@ -84,16 +78,14 @@ class _Unparsed(click.Command):
         return [CompletionItem(option, help=text) for option, text in options if option.startswith(incomplete)]
 
 
-@cli.command("check", cls=_Unparsed, add_help_option=False)
+@click.command("check", cls=_Unparsed, add_help_option=False, help=COMMANDS["check"][0])
 def check_command(argv):
-    """Lint PATHS (files, folders, or - for standard input) [default: .]."""
     lint_command_line(argv)
 
 
-@cli.command("rules")
+@click.command("rules", help=COMMANDS["rules"][0])
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(fmt):
-    """List every rule: code, name, default severity, fixable, summary."""
     import json
 
     from vllmlint.registry import all_rules
@@ -110,10 +102,10 @@ def rules_command(fmt):
         click.echo(f"{r.code}  {r.name:32s} {r.severity.label:8s} {flags:10s} {r.summary}")
 
 
-@cli.command("explain", context_settings={"ignore_unknown_options": True})  # `explain --swap-space`: a flag
+@click.command("explain", context_settings={"ignore_unknown_options": True},  # `explain --swap-space`: a flag
+               help=COMMANDS["explain"][0])
 @click.argument("rule")
 def explain_command(rule):
-    """Print a rule's documentation (by code or name)."""
     from vllmlint.formatters.rule_docs import help_text as rule_help
     from vllmlint.registry import all_rules
     from vllmlint.registry import rule as find_rule

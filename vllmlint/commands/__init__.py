@@ -1,1 +1,1 @@
-"""Subcommands that live in their own modules and are imported only when used (see cli.LAZY_COMMANDS)."""
+"""Subcommands that live in their own modules and are imported only when used (see check_options.COMMANDS)."""
